@@ -1,0 +1,513 @@
+"""Bandit experts: UCB1, decaying epsilon-greedy and Bernoulli Thompson sampling (SPEC section 1).
+
+Each expert runs its algorithm over its own arms (:mod:`envs.bandit`); a trained expert samples an
+arm from its current decision, observes that arm's loss under ``xi_t`` and updates. Every family
+ships its anytime rate function ``U(n, delta')`` (RATES.md), always capped at ``n``.
+
+Families and rates (``n`` the expert's own update count, ``m`` its arms, ``delta' = delta / 2K``):
+
+* :class:`UCB1` -- index ``mean_a - sqrt(c ln j / N_a)`` (``j`` its own round), each arm once
+  first. ``rate="theory"`` (RATES 1b, needs ``c > 1``):
+  ``2 sqrt(c (m-1) n ln n) + (m-1) + t0 + sqrt((n/2) log(4 n^2 / delta'))``,
+  ``t0 = ceil((8m / delta')^(1/(2c-2)))``. ``rate="authors"``: ``0.5 sqrt(ln n) sum_a sqrt(N_a)``.
+* :class:`EpsilonGreedy` -- ``eps_j = min(1, c (m l_j / j)^(1-alpha))``, ``l_j = max(1, ln j)``;
+  exploit the smallest empirical mean, unsampled arms first. ``rate="theory"``: the computable
+  ``U#`` of RATES section 2 (running sums, O(1) per update); ``rate="authors"``:
+  ``0.5 n^alpha (m ln n)^(1-alpha)``.
+* :class:`ThompsonSampling` -- Beta(1 + losses, 1 + non-losses) posterior on each arm's loss,
+  play the smallest sample. Vanilla TS has no usable explicit high-probability bound (RATES 3):
+  its rate is the UCB(delta0) formula and it is flagged ``heuristic``. ``clipped=True`` is the
+  clipped variant of RATES 3(i), valid with
+  ``1.5 sqrt(2 (m-1) n log(8 m n^2 / delta')) + sqrt((n/2) log(4 n^2 / delta')) + (m-1)``.
+
+``rate_scale`` multiplies a rate (a user's ``beta_k``); anything but 1 leaves the theory.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from envs.bandit import BanditEnvParams, arm_loss
+from mlcb import smoothing, tables
+from mlcb._jit import kernel, njit
+from mlcb._random import GAMMA_SLOTS, beta, uniform
+from mlcb.kernels import implements
+
+UCB1_FAMILY, EPSILON_GREEDY_FAMILY, THOMPSON_FAMILY, CLIPPED_THOMPSON_FAMILY = 0, 1, 2, 3
+THEORY_RATE, AUTHORS_RATE = 0, 1
+_RATES = ("theory", "authors")
+#: Counter slots one deployment may use (``slot * DEPLOY_SLOTS + j``).
+DEPLOY_SLOTS = 4096
+
+
+#: Per-expert parameters of a bandit pool (record array, shape (K,)).
+EXPERT_DTYPE = np.dtype(
+    [
+        ("family", np.int64),  # family code
+        ("n_arms", np.int64),  # m_k
+        ("rate_kind", np.int64),  # THEORY_RATE or AUTHORS_RATE
+        ("c", np.float64),  # UCB1 radius constant; epsilon-greedy scale
+        ("alpha", np.float64),  # epsilon-greedy exponent
+        ("rate_coef", np.float64),  # constant of the authors' rates
+        ("rate_scale", np.float64),  # the user's multiplier beta_k
+        ("rate_offset", np.float64),  # (m - 1) + t0 of the UCB1 theory rate
+        ("rate_row", np.int64),  # row of U(n) in the pool's tables, -1 to compute
+        ("epsilon_row", np.int64),  # row of eps_j in the pool's tables, -1 to compute
+        ("key", np.uint64),  # random stream, counters (own round, slot)
+    ],
+    align=True,
+)
+#: Per-arm state (record array, shape (K, m_max)).
+ARM_DTYPE = np.dtype(
+    [
+        ("pulls", np.int64),  # N_a
+        ("losses", np.float64),  # sum of the arm's losses
+        ("weight", np.float64),  # running sum of the decisions' probability of the arm
+    ],
+    align=True,
+)
+#: Per-expert state (record array, shape (K,)).
+EXPERT_STATE_DTYPE = np.dtype(
+    [
+        ("steps", np.int64),  # n_k, updates so far
+        ("epsilon_sum", np.float64),  # sum of past eps_j (for U#)
+        ("rate_sum", np.float64),  # sum of eps_j + (1 - eps_j) b_j (for U#)
+    ],
+    align=True,
+)
+
+
+class BanditPoolParams(NamedTuple):
+    experts: np.ndarray  # (K,) EXPERT_DTYPE
+    tables: np.ndarray  # (R, L) float64 functions of a count (mlcb.tables), (0, 0) when none
+    delta_prime: float  # delta / (2K), the level at which M-LCB reads the rates
+    delta0: float  # delta / (4K), internal level of clipped Thompson sampling
+    smoothing: int  # mlcb.smoothing code
+
+
+class BanditPoolState(NamedTuple):
+    arms: np.ndarray  # (K, m_max) ARM_DTYPE
+    experts: np.ndarray  # (K,) EXPERT_STATE_DTYPE
+
+
+# --- arm choice ------------------------------------------------------------------------------
+@kernel
+def epsilon(c, alpha, m, j):
+    """Exploration probability ``min(1, c (m max(1, ln j) / j)^(1 - alpha))`` at own round j."""
+    ell = max(1.0, math.log(j))
+    return min(1.0, c * (m * ell / j) ** (1.0 - alpha))
+
+
+@kernel
+def _greedy_arm(arms, k, m):
+    best = 0
+    best_mean = math.inf
+    for a in range(m):
+        arm = arms[k, a]
+        if arm.pulls == 0:
+            return a
+        mean = arm.losses / arm.pulls
+        if mean < best_mean:
+            best = a
+            best_mean = mean
+    return best
+
+
+@kernel
+def _ucb1_arm(c, arms, k, m, j):
+    log_j = math.log(j)
+    best = 0
+    best_index = math.inf
+    for a in range(m):
+        arm = arms[k, a]
+        if arm.pulls == 0:
+            return a
+        index = arm.losses / arm.pulls - math.sqrt(c * log_j / arm.pulls)
+        if index < best_index:
+            best = a
+            best_index = index
+    return best
+
+
+@kernel
+def _rho(s, m, delta0):
+    return math.sqrt(math.log(4.0 * m * s * s / delta0) / (2.0 * s))
+
+
+@kernel
+def _thompson_arm(arms, k, m, key, counter, slot, clipped, delta0):
+    best = 0
+    best_value = math.inf
+    for a in range(m):
+        arm = arms[k, a]
+        if clipped and arm.pulls == 0:
+            return a
+        value = beta(key, counter, slot + 2 * GAMMA_SLOTS * a, 1.0 + arm.losses, 1.0 + arm.pulls - arm.losses)
+        if clipped:
+            mean = arm.losses / arm.pulls
+            radius = _rho(arm.pulls, m, delta0)
+            value = min(max(value, mean - 2.0 * radius), mean - radius)
+        if value < best_value:
+            best = a
+            best_value = value
+    return best
+
+
+@kernel
+def _current_arm(expert, arms, tables, k, j, key, counter, slot, delta0):
+    """Arm played by expert ``k`` at its own round ``j``; randomness at ``(counter, slot..)``.
+
+    Returns ``(arm, eps, greedy)``: for epsilon-greedy the exploration probability and the
+    exploit arm (its decision is ``(1 - eps) [greedy] + eps / m``); otherwise ``eps = -1``.
+    """
+    m = expert.n_arms
+    family = expert.family
+    if family == EPSILON_GREEDY_FAMILY:
+        if expert.epsilon_row >= 0:
+            eps = tables[expert.epsilon_row, j]
+        else:
+            eps = epsilon(expert.c, expert.alpha, m, j)
+        greedy = _greedy_arm(arms, k, m)
+        arm = greedy
+        if uniform(key, counter, slot) < eps:
+            arm = min(int(uniform(key, counter, slot + 1) * m), m - 1)
+        return arm, eps, greedy
+    if family == UCB1_FAMILY:
+        arm = _ucb1_arm(expert.c, arms, k, m, j)
+    else:
+        arm = _thompson_arm(arms, k, m, key, counter, slot, family == CLIPPED_THOMPSON_FAMILY, delta0)
+    return arm, -1.0, arm
+
+
+# --- kernels ---------------------------------------------------------------------------------
+@implements("train", BanditPoolParams)
+@kernel
+def _train(params, state, env_params, env_state, k, t):
+    expert = params.experts[k]
+    progress = state.experts[k]
+    j = progress.steps + 1
+    arm, eps, greedy = _current_arm(
+        expert, state.arms, params.tables, k, j, expert.key, j, 0, params.delta0
+    )
+    if eps >= 0.0:
+        m = expert.n_arms
+        for a in range(m):
+            state.arms[k, a].weight += eps / m
+        state.arms[k, greedy].weight += 1.0 - eps
+        if expert.rate_kind == THEORY_RATE and expert.rate_row < 0:
+            progress.epsilon_sum, progress.rate_sum = sharp_rate_step(
+                progress.epsilon_sum, progress.rate_sum, m, j, eps, params.delta_prime
+            )
+    else:
+        state.arms[k, arm].weight += 1.0
+    loss = arm_loss(env_params, t, k, arm)
+    played = state.arms[k, arm]
+    played.pulls += 1
+    played.losses += loss
+    progress.steps = j
+    if expert.rate_row >= 0:
+        return loss, params.tables[expert.rate_row, j]
+    return loss, _rate(expert, state, k, j, params.delta_prime)
+
+
+@kernel
+def sharp_rate_step(epsilon_sum, rate_sum, m, j, eps, delta_prime):
+    """One step of RATES section 2's computable rate U#: the running sums after round ``j``.
+
+    ``epsilon_sum`` is the sum of ``eps_i`` for ``i < j``; returns the sums including round j.
+    """
+    mu = epsilon_sum / m
+    s = math.ceil(mu - math.sqrt(2.0 * mu * math.log(6.0 * m * j * j / delta_prime)))
+    b = 1.0
+    if s >= 1:
+        b = min(1.0, math.sqrt(2.0 * math.log(12.0 * m * s * s / delta_prime) / s))
+    return epsilon_sum + eps, rate_sum + (eps + (1.0 - eps) * b)
+
+
+@kernel
+def _rate(expert, state, k, n, dp):
+    """``U(n, delta')`` of expert ``k`` (RATES.md), capped at ``n``."""
+    m = expert.n_arms
+    family = expert.family
+    if expert.rate_kind == AUTHORS_RATE and family == UCB1_FAMILY:
+        root_sum = 0.0
+        for a in range(m):
+            root_sum += math.sqrt(state.arms[k, a].pulls)
+        value = expert.rate_coef * math.sqrt(math.log(n)) * root_sum
+    elif expert.rate_kind == AUTHORS_RATE and family == EPSILON_GREEDY_FAMILY:
+        value = expert.rate_coef * n**expert.alpha * (m * math.log(n)) ** (1.0 - expert.alpha)
+    elif family == UCB1_FAMILY:
+        value = (
+            2.0 * math.sqrt(expert.c * (m - 1) * n * math.log(n))
+            + expert.rate_offset
+            + math.sqrt(0.5 * n * math.log(4.0 * n * n / dp))
+        )
+    elif family == EPSILON_GREEDY_FAMILY:
+        value = state.experts[k].rate_sum + math.sqrt(0.5 * n * math.log(6.0 * n * n / dp))
+    else:
+        factor = 1.5 if family == CLIPPED_THOMPSON_FAMILY else 1.0
+        value = (
+            factor * math.sqrt(2.0 * (m - 1) * n * math.log(8.0 * m * n * n / dp))
+            + math.sqrt(0.5 * n * math.log(4.0 * n * n / dp))
+            + (m - 1)
+        )
+    return min(float(n), expert.rate_scale * value)
+
+
+@kernel
+def _mixture(arms, means, k, m, u, by_pulls):
+    """Arm drawn by inverse CDF with uniform ``u`` from expert ``k``'s pulls (``by_pulls``) or
+    decision weights, and the expected loss of that mixture."""
+    total = 0.0
+    weighted = 0.0
+    for a in range(m):
+        w = float(arms[k, a].pulls) if by_pulls else arms[k, a].weight
+        total += w
+        weighted += w * means[k, a]
+    target = u * total
+    cumulative = 0.0
+    for a in range(m):
+        cumulative += float(arms[k, a].pulls) if by_pulls else arms[k, a].weight
+        if target < cumulative:
+            return a, weighted / total
+    return m - 1, weighted / total
+
+
+@implements("deploy", BanditPoolParams)
+@kernel
+def _deploy(params, state, env_params, env_state, k, t, key, slot):
+    expert = params.experts[k]
+    m = expert.n_arms
+    means = env_params.loss_means
+    base = slot * DEPLOY_SLOTS
+    if params.smoothing == smoothing.LAST:
+        j = state.experts[k].steps + 1
+        arm, eps, greedy = _current_arm(
+            expert, state.arms, params.tables, k, j, key, t, base, params.delta0
+        )
+        if eps < 0.0:
+            return arm_loss(env_params, t, k, arm), means[k, arm]
+        expected = (1.0 - eps) * means[k, greedy]
+        for a in range(m):
+            expected += eps / m * means[k, a]
+        return arm_loss(env_params, t, k, arm), expected
+    arm, expected = _mixture(
+        state.arms, means, k, m, uniform(key, t, base), params.smoothing == smoothing.COUNTS
+    )
+    return arm_loss(env_params, t, k, arm), expected
+
+
+# --- expert specifications -------------------------------------------------------------------
+def _check_rate(rate: str, rate_scale: float) -> None:
+    if rate not in _RATES:
+        raise ValueError(f"rate must be one of {_RATES}, got {rate!r}")
+    if not (isinstance(rate_scale, (int, float)) and math.isfinite(rate_scale) and rate_scale > 0):
+        raise ValueError(f"rate_scale must be a finite number > 0, got {rate_scale!r}")
+
+
+def _positive(name: str, value: Any) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+@dataclass(frozen=True)
+class UCB1:
+    """UCB1 over the expert's arms, radius ``sqrt(c ln j / N_a)`` (Auer et al. 2002: c = 2).
+
+    ``rate="theory"`` needs ``c > 1`` (RATES 1b); the authors' code used ``c = 0.25`` (their
+    radius ``0.5 sqrt(ln j / N_a)``) with ``rate="authors"``, outside the theory.
+
+    Examples
+    --------
+    >>> UCB1(c=2.0).heuristic
+    False
+    """
+
+    c: float = 2.0
+    rate: str = "theory"
+    rate_coef: float = 0.5
+    rate_scale: float = 1.0
+
+    kind: ClassVar[str] = "bandit"
+    family: ClassVar[int] = UCB1_FAMILY
+
+    def __post_init__(self) -> None:
+        _positive("c", self.c)
+        _positive("rate_coef", self.rate_coef)
+        _check_rate(self.rate, self.rate_scale)
+        if self.rate == "theory" and self.c <= 1:
+            raise ValueError(
+                f"c must be > 1 for UCB1's theory rate (RATES 1b), got {self.c!r}; "
+                "use rate='authors' for c <= 1 (outside the theory)"
+            )
+
+    @property
+    def heuristic(self) -> bool:
+        return self.rate != "theory" or self.rate_scale != 1.0
+
+
+@dataclass(frozen=True)
+class EpsilonGreedy:
+    """Decaying epsilon-greedy, ``eps_j = min(1, c (m max(1, ln j) / j)^(1 - alpha))``.
+
+    ``alpha = 2/3`` (the project's schedule) gives regret of order ``n^(2/3)``: the family with
+    ``alpha > 1/2`` that exercises the second term of M-LCB's bound.
+    """
+
+    c: float = 1.0
+    alpha: float = 2.0 / 3.0
+    rate: str = "theory"
+    rate_coef: float = 0.5
+    rate_scale: float = 1.0
+
+    kind: ClassVar[str] = "bandit"
+    family: ClassVar[int] = EPSILON_GREEDY_FAMILY
+
+    def __post_init__(self) -> None:
+        _positive("c", self.c)
+        _positive("rate_coef", self.rate_coef)
+        if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
+            raise ValueError(f"alpha must be a number in (0, 1), got {self.alpha!r}")
+        _check_rate(self.rate, self.rate_scale)
+
+    @property
+    def heuristic(self) -> bool:
+        return self.rate != "theory" or self.rate_scale != 1.0
+
+
+@dataclass(frozen=True)
+class ThompsonSampling:
+    """Bernoulli Thompson sampling with a uniform Beta(1, 1) prior on each arm's loss.
+
+    ``clipped=True`` keeps each sample inside ``[mean - 2 rho, mean - rho]`` (RATES 3(i)), which
+    has an explicit rate; vanilla TS is ``heuristic`` (no usable high-probability bound).
+    """
+
+    clipped: bool = False
+    rate_scale: float = 1.0
+
+    kind: ClassVar[str] = "bandit"
+
+    def __post_init__(self) -> None:
+        _check_rate("theory", self.rate_scale)
+
+    @property
+    def family(self) -> int:
+        return CLIPPED_THOMPSON_FAMILY if self.clipped else THOMPSON_FAMILY
+
+    @property
+    def rate(self) -> str:
+        return "theory"
+
+    @property
+    def heuristic(self) -> bool:
+        return not self.clipped or self.rate_scale != 1.0
+
+
+BANDIT_SMOOTHING = ("counts", "average", "uniform", "last")
+
+
+@njit
+def _tabulate_rate(expert, m, delta_prime, length):
+    """``U(n)`` for ``n < length`` by the kernels' own scalar code (count-only rates)."""
+    table = np.zeros(length)
+    arms = np.zeros((1, m), dtype=ARM_DTYPE)
+    state = np.zeros(1, dtype=EXPERT_STATE_DTYPE)
+    pool_state = BanditPoolState(arms, state)
+    epsilon_sum = 0.0
+    rate_sum = 0.0
+    for n in range(1, length):
+        if expert.family == EPSILON_GREEDY_FAMILY:
+            eps = epsilon(expert.c, expert.alpha, m, n)
+            epsilon_sum, rate_sum = sharp_rate_step(epsilon_sum, rate_sum, m, n, eps, delta_prime)
+            state[0].rate_sum = rate_sum
+        table[n] = _rate(expert, pool_state, 0, n, delta_prime)
+    return table
+
+
+@njit
+def _tabulate_epsilon(c, alpha, m, length):
+    table = np.zeros(length)
+    for j in range(1, length):
+        table[j] = epsilon(c, alpha, m, j)
+    return table
+
+
+def _count_only(expert) -> bool:
+    """Whether the expert's rate depends on its update count alone (then it can be tabulated)."""
+    return not (expert.rate == "authors" and expert.family == UCB1_FAMILY)
+
+
+@functools.lru_cache(maxsize=32)
+def _pool_tables(signatures: tuple, delta_prime: float, horizon: int):
+    """Rows of tabulated functions for distinct expert signatures; ``(tables, rows)``."""
+    wanted = []
+    for family, m, rate, c, alpha, coef, scale in signatures:
+        if family == EPSILON_GREEDY_FAMILY:
+            wanted.append(("epsilon", c, alpha, m))
+        if not (rate == "authors" and family == UCB1_FAMILY):
+            wanted.append(("rate", family, m, rate, c, alpha, coef, scale))
+    wanted = list(dict.fromkeys(wanted))
+    length = tables.table_length(horizon, len(wanted))
+    if length == 0 or not wanted:
+        return tables.EMPTY, {}
+    out = np.zeros((len(wanted), length))
+    for row, item in enumerate(wanted):
+        if item[0] == "epsilon":
+            out[row] = _tabulate_epsilon(item[1], item[2], item[3], length)
+        else:
+            _, family, m, rate, c, alpha, coef, scale = item
+            record = np.zeros(1, dtype=EXPERT_DTYPE)
+            record[0] = (family, m, _RATES.index(rate), c, alpha, coef, scale,
+                         _ucb1_offset(family, rate, c, m, delta_prime), -1, -1, 0)
+            out[row] = _tabulate_rate(record[0], m, delta_prime, length)
+    out.setflags(write=False)
+    return out, {item: row for row, item in enumerate(wanted)}
+
+
+def _ucb1_offset(family: int, rate: str, c: float, m: int, delta_prime: float) -> float:
+    """``(m - 1) + t0`` of the UCB1 theory rate (RATES 1b), 0 for other rates."""
+    if family != UCB1_FAMILY or rate != "theory":
+        return 0.0
+    return (m - 1) + math.ceil((8.0 * m / delta_prime) ** (1.0 / (2.0 * c - 2.0)))
+
+
+def build_bandit_pool(
+    experts: list, n_arms: np.ndarray, env_params: BanditEnvParams, delta: float, keys: np.ndarray,
+    smoothing_name: str, horizon: int,
+) -> tuple[BanditPoolParams, BanditPoolState]:
+    """Kernel parameters and fresh state of a pool of bandit experts on ``env_params``."""
+    n_experts = len(experts)
+    delta_prime = delta / (2.0 * n_experts)
+    signatures = [
+        (e.family, int(n_arms[k]), e.rate, float(getattr(e, "c", 0.0)),
+         float(getattr(e, "alpha", 0.5)), float(getattr(e, "rate_coef", 0.0)), float(e.rate_scale))
+        for k, e in enumerate(experts)
+    ]
+    shared, rows = _pool_tables(tuple(dict.fromkeys(signatures)), delta_prime, horizon)
+    records = np.zeros(n_experts, dtype=EXPERT_DTYPE)
+    for k, (family, m, rate, c, alpha, coef, scale) in enumerate(signatures):
+        records[k] = (
+            family, m, _RATES.index(rate), c, alpha, coef, scale,
+            _ucb1_offset(family, rate, c, m, delta_prime),
+            rows.get(("rate", family, m, rate, c, alpha, coef, scale), -1),
+            rows.get(("epsilon", c, alpha, m), -1),
+            keys[k],
+        )
+    params = BanditPoolParams(
+        experts=records,
+        tables=shared,
+        delta_prime=float(delta_prime),
+        delta0=float(delta_prime / 2.0),
+        smoothing=smoothing.code(smoothing_name, BANDIT_SMOOTHING),
+    )
+    state = BanditPoolState(
+        arms=np.zeros(env_params.loss_means.shape, dtype=ARM_DTYPE),
+        experts=np.zeros(n_experts, dtype=EXPERT_STATE_DTYPE),
+    )
+    return params, state

@@ -1,0 +1,40 @@
+"""Where ``xi_t`` comes from: Gymnasium environments registered under ``mlcb/``.
+
+Each environment knows its optimal loss ``L*``, every expert's ``L_k*`` and the expected loss of a
+decision, and builds the arrays the compiled engine reads for one replication.
+
+>>> import gymnasium as gym, envs
+>>> env = gym.make("mlcb/Trap-v0").unwrapped
+>>> env.n_experts
+10
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from envs.bandit import BanditExpertsEnv, TrapEnv, trap_reward_means
+
+__all__ = ["BanditExpertsEnv", "TrapEnv", "trap_reward_means", "make"]
+
+_ENVIRONMENTS = {
+    "mlcb/Trap-v0": "envs.bandit:TrapEnv",
+    "mlcb/BanditExperts-v0": "envs.bandit:BanditExpertsEnv",
+    "mlcb/GLM-v0": "envs.glm:GLMEnv",
+}
+for _name, _entry_point in _ENVIRONMENTS.items():
+    if _name not in gym.registry:
+        gym.register(id=_name, entry_point=_entry_point, disable_env_checker=True)
+
+
+def make(name: str, **params):
+    """The unwrapped environment registered as ``name`` (a ``ValueError`` if unknown)."""
+    if name not in gym.registry or not name.startswith("mlcb/"):
+        known = ", ".join(sorted(k for k in gym.registry if k.startswith("mlcb/")))
+        raise ValueError(f"unknown environment {name!r}; registered: {known}")
+    return gym.make(name, **params).unwrapped
+
+
+def names() -> list[str]:
+    """Registered environment ids."""
+    return sorted(k for k in gym.registry if k.startswith("mlcb/"))

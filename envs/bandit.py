@@ -1,0 +1,189 @@
+"""Pools of bandit experts: each expert owns a few Bernoulli arms; ``xi_t`` fixes every arm's loss.
+
+Expert ``k`` runs a stochastic bandit algorithm over its own ``m_k`` arms with loss means
+``mu[k, a]`` (losses in {0, 1}; loss = 1 - reward). Round ``t``'s draw ``xi_t`` gives every arm
+of every expert a uniform ``U_{t,k,a}`` and the arm's loss is ``1{U_{t,k,a} < mu[k, a]}``; the
+uniforms come from the counter-based stream (:mod:`mlcb._random`) at ``(t, k * m_max + a)``, so
+only the components a round needs are ever computed, whatever K is, and every policy sees the same
+``xi_t``. An expert's decision is a distribution over its arms; ``L_k* = min_a mu[k, a]``.
+
+:class:`TrapEnv` is the paper's "suboptimal trap" (SPEC section 7).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+
+from mlcb._jit import kernel, njit
+from mlcb._random import uniform
+from mlcb.kernels import implements
+from mlcb.seeding import check_seed, instance_rng, stream_keys
+
+
+class BanditEnvParams(NamedTuple):
+    loss_means: np.ndarray  # (K, m_max) float64; arms past an expert's own count are padding (1.0)
+    key: np.uint64  # the env stream of this replication
+
+
+class BanditEnvState(NamedTuple):
+    round: np.ndarray  # (1,) int64, the current round (diagnostic only)
+
+
+@kernel
+def arm_loss(env_params, t, k, a):
+    """Loss of arm ``a`` of expert ``k`` under ``xi_t``: 1.0 with probability ``mu[k, a]``."""
+    slot = k * env_params.loss_means.shape[1] + a
+    return 1.0 if uniform(env_params.key, t, slot) < env_params.loss_means[k, a] else 0.0
+
+
+@implements("begin_round", BanditEnvParams)
+@kernel
+def _begin_round(params, state, t):
+    state.round[0] = t
+
+
+@njit
+def _loss_table_kernel(env_params, n_arms, t):
+    n_experts, m_max = env_params.loss_means.shape
+    table = np.full((n_experts, m_max), np.nan)
+    for k in range(n_experts):
+        for a in range(n_arms[k]):
+            table[k, a] = arm_loss(env_params, t, k, a)
+    return table
+
+
+class BanditExpertsEnv(gym.Env):
+    """K bandit experts over Bernoulli arms, as a Gymnasium environment.
+
+    Parameters
+    ----------
+    reward_means : array_like, shape (K, m)
+        Reward means of each expert's arms (loss mean = 1 - reward mean); ``nan`` pads experts
+        with fewer arms.
+    shuffle : bool
+        Shuffle each expert's arm order per replication (the trap does, so that index order
+        carries no information).
+
+    The Gymnasium interface plays one arm per step: the action is ``(expert, arm)``, the reward is
+    minus that arm's loss under ``xi_t``, and ``info`` holds the whole loss table of the round
+    (``"losses"``, what a full-information learner would see), the action's expected loss and the
+    round. ``reset(seed=s, options={"replication": r})`` builds the same instance and the same
+    ``xi_1, xi_2, ...`` as replication ``r`` of a simulation with seed ``s``.
+    """
+
+    metadata = {"render_modes": []}
+    kind = "bandit"
+
+    def __init__(self, reward_means: Any, shuffle: bool = False) -> None:
+        means = np.asarray(reward_means, dtype=float)
+        if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
+            raise ValueError(f"reward_means must be a (K, m) array, got shape {means.shape}")
+        finite = np.isfinite(means)
+        n_arms = finite.sum(axis=1)
+        if np.any(n_arms < 1) or np.any(finite & (np.cumsum(~finite, axis=1) > 0)):
+            raise ValueError("reward_means: each expert needs >= 1 arm; nan only as trailing padding")
+        if np.any((means[finite] < 0) | (means[finite] > 1)):
+            raise ValueError("reward_means must lie in [0, 1] (Bernoulli reward probabilities)")
+        self.reward_means = means
+        self.n_arms = n_arms.astype(np.int64)
+        self.shuffle = bool(shuffle)
+        self.n_experts = means.shape[0]
+        self.observation_space = gym.spaces.Discrete(1)
+        self.action_space = gym.spaces.MultiDiscrete([self.n_experts, means.shape[1]])
+        self._params: BanditEnvParams | None = None
+        self._round = 0
+
+    # --- what the engine uses -------------------------------------------------------------
+    def build(self, seed: int, replication: int) -> tuple[BanditEnvParams, BanditEnvState]:
+        """Kernel parameters and state of replication ``replication`` (its own arm order)."""
+        loss_means = 1.0 - self.reward_means
+        loss_means = np.where(np.isfinite(loss_means), loss_means, 1.0)
+        if self.shuffle:
+            rng = instance_rng(seed, replication)
+            for k in range(self.n_experts):
+                m = self.n_arms[k]
+                loss_means[k, :m] = loss_means[k, rng.permutation(m)]
+        key = stream_keys(seed, replication, 0).env
+        params = BanditEnvParams(np.ascontiguousarray(loss_means), key)
+        return params, BanditEnvState(np.zeros(1, dtype=np.int64))
+
+    def expert_optimal_losses(self, params: BanditEnvParams, experts: Any = None) -> np.ndarray:
+        """``L_k*`` of every expert: its best arm's loss mean."""
+        return np.array([params.loss_means[k, : self.n_arms[k]].min() for k in range(self.n_experts)])
+
+    def check_experts(self, experts: Any) -> None:
+        """Raise a ``ValueError`` unless ``experts`` are K bandit experts for this environment."""
+        if len(experts) != self.n_experts:
+            raise ValueError(
+                f"experts: this environment has {self.n_experts} bandit experts, got {len(experts)}"
+            )
+        for expert in experts:
+            if getattr(expert, "kind", None) != self.kind:
+                raise ValueError(f"experts: {expert!r} is not a bandit expert (kind 'bandit')")
+
+    # --- Gymnasium interface -------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        replication = int((options or {}).get("replication", 0))
+        base = check_seed(0 if seed is None else seed)
+        self._params, _ = self.build(base, replication)
+        self._round = 0
+        return 0, {"optimal_loss": self.optimal_loss, "expert_optimal_losses": self.expert_optimal_losses(self._params)}
+
+    def step(self, action):
+        if self._params is None:
+            raise RuntimeError("call reset() before step()")
+        expert, arm = int(action[0]), int(action[1])
+        if not (0 <= expert < self.n_experts and 0 <= arm < self.n_arms[expert]):
+            raise ValueError(f"action must be (expert, arm) with a valid arm, got {action!r}")
+        self._round += 1
+        losses = _loss_table_kernel(self._params, self.n_arms, self._round)
+        info = {
+            "round": self._round,
+            "losses": losses,
+            "expected_loss": float(self._params.loss_means[expert, arm]),
+        }
+        return 0, -float(losses[expert, arm]), False, False, info
+
+    @property
+    def optimal_loss(self) -> float:
+        """``L* = min_k L_k*`` of the current instance."""
+        if self._params is None:
+            raise RuntimeError("call reset() first")
+        return float(self.expert_optimal_losses(self._params).min())
+
+    def expected_loss(self, expert: int, decision: Any) -> float:
+        """Expected loss ``L(u)`` of expert ``expert``'s decision: an arm index or a distribution."""
+        if self._params is None:
+            raise RuntimeError("call reset() first")
+        means = self._params.loss_means[expert, : self.n_arms[expert]]
+        if np.ndim(decision) == 0:
+            return float(means[int(decision)])
+        weights = np.asarray(decision, dtype=float)
+        return float(weights @ means / weights.sum())
+
+
+def trap_reward_means(n_experts: int = 10, n_arms: int = 2) -> np.ndarray:
+    """Reward means of the trap: expert k's arms evenly spaced from 0.2(1-k/K) to 0.1(3-k/K)."""
+    if n_experts < 1:
+        raise ValueError(f"n_experts must be an integer >= 1, got {n_experts!r}")
+    if n_arms < 2:
+        raise ValueError(f"n_arms must be an integer >= 2, got {n_arms!r}")
+    k = np.arange(n_experts)[:, None] / n_experts
+    return np.linspace(0.2 * (1.0 - k), 0.1 * (3.0 - k), n_arms, axis=1)[..., 0]
+
+
+class TrapEnv(BanditExpertsEnv):
+    """The paper's "suboptimal trap" (SPEC section 7): K experts, each a Bernoulli bandit.
+
+    Expert ``k``'s arms have reward means evenly spaced from ``0.2 (1 - k/K)`` to
+    ``0.1 (3 - k/K)`` (the authors' code; the paper's printed formula gives expert 0 two equal
+    arms), shuffled per replication. The best expert is 0 (best arm loss 0.7); the others have
+    wider internal gaps, so they learn faster and look good early: the trap.
+    """
+
+    def __init__(self, n_experts: int = 10, n_arms: int = 2, shuffle: bool = True) -> None:
+        super().__init__(trap_reward_means(n_experts, n_arms), shuffle=shuffle)

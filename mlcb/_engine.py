@@ -1,0 +1,184 @@
+"""The compiled round loop shared by every environment, expert pool and policy.
+
+State is a structure of arrays; one call advances one replication. Shapes: ``K`` experts, ``M``
+the budget, ``C`` checkpoints, ``T_trace`` rounds of per-round trace (0 unless asked for).
+
+Per-expert quantities that the round loop hands from function to function live in NumPy record
+arrays (one array per concern, named fields) rather than in one array per field: Numba passes
+every array as 7 to 11 machine words and materialises a function's whole argument tuple on entry,
+so a pool described by fifteen arrays cost more per call than the arithmetic it did.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from mlcb._jit import kernel
+from mlcb.kernels import begin_round, deploy, end_round, observe, select, train
+
+#: Error codes written to ``Record.error[0]``.
+OK, BAD_TRAINING_LOSS, BAD_DEPLOYED_LOSS = 0, 1, 2
+
+
+#: Per-expert statistics the policies read (SPEC section 1): a record array of shape ``(K,)``.
+#: ``n`` training count (warm start included), ``loss_sum`` sum of training losses
+#: (``L_k = loss_sum / n``), ``rate`` ``U_k(n_k, delta / 2K)`` after the last update, ``deployed``
+#: rounds in which the expert was deployed.
+STATS_DTYPE = np.dtype(
+    [("n", np.int64), ("loss_sum", np.float64), ("rate", np.float64), ("deployed", np.int64)],
+    align=True,
+)
+
+
+def new_stats(n_experts: int) -> np.ndarray:
+    """Zeroed statistics for ``n_experts`` experts."""
+    return np.zeros(n_experts, dtype=STATS_DTYPE)
+
+
+class Accounting(NamedTuple):
+    """What regret is measured against in one replication (known to the simulator only)."""
+
+    optimal: np.ndarray  # float64 (K,): L_k*
+    best_loss: float  # L*
+    best_expert: int  # k*
+    top_m_best: float  # best mean of M experts' L_k*
+    budget: int  # M, for the certificate's 1/M
+    policy_key: np.uint64
+    deploy_key: np.uint64
+
+
+class Record(NamedTuple):
+    """Caller-owned outputs of one replication.
+
+    ``checkpoints`` (C,) int64 rounds, increasing; per checkpoint: ``regret``, ``pseudo_regret``,
+    ``top_m_regret``, ``certificate`` (C,) float64; ``trained``, ``deployed`` (C, K) int64.
+    ``totals`` (5,) float64 running sums (realized, pseudo, Top-M, k* widths, all widths);
+    ``cursor`` (1,) int64 next checkpoint; ``selected`` (M,) int64 and ``widths`` (M,) float64
+    scratch for the policy's choice.
+    Trace, when ``trace_deployed`` has length ``T_trace > 0``: ``trace_selected`` (T_trace, M)
+    (-1 padded), ``trace_deployed`` (T_trace,), ``trace_loss`` (T_trace,) deployed loss.
+    ``error`` (4,) float64: code, round, expert, offending value.
+    """
+
+    checkpoints: np.ndarray
+    regret: np.ndarray
+    pseudo_regret: np.ndarray
+    top_m_regret: np.ndarray
+    certificate: np.ndarray
+    trained: np.ndarray
+    deployed: np.ndarray
+    totals: np.ndarray
+    cursor: np.ndarray
+    selected: np.ndarray
+    widths: np.ndarray
+    trace_selected: np.ndarray
+    trace_deployed: np.ndarray
+    trace_loss: np.ndarray
+    error: np.ndarray
+
+
+@kernel
+def _fail(record, code, t, k, value):
+    record.error[0] = code
+    record.error[1] = t
+    record.error[2] = k
+    record.error[3] = value
+    return code
+
+
+@kernel
+def warm_start(env_params, env_state, pool_params, pool_state, policy_params, policy_state, stats, record):
+    """Train every expert once on ``xi_0`` so that ``n_k >= 1`` (SPEC section 2)."""
+    begin_round(env_params, env_state, 0)
+    for k in range(stats.shape[0]):
+        loss, rate = train(pool_params, pool_state, env_params, env_state, k, 0)
+        if not (loss >= 0.0 and loss <= 1.0):
+            return _fail(record, BAD_TRAINING_LOSS, 0, k, loss)
+        expert = stats[k]
+        expert.n += 1
+        expert.loss_sum += loss
+        expert.rate = rate
+        observe(policy_params, policy_state, stats, k, loss, 0)
+    return OK
+
+
+@kernel
+def run_rounds(
+    env_params, env_state, pool_params, pool_state, policy_params, policy_state,
+    stats, accounting, record, t_first, t_last,
+):
+    """Play rounds ``t_first .. t_last`` (inclusive); returns an error code (0 when fine)."""
+    totals = record.totals
+    selected = record.selected
+    widths = record.widths
+    n_trace = record.trace_deployed.shape[0]
+    cursor = record.cursor[0]
+    n_checkpoints = record.checkpoints.shape[0]
+    for t in range(t_first, t_last + 1):
+        begin_round(env_params, env_state, t)
+        n_selected, chosen = select(
+            policy_params, policy_state, stats, t, accounting.policy_key, selected, widths
+        )
+
+        # Deploy before training: the smoothed decision uses the history strictly before t.
+        if chosen >= 0:
+            loss, expected = deploy(
+                pool_params, pool_state, env_params, env_state, chosen, t, accounting.deploy_key, 0
+            )
+            if not (loss >= 0.0 and loss <= 1.0 and expected >= 0.0 and expected <= 1.0):
+                return _fail(record, BAD_DEPLOYED_LOSS, t, chosen, loss)
+            stats[chosen].deployed += 1
+        else:
+            loss = 0.0
+            expected = 0.0
+            for j in range(n_selected):
+                k = selected[j]
+                one, one_expected = deploy(
+                    pool_params, pool_state, env_params, env_state, k, t, accounting.deploy_key, j
+                )
+                if not (one >= 0.0 and one <= 1.0 and one_expected >= 0.0 and one_expected <= 1.0):
+                    return _fail(record, BAD_DEPLOYED_LOSS, t, k, one)
+                loss += one
+                expected += one_expected
+                stats[k].deployed += 1
+            loss /= n_selected
+            expected /= n_selected
+        totals[0] += loss - accounting.best_loss
+        totals[1] += expected - accounting.best_loss
+
+        top_m = 0.0
+        for j in range(n_selected):
+            k = selected[j]
+            totals[4] += widths[j]
+            if k == accounting.best_expert:
+                totals[3] += widths[j]
+            one, rate = train(pool_params, pool_state, env_params, env_state, k, t)
+            if not (one >= 0.0 and one <= 1.0):
+                return _fail(record, BAD_TRAINING_LOSS, t, k, one)
+            expert = stats[k]
+            expert.n += 1
+            expert.loss_sum += one
+            expert.rate = rate
+            observe(policy_params, policy_state, stats, k, one, t)
+            top_m += accounting.optimal[k]
+        totals[2] += top_m / n_selected - accounting.top_m_best
+        end_round(policy_params, policy_state, stats, selected, n_selected, chosen, loss, t)
+
+        if t <= n_trace:
+            for j in range(selected.shape[0]):
+                record.trace_selected[t - 1, j] = selected[j] if j < n_selected else -1
+            record.trace_deployed[t - 1] = chosen
+            record.trace_loss[t - 1] = loss
+        while cursor < n_checkpoints and record.checkpoints[cursor] == t:
+            record.regret[cursor] = totals[0]
+            record.pseudo_regret[cursor] = totals[1]
+            record.top_m_regret[cursor] = totals[2]
+            record.certificate[cursor] = totals[3] + totals[4] / accounting.budget
+            for k in range(stats.shape[0]):
+                record.trained[cursor, k] = stats[k].n
+                record.deployed[cursor, k] = stats[k].deployed
+            cursor += 1
+        record.cursor[0] = cursor
+    return OK

@@ -1,0 +1,109 @@
+"""Counter-based random numbers for compiled kernels.
+
+Every random number of a simulation is a pure function of ``(key, a, b)``: a 64-bit stream key
+(one per replication and purpose, see :mod:`mlcb.seeding`) and two 64-bit counters, usually the
+round ``t`` (or an expert's own update count) and a slot within that round. Two SplitMix64
+finalisers turn the triple into 64 random bits::
+
+    bits(key, a, b) = mix(mix(key + a * G1) + b * G2)
+
+Being stateless, the generator makes results independent of the number of threads and of the
+order in which replications or experts are processed; it lets every policy of a comparison read
+the same environment draws ``xi_t`` (common random numbers) while computing only the components
+it needs; and a pure-Python twin (``tests/twin.py``) reproduces it bit for bit.
+
+All arithmetic is on ``uint64`` and wraps modulo 2**64; mixing in a signed integer would make
+Numba promote to float, hence the explicit casts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mlcb._jit import kernel
+
+GOLDEN_1 = np.uint64(0x9E3779B97F4A7C15)
+GOLDEN_2 = np.uint64(0xD1B54A32D192ED03)
+_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_2 = np.uint64(0x94D049BB133111EB)
+_S11 = np.uint64(11)
+_S27 = np.uint64(27)
+_S30 = np.uint64(30)
+_S31 = np.uint64(31)
+_TWO_POW_MINUS_53 = 1.0 / 9007199254740992.0
+
+#: Attempts of the gamma sampler before it returns its mean (probability < 0.05**32).
+GAMMA_ATTEMPTS = 32
+#: Uniform slots one gamma draw may use, starting at its base slot.
+GAMMA_SLOTS = 3 * GAMMA_ATTEMPTS + 1
+
+
+@kernel
+def mix(z):
+    """SplitMix64 finaliser: a bijection of uint64 with full avalanche."""
+    z = (z ^ (z >> _S30)) * _MIX_1
+    z = (z ^ (z >> _S27)) * _MIX_2
+    return z ^ (z >> _S31)
+
+
+@kernel
+def random_bits(key, a, b):
+    """64 random bits for stream ``key`` at counters ``(a, b)``."""
+    return mix(mix(key + np.uint64(a) * GOLDEN_1) + np.uint64(b) * GOLDEN_2)
+
+
+@kernel
+def uniform(key, a, b):
+    """A uniform draw on [0, 1) with 53 random bits."""
+    return np.float64(random_bits(key, a, b) >> _S11) * _TWO_POW_MINUS_53
+
+
+@kernel
+def normal(key, a, b):
+    """A standard normal draw (Box-Muller on the uniforms at slots ``2b`` and ``2b + 1``)."""
+    u1 = uniform(key, a, 2 * b)
+    u2 = uniform(key, a, 2 * b + 1)
+    return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
+
+
+@kernel
+def standard_gamma(key, a, slot, shape):
+    """A Gamma(shape, 1) draw (Marsaglia and Tsang 2000), using slots ``slot .. slot + 96``.
+
+    Each attempt reads three uniforms (two for a Box-Muller normal, one for the acceptance test);
+    a shape below one is boosted to ``shape + 1`` and scaled by ``U**(1/shape)`` (slot + 96).
+    """
+    boost = shape < 1.0
+    s = shape + 1.0 if boost else shape
+    d = s - 1.0 / 3.0
+    c = 1.0 / math.sqrt(9.0 * d)
+    value = d
+    for attempt in range(GAMMA_ATTEMPTS):
+        base = slot + 3 * attempt
+        u1 = uniform(key, a, base)
+        u2 = uniform(key, a, base + 1)
+        x = math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
+        v = 1.0 + c * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u = uniform(key, a, base + 2)
+        if u < 1.0 - 0.0331 * (x * x) * (x * x):
+            value = d * v
+            break
+        if math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
+            value = d * v
+            break
+    if boost:
+        value *= uniform(key, a, slot + 3 * GAMMA_ATTEMPTS) ** (1.0 / shape)
+    return value
+
+
+@kernel
+def beta(key, a, slot, alpha, beta_):
+    """A Beta(alpha, beta_) draw from two gammas (slots ``slot`` and ``slot + GAMMA_SLOTS``)."""
+    x = standard_gamma(key, a, slot, alpha)
+    y = standard_gamma(key, a, slot + GAMMA_SLOTS, beta_)
+    return x / (x + y)

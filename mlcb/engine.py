@@ -1,0 +1,208 @@
+"""The engine's Python side: build one replication's arrays, run the compiled loop, collect.
+
+Replications run in a thread pool over the ``nogil`` kernels of :mod:`mlcb._engine`; each one's
+randomness is keyed by ``(seed, replication)`` only, so results do not depend on the number of
+threads or on the order in which replications finish. With a ``parts`` directory every finished
+replication is written to disk at once and skipped by a later run: an interrupted run loses at most
+the replications in flight.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mlcb import _engine
+from mlcb.errors import ExpertLossError
+from mlcb.seeding import stream_keys
+
+
+def checkpoint_grid(horizon: int, points: int = 100) -> np.ndarray:
+    """Rounds at which the recorder keeps a snapshot: geometric from 1 to ``horizon``, plus it.
+
+    Examples
+    --------
+    >>> checkpoint_grid(1000, 5).tolist()
+    [1, 6, 32, 178, 1000]
+    """
+    if horizon < 1 or points < 1:
+        raise ValueError(f"horizon and points must be >= 1, got {horizon!r} and {points!r}")
+    grid = np.unique(np.round(np.geomspace(1, horizon, points)).astype(np.int64))
+    return np.union1d(grid, [horizon]).astype(np.int64)
+
+
+@dataclass
+class Replication:
+    """The recorded output of one replication (arrays on the checkpoint grid)."""
+
+    index: int
+    regret: np.ndarray
+    pseudo_regret: np.ndarray
+    top_m_regret: np.ndarray
+    certificate: np.ndarray
+    trained: np.ndarray  # (C, K)
+    deployed: np.ndarray  # (C, K)
+    optimal: np.ndarray  # (K,) L_k*
+    best_expert: int
+    best_loss: float
+    trace_selected: np.ndarray  # (T_trace, M)
+    trace_deployed: np.ndarray
+    trace_loss: np.ndarray
+
+    _ARRAYS = (
+        "regret", "pseudo_regret", "top_m_regret", "certificate", "trained", "deployed",
+        "optimal", "trace_selected", "trace_deployed", "trace_loss",
+    )
+
+    def save(self, path: Path) -> None:
+        """Write to ``path`` (``.npz``) atomically: a reader never sees half a file."""
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(
+            tmp, index=self.index, best_expert=self.best_expert, best_loss=self.best_loss,
+            **{name: getattr(self, name) for name in self._ARRAYS},
+        )
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> Replication:
+        with np.load(path) as data:
+            return cls(
+                index=int(data["index"]), best_expert=int(data["best_expert"]),
+                best_loss=float(data["best_loss"]), **{name: data[name] for name in cls._ARRAYS},
+            )
+
+
+def top_m_best(optimal: np.ndarray, budget: int) -> float:
+    """Best mean of ``budget`` experts' optimal losses: the Top-M regret's comparator."""
+    return float(np.sort(optimal)[:budget].mean())
+
+
+def build_replication(problem: Any, seed: int, replication: int, horizon: int,
+                      checkpoints: np.ndarray, trace_rounds: int = 0) -> tuple:
+    """All kernel arguments of one replication, ready for :func:`mlcb._engine.run_rounds`."""
+    from agents import build_pool
+
+    n_experts, budget = len(problem.experts), problem.budget
+    keys = stream_keys(seed, replication, n_experts)
+    env_params, env_state = problem.env.build(seed, replication)
+    pool_params, pool_state = build_pool(
+        list(problem.experts), problem.env, env_params, problem.delta, keys.experts,
+        problem.smoothing, horizon,
+    )
+    policy_params, policy_state = problem.policy.build(n_experts, budget, problem.delta, horizon)
+    optimal = np.asarray(problem.env.expert_optimal_losses(env_params, problem.experts), dtype=float)
+    best_expert = int(np.argmin(optimal))
+    accounting = _engine.Accounting(
+        optimal, float(optimal[best_expert]), best_expert, top_m_best(optimal, budget), budget,
+        keys.policy, keys.deploy,
+    )
+    stats = _engine.new_stats(n_experts)
+    c = len(checkpoints)
+    trace_rounds = min(trace_rounds, horizon)
+    record = _engine.Record(
+        checkpoints=np.asarray(checkpoints, dtype=np.int64),
+        regret=np.zeros(c), pseudo_regret=np.zeros(c), top_m_regret=np.zeros(c),
+        certificate=np.zeros(c),
+        trained=np.zeros((c, n_experts), dtype=np.int64),
+        deployed=np.zeros((c, n_experts), dtype=np.int64),
+        totals=np.zeros(5), cursor=np.zeros(1, dtype=np.int64),
+        selected=np.zeros(budget, dtype=np.int64),
+        widths=np.zeros(budget),
+        trace_selected=np.full((trace_rounds, budget), -1, dtype=np.int64),
+        trace_deployed=np.full(trace_rounds, -1, dtype=np.int64),
+        trace_loss=np.zeros(trace_rounds),
+        error=np.zeros(4),
+    )
+    return (env_params, env_state, pool_params, pool_state, policy_params, policy_state,
+            stats, accounting, record)
+
+
+def raise_for_error(record: _engine.Record) -> None:
+    """Turn the kernel's error slot into an :class:`ExpertLossError`."""
+    code = int(record.error[0])
+    if code == _engine.OK:
+        return
+    what = "training" if code == _engine.BAD_TRAINING_LOSS else "deployed"
+    raise ExpertLossError(what, int(record.error[1]), int(record.error[2]), float(record.error[3]))
+
+
+def run_replication(problem: Any, seed: int, replication: int, horizon: int,
+                    checkpoints: np.ndarray, trace_rounds: int = 0) -> Replication:
+    """Simulate one replication from the warm start to ``horizon``."""
+    args = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
+    record = args[-1]
+    accounting = args[-2]
+    _engine.warm_start(*args[:7], record)
+    raise_for_error(record)
+    _engine.run_rounds(*args, 1, horizon)
+    raise_for_error(record)
+    return Replication(
+        index=replication, regret=record.regret, pseudo_regret=record.pseudo_regret,
+        top_m_regret=record.top_m_regret, certificate=record.certificate,
+        trained=record.trained, deployed=record.deployed, optimal=accounting.optimal,
+        best_expert=accounting.best_expert, best_loss=accounting.best_loss,
+        trace_selected=record.trace_selected, trace_deployed=record.trace_deployed,
+        trace_loss=record.trace_loss,
+    )
+
+
+def run_replications(
+    problem: Any, seed: int, replications: Iterable[int], horizon: int, checkpoints: np.ndarray,
+    threads: int | None = None, parts: Path | None = None, trace_rounds: int = 0,
+    on_done: Callable[[Replication], None] | None = None,
+) -> list[Replication]:
+    """Run ``replications`` in parallel threads; returns them sorted by index.
+
+    With ``parts``, replications already saved there are loaded instead of run and every new one
+    is saved as soon as it finishes. On ``KeyboardInterrupt`` the replications in flight finish
+    (they cannot be stopped inside compiled code), are saved, and the interrupt propagates.
+    """
+    wanted = list(replications)
+    done: dict[int, Replication] = {}
+    if parts is not None:
+        parts.mkdir(parents=True, exist_ok=True)
+        for r in wanted:
+            path = parts / f"replication-{r:06d}.npz"
+            if path.exists():
+                done[r] = Replication.load(path)
+                if on_done:
+                    on_done(done[r])
+    todo = [r for r in wanted if r not in done]
+    if todo:
+        # Compile (or load from cache) in this thread before fanning out.
+        first = run_replication(problem, seed, todo[0], horizon, checkpoints, trace_rounds)
+        _finish(first, done, parts, on_done)
+        todo = todo[1:]
+    workers = max(1, min(threads or os.cpu_count() or 1, len(todo) or 1))
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        futures = [
+            pool.submit(run_replication, problem, seed, r, horizon, checkpoints, trace_rounds)
+            for r in todo
+        ]
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                _finish(future.result(), done, parts, on_done)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            for future in futures:
+                if not future.cancelled() and future.exception() is None:
+                    _finish(future.result(), done, parts, None)
+            raise
+    return [done[r] for r in wanted]
+
+
+def _finish(result: Replication, done: dict, parts: Path | None, on_done) -> None:
+    if result.index in done:
+        return
+    done[result.index] = result
+    if parts is not None:
+        result.save(parts / f"replication-{result.index:06d}.npz")
+    if on_done:
+        on_done(result)

@@ -1,0 +1,75 @@
+"""An indexed binary min-heap of expert indices, ordered by ``(keys[k], k)``.
+
+Used by policies whose keys change only for the experts trained in a round (M-LCB's LCB depends
+on ``n_k`` only): pop the ``M`` smallest, train them, push them back with their new keys:
+``O(M log K)`` per round instead of scanning all ``K``. Ties go to the smaller index, exactly as
+the reference scan :func:`mlcb.policies.mlcb.smallest`.
+
+Arrays (caller-owned): ``heap`` (K,) int64 expert indices in heap order, ``position`` (K,) int64
+each expert's slot in ``heap`` (-1 when out), ``size`` (1,) int64.
+"""
+
+from __future__ import annotations
+
+from mlcb._jit import kernel
+
+
+@kernel
+def _before(keys, a, b):
+    return keys[a] < keys[b] or (keys[a] == keys[b] and a < b)
+
+
+@kernel
+def _sift_up(heap, position, keys, slot):
+    item = heap[slot]
+    while slot > 0:
+        parent = (slot - 1) >> 1
+        other = heap[parent]
+        if not _before(keys, item, other):
+            break
+        heap[slot] = other
+        position[other] = slot
+        slot = parent
+    heap[slot] = item
+    position[item] = slot
+
+
+@kernel
+def _sift_down(heap, position, keys, slot, size):
+    item = heap[slot]
+    while True:
+        child = 2 * slot + 1
+        if child >= size:
+            break
+        if child + 1 < size and _before(keys, heap[child + 1], heap[child]):
+            child += 1
+        other = heap[child]
+        if not _before(keys, other, item):
+            break
+        heap[slot] = other
+        position[other] = slot
+        slot = child
+    heap[slot] = item
+    position[item] = slot
+
+
+@kernel
+def push(heap, position, size, keys, k):
+    """Insert expert ``k`` (not in the heap) with key ``keys[k]``."""
+    slot = size[0]
+    heap[slot] = k
+    size[0] = slot + 1
+    _sift_up(heap, position, keys, slot)
+
+
+@kernel
+def pop(heap, position, size, keys):
+    """Remove and return the expert with the smallest ``(keys[k], k)``."""
+    top = heap[0]
+    last = size[0] - 1
+    size[0] = last
+    position[top] = -1
+    if last > 0:
+        heap[0] = heap[last]
+        _sift_down(heap, position, keys, 0, last)
+    return top

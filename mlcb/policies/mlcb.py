@@ -1,0 +1,253 @@
+"""M-LCB (Latypov, Suvorikova, Kroshnin, Gasnikov, Dorn 2025, arXiv 2510.22654), SPEC section 2.
+
+Each round, with ``n = n_k`` and ``L_k`` the mean training loss of expert ``k``::
+
+    LCB_k = L_k - s * U_k(n, delta / (2K)) / n
+    UCB_k = L_k + s * sqrt(2 log(4 K n^2 / delta) / n)
+    S_t   = the M experts with the smallest LCB           (ties: smaller index first)
+    i_t   = the expert of S_t with the smallest UCB       (ties: smaller index)
+
+``s`` is ``bonus_scale`` (1 is the theory; the authors tuned about 0.5). Both bounds depend on
+``n_k`` only, so only the trained experts' bounds are recomputed after a round.
+
+``bounds="authors"`` reproduces the authors' reference code instead (PAPER-NOTES section 3.4):
+with ``g = log(t / delta + 1) / n_k`` (``t`` the global round) and ``b = c sqrt(g) + 0.66 g``,
+``LCB = L - U / n - b`` and ``UCB = L + b``; the bonus then changes every round for every expert,
+so all K bounds are recomputed each round. It is outside the theory: no certificate.
+
+With ``top_m=True`` (the multiple-play variant of the paper's section on Top-M regret) every
+expert of ``S_t`` is deployed and the round costs their mean loss.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+
+from mlcb import tables
+from mlcb._jit import kernel, njit
+from mlcb.kernels import implements
+from mlcb.policies import _heap
+
+
+class MLCBParams(NamedTuple):
+    n_experts: int
+    budget: int
+    delta: float
+    bonus_scale: float
+    authors: bool
+    authors_c: float
+    top_m: bool
+    use_heap: bool  # incremental O(M log K) selection; False: the reference O(K M) scan
+    hoeffding: np.ndarray  # (L,) tabulated hoeffding_width(n) for n < L (mlcb.tables); (0,) none
+
+
+BOUNDS_DTYPE = np.dtype([("lcb", np.float64), ("ucb", np.float64)], align=True)
+
+
+class MLCBState(NamedTuple):
+    bounds: np.ndarray  # (K,) BOUNDS_DTYPE: each expert's current LCB and UCB
+    lcb: np.ndarray  # (K,) float64 copy of bounds.lcb, contiguous for the selection
+    heap: np.ndarray  # (K,) int64 experts not selected this round, a heap on (lcb, index)
+    position: np.ndarray  # (K,) int64 slot of each expert in heap, -1 when out
+    size: np.ndarray  # (1,) int64 heap size
+
+
+@kernel
+def hoeffding_width(n_experts, delta, n):
+    """Width of M-LCB's upper bound: ``sqrt(2 log(4 K n^2 / delta) / n)``."""
+    return math.sqrt(2.0 * math.log(4.0 * n_experts * n * n / delta) / n)
+
+
+@njit
+def _tabulate_hoeffding(n_experts, delta, length):
+    table = np.zeros(length)
+    for n in range(1, length):
+        table[n] = hoeffding_width(n_experts, delta, n)
+    return table
+
+
+@functools.lru_cache(maxsize=16)
+def _hoeffding_table(n_experts: int, delta: float, horizon: int) -> np.ndarray:
+    length = tables.table_length(horizon, 1)
+    table = _tabulate_hoeffding(n_experts, delta, length) if length else np.zeros(0)
+    table.setflags(write=False)
+    return table
+
+
+@kernel
+def _theory_bounds(params, state, stats, k):
+    expert = stats[k]
+    n = expert.n
+    mean = expert.loss_sum / n
+    if n < params.hoeffding.shape[0]:
+        hoeffding = params.hoeffding[n]
+    else:
+        hoeffding = hoeffding_width(params.n_experts, params.delta, n)
+    bounds = state.bounds[k]
+    bounds.lcb = mean - params.bonus_scale * expert.rate / n
+    bounds.ucb = mean + params.bonus_scale * hoeffding
+    state.lcb[k] = bounds.lcb
+
+
+@kernel
+def _authors_bounds(params, state, stats, t):
+    for k in range(params.n_experts):
+        expert = stats[k]
+        n = expert.n
+        mean = expert.loss_sum / n
+        g = math.log(t / params.delta + 1.0) / n
+        bonus = params.authors_c * math.sqrt(g) + 0.66 * g
+        bounds = state.bounds[k]
+        bounds.lcb = mean - expert.rate / n - bonus
+        bounds.ucb = mean + bonus
+        state.lcb[k] = bounds.lcb
+
+
+@kernel
+def smallest(values, count, selected):
+    """Write the ``count`` indices with the smallest ``values`` into ``selected``, ascending.
+
+    Ties go to the smaller index. Insertion into a sorted buffer: O(K count) worst case.
+    """
+    filled = 0
+    for k in range(values.shape[0]):
+        v = values[k]
+        if filled < count:
+            position = filled
+            filled += 1
+        elif v < values[selected[count - 1]]:
+            position = count - 1
+        else:
+            continue
+        while position > 0 and values[selected[position - 1]] > v:
+            selected[position] = selected[position - 1]
+            position -= 1
+        selected[position] = k
+    return filled
+
+
+@implements("select", MLCBParams)
+@kernel
+def _select(params, state, stats, t, key, selected, widths):
+    if params.authors:
+        _authors_bounds(params, state, stats, t)
+    if params.use_heap and not params.authors:
+        n_selected = min(params.budget, state.size[0])
+        for j in range(n_selected):
+            selected[j] = _heap.pop(state.heap, state.position, state.size, state.lcb)
+    else:
+        n_selected = smallest(state.lcb, params.budget, selected)
+    chosen = selected[0]
+    best = state.bounds[chosen].ucb
+    for j in range(n_selected):
+        k = selected[j]
+        bounds = state.bounds[k]
+        widths[j] = bounds.ucb - bounds.lcb
+        if bounds.ucb < best or (bounds.ucb == best and k < chosen):
+            chosen = k
+            best = bounds.ucb
+    if params.top_m:
+        return n_selected, -1
+    return n_selected, chosen
+
+
+@implements("observe", MLCBParams)
+@kernel
+def _observe(params, state, stats, k, loss, t):
+    if not params.authors:
+        _theory_bounds(params, state, stats, k)
+        if params.use_heap:
+            _heap.push(state.heap, state.position, state.size, state.lcb, k)
+
+
+@implements("end_round", MLCBParams)
+@kernel
+def _end_round(params, state, stats, selected, n_selected, deployed, loss, t):
+    pass
+
+
+_BOUNDS = ("theory", "authors")
+_SELECTIONS = ("heap", "scan")
+
+
+@dataclass(frozen=True)
+class MLCB:
+    """M-LCB: train the M smallest LCBs, deploy the smallest UCB among them (SPEC section 2).
+
+    Parameters
+    ----------
+    bonus_scale : float
+        Multiplier ``s > 0`` on both confidence widths; 1 is the theory value, the paper's
+        authors used about 0.5 (the ``practical`` calibration). Outside 1 the certificate is
+        not a guarantee.
+    bounds : {"theory", "authors"}
+        ``"theory"``: SPEC section 2. ``"authors"``: the authors' reference code (module doc).
+    authors_c : float
+        The constant ``c`` of the authors' bonus (0.5 in their code).
+    top_m : bool
+        Deploy all of ``S_t`` (multiple-play variant) instead of the smallest UCB.
+    selection : {"heap", "scan"}
+        How ``S_t`` is found: an indexed heap updated for the trained experts only
+        (``O(M log K)`` per round), or the reference scan of all K bounds (``O(K M)``). Both give
+        identical results; ``"authors"`` bounds change every round and always scan.
+
+    Examples
+    --------
+    >>> from mlcb.policies import make
+    >>> make("mlcb", bonus_scale=0.5).bonus_scale
+    0.5
+    """
+
+    bonus_scale: float = 1.0
+    bounds: str = "theory"
+    authors_c: float = 0.5
+    top_m: bool = False
+    selection: str = "heap"
+
+    name: ClassVar[str] = "mlcb"
+    has_certificate: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.bonus_scale, (int, float)) and math.isfinite(self.bonus_scale)
+                and self.bonus_scale > 0):
+            raise ValueError(f"bonus_scale must be a finite number > 0, got {self.bonus_scale!r}")
+        if self.bounds not in _BOUNDS:
+            raise ValueError(f"bounds must be one of {_BOUNDS}, got {self.bounds!r}")
+        if not (isinstance(self.authors_c, (int, float)) and self.authors_c > 0):
+            raise ValueError(f"authors_c must be a number > 0, got {self.authors_c!r}")
+        if self.selection not in _SELECTIONS:
+            raise ValueError(f"selection must be one of {_SELECTIONS}, got {self.selection!r}")
+
+    @property
+    def label(self) -> str:
+        return "mlcb-topm" if self.top_m else "mlcb"
+
+    @property
+    def certificate_valid(self) -> bool:
+        """Whether the recorded Delta(T) is the paper's certificate (theory bounds, scale 1)."""
+        return self.bounds == "theory" and self.bonus_scale == 1.0
+
+    def build(self, n_experts: int, budget: int, delta: float, horizon: int
+              ) -> tuple[MLCBParams, MLCBState]:
+        """Kernel parameters and a fresh state for ``n_experts`` experts, budget ``budget``."""
+        hoeffding = np.zeros(0)
+        if self.bounds == "theory":
+            hoeffding = _hoeffding_table(int(n_experts), float(delta), int(horizon))
+        params = MLCBParams(
+            int(n_experts), int(budget), float(delta), float(self.bonus_scale),
+            self.bounds == "authors", float(self.authors_c), bool(self.top_m),
+            self.selection == "heap", hoeffding,
+        )
+        state = MLCBState(
+            bounds=np.zeros(n_experts, dtype=BOUNDS_DTYPE),
+            lcb=np.zeros(n_experts),
+            heap=np.zeros(n_experts, dtype=np.int64),
+            position=np.full(n_experts, -1, dtype=np.int64),
+            size=np.zeros(1, dtype=np.int64),
+        )
+        return params, state

@@ -1,0 +1,59 @@
+"""Seeds and stream keys: one seed per simulation, independent streams per replication.
+
+Replication ``r`` of a simulation with seed ``s`` owns ``SeedSequence(s, spawn_key=(r,))``, the
+``r``-th child that ``SeedSequence(s).spawn`` would give. Its state yields the 64-bit keys of the
+counter-based streams of :mod:`mlcb._random`; a grandchild seeds a NumPy generator for the random
+*instance* (arm order of the trap, the GLM's target vector). Nothing depends on how many
+replications run, in which order, or on how many threads: replication 7 of seed 0 is the same
+whether 10 or 1,000 replications are run.
+
+Keys depend on ``(seed, replication)`` only, never on the policy or the budget: every policy of a
+comparison faces the same instance and the same ``xi_t`` sequence (common random numbers).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from mlcb._jit import njit
+from mlcb._random import GOLDEN_1, mix
+
+_INSTANCE = 1
+
+
+class StreamKeys(NamedTuple):
+    """Keys of one replication's streams (uint64 scalars and, for experts, one key per expert)."""
+
+    env: np.uint64
+    experts: np.ndarray
+    policy: np.uint64
+    deploy: np.uint64
+
+
+def check_seed(seed: object) -> int:
+    """Return ``seed`` as an int, or raise a ``ValueError`` naming the allowed values."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def stream_keys(seed: int, replication: int, n_experts: int) -> StreamKeys:
+    """Stream keys of replication ``replication`` (expert keys derived per expert index)."""
+    state = np.random.SeedSequence(seed, spawn_key=(replication,)).generate_state(4, np.uint64)
+    return StreamKeys(state[0], _expert_keys(state[1], n_experts), state[2], state[3])
+
+
+@njit
+def _expert_keys(base, n_experts):
+    keys = np.empty(n_experts, dtype=np.uint64)
+    for k in range(n_experts):
+        keys[k] = mix(base + np.uint64(k + 1) * GOLDEN_1)
+    return keys
+
+
+def instance_rng(seed: int, replication: int) -> np.random.Generator:
+    """NumPy generator for drawing replication ``replication``'s random problem instance."""
+    sequence = np.random.SeedSequence(seed, spawn_key=(replication, _INSTANCE))
+    return np.random.Generator(np.random.PCG64(sequence))
