@@ -1,0 +1,652 @@
+"""Anytime rate functions ``U(n, delta')`` of the expert families, vectorised (RATES.md).
+
+Every expert handed to M-LCB must satisfy the paper's Assumption 2: with probability at least
+``1 - delta'``, for all ``n >= 1`` at once, its regret after ``n`` own updates is at most
+``U(n, delta')``. M-LCB reads the rates at ``delta' = delta / (2K)``. The functions below give
+each family's ``U`` with all its constants, as NumPy functions of an array of counts ``n``, for
+theory curves, certificates and tests; the compiled kernels of :mod:`agents.bandits` compute the
+same numbers one count at a time (a test holds the two equal).
+
+Every rate is capped at ``n``: the regret of ``n`` losses in ``[0, 1]`` never exceeds ``n``, so
+``min(n, U)`` is as valid as ``U`` and stays non-decreasing (RATES section 0).
+
+==================================  ========================================  ===============
+function                            rate                                      RATES section
+==================================  ========================================  ===============
+:func:`ucb_delta_rate`              anytime UCB(delta0), delta0 = delta'/2    1a
+:func:`ucb1_rate`                   UCB1 with radius sqrt(c ln j / N_a)       1b
+:func:`epsilon_greedy_rate`         decaying epsilon-greedy, computable U#    2
+:func:`epsilon_greedy_closed_form`  decaying epsilon-greedy, closed U_eG      2
+:func:`thompson_rate`               clipped (valid) or vanilla (heuristic)    3
+:func:`ogd_rate`                    projected online gradient descent         4
+:func:`hedge_rate`                  Hedge over N fixed predictors             5
+==================================  ========================================  ===============
+
+:func:`authors_epsilon_greedy_rate` is the authors' heuristic, and :func:`expert_rate` reads the
+rate of an expert specification (:mod:`agents.bandits`, or any object with ``rate_function``).
+All logarithms are natural.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "authors_epsilon_greedy_rate",
+    "epsilon_greedy_closed_form",
+    "epsilon_greedy_rate",
+    "epsilon_greedy_schedule",
+    "expert_rate",
+    "hedge_rate",
+    "ogd_rate",
+    "thompson_rate",
+    "ucb1_rate",
+    "ucb_delta_rate",
+]
+
+#: A count or an array of counts ``n >= 1``.
+Counts = npt.ArrayLike
+#: A rate's values: a float for a scalar count, else a float64 array of the counts' shape.
+Rate = np.float64 | npt.NDArray[np.float64]
+
+
+# --- validation --------------------------------------------------------------------------------
+def _counts(n: Counts, name: str = "n") -> npt.NDArray[np.float64]:
+    """``n`` as a float64 array after checking that it holds integers ``>= 1``."""
+    array = np.asarray(n)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or np.iscomplexobj(array):
+        raise ValueError(f"{name} must hold integers >= 1, got dtype {array.dtype}")
+    values = array.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(values) & (values >= 1) & (values == np.floor(values)))
+    if np.any(bad):
+        raise ValueError(f"{name} must hold integers >= 1, got {float(values[bad].flat[0])!r}")
+    return values
+
+
+def _integer(name: str, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _positive(name: str, value: Any) -> float:
+    if not (_real(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _non_negative(name: str, value: Any) -> float:
+    if not (_real(value) and value >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _open_unit(name: str, value: Any) -> float:
+    if not (_real(value) and 0 < value < 1):
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return float(value)
+
+
+def _capped(n: npt.NDArray[np.float64], value: npt.NDArray[np.float64]) -> Rate:
+    """``min(n, value)``; a float for a scalar count (RATES section 0: regret never exceeds n)."""
+    out = np.minimum(n, value)
+    return out[()] if out.ndim == 0 else out
+
+
+# --- uncapped rate values (shared by the public functions and by expert_rate's rate_scale) -----
+def _ucb_delta_value(n: npt.NDArray[np.float64], m: int, delta_prime: float, factor: float = 1.0):
+    # Same expression order as agents.bandits._rate, so that the two agree to the last bits.
+    return (
+        factor * np.sqrt(2.0 * (m - 1) * n * np.log(8.0 * m * n * n / delta_prime))
+        + np.sqrt(0.5 * n * np.log(4.0 * n * n / delta_prime))
+        + (m - 1)
+    )
+
+
+def _ucb1_offset(m: int, c: float, delta_prime: float) -> float:
+    """``(m - 1) + t0``, ``t0 = ceil((8m / delta')^(1 / (2c - 2)))`` (RATES 1b)."""
+    return (m - 1) + math.ceil((8.0 * m / delta_prime) ** (1.0 / (2.0 * c - 2.0)))
+
+
+def _ucb1_value(n: npt.NDArray[np.float64], m: int, c: float, delta_prime: float):
+    return (
+        2.0 * np.sqrt(c * (m - 1) * n * np.log(n))
+        + _ucb1_offset(m, c, delta_prime)
+        + np.sqrt(0.5 * n * np.log(4.0 * n * n / delta_prime))
+    )
+
+
+def _schedule(j: npt.NDArray[np.float64], m: int, c: float, alpha: float):
+    # Same expression as the kernel agents.bandits.epsilon.
+    ell = np.maximum(1.0, np.log(j))
+    return np.minimum(1.0, c * (m * ell / j) ** (1.0 - alpha))
+
+
+def _sharp_sums(length: int, m: int, c: float, alpha: float, delta_prime: float):
+    """Running sums ``sum_{j<=n} [eps_j + (1 - eps_j) b_j]`` of U# for ``n = 1 .. length``.
+
+    The per-step formula and the order of accumulation are those of the kernel
+    ``agents.bandits.sharp_rate_step`` (``np.cumsum`` adds sequentially, like the kernel's loop).
+    """
+    j = np.arange(1, length + 1, dtype=np.float64)
+    eps = _schedule(j, m, c, alpha)
+    epsilon_sum = np.concatenate(([0.0], np.cumsum(eps)[:-1]))  # sum_{i<j} eps_i
+    mu = epsilon_sum / m
+    s = np.ceil(mu - np.sqrt(2.0 * mu * np.log(6.0 * m * j * j / delta_prime)))
+    sampled = s >= 1
+    s_safe = np.where(sampled, s, 1.0)
+    radius = np.sqrt(2.0 * np.log(12.0 * m * s_safe * s_safe / delta_prime) / s_safe)
+    b = np.where(sampled, np.minimum(1.0, radius), 1.0)
+    return np.cumsum(eps + (1.0 - eps) * b)
+
+
+def _epsilon_greedy_value(n: npt.NDArray[np.float64], m: int, c: float, alpha: float, delta_prime: float):
+    if n.size == 0:
+        return np.zeros(n.shape)
+    sums = _sharp_sums(int(n.max()), m, c, alpha, delta_prime)
+    return sums[n.astype(np.int64) - 1] + np.sqrt(0.5 * n * np.log(6.0 * n * n / delta_prime))
+
+
+def _authors_epsilon_greedy_value(n: npt.NDArray[np.float64], m: int, alpha: float, coef: float):
+    return coef * n**alpha * (m * np.log(n)) ** (1.0 - alpha)
+
+
+# --- public rates ------------------------------------------------------------------------------
+def ucb_delta_rate(n: Counts, n_arms: int, delta_prime: float) -> Rate:
+    r"""Anytime UCB(delta0) on ``m`` arms, built with ``delta0 = delta' / 2`` (RATES 1a).
+
+    .. math::
+
+        U(n, \delta') = \min\Bigl(n,\ \sqrt{2(m-1)\,n \log(8 m n^2/\delta')}
+        + \sqrt{(n/2) \log(4 n^2/\delta')} + (m - 1)\Bigr).
+
+    Valid for losses in ``[0, 1]`` and the policy that plays ``argmin_a mean_a - rho(N_a)`` with
+    ``rho(s) = sqrt(log(4 m s^2 / delta0) / (2 s))`` after pulling each arm once. The exploitation
+    term comes from Hoeffding plus a union bound over arms and sample counts, the second from
+    Azuma-Hoeffding on the realized losses; ``alpha = 1/2``.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        The expert's own update counts, ``n >= 1``.
+    n_arms : int
+        Number of arms ``m >= 1``.
+    delta_prime : float
+        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+
+    Returns
+    -------
+    float or ndarray
+        ``U(n, delta')`` (float64), of the shape of ``n``.
+
+    Examples
+    --------
+    >>> n = np.array([10_000, 100_000, 250_000, 1_000_000])
+    >>> np.round(ucb_delta_rate(n, n_arms=2, delta_prime=0.005) / n, 3)
+    array([0.108, 0.037, 0.024, 0.013])
+    """
+    counts = _counts(n)
+    m = _integer("n_arms", n_arms)
+    dp = _open_unit("delta_prime", delta_prime)
+    return _capped(counts, _ucb_delta_value(counts, m, dp))
+
+
+def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float) -> Rate:
+    r"""UCB1 with radius ``sqrt(c ln j / N_a)``, ``c > 1`` (RATES 1b).
+
+    .. math::
+
+        U(n, \delta') = \min\Bigl(n,\ 2\sqrt{c (m-1)\, n \ln n} + (m - 1) + t_0
+        + \sqrt{(n/2) \log(4 n^2/\delta')}\Bigr),
+        \qquad t_0 = \bigl\lceil (8m/\delta')^{1/(2c-2)} \bigr\rceil.
+
+    ``j`` is the expert's own round; each arm is pulled once first. No internal confidence level is
+    needed, the bound holds for every ``delta'``; the additive ``t0``, polynomial in
+    ``1/delta'``, is the price of an anytime policy with logarithmic regret. Auer et al. (2002) use
+    ``c = 2`` (``t0 = 57`` at ``m = 2, delta' = 0.005``). For ``c <= 1`` the argument gives no bound.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        The expert's own update counts, ``n >= 1``.
+    n_arms : int
+        Number of arms ``m >= 1``.
+    c : float
+        Radius constant, ``c > 1``.
+    delta_prime : float
+        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+
+    Returns
+    -------
+    float or ndarray
+        ``U(n, delta')`` (float64), of the shape of ``n``.
+
+    Raises
+    ------
+    ValueError
+        If ``c <= 1`` (outside the theory of RATES 1b) or another argument is out of range.
+
+    Examples
+    --------
+    >>> n = np.array([10_000, 100_000, 250_000, 1_000_000])
+    >>> np.round(ucb1_rate(n, n_arms=2, c=2.0, delta_prime=0.005) / n, 3)
+    array([0.127, 0.043, 0.028, 0.015])
+    """
+    counts = _counts(n)
+    m = _integer("n_arms", n_arms)
+    if not (_real(c) and c > 1):
+        raise ValueError(f"c must be a finite number > 1 for UCB1's rate (RATES 1b), got {c!r}")
+    dp = _open_unit("delta_prime", delta_prime)
+    return _capped(counts, _ucb1_value(counts, m, float(c), dp))
+
+
+def epsilon_greedy_schedule(j: Counts, n_arms: int, c: float, alpha: float) -> Rate:
+    r"""Exploration probabilities of decaying epsilon-greedy (RATES 2).
+
+    .. math::
+
+        \varepsilon_j = \min\bigl(1,\ c\,(m \ell_j / j)^{1-\alpha}\bigr), \qquad \ell_j = \max(1, \ln j).
+
+    ``ell_j`` differs from ``ln j`` only for ``j <= 2``; it makes the schedule non-increasing and
+    avoids ``eps_1 = 0``. The same expression as the kernel ``agents.bandits.epsilon``.
+
+    Parameters
+    ----------
+    j : int or array_like of int
+        The expert's own rounds, ``j >= 1``.
+    n_arms : int
+        Number of arms ``m >= 1``.
+    c : float
+        Scale ``c > 0``.
+    alpha : float
+        Rate exponent in ``(0, 1)``; the project's schedule is ``2/3``.
+
+    Returns
+    -------
+    float or ndarray
+        ``eps_j`` in ``(0, 1]``, of the shape of ``j``.
+
+    Examples
+    --------
+    >>> np.round(epsilon_greedy_schedule([1, 10, 1000], n_arms=2, c=1.0, alpha=2 / 3), 4)
+    array([1.    , 0.7722, 0.24  ])
+    """
+    rounds = _counts(j, "j")
+    m = _integer("n_arms", n_arms)
+    scale = _positive("c", c)
+    exponent = _open_unit("alpha", alpha)
+    out = _schedule(rounds, m, scale, exponent)
+    return out[()] if out.ndim == 0 else out
+
+
+def epsilon_greedy_rate(n: Counts, n_arms: int, c: float, alpha: float, delta_prime: float) -> Rate:
+    r"""Computable rate ``U#`` of decaying epsilon-greedy (RATES 2, the shipped rate).
+
+    With ``mu_j = (1/m) sum_{i<j} eps_i`` and
+    ``s_j = ceil(mu_j - sqrt(2 mu_j log(6 m j^2 / delta')))``, let
+    ``b_j = min(1, sqrt(2 log(12 m s_j^2 / delta') / s_j))`` if ``s_j >= 1`` and ``b_j = 1``
+    otherwise. Then
+
+    .. math::
+
+        U^\sharp(n, \delta') = \min\Bigl(n,\ \sum_{j \le n} \varepsilon_j
+        + \sum_{j \le n} (1 - \varepsilon_j)\, b_j + \sqrt{(n/2) \log(6 n^2/\delta')}\Bigr).
+
+    ``eps_j`` is :func:`epsilon_greedy_schedule`; the exploit arm is the smallest empirical mean,
+    unsampled arms first. ``s_j`` lower-bounds every arm's sample count (Chernoff on the exploration
+    coins), ``b_j`` bounds the exploit arm's gap (Hoeffding), and the last term is Azuma-Hoeffding;
+    each event gets ``delta'/3``. ``U#`` is at most the closed form
+    :func:`epsilon_greedy_closed_form`, of order ``n^max(alpha, 1 - alpha/2)``.
+
+    The sums are accumulated in the kernel's order (``agents.bandits.sharp_rate_step``), so the
+    result equals the compiled rate to rounding; the cost is ``O(max(n))``.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        The expert's own update counts, ``n >= 1``.
+    n_arms : int
+        Number of arms ``m >= 1``.
+    c : float
+        Scale of the schedule, ``c > 0``.
+    alpha : float
+        Exponent of the schedule in ``(0, 1)``.
+    delta_prime : float
+        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+
+    Returns
+    -------
+    float or ndarray
+        ``U#(n, delta')`` (float64), of the shape of ``n``.
+
+    Examples
+    --------
+    >>> n = np.array([10_000, 100_000, 250_000, 1_000_000])
+    >>> np.round(epsilon_greedy_rate(n, n_arms=2, c=1.0, alpha=2 / 3, delta_prime=0.005) / n, 2)
+    array([0.53, 0.26, 0.19, 0.12])
+    """
+    counts = _counts(n)
+    m = _integer("n_arms", n_arms)
+    scale = _positive("c", c)
+    exponent = _open_unit("alpha", alpha)
+    dp = _open_unit("delta_prime", delta_prime)
+    return _capped(counts, _epsilon_greedy_value(counts, m, scale, exponent, dp))
+
+
+def epsilon_greedy_closed_form(n: Counts, n_arms: int, c: float, alpha: float, delta_prime: float) -> Rate:
+    r"""Closed-form rate ``U_eG`` of decaying epsilon-greedy (RATES 2).
+
+    .. math::
+
+        U_{\varepsilon G}(n, \delta') = \min\Bigl(n,\ \frac{c}{\alpha} (m \ell_n)^{1-\alpha} n^\alpha
+        + \frac{2\sqrt{\alpha/(\theta c)}}{1 - \alpha/2}\, m^{\alpha/2} \sqrt{L_E}\, n^{1-\alpha/2}
+        + J_0 + \sqrt{(n/2) \log(6 n^2/\delta')}\Bigr)
+
+    with ``L_E = log(12 m n^2 / delta')``, ``L_N = log(6 m n^2 / delta')``,
+    ``kappa = max(1, m c^(1/(1-alpha))) (1 - alpha) / alpha + 1``,
+    ``theta = 8 m L_N / (8 m L_N + kappa)`` and
+    ``J0 = ceil(((alpha / c) m^(alpha-1) (8 m L_N + kappa))^(1/alpha))``.
+
+    Valid for the schedule of :func:`epsilon_greedy_schedule` (with ``ell_j = max(1, ln j)``), and
+    an upper bound on :func:`epsilon_greedy_rate`. Its exponent is ``max(alpha, 1 - alpha/2)``:
+    ``n^(2/3)`` at ``alpha = 2/3``.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        The expert's own update counts, ``n >= 1``.
+    n_arms : int
+        Number of arms ``m >= 1``.
+    c : float
+        Scale of the schedule, ``c > 0``.
+    alpha : float
+        Exponent of the schedule in ``(0, 1)``.
+    delta_prime : float
+        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+
+    Returns
+    -------
+    float or ndarray
+        ``U_eG(n, delta')`` (float64), of the shape of ``n``.
+
+    Examples
+    --------
+    >>> n = np.array([10_000, 100_000, 250_000, 1_000_000])
+    >>> np.round(epsilon_greedy_closed_form(n, n_arms=2, c=1.0, alpha=2 / 3, delta_prime=0.005) / n, 2)
+    array([1.  , 0.52, 0.38, 0.24])
+    """
+    counts = _counts(n)
+    m = _integer("n_arms", n_arms)
+    scale = _positive("c", c)
+    a = _open_unit("alpha", alpha)
+    dp = _open_unit("delta_prime", delta_prime)
+    ell = np.maximum(1.0, np.log(counts))
+    log_e = np.log(12.0 * m * counts * counts / dp)
+    log_n = np.log(6.0 * m * counts * counts / dp)
+    kappa = max(1.0, m * scale ** (1.0 / (1.0 - a))) * (1.0 - a) / a + 1.0
+    theta = 8.0 * m * log_n / (8.0 * m * log_n + kappa)
+    j0 = np.ceil(((a / scale) * m ** (a - 1.0) * (8.0 * m * log_n + kappa)) ** (1.0 / a))
+    explore = (scale / a) * (m * ell) ** (1.0 - a) * counts**a
+    exploit_coef = 2.0 * np.sqrt(a / (theta * scale)) / (1.0 - a / 2.0) * m ** (a / 2.0)
+    exploit = exploit_coef * np.sqrt(log_e) * counts ** (1.0 - a / 2.0)
+    sampling = np.sqrt(0.5 * counts * np.log(6.0 * counts * counts / dp))
+    value = explore + exploit + j0 + sampling
+    return _capped(counts, value)
+
+
+def thompson_rate(n: Counts, n_arms: int, delta_prime: float, clipped: bool) -> Rate:
+    r"""Rate of Bernoulli Thompson sampling (RATES 3).
+
+    Clipped TS (RATES 3(i), valid; internal level ``delta0 = delta' / 2``):
+
+    .. math::
+
+        U(n, \delta') = \min\Bigl(n,\ \tfrac32 \sqrt{2(m-1)\,n \log(8 m n^2/\delta')}
+        + \sqrt{(n/2) \log(4 n^2/\delta')} + (m - 1)\Bigr).
+
+    Each posterior sample is clipped into ``[mean - 2 rho, mean - rho]``, so the played arm's gap is
+    at most ``3 rho`` on the UCB event: 3/2 times the exploitation term of :func:`ucb_delta_rate`.
+
+    Vanilla TS (``clipped=False``) has no usable explicit high-probability bound (RATES 3: its
+    regret tails are only polynomially small); this returns the UCB(delta0) formula
+    :func:`ucb_delta_rate` as a **heuristic**, outside the theory.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        The expert's own update counts, ``n >= 1``.
+    n_arms : int
+        Number of arms ``m >= 1``.
+    delta_prime : float
+        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+    clipped : bool
+        The clipped variant (a valid rate) or vanilla TS (a heuristic).
+
+    Returns
+    -------
+    float or ndarray
+        ``U(n, delta')`` (float64), of the shape of ``n``.
+
+    Examples
+    --------
+    >>> float(np.round(thompson_rate(10_000, n_arms=2, delta_prime=0.005, clipped=True), 1))
+    1447.1
+    """
+    counts = _counts(n)
+    m = _integer("n_arms", n_arms)
+    dp = _open_unit("delta_prime", delta_prime)
+    return _capped(counts, _ucb_delta_value(counts, m, dp, 1.5 if clipped else 1.0))
+
+
+def ogd_rate(n: Counts, lipschitz: float, diameter: float, delta_prime: float) -> Rate:
+    r"""Projected online gradient descent, ``eta_n = D / (G sqrt(n))`` ("sharper version", RATES 4).
+
+    .. math::
+
+        U(n, \delta') = \min\Bigl(n,\ \tfrac32 G D \sqrt{n} + \sqrt{(n/2) \log(2 n^2/\delta')}\Bigr).
+
+    Assumes convex losses in ``[0, 1]`` with gradients bounded by ``G`` on a convex set of diameter
+    ``D``. The first term is Hazan's Theorem 3.1 (deterministic, anytime); the second is Hoeffding
+    with a union bound over ``n`` on the i.i.d. losses of the best fixed decision. Where the loss is
+    not convex in the parameters (e.g. square loss through a sigmoid link) the rate is heuristic.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        The expert's own update counts, ``n >= 1``.
+    lipschitz : float
+        Gradient bound ``G >= 0``.
+    diameter : float
+        Diameter ``D >= 0`` of the decision set (``2 r`` for a ball of radius ``r``).
+    delta_prime : float
+        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+
+    Returns
+    -------
+    float or ndarray
+        ``U(n, delta')`` (float64), of the shape of ``n``.
+
+    Examples
+    --------
+    >>> float(np.round(ogd_rate(10_000, lipschitz=1.0, diameter=2.0, delta_prime=0.005), 1))
+    649.4
+    """
+    counts = _counts(n)
+    gradient = _non_negative("lipschitz", lipschitz)
+    size = _non_negative("diameter", diameter)
+    dp = _open_unit("delta_prime", delta_prime)
+    sampling = np.sqrt(0.5 * counts * np.log(2.0 * counts * counts / dp))
+    value = 1.5 * gradient * size * np.sqrt(counts) + sampling
+    return _capped(counts, value)
+
+
+def hedge_rate(n: Counts, n_predictors: int, delta_prime: float) -> Rate:
+    r"""Hedge over ``N`` fixed predictors, ``eta_t = sqrt(8 ln N / t)``, mixture loss (RATES 5).
+
+    .. math::
+
+        U(n, \delta') = \min\Bigl(n,\ \sqrt{2 n \ln N} + \sqrt{\ln N / 8}
+        + \sqrt{(n/2) \log(2 n^2/\delta')}\Bigr).
+
+    Cesa-Bianchi & Lugosi (2006), Theorem 2.3, for losses in ``[0, 1]``, plus Hoeffding on the best
+    predictor's i.i.d. losses. Assumes the expert records the mixture loss ``sum_i p_i l_i`` (not a
+    sampled predictor's loss, which would need a second martingale term).
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        The expert's own update counts, ``n >= 1``.
+    n_predictors : int
+        Number of predictors ``N >= 1``.
+    delta_prime : float
+        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+
+    Returns
+    -------
+    float or ndarray
+        ``U(n, delta')`` (float64), of the shape of ``n``.
+
+    Examples
+    --------
+    >>> n = np.array([10_000, 100_000, 250_000, 1_000_000])
+    >>> np.round(hedge_rate(n, n_predictors=10, delta_prime=0.005) / n, 3)
+    array([0.056, 0.019, 0.012, 0.006])
+    """
+    counts = _counts(n)
+    size = _integer("n_predictors", n_predictors)
+    dp = _open_unit("delta_prime", delta_prime)
+    log_size = math.log(size)
+    value = (
+        np.sqrt(2.0 * counts * log_size)
+        + math.sqrt(log_size / 8.0)
+        + np.sqrt(0.5 * counts * np.log(2.0 * counts * counts / dp))
+    )
+    return _capped(counts, value)
+
+
+def authors_epsilon_greedy_rate(n: Counts, n_arms: int, alpha: float, coef: float = 0.5) -> Rate:
+    r"""The authors' epsilon-greedy rate, a heuristic without ``delta`` and without proof (RATES 2).
+
+    .. math::
+
+        U(n) = \min\bigl(n,\ \mathrm{coef}\; n^\alpha (m \ln n)^{1-\alpha}\bigr).
+
+    The authors' code uses ``coef = 0.5`` and ``alpha = 2/3``. (Their UCB1 rate,
+    ``coef sqrt(ln n) sum_a sqrt(N_a)``, depends on the pull counts and has no count-only form.)
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        The expert's own update counts, ``n >= 1``.
+    n_arms : int
+        Number of arms ``m >= 1``.
+    alpha : float
+        Exponent in ``(0, 1)``.
+    coef : float, default 0.5
+        Constant ``> 0``.
+
+    Returns
+    -------
+    float or ndarray
+        ``U(n)`` (float64), of the shape of ``n``.
+
+    Examples
+    --------
+    >>> float(np.round(authors_epsilon_greedy_rate(1000, n_arms=2, alpha=2 / 3), 3))
+    119.975
+    """
+    counts = _counts(n)
+    m = _integer("n_arms", n_arms)
+    exponent = _open_unit("alpha", alpha)
+    constant = _positive("coef", coef)
+    return _capped(counts, _authors_epsilon_greedy_value(counts, m, exponent, constant))
+
+
+def expert_rate(expert: Any, n: Counts, n_arms: int, delta_prime: float) -> Rate:
+    r"""``U(n, delta')`` of an expert specification, as M-LCB reads it.
+
+    For the bandit experts of :mod:`agents.bandits` this is what the kernel ``_rate`` computes:
+    ``min(n, rate_scale * U)`` with ``U`` chosen by the family and its ``rate`` attribute
+    (``rate_scale`` multiplies the uncapped rate, then the cap applies):
+
+    * :class:`~agents.bandits.UCB1`: ``"theory"`` -- :func:`ucb1_rate`; ``"authors"`` -- depends on
+      the pull counts of the arms, so it has no count-only form (``ValueError``).
+    * :class:`~agents.bandits.EpsilonGreedy`: ``"theory"`` -- :func:`epsilon_greedy_rate` (``U#``);
+      ``"authors"`` -- :func:`authors_epsilon_greedy_rate` with the expert's ``rate_coef``.
+    * :class:`~agents.bandits.ThompsonSampling`: :func:`thompson_rate` (clipped or vanilla).
+
+    Any other object with a method ``rate_function(n, n_arms, delta_prime)`` (e.g. a GLM expert)
+    plugs in: its values are returned as float64, capped at ``n`` (a no-op for a conforming rate).
+
+    Parameters
+    ----------
+    expert : object
+        An expert specification.
+    n : int or array_like of int
+        The expert's own update counts, ``n >= 1``.
+    n_arms : int
+        Number of arms ``m >= 1`` of a bandit expert (passed on to ``rate_function`` otherwise).
+    delta_prime : float
+        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+
+    Returns
+    -------
+    float or ndarray
+        ``U(n, delta')`` (float64), of the shape of ``n``.
+
+    Raises
+    ------
+    ValueError
+        For a rate that depends on more than the count (the authors' UCB1 rate) or bad arguments.
+    TypeError
+        For an object that is neither a bandit expert nor has ``rate_function``.
+
+    Examples
+    --------
+    >>> from agents.bandits import UCB1
+    >>> float(expert_rate(UCB1(c=2.0), 10_000, n_arms=2, delta_prime=0.005)) == float(
+    ...     ucb1_rate(10_000, n_arms=2, c=2.0, delta_prime=0.005))
+    True
+    """
+    # Imported here: agents.bandits builds compiled kernels and may one day import this module.
+    from agents.bandits import UCB1, EpsilonGreedy, ThompsonSampling
+
+    if not isinstance(expert, (UCB1, EpsilonGreedy, ThompsonSampling)):
+        rate_function = getattr(expert, "rate_function", None)
+        if not callable(rate_function):
+            raise TypeError(
+                f"expert_rate needs a bandit expert (UCB1, EpsilonGreedy, ThompsonSampling) or an object "
+                f"with a method rate_function(n, n_arms, delta_prime), got {type(expert).__name__}"
+            )
+        counts = _counts(n)
+        value = np.asarray(rate_function(n, n_arms, delta_prime), dtype=np.float64)
+        return _capped(counts, value)
+
+    counts = _counts(n)
+    m = _integer("n_arms", n_arms)
+    dp = _open_unit("delta_prime", delta_prime)
+    if isinstance(expert, UCB1):
+        if expert.rate == "authors":
+            raise ValueError(
+                "the authors' UCB1 rate coef * sqrt(ln n) * sum_a sqrt(N_a) depends on the arms' pull "
+                "counts, not on n alone: it has no count-only form (use rate='theory')"
+            )
+        value = _ucb1_value(counts, m, float(expert.c), dp)
+    elif isinstance(expert, EpsilonGreedy):
+        if expert.rate == "authors":
+            value = _authors_epsilon_greedy_value(counts, m, float(expert.alpha), float(expert.rate_coef))
+        else:
+            value = _epsilon_greedy_value(counts, m, float(expert.c), float(expert.alpha), dp)
+    else:
+        value = _ucb_delta_value(counts, m, dp, 1.5 if expert.clipped else 1.0)
+    return _capped(counts, float(expert.rate_scale) * value)
