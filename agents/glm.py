@@ -1,0 +1,255 @@
+"""Online GLM experts: projected online gradient descent on ``y_hat = f(w . x)`` (SPEC 1, 7).
+
+Expert ``k`` owns a link ``f_k`` (:mod:`envs.links`) and the ball ``W = {||w|| <= r}``. Trained
+at its own round ``j``, it predicts with its current ``w``, suffers the normalised square loss of
+the GLM stream (:mod:`envs.glm`) and steps
+
+    w <- Proj_W(w - eta_j grad),  eta_j = step_scale * D / (G sqrt(j)),
+
+with ``D = 2r`` and ``G = 2 L_f R_x / B`` the largest gradient norm on the ball (Hazan 2016,
+Thm 3.1: regret ``<= 1.5 G D sqrt(n)`` for convex losses). Its rate (RATES 4, sharper form) is
+
+    U(n, delta') = min(n, rate_scale (1.5 G D sqrt(n) + sqrt((n/2) log(2 n^2 / delta')))).
+
+The square loss through a link is convex in ``w`` only for some links
+(:meth:`envs.glm.GLMEnv.convex`); for the others the rate is *heuristic* and results say so.
+The gradient is that of the unclipped loss ``(f - y)^2 / B^2`` (the clipping at 1 has negligible
+probability by the choice of ``B``).
+
+Smoothing: ``"average"`` deploys the average of the expert's past training iterates (valid for
+convex losses, the default), ``"uniform"`` one past iterate drawn uniformly (general; keeps every
+iterate, so memory grows with the horizon), ``"last"`` the current iterate (outside the theory).
+All experts of a replication start from one shared random point of norm ``init_norm``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from envs.glm import expected_loss, square_loss
+from envs.links import link_derivative, link_index, link_value
+from mlcb import smoothing, tables
+from mlcb._jit import kernel, njit
+from mlcb._random import uniform
+from mlcb.kernels import implements
+
+#: Per-expert parameters (record array, shape (K,)).
+GLM_EXPERT_DTYPE = np.dtype(
+    [
+        ("link", np.int64),
+        ("step", np.float64),  # eta_j = step / sqrt(j)
+        ("radius", np.float64),  # r
+        ("rate_coef", np.float64),  # 1.5 G D
+        ("rate_scale", np.float64),
+        ("rate_row", np.int64),  # row of U(n) in the pool's tables, -1 to compute
+    ],
+    align=True,
+)
+#: Counter slots one deployment may use.
+DEPLOY_SLOTS = 4096
+
+
+class GLMPoolParams(NamedTuple):
+    experts: np.ndarray  # (K,) GLM_EXPERT_DTYPE
+    tables: np.ndarray  # (R, L) tabulated rates, (0, 0) when none
+    delta_prime: float
+    smoothing: int
+
+
+class GLMPoolState(NamedTuple):
+    weights: np.ndarray  # (K, d) current iterates
+    weight_sums: np.ndarray  # (K, d) sums of the iterates used in training (for "average")
+    steps: np.ndarray  # (K,) int64 updates so far
+    history: np.ndarray  # (K, H, d) every training iterate (for "uniform"), H = 0 otherwise
+
+
+@kernel
+def ogd_rate(rate_coef, rate_scale, n, delta_prime):
+    """``min(n, rate_scale (rate_coef sqrt(n) + sqrt((n/2) log(2 n^2 / delta'))))``."""
+    value = rate_coef * math.sqrt(n) + math.sqrt(0.5 * n * math.log(2.0 * n * n / delta_prime))
+    return min(float(n), rate_scale * value)
+
+
+@implements("train", GLMPoolParams)
+@kernel
+def _train(params, state, env_params, env_state, k, t):
+    expert = params.experts[k]
+    j = state.steps[k] + 1
+    x = env_state.x
+    d = x.shape[0]
+    z = 0.0
+    for i in range(d):
+        z += state.weights[k, i] * x[i]
+    prediction = link_value(expert.link, z)
+    loss = square_loss(env_params, prediction, env_state.y[0])
+    coefficient = 2.0 * (prediction - env_state.y[0]) * link_derivative(expert.link, z)
+    coefficient /= env_params.scale * env_params.scale
+    eta = expert.step / math.sqrt(j)
+    keep = state.history.shape[1] > 0
+    squared = 0.0
+    for i in range(d):
+        w = state.weights[k, i]
+        state.weight_sums[k, i] += w
+        if keep:
+            state.history[k, j - 1, i] = w
+        w -= eta * coefficient * x[i]
+        state.weights[k, i] = w
+        squared += w * w
+    norm = math.sqrt(squared)
+    if norm > expert.radius:
+        shrink = expert.radius / norm
+        for i in range(d):
+            state.weights[k, i] *= shrink
+    state.steps[k] = j
+    if expert.rate_row >= 0:
+        return loss, params.tables[expert.rate_row, j]
+    return loss, ogd_rate(expert.rate_coef, expert.rate_scale, j, params.delta_prime)
+
+
+@kernel
+def _geometry(vector, divisor, x, direction):
+    """``(v . x, v . e1, |v - (v . e1) e1|) / divisor`` for one decision vector ``v``."""
+    z = 0.0
+    along = 0.0
+    squared = 0.0
+    for i in range(x.shape[0]):
+        z += vector[i] * x[i]
+        along += vector[i] * direction[i]
+        squared += vector[i] * vector[i]
+    across = math.sqrt(max(squared - along * along, 0.0))
+    return z / divisor, along / divisor, across / divisor
+
+
+@implements("deploy", GLMPoolParams)
+@kernel
+def _deploy(params, state, env_params, env_state, k, t, key, slot):
+    link = params.experts[k].link
+    n = state.steps[k]
+    if params.smoothing == smoothing.AVERAGE:
+        z, along, across = _geometry(state.weight_sums[k], float(n), env_state.x, env_params.direction)
+    elif params.smoothing == smoothing.UNIFORM:
+        drawn = min(int(uniform(key, t, slot * DEPLOY_SLOTS) * n), n - 1)
+        z, along, across = _geometry(state.history[k, drawn], 1.0, env_state.x, env_params.direction)
+    else:
+        z, along, across = _geometry(state.weights[k], 1.0, env_state.x, env_params.direction)
+    loss = square_loss(env_params, link_value(link, z), env_state.y[0])
+    return loss, expected_loss(env_params, link, along, across)
+
+
+@dataclass(frozen=True)
+class OnlineGradientDescent:
+    """Projected OGD on a GLM with a fixed link (SPEC section 7's "glm" experts).
+
+    Parameters
+    ----------
+    link : str or int
+        One of :data:`envs.links.LINK_NAMES` (or its index).
+    radius : float
+        ``r``, the radius of the parameter ball.
+    step_scale : float
+        Multiplier of the theory step ``D / (G sqrt(j))``; anything but 1 leaves the theory.
+    rate_scale : float
+        Multiplier ``beta_k`` of the rate function; anything but 1 leaves the theory.
+    init_norm : float
+        Norm of the shared random starting point (0.5 in the authors' code).
+
+    Examples
+    --------
+    >>> OnlineGradientDescent(link="logcosh").link
+    'logcosh'
+    """
+
+    link: str | int = "logcosh"
+    radius: float = 1.0
+    step_scale: float = 1.0
+    rate_scale: float = 1.0
+    init_norm: float = 0.5
+
+    kind: ClassVar[str] = "glm"
+
+    def __post_init__(self) -> None:
+        link_index(self.link)
+        for name in ("radius", "step_scale", "rate_scale"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+        if not (isinstance(self.init_norm, (int, float)) and 0 <= self.init_norm <= self.radius):
+            raise ValueError(
+                f"init_norm must be a number in [0, radius={self.radius}], got {self.init_norm!r}"
+            )
+
+    @property
+    def heuristic(self) -> bool:
+        """True when the rate is outside the theory: a non-convex link or rescaled constants."""
+        return (
+            not _convex_on_default_stream(link_index(self.link), self.radius)
+            or self.step_scale != 1.0
+            or self.rate_scale != 1.0
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _convex_on_default_stream(link: int, radius: float) -> bool:
+    from envs.glm import GLMEnv
+
+    return GLMEnv().convex(OnlineGradientDescent(link=link, radius=radius))
+
+
+@njit
+def _tabulate_ogd(rate_coef, rate_scale, delta_prime, length):
+    table = np.zeros(length)
+    for n in range(1, length):
+        table[n] = ogd_rate(rate_coef, rate_scale, n, delta_prime)
+    return table
+
+
+@functools.lru_cache(maxsize=32)
+def _rate_tables(signatures: tuple, delta_prime: float, horizon: int):
+    length = tables.table_length(horizon, len(signatures))
+    if length == 0:
+        return tables.EMPTY, {}
+    out = np.stack([_tabulate_ogd(coef, scale, delta_prime, length) for coef, scale in signatures])
+    out.setflags(write=False)
+    return out, {signature: row for row, signature in enumerate(signatures)}
+
+
+def build_glm_pool(
+    experts: list,
+    env: Any,
+    env_params: Any,
+    delta: float,
+    keys: np.ndarray,
+    smoothing_name: str,
+    horizon: int,
+    seed: int = 0,
+    replication: int = 0,
+) -> tuple[GLMPoolParams, GLMPoolState]:
+    """Kernel parameters and fresh state of a pool of OGD experts on one GLM replication."""
+    n_experts, dim = len(experts), env.dim
+    delta_prime = delta / (2.0 * n_experts)
+    records = np.zeros(n_experts, dtype=GLM_EXPERT_DTYPE)
+    signatures = []
+    for k, expert in enumerate(experts):
+        lipschitz = env.lipschitz(expert)
+        diameter = 2.0 * expert.radius
+        step = expert.step_scale * diameter / lipschitz
+        coef = 1.5 * lipschitz * diameter
+        signatures.append((coef, float(expert.rate_scale)))
+        records[k] = (link_index(expert.link), step, expert.radius, coef, expert.rate_scale, -1)
+    shared, rows = _rate_tables(tuple(dict.fromkeys(signatures)), delta_prime, horizon)
+    for k, signature in enumerate(signatures):
+        records[k]["rate_row"] = rows.get(signature, -1)
+    params = GLMPoolParams(
+        records, shared, float(delta_prime), smoothing.code(smoothing_name, ("average", "uniform", "last"))
+    )
+    start = np.zeros((n_experts, dim))
+    for k, expert in enumerate(experts):
+        start[k] = env.initial_weights(seed, replication, expert.init_norm)
+    history = np.zeros((n_experts, horizon + 2 if smoothing_name == "uniform" else 0, dim))
+    state = GLMPoolState(start, np.zeros((n_experts, dim)), np.zeros(n_experts, dtype=np.int64), history)
+    return params, state

@@ -1,0 +1,275 @@
+"""The GLM stream of the paper's parametric experiment (SPEC section 7, "glm").
+
+Each round ``x_t`` is uniform on the sphere of radius ``R_x`` in ``R^d`` and
+``y_t = f_target(w* . x_t) + N(0, sigma^2)``; ``w*`` is a random direction with a norm drawn
+uniformly from ``target_norm`` (per replication). A decision is a pair (link ``f``, weights ``w``)
+predicting ``f(w . x)``; its loss is the normalised square loss
+``min(1, (f(w . x) - y)^2 / B^2)`` with one scale ``B`` for all ten links
+(:func:`envs.glm_math.loss_scale`, with a noise margin of 10 sigma so that the clipping at 1
+practically never happens).
+
+Expected losses are exact up to quadrature: ``(w . x, w* . x)`` is a two-dimensional projection of
+the uniform law on the sphere, integrated with :func:`envs.glm_math.plane_quadrature`;
+``L_k* = min_{||w|| <= r} L(w)`` by :func:`envs.glm_math.optimal_loss`.
+
+``xi_t`` is drawn from the counter-based stream: ``x_t`` from the normals at ``(t, 0 .. d-1)``,
+the noise at ``(t, d)``, so every policy sees the same stream.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+
+from envs import glm_math
+from envs.links import LINK_NAMES, link_index, link_value
+from mlcb._jit import kernel
+from mlcb._random import normal
+from mlcb.kernels import implements
+from mlcb.seeding import check_seed, instance_rng, stream_keys
+
+
+class GLMEnvParams(NamedTuple):
+    direction: np.ndarray  # (d,) unit vector w* / |w*|
+    target_norm: float  # |w*|
+    target_link: int
+    radius: float  # R_x
+    noise: float  # sigma
+    scale: float  # B
+    key: np.uint64
+    nodes: np.ndarray  # (Q, 3) quadrature nodes (x1, x2) and weights of (x . e1, x . e2)
+    target_values: np.ndarray  # (Q,) f_target(|w*| x1_q)
+
+
+class GLMEnvState(NamedTuple):
+    x: np.ndarray  # (d,) the round's features
+    y: np.ndarray  # (1,) the round's target
+
+
+@implements("begin_round", GLMEnvParams)
+@kernel
+def _begin_round(params, state, t):
+    d = state.x.shape[0]
+    squared = 0.0
+    for i in range(d):
+        g = normal(params.key, t, i)
+        state.x[i] = g
+        squared += g * g
+    scale = params.radius / math.sqrt(squared)
+    inner = 0.0
+    for i in range(d):
+        state.x[i] *= scale
+        inner += state.x[i] * params.direction[i]
+    state.y[0] = link_value(params.target_link, params.target_norm * inner) + params.noise * normal(
+        params.key, t, d
+    )
+
+
+@kernel
+def square_loss(params, prediction, y):
+    """``min(1, (prediction - y)^2 / B^2)``."""
+    residual = (prediction - y) / params.scale
+    return min(1.0, residual * residual)
+
+
+@kernel
+def expected_loss(params, link, along, across):
+    """``L(w)`` of the decision ``(link, w)`` with ``along = w . e1``, ``across = |w - along e1|``."""
+    total = 0.0
+    for q in range(params.nodes.shape[0]):
+        node = params.nodes[q]
+        residual = link_value(link, along * node[0] + across * node[1]) - params.target_values[q]
+        total += node[2] * residual * residual
+    scale2 = params.scale * params.scale
+    return min(1.0, total / scale2 + params.noise * params.noise / scale2)
+
+
+@functools.lru_cache(maxsize=8192)
+def _optimal_loss(instance: tuple, link: int, target_norm: float, radius: float) -> float:
+    """Cached :func:`envs.glm_math.optimal_loss` (the same instance recurs across budgets)."""
+    dim, radius_x, noise, target_link, quadrature, scale = instance
+    nodes = glm_math.plane_quadrature(dim, radius_x, *quadrature)
+    value, _, _ = glm_math.optimal_loss(link, target_link, target_norm, radius, nodes, noise, scale)
+    return float(value)
+
+
+class GLMEnv(gym.Env):
+    """x uniform on a sphere, y from a target GLM plus Gaussian noise; as a Gymnasium environment.
+
+    Parameters
+    ----------
+    dim : int
+        ``d >= 2``, the dimension of ``x``.
+    radius : float
+        ``R_x``, the radius of the sphere ``x`` lives on (2 in the authors' code).
+    noise : float
+        ``sigma`` of the Gaussian label noise (0.02).
+    target_link : str or int
+        The link of the data-generating model (``"logcosh"``, link 9).
+    target_norm : (float, float)
+        Range of ``|w*|`` (uniform per replication).
+    weight_radius : float
+        Radius ``r`` of the experts' parameter ball, used to size the loss scale ``B``.
+    quadrature : (int, int)
+        Radial and angular nodes of the expected-loss quadrature.
+
+    The Gymnasium interface predicts one round at a time: the observation is ``x_t``, the action
+    a prediction ``y_hat`` (shape (1,)), the reward ``-min(1, (y_hat - y_t)^2 / B^2)``, and
+    ``info`` holds ``y_t``. ``reset(seed=s, options={"replication": r})`` reproduces replication
+    ``r`` of a simulation with seed ``s``.
+    """
+
+    metadata = {"render_modes": []}
+    kind = "glm"
+
+    def __init__(
+        self,
+        dim: int = 5,
+        radius: float = 2.0,
+        noise: float = 0.02,
+        target_link: str | int = "logcosh",
+        target_norm: tuple[float, float] = (0.7, 0.95),
+        weight_radius: float = 1.0,
+        quadrature: tuple[int, int] = (24, 48),
+    ) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
+            raise ValueError(f"dim must be an integer >= 2, got {dim!r}")
+        for name, value in (("radius", radius), ("weight_radius", weight_radius)):
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+        if not (isinstance(noise, (int, float)) and math.isfinite(noise) and noise >= 0):
+            raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+        low, high = target_norm
+        if not (0 < low <= high):
+            raise ValueError(
+                f"target_norm must be a range (low, high) with 0 < low <= high, got {target_norm!r}"
+            )
+        self.dim = dim
+        self.radius = float(radius)
+        self.noise = float(noise)
+        self.target_link = link_index(target_link)
+        self.target_norm = (float(low), float(high))
+        self.weight_radius = float(weight_radius)
+        self.quadrature = tuple(int(q) for q in quadrature)
+        self.scale = glm_math.loss_scale(
+            list(range(len(LINK_NAMES))), self.radius, self.weight_radius, self.target_link, high, self.noise
+        )
+        x1, x2, weights = glm_math.plane_quadrature(dim, self.radius, *self.quadrature)
+        self._nodes = np.ascontiguousarray(np.stack([x1, x2, weights], axis=1))
+        self.observation_space = gym.spaces.Box(-self.radius, self.radius, (dim,), dtype=np.float64)
+        self.action_space = gym.spaces.Box(-np.inf, np.inf, (1,), dtype=np.float64)
+        self._params: GLMEnvParams | None = None
+        self._state: GLMEnvState | None = None
+        self._round = 0
+
+    # --- what the engine uses -------------------------------------------------------------
+    def build(self, seed: int, replication: int) -> tuple[GLMEnvParams, GLMEnvState]:
+        """Kernel parameters and state of replication ``replication`` (its own ``w*``)."""
+        rng = instance_rng(seed, replication)
+        direction = rng.standard_normal(self.dim)
+        direction /= np.linalg.norm(direction)
+        norm = float(rng.uniform(*self.target_norm))
+        from envs.links import link_values
+
+        params = GLMEnvParams(
+            direction=direction,
+            target_norm=norm,
+            target_link=self.target_link,
+            radius=self.radius,
+            noise=self.noise,
+            scale=self.scale,
+            key=stream_keys(seed, replication, 0).env,
+            nodes=self._nodes,
+            target_values=link_values(self.target_link, norm * self._nodes[:, 0]),
+        )
+        return params, GLMEnvState(np.zeros(self.dim), np.zeros(1))
+
+    def initial_weights(self, seed: int, replication: int, norm: float) -> np.ndarray:
+        """The experts' shared random starting point of replication ``replication``."""
+        rng = instance_rng(seed, replication)
+        rng.standard_normal(self.dim)  # skip w*'s direction
+        rng.uniform()  # and its norm
+        start = rng.standard_normal(self.dim)
+        return norm * start / np.linalg.norm(start)
+
+    def expert_optimal_losses(self, params: GLMEnvParams, experts: Any) -> np.ndarray:
+        """``L_k*`` of each expert: the least expected loss of its link on its ball."""
+        instance = (self.dim, self.radius, self.noise, self.target_link, self.quadrature, self.scale)
+        return np.array(
+            [
+                _optimal_loss(instance, link_index(e.link), params.target_norm, float(e.radius))
+                for e in experts
+            ]
+        )
+
+    def lipschitz(self, expert: Any) -> float:
+        """``G = 2 L_f R_x / B``: the largest gradient norm of the loss on the expert's ball."""
+        bound = expert.radius * self.radius
+        return 2.0 * glm_math.lipschitz(link_index(expert.link), bound) * self.radius / self.scale
+
+    def convex(self, expert: Any) -> bool:
+        """Whether the expert's loss is convex on its ball (else its rate is heuristic)."""
+        bound = expert.radius * self.radius
+        low, high = self._target_range()
+        return glm_math.is_convex_loss(link_index(expert.link), bound, low, high)
+
+    def _target_range(self) -> tuple[float, float]:
+        from envs.links import link_values
+
+        z = np.linspace(-1, 1, 2001) * self.target_norm[1] * self.radius
+        values = link_values(self.target_link, z)
+        margin = 10.0 * self.noise
+        return float(values.min() - margin), float(values.max() + margin)
+
+    def expert_rates(self, experts: Any, n: np.ndarray, delta_prime: float) -> np.ndarray:
+        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), as the kernels
+        compute them (``min(n, rate_scale (1.5 G D sqrt(n) + sqrt((n/2) log(2 n^2 / delta'))))``)."""
+        from agents.glm import _tabulate_ogd
+
+        n = np.asarray(n, dtype=np.int64)
+        rows = []
+        for expert in experts:
+            coef = 1.5 * self.lipschitz(expert) * 2.0 * expert.radius
+            rows.append(
+                _tabulate_ogd(coef, float(expert.rate_scale), float(delta_prime), int(n.max()) + 1)[n]
+            )
+        return np.stack(rows)
+
+    def check_experts(self, experts: Any) -> None:
+        """Raise a ``ValueError`` unless every expert is a GLM expert."""
+        for expert in experts:
+            if getattr(expert, "kind", None) != self.kind:
+                raise ValueError(f"experts: {expert!r} is not a GLM expert (kind 'glm')")
+
+    # --- Gymnasium interface -------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        replication = int((options or {}).get("replication", 0))
+        self._params, self._state = self.build(check_seed(0 if seed is None else seed), replication)
+        self._round = 1
+        _begin_round(self._params, self._state, 1)
+        return self._state.x.copy(), {"round": 1}
+
+    def step(self, action):
+        if self._params is None:
+            raise RuntimeError("call reset() before step()")
+        prediction = float(np.asarray(action, dtype=float).reshape(-1)[0])
+        y = float(self._state.y[0])
+        loss = square_loss(self._params, prediction, y)
+        info = {"round": self._round, "y": y}
+        self._round += 1
+        _begin_round(self._params, self._state, self._round)
+        return self._state.x.copy(), -loss, False, False, info
+
+    def expected_loss(self, link: str | int, weights: Any) -> float:
+        """``L(w)`` of predicting ``f_link(w . x)`` on the current instance."""
+        if self._params is None:
+            raise RuntimeError("call reset() first")
+        w = np.asarray(weights, dtype=float)
+        along = float(w @ self._params.direction)
+        across = math.sqrt(max(float(w @ w) - along * along, 0.0))
+        return float(expected_loss(self._params, link_index(link), along, across))
