@@ -24,18 +24,22 @@ from mlcb.registry import Registry
 registry = Registry("expert")
 registry.register("ucb1", "agents.bandits:UCB1", summary="UCB1, radius sqrt(c ln j / N_a)")
 registry.register(
-    "epsilon-greedy", "agents.bandits:EpsilonGreedy",
+    "epsilon-greedy",
+    "agents.bandits:EpsilonGreedy",
     summary="decaying epsilon-greedy, eps_j = min(1, c (m ln j / j)^(1 - alpha))",
 )
 registry.register(
     "thompson", "agents.bandits:ThompsonSampling", summary="Bernoulli Thompson sampling (heuristic rate)"
 )
 registry.register(
-    "clipped-thompson", "agents.bandits:ThompsonSampling", clipped=True,
+    "clipped-thompson",
+    "agents.bandits:ThompsonSampling",
+    clipped=True,
     summary="Thompson sampling clipped into a UCB band (explicit rate)",
 )
 registry.register(
-    "ogd", "agents.glm:OnlineGradientDescent",
+    "ogd",
+    "agents.glm:OnlineGradientDescent",
     summary="projected online gradient descent on a GLM with a fixed link",
 )
 
@@ -50,8 +54,17 @@ def names() -> list[str]:
     return registry.names()
 
 
-def build_pool(experts: list, env: Any, env_params: Any, delta: float, keys: np.ndarray,
-               smoothing: str, horizon: int):
+def build_pool(
+    experts: list,
+    env: Any,
+    env_params: Any,
+    delta: float,
+    keys: np.ndarray,
+    smoothing: str,
+    horizon: int,
+    seed: int = 0,
+    replication: int = 0,
+):
     """Kernel parameters and state of the pool ``experts`` on one replication of ``env``."""
     kind = experts[0].kind
     if kind == "bandit":
@@ -61,8 +74,21 @@ def build_pool(experts: list, env: Any, env_params: Any, delta: float, keys: np.
     if kind == "glm":
         from agents.glm import build_glm_pool
 
-        return build_glm_pool(experts, env, env_params, delta, keys, smoothing, horizon)
+        return build_glm_pool(experts, env, env_params, delta, keys, smoothing, horizon, seed, replication)
     raise ValueError(f"experts: no compiled pool for experts of kind {kind!r}")
+
+
+_SMOOTHING = {
+    "bandit": ("counts", "average", "uniform", "last"),
+    "glm": ("average", "uniform", "last"),
+}
+
+
+def check_smoothing(kind: str, name: str) -> None:
+    """Raise a ``ValueError`` unless wrapper ``name`` is available for ``kind`` experts."""
+    allowed = _SMOOTHING.get(kind, ())
+    if name not in allowed:
+        raise ValueError(f"smoothing must be one of {allowed} for {kind} experts, got {name!r}")
 
 
 def default_smoothing(kind: str) -> str:

@@ -191,9 +191,7 @@ def _train(params, state, env_params, env_state, k, t):
     expert = params.experts[k]
     progress = state.experts[k]
     j = progress.steps + 1
-    arm, eps, greedy = _current_arm(
-        expert, state.arms, params.tables, k, j, expert.key, j, 0, params.delta0
-    )
+    arm, eps, greedy = _current_arm(expert, state.arms, params.tables, k, j, expert.key, j, 0, params.delta0)
     if eps >= 0.0:
         m = expert.n_arms
         for a in range(m):
@@ -287,9 +285,7 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
     base = slot * DEPLOY_SLOTS
     if params.smoothing == smoothing.LAST:
         j = state.experts[k].steps + 1
-        arm, eps, greedy = _current_arm(
-            expert, state.arms, params.tables, k, j, key, t, base, params.delta0
-        )
+        arm, eps, greedy = _current_arm(expert, state.arms, params.tables, k, j, key, t, base, params.delta0)
         if eps < 0.0:
             return arm_loss(env_params, t, k, arm), means[k, arm]
         expected = (1.0 - eps) * means[k, greedy]
@@ -463,8 +459,19 @@ def _pool_tables(signatures: tuple, delta_prime: float, horizon: int):
         else:
             _, family, m, rate, c, alpha, coef, scale = item
             record = np.zeros(1, dtype=EXPERT_DTYPE)
-            record[0] = (family, m, _RATES.index(rate), c, alpha, coef, scale,
-                         _ucb1_offset(family, rate, c, m, delta_prime), -1, -1, 0)
+            record[0] = (
+                family,
+                m,
+                _RATES.index(rate),
+                c,
+                alpha,
+                coef,
+                scale,
+                _ucb1_offset(family, rate, c, m, delta_prime),
+                -1,
+                -1,
+                0,
+            )
             out[row] = _tabulate_rate(record[0], m, delta_prime, length)
     out.setflags(write=False)
     return out, {item: row for row, item in enumerate(wanted)}
@@ -478,22 +485,40 @@ def _ucb1_offset(family: int, rate: str, c: float, m: int, delta_prime: float) -
 
 
 def build_bandit_pool(
-    experts: list, n_arms: np.ndarray, env_params: BanditEnvParams, delta: float, keys: np.ndarray,
-    smoothing_name: str, horizon: int,
+    experts: list,
+    n_arms: np.ndarray,
+    env_params: BanditEnvParams,
+    delta: float,
+    keys: np.ndarray,
+    smoothing_name: str,
+    horizon: int,
 ) -> tuple[BanditPoolParams, BanditPoolState]:
     """Kernel parameters and fresh state of a pool of bandit experts on ``env_params``."""
     n_experts = len(experts)
     delta_prime = delta / (2.0 * n_experts)
     signatures = [
-        (e.family, int(n_arms[k]), e.rate, float(getattr(e, "c", 0.0)),
-         float(getattr(e, "alpha", 0.5)), float(getattr(e, "rate_coef", 0.0)), float(e.rate_scale))
+        (
+            e.family,
+            int(n_arms[k]),
+            e.rate,
+            float(getattr(e, "c", 0.0)),
+            float(getattr(e, "alpha", 0.5)),
+            float(getattr(e, "rate_coef", 0.0)),
+            float(e.rate_scale),
+        )
         for k, e in enumerate(experts)
     ]
     shared, rows = _pool_tables(tuple(dict.fromkeys(signatures)), delta_prime, horizon)
     records = np.zeros(n_experts, dtype=EXPERT_DTYPE)
     for k, (family, m, rate, c, alpha, coef, scale) in enumerate(signatures):
         records[k] = (
-            family, m, _RATES.index(rate), c, alpha, coef, scale,
+            family,
+            m,
+            _RATES.index(rate),
+            c,
+            alpha,
+            coef,
+            scale,
             _ucb1_offset(family, rate, c, m, delta_prime),
             rows.get(("rate", family, m, rate, c, alpha, coef, scale), -1),
             rows.get(("epsilon", c, alpha, m), -1),

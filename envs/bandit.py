@@ -25,6 +25,7 @@ from mlcb.seeding import check_seed, instance_rng, stream_keys
 
 class BanditEnvParams(NamedTuple):
     loss_means: np.ndarray  # (K, m_max) float64; arms past an expert's own count are padding (1.0)
+    streams: np.ndarray  # (K,) int64 each expert's stream identity (its row of xi_t)
     key: np.uint64  # the env stream of this replication
 
 
@@ -35,7 +36,7 @@ class BanditEnvState(NamedTuple):
 @kernel
 def arm_loss(env_params, t, k, a):
     """Loss of arm ``a`` of expert ``k`` under ``xi_t``: 1.0 with probability ``mu[k, a]``."""
-    slot = k * env_params.loss_means.shape[1] + a
+    slot = env_params.streams[k] * env_params.loss_means.shape[1] + a
     return 1.0 if uniform(env_params.key, t, slot) < env_params.loss_means[k, a] else 0.0
 
 
@@ -66,6 +67,10 @@ class BanditExpertsEnv(gym.Env):
     shuffle : bool
         Shuffle each expert's arm order per replication (the trap does, so that index order
         carries no information).
+    streams : array_like of int, optional
+        Each expert's stream identity (distinct, >= 0; default ``0 .. K-1``). An expert's arm
+        order, arm draws and internal randomness follow its identity, so reordering the rows of
+        ``reward_means`` together with ``streams`` relabels the experts and changes nothing else.
 
     The Gymnasium interface plays one arm per step: the action is ``(expert, arm)``, the reward is
     minus that arm's loss under ``xi_t``, and ``info`` holds the whole loss table of the round
@@ -77,7 +82,7 @@ class BanditExpertsEnv(gym.Env):
     metadata = {"render_modes": []}
     kind = "bandit"
 
-    def __init__(self, reward_means: Any, shuffle: bool = False) -> None:
+    def __init__(self, reward_means: Any, shuffle: bool = False, streams: Any = None) -> None:
         means = np.asarray(reward_means, dtype=float)
         if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
             raise ValueError(f"reward_means must be a (K, m) array, got shape {means.shape}")
@@ -87,6 +92,15 @@ class BanditExpertsEnv(gym.Env):
             raise ValueError("reward_means: each expert needs >= 1 arm; nan only as trailing padding")
         if np.any((means[finite] < 0) | (means[finite] > 1)):
             raise ValueError("reward_means must lie in [0, 1] (Bernoulli reward probabilities)")
+        ids = np.arange(means.shape[0]) if streams is None else np.asarray(streams)
+        if (
+            ids.shape != (means.shape[0],)
+            or ids.dtype.kind not in "iu"
+            or np.any(ids < 0)
+            or len(np.unique(ids)) != len(ids)
+        ):
+            raise ValueError(f"streams must be {means.shape[0]} distinct integers >= 0, got {streams!r}")
+        self.streams = ids.astype(np.int64)
         self.reward_means = means
         self.n_arms = n_arms.astype(np.int64)
         self.shuffle = bool(shuffle)
@@ -102,17 +116,28 @@ class BanditExpertsEnv(gym.Env):
         loss_means = 1.0 - self.reward_means
         loss_means = np.where(np.isfinite(loss_means), loss_means, 1.0)
         if self.shuffle:
-            rng = instance_rng(seed, replication)
             for k in range(self.n_experts):
                 m = self.n_arms[k]
-                loss_means[k, :m] = loss_means[k, rng.permutation(m)]
+                order = instance_rng(seed, replication, int(self.streams[k])).permutation(m)
+                loss_means[k, :m] = loss_means[k, order]
         key = stream_keys(seed, replication, 0).env
-        params = BanditEnvParams(np.ascontiguousarray(loss_means), key)
+        params = BanditEnvParams(np.ascontiguousarray(loss_means), self.streams.copy(), key)
         return params, BanditEnvState(np.zeros(1, dtype=np.int64))
 
     def expert_optimal_losses(self, params: BanditEnvParams, experts: Any = None) -> np.ndarray:
         """``L_k*`` of every expert: its best arm's loss mean."""
         return np.array([params.loss_means[k, : self.n_arms[k]].min() for k in range(self.n_experts)])
+
+    def expert_rates(self, experts: Any, n: np.ndarray, delta_prime: float) -> np.ndarray:
+        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)).
+
+        A ``ValueError`` when some rate depends on more than the count (the authors' UCB1).
+        """
+        from agents.rates import expert_rate
+
+        return np.stack(
+            [expert_rate(expert, n, int(self.n_arms[k]), delta_prime) for k, expert in enumerate(experts)]
+        )
 
     def check_experts(self, experts: Any) -> None:
         """Raise a ``ValueError`` unless ``experts`` are K bandit experts for this environment."""
@@ -131,7 +156,10 @@ class BanditExpertsEnv(gym.Env):
         base = check_seed(0 if seed is None else seed)
         self._params, _ = self.build(base, replication)
         self._round = 0
-        return 0, {"optimal_loss": self.optimal_loss, "expert_optimal_losses": self.expert_optimal_losses(self._params)}
+        return 0, {
+            "optimal_loss": self.optimal_loss,
+            "expert_optimal_losses": self.expert_optimal_losses(self._params),
+        }
 
     def step(self, action):
         if self._params is None:

@@ -106,8 +106,17 @@ def warm_start(env_params, env_state, pool_params, pool_state, policy_params, po
 
 @kernel
 def run_rounds(
-    env_params, env_state, pool_params, pool_state, policy_params, policy_state,
-    stats, accounting, record, t_first, t_last,
+    env_params,
+    env_state,
+    pool_params,
+    pool_state,
+    policy_params,
+    policy_state,
+    stats,
+    accounting,
+    record,
+    t_first,
+    t_last,
 ):
     """Play rounds ``t_first .. t_last`` (inclusive); returns an error code (0 when fine)."""
     totals = record.totals

@@ -5,8 +5,9 @@ and ``nogil=True`` (replications run in parallel threads).
 
 Numba keys its on-disk cache on the source file of the decorated function only: a cached engine
 kernel does not notice an edit in a kernel it calls from another module. The cache therefore lives
-in a directory named after a digest of every source file of the three packages and of the Numba
-version, so that any edit starts a fresh cache. A ``NUMBA_CACHE_DIR`` set by the user wins.
+in a directory named after a digest of every source file of the three packages that defines
+compiled code (it imports this module) and of the Numba version, so that any edit of a kernel
+starts a fresh cache. A ``NUMBA_CACHE_DIR`` set by the user wins.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ def _source_digest() -> str:
     digest = hashlib.sha256(numba.__version__.encode())
     for package in _PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
+            source = path.read_bytes()
+            if b"mlcb._jit" in source or path.name == "_jit.py":
+                digest.update(str(path.relative_to(root)).encode())
+                digest.update(source)
     return digest.hexdigest()[:16]
 
 

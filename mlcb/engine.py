@@ -56,15 +56,26 @@ class Replication:
     trace_loss: np.ndarray
 
     _ARRAYS = (
-        "regret", "pseudo_regret", "top_m_regret", "certificate", "trained", "deployed",
-        "optimal", "trace_selected", "trace_deployed", "trace_loss",
+        "regret",
+        "pseudo_regret",
+        "top_m_regret",
+        "certificate",
+        "trained",
+        "deployed",
+        "optimal",
+        "trace_selected",
+        "trace_deployed",
+        "trace_loss",
     )
 
     def save(self, path: Path) -> None:
         """Write to ``path`` (``.npz``) atomically: a reader never sees half a file."""
         tmp = path.with_suffix(".tmp.npz")
         np.savez(
-            tmp, index=self.index, best_expert=self.best_expert, best_loss=self.best_loss,
+            tmp,
+            index=self.index,
+            best_expert=self.best_expert,
+            best_loss=self.best_loss,
             **{name: getattr(self, name) for name in self._ARRAYS},
         )
         os.replace(tmp, path)
@@ -73,8 +84,10 @@ class Replication:
     def load(cls, path: Path) -> Replication:
         with np.load(path) as data:
             return cls(
-                index=int(data["index"]), best_expert=int(data["best_expert"]),
-                best_loss=float(data["best_loss"]), **{name: data[name] for name in cls._ARRAYS},
+                index=int(data["index"]),
+                best_expert=int(data["best_expert"]),
+                best_loss=float(data["best_loss"]),
+                **{name: data[name] for name in cls._ARRAYS},
             )
 
 
@@ -83,35 +96,51 @@ def top_m_best(optimal: np.ndarray, budget: int) -> float:
     return float(np.sort(optimal)[:budget].mean())
 
 
-def build_replication(problem: Any, seed: int, replication: int, horizon: int,
-                      checkpoints: np.ndarray, trace_rounds: int = 0) -> tuple:
+def build_replication(
+    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
+) -> tuple:
     """All kernel arguments of one replication, ready for :func:`mlcb._engine.run_rounds`."""
     from agents import build_pool
 
     n_experts, budget = len(problem.experts), problem.budget
-    keys = stream_keys(seed, replication, n_experts)
+    keys = stream_keys(seed, replication, n_experts, getattr(problem.env, "streams", None))
     env_params, env_state = problem.env.build(seed, replication)
     pool_params, pool_state = build_pool(
-        list(problem.experts), problem.env, env_params, problem.delta, keys.experts,
-        problem.smoothing, horizon,
+        list(problem.experts),
+        problem.env,
+        env_params,
+        problem.delta,
+        keys.experts,
+        problem.smoothing,
+        horizon,
+        seed,
+        replication,
     )
     policy_params, policy_state = problem.policy.build(n_experts, budget, problem.delta, horizon)
     optimal = np.asarray(problem.env.expert_optimal_losses(env_params, problem.experts), dtype=float)
     best_expert = int(np.argmin(optimal))
     accounting = _engine.Accounting(
-        optimal, float(optimal[best_expert]), best_expert, top_m_best(optimal, budget), budget,
-        keys.policy, keys.deploy,
+        optimal,
+        float(optimal[best_expert]),
+        best_expert,
+        top_m_best(optimal, budget),
+        budget,
+        keys.policy,
+        keys.deploy,
     )
     stats = _engine.new_stats(n_experts)
     c = len(checkpoints)
     trace_rounds = min(trace_rounds, horizon)
     record = _engine.Record(
         checkpoints=np.asarray(checkpoints, dtype=np.int64),
-        regret=np.zeros(c), pseudo_regret=np.zeros(c), top_m_regret=np.zeros(c),
+        regret=np.zeros(c),
+        pseudo_regret=np.zeros(c),
+        top_m_regret=np.zeros(c),
         certificate=np.zeros(c),
         trained=np.zeros((c, n_experts), dtype=np.int64),
         deployed=np.zeros((c, n_experts), dtype=np.int64),
-        totals=np.zeros(5), cursor=np.zeros(1, dtype=np.int64),
+        totals=np.zeros(5),
+        cursor=np.zeros(1, dtype=np.int64),
         selected=np.zeros(budget, dtype=np.int64),
         widths=np.zeros(budget),
         trace_selected=np.full((trace_rounds, budget), -1, dtype=np.int64),
@@ -119,8 +148,17 @@ def build_replication(problem: Any, seed: int, replication: int, horizon: int,
         trace_loss=np.zeros(trace_rounds),
         error=np.zeros(4),
     )
-    return (env_params, env_state, pool_params, pool_state, policy_params, policy_state,
-            stats, accounting, record)
+    return (
+        env_params,
+        env_state,
+        pool_params,
+        pool_state,
+        policy_params,
+        policy_state,
+        stats,
+        accounting,
+        record,
+    )
 
 
 def raise_for_error(record: _engine.Record) -> None:
@@ -132,8 +170,9 @@ def raise_for_error(record: _engine.Record) -> None:
     raise ExpertLossError(what, int(record.error[1]), int(record.error[2]), float(record.error[3]))
 
 
-def run_replication(problem: Any, seed: int, replication: int, horizon: int,
-                    checkpoints: np.ndarray, trace_rounds: int = 0) -> Replication:
+def run_replication(
+    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
+) -> Replication:
     """Simulate one replication from the warm start to ``horizon``."""
     args = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
     record = args[-1]
@@ -143,18 +182,31 @@ def run_replication(problem: Any, seed: int, replication: int, horizon: int,
     _engine.run_rounds(*args, 1, horizon)
     raise_for_error(record)
     return Replication(
-        index=replication, regret=record.regret, pseudo_regret=record.pseudo_regret,
-        top_m_regret=record.top_m_regret, certificate=record.certificate,
-        trained=record.trained, deployed=record.deployed, optimal=accounting.optimal,
-        best_expert=accounting.best_expert, best_loss=accounting.best_loss,
-        trace_selected=record.trace_selected, trace_deployed=record.trace_deployed,
+        index=replication,
+        regret=record.regret,
+        pseudo_regret=record.pseudo_regret,
+        top_m_regret=record.top_m_regret,
+        certificate=record.certificate,
+        trained=record.trained,
+        deployed=record.deployed,
+        optimal=accounting.optimal,
+        best_expert=accounting.best_expert,
+        best_loss=accounting.best_loss,
+        trace_selected=record.trace_selected,
+        trace_deployed=record.trace_deployed,
         trace_loss=record.trace_loss,
     )
 
 
 def run_replications(
-    problem: Any, seed: int, replications: Iterable[int], horizon: int, checkpoints: np.ndarray,
-    threads: int | None = None, parts: Path | None = None, trace_rounds: int = 0,
+    problem: Any,
+    seed: int,
+    replications: Iterable[int],
+    horizon: int,
+    checkpoints: np.ndarray,
+    threads: int | None = None,
+    parts: Path | None = None,
+    trace_rounds: int = 0,
     on_done: Callable[[Replication], None] | None = None,
 ) -> list[Replication]:
     """Run ``replications`` in parallel threads; returns them sorted by index.
@@ -182,8 +234,7 @@ def run_replications(
     workers = max(1, min(threads or os.cpu_count() or 1, len(todo) or 1))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         futures = [
-            pool.submit(run_replication, problem, seed, r, horizon, checkpoints, trace_rounds)
-            for r in todo
+            pool.submit(run_replication, problem, seed, r, horizon, checkpoints, trace_rounds) for r in todo
         ]
         try:
             for future in concurrent.futures.as_completed(futures):

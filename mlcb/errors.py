@@ -11,6 +11,5 @@ class ExpertLossError(ValueError):
         self.expert = expert
         self.value = value
         super().__init__(
-            f"{what} loss of expert {expert} at round {round_} is {value!r}; "
-            "losses must be numbers in [0, 1]"
+            f"{what} loss of expert {expert} at round {round_} is {value!r}; losses must be numbers in [0, 1]"
         )

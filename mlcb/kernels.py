@@ -81,9 +81,7 @@ def end_round(params, state, stats, selected, n_selected, deployed, loss, t):
     _only_compiled()
 
 
-_GENERICS = {
-    f.__name__: f for f in (begin_round, train, deploy, select, observe, end_round)
-}
+_GENERICS = {f.__name__: f for f in (begin_round, train, deploy, select, observe, end_round)}
 _REGISTRY: dict[str, dict[type, Callable]] = {name: {} for name in _GENERICS}
 
 
@@ -117,9 +115,7 @@ def _typer(operation: str) -> Callable:
             return _REGISTRY[operation][owner]
         except KeyError:
             known = sorted(cls.__name__ for cls in _REGISTRY[operation])
-            raise TypeError(
-                f"no compiled {operation!r} for {types[0]}; registered for: {known}"
-            ) from None
+            raise TypeError(f"no compiled {operation!r} for {types[0]}; registered for: {known}") from None
 
     typer.__signature__ = inspect.signature(_GENERICS[operation])
     return typer

@@ -39,21 +39,29 @@ def check_seed(seed: object) -> int:
     return int(seed)
 
 
-def stream_keys(seed: int, replication: int, n_experts: int) -> StreamKeys:
-    """Stream keys of replication ``replication`` (expert keys derived per expert index)."""
+def stream_keys(seed: int, replication: int, n_experts: int, identities=None) -> StreamKeys:
+    """Stream keys of replication ``replication``.
+
+    Expert ``k``'s key derives from ``identities[k]`` (default ``k``): an expert keeps its
+    random stream when the pool is reordered together with its identities.
+    """
     state = np.random.SeedSequence(seed, spawn_key=(replication,)).generate_state(4, np.uint64)
-    return StreamKeys(state[0], _expert_keys(state[1], n_experts), state[2], state[3])
+    ids = np.arange(n_experts) if identities is None else np.asarray(identities)
+    return StreamKeys(state[0], _expert_keys(state[1], ids.astype(np.int64)), state[2], state[3])
 
 
 @njit
-def _expert_keys(base, n_experts):
-    keys = np.empty(n_experts, dtype=np.uint64)
-    for k in range(n_experts):
-        keys[k] = mix(base + np.uint64(k + 1) * GOLDEN_1)
+def _expert_keys(base, identities):
+    keys = np.empty(identities.shape[0], dtype=np.uint64)
+    for k in range(identities.shape[0]):
+        keys[k] = mix(base + np.uint64(identities[k] + 1) * GOLDEN_1)
     return keys
 
 
-def instance_rng(seed: int, replication: int) -> np.random.Generator:
-    """NumPy generator for drawing replication ``replication``'s random problem instance."""
-    sequence = np.random.SeedSequence(seed, spawn_key=(replication, _INSTANCE))
+def instance_rng(seed: int, replication: int, *part: int) -> np.random.Generator:
+    """NumPy generator for replication ``replication``'s random problem instance.
+
+    ``part`` (integers) names a sub-part with a stream of its own, e.g. one expert's arms.
+    """
+    sequence = np.random.SeedSequence(seed, spawn_key=(replication, _INSTANCE, *part))
     return np.random.Generator(np.random.PCG64(sequence))

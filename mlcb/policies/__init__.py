@@ -13,11 +13,14 @@ from mlcb.registry import Registry
 
 registry = Registry("policy")
 registry.register(
-    "mlcb", "mlcb.policies.mlcb:MLCB",
+    "mlcb",
+    "mlcb.policies.mlcb:MLCB",
     summary="M-LCB: train the M smallest LCBs, deploy the smallest UCB among them",
 )
 registry.register(
-    "mlcb-topm", "mlcb.policies.mlcb:MLCB", top_m=True,
+    "mlcb-topm",
+    "mlcb.policies.mlcb:MLCB",
+    top_m=True,
     summary="M-LCB's multiple-play variant: deploy all of S_t and pay their mean loss",
 )
 

@@ -213,8 +213,11 @@ class MLCB:
     has_certificate: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.bonus_scale, (int, float)) and math.isfinite(self.bonus_scale)
-                and self.bonus_scale > 0):
+        if not (
+            isinstance(self.bonus_scale, (int, float))
+            and math.isfinite(self.bonus_scale)
+            and self.bonus_scale > 0
+        ):
             raise ValueError(f"bonus_scale must be a finite number > 0, got {self.bonus_scale!r}")
         if self.bounds not in _BOUNDS:
             raise ValueError(f"bounds must be one of {_BOUNDS}, got {self.bounds!r}")
@@ -232,16 +235,21 @@ class MLCB:
         """Whether the recorded Delta(T) is the paper's certificate (theory bounds, scale 1)."""
         return self.bounds == "theory" and self.bonus_scale == 1.0
 
-    def build(self, n_experts: int, budget: int, delta: float, horizon: int
-              ) -> tuple[MLCBParams, MLCBState]:
+    def build(self, n_experts: int, budget: int, delta: float, horizon: int) -> tuple[MLCBParams, MLCBState]:
         """Kernel parameters and a fresh state for ``n_experts`` experts, budget ``budget``."""
         hoeffding = np.zeros(0)
         if self.bounds == "theory":
             hoeffding = _hoeffding_table(int(n_experts), float(delta), int(horizon))
         params = MLCBParams(
-            int(n_experts), int(budget), float(delta), float(self.bonus_scale),
-            self.bounds == "authors", float(self.authors_c), bool(self.top_m),
-            self.selection == "heap", hoeffding,
+            int(n_experts),
+            int(budget),
+            float(delta),
+            float(self.bonus_scale),
+            self.bounds == "authors",
+            float(self.authors_c),
+            bool(self.top_m),
+            self.selection == "heap",
+            hoeffding,
         )
         state = MLCBState(
             bounds=np.zeros(n_experts, dtype=BOUNDS_DTYPE),

@@ -1,0 +1,32 @@
+# Two commands on a fresh machine with Python 3.11 and make:
+#   make run    set up .venv and run the main job (the paper's trap instance, M in {1, 2, 4})
+#   make test   set up .venv and run the test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test bench lint clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/mlcb run trap
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_engine.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check mlcb envs agents tests benchmarks
+
+clean:
+	rm -rf $(VENV) results .pytest_cache .hypothesis .benchmarks

@@ -1,0 +1,242 @@
+"""The ``mlcb`` command line: ``run``, ``plot``, ``list``.
+
+Bad input exits with status 2 and one line on standard error; an interrupted ``run`` keeps every
+finished replication and continues from there when the same command is run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+EXAMPLES = """examples:
+  mlcb run trap                                  the paper's bandit trap, M in {1, 2, 4}
+  mlcb run trap --budget 1 2 3 4 --replications 30 --calibration practical
+  mlcb run glm --horizon 10000
+  mlcb run my_experiment.toml                    a setting described in TOML (see README)
+  mlcb plot results/trap                         redraw the figures of a saved result
+  mlcb list                                      presets, policies, experts, environments
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlcb",
+        description="Simulate budgeted expert selection (M-LCB and related policies): regret "
+        "curves, the data-dependent certificate and the theory.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = commands.add_parser(
+        "run",
+        help="simulate a preset or a TOML setting, save results and figures",
+        description="Simulate every budget of a preset (or a TOML file), print a summary, save "
+        "the results (Parquet + JSON) and a regret figure (PNG) under --out.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("target", help="a preset name (see `mlcb list`) or a .toml file")
+    run.add_argument(
+        "--budget", "-M", type=int, nargs="+", metavar="M", help="budgets to run (default: the preset's)"
+    )
+    run.add_argument("--horizon", "-T", type=int, metavar="T", help="rounds per replication")
+    run.add_argument("--replications", "-R", type=int, metavar="R", help="replications per budget")
+    run.add_argument("--seed", "-s", type=int, metavar="S", help="the simulation's seed (default 0)")
+    run.add_argument("--calibration", "-c", help="theory (default), practical or authors")
+    run.add_argument("--policy", help="a policy name (see `mlcb list`; default mlcb)")
+    run.add_argument("--delta", type=float, help="confidence delta in (0, 1)")
+    run.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
+    run.add_argument(
+        "--out",
+        "-o",
+        type=Path,
+        default=Path("results"),
+        help="output directory (default: results); the run writes OUT/NAME/",
+    )
+    run.add_argument("--no-plot", action="store_true", help="skip the figures")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+
+    plot = commands.add_parser("plot", help="draw the figures of a saved result")
+    plot.add_argument("result", type=Path, help="a directory written by `mlcb run`")
+    plot.add_argument("--out", "-o", type=Path, help="figure directory (default: the result's)")
+
+    commands.add_parser("list", help="list presets, policies, expert families and environments")
+    return parser
+
+
+def _toml_configs(path: Path, args: argparse.Namespace) -> tuple[str, list]:
+    """Settings described by a TOML file (one per budget)."""
+    import agents
+    from mlcb.config import SimulationConfig
+
+    data = tomllib.loads(path.read_text())
+    experts = []
+    for entry in data.pop("experts", []):
+        entry = dict(entry)
+        count = entry.pop("count", 1)
+        family = entry.pop("family")
+        experts.extend([agents.make(family, **entry)] * int(count))
+    budgets = data.pop("budget", 1)
+    budgets = budgets if isinstance(budgets, list) else [budgets]
+    name = data.pop("name", path.stem)
+    fields = {**data, **_overrides(args)}
+    budgets = args.budget or budgets
+    return name, [SimulationConfig(experts=tuple(experts), budget=m, **fields) for m in budgets]
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    fields = {
+        "horizon": args.horizon,
+        "replications": args.replications,
+        "seed": args.seed,
+        "policy": args.policy,
+        "delta": args.delta,
+    }
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def _configs(args: argparse.Namespace) -> tuple[str, list]:
+    if args.target.endswith(".toml"):
+        path = Path(args.target)
+        if not path.is_file():
+            raise ValueError(f"target: no such TOML file {args.target!r}")
+        return _toml_configs(path, args)
+    from mlcb import presets
+
+    preset = presets.get(args.target)
+    budgets = args.budget or list(preset.budgets)
+    fields = _overrides(args)
+    return preset.name, [preset.config(m, args.calibration, **fields) for m in budgets]
+
+
+def _run(args: argparse.Namespace) -> int:
+    from mlcb.results import Result
+    from mlcb.simulation import simulate
+
+    name, configs = _configs(args)  # validates everything before any work
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"threads must be an integer >= 1, got {args.threads!r}")
+    out = args.out / name
+    parts = out / ".parts"
+    results = []
+    started = time.perf_counter()
+    for config in configs:
+        results.append(simulate(config, threads=args.threads, progress=not args.quiet, parts=parts))
+    result = Result.concat(results)
+    result.save(out)
+    elapsed = time.perf_counter() - started
+    _print_summary(result, elapsed)
+    if not args.no_plot:
+        for figure in _draw(result, out):
+            print(f"figure: {figure}")
+    print(f"results: {out}/ (curves, experts, replications .parquet; metadata.json)")
+    _remove_parts(parts)
+    return 0
+
+
+def _print_summary(result, elapsed: float) -> None:
+    table = result.summary()
+    calibration = ", ".join(sorted(table["calibration"].unique()))
+    print(f"{len(table)} setting(s), calibration {calibration}, {elapsed:.1f} s")
+    columns = {
+        "setting": "setting",
+        "rounds": "T",
+        "replications": "R",
+        "regret": "regret",
+        "regret_std": "sd",
+        "pseudo_regret": "pseudo-regret",
+        "best_deployed_share": "best deployed",
+        "certificate_violations": "PR > Delta",
+    }
+    shown = table[list(columns)].rename(columns=columns)
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:,.3f}" if abs(v) < 10 else f"{v:,.0f}"))
+
+
+def _draw(result, out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mlcb import plot
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    figure = plot.regret(result).figure
+    paths.append(out / "regret.png")
+    figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
+    figure = plot.panels(result)
+    paths.append(out / "panels.png")
+    figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
+    return paths
+
+
+def _remove_parts(parts: Path) -> None:
+    if not parts.exists():
+        return
+    for path in sorted(parts.rglob("*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    parts.rmdir()
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from mlcb.results import load
+
+    result = load(args.result)
+    for figure in _draw(result, args.out or args.result):
+        print(f"figure: {figure}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    import agents
+    import envs
+    from mlcb import policies, presets
+
+    print("presets:")
+    for name in presets.names():
+        preset = presets.get(name)
+        print(f"  {name:<16} {preset.description}")
+        print(
+            f"  {'':<16} calibrations: {', '.join(preset.calibrations)}; budgets {list(preset.budgets)}, "
+            f"T = {preset.horizon:,}, R = {preset.replications}"
+        )
+    print("policies:")
+    for name in policies.names():
+        print(f"  {name:<16} {policies.registry.entry(name).summary}")
+    print("experts:")
+    for name in agents.names():
+        print(f"  {name:<16} {agents.registry.entry(name).summary}")
+    print("environments:")
+    for name in envs.names():
+        print(f"  {name}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``mlcb`` console script."""
+    args = _parser().parse_args(argv)
+    from mlcb.errors import ExpertLossError
+
+    command = {"run": _run, "plot": _plot, "list": _list}[args.command]
+    try:
+        return command(args)
+    except (ValueError, TypeError, FileNotFoundError, ExpertLossError, tomllib.TOMLDecodeError) as error:
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"mlcb: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "mlcb: interrupted; finished replications are kept, run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

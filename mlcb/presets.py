@@ -1,0 +1,141 @@
+"""Reference instances of SPEC section 7, with their calibrations.
+
+A preset fixes the environment, the pool of experts and the policy's constants; a *calibration*
+names the constants, and every saved result records it:
+
+``theory``
+    RATES.md rate functions, ``bonus_scale = 1``: the algorithm the paper analyses, with a valid
+    certificate.
+``practical``
+    the same with ``bonus_scale = 0.5``, about what the paper's authors tuned.
+``authors`` (trap only)
+    the authors' reference code (PAPER-NOTES section 3.4): bonus ``c sqrt(g) + 0.66 g`` with
+    ``g = log(t / delta + 1) / n_k``, their heuristic rates, ``c = 0.5``, ``delta = 0.1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlcb.config import SimulationConfig
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The constants of one calibration: experts, policy parameters and confidence."""
+
+    experts: Callable[[dict[str, Any]], list]
+    policy_params: dict[str, Any] = field(default_factory=dict)
+    delta: float = 0.1
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named instance: environment, default size and calibrations."""
+
+    name: str
+    description: str
+    env: str
+    env_params: dict[str, Any]
+    budgets: tuple[int, ...]
+    horizon: int
+    replications: int
+    calibrations: dict[str, Calibration]
+    default_calibration: str = "theory"
+    policy: str = "mlcb"
+
+    def config(
+        self, budget: int | None = None, calibration: str | None = None, **fields: Any
+    ) -> SimulationConfig:
+        """The :class:`SimulationConfig` of this preset at ``budget``, fields overridden."""
+        name = calibration or self.default_calibration
+        if name not in self.calibrations:
+            raise ValueError(
+                f"calibration must be one of {sorted(self.calibrations)} for preset {self.name!r}, "
+                f"got {name!r}"
+            )
+        chosen = self.calibrations[name]
+        env_params = {**self.env_params, **fields.pop("env_params", {})}
+        policy_params = {**chosen.policy_params, **fields.pop("policy_params", {})}
+        values = {
+            "env": self.env,
+            "env_params": env_params,
+            "experts": tuple(chosen.experts(env_params)),
+            "policy": self.policy,
+            "policy_params": policy_params,
+            "budget": self.budgets[0] if budget is None else budget,
+            "horizon": self.horizon,
+            "replications": self.replications,
+            "delta": chosen.delta,
+            "calibration": name,
+        }
+        values.update(fields)
+        return SimulationConfig(**values)
+
+
+def _trap_experts(rate: str, ucb_c: float) -> Callable[[dict[str, Any]], list]:
+    def build(env_params: dict[str, Any]) -> list:
+        from agents.bandits import UCB1, EpsilonGreedy
+
+        n = env_params.get("n_experts", 10)
+        first = n // 2
+        return [EpsilonGreedy(c=1.0, alpha=2.0 / 3.0, rate=rate)] * first + [UCB1(c=ucb_c, rate=rate)] * (
+            n - first
+        )
+
+    return build
+
+
+def _glm_experts(env_params: dict[str, Any]) -> list:
+    from agents.glm import OnlineGradientDescent
+    from envs.links import LINK_NAMES
+
+    return [OnlineGradientDescent(link=name) for name in LINK_NAMES]
+
+
+PRESETS: dict[str, Preset] = {
+    "trap": Preset(
+        name="trap",
+        description="the paper's bandit 'suboptimal trap': 10 two-armed Bernoulli experts, "
+        "epsilon-greedy (0-4) and UCB1 (5-9)",
+        env="mlcb/Trap-v0",
+        env_params={"n_experts": 10, "n_arms": 2},
+        budgets=(1, 2, 4),
+        horizon=250_000,
+        replications=100,
+        calibrations={
+            "theory": Calibration(_trap_experts("theory", 2.0)),
+            "practical": Calibration(_trap_experts("theory", 2.0), {"bonus_scale": 0.5}),
+            "authors": Calibration(_trap_experts("authors", 0.25), {"bounds": "authors", "authors_c": 0.5}),
+        },
+    ),
+    "glm": Preset(
+        name="glm",
+        description="the paper's parametric experiment: 10 online GLMs (projected OGD) with "
+        "different links on x uniform on a sphere, target link 9",
+        env="mlcb/GLM-v0",
+        env_params={"dim": 5},
+        budgets=(1, 2, 3),
+        horizon=2_500,
+        replications=30,
+        calibrations={
+            "theory": Calibration(_glm_experts),
+            "practical": Calibration(_glm_experts, {"bonus_scale": 0.5}),
+        },
+    ),
+}
+
+
+def get(name: str) -> Preset:
+    """The preset called ``name``; a ``ValueError`` listing the presets otherwise."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ValueError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}") from None
+
+
+def names() -> list[str]:
+    """Preset names."""
+    return sorted(PRESETS)

@@ -1,0 +1,116 @@
+"""``simulate``: run one setting's replications on the compiled engine and collect a Result."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mlcb import engine
+from mlcb.config import SimulationConfig
+from mlcb.results import Result
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The built objects of one setting, as the engine reads them."""
+
+    env: Any
+    experts: tuple
+    policy: Any
+    budget: int
+    delta: float
+    smoothing: str
+
+    @classmethod
+    def from_config(cls, config: SimulationConfig) -> Problem:
+        return cls(
+            config.make_env(),
+            config.experts,
+            config.make_policy(),
+            config.budget,
+            config.delta,
+            config.smoothing,
+        )
+
+
+def _check_threads(threads: Any) -> int | None:
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be None or an integer >= 1, got {threads!r}")
+    return threads
+
+
+def simulate(
+    config: SimulationConfig | None = None,
+    *,
+    preset: str | None = None,
+    threads: int | None = None,
+    progress: bool = False,
+    parts: str | Path | None = None,
+    **fields: Any,
+) -> Result:
+    """Simulate one setting: ``replications`` runs of ``horizon`` rounds; returns a Result.
+
+    Parameters
+    ----------
+    config : SimulationConfig, optional
+        The setting. Without it, ``preset`` (with ``calibration`` and ``budget``) or the
+        keyword ``fields`` of :class:`SimulationConfig` describe it.
+    preset : str, optional
+        A preset name (:mod:`mlcb.presets`); other keywords override its fields.
+    threads : int, optional
+        Worker threads (default: all cores). Results do not depend on it.
+    progress : bool
+        Show a progress bar over replications.
+    parts : path, optional
+        Directory where every finished replication is saved at once; a later call with the same
+        setting and directory loads them instead of running them again (resume after an
+        interruption).
+    **fields
+        :class:`SimulationConfig` fields (``budget``, ``horizon``, ``replications``, ``seed``,
+        ``delta``, ``policy``, ``policy_params``, ``experts``, ...), and ``calibration`` with a
+        preset.
+
+    Examples
+    --------
+    >>> import mlcb
+    >>> result = mlcb.simulate(preset="trap", budget=2, horizon=5_000, replications=4, seed=1)
+    >>> int(result.final()["round"].iloc[0])
+    5000
+    """
+    threads = _check_threads(threads)
+    if preset is not None:
+        from mlcb import presets
+
+        config = presets.get(preset).config(**fields)
+    elif config is None:
+        config = SimulationConfig(**fields)
+    elif fields:
+        config = config.replace(**fields)
+    problem = Problem.from_config(config)
+    grid = engine.checkpoint_grid(config.horizon, config.checkpoints)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=config.replications, desc=config.label, unit="rep", leave=False)
+    started = time.perf_counter()
+    try:
+        replications = engine.run_replications(
+            problem,
+            config.seed,
+            range(config.replications),
+            config.horizon,
+            grid,
+            threads=threads,
+            parts=None if parts is None else Path(parts) / config.key(),
+            on_done=(lambda _: bar.update()) if bar else None,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    elapsed = time.perf_counter() - started
+    return Result.from_replications(config, replications, grid, {"seconds": elapsed})

@@ -1,0 +1,73 @@
+"""The compiled engine against the pure-Python twin: identical decisions and regret."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlcb import engine, presets
+from mlcb.simulation import Problem
+from tests import twin
+
+ROUNDS = 3_000
+
+
+def _compare(config, replication: int = 0, rounds: int = ROUNDS) -> None:
+    grid = np.arange(1, rounds + 1)
+    compiled = engine.run_replication(
+        Problem.from_config(config), config.seed, replication, rounds, grid, trace_rounds=rounds
+    )
+    slow = twin.run(config, replication, rounds)
+    width = compiled.trace_selected.shape[1]
+    expected = np.array([s + [-1] * (width - len(s)) for s in slow.selected])
+    np.testing.assert_array_equal(compiled.trace_selected, expected)
+    np.testing.assert_array_equal(compiled.trace_deployed, slow.deployed)
+    np.testing.assert_array_equal(compiled.trace_loss, slow.deployed_loss)
+    np.testing.assert_array_equal(compiled.regret, slow.regret)
+    np.testing.assert_array_equal(compiled.pseudo_regret, slow.pseudo_regret)
+    np.testing.assert_array_equal(compiled.top_m_regret, slow.top_m_regret)
+    np.testing.assert_array_equal(compiled.certificate, slow.certificate)
+    np.testing.assert_array_equal(compiled.trained[-1], slow.trained)
+    np.testing.assert_array_equal(compiled.deployed[-1], slow.deployed_counts)
+
+
+@pytest.mark.parametrize("calibration", ["theory", "practical", "authors"])
+@pytest.mark.parametrize("budget", [1, 3])
+def test_trap_matches_twin(calibration, budget):
+    config = presets.get("trap").config(budget, calibration, seed=11, horizon=ROUNDS)
+    _compare(config, replication=1)
+
+
+@pytest.mark.parametrize("smoothing", ["average", "last"])
+def test_trap_smoothing_matches_twin(smoothing):
+    config = presets.get("trap").config(2, seed=3, horizon=ROUNDS, smoothing=smoothing)
+    _compare(config)
+
+
+def test_top_m_and_scan_match_twin():
+    config = presets.get("trap").config(3, seed=5, horizon=ROUNDS, policy="mlcb-topm")
+    _compare(config)
+    config = presets.get("trap").config(2, seed=5, horizon=ROUNDS, policy_params={"selection": "scan"})
+    _compare(config)
+
+
+def test_thompson_pools_match_twin():
+    import agents
+
+    pool = [agents.make("thompson")] * 3 + [agents.make("clipped-thompson")] * 3
+    for smoothing in ("counts", "last"):
+        config = presets.get("trap").config(
+            2,
+            seed=2,
+            horizon=1_000,
+            experts=tuple(pool),
+            env_params={"n_experts": 6, "n_arms": 3},
+            smoothing=smoothing,
+        )
+        _compare(config, rounds=1_000)
+
+
+@pytest.mark.parametrize("smoothing", ["average", "uniform", "last"])
+def test_glm_matches_twin(smoothing):
+    config = presets.get("glm").config(2, seed=4, horizon=600, smoothing=smoothing)
+    _compare(config, rounds=600)
