@@ -65,7 +65,18 @@ def build_pool(
     seed: int = 0,
     replication: int = 0,
 ):
-    """Kernel parameters and state of the pool ``experts`` on one replication of ``env``."""
+    """Kernel parameters and state of the pool ``experts`` on one replication of ``env``.
+
+    Built-in families are dispatched on their kind. A family of one's own joins the compiled path
+    by giving its class a ``build_pool`` classmethod with this function's signature (less
+    ``experts``' class) that returns ``(params, state)`` NamedTuples whose ``train`` and ``deploy``
+    are registered with :func:`mlcb.kernels.implements`.
+    """
+    custom = getattr(type(experts[0]), "build_pool", None)
+    if custom is not None:
+        if any(type(e) is not type(experts[0]) for e in experts):
+            raise ValueError("experts: a pool with its own build_pool must hold experts of one class")
+        return custom(experts, env, env_params, delta, keys, smoothing, horizon, seed, replication)
     kind = experts[0].kind
     if kind == "bandit":
         from agents.bandits import build_bandit_pool

@@ -440,7 +440,7 @@ def _count_only(expert) -> bool:
 
 
 @functools.lru_cache(maxsize=32)
-def _pool_tables(signatures: tuple, delta_prime: float, horizon: int):
+def _pool_tables(signatures: tuple, delta_prime: float, horizon: int, budget: int):
     """Rows of tabulated functions for distinct expert signatures; ``(tables, rows)``."""
     wanted = []
     for family, m, rate, c, alpha, coef, scale in signatures:
@@ -449,7 +449,7 @@ def _pool_tables(signatures: tuple, delta_prime: float, horizon: int):
         if not (rate == "authors" and family == UCB1_FAMILY):
             wanted.append(("rate", family, m, rate, c, alpha, coef, scale))
     wanted = list(dict.fromkeys(wanted))
-    length = tables.table_length(horizon, len(wanted))
+    length = tables.table_length(horizon, len(wanted), budget)
     if length == 0 or not wanted:
         return tables.EMPTY, {}
     out = np.zeros((len(wanted), length))
@@ -508,7 +508,9 @@ def build_bandit_pool(
         )
         for k, e in enumerate(experts)
     ]
-    shared, rows = _pool_tables(tuple(dict.fromkeys(signatures)), delta_prime, horizon)
+    shared, rows = _pool_tables(
+        tuple(dict.fromkeys(signatures)), delta_prime, horizon, tables.TABLE_BUDGET_BYTES
+    )
     records = np.zeros(n_experts, dtype=EXPERT_DTYPE)
     for k, (family, m, rate, c, alpha, coef, scale) in enumerate(signatures):
         records[k] = (

@@ -209,8 +209,8 @@ def _tabulate_ogd(rate_coef, rate_scale, delta_prime, length):
 
 
 @functools.lru_cache(maxsize=32)
-def _rate_tables(signatures: tuple, delta_prime: float, horizon: int):
-    length = tables.table_length(horizon, len(signatures))
+def _rate_tables(signatures: tuple, delta_prime: float, horizon: int, budget: int):
+    length = tables.table_length(horizon, len(signatures), budget)
     if length == 0:
         return tables.EMPTY, {}
     out = np.stack([_tabulate_ogd(coef, scale, delta_prime, length) for coef, scale in signatures])
@@ -241,7 +241,9 @@ def build_glm_pool(
         coef = 1.5 * lipschitz * diameter
         signatures.append((coef, float(expert.rate_scale)))
         records[k] = (link_index(expert.link), step, expert.radius, coef, expert.rate_scale, -1)
-    shared, rows = _rate_tables(tuple(dict.fromkeys(signatures)), delta_prime, horizon)
+    shared, rows = _rate_tables(
+        tuple(dict.fromkeys(signatures)), delta_prime, horizon, tables.TABLE_BUDGET_BYTES
+    )
     for k, signature in enumerate(signatures):
         records[k]["rate_row"] = rows.get(signature, -1)
     params = GLMPoolParams(

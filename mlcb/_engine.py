@@ -15,7 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mlcb._jit import kernel
+import numba
+
+from mlcb._jit import KERNEL_OPTIONS, kernel
 from mlcb.kernels import begin_round, deploy, end_round, observe, select, train
 
 #: Error codes written to ``Record.error[0]``.
@@ -191,3 +193,20 @@ def run_rounds(
             cursor += 1
         record.cursor[0] = cursor
     return OK
+
+
+# Numba's cache keeps every signature of a function in one index file, and pickles the argument
+# types into it: a signature built from a user's own NamedTuple classes (a pool defined in a
+# script or a test) would make that index unreadable wherever the user's module cannot be
+# imported, for every signature. Such signatures therefore use these uncached twins.
+_UNCACHED = {key: value for key, value in KERNEL_OPTIONS.items() if key != "cache"}
+warm_start_uncached = numba.njit(**_UNCACHED)(warm_start.py_func)
+run_rounds_uncached = numba.njit(**_UNCACHED)(run_rounds.py_func)
+_PACKAGES = ("mlcb", "envs", "agents")
+
+
+def kernels_for(*arguments) -> tuple:
+    """``(warm_start, run_rounds)``: the cached kernels when every argument type comes from this
+    package, their uncached twins otherwise."""
+    own = all(type(argument).__module__.partition(".")[0] in _PACKAGES for argument in arguments)
+    return (warm_start, run_rounds) if own else (warm_start_uncached, run_rounds_uncached)

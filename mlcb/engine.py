@@ -177,9 +177,10 @@ def run_replication(
     args = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
     record = args[-1]
     accounting = args[-2]
-    _engine.warm_start(*args[:7], record)
+    warm_start, run_rounds = _engine.kernels_for(*args[:6])
+    warm_start(*args[:7], record)
     raise_for_error(record)
-    _engine.run_rounds(*args, 1, horizon)
+    run_rounds(*args, 1, horizon)
     raise_for_error(record)
     return Replication(
         index=replication,

@@ -121,5 +121,10 @@ def _typer(operation: str) -> Callable:
     return typer
 
 
+# No ``cache`` here: an overload's implementation is compiled into its caller's library and cached
+# with it. Caching it on its own would write an entry without a CPython wrapper under the module,
+# name and signature of the registered function, which a later direct call from Python (a
+# Gymnasium ``step``, say) would then load and crash on.
+_OVERLOAD_OPTIONS = {key: value for key, value in KERNEL_OPTIONS.items() if key != "cache"}
 for _name, _generic in _GENERICS.items():
-    overload(_generic, jit_options=KERNEL_OPTIONS)(_typer(_name))
+    overload(_generic, jit_options=_OVERLOAD_OPTIONS)(_typer(_name))

@@ -57,7 +57,8 @@ class Preset:
                 f"got {name!r}"
             )
         chosen = self.calibrations[name]
-        env_params = {**self.env_params, **fields.pop("env_params", {})}
+        own_env = {} if "env" in fields else self.env_params  # another environment: its own params
+        env_params = {**own_env, **fields.pop("env_params", {})}
         policy_params = {**chosen.policy_params, **fields.pop("policy_params", {})}
         values = {
             "env": self.env,

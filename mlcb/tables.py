@@ -20,7 +20,9 @@ TABLE_BUDGET_BYTES = 64 * 2**20
 EMPTY = np.zeros((0, 0))
 
 
-def table_length(horizon: int, rows: int) -> int:
-    """Length ``T + 2`` of each row when ``rows`` rows fit the budget, else 0 (no tables)."""
+def table_length(horizon: int, rows: int, budget: int | None = None) -> int:
+    """Length ``T + 2`` of each row when ``rows`` rows fit ``budget`` bytes (default
+    :data:`TABLE_BUDGET_BYTES`), else 0 (no tables)."""
     length = horizon + 2
-    return length if rows * length * 8 <= TABLE_BUDGET_BYTES else 0
+    budget = TABLE_BUDGET_BYTES if budget is None else budget
+    return length if rows * length * 8 <= budget else 0

@@ -72,8 +72,8 @@ def _tabulate_hoeffding(n_experts, delta, length):
 
 
 @functools.lru_cache(maxsize=16)
-def _hoeffding_table(n_experts: int, delta: float, horizon: int) -> np.ndarray:
-    length = tables.table_length(horizon, 1)
+def _hoeffding_table(n_experts: int, delta: float, horizon: int, budget: int) -> np.ndarray:
+    length = tables.table_length(horizon, 1, budget)
     table = _tabulate_hoeffding(n_experts, delta, length) if length else np.zeros(0)
     table.setflags(write=False)
     return table
@@ -239,7 +239,9 @@ class MLCB:
         """Kernel parameters and a fresh state for ``n_experts`` experts, budget ``budget``."""
         hoeffding = np.zeros(0)
         if self.bounds == "theory":
-            hoeffding = _hoeffding_table(int(n_experts), float(delta), int(horizon))
+            hoeffding = _hoeffding_table(
+                int(n_experts), float(delta), int(horizon), tables.TABLE_BUDGET_BYTES
+            )
         params = MLCBParams(
             int(n_experts),
             int(budget),

@@ -1,0 +1,130 @@
+"""Engine guarantees: determinism, common random numbers, reference paths, random streams."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import agents
+import mlcb
+from mlcb import _random, engine, presets, tables
+from mlcb.simulation import Problem
+from tests import twin
+
+
+def _frames_equal(a, b):
+    for name in ("curves", "experts", "replications"):
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
+
+
+def test_results_do_not_depend_on_threads():
+    one = mlcb.simulate(preset="trap", budget=2, horizon=3_000, replications=6, threads=1)
+    two = mlcb.simulate(preset="trap", budget=2, horizon=3_000, replications=6, threads=2)
+    _frames_equal(one, two)
+
+
+def test_replication_does_not_depend_on_how_many_run():
+    few = mlcb.simulate(preset="trap", budget=1, horizon=2_000, replications=2, seed=9)
+    many = mlcb.simulate(preset="trap", budget=1, horizon=2_000, replications=5, seed=9)
+    head = many.curves[many.curves["replication"] < 2].reset_index(drop=True)
+    pd.testing.assert_frame_equal(few.curves, head)
+
+
+def test_seeds_change_the_results():
+    a = mlcb.simulate(preset="trap", budget=1, horizon=2_000, replications=2, seed=1)
+    b = mlcb.simulate(preset="trap", budget=1, horizon=2_000, replications=2, seed=2)
+    assert not np.array_equal(a.curves["regret"], b.curves["regret"])
+
+
+def test_common_random_numbers_across_policies_and_budgets():
+    """Every setting of one seed faces the same instance and the same xi_t."""
+    trap = presets.get("trap")
+    configs = [trap.config(1), trap.config(3, policy="mlcb-topm"), trap.config(2, calibration="authors")]
+    builds = [engine.build_replication(Problem.from_config(c), 5, 3, 10, np.array([10])) for c in configs]
+    env_params = [b[0] for b in builds]
+    for other in env_params[1:]:
+        np.testing.assert_array_equal(env_params[0].loss_means, other.loss_means)
+        assert env_params[0].key == other.key
+    np.testing.assert_array_equal(builds[0][2].experts["key"], builds[1][2].experts["key"])
+
+
+def test_tables_and_computed_path_agree(monkeypatch):
+    """Tabulated functions of a count and the computed reference path give identical runs."""
+    for config in (presets.get("trap").config(2, horizon=4_000), presets.get("glm").config(2, horizon=300)):
+        problem = Problem.from_config(config)
+        grid = engine.checkpoint_grid(config.horizon, 30)
+        tabulated = engine.run_replication(problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon)
+        with monkeypatch.context() as patch:
+            patch.setattr(tables, "TABLE_BUDGET_BYTES", 0)
+            args = engine.build_replication(problem, 0, 0, config.horizon, grid)
+            assert args[2].tables.size == 0 and args[4].hoeffding.size == 0
+            computed = engine.run_replication(
+                problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon
+            )
+        for name in ("trace_selected", "trace_deployed", "regret", "pseudo_regret", "certificate", "trained"):
+            np.testing.assert_array_equal(getattr(tabulated, name), getattr(computed, name))
+
+
+@pytest.mark.parametrize("budget", [1, 3, 7])
+def test_heap_and_scan_select_identically(budget):
+    pool = tuple(agents.make(["ucb1", "epsilon-greedy", "clipped-thompson"][k % 3]) for k in range(40))
+    rng = np.random.default_rng(budget)
+    config = presets.get("trap").config(
+        budget,
+        horizon=2_000,
+        experts=pool,
+        env="mlcb/BanditExperts-v0",
+        env_params={"reward_means": rng.uniform(0.1, 0.9, (40, 2)).tolist(), "shuffle": True},
+    )
+    grid = np.arange(1, 2_001)
+    runs = [
+        engine.run_replication(
+            Problem.from_config(config.replace(policy_params={"selection": s})),
+            0,
+            0,
+            2_000,
+            grid,
+            trace_rounds=2_000,
+        )
+        for s in ("heap", "scan")
+    ]
+    np.testing.assert_array_equal(runs[0].trace_selected, runs[1].trace_selected)
+    np.testing.assert_array_equal(runs[0].trace_deployed, runs[1].trace_deployed)
+    np.testing.assert_array_equal(runs[0].regret, runs[1].regret)
+
+
+def test_checkpoint_grid():
+    grid = engine.checkpoint_grid(250_000, 100)
+    assert grid[0] == 1 and grid[-1] == 250_000
+    assert np.all(np.diff(grid) > 0)
+    assert 60 <= len(grid) <= 101
+    assert engine.checkpoint_grid(1, 5).tolist() == [1]
+
+
+def test_counter_based_stream_matches_python_and_is_uniform():
+    key = np.uint64(0x1234_5678_9ABC_DEF0)
+    for a, b in [(0, 0), (1, 0), (0, 1), (2**40 + 3, 77), (123_456_789, 2**31)]:
+        assert _random.uniform(key, a, b) == twin.uniform(int(key), a, b)
+        assert _random.normal(key, a, b) == twin.normal(int(key), a, b)
+    draws = np.array([twin.uniform(int(key), t, 5) for t in range(20_000)])
+    # Kolmogorov-Smirnov against U(0, 1): a p-value below 1e-4 would be a 1-in-10^4 accident.
+    assert stats.kstest(draws, "uniform").pvalue > 1e-4
+    # Neighbouring counters and keys are not correlated (|r| < 4.5 / sqrt(n) holds w.p. > 1 - 1e-5).
+    shifted = np.array([twin.uniform(int(key), t, 6) for t in range(20_000)])
+    other = np.array([twin.uniform(int(key) + 1, t, 5) for t in range(20_000)])
+    bound = 4.5 / math.sqrt(len(draws))
+    assert abs(np.corrcoef(draws, shifted)[0, 1]) < bound
+    assert abs(np.corrcoef(draws, other)[0, 1]) < bound
+
+
+@pytest.mark.parametrize(("alpha", "beta_"), [(1.0, 1.0), (3.0, 7.0), (0.5, 2.0), (40.0, 5.0)])
+def test_beta_draws_have_the_beta_law(alpha, beta_):
+    key = 0xFEED
+    draws = np.array([twin.beta(key, t, 0, alpha, beta_) for t in range(6_000)])
+    assert stats.kstest(draws, "beta", args=(alpha, beta_)).pvalue > 1e-4
+    compiled = [_random.beta(np.uint64(key), t, 0, alpha, beta_) for t in range(50)]
+    np.testing.assert_array_equal(compiled, draws[:50])

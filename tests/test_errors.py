@@ -1,0 +1,196 @@
+"""Bad input: a clear error naming the parameter and the allowed values, before any work starts."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+import pytest
+
+import agents
+import mlcb
+from mlcb import engine, presets
+from mlcb._jit import kernel
+from mlcb.cli import main
+from mlcb.config import SimulationConfig
+from mlcb.errors import ExpertLossError
+from mlcb.kernels import implements
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if a simulation actually starts."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("work started before the input was validated")
+
+    monkeypatch.setattr(engine, "run_replications", refuse)
+    monkeypatch.setattr(engine, "run_replication", refuse)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"budget": 0}, r"budget must be an integer >= 1, got 0"),
+        ({"budget": 11}, r"budget must be an integer in \[1, n_experts=10\], got 11"),
+        ({"budget": 1.5}, r"budget must be an integer >= 1"),
+        ({"delta": 0.0}, r"delta must be a number in \(0, 1\), got 0.0"),
+        ({"delta": 1.0}, r"delta must be a number in \(0, 1\), got 1.0"),
+        ({"delta": math.nan}, r"delta must be a number in \(0, 1\), got nan"),
+        ({"delta": True}, r"delta must be a number in \(0, 1\)"),
+        ({"horizon": 0}, r"horizon must be an integer >= 1, got 0"),
+        ({"horizon": -5}, r"horizon must be an integer >= 1, got -5"),
+        ({"replications": 0}, r"replications must be an integer >= 1, got 0"),
+        ({"seed": -1}, r"seed must be a non-negative integer, got -1"),
+        ({"checkpoints": 0}, r"checkpoints must be an integer >= 1"),
+        ({"policy": "nope"}, r"unknown policy 'nope'; registered policy names: mlcb, mlcb-topm"),
+        ({"policy_params": {"bonus_scale": -1}}, r"bonus_scale must be a finite number > 0, got -1"),
+        ({"policy_params": {"bounds": "x"}}, r"bounds must be one of \('theory', 'authors'\)"),
+        ({"smoothing": "median"}, r"smoothing must be one of \('counts', 'average', 'uniform', 'last'\)"),
+        ({"env": "mlcb/Nope-v0"}, r"unknown environment 'mlcb/Nope-v0'; registered: "),
+        ({"experts": ()}, r"experts must be a non-empty list"),
+    ],
+)
+def test_bad_setting_is_refused_before_work(no_work, fields, message):
+    with pytest.raises(ValueError, match=message):
+        mlcb.simulate(preset="trap", **fields)
+
+
+def test_bad_preset_and_calibration(no_work):
+    with pytest.raises(ValueError, match=r"unknown preset 'nope'; presets: glm, trap"):
+        mlcb.simulate(preset="nope")
+    with pytest.raises(ValueError, match=r"calibration must be one of \['authors', 'practical', 'theory'\]"):
+        mlcb.simulate(preset="trap", calibration="magic")
+
+
+def test_bad_pools(no_work):
+    trap = presets.get("trap")
+    with pytest.raises(ValueError, match=r"experts: this environment has 10 bandit experts, got 3"):
+        trap.config(1, experts=(agents.make("ucb1"),) * 3)
+    glm_expert = agents.make("ogd")
+    with pytest.raises(ValueError, match=r"experts must all be of one kind"):
+        trap.config(1, experts=(agents.make("ucb1"),) * 9 + (glm_expert,))
+    with pytest.raises(
+        ValueError, match=r"smoothing must be one of \('average', 'uniform', 'last'\) for glm"
+    ):
+        presets.get("glm").config(1, smoothing="counts")
+    with pytest.raises(ValueError, match=r"threads must be None or an integer >= 1, got 0"):
+        mlcb.simulate(preset="trap", threads=0)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: agents.make("ucb1", c=1.0), r"c must be > 1 for UCB1's theory rate"),
+        (lambda: agents.make("ucb1", c=-2.0), r"c must be a finite number > 0, got -2.0"),
+        (lambda: agents.make("epsilon-greedy", alpha=1.0), r"alpha must be a number in \(0, 1\), got 1.0"),
+        (lambda: agents.make("epsilon-greedy", rate="fast"), r"rate must be one of \('theory', 'authors'\)"),
+        (lambda: agents.make("ogd", link="sine"), r"link"),
+        (lambda: agents.make("ogd", radius=0.0), r"radius must be a finite number > 0, got 0.0"),
+        (lambda: agents.make("nope"), r"unknown expert 'nope'; registered expert names: "),
+    ],
+)
+def test_bad_expert_parameters(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_cli_reports_one_line_and_fails(capsys, no_work):
+    for argv, message in [
+        (["run", "trap", "--budget", "0"], "mlcb: error: budget must be an integer >= 1, got 0\n"),
+        (
+            ["run", "trap", "--budget", "12"],
+            "mlcb: error: budget must be an integer in [1, n_experts=10], got 12\n",
+        ),
+        (["run", "trap", "--delta", "2"], "mlcb: error: delta must be a number in (0, 1), got 2.0\n"),
+        (["run", "trap", "--horizon", "0"], "mlcb: error: horizon must be an integer >= 1, got 0\n"),
+        (
+            ["run", "trap", "--replications", "-1"],
+            "mlcb: error: replications must be an integer >= 1, got -1\n",
+        ),
+        (["run", "nope"], "mlcb: error: unknown preset 'nope'; presets: glm, trap\n"),
+        (
+            ["run", "trap", "--policy", "x"],
+            "mlcb: error: unknown policy 'x'; registered policy names: mlcb, mlcb-topm\n",
+        ),
+        (["run", "missing.toml"], "mlcb: error: target: no such TOML file 'missing.toml'\n"),
+    ]:
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.err == message
+        assert captured.out == ""
+
+
+# --- a loss outside [0, 1] from an expert, through a compiled pool of one's own --------------
+class FaultyParams(NamedTuple):
+    loss: float  # what every training step reports
+    after: int  # from this round on
+
+
+class FaultyState(NamedTuple):
+    steps: np.ndarray
+
+
+@implements("train", FaultyParams)
+@kernel
+def _faulty_train(params, state, env_params, env_state, k, t):
+    state.steps[k] += 1
+    loss = params.loss if t >= params.after and k == 1 else 0.5
+    return loss, float(state.steps[k])
+
+
+@implements("deploy", FaultyParams)
+@kernel
+def _faulty_deploy(params, state, env_params, env_state, k, t, key, slot):
+    return 0.5, 0.5
+
+
+@dataclass(frozen=True)
+class FaultyExpert:
+    """An expert whose compiled pool reports ``loss`` for expert 1 from round ``after`` on."""
+
+    loss: float = math.nan
+    after: int = 5
+
+    kind: ClassVar[str] = "bandit"
+    heuristic: ClassVar[bool] = True
+
+    @classmethod
+    def build_pool(cls, experts, env, env_params, delta, keys, smoothing, horizon, seed, replication):
+        return FaultyParams(float(experts[0].loss), int(experts[0].after)), FaultyState(
+            np.zeros(len(experts), np.int64)
+        )
+
+
+@pytest.mark.parametrize("loss", [math.nan, 1.5, -0.25, math.inf])
+def test_bad_training_loss_names_expert_round_and_range(loss):
+    config = SimulationConfig(
+        env="mlcb/BanditExperts-v0",
+        env_params={"reward_means": [[0.5, 0.5]] * 3},
+        experts=(FaultyExpert(loss),) * 3,
+        budget=3,
+        horizon=20,
+        replications=1,
+    )
+    with pytest.raises(
+        ExpertLossError,
+        match=r"training loss of expert 1 at round 5 is .*; losses must be numbers in \[0, 1\]",
+    ) as error:
+        mlcb.simulate(config)
+    assert (error.value.expert, error.value.round) == (1, 5)
+    assert not (error.value.value >= 0 and error.value.value <= 1)
+
+
+def test_bad_loss_from_the_warm_start_is_round_zero():
+    config = SimulationConfig(
+        env="mlcb/BanditExperts-v0",
+        env_params={"reward_means": [[0.5, 0.5]] * 2},
+        experts=(FaultyExpert(2.0, after=0),) * 2,
+        budget=1,
+        horizon=5,
+        replications=1,
+    )
+    with pytest.raises(ExpertLossError, match=r"training loss of expert 1 at round 0 is 2.0"):
+        mlcb.simulate(config)
