@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
-
 import numba
+import numpy as np
 
 from mlcb._jit import KERNEL_OPTIONS, kernel
 from mlcb.kernels import begin_round, deploy, end_round, observe, select, train
