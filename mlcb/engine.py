@@ -96,6 +96,12 @@ def top_m_best(optimal: np.ndarray, budget: int) -> float:
     return float(np.sort(optimal)[:budget].mean())
 
 
+def selection_size(policy: Any, n_experts: int, budget: int) -> int:
+    """The most experts ``policy`` trains in a round: its ``selection_size`` or the budget."""
+    size = getattr(policy, "selection_size", None)
+    return int(size(n_experts, budget)) if size is not None else int(budget)
+
+
 def build_replication(
     problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
 ) -> tuple:
@@ -116,9 +122,10 @@ def build_replication(
         seed,
         replication,
     )
-    policy_params, policy_state = problem.policy.build(n_experts, budget, problem.delta, horizon)
     optimal = np.asarray(problem.env.expert_optimal_losses(env_params, problem.experts), dtype=float)
     best_expert = int(np.argmin(optimal))
+    policy_params, policy_state = problem.policy.build(n_experts, budget, problem.delta, horizon, optimal)
+    width = selection_size(problem.policy, n_experts, budget)
     accounting = _engine.Accounting(
         optimal,
         float(optimal[best_expert]),
@@ -141,9 +148,9 @@ def build_replication(
         deployed=np.zeros((c, n_experts), dtype=np.int64),
         totals=np.zeros(5),
         cursor=np.zeros(1, dtype=np.int64),
-        selected=np.zeros(budget, dtype=np.int64),
-        widths=np.zeros(budget),
-        trace_selected=np.full((trace_rounds, budget), -1, dtype=np.int64),
+        selected=np.zeros(width, dtype=np.int64),
+        widths=np.zeros(width),
+        trace_selected=np.full((trace_rounds, width), -1, dtype=np.int64),
         trace_deployed=np.full(trace_rounds, -1, dtype=np.int64),
         trace_loss=np.zeros(trace_rounds),
         error=np.zeros(4),
@@ -178,8 +185,9 @@ def run_replication(
     record = args[-1]
     accounting = args[-2]
     warm_start, run_rounds = _engine.kernels_for(*args[:6])
-    warm_start(*args[:7], record)
-    raise_for_error(record)
+    if getattr(problem.policy, "warm_start", True):
+        warm_start(*args[:7], record)
+        raise_for_error(record)
     run_rounds(*args, 1, horizon)
     raise_for_error(record)
     return Replication(

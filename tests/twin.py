@@ -235,7 +235,28 @@ class GLMExpert:
         self.sums = [0.0] * len(self.w)
 
 
-# --- M-LCB -------------------------------------------------------------------------------------
+# --- policies ----------------------------------------------------------------------------------
+@dataclass
+class Stats:
+    """The per-expert statistics a policy reads: counts, loss sums, current rates."""
+
+    n: list
+    loss_sum: list
+    rate: list
+
+
+#: Twin policy factories by policy class: ``factory(spec, n_experts, budget, delta, horizon,
+#: optimal, key) -> policy`` with ``warm_start``, ``ties``, ``select(t, stats) -> (chosen,
+#: deployed or -1, widths)``, ``observe(k, loss, t, stats)`` and ``end_round(chosen, deployed,
+#: loss, t, stats)``.
+POLICIES: dict = {}
+
+
+def register(policy_class, factory) -> None:
+    """Make ``factory`` the twin of ``policy_class``."""
+    POLICIES[policy_class] = factory
+
+
 @dataclass
 class TwinMLCB:
     n_experts: int
@@ -245,24 +266,30 @@ class TwinMLCB:
     authors: bool = False
     authors_c: float = 0.5
     top_m: bool = False
+    warm_start: bool = True
+    ties: bool = False
 
     def __post_init__(self) -> None:
         self.lcb = [0.0] * self.n_experts
         self.ucb = [0.0] * self.n_experts
 
-    def update(self, k: int, n: int, loss_sum: float, rate: float) -> None:
-        mean = loss_sum / n
-        self.lcb[k] = mean - self.bonus_scale * rate / n
+    def observe(self, k: int, loss: float, t: int, stats: Stats) -> None:
+        if self.authors:
+            return
+        n = stats.n[k]
+        mean = stats.loss_sum[k] / n
+        self.lcb[k] = mean - self.bonus_scale * stats.rate[k] / n
         hoeffding = math.sqrt(2.0 * math.log(4.0 * self.n_experts * n * n / self.delta) / n)
         self.ucb[k] = mean + self.bonus_scale * hoeffding
 
-    def select(self, t: int, n, loss_sum, rate):
+    def select(self, t: int, stats: Stats):
         if self.authors:
             for k in range(self.n_experts):
-                mean = loss_sum[k] / n[k]
-                g = math.log(t / self.delta + 1.0) / n[k]
+                n = stats.n[k]
+                mean = stats.loss_sum[k] / n
+                g = math.log(t / self.delta + 1.0) / n
                 bonus = self.authors_c * math.sqrt(g) + 0.66 * g
-                self.lcb[k] = mean - rate[k] / n[k] - bonus
+                self.lcb[k] = mean - stats.rate[k] / n - bonus
                 self.ucb[k] = mean + bonus
         order = sorted(range(self.n_experts), key=lambda k: (self.lcb[k], k))
         chosen = order[: self.budget]
@@ -273,8 +300,26 @@ class TwinMLCB:
         tie = tie or len(set(inside)) < len(inside)
         if not self.top_m:
             tie = tie or sum(self.ucb[k] == self.ucb[deployed] for k in chosen) > 1
-        self.ties = getattr(self, "ties", False) or tie
+        self.ties = self.ties or tie
         return chosen, (-1 if self.top_m else deployed), widths
+
+    def end_round(self, chosen, deployed, loss, t, stats) -> None:
+        pass
+
+
+def _mlcb_twin(spec, n_experts, budget, delta, horizon, optimal, key):
+    return TwinMLCB(
+        n_experts, budget, delta, spec.bonus_scale, spec.bounds == "authors", spec.authors_c, spec.top_m
+    )
+
+
+def _register_mlcb() -> None:
+    from mlcb.policies.mlcb import MLCB
+
+    register(MLCB, _mlcb_twin)
+
+
+_register_mlcb()
 
 
 # --- the engine --------------------------------------------------------------------------------
@@ -304,35 +349,27 @@ def run(config, replication: int, rounds: int) -> TwinRun:
     best = min(range(config.n_experts), key=lambda k: (optimal[k], k))
     best_loss = optimal[best]
     top_m_best = sum(sorted(optimal)[: config.budget]) / config.budget
-    policy = TwinMLCB(
-        config.n_experts,
-        config.budget,
-        config.delta,
-        policy_spec.bonus_scale,
-        policy_spec.bounds == "authors",
-        policy_spec.authors_c,
-        policy_spec.top_m,
+    policy = POLICIES[type(policy_spec)](
+        policy_spec, config.n_experts, config.budget, config.delta, config.horizon, optimal, int(keys.policy)
     )
     if env.kind == "bandit":
         world = _BanditWorld(config, env, env_params, keys)
     else:
         world = _GLMWorld(config, env, env_params, keys, replication)
-    n = [0] * config.n_experts
-    loss_sum = [0.0] * config.n_experts
-    rate = [0.0] * config.n_experts
+    stats = Stats([0] * config.n_experts, [0.0] * config.n_experts, [0.0] * config.n_experts)
     deployed_counts = [0] * config.n_experts
-    world.begin(0)
-    for k in range(config.n_experts):
-        loss, rate[k] = world.train(k, 0)
-        n[k] += 1
-        loss_sum[k] += loss
-        if not policy.authors:
-            policy.update(k, n[k], loss_sum[k], rate[k])
+    if policy.warm_start:
+        world.begin(0)
+        for k in range(config.n_experts):
+            loss, stats.rate[k] = world.train(k, 0)
+            stats.n[k] += 1
+            stats.loss_sum[k] += loss
+            policy.observe(k, loss, 0, stats)
     out = TwinRun([], [], [], [], [], [], [], [], [])
     totals = [0.0] * 5
     for t in range(1, rounds + 1):
         world.begin(t)
-        chosen, deployed, widths = policy.select(t, n, loss_sum, rate)
+        chosen, deployed, widths = policy.select(t, stats)
         if deployed >= 0:
             loss, expected = world.deploy(deployed, t, 0)
             deployed_counts[deployed] += 1
@@ -352,13 +389,13 @@ def run(config, replication: int, rounds: int) -> TwinRun:
             totals[4] += widths[j]
             if k == best:
                 totals[3] += widths[j]
-            one, rate[k] = world.train(k, t)
-            n[k] += 1
-            loss_sum[k] += one
-            if not policy.authors:
-                policy.update(k, n[k], loss_sum[k], rate[k])
+            one, stats.rate[k] = world.train(k, t)
+            stats.n[k] += 1
+            stats.loss_sum[k] += one
+            policy.observe(k, one, t, stats)
             top_m += optimal[k]
         totals[2] += top_m / len(chosen) - top_m_best
+        policy.end_round(chosen, deployed, loss, t, stats)
         out.selected.append(list(chosen))
         out.deployed.append(deployed)
         out.deployed_loss.append(loss)
@@ -366,9 +403,9 @@ def run(config, replication: int, rounds: int) -> TwinRun:
         out.pseudo_regret.append(totals[1])
         out.top_m_regret.append(totals[2])
         out.certificate.append(totals[3] + totals[4] / config.budget)
-    out.trained = n
+    out.trained = stats.n
     out.deployed_counts = deployed_counts
-    out.ties = getattr(policy, "ties", False)
+    out.ties = policy.ties
     return out
 
 

@@ -1,8 +1,15 @@
 """Meta-policies: who trains and who is deployed each round.
 
-Each policy is a frozen dataclass that validates its parameters and builds the ``NamedTuple``
-parameters and state of its compiled kernels (:mod:`mlcb.kernels`). ``make(name, **params)``
-builds a registered policy; ``names()`` lists them.
+Each policy is a frozen dataclass that validates its parameters in ``__post_init__`` and builds
+the ``NamedTuple`` parameters and state of its compiled kernels (:mod:`mlcb.kernels`)::
+
+    build(n_experts, budget, delta, horizon, optimal) -> (params, state)
+
+once per replication (``optimal`` holds the experts' L_k*, for reference policies such as the
+oracle; a real policy must not look at it). Optional class attributes: ``warm_start`` (default
+True: train every expert once before round 1), ``selection_size(n_experts, budget)`` (the most
+experts trained in a round, default the budget), ``has_certificate`` and ``certificate_valid``.
+``make(name, **params)`` builds a registered policy; ``names()`` lists them.
 """
 
 from __future__ import annotations

@@ -235,8 +235,11 @@ class MLCB:
         """Whether the recorded Delta(T) is the paper's certificate (theory bounds, scale 1)."""
         return self.bounds == "theory" and self.bonus_scale == 1.0
 
-    def build(self, n_experts: int, budget: int, delta: float, horizon: int) -> tuple[MLCBParams, MLCBState]:
-        """Kernel parameters and a fresh state for ``n_experts`` experts, budget ``budget``."""
+    def build(
+        self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
+    ) -> tuple[MLCBParams, MLCBState]:
+        """Kernel parameters and a fresh state for ``n_experts`` experts, budget ``budget``
+        (``optimal``, the experts' L_k*, is for reference policies only and not used here)."""
         hoeffding = np.zeros(0)
         if self.bounds == "theory":
             hoeffding = _hoeffding_table(
