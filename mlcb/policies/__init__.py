@@ -31,6 +31,56 @@ registry.register(
     summary="M-LCB's multiple-play variant: deploy all of S_t and pay their mean loss",
 )
 
+_BASELINES = [
+    (
+        "limited-advice",
+        "limited_advice:LimitedAdvice",
+        {},
+        "Seldin et al. 2014: exponential weights on importance-weighted losses, M - 1 extra queries",
+    ),
+    (
+        "smooth-corral",
+        "corral:SmoothCORRAL",
+        {},
+        "Agarwal et al. 2017 + Pacchiano et al. 2020: log-barrier OMD master over smoothed experts, M = 1",
+    ),
+    (
+        "dynamic-balancing",
+        "balancing:DynamicBalancing",
+        {},
+        "Pacchiano et al. 2020 / Cutkosky et al. 2021: balance putative regret bounds, eliminate",
+    ),
+    (
+        "d3rb",
+        "balancing:DataDrivenBalancing",
+        {"empirical": False},
+        "Dann, Gentile, Pacchiano 2024: regret coefficients doubled on misspecification tests",
+    ),
+    (
+        "ed2rb",
+        "balancing:DataDrivenBalancing",
+        {"empirical": True},
+        "Dann, Gentile, Pacchiano 2024: empirically estimated regret coefficients",
+    ),
+    (
+        "round-robin",
+        "references:RoundRobin",
+        {},
+        "train M experts cyclically, deploy the best empirical mean",
+    ),
+    ("uniform", "references:Uniform", {}, "train a uniform random M-subset, deploy a uniform member"),
+    ("greedy", "references:Greedy", {}, "train and deploy the M smallest empirical means, no bonus"),
+    (
+        "full-budget",
+        "references:FullBudget",
+        {},
+        "train every expert every round (M = K), deploy the smallest UCB: the unlimited reference",
+    ),
+    ("oracle", "references:Oracle", {}, "always train and deploy the best expert k*: a lower reference"),
+]
+for _name, _entry, _defaults, _summary in _BASELINES:
+    registry.register(_name, f"mlcb.policies.{_entry}", summary=_summary, **_defaults)
+
 
 def make(name: str, **params: Any):
     """Build the policy registered as ``name``."""
