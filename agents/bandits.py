@@ -283,7 +283,8 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
     m = expert.n_arms
     means = env_params.loss_means
     base = slot * DEPLOY_SLOTS
-    if params.smoothing == smoothing.LAST:
+    # An expert never trained yet has no past iterate: its current decision is deployed.
+    if params.smoothing == smoothing.LAST or state.experts[k].steps == 0:
         j = state.experts[k].steps + 1
         arm, eps, greedy = _current_arm(expert, state.arms, params.tables, k, j, key, t, base, params.delta0)
         if eps < 0.0:

@@ -19,7 +19,8 @@ probability by the choice of ``B``).
 Smoothing: ``"average"`` deploys the average of the expert's past training iterates (valid for
 convex losses, the default), ``"uniform"`` one past iterate drawn uniformly (general; keeps every
 iterate, so memory grows with the horizon), ``"last"`` the current iterate (outside the theory).
-All experts of a replication start from one shared random point of norm ``init_norm``.
+All experts of a replication start from one shared random point of norm ``init_norm``; an expert
+deployed before its first training round deploys that point.
 """
 
 from __future__ import annotations
@@ -130,7 +131,9 @@ def _geometry(vector, divisor, x, direction):
 def _deploy(params, state, env_params, env_state, k, t, key, slot):
     link = params.experts[k].link
     n = state.steps[k]
-    if params.smoothing == smoothing.AVERAGE:
+    if n == 0:  # never trained: no past iterate, deploy the current one
+        z, along, across = _geometry(state.weights[k], 1.0, env_state.x, env_params.direction)
+    elif params.smoothing == smoothing.AVERAGE:
         z, along, across = _geometry(state.weight_sums[k], float(n), env_state.x, env_params.direction)
     elif params.smoothing == smoothing.UNIFORM:
         drawn = min(int(uniform(key, t, slot * DEPLOY_SLOTS) * n), n - 1)

@@ -16,7 +16,9 @@ rounds strictly before ``t``:
 ``"last"``
     the current decision, no smoothing: outside the theory, offered for comparison.
 
-Each expert pool implements the wrappers that make sense for it and rejects the others.
+Each expert pool implements the wrappers that make sense for it and rejects the others. An expert
+deployed before it was ever trained (policies without a warm start) has no past iterate and
+deploys its current decision.
 """
 
 from __future__ import annotations

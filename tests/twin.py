@@ -192,7 +192,7 @@ class BanditExpert:
 
     def deploy(self, smoothing: str, means, key: int, t: int, slot: int, loss_of):
         base = slot * DEPLOY_SLOTS
-        if smoothing == "last":
+        if smoothing == "last" or self.steps == 0:
             arm, eps, g = self.choose(self.steps + 1, key, t, base)
             if eps < 0.0:
                 return loss_of(arm), means[arm]
@@ -530,7 +530,9 @@ class _GLMWorld:
 
     def deploy(self, k: int, t: int, slot: int):
         e = self.experts[k]
-        if self.smoothing == "average":
+        if e.steps == 0:
+            vector, divisor = e.w, 1.0
+        elif self.smoothing == "average":
             vector, divisor = e.sums, float(e.steps)
         elif self.smoothing == "uniform":
             drawn = min(int(uniform(self.deploy_key, t, slot * DEPLOY_SLOTS) * e.steps), e.steps - 1)
