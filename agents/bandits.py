@@ -497,24 +497,29 @@ def build_bandit_pool(
     """Kernel parameters and fresh state of a pool of bandit experts on ``env_params``."""
     n_experts = len(experts)
     delta_prime = delta / (2.0 * n_experts)
-    signatures = [
-        (
-            e.family,
-            int(n_arms[k]),
-            e.rate,
-            float(getattr(e, "c", 0.0)),
-            float(getattr(e, "alpha", 0.5)),
-            float(getattr(e, "rate_coef", 0.0)),
-            float(e.rate_scale),
-        )
-        for k, e in enumerate(experts)
-    ]
-    shared, rows = _pool_tables(
-        tuple(dict.fromkeys(signatures)), delta_prime, horizon, tables.TABLE_BUDGET_BYTES
-    )
-    records = np.zeros(n_experts, dtype=EXPERT_DTYPE)
-    for k, (family, m, rate, c, alpha, coef, scale) in enumerate(signatures):
-        records[k] = (
+    described: dict = {}  # pools repeat the same specification objects: describe each once
+
+    def signature(expert, m):
+        key = (id(expert), m)
+        if key not in described:
+            described[key] = (
+                expert.family,
+                m,
+                expert.rate,
+                float(getattr(expert, "c", 0.0)),
+                float(getattr(expert, "alpha", 0.5)),
+                float(getattr(expert, "rate_coef", 0.0)),
+                float(expert.rate_scale),
+            )
+        return described[key]
+
+    signatures = [signature(e, int(m)) for e, m in zip(experts, n_arms)]
+    distinct = list(dict.fromkeys(signatures))
+    shared, rows = _pool_tables(tuple(distinct), delta_prime, horizon, tables.TABLE_BUDGET_BYTES)
+    # One record per distinct signature, then one fancy-indexed copy: O(K) in NumPy, not Python.
+    prototypes = np.zeros(len(distinct), dtype=EXPERT_DTYPE)
+    for i, (family, m, rate, c, alpha, coef, scale) in enumerate(distinct):
+        prototypes[i] = (
             family,
             m,
             _RATES.index(rate),
@@ -525,8 +530,11 @@ def build_bandit_pool(
             _ucb1_offset(family, rate, c, m, delta_prime),
             rows.get(("rate", family, m, rate, c, alpha, coef, scale), -1),
             rows.get(("epsilon", c, alpha, m), -1),
-            keys[k],
+            0,
         )
+    index = {signature: i for i, signature in enumerate(distinct)}
+    records = prototypes[[index[signature] for signature in signatures]]
+    records["key"] = keys
     params = BanditPoolParams(
         experts=records,
         tables=shared,

@@ -19,8 +19,7 @@ import numpy as np
 
 from mlcb._jit import kernel, njit
 from mlcb._random import uniform
-from mlcb.kernels import implements
-from mlcb.seeding import check_seed, instance_rng, stream_keys
+from mlcb.seeding import check_seed, instance_key, stream_keys
 
 
 class BanditEnvParams(NamedTuple):
@@ -30,7 +29,17 @@ class BanditEnvParams(NamedTuple):
 
 
 class BanditEnvState(NamedTuple):
-    round: np.ndarray  # (1,) int64, the current round (diagnostic only)
+    round: np.ndarray  # (1,) int64, unused: bandit draws are lazy (no begin_round)
+
+
+@njit
+def _shuffle_arms(loss_means, n_arms, streams, key):
+    """Shuffle each expert's arms in place (Fisher-Yates on the instance stream at counters
+    (expert identity, slot)): an expert's arm order follows its identity, not its position."""
+    for k in range(loss_means.shape[0]):
+        for a in range(n_arms[k] - 1, 0, -1):
+            b = min(int(uniform(key, streams[k], a) * (a + 1)), a)
+            loss_means[k, a], loss_means[k, b] = loss_means[k, b], loss_means[k, a]
 
 
 @kernel
@@ -38,12 +47,6 @@ def arm_loss(env_params, t, k, a):
     """Loss of arm ``a`` of expert ``k`` under ``xi_t``: 1.0 with probability ``mu[k, a]``."""
     slot = env_params.streams[k] * env_params.loss_means.shape[1] + a
     return 1.0 if uniform(env_params.key, t, slot) < env_params.loss_means[k, a] else 0.0
-
-
-@implements("begin_round", BanditEnvParams)
-@kernel
-def _begin_round(params, state, t):
-    state.round[0] = t
 
 
 @njit
@@ -116,17 +119,15 @@ class BanditExpertsEnv(gym.Env):
         loss_means = 1.0 - self.reward_means
         loss_means = np.where(np.isfinite(loss_means), loss_means, 1.0)
         if self.shuffle:
-            for k in range(self.n_experts):
-                m = self.n_arms[k]
-                order = instance_rng(seed, replication, int(self.streams[k])).permutation(m)
-                loss_means[k, :m] = loss_means[k, order]
+            _shuffle_arms(loss_means, self.n_arms, self.streams, instance_key(seed, replication))
         key = stream_keys(seed, replication, 0).env
         params = BanditEnvParams(np.ascontiguousarray(loss_means), self.streams.copy(), key)
         return params, BanditEnvState(np.zeros(1, dtype=np.int64))
 
     def expert_optimal_losses(self, params: BanditEnvParams, experts: Any = None) -> np.ndarray:
         """``L_k*`` of every expert: its best arm's loss mean."""
-        return np.array([params.loss_means[k, : self.n_arms[k]].min() for k in range(self.n_experts)])
+        real = np.arange(params.loss_means.shape[1]) < self.n_arms[:, None]
+        return np.where(real, params.loss_means, np.inf).min(axis=1)
 
     def expert_rates(self, experts: Any, n: np.ndarray, delta_prime: float) -> np.ndarray:
         """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)).

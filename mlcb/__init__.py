@@ -12,8 +12,9 @@ from mlcb import _jit  # noqa: F401  (configures Numba's cache before any kernel
 
 __version__ = "0.1.0"
 
+from mlcb.compare import compare  # noqa: E402
 from mlcb.config import SimulationConfig  # noqa: E402
 from mlcb.results import Result, load  # noqa: E402
 from mlcb.simulation import simulate  # noqa: E402
 
-__all__ = ["Result", "SimulationConfig", "load", "simulate", "__version__"]
+__all__ = ["Result", "SimulationConfig", "compare", "load", "simulate", "__version__"]

@@ -19,6 +19,8 @@ EXAMPLES = """examples:
   mlcb run trap --budget 1 2 3 4 --replications 30 --calibration practical
   mlcb run glm --horizon 10000
   mlcb run my_experiment.toml                    a setting described in TOML (see README)
+  mlcb compare trap                              the paper's comparison: M-LCB, LimitedAdvice, CORRAL
+  mlcb compare glm --policies mlcb ed2rb         a subset of the glm comparison
   mlcb plot results/trap                         redraw the figures of a saved result
   mlcb list                                      presets, policies, experts, environments
 """
@@ -43,32 +45,47 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("target", help="a preset name (see `mlcb list`) or a .toml file")
-    run.add_argument(
-        "--budget", "-M", type=int, nargs="+", metavar="M", help="budgets to run (default: the preset's)"
-    )
-    run.add_argument("--horizon", "-T", type=int, metavar="T", help="rounds per replication")
-    run.add_argument("--replications", "-R", type=int, metavar="R", help="replications per budget")
-    run.add_argument("--seed", "-s", type=int, metavar="S", help="the simulation's seed (default 0)")
-    run.add_argument("--calibration", "-c", help="theory (default), practical or authors")
     run.add_argument("--policy", help="a policy name (see `mlcb list`; default mlcb)")
-    run.add_argument("--delta", type=float, help="confidence delta in (0, 1)")
-    run.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
-    run.add_argument(
-        "--out",
-        "-o",
-        type=Path,
-        default=Path("results"),
-        help="output directory (default: results); the run writes OUT/NAME/",
+    _common_options(run, budgets_help="budgets to run (default: the preset's)")
+
+    compare = commands.add_parser(
+        "compare",
+        help="run a preset's comparison of policies (common random numbers), save and plot it",
+        description="Run every policy and budget of a preset's comparison on the same seeds and the "
+        "same data stream; print a summary with the time per setting; save one result and the paper's "
+        "three panels under --out.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("--no-plot", action="store_true", help="skip the figures")
-    run.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    compare.add_argument("target", help="a preset name (see `mlcb list`)")
+    compare.add_argument("--policies", nargs="+", metavar="NAME", help="keep only these policies")
+    _common_options(compare, budgets_help="keep only these budgets (default: the comparison's)")
 
     plot = commands.add_parser("plot", help="draw the figures of a saved result")
-    plot.add_argument("result", type=Path, help="a directory written by `mlcb run`")
+    plot.add_argument("result", type=Path, help="a directory written by `mlcb run` or `mlcb compare`")
     plot.add_argument("--out", "-o", type=Path, help="figure directory (default: the result's)")
 
     commands.add_parser("list", help="list presets, policies, expert families and environments")
     return parser
+
+
+def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
+    parser.add_argument("--budget", "-M", type=int, nargs="+", metavar="M", help=budgets_help)
+    parser.add_argument("--horizon", "-T", type=int, metavar="T", help="rounds per replication")
+    parser.add_argument("--replications", "-R", type=int, metavar="R", help="replications per setting")
+    parser.add_argument("--seed", "-s", type=int, metavar="S", help="the simulation's seed (default 0)")
+    parser.add_argument("--calibration", "-c", help="theory (default), practical or authors")
+    parser.add_argument("--delta", type=float, help="confidence delta in (0, 1)")
+    parser.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
+    parser.add_argument(
+        "--out",
+        "-o",
+        type=Path,
+        default=Path("results"),
+        help="output directory (default: results); writes OUT/NAME/",
+    )
+    parser.add_argument("--no-plot", action="store_true", help="skip the figures")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
 
 
 def _toml_configs(path: Path, args: argparse.Namespace) -> tuple[str, list]:
@@ -96,7 +113,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "horizon": args.horizon,
         "replications": args.replications,
         "seed": args.seed,
-        "policy": args.policy,
+        "policy": getattr(args, "policy", None),
         "delta": args.delta,
     }
     return {key: value for key, value in fields.items() if value is not None}
@@ -117,10 +134,25 @@ def _configs(args: argparse.Namespace) -> tuple[str, list]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    name, configs = _configs(args)  # validates everything before any work
+    return _simulate_all(args, name, configs)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from mlcb import presets
+    from mlcb.compare import comparison_configs
+
+    fields = _overrides(args)
+    if args.budget:
+        fields["budget"] = args.budget
+    configs = comparison_configs(args.target, None, args.calibration, args.policies, **fields)
+    return _simulate_all(args, f"{presets.get(args.target).name}-comparison", configs)
+
+
+def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
     from mlcb.results import Result
     from mlcb.simulation import simulate
 
-    name, configs = _configs(args)  # validates everything before any work
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {args.threads!r}")
     out = args.out / name
@@ -128,7 +160,10 @@ def _run(args: argparse.Namespace) -> int:
     results = []
     started = time.perf_counter()
     for config in configs:
-        results.append(simulate(config, threads=args.threads, progress=not args.quiet, parts=parts))
+        begun = time.perf_counter()
+        result = simulate(config, threads=args.threads, progress=not args.quiet, parts=parts)
+        result.metadata["settings"][config.label]["seconds"] = time.perf_counter() - begun
+        results.append(result)
     result = Result.concat(results)
     result.save(out)
     elapsed = time.perf_counter() - started
@@ -155,6 +190,9 @@ def _print_summary(result, elapsed: float) -> None:
         "best_deployed_share": "best deployed",
         "certificate_violations": "PR > Delta",
     }
+    settings = result.metadata.get("settings", {})
+    table["seconds"] = [settings.get(label, {}).get("seconds", float("nan")) for label in table["setting"]]
+    columns["seconds"] = "seconds"
     shown = table[list(columns)].rename(columns=columns)
     print(shown.to_string(index=False, float_format=lambda v: f"{v:,.3f}" if abs(v) < 10 else f"{v:,.0f}"))
 
@@ -223,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from mlcb.errors import ExpertLossError
 
-    command = {"run": _run, "plot": _plot, "list": _list}[args.command]
+    command = {"run": _run, "compare": _compare, "plot": _plot, "list": _list}[args.command]
     try:
         return command(args)
     except (ValueError, TypeError, FileNotFoundError, ExpertLossError, tomllib.TOMLDecodeError) as error:

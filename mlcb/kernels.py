@@ -21,7 +21,8 @@ a cached kernel (that defeats Numba's on-disk cache): the choice happens during 
 ``solve(method=...)`` way but at compile time. After changing a registered function of your own,
 clear the cache (``NUMBA_CACHE_DIR``): Numba does not see edits outside the cached kernel's file.
 
-Operations (``t`` is the round, 0 for the warm start; ``k`` an expert index):
+Operations (``t`` is the round, 0 for the warm start; ``k`` an expert index); ``begin_round``,
+``observe`` and ``end_round`` are optional: left unregistered, they compile to nothing.
 
 Environment (``params``, ``state`` are the environment's)
     ``begin_round(params, state, t)``: draw what the round needs (the GLM stream draws
@@ -108,17 +109,31 @@ def implements(operation: str, params_type: type) -> Callable[[Callable], Callab
     return decorator
 
 
+#: Operations a type may leave unregistered: they then compile to nothing.
+OPTIONAL = ("begin_round", "observe", "end_round")
+
+
 def _typer(operation: str) -> Callable:
     def typer(*types):
         owner = getattr(types[0], "instance_class", None)
         try:
             return _REGISTRY[operation][owner]
         except KeyError:
+            if operation in OPTIONAL:
+                return _no_op(operation)
             known = sorted(cls.__name__ for cls in _REGISTRY[operation])
             raise TypeError(f"no compiled {operation!r} for {types[0]}; registered for: {known}") from None
 
     typer.__signature__ = inspect.signature(_GENERICS[operation])
     return typer
+
+
+def _no_op(operation: str) -> Callable:
+    """A do-nothing implementation with the generic's parameter names, as Numba requires."""
+    names = ", ".join(inspect.signature(_GENERICS[operation]).parameters)
+    namespace: dict = {}
+    exec(f"def no_op({names}):\n    return None", namespace)  # noqa: S102 (fixed, internal text)
+    return namespace["no_op"]
 
 
 # No ``cache`` here: an overload's implementation is compiled into its caller's library and cached

@@ -11,6 +11,12 @@ names the constants, and every saved result records it:
 ``authors`` (trap only)
     the authors' reference code (PAPER-NOTES section 3.4): bonus ``c sqrt(g) + 0.66 g`` with
     ``g = log(t / delta + 1) / n_k``, their heuristic rates, ``c = 0.5``, ``delta = 0.1``.
+
+A calibration's policy parameters are M-LCB's; other policies keep their own defaults (the
+experts and their rates, which the balancing baselines read, follow the calibration).
+
+Each preset also names the paper's *comparison* (:func:`mlcb.compare`): which policies at which
+budgets, each with its smoothing wrapper.
 """
 
 from __future__ import annotations
@@ -31,6 +37,20 @@ class Calibration:
     delta: float = 0.1
 
 
+#: Policies that take a calibration's parameters (M-LCB and its Top-M variant).
+CALIBRATED_POLICIES = ("mlcb", "mlcb-topm")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One policy of a comparison: its budgets, parameters and smoothing wrapper."""
+
+    policy: str
+    budgets: tuple[int, ...]
+    policy_params: dict[str, Any] = field(default_factory=dict)
+    smoothing: str | None = None
+
+
 @dataclass(frozen=True)
 class Preset:
     """A named instance: environment, default size and calibrations."""
@@ -45,6 +65,7 @@ class Preset:
     calibrations: dict[str, Calibration]
     default_calibration: str = "theory"
     policy: str = "mlcb"
+    comparison: tuple[Entry, ...] = ()
 
     def config(
         self, budget: int | None = None, calibration: str | None = None, **fields: Any
@@ -59,12 +80,14 @@ class Preset:
         chosen = self.calibrations[name]
         own_env = {} if "env" in fields else self.env_params  # another environment: its own params
         env_params = {**own_env, **fields.pop("env_params", {})}
-        policy_params = {**chosen.policy_params, **fields.pop("policy_params", {})}
+        policy = fields.pop("policy", self.policy)
+        calibrated = chosen.policy_params if policy in CALIBRATED_POLICIES else {}
+        policy_params = {**calibrated, **fields.pop("policy_params", {})}
         values = {
             "env": self.env,
             "env_params": env_params,
             "experts": tuple(chosen.experts(env_params)),
-            "policy": self.policy,
+            "policy": policy,
             "policy_params": policy_params,
             "budget": self.budgets[0] if budget is None else budget,
             "horizon": self.horizon,
@@ -106,6 +129,11 @@ PRESETS: dict[str, Preset] = {
         budgets=(1, 2, 4),
         horizon=250_000,
         replications=100,
+        comparison=(
+            Entry("mlcb", (1, 2, 3, 4), smoothing="counts"),
+            Entry("limited-advice", (1, 2, 3, 4), smoothing="last"),
+            Entry("smooth-corral", (1,), smoothing="counts"),
+        ),
         calibrations={
             "theory": Calibration(_trap_experts("theory", 2.0)),
             "practical": Calibration(_trap_experts("theory", 2.0), {"bonus_scale": 0.5}),
@@ -121,6 +149,11 @@ PRESETS: dict[str, Preset] = {
         budgets=(1, 2, 3),
         horizon=2_500,
         replications=30,
+        comparison=(
+            Entry("mlcb", (1, 2, 3), smoothing="average"),
+            Entry("limited-advice", (1, 2, 3), smoothing="last"),
+            Entry("ed2rb", (1, 2, 3), {"c": 0.1}, smoothing="last"),
+        ),
         calibrations={
             "theory": Calibration(_glm_experts),
             "practical": Calibration(_glm_experts, {"bonus_scale": 0.5}),

@@ -12,7 +12,8 @@ Three long frames, one row per observation (seaborn's "tidy" layout):
     included) and ``deployed`` counts.
 ``replications``
     one row per (setting, replication): the best expert ``best_expert`` (k*), ``best_loss``
-    (L*), and ``certificate_violated`` (pseudo-regret above Delta at some checkpoint).
+    (L*), and ``certificate_violated`` (1.0 if the pseudo-regret exceeded Delta at some
+    checkpoint, 0.0 if not, NaN for policies without a certificate).
 
 Every frame carries the setting columns ``setting``, ``policy``, ``budget`` and ``calibration``.
 """
@@ -113,16 +114,21 @@ class Result:
                 "deployed": np.concatenate([r.deployed.ravel() for r in replications]),
             }
         )
+        policy = config.make_policy()
+        has_certificate = bool(getattr(policy, "has_certificate", False))
+        violated = [
+            float(np.any(r.pseudo_regret > r.certificate)) if has_certificate else np.nan
+            for r in replications
+        ]
         reps = pd.DataFrame(
             {
                 "replication": index,
                 "best_expert": [r.best_expert for r in replications],
                 "best_loss": [r.best_loss for r in replications],
-                "certificate_violated": [bool(np.any(r.pseudo_regret > r.certificate)) for r in replications],
+                "certificate_violated": violated,
             }
         )
         frames = [_with_setting(frame, setting) for frame in (curves, experts, reps)]
-        policy = config.make_policy()
         heuristic = [k for k, e in enumerate(config.experts) if getattr(e, "heuristic", True)]
         metadata = {
             "settings": {

@@ -58,6 +58,13 @@ def _expert_keys(base, identities):
     return keys
 
 
+def instance_key(seed: int, replication: int) -> np.uint64:
+    """A counter-based stream key for replication ``replication``'s random instance (compiled
+    instance draws, e.g. each expert's arm order at counters (expert identity, slot))."""
+    sequence = np.random.SeedSequence(seed, spawn_key=(replication, _INSTANCE))
+    return sequence.generate_state(1, np.uint64)[0]
+
+
 def instance_rng(seed: int, replication: int, *part: int) -> np.random.Generator:
     """NumPy generator for replication ``replication``'s random problem instance.
 

@@ -165,12 +165,6 @@ def _observe(params, state, stats, k, loss, t):
             _heap.push(state.heap, state.position, state.size, state.lcb, k)
 
 
-@implements("end_round", MLCBParams)
-@kernel
-def _end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
-
-
 _BOUNDS = ("theory", "authors")
 _SELECTIONS = ("heap", "scan")
 
