@@ -66,15 +66,21 @@ def twin_rate(config, rounds: int) -> float:
     return rounds / (time.perf_counter() - started)
 
 
-def threads_rate(config, threads: int, repeats: int) -> float:
-    """Best rounds/s of all replications with ``threads`` worker threads."""
+def threads_rates(config, threads: int, repeats: int) -> tuple[float, float]:
+    """Best rounds/s of all replications with one thread and with ``threads`` threads.
+
+    The runs alternate (1, N, 1, N, ...) so that both see the same machine: on a shared virtual
+    machine the speed of identical work drifts by tens of percent between seconds.
+    """
     mlcb.simulate(config.replace(replications=2), threads=threads)
-    best = np.inf
+    best = {1: np.inf, threads: np.inf}
     for _ in range(repeats):
-        started = time.perf_counter()
-        mlcb.simulate(config, threads=threads)
-        best = min(best, time.perf_counter() - started)
-    return config.horizon * config.replications / best
+        for count in (1, threads):
+            started = time.perf_counter()
+            mlcb.simulate(config, threads=count)
+            best[count] = min(best[count], time.perf_counter() - started)
+    work = config.horizon * config.replications
+    return work / best[1], work / best[threads]
 
 
 _MEMORY_CHILD = """
@@ -133,9 +139,8 @@ def main(argv: list[str] | None = None) -> dict:
     rows += [("budget", f"K=100 M={m}", rate, "rounds/s") for m, rate in by_m.items()]
 
     cores = os.cpu_count() or 1
-    parallel = trap_config(10, 2, max(horizon // 4, 1_000), replications=4 * cores)
-    one = threads_rate(parallel, 1, repeats)
-    many = threads_rate(parallel, cores, repeats)
+    parallel = trap_config(10, 2, horizon, replications=4 * cores)
+    one, many = threads_rates(parallel, cores, max(repeats, 5))
     rows += [
         ("threads", "1 thread", one, "rounds/s"),
         ("threads", f"{cores} threads", many, "rounds/s"),

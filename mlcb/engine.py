@@ -236,10 +236,9 @@ def run_replications(
                     on_done(done[r])
     todo = [r for r in wanted if r not in done]
     if todo:
-        # Compile (or load from cache) in this thread before fanning out.
-        first = run_replication(problem, seed, todo[0], horizon, checkpoints, trace_rounds)
-        _finish(first, done, parts, on_done)
-        todo = todo[1:]
+        # Compile (or load from the cache) once, in this thread, with a one-round run of the same
+        # types, so that the workers start together instead of waiting on each other's compile.
+        run_replication(problem, seed, todo[0], 1, checkpoints[:1], min(trace_rounds, 1))
     workers = max(1, min(threads or os.cpu_count() or 1, len(todo) or 1))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         futures = [

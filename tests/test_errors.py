@@ -48,7 +48,10 @@ def no_work(monkeypatch):
         ({"replications": 0}, r"replications must be an integer >= 1, got 0"),
         ({"seed": -1}, r"seed must be a non-negative integer, got -1"),
         ({"checkpoints": 0}, r"checkpoints must be an integer >= 1"),
-        ({"policy": "nope"}, r"unknown policy 'nope'; registered policy names: d3rb, dynamic-balancing, ed2rb, .*, mlcb, mlcb-topm, .*uniform"),
+        (
+            {"policy": "nope"},
+            r"unknown policy 'nope'; registered policy names: d3rb, dynamic-balancing, ed2rb, .*, mlcb, mlcb-topm, .*uniform",
+        ),
         ({"policy_params": {"bonus_scale": -1}}, r"bonus_scale must be a finite number > 0, got -1"),
         ({"policy_params": {"bounds": "x"}}, r"bounds must be one of \('theory', 'authors'\)"),
         ({"smoothing": "median"}, r"smoothing must be one of \('counts', 'average', 'uniform', 'last'\)"),
