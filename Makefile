@@ -23,7 +23,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_suite.py
+	$(BIN)/python benchmarks/bench_comparison.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check mlcb envs agents tests benchmarks
