@@ -28,12 +28,12 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from envs.bandit import BanditEnvParams, arm_loss
-from mlcb import smoothing, tables
+from mlcb import checks, smoothing, tables
 from mlcb._jit import kernel, njit
 from mlcb._random import GAMMA_SLOTS, beta, uniform
 from mlcb.kernels import implements
@@ -300,16 +300,6 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
 
 
 # --- expert specifications -------------------------------------------------------------------
-def _check_rate(rate: str, rate_scale: float) -> None:
-    if rate not in _RATES:
-        raise ValueError(f"rate must be one of {_RATES}, got {rate!r}")
-    if not (isinstance(rate_scale, (int, float)) and math.isfinite(rate_scale) and rate_scale > 0):
-        raise ValueError(f"rate_scale must be a finite number > 0, got {rate_scale!r}")
-
-
-def _positive(name: str, value: Any) -> None:
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -334,9 +324,10 @@ class UCB1:
     family: ClassVar[int] = UCB1_FAMILY
 
     def __post_init__(self) -> None:
-        _positive("c", self.c)
-        _positive("rate_coef", self.rate_coef)
-        _check_rate(self.rate, self.rate_scale)
+        checks.positive("c", self.c)
+        checks.positive("rate_coef", self.rate_coef)
+        checks.choice("rate", self.rate, _RATES)
+        checks.positive("rate_scale", self.rate_scale)
         if self.rate == "theory" and self.c <= 1:
             raise ValueError(
                 f"c must be > 1 for UCB1's theory rate (RATES 1b), got {self.c!r}; "
@@ -366,11 +357,12 @@ class EpsilonGreedy:
     family: ClassVar[int] = EPSILON_GREEDY_FAMILY
 
     def __post_init__(self) -> None:
-        _positive("c", self.c)
-        _positive("rate_coef", self.rate_coef)
+        checks.positive("c", self.c)
+        checks.positive("rate_coef", self.rate_coef)
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise ValueError(f"alpha must be a number in (0, 1), got {self.alpha!r}")
-        _check_rate(self.rate, self.rate_scale)
+        checks.choice("rate", self.rate, _RATES)
+        checks.positive("rate_scale", self.rate_scale)
 
     @property
     def heuristic(self) -> bool:
@@ -391,7 +383,7 @@ class ThompsonSampling:
     kind: ClassVar[str] = "bandit"
 
     def __post_init__(self) -> None:
-        _check_rate("theory", self.rate_scale)
+        checks.positive("rate_scale", self.rate_scale)
 
     @property
     def family(self) -> int:

@@ -34,7 +34,7 @@ import numpy as np
 
 from envs.glm import expected_loss, square_loss
 from envs.links import link_derivative, link_index, link_value
-from mlcb import smoothing, tables
+from mlcb import checks, smoothing, tables
 from mlcb._jit import kernel, njit
 from mlcb._random import uniform
 from mlcb.kernels import implements
@@ -178,10 +178,8 @@ class OnlineGradientDescent:
     def __post_init__(self) -> None:
         link_index(self.link)
         for name in ("radius", "step_scale", "rate_scale"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-        if not (isinstance(self.init_norm, (int, float)) and 0 <= self.init_norm <= self.radius):
+            checks.positive(name, getattr(self, name))
+        if not (checks.is_real(self.init_norm) and 0 <= self.init_norm <= self.radius):
             raise ValueError(
                 f"init_norm must be a number in [0, radius={self.radius}], got {self.init_norm!r}"
             )

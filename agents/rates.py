@@ -30,11 +30,12 @@ All logarithms are natural.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from mlcb import checks
 
 __all__ = [
     "authors_epsilon_greedy_rate",
@@ -67,34 +68,6 @@ def _counts(n: Counts, name: str = "n") -> npt.NDArray[np.float64]:
     if np.any(bad):
         raise ValueError(f"{name} must hold integers >= 1, got {float(values[bad].flat[0])!r}")
     return values
-
-
-def _integer(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _real(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _positive(name: str, value: Any) -> float:
-    if not (_real(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _non_negative(name: str, value: Any) -> float:
-    if not (_real(value) and value >= 0):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
-
-
-def _open_unit(name: str, value: Any) -> float:
-    if not (_real(value) and 0 < value < 1):
-        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
-    return float(value)
 
 
 def _capped(n: npt.NDArray[np.float64], value: npt.NDArray[np.float64]) -> Rate:
@@ -196,8 +169,8 @@ def ucb_delta_rate(n: Counts, n_arms: int, delta_prime: float) -> Rate:
     array([0.108, 0.037, 0.024, 0.013])
     """
     counts = _counts(n)
-    m = _integer("n_arms", n_arms)
-    dp = _open_unit("delta_prime", delta_prime)
+    m = checks.integer("n_arms", n_arms)
+    dp = checks.open_unit("delta_prime", delta_prime)
     return _capped(counts, _ucb_delta_value(counts, m, dp))
 
 
@@ -243,10 +216,10 @@ def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float) -> Rate:
     array([0.127, 0.043, 0.028, 0.015])
     """
     counts = _counts(n)
-    m = _integer("n_arms", n_arms)
-    if not (_real(c) and c > 1):
+    m = checks.integer("n_arms", n_arms)
+    if not (checks.is_real(c) and c > 1):
         raise ValueError(f"c must be a finite number > 1 for UCB1's rate (RATES 1b), got {c!r}")
-    dp = _open_unit("delta_prime", delta_prime)
+    dp = checks.open_unit("delta_prime", delta_prime)
     return _capped(counts, _ucb1_value(counts, m, float(c), dp))
 
 
@@ -282,9 +255,9 @@ def epsilon_greedy_schedule(j: Counts, n_arms: int, c: float, alpha: float) -> R
     array([1.    , 0.7722, 0.24  ])
     """
     rounds = _counts(j, "j")
-    m = _integer("n_arms", n_arms)
-    scale = _positive("c", c)
-    exponent = _open_unit("alpha", alpha)
+    m = checks.integer("n_arms", n_arms)
+    scale = checks.positive("c", c)
+    exponent = checks.open_unit("alpha", alpha)
     out = _schedule(rounds, m, scale, exponent)
     return out[()] if out.ndim == 0 else out
 
@@ -336,10 +309,10 @@ def epsilon_greedy_rate(n: Counts, n_arms: int, c: float, alpha: float, delta_pr
     array([0.53, 0.26, 0.19, 0.12])
     """
     counts = _counts(n)
-    m = _integer("n_arms", n_arms)
-    scale = _positive("c", c)
-    exponent = _open_unit("alpha", alpha)
-    dp = _open_unit("delta_prime", delta_prime)
+    m = checks.integer("n_arms", n_arms)
+    scale = checks.positive("c", c)
+    exponent = checks.open_unit("alpha", alpha)
+    dp = checks.open_unit("delta_prime", delta_prime)
     return _capped(counts, _epsilon_greedy_value(counts, m, scale, exponent, dp))
 
 
@@ -386,10 +359,10 @@ def epsilon_greedy_closed_form(n: Counts, n_arms: int, c: float, alpha: float, d
     array([1.  , 0.52, 0.38, 0.24])
     """
     counts = _counts(n)
-    m = _integer("n_arms", n_arms)
-    scale = _positive("c", c)
-    a = _open_unit("alpha", alpha)
-    dp = _open_unit("delta_prime", delta_prime)
+    m = checks.integer("n_arms", n_arms)
+    scale = checks.positive("c", c)
+    a = checks.open_unit("alpha", alpha)
+    dp = checks.open_unit("delta_prime", delta_prime)
     ell = np.maximum(1.0, np.log(counts))
     log_e = np.log(12.0 * m * counts * counts / dp)
     log_n = np.log(6.0 * m * counts * counts / dp)
@@ -443,8 +416,8 @@ def thompson_rate(n: Counts, n_arms: int, delta_prime: float, clipped: bool) -> 
     1447.1
     """
     counts = _counts(n)
-    m = _integer("n_arms", n_arms)
-    dp = _open_unit("delta_prime", delta_prime)
+    m = checks.integer("n_arms", n_arms)
+    dp = checks.open_unit("delta_prime", delta_prime)
     return _capped(counts, _ucb_delta_value(counts, m, dp, 1.5 if clipped else 1.0))
 
 
@@ -482,9 +455,9 @@ def ogd_rate(n: Counts, lipschitz: float, diameter: float, delta_prime: float) -
     649.4
     """
     counts = _counts(n)
-    gradient = _non_negative("lipschitz", lipschitz)
-    size = _non_negative("diameter", diameter)
-    dp = _open_unit("delta_prime", delta_prime)
+    gradient = checks.non_negative("lipschitz", lipschitz)
+    size = checks.non_negative("diameter", diameter)
+    dp = checks.open_unit("delta_prime", delta_prime)
     sampling = np.sqrt(0.5 * counts * np.log(2.0 * counts * counts / dp))
     value = 1.5 * gradient * size * np.sqrt(counts) + sampling
     return _capped(counts, value)
@@ -523,8 +496,8 @@ def hedge_rate(n: Counts, n_predictors: int, delta_prime: float) -> Rate:
     array([0.056, 0.019, 0.012, 0.006])
     """
     counts = _counts(n)
-    size = _integer("n_predictors", n_predictors)
-    dp = _open_unit("delta_prime", delta_prime)
+    size = checks.integer("n_predictors", n_predictors)
+    dp = checks.open_unit("delta_prime", delta_prime)
     log_size = math.log(size)
     value = (
         np.sqrt(2.0 * counts * log_size)
@@ -566,9 +539,9 @@ def authors_epsilon_greedy_rate(n: Counts, n_arms: int, alpha: float, coef: floa
     119.975
     """
     counts = _counts(n)
-    m = _integer("n_arms", n_arms)
-    exponent = _open_unit("alpha", alpha)
-    constant = _positive("coef", coef)
+    m = checks.integer("n_arms", n_arms)
+    exponent = checks.open_unit("alpha", alpha)
+    constant = checks.positive("coef", coef)
     return _capped(counts, _authors_epsilon_greedy_value(counts, m, exponent, constant))
 
 
@@ -633,8 +606,8 @@ def expert_rate(expert: Any, n: Counts, n_arms: int, delta_prime: float) -> Rate
         return _capped(counts, value)
 
     counts = _counts(n)
-    m = _integer("n_arms", n_arms)
-    dp = _open_unit("delta_prime", delta_prime)
+    m = checks.integer("n_arms", n_arms)
+    dp = checks.open_unit("delta_prime", delta_prime)
     if isinstance(expert, UCB1):
         if expert.rate == "authors":
             raise ValueError(

@@ -10,19 +10,11 @@ import dataclasses
 import hashlib
 import importlib
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from mlcb import checks
 from mlcb.seeding import check_seed
-
-
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
 
 
 def expert_to_dict(expert: Any) -> dict[str, Any]:
@@ -99,21 +91,15 @@ class SimulationConfig:
                 f"experts must all be of one kind (bandit or glm), got kinds {sorted(map(str, kinds))}"
             )
         n_experts = len(self.experts)
-        budget = _positive_int("budget", self.budget)
+        budget = checks.integer("budget", self.budget)
         if budget > n_experts:
             raise ValueError(f"budget must be an integer in [1, n_experts={n_experts}], got {self.budget!r}")
         object.__setattr__(self, "budget", budget)
-        object.__setattr__(self, "horizon", _positive_int("horizon", self.horizon))
-        object.__setattr__(self, "replications", _positive_int("replications", self.replications))
-        object.__setattr__(self, "checkpoints", _positive_int("checkpoints", self.checkpoints))
+        object.__setattr__(self, "horizon", checks.integer("horizon", self.horizon))
+        object.__setattr__(self, "replications", checks.integer("replications", self.replications))
+        object.__setattr__(self, "checkpoints", checks.integer("checkpoints", self.checkpoints))
         object.__setattr__(self, "seed", check_seed(self.seed))
-        if not (
-            isinstance(self.delta, (int, float))
-            and not isinstance(self.delta, bool)
-            and math.isfinite(self.delta)
-            and 0 < self.delta < 1
-        ):
-            raise ValueError(f"delta must be a number in (0, 1), got {self.delta!r}")
+        object.__setattr__(self, "delta", checks.open_unit("delta", self.delta))
         policies.make(self.policy, **self.policy_params)  # unknown names and bad parameters raise
         kind = kinds.pop()
         smoothing = self.smoothing or agents.default_smoothing(kind)

@@ -23,6 +23,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from mlcb import checks
+
 __all__ = [
     "certificate_allowance",
     "closed_form_bound",
@@ -39,30 +41,10 @@ Curve = np.float64 | npt.NDArray[np.float64]
 
 
 # --- validation --------------------------------------------------------------------------------
-def _integer(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _real(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _open_unit(name: str, value: Any) -> float:
-    if not (_real(value) and 0 < value < 1):
-        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
-    return float(value)
-
-
-def _positive(name: str, value: Any) -> float:
-    if not (_real(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def _experts_and_budget(n_experts: Any, budget: Any) -> tuple[int, int]:
-    experts = _integer("n_experts", n_experts)
+    experts = checks.integer("n_experts", n_experts)
     if isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or not 1 <= budget <= experts:
         raise ValueError(f"budget must be an integer in [1, n_experts] = [1, {experts}], got {budget!r}")
     return experts, int(budget)
@@ -94,7 +76,7 @@ def _horizon(horizon: npt.ArrayLike) -> npt.NDArray[np.float64]:
 
 
 def _alpha(alpha: Any) -> float:
-    if not (_real(alpha) and 0 <= alpha < 1):
+    if not (checks.is_real(alpha) and 0 <= alpha < 1):
         raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
     return float(alpha)
 
@@ -170,8 +152,8 @@ def theorem_rate(
     t = _horizon(horizon)
     k, m = _experts_and_budget(n_experts, budget)
     a = _alpha(alpha)
-    d = _open_unit("delta", delta)
-    c = _positive("c_delta", c_delta)
+    d = checks.open_unit("delta", delta)
+    c = checks.positive("c_delta", c_delta)
     first = np.sqrt(k * t / m * np.log(k * t / d))
     if beta is None:
         return _out(first + (k / m) ** (1.0 - a) * t**a * c)
@@ -226,8 +208,8 @@ def lower_bound(
     t = _horizon(horizon)
     k, m = _experts_and_budget(n_experts, budget)
     a = _alpha(alpha)
-    first = _positive("c1", c1)
-    second = _positive("c2", c2)
+    first = checks.positive("c1", c1)
+    second = checks.positive("c2", c2)
     return _out(first * np.sqrt(k * t / m) + second * t**a * (k / m) ** (1.0 - a))
 
 
@@ -266,8 +248,8 @@ def confidence_width(n: npt.ArrayLike, n_experts: int, delta: float, rate: npt.A
     1.0514
     """
     counts = _array("n", n, 1.0, "finite numbers >= 1")
-    k = _integer("n_experts", n_experts)
-    d = _open_unit("delta", delta)
+    k = checks.integer("n_experts", n_experts)
+    d = checks.open_unit("delta", delta)
     values = _array("rate", rate, 0.0, "finite numbers >= 0")
     return _out(np.sqrt(2.0 * np.log(4.0 * k * counts * counts / d) / counts) + values / counts)
 
@@ -432,8 +414,8 @@ def ucb_pool_bound(horizon: npt.ArrayLike, n_experts: int, budget: int, n_arms: 
     """
     t = _horizon(horizon)
     k, m = _experts_and_budget(n_experts, budget)
-    arms = _integer("n_arms", n_arms)
-    d = _open_unit("delta", delta)
+    arms = checks.integer("n_arms", n_arms)
+    d = checks.open_unit("delta", delta)
     width = (
         np.sqrt(2.0 * np.log(4.0 * k * t * t / d))
         + np.sqrt(2.0 * (arms - 1) * np.log(16.0 * k * arms * t * t / d))
@@ -477,7 +459,7 @@ def loglog_slope(rounds: npt.ArrayLike, values: npt.ArrayLike, tail: float = 0.5
         raise ValueError(f"rounds and values must be 1-d of one length, got shapes {x.shape} and {y.shape}")
     if np.any(x <= 0):
         raise ValueError("rounds must hold finite numbers > 0")
-    if not (_real(tail) and 0 < tail <= 1):
+    if not (checks.is_real(tail) and 0 < tail <= 1):
         raise ValueError(f"tail must be a number in (0, 1], got {tail!r}")
     keep = np.isfinite(y) & (y > 0)
     x, y = x[keep], y[keep]
@@ -529,8 +511,8 @@ def certificate_allowance(
     r = np.asarray(replications)
     if r.dtype == bool or not np.issubdtype(r.dtype, np.integer) or (r.size and np.any(r < 1)):
         raise ValueError(f"replications must hold integers >= 1, got {replications!r}")
-    d = _open_unit("delta", delta)
-    a = _open_unit("alpha", alpha)
+    d = checks.open_unit("delta", delta)
+    a = checks.open_unit("alpha", alpha)
     c = stats.binom.ppf(1.0 - a, r, d)
     c = np.where((c > 0) & (stats.binom.sf(c - 1, r, d) <= a), c - 1, c)
     c = np.where(stats.binom.sf(c, r, d) > a, c + 1, c).astype(np.int64)

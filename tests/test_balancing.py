@@ -18,23 +18,8 @@ ROUNDS = 2_500
 GLM_ROUNDS = 300
 
 
-def _compare(config, replication: int = 0, rounds: int = ROUNDS) -> None:
-    grid = np.arange(1, rounds + 1)
-    compiled = engine.run_replication(
-        Problem.from_config(config), config.seed, replication, rounds, grid, trace_rounds=rounds
-    )
-    slow = twin.run(config, replication, rounds)
-    width = compiled.trace_selected.shape[1]
-    expected = np.array([s + [-1] * (width - len(s)) for s in slow.selected])
-    np.testing.assert_array_equal(compiled.trace_selected, expected)
-    np.testing.assert_array_equal(compiled.trace_deployed, slow.deployed)
-    np.testing.assert_array_equal(compiled.trace_loss, slow.deployed_loss)
-    np.testing.assert_array_equal(compiled.regret, slow.regret)
-    np.testing.assert_array_equal(compiled.pseudo_regret, slow.pseudo_regret)
-    np.testing.assert_array_equal(compiled.top_m_regret, slow.top_m_regret)
-    np.testing.assert_array_equal(compiled.certificate, slow.certificate)  # nan: no certificate
-    np.testing.assert_array_equal(compiled.trained[-1], slow.trained)
-    np.testing.assert_array_equal(compiled.deployed[-1], slow.deployed_counts)
+def _compare(config, replication: int = 0, rounds: int = ROUNDS):
+    return twin.assert_matches_engine(config, replication, rounds)
 
 
 def _trap(policy: str, budget: int, seed: int, calibration: str = "theory", rounds: int = ROUNDS, **params):

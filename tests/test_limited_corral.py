@@ -8,32 +8,15 @@ import numpy as np
 import pytest
 
 import tests.twin_limited_corral as twins
-from mlcb import _engine, engine, presets
+from mlcb import _engine, presets
 from mlcb.policies import corral, limited_advice, make
-from mlcb.simulation import Problem
 from tests import twin
 
 ROUNDS = 2_000
 
 
 def _compare(config, replication: int = 0, rounds: int = ROUNDS):
-    grid = np.arange(1, rounds + 1)
-    compiled = engine.run_replication(
-        Problem.from_config(config), config.seed, replication, rounds, grid, trace_rounds=rounds
-    )
-    slow = twin.run(config, replication, rounds)
-    width = compiled.trace_selected.shape[1]
-    expected = np.array([s + [-1] * (width - len(s)) for s in slow.selected])
-    np.testing.assert_array_equal(compiled.trace_selected, expected)
-    np.testing.assert_array_equal(compiled.trace_deployed, slow.deployed)
-    np.testing.assert_array_equal(compiled.trace_loss, slow.deployed_loss)
-    np.testing.assert_array_equal(compiled.regret, slow.regret)
-    np.testing.assert_array_equal(compiled.pseudo_regret, slow.pseudo_regret)
-    np.testing.assert_array_equal(compiled.top_m_regret, slow.top_m_regret)
-    np.testing.assert_array_equal(compiled.certificate, slow.certificate)
-    np.testing.assert_array_equal(compiled.trained[-1], slow.trained)
-    np.testing.assert_array_equal(compiled.deployed[-1], slow.deployed_counts)
-    return compiled
+    return twin.assert_matches_engine(config, replication, rounds)
 
 
 # --- compiled against twin ---------------------------------------------------------------------

@@ -39,20 +39,8 @@ def _run(config, replication: int = 0, rounds: int | None = None, trace: bool = 
     )
 
 
-def _compare(config, replication: int = 0, rounds: int = ROUNDS) -> None:
-    compiled = _run(config, replication, rounds)
-    slow = twin.run(config, replication, rounds)
-    width = compiled.trace_selected.shape[1]
-    expected = np.array([s + [-1] * (width - len(s)) for s in slow.selected])
-    np.testing.assert_array_equal(compiled.trace_selected, expected)
-    np.testing.assert_array_equal(compiled.trace_deployed, slow.deployed)
-    np.testing.assert_array_equal(compiled.trace_loss, slow.deployed_loss)
-    np.testing.assert_array_equal(compiled.regret, slow.regret)
-    np.testing.assert_array_equal(compiled.pseudo_regret, slow.pseudo_regret)
-    np.testing.assert_array_equal(compiled.top_m_regret, slow.top_m_regret)
-    np.testing.assert_array_equal(compiled.certificate, slow.certificate)
-    np.testing.assert_array_equal(compiled.trained[-1], slow.trained)
-    np.testing.assert_array_equal(compiled.deployed[-1], slow.deployed_counts)
+def _compare(config, replication: int = 0, rounds: int = ROUNDS):
+    return twin.assert_matches_engine(config, replication, rounds)
 
 
 # --- compiled against twin ---------------------------------------------------------------------

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 MASK = (1 << 64) - 1
 GOLDEN_1 = 0x9E3779B97F4A7C15
 GOLDEN_2 = 0xD1B54A32D192ED03
@@ -554,3 +556,30 @@ class _GLMWorld:
             total += weight * residual * residual
         scale2 = self.p.scale * self.p.scale
         return loss, min(1.0, total / scale2 + self.p.noise * self.p.noise / scale2)
+
+
+def assert_matches_engine(config, replication: int = 0, rounds: int | None = None):
+    """Run ``rounds`` rounds (default: the horizon) on the compiled engine and on this twin and
+    assert identical selections, deployments, deployed losses, regrets, certificate and counts;
+    returns the compiled replication."""
+    from mlcb import engine
+    from mlcb.simulation import Problem
+
+    rounds = config.horizon if rounds is None else rounds
+    grid = np.arange(1, rounds + 1)
+    compiled = engine.run_replication(
+        Problem.from_config(config), config.seed, replication, rounds, grid, trace_rounds=rounds
+    )
+    slow = run(config, replication, rounds)
+    width = compiled.trace_selected.shape[1]
+    expected = np.array([s + [-1] * (width - len(s)) for s in slow.selected])
+    np.testing.assert_array_equal(compiled.trace_selected, expected)
+    np.testing.assert_array_equal(compiled.trace_deployed, slow.deployed)
+    np.testing.assert_array_equal(compiled.trace_loss, slow.deployed_loss)
+    np.testing.assert_array_equal(compiled.regret, slow.regret)
+    np.testing.assert_array_equal(compiled.pseudo_regret, slow.pseudo_regret)
+    np.testing.assert_array_equal(compiled.top_m_regret, slow.top_m_regret)
+    np.testing.assert_array_equal(compiled.certificate, slow.certificate)  # nan without a certificate
+    np.testing.assert_array_equal(compiled.trained[-1], slow.trained)
+    np.testing.assert_array_equal(compiled.deployed[-1], slow.deployed_counts)
+    return compiled

@@ -38,12 +38,12 @@ training set is every expert, exactly as after any other round.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
 import numpy as np
 
+from mlcb import checks
 from mlcb._jit import kernel
 from mlcb.kernels import implements
 from mlcb.policies.mlcb import smallest
@@ -80,22 +80,6 @@ def _smallest_upper(selected, n_selected, upper):
             chosen = k
             best = upper[k]
     return chosen
-
-
-def _check_number(
-    name: str, value: object, low: float, high: float = math.inf, closed_low: bool = False
-) -> None:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and math.isfinite(value)
-    ok = ok and (value >= low if closed_low else value > low) and value < high
-    if not ok:
-        lower = f"[{low}" if closed_low else f"({low}"
-        upper = "inf)" if high == math.inf else f"{high})"
-        raise ValueError(f"{name} must be a finite number in {lower}, {upper}, got {value!r}")
-
-
-def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
 # --- Dynamic Balancing / RBBE --------------------------------------------------------------------
@@ -268,16 +252,16 @@ class DynamicBalancing:
     certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        _check_number("delta", self.delta, 0.0, 1.0)
-        _check_number("c", self.c, 0.0)
+        checks.within("delta", self.delta, 0.0, 1.0)
+        checks.within("c", self.c, 0.0)
         if self.weights is not None:
             if isinstance(self.weights, (str, bytes)) or not hasattr(self.weights, "__len__"):
                 raise ValueError(f"weights must be None or a sequence of numbers > 0, got {self.weights!r}")
             for v in self.weights:
-                _check_number("every entry of weights", v, 0.0)
+                checks.within("every entry of weights", v, 0.0)
             object.__setattr__(self, "weights", tuple(float(v) for v in self.weights))
-        _check_choice("comparator", self.comparator, _COMPARATORS)
-        _check_choice("deploy", self.deploy, _DEPLOYS)
+        checks.choice("comparator", self.comparator, _COMPARATORS)
+        checks.choice("deploy", self.deploy, _DEPLOYS)
 
     @property
     def label(self) -> str:
@@ -498,12 +482,12 @@ class DataDrivenBalancing:
     def __post_init__(self) -> None:
         if not isinstance(self.empirical, (bool, np.bool_)):
             raise ValueError(f"empirical must be True (ED2RB) or False (D3RB), got {self.empirical!r}")
-        _check_number("d_min", self.d_min, 0.0)
-        _check_number("c", self.c, 0.0)
-        _check_number("delta", self.delta, 0.0, 1.0)
+        checks.within("d_min", self.d_min, 0.0)
+        checks.within("c", self.c, 0.0)
+        checks.within("delta", self.delta, 0.0, 1.0)
         if self.max_coefficient is not None:
-            _check_number("max_coefficient", self.max_coefficient, self.d_min, closed_low=True)
-        _check_choice("deploy", self.deploy, _DEPLOYS)
+            checks.within("max_coefficient", self.max_coefficient, self.d_min, closed_low=True)
+        checks.choice("deploy", self.deploy, _DEPLOYS)
 
     @property
     def name(self) -> str:

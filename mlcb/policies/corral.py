@@ -34,6 +34,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
+from mlcb import checks
 from mlcb._jit import kernel
 from mlcb._random import uniform
 from mlcb.kernels import implements
@@ -326,16 +327,8 @@ class SmoothCORRAL:
                     f"horizon must be None with schedule='doubling' (epochs start at "
                     f"2**ceil(log2(8K)) rounds), got {self.horizon!r}"
                 )
-        if self.loss_feed not in FEEDS:
-            raise ValueError(f"loss_feed must be one of {tuple(FEEDS)}, got {self.loss_feed!r}")
-        value = self.eta_scale
-        if not (
-            isinstance(value, (int, float, np.integer, np.floating))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and value > 0
-        ):
-            raise ValueError(f"eta_scale must be a finite number > 0, got {value!r}")
+        checks.choice("loss_feed", self.loss_feed, tuple(FEEDS))
+        checks.positive("eta_scale", self.eta_scale)
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray

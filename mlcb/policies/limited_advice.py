@@ -28,6 +28,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
+from mlcb import checks
 from mlcb._jit import kernel
 from mlcb._random import uniform
 from mlcb.kernels import implements
@@ -171,14 +172,7 @@ class LimitedAdvice:
     certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        value = self.eta_scale
-        if not (
-            isinstance(value, (int, float, np.integer, np.floating))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and value > 0
-        ):
-            raise ValueError(f"eta_scale must be a finite number > 0, got {value!r}")
+        checks.positive("eta_scale", self.eta_scale)
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray

@@ -28,7 +28,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from mlcb import tables
+from mlcb import checks, tables
 from mlcb._jit import kernel, njit
 from mlcb.kernels import implements
 from mlcb.policies import _heap
@@ -207,18 +207,11 @@ class MLCB:
     has_certificate: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        if not (
-            isinstance(self.bonus_scale, (int, float))
-            and math.isfinite(self.bonus_scale)
-            and self.bonus_scale > 0
-        ):
-            raise ValueError(f"bonus_scale must be a finite number > 0, got {self.bonus_scale!r}")
-        if self.bounds not in _BOUNDS:
-            raise ValueError(f"bounds must be one of {_BOUNDS}, got {self.bounds!r}")
-        if not (isinstance(self.authors_c, (int, float)) and self.authors_c > 0):
-            raise ValueError(f"authors_c must be a number > 0, got {self.authors_c!r}")
-        if self.selection not in _SELECTIONS:
-            raise ValueError(f"selection must be one of {_SELECTIONS}, got {self.selection!r}")
+        checks.positive("bonus_scale", self.bonus_scale)
+        checks.choice("bounds", self.bounds, _BOUNDS)
+        checks.positive("authors_c", self.authors_c)
+        checks.choice("selection", self.selection, _SELECTIONS)
+        checks.flag("top_m", self.top_m)
 
     @property
     def label(self) -> str:

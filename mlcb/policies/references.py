@@ -30,17 +30,12 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from mlcb import tables
+from mlcb import checks, tables
 from mlcb._jit import kernel
 from mlcb._random import uniform
 from mlcb.kernels import implements
 from mlcb.policies import _heap
 from mlcb.policies.mlcb import _hoeffding_table, hoeffding_width
-
-
-def _check_bool(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 # --- RoundRobin --------------------------------------------------------------------------------
@@ -129,7 +124,7 @@ class RoundRobin:
     certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        _check_bool("deploy_within_S", self.deploy_within_S)
+        checks.flag("deploy_within_S", self.deploy_within_S)
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
@@ -386,14 +381,7 @@ class FullBudget:
     certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        value = self.bonus_scale
-        if not (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and value > 0
-        ):
-            raise ValueError(f"bonus_scale must be a finite number > 0, got {value!r}")
+        checks.positive("bonus_scale", self.bonus_scale)
 
     def selection_size(self, n_experts: int, budget: int) -> int:
         """Experts trained per round: all ``n_experts``, whatever the budget."""
