@@ -89,7 +89,8 @@ def build_pool(
     raise ValueError(f"experts: no compiled pool for experts of kind {kind!r}")
 
 
-_SMOOTHING = {
+#: The smoothing wrappers each kind of pool implements (:mod:`mlcb.smoothing`).
+SMOOTHING = {
     "bandit": ("counts", "average", "uniform", "last"),
     "glm": ("average", "uniform", "last"),
 }
@@ -97,7 +98,7 @@ _SMOOTHING = {
 
 def check_smoothing(kind: str, name: str) -> None:
     """Raise a ``ValueError`` unless wrapper ``name`` is available for ``kind`` experts."""
-    allowed = _SMOOTHING.get(kind, ())
+    allowed = SMOOTHING.get(kind, ())
     if name not in allowed:
         raise ValueError(f"smoothing must be one of {allowed} for {kind} experts, got {name!r}")
 

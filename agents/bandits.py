@@ -32,6 +32,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
+from agents import SMOOTHING
 from envs.bandit import BanditEnvParams, arm_loss
 from mlcb import checks, smoothing, tables
 from mlcb._jit import kernel, njit
@@ -398,9 +399,6 @@ class ThompsonSampling:
         return not self.clipped or self.rate_scale != 1.0
 
 
-BANDIT_SMOOTHING = ("counts", "average", "uniform", "last")
-
-
 @njit
 def _tabulate_rate(expert, m, delta_prime, length):
     """``U(n)`` for ``n < length`` by the kernels' own scalar code (count-only rates)."""
@@ -532,7 +530,7 @@ def build_bandit_pool(
         tables=shared,
         delta_prime=float(delta_prime),
         delta0=float(delta_prime / 2.0),
-        smoothing=smoothing.code(smoothing_name, BANDIT_SMOOTHING),
+        smoothing=smoothing.code(smoothing_name, SMOOTHING["bandit"]),
     )
     state = BanditPoolState(
         arms=np.zeros(env_params.loss_means.shape, dtype=ARM_DTYPE),

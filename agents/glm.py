@@ -32,6 +32,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from agents import SMOOTHING
 from envs.glm import expected_loss, square_loss
 from envs.links import link_derivative, link_index, link_value
 from mlcb import checks, smoothing, tables
@@ -248,7 +249,7 @@ def build_glm_pool(
     for k, signature in enumerate(signatures):
         records[k]["rate_row"] = rows.get(signature, -1)
     params = GLMPoolParams(
-        records, shared, float(delta_prime), smoothing.code(smoothing_name, ("average", "uniform", "last"))
+        records, shared, float(delta_prime), smoothing.code(smoothing_name, SMOOTHING["glm"])
     )
     start = np.zeros((n_experts, dim))
     for k, expert in enumerate(experts):

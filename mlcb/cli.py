@@ -244,6 +244,9 @@ def _list(args: argparse.Namespace) -> int:
             f"  {'':<16} calibrations: {', '.join(preset.calibrations)}; budgets {list(preset.budgets)}, "
             f"T = {preset.horizon:,}, R = {preset.replications}"
         )
+        comparison = "; ".join(f"{e.policy} M in {list(e.budgets)}" for e in preset.comparison)
+        if comparison:
+            print(f"  {'':<16} comparison (mlcb compare {name}): {comparison}")
     print("policies:")
     for name in policies.names():
         print(f"  {name:<16} {policies.registry.entry(name).summary}")

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 COUNTS, AVERAGE, UNIFORM, LAST = 0, 1, 2, 3
 CODES = {"counts": COUNTS, "average": AVERAGE, "uniform": UNIFORM, "last": LAST}
-WITHIN_THEORY = ("counts", "average", "uniform")
 
 
 def code(name: str, allowed: tuple[str, ...]) -> int:
