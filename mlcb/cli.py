@@ -7,6 +7,7 @@ finished replication and continues from there when the same command is run again
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -271,6 +272,10 @@ def main(argv: list[str] | None = None) -> int:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"mlcb: error: {message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`mlcb list | head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(
             "mlcb: interrupted; finished replications are kept, run the same command to resume",
