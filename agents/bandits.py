@@ -448,24 +448,18 @@ def _pool_tables(signatures: tuple, delta_prime: float, horizon: int, budget: in
         if item[0] == "epsilon":
             out[row] = _tabulate_epsilon(item[1], item[2], item[3], length)
         else:
-            _, family, m, rate, c, alpha, coef, scale = item
-            record = np.zeros(1, dtype=EXPERT_DTYPE)
-            record[0] = (
-                family,
-                m,
-                _RATES.index(rate),
-                c,
-                alpha,
-                coef,
-                scale,
-                _ucb1_offset(family, rate, c, m, delta_prime),
-                -1,
-                -1,
-                0,
-            )
-            out[row] = _tabulate_rate(record[0], m, delta_prime, length)
+            signature = item[1:]
+            record = np.array([_record(signature, delta_prime)], dtype=EXPERT_DTYPE)
+            out[row] = _tabulate_rate(record[0], signature[1], delta_prime, length)
     out.setflags(write=False)
     return out, {item: row for row, item in enumerate(wanted)}
+
+
+def _record(signature: tuple, delta_prime: float, rate_row: int = -1, epsilon_row: int = -1) -> tuple:
+    """An :data:`EXPERT_DTYPE` record (key 0) for ``(family, m, rate, c, alpha, coef, scale)``."""
+    family, m, rate, c, alpha, coef, scale = signature
+    offset = _ucb1_offset(family, rate, c, m, delta_prime)
+    return (family, m, _RATES.index(rate), c, alpha, coef, scale, offset, rate_row, epsilon_row, 0)
 
 
 def _ucb1_offset(family: int, rate: str, c: float, m: int, delta_prime: float) -> float:
@@ -507,21 +501,18 @@ def build_bandit_pool(
     distinct = list(dict.fromkeys(signatures))
     shared, rows = _pool_tables(tuple(distinct), delta_prime, horizon, tables.TABLE_BUDGET_BYTES)
     # One record per distinct signature, then one fancy-indexed copy: O(K) in NumPy, not Python.
-    prototypes = np.zeros(len(distinct), dtype=EXPERT_DTYPE)
-    for i, (family, m, rate, c, alpha, coef, scale) in enumerate(distinct):
-        prototypes[i] = (
-            family,
-            m,
-            _RATES.index(rate),
-            c,
-            alpha,
-            coef,
-            scale,
-            _ucb1_offset(family, rate, c, m, delta_prime),
-            rows.get(("rate", family, m, rate, c, alpha, coef, scale), -1),
-            rows.get(("epsilon", c, alpha, m), -1),
-            0,
-        )
+    prototypes = np.array(
+        [
+            _record(
+                sig,
+                delta_prime,
+                rows.get(("rate", *sig), -1),
+                rows.get(("epsilon", sig[3], sig[4], sig[1]), -1),
+            )
+            for sig in distinct
+        ],
+        dtype=EXPERT_DTYPE,
+    )
     index = {signature: i for i, signature in enumerate(distinct)}
     records = prototypes[[index[signature] for signature in signatures]]
     records["key"] = keys
