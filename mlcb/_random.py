@@ -107,3 +107,21 @@ def beta(key, a, slot, alpha, beta_):
     x = standard_gamma(key, a, slot, alpha)
     y = standard_gamma(key, a, slot + GAMMA_SLOTS, beta_)
     return x / (x + y)
+
+
+@kernel
+def draw(weights, total, u):
+    """Index drawn from non-negative ``weights`` (summing to ``total``) by inverting their
+    cumulative sum at ``u * total``, ``u`` uniform on [0, 1); a target rounded up to the total
+    falls on the last positive weight."""
+    target = u * total
+    cumulative = 0.0
+    last = 0
+    for k in range(weights.shape[0]):
+        weight = weights[k]
+        cumulative += weight
+        if weight > 0.0:
+            last = k
+        if target < cumulative:
+            return k
+    return last

@@ -36,7 +36,7 @@ import numpy as np
 
 from mlcb import checks
 from mlcb._jit import kernel
-from mlcb._random import uniform
+from mlcb._random import draw, uniform
 from mlcb.kernels import implements
 
 #: Codes of ``loss_feed``: the loss that the master's update sees.
@@ -181,19 +181,7 @@ def _select(params, state, stats, t, key, selected, widths):
     total = 0.0
     for k in range(params.n_experts):
         total += experts[k].pbar
-    target = uniform(key, t, 0) * total
-    cumulative = 0.0
-    chosen = -1
-    last = 0
-    for k in range(params.n_experts):
-        weight = experts[k].pbar
-        cumulative += weight
-        if weight > 0.0:
-            last = k
-        if chosen < 0 and target < cumulative:
-            chosen = k
-    if chosen < 0:
-        chosen = last
+    chosen = draw(experts.pbar, total, uniform(key, t, 0))
     selected[0] = chosen
     widths[0] = math.nan
     return 1, chosen

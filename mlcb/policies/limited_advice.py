@@ -30,7 +30,7 @@ import numpy as np
 
 from mlcb import checks
 from mlcb._jit import kernel
-from mlcb._random import uniform
+from mlcb._random import draw, uniform
 from mlcb.kernels import implements
 
 
@@ -72,20 +72,7 @@ def _select(params, state, stats, t, key, selected, widths):
         weight = math.exp(-eta * (experts[k].lhat - low))
         experts[k].p = weight
         total += weight
-    # Inversion of the cumulative weights; the last positive weight catches a rounded-up target.
-    target = uniform(key, t, 0) * total
-    cumulative = 0.0
-    chosen = -1
-    last = 0
-    for k in range(n_experts):
-        weight = experts[k].p
-        cumulative += weight
-        if weight > 0.0:
-            last = k
-        if chosen < 0 and target < cumulative:
-            chosen = k
-    if chosen < 0:
-        chosen = last
+    chosen = draw(experts.p, total, uniform(key, t, 0))
     for k in range(n_experts):
         experts[k].p = experts[k].p / total
     selected[0] = chosen
