@@ -1,0 +1,241 @@
+"""The contracts between the parts of a simulation, written down as code.
+
+Four kinds of object meet in a simulation; each is a :class:`typing.Protocol` below whose
+docstring is its whole contract. Nothing else is required of them: no base class, no ``kind``
+string, no registration beyond what a protocol names.
+
+:class:`Environment`
+    where ``xi_t`` comes from (``envs/``).
+:class:`ExpertFamily`
+    everything about one family of experts: its pool, its rate function, whether that rate is
+    valid on the environment being run, its smoothing wrappers (``agents/``). An expert
+    *specification* (one expert's hyper-parameters) names its family in the class attribute
+    ``family``; a pool is a list of specifications of one family.
+:class:`PythonExpert`
+    any online learner written in Python (a class of one's own, a river or scikit-learn model
+    behind an adapter). Such experts need no family: :func:`family_of` gives them the generic
+    one of :mod:`mlcb.learners`.
+:class:`Policy`
+    the meta-policy: who trains and who is deployed (``mlcb/policies``).
+
+The engine (:mod:`mlcb.engine`) runs on two paths behind one :func:`mlcb.simulate`: the compiled
+round loop when the family has a compiled pool (``build_pool``), and the Python round loop
+(:mod:`mlcb.python_engine`) for any :class:`BatchedPool`, with every replication in lockstep.
+The compiled kernels' own contract (``train``, ``deploy``, ``select``, ...) is in
+:mod:`mlcb.kernels`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Environment(Protocol):
+    """A stream ``xi_1, xi_2, ...`` drawn i.i.d., as the engine reads it (a ``gymnasium.Env``).
+
+    ``build(seed, replication) -> (params, state)``
+        One replication's kernel parameters and state, two ``NamedTuple``\\ s of arrays and
+        scalars. They depend on ``(seed, replication)`` only (common random numbers: every
+        policy and every pool of a comparison faces the same ``xi_t``). A ``begin_round`` kernel
+        registered for the ``params`` type (:func:`mlcb.kernels.implements`) draws ``xi_t``
+        into ``state``; left unregistered, the environment draws lazily.
+    ``n_experts``
+        The number of experts the environment fixes (bandit environments, where each expert
+        owns its own arms), or ``None`` when any number of experts can face the stream.
+    ``optimal_loss(params, expert) -> float``
+        The least expected loss a decision available to expert ``expert`` can have on this
+        replication, where the environment fixes the decision sets (bandit environments: the
+        best arm of that expert); elsewhere the Bayes loss of the stream, a lower bound of
+        every expert's ``L_k*``. Families with their own model class compute ``L_k*`` in
+        :meth:`ExpertFamily.optimal_losses` instead.
+    ``round_data(params, state, t, expert) -> object``
+        ``xi_t`` as a Python expert sees it when expert ``expert`` is trained or deployed at
+        round ``t`` (after ``begin_round``); documented by each environment.
+
+    Environments never import experts: everything an expert family needs from an environment is
+    a public method of the environment.
+    """
+
+    n_experts: int | None
+
+    def build(self, seed: int, replication: int) -> tuple[Any, Any]: ...
+
+    def optimal_loss(self, params: Any, expert: int) -> float: ...
+
+    def round_data(self, params: Any, state: Any, t: int, expert: int) -> Any: ...
+
+
+@runtime_checkable
+class ExpertFamily(Protocol):
+    """One family of experts: how a pool of its specifications is built, rated and judged.
+
+    ``name``
+        A short name for messages and results (``"bandit"``, ``"glm"``, ...).
+    ``smoothing``
+        The smoothing wrappers the family implements (:mod:`mlcb.smoothing`), the default first.
+    ``check(experts, env)``
+        Raise a ``ValueError`` naming the problem unless ``experts`` (specifications of this
+        family) can run on ``env``; called once, before any work.
+    ``optimal_losses(experts, env, env_params) -> ndarray (K,)``
+        ``L_k*`` of every expert on one replication (what regret is measured against).
+    ``rates(experts, env, n, delta_prime) -> ndarray (K, len(n))`` or ``None``
+        ``U_k(n, delta')`` of every expert at update counts ``n``, exactly as the pool reports
+        them to the policy; ``None`` when some rate depends on more than the count.
+    ``heuristic(experts, env) -> list[bool]``
+        For each expert, whether its rate is *not* a valid high-probability bound on this very
+        environment (then M-LCB's certificate is marked not valid). Decided on ``env``, the
+        environment being run, never on a default one.
+    ``build_pool(experts, env, env_params, delta, keys, smoothing, horizon, seed, replication)``
+        Optional: the compiled pool of one replication, ``(params, state)`` ``NamedTuple``\\ s
+        whose ``train`` and ``deploy`` kernels are registered (:mod:`mlcb.kernels`). ``keys``
+        (K,) uint64 are the experts' random stream keys, derived from their identities.
+    ``batched_pool(experts, env, batch, delta, smoothing, horizon)``
+        Optional: a :class:`BatchedPool` over every replication of ``batch``
+        (:class:`mlcb.python_engine.Batch`). A family with ``build_pool`` gets one for free
+        (:class:`mlcb.python_engine.CompiledPool`).
+    """
+
+    name: str
+    smoothing: tuple[str, ...]
+
+    def check(self, experts: list, env: Any) -> None: ...
+
+    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray: ...
+
+    def rates(self, experts: list, env: Any, n: np.ndarray, delta_prime: float) -> np.ndarray | None: ...
+
+    def heuristic(self, experts: list, env: Any) -> list[bool]: ...
+
+
+@runtime_checkable
+class PythonExpert(Protocol):
+    """An online learner written in Python, in river's spirit (``learn_one`` / ``predict_one``).
+
+    ``learn(data) -> loss`` or ``(loss, rate)``
+        Suffer the loss, in ``[0, 1]``, of the *current* decision on ``data`` (the round's
+        ``xi_t``, :meth:`Environment.round_data`), then make one learning step. Return that
+        loss; a learner whose rate depends on its history may also return its rate
+        ``U(n, delta')`` at its new update count ``n``.
+    ``deploy(data) -> loss`` or ``(loss, expected_loss)``
+        The loss on ``data`` of the *smoothed* decision (what the expert would deploy:
+        its iterate average, a uniformly drawn past iterate, ...); must not learn. With the
+        expected loss ``L(u)`` of that decision the pseudo-regret and the certificate are
+        recorded; without it they are ``nan``.
+    ``spawn(seed) -> PythonExpert`` (optional)
+        A fresh, untrained copy with its own random stream seeded by ``seed``. The engine calls
+        it once per replication with a seed derived from ``(seed, replication, expert
+        identity)``, so results depend neither on threads nor on the pool's order, and every
+        policy meets the same learners (common random numbers). Without it the engine takes a
+        ``copy.deepcopy`` of the expert (right for deterministic learners).
+    ``rate`` (optional)
+        Its rate function ``U(n, delta')``: a callable ``rate(n, delta_prime)`` vectorised over
+        an array of counts ``n``, or a pair ``(beta, alpha)`` for
+        ``U = min(n, beta n^alpha sqrt(log(2 n^2 / delta')))``. Default ``(1.0, 0.5)``.
+    ``heuristic`` (optional)
+        ``False`` only when ``rate`` is a valid high-probability bound for this learner on the
+        stream it faces; default ``True`` (the certificate is then marked not valid).
+    ``optimal_loss(env, env_params) -> float`` (optional)
+        ``L_k*``, the least expected loss of the learner's model class on the replication;
+        default :meth:`Environment.optimal_loss`.
+    """
+
+    def learn(self, data: Any) -> Any: ...
+
+    def deploy(self, data: Any) -> Any: ...
+
+
+@runtime_checkable
+class BatchedPool(Protocol):
+    """Every replication's experts of one pool, advanced together by the Python engine.
+
+    Arrays have a leading replication axis ``R``; ``selected`` holds expert indices, padded
+    with ``-1`` past ``counts[r]`` entries.
+
+    ``train(t, selected, counts, losses, rates)``
+        Train, in order, experts ``selected[r, :counts[r]]`` of every replication ``r`` on
+        ``xi_t``; write each one's training loss into ``losses`` and its rate
+        ``U_k(n_k, delta')`` at its new count into ``rates`` (both ``(R, width)`` float64).
+    ``deploy(t, selected, counts, losses, expected)``
+        Deploy, in order, experts ``selected[r, :counts[r]]``: the loss on ``xi_t`` of each one's
+        smoothed decision and its expected loss (``nan`` when unknown). Deploying changes no
+        expert's learning state.
+    ``describe(r, k) -> str``
+        The class (and anything useful) of expert ``k`` of replication ``r``, for messages.
+
+    A failure inside an expert is raised as :class:`mlcb.errors.ExpertError` naming the expert,
+    the replication and the round (:meth:`mlcb.errors.ExpertError.at`).
+    """
+
+    def train(
+        self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, rates: np.ndarray
+    ) -> None: ...
+
+    def deploy(
+        self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, expected: np.ndarray
+    ) -> None: ...
+
+    def describe(self, r: int, k: int) -> str: ...
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A meta-policy: a frozen dataclass that validates its parameters in ``__post_init__``.
+
+    ``build(n_experts, budget, delta, horizon, optimal) -> (params, state)``
+        ``NamedTuple``\\ s of one replication for the compiled ``select`` (and optional
+        ``observe``, ``end_round``) kernels of :mod:`mlcb.kernels`. ``optimal`` holds the
+        experts' ``L_k*`` for reference policies (the oracle); a real policy never reads it.
+    ``warm_start`` (default ``True``)
+        Train every expert once before round 1.
+    ``selection_size(n_experts, budget)`` (default: the budget)
+        The most experts trained in one round.
+    ``has_certificate``, ``certificate_valid`` (default ``False``)
+        Whether the policy reports confidence widths ``UCB - LCB`` (the certificate), and
+        whether its pseudo-regret is then bounded by it with probability ``1 - delta``.
+    """
+
+    def build(
+        self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
+    ) -> tuple[Any, Any]: ...
+
+
+#: The attribute of an expert specification's class that names its family.
+FAMILY_ATTRIBUTE = "family"
+
+
+def family_of(experts: list) -> Any:
+    """The :class:`ExpertFamily` of a pool: the ``family`` its specifications name, or the generic
+    family of Python experts (:data:`mlcb.learners.LEARNERS`) for learners without one.
+
+    A ``ValueError`` names the problem when the pool mixes families or an object is neither.
+
+    Examples
+    --------
+    >>> import agents
+    >>> family_of([agents.make("ucb1"), agents.make("thompson")]).name
+    'bandit'
+    """
+    if not experts:
+        raise ValueError("experts must be a non-empty list of expert specifications or learners")
+    from mlcb.learners import LEARNERS
+
+    families = []
+    for k, expert in enumerate(experts):
+        family = getattr(type(expert), FAMILY_ATTRIBUTE, None)
+        if family is None or isinstance(family, (int, str)):
+            if not (callable(getattr(expert, "learn", None)) and callable(getattr(expert, "deploy", None))):
+                raise ValueError(
+                    f"experts[{k}]: {type(expert).__name__} is neither an expert specification (its class "
+                    "names an ExpertFamily in 'family') nor a Python expert (methods learn(data) and "
+                    "deploy(data)); see mlcb.contracts"
+                )
+            family = LEARNERS
+        families.append(family)
+    distinct = list(dict.fromkeys(families))
+    if len(distinct) > 1:
+        names = ", ".join(getattr(f, "name", type(f).__name__) for f in distinct)
+        raise ValueError(f"experts: a pool holds experts of one family, got families {names}")
+    return distinct[0]
