@@ -21,6 +21,11 @@ Families and rates (``n`` the expert's own update count, ``m`` its arms, ``delta
   ``1.5 sqrt(2 (m-1) n log(8 m n^2 / delta')) + sqrt((n/2) log(4 n^2 / delta')) + (m-1)``.
 
 ``rate_scale`` multiplies a rate (a user's ``beta_k``); anything but 1 leaves the theory.
+
+The family itself is :data:`BANDITS` (a :class:`mlcb.contracts.ExpertFamily`): it checks a pool
+against its environment, builds the compiled pool, and reports ``L_k*``, the rates and which of
+them are heuristic. Each specification class names it in ``family``; its integer ``code`` selects
+the algorithm inside the kernels.
 """
 
 from __future__ import annotations
@@ -28,11 +33,11 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from agents import SMOOTHING
+from agents.rates import expert_rate
 from envs.bandit import BanditEnvParams, arm_loss
 from mlcb import checks, smoothing, tables
 from mlcb._jit import kernel, njit
@@ -49,7 +54,7 @@ DEPLOY_SLOTS = 4096
 #: Per-expert parameters of a bandit pool (record array, shape (K,)).
 EXPERT_DTYPE = np.dtype(
     [
-        ("family", np.int64),  # family code
+        ("code", np.int64),  # algorithm code (UCB1_FAMILY, ...)
         ("n_arms", np.int64),  # m_k
         ("rate_kind", np.int64),  # THEORY_RATE or AUTHORS_RATE
         ("c", np.float64),  # UCB1 radius constant; epsilon-greedy scale
@@ -167,8 +172,8 @@ def _current_arm(expert, arms, tables, k, j, key, counter, slot, delta0):
     exploit arm (its decision is ``(1 - eps) [greedy] + eps / m``); otherwise ``eps = -1``.
     """
     m = expert.n_arms
-    family = expert.family
-    if family == EPSILON_GREEDY_FAMILY:
+    code = expert.code
+    if code == EPSILON_GREEDY_FAMILY:
         if expert.epsilon_row >= 0:
             eps = tables[expert.epsilon_row, j]
         else:
@@ -178,10 +183,10 @@ def _current_arm(expert, arms, tables, k, j, key, counter, slot, delta0):
         if uniform(key, counter, slot) < eps:
             arm = min(int(uniform(key, counter, slot + 1) * m), m - 1)
         return arm, eps, greedy
-    if family == UCB1_FAMILY:
+    if code == UCB1_FAMILY:
         arm = _ucb1_arm(expert.c, arms, k, m, j)
     else:
-        arm = _thompson_arm(arms, k, m, key, counter, slot, family == CLIPPED_THOMPSON_FAMILY, delta0)
+        arm = _thompson_arm(arms, k, m, key, counter, slot, code == CLIPPED_THOMPSON_FAMILY, delta0)
     return arm, -1.0, arm
 
 
@@ -232,24 +237,24 @@ def sharp_rate_step(epsilon_sum, rate_sum, m, j, eps, delta_prime):
 def _rate(expert, state, k, n, dp):
     """``U(n, delta')`` of expert ``k`` (RATES.md), capped at ``n``."""
     m = expert.n_arms
-    family = expert.family
-    if expert.rate_kind == AUTHORS_RATE and family == UCB1_FAMILY:
+    code = expert.code
+    if expert.rate_kind == AUTHORS_RATE and code == UCB1_FAMILY:
         root_sum = 0.0
         for a in range(m):
             root_sum += math.sqrt(state.arms[k, a].pulls)
         value = expert.rate_coef * math.sqrt(math.log(n)) * root_sum
-    elif expert.rate_kind == AUTHORS_RATE and family == EPSILON_GREEDY_FAMILY:
+    elif expert.rate_kind == AUTHORS_RATE and code == EPSILON_GREEDY_FAMILY:
         value = expert.rate_coef * n**expert.alpha * (m * math.log(n)) ** (1.0 - expert.alpha)
-    elif family == UCB1_FAMILY:
+    elif code == UCB1_FAMILY:
         value = (
             2.0 * math.sqrt(expert.c * (m - 1) * n * math.log(n))
             + expert.rate_offset
             + math.sqrt(0.5 * n * math.log(4.0 * n * n / dp))
         )
-    elif family == EPSILON_GREEDY_FAMILY:
+    elif code == EPSILON_GREEDY_FAMILY:
         value = state.experts[k].rate_sum + math.sqrt(0.5 * n * math.log(6.0 * n * n / dp))
     else:
-        factor = 1.5 if family == CLIPPED_THOMPSON_FAMILY else 1.0
+        factor = 1.5 if code == CLIPPED_THOMPSON_FAMILY else 1.0
         value = (
             factor * math.sqrt(2.0 * (m - 1) * n * math.log(8.0 * m * n * n / dp))
             + math.sqrt(0.5 * n * math.log(4.0 * n * n / dp))
@@ -300,6 +305,90 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
     return arm_loss(env_params, t, k, arm), expected
 
 
+# --- the family ------------------------------------------------------------------------------
+class BanditFamily:
+    """The bandit experts (:class:`UCB1`, :class:`EpsilonGreedy`, :class:`ThompsonSampling`) as an
+    :class:`mlcb.contracts.ExpertFamily`; its one instance is :data:`BANDITS`.
+
+    A pool runs on a bandit experts environment (:mod:`envs.bandit`): expert ``k`` plays the
+    environment's ``n_arms[k]`` arms, so a pool holds exactly ``env.n_experts`` experts.
+
+    Examples
+    --------
+    >>> import envs
+    >>> env = envs.make("mlcb/Trap-v0", n_experts=3)
+    >>> pool = [UCB1(), UCB1(rate="authors", c=0.25), ThompsonSampling()]
+    >>> BANDITS.heuristic(pool, env)
+    [False, True, True]
+    >>> BANDITS.rates(pool, env, [1, 10], 0.01) is None  # the authors' UCB1 rate reads pull counts
+    True
+    """
+
+    name = "bandit"
+    #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
+    smoothing = ("counts", "average", "uniform", "last")
+
+    def check(self, experts: list, env: Any) -> None:
+        """A ``ValueError`` unless ``experts`` are ``env.n_experts`` bandit experts for ``env``."""
+        n_experts = getattr(env, "n_experts", None)
+        if getattr(env, "n_arms", None) is None or not isinstance(n_experts, (int, np.integer)):
+            raise ValueError(
+                "experts: bandit experts need a bandit experts environment (one with n_arms, e.g. "
+                f"mlcb/Trap-v0 or mlcb/BanditExperts-v0), got {type(env).__name__}"
+            )
+        if len(experts) != n_experts:
+            raise ValueError(f"experts: this environment has {n_experts} bandit experts, got {len(experts)}")
+        for k, expert in enumerate(experts):
+            if getattr(type(expert), "family", None) is not self:
+                raise ValueError(f"experts[{k}]: {expert!r} is not a bandit expert")
+
+    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
+        """``L_k*`` of every expert: the loss mean of its best arm (``env.optimal_loss``)."""
+        return np.array([env.optimal_loss(env_params, k) for k in range(len(experts))], dtype=float)
+
+    def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray | None:
+        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), as the kernels
+        compute them; ``None`` when some rate reads more than the count (the authors' UCB1)."""
+        if not all(_count_only(expert) for expert in experts):
+            return None
+        n = np.atleast_1d(np.asarray(n))
+        computed: dict = {}  # pools repeat the same specifications: compute each rate once
+        rows = []
+        for k, expert in enumerate(experts):
+            key = (id(expert), int(env.n_arms[k]))
+            if key not in computed:
+                computed[key] = np.asarray(expert_rate(expert, n, key[1], delta_prime), dtype=float)
+            rows.append(computed[key])
+        return np.stack(rows)
+
+    def heuristic(self, experts: list, env: Any) -> list[bool]:
+        """Whether each expert's rate is outside the theory: an authors' rate, vanilla Thompson
+        sampling, or a rescaled rate (the same on every bandit environment)."""
+        return [bool(expert.heuristic) for expert in experts]
+
+    def build_pool(
+        self,
+        experts: list,
+        env: Any,
+        env_params: BanditEnvParams,
+        delta: float,
+        keys: np.ndarray,
+        smoothing: str,
+        horizon: int,
+        seed: int = 0,
+        replication: int = 0,
+    ) -> tuple[BanditPoolParams, BanditPoolState]:
+        """Kernel parameters and fresh state of the pool ``experts`` on one replication."""
+        return _build_pool(list(experts), env.n_arms, env_params, delta, keys, smoothing, horizon)
+
+    def __repr__(self) -> str:
+        return "agents.bandits.BANDITS"
+
+
+#: The bandit family (:class:`BanditFamily`).
+BANDITS = BanditFamily()
+
+
 # --- expert specifications -------------------------------------------------------------------
 
 
@@ -321,8 +410,8 @@ class UCB1:
     rate_coef: float = 0.5
     rate_scale: float = 1.0
 
-    kind: ClassVar[str] = "bandit"
-    family: ClassVar[int] = UCB1_FAMILY
+    code: ClassVar[int] = UCB1_FAMILY
+    family: ClassVar[BanditFamily] = BANDITS
 
     def __post_init__(self) -> None:
         checks.positive("c", self.c)
@@ -354,8 +443,8 @@ class EpsilonGreedy:
     rate_coef: float = 0.5
     rate_scale: float = 1.0
 
-    kind: ClassVar[str] = "bandit"
-    family: ClassVar[int] = EPSILON_GREEDY_FAMILY
+    code: ClassVar[int] = EPSILON_GREEDY_FAMILY
+    family: ClassVar[BanditFamily] = BANDITS
 
     def __post_init__(self) -> None:
         checks.positive("c", self.c)
@@ -381,13 +470,13 @@ class ThompsonSampling:
     clipped: bool = False
     rate_scale: float = 1.0
 
-    kind: ClassVar[str] = "bandit"
+    family: ClassVar[BanditFamily] = BANDITS
 
     def __post_init__(self) -> None:
         checks.positive("rate_scale", self.rate_scale)
 
     @property
-    def family(self) -> int:
+    def code(self) -> int:
         return CLIPPED_THOMPSON_FAMILY if self.clipped else THOMPSON_FAMILY
 
     @property
@@ -409,7 +498,7 @@ def _tabulate_rate(expert, m, delta_prime, length):
     epsilon_sum = 0.0
     rate_sum = 0.0
     for n in range(1, length):
-        if expert.family == EPSILON_GREEDY_FAMILY:
+        if expert.code == EPSILON_GREEDY_FAMILY:
             eps = epsilon(expert.c, expert.alpha, m, n)
             epsilon_sum, rate_sum = sharp_rate_step(epsilon_sum, rate_sum, m, n, eps, delta_prime)
             state[0].rate_sum = rate_sum
@@ -427,18 +516,18 @@ def _tabulate_epsilon(c, alpha, m, length):
 
 def _count_only(expert) -> bool:
     """Whether the expert's rate depends on its update count alone (then it can be tabulated)."""
-    return not (expert.rate == "authors" and expert.family == UCB1_FAMILY)
+    return not (expert.rate == "authors" and expert.code == UCB1_FAMILY)
 
 
 @functools.lru_cache(maxsize=32)
 def _pool_tables(signatures: tuple, delta_prime: float, horizon: int, budget: int):
     """Rows of tabulated functions for distinct expert signatures; ``(tables, rows)``."""
     wanted = []
-    for family, m, rate, c, alpha, coef, scale in signatures:
-        if family == EPSILON_GREEDY_FAMILY:
+    for code, m, rate, c, alpha, coef, scale in signatures:
+        if code == EPSILON_GREEDY_FAMILY:
             wanted.append(("epsilon", c, alpha, m))
-        if not (rate == "authors" and family == UCB1_FAMILY):
-            wanted.append(("rate", family, m, rate, c, alpha, coef, scale))
+        if not (rate == "authors" and code == UCB1_FAMILY):
+            wanted.append(("rate", code, m, rate, c, alpha, coef, scale))
     wanted = list(dict.fromkeys(wanted))
     length = tables.table_length(horizon, len(wanted), budget)
     if length == 0 or not wanted:
@@ -456,20 +545,20 @@ def _pool_tables(signatures: tuple, delta_prime: float, horizon: int, budget: in
 
 
 def _record(signature: tuple, delta_prime: float, rate_row: int = -1, epsilon_row: int = -1) -> tuple:
-    """An :data:`EXPERT_DTYPE` record (key 0) for ``(family, m, rate, c, alpha, coef, scale)``."""
-    family, m, rate, c, alpha, coef, scale = signature
-    offset = _ucb1_offset(family, rate, c, m, delta_prime)
-    return (family, m, _RATES.index(rate), c, alpha, coef, scale, offset, rate_row, epsilon_row, 0)
+    """An :data:`EXPERT_DTYPE` record (key 0) for ``(code, m, rate, c, alpha, coef, scale)``."""
+    code, m, rate, c, alpha, coef, scale = signature
+    offset = _ucb1_offset(code, rate, c, m, delta_prime)
+    return (code, m, _RATES.index(rate), c, alpha, coef, scale, offset, rate_row, epsilon_row, 0)
 
 
-def _ucb1_offset(family: int, rate: str, c: float, m: int, delta_prime: float) -> float:
+def _ucb1_offset(code: int, rate: str, c: float, m: int, delta_prime: float) -> float:
     """``(m - 1) + t0`` of the UCB1 theory rate (RATES 1b), 0 for other rates."""
-    if family != UCB1_FAMILY or rate != "theory":
+    if code != UCB1_FAMILY or rate != "theory":
         return 0.0
     return (m - 1) + math.ceil((8.0 * m / delta_prime) ** (1.0 / (2.0 * c - 2.0)))
 
 
-def build_bandit_pool(
+def _build_pool(
     experts: list,
     n_arms: np.ndarray,
     env_params: BanditEnvParams,
@@ -487,7 +576,7 @@ def build_bandit_pool(
         key = (id(expert), m)
         if key not in described:
             described[key] = (
-                expert.family,
+                expert.code,
                 m,
                 expert.rate,
                 float(getattr(expert, "c", 0.0)),
@@ -521,7 +610,7 @@ def build_bandit_pool(
         tables=shared,
         delta_prime=float(delta_prime),
         delta0=float(delta_prime / 2.0),
-        smoothing=smoothing.code(smoothing_name, SMOOTHING["bandit"]),
+        smoothing=smoothing.code(smoothing_name, BANDITS.smoothing),
     )
     state = BanditPoolState(
         arms=np.zeros(env_params.loss_means.shape, dtype=ARM_DTYPE),

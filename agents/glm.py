@@ -11,8 +11,10 @@ Thm 3.1: regret ``<= 1.5 G D sqrt(n)`` for convex losses). Its rate (RATES 4, sh
 
     U(n, delta') = min(n, rate_scale (1.5 G D sqrt(n) + sqrt((n/2) log(2 n^2 / delta')))).
 
-The square loss through a link is convex in ``w`` only for some links
-(:meth:`envs.glm.GLMEnv.convex`); for the others the rate is *heuristic* and results say so.
+The square loss through a link is convex in ``w`` only for some links, and only on some streams
+(:meth:`envs.glm.GLMEnv.convex`: it depends on the stream's radius, target and noise); where it
+is not, the rate is *heuristic* and results say so. The family :data:`GLMS` decides this on the
+environment being run.
 The gradient is that of the unclipped loss ``(f - y)^2 / B^2`` (the clipping at 1 has negligible
 probability by the choice of ``B``).
 
@@ -32,7 +34,6 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from agents import SMOOTHING
 from envs.glm import expected_loss, square_loss
 from envs.links import link_derivative, link_index, link_value
 from mlcb import checks, smoothing, tables
@@ -145,6 +146,91 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
     return loss, expected_loss(env_params, link, along, across)
 
 
+class GLMFamily:
+    """The OGD experts (:class:`OnlineGradientDescent`) as an :class:`mlcb.contracts.ExpertFamily`;
+    its one instance is :data:`GLMS`.
+
+    A pool of any size runs on a GLM stream (:class:`envs.glm.GLMEnv`). An expert's rate is valid
+    where its loss is convex on the stream being run and its step and rate are unscaled.
+
+    Examples
+    --------
+    >>> import envs
+    >>> pool = [OnlineGradientDescent(link="affine"), OnlineGradientDescent(link="logistic")]
+    >>> GLMS.heuristic(pool, envs.make("mlcb/GLM-v0"))
+    [False, True]
+    >>> GLMS.heuristic(pool, envs.make("mlcb/GLM-v0", radius=0.2))
+    [False, False]
+    """
+
+    name = "glm"
+    #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
+    smoothing = ("average", "uniform", "last")
+
+    def check(self, experts: list, env: Any) -> None:
+        """A ``ValueError`` unless ``env`` is a GLM stream and ``experts`` are OGD experts."""
+        needed = ("lipschitz", "convex", "optimal_loss_of", "initial_weights")
+        if getattr(env, "dim", None) is None or not all(callable(getattr(env, m, None)) for m in needed):
+            raise ValueError(
+                f"experts: GLM experts need a GLM stream (e.g. mlcb/GLM-v0), got {type(env).__name__}"
+            )
+        for k, expert in enumerate(experts):
+            if getattr(type(expert), "family", None) is not self:
+                raise ValueError(f"experts[{k}]: {expert!r} is not a GLM expert")
+
+    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
+        """``L_k*`` of every expert: the least expected loss of its link on its ball."""
+        return np.array([env.optimal_loss_of(env_params, e.link, e.radius) for e in experts], dtype=float)
+
+    def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray:
+        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), as the kernels
+        compute them: ``min(n, rate_scale (1.5 G D sqrt(n) + sqrt((n/2) log(2 n^2 / delta'))))``."""
+        n = np.atleast_1d(np.asarray(n, dtype=np.int64))
+        length = int(n.max()) + 1 if n.size else 1
+        computed: dict = {}
+        rows = []
+        for expert in experts:
+            key = (self._rate_coef(expert, env), float(expert.rate_scale))
+            if key not in computed:
+                computed[key] = _tabulate_ogd(key[0], key[1], float(delta_prime), length)[n]
+            rows.append(computed[key])
+        return np.stack(rows)
+
+    def heuristic(self, experts: list, env: Any) -> list[bool]:
+        """Whether each expert's rate is outside the theory on ``env``: a loss not convex on this
+        stream (:meth:`envs.glm.GLMEnv.convex`), or a rescaled step or rate."""
+        return [
+            not env.convex(e.link, e.radius) or e.step_scale != 1.0 or e.rate_scale != 1.0 for e in experts
+        ]
+
+    def build_pool(
+        self,
+        experts: list,
+        env: Any,
+        env_params: Any,
+        delta: float,
+        keys: np.ndarray,
+        smoothing: str,
+        horizon: int,
+        seed: int = 0,
+        replication: int = 0,
+    ) -> tuple[GLMPoolParams, GLMPoolState]:
+        """Kernel parameters and fresh state of the pool ``experts`` on one GLM replication."""
+        return _build_pool(list(experts), env, delta, smoothing, horizon, seed, replication)
+
+    @staticmethod
+    def _rate_coef(expert: Any, env: Any) -> float:
+        """``1.5 G D`` of an expert on ``env``."""
+        return 1.5 * env.lipschitz(expert.link, expert.radius) * 2.0 * expert.radius
+
+    def __repr__(self) -> str:
+        return "agents.glm.GLMS"
+
+
+#: The GLM family (:class:`GLMFamily`).
+GLMS = GLMFamily()
+
+
 @dataclass(frozen=True)
 class OnlineGradientDescent:
     """Projected OGD on a GLM with a fixed link (SPEC section 7's "glm" experts).
@@ -174,7 +260,7 @@ class OnlineGradientDescent:
     rate_scale: float = 1.0
     init_norm: float = 0.5
 
-    kind: ClassVar[str] = "glm"
+    family: ClassVar[GLMFamily] = GLMS
 
     def __post_init__(self) -> None:
         link_index(self.link)
@@ -184,22 +270,6 @@ class OnlineGradientDescent:
             raise ValueError(
                 f"init_norm must be a number in [0, radius={self.radius}], got {self.init_norm!r}"
             )
-
-    @property
-    def heuristic(self) -> bool:
-        """True when the rate is outside the theory: a non-convex link or rescaled constants."""
-        return (
-            not _convex_on_default_stream(link_index(self.link), self.radius)
-            or self.step_scale != 1.0
-            or self.rate_scale != 1.0
-        )
-
-
-@functools.lru_cache(maxsize=64)
-def _convex_on_default_stream(link: int, radius: float) -> bool:
-    from envs.glm import GLMEnv
-
-    return GLMEnv().convex(OnlineGradientDescent(link=link, radius=radius))
 
 
 @njit
@@ -220,16 +290,14 @@ def _rate_tables(signatures: tuple, delta_prime: float, horizon: int, budget: in
     return out, {signature: row for row, signature in enumerate(signatures)}
 
 
-def build_glm_pool(
+def _build_pool(
     experts: list,
     env: Any,
-    env_params: Any,
     delta: float,
-    keys: np.ndarray,
     smoothing_name: str,
     horizon: int,
-    seed: int = 0,
-    replication: int = 0,
+    seed: int,
+    replication: int,
 ) -> tuple[GLMPoolParams, GLMPoolState]:
     """Kernel parameters and fresh state of a pool of OGD experts on one GLM replication."""
     n_experts, dim = len(experts), env.dim
@@ -237,7 +305,7 @@ def build_glm_pool(
     records = np.zeros(n_experts, dtype=GLM_EXPERT_DTYPE)
     signatures = []
     for k, expert in enumerate(experts):
-        lipschitz = env.lipschitz(expert)
+        lipschitz = env.lipschitz(expert.link, expert.radius)
         diameter = 2.0 * expert.radius
         step = expert.step_scale * diameter / lipschitz
         coef = 1.5 * lipschitz * diameter
@@ -249,7 +317,7 @@ def build_glm_pool(
     for k, signature in enumerate(signatures):
         records[k]["rate_row"] = rows.get(signature, -1)
     params = GLMPoolParams(
-        records, shared, float(delta_prime), smoothing.code(smoothing_name, SMOOTHING["glm"])
+        records, shared, float(delta_prime), smoothing.code(smoothing_name, GLMS.smoothing)
     )
     start = np.zeros((n_experts, dim))
     for k, expert in enumerate(experts):

@@ -50,13 +50,54 @@ def arm_loss(env_params, t, k, a):
 
 
 @njit
-def _loss_table_kernel(env_params, n_arms, t):
+def _loss_table_kernel(env_params, t):
+    """Every arm's loss under ``xi_t``, shape (K, m_max); a padded arm's mean is 1, so its loss is 1."""
     n_experts, m_max = env_params.loss_means.shape
-    table = np.full((n_experts, m_max), np.nan)
+    table = np.empty((n_experts, m_max))
     for k in range(n_experts):
-        for a in range(n_arms[k]):
+        for a in range(m_max):
             table[k, a] = arm_loss(env_params, t, k, a)
     return table
+
+
+class BanditRound:
+    """``xi_t`` as expert ``expert`` sees it at round ``t`` (:meth:`BanditExpertsEnv.round_data`).
+
+    ``n_arms``
+        The expert's own number of arms ``m_k``.
+    ``loss(arm) -> float``
+        The arm's loss under ``xi_t`` (0.0 or 1.0): exactly what the compiled engine draws
+        (:func:`arm_loss`), so a Python expert and a compiled one face the same stream.
+    ``mean(arm) -> float``
+        The arm's loss mean ``mu[k, arm]`` on this replication (its expected loss).
+    """
+
+    __slots__ = ("_key", "_means", "_row", "expert", "n_arms", "t")
+
+    def __init__(self, params: BanditEnvParams, t: int, expert: int, n_arms: int) -> None:
+        self._key = params.key
+        self._means = params.loss_means
+        self._row = int(params.streams[expert]) * params.loss_means.shape[1]
+        self.t = int(t)
+        self.expert = int(expert)
+        self.n_arms = int(n_arms)
+
+    def _arm(self, arm: Any) -> int:
+        integer = isinstance(arm, (int, np.integer)) and not isinstance(arm, (bool, np.bool_))
+        if not (integer and 0 <= arm < self.n_arms):
+            raise ValueError(f"arm must be an integer in [0, {self.n_arms}), got {arm!r}")
+        return int(arm)
+
+    def loss(self, arm: int) -> float:
+        # arm_loss's own arithmetic on scalars: a cheap call from Python, the same draw.
+        a = self._arm(arm)
+        return 1.0 if uniform(self._key, self.t, self._row + a) < self._means[self.expert, a] else 0.0
+
+    def mean(self, arm: int) -> float:
+        return float(self._means[self.expert, self._arm(arm)])
+
+    def __repr__(self) -> str:
+        return f"BanditRound(t={self.t}, expert={self.expert}, n_arms={self.n_arms})"
 
 
 class BanditExpertsEnv(gym.Env):
@@ -75,15 +116,32 @@ class BanditExpertsEnv(gym.Env):
         order, arm draws and internal randomness follow its identity, so reordering the rows of
         ``reward_means`` together with ``streams`` relabels the experts and changes nothing else.
 
-    The Gymnasium interface plays one arm per step: the action is ``(expert, arm)``, the reward is
-    minus that arm's loss under ``xi_t``, and ``info`` holds the whole loss table of the round
-    (``"losses"``, what a full-information learner would see), the action's expected loss and the
-    round. ``reset(seed=s, options={"replication": r})`` builds the same instance and the same
-    ``xi_1, xi_2, ...`` as replication ``r`` of a simulation with seed ``s``.
+    The engine reads (:class:`mlcb.contracts.Environment`):
+
+    ``n_experts``
+        ``K``: the environment fixes the number of experts (each owns its arms).
+    ``n_arms``
+        ``m_k`` of every expert, shape (K,).
+    ``build(seed, replication) -> (params, state)``
+        One replication's arm means (arms shuffled per replication when ``shuffle``).
+    ``optimal_loss(params, expert) -> float``
+        ``L_k* = min_a mu[k, a]``: the loss mean of expert ``expert``'s best arm.
+    ``round_data(params, state, t, expert) -> BanditRound``
+        ``xi_t`` for expert ``expert``: ``n_arms``, ``loss(arm)`` (the engine's draw) and
+        ``mean(arm)`` (:class:`BanditRound`).
+
+    The Gymnasium interface plays one arm per step: the action is ``(expert, arm)`` in
+    ``MultiDiscrete([K, m_max])``, the reward is minus that arm's loss under ``xi_t``, and ``info``
+    holds the whole loss table of the round (``"losses"``, shape (K, m_max), what a
+    full-information learner would see), the action's expected loss and the round. Arms past an
+    expert's own count (padding of ``reward_means``) are arms of reward mean 0: playing one is
+    allowed and always loses (loss 1.0, expected loss 1.0, ``1.0`` in ``"losses"``).
+    ``reset(seed=s, options={"replication": r})`` builds the same instance and the same
+    ``xi_1, xi_2, ...`` as replication ``r`` of a simulation with seed ``s``; its ``info`` holds
+    ``"optimal_loss"`` (``L* = min_k L_k*``) and ``"expert_optimal_losses"`` (every ``L_k*``).
     """
 
     metadata = {"render_modes": []}
-    kind = "bandit"
 
     def __init__(self, reward_means: Any, shuffle: bool = False, streams: Any = None) -> None:
         means = np.asarray(reward_means, dtype=float)
@@ -124,31 +182,28 @@ class BanditExpertsEnv(gym.Env):
         params = BanditEnvParams(np.ascontiguousarray(loss_means), self.streams.copy(), key)
         return params, BanditEnvState(np.zeros(1, dtype=np.int64))
 
-    def expert_optimal_losses(self, params: BanditEnvParams, experts: Any = None) -> np.ndarray:
-        """``L_k*`` of every expert: its best arm's loss mean."""
+    def optimal_loss(self, params: BanditEnvParams, expert: int) -> float:
+        """``L_k*`` of expert ``expert``: the loss mean of its best arm on this replication."""
+        k = self._expert(expert)
+        return float(params.loss_means[k, : self.n_arms[k]].min())
+
+    def round_data(self, params: BanditEnvParams, state: Any, t: int, expert: int) -> BanditRound:
+        """``xi_t`` as expert ``expert`` sees it at round ``t`` (a :class:`BanditRound`)."""
+        k = self._expert(expert)
+        return BanditRound(params, t, k, int(self.n_arms[k]))
+
+    def _expert(self, expert: Any) -> int:
+        if (
+            isinstance(expert, (bool, np.bool_))
+            or not isinstance(expert, (int, np.integer))
+            or not 0 <= expert < self.n_experts
+        ):
+            raise ValueError(f"expert must be an integer in [0, {self.n_experts}), got {expert!r}")
+        return int(expert)
+
+    def _optimal_losses(self, params: BanditEnvParams) -> np.ndarray:
         real = np.arange(params.loss_means.shape[1]) < self.n_arms[:, None]
         return np.where(real, params.loss_means, np.inf).min(axis=1)
-
-    def expert_rates(self, experts: Any, n: np.ndarray, delta_prime: float) -> np.ndarray:
-        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)).
-
-        A ``ValueError`` when some rate depends on more than the count (the authors' UCB1).
-        """
-        from agents.rates import expert_rate
-
-        return np.stack(
-            [expert_rate(expert, n, int(self.n_arms[k]), delta_prime) for k, expert in enumerate(experts)]
-        )
-
-    def check_experts(self, experts: Any) -> None:
-        """Raise a ``ValueError`` unless ``experts`` are K bandit experts for this environment."""
-        if len(experts) != self.n_experts:
-            raise ValueError(
-                f"experts: this environment has {self.n_experts} bandit experts, got {len(experts)}"
-            )
-        for expert in experts:
-            if getattr(expert, "kind", None) != self.kind:
-                raise ValueError(f"experts: {expert!r} is not a bandit expert (kind 'bandit')")
 
     # --- Gymnasium interface -------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -157,32 +212,23 @@ class BanditExpertsEnv(gym.Env):
         base = check_seed(0 if seed is None else seed)
         self._params, _ = self.build(base, replication)
         self._round = 0
-        return 0, {
-            "optimal_loss": self.optimal_loss,
-            "expert_optimal_losses": self.expert_optimal_losses(self._params),
-        }
+        optimal = self._optimal_losses(self._params)
+        return 0, {"optimal_loss": float(optimal.min()), "expert_optimal_losses": optimal}
 
     def step(self, action):
         if self._params is None:
             raise RuntimeError("call reset() before step()")
         expert, arm = int(action[0]), int(action[1])
-        if not (0 <= expert < self.n_experts and 0 <= arm < self.n_arms[expert]):
-            raise ValueError(f"action must be (expert, arm) with a valid arm, got {action!r}")
+        if not (0 <= expert < self.n_experts and 0 <= arm < self._params.loss_means.shape[1]):
+            raise ValueError(f"action must be (expert, arm) in {self.action_space}, got {action!r}")
         self._round += 1
-        losses = _loss_table_kernel(self._params, self.n_arms, self._round)
+        losses = _loss_table_kernel(self._params, self._round)
         info = {
             "round": self._round,
             "losses": losses,
             "expected_loss": float(self._params.loss_means[expert, arm]),
         }
         return 0, -float(losses[expert, arm]), False, False, info
-
-    @property
-    def optimal_loss(self) -> float:
-        """``L* = min_k L_k*`` of the current instance."""
-        if self._params is None:
-            raise RuntimeError("call reset() first")
-        return float(self.expert_optimal_losses(self._params).min())
 
     def expected_loss(self, expert: int, decision: Any) -> float:
         """Expected loss ``L(u)`` of expert ``expert``'s decision: an arm index or a distribution."""

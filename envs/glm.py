@@ -97,6 +97,53 @@ def _optimal_loss(instance: tuple, link: int, target_norm: float, radius: float)
     return float(value)
 
 
+@functools.lru_cache(maxsize=1024)
+def _is_convex(link: int, bound: float, low: float, high: float) -> bool:
+    """Cached :func:`envs.glm_math.is_convex_loss`."""
+    return bool(glm_math.is_convex_loss(link, bound, low, high))
+
+
+def _decision_loss(params: GLMEnvParams, link: str | int, weights: Any) -> float:
+    """``L(w)`` of the decision ``(link, w)`` on the instance ``params``."""
+    w = np.asarray(weights, dtype=float).reshape(-1)
+    if w.shape != params.direction.shape:
+        raise ValueError(f"weights must have shape {params.direction.shape}, got {np.shape(weights)}")
+    along = float(w @ params.direction)
+    across = math.sqrt(max(float(w @ w) - along * along, 0.0))
+    return float(expected_loss(params, link_index(link), along, across))
+
+
+class GLMRound:
+    """``xi_t = (x_t, y_t)`` as a Python expert sees it (:meth:`GLMEnv.round_data`).
+
+    ``x``
+        The round's features, a copy (shape (d,)).
+    ``y``
+        The round's target.
+    ``loss(prediction) -> float``
+        The normalised square loss ``min(1, (prediction - y)^2 / B^2)``, the engine's own.
+    ``expected_loss(link, weights) -> float``
+        ``L(w)`` of predicting ``f_link(w . x)``, on this replication (exact up to quadrature).
+    """
+
+    __slots__ = ("_params", "t", "x", "y")
+
+    def __init__(self, params: GLMEnvParams, state: GLMEnvState, t: int) -> None:
+        self._params = params
+        self.t = int(t)
+        self.x = state.x.copy()
+        self.y = float(state.y[0])
+
+    def loss(self, prediction: float) -> float:
+        return float(square_loss(self._params, float(prediction), self.y))
+
+    def expected_loss(self, link: str | int, weights: Any) -> float:
+        return _decision_loss(self._params, link, weights)
+
+    def __repr__(self) -> str:
+        return f"GLMRound(t={self.t}, y={self.y!r})"
+
+
 class GLMEnv(gym.Env):
     """x uniform on a sphere, y from a target GLM plus Gaussian noise; as a Gymnasium environment.
 
@@ -117,6 +164,24 @@ class GLMEnv(gym.Env):
     quadrature : (int, int)
         Radial and angular nodes of the expected-loss quadrature.
 
+    The engine and the expert families read (:class:`mlcb.contracts.Environment`):
+
+    ``n_experts``
+        ``None``: any number of experts can face the stream.
+    ``build(seed, replication) -> (params, state)``
+        One replication's target ``w*``; the ``begin_round`` kernel draws ``(x_t, y_t)``.
+    ``optimal_loss(params, expert) -> float``
+        The Bayes loss of the stream, ``min(1, sigma^2 / B^2)``: the expected loss of predicting
+        with the target function itself (noise only), a lower bound of every decision's loss.
+    ``round_data(params, state, t, expert) -> GLMRound``
+        ``(x_t, y_t)``, the same for every expert: ``x``, ``y``, ``loss(prediction)`` and
+        ``expected_loss(link, weights)`` (:class:`GLMRound`).
+    ``optimal_loss_of(params, link, radius)``, ``lipschitz(link, radius)``, ``convex(link, radius)``
+        For a model ``f_link(w . x)`` with ``||w|| <= radius``: its least expected loss, its largest
+        gradient norm and whether its loss is convex on this stream.
+    ``initial_weights(seed, replication, norm)``
+        A shared random starting point of norm ``norm``.
+
     The Gymnasium interface predicts one round at a time: the observation is ``x_t``, the action
     a prediction ``y_hat`` (shape (1,)), the reward ``-min(1, (y_hat - y_t)^2 / B^2)``, and
     ``info`` holds ``y_t``. ``reset(seed=s, options={"replication": r})`` reproduces replication
@@ -124,7 +189,8 @@ class GLMEnv(gym.Env):
     """
 
     metadata = {"render_modes": []}
-    kind = "glm"
+    #: Any number of experts can face the stream.
+    n_experts = None
 
     def __init__(
         self,
@@ -196,26 +262,30 @@ class GLMEnv(gym.Env):
         start = rng.standard_normal(self.dim)
         return norm * start / np.linalg.norm(start)
 
-    def expert_optimal_losses(self, params: GLMEnvParams, experts: Any) -> np.ndarray:
-        """``L_k*`` of each expert: the least expected loss of its link on its ball."""
+    def optimal_loss(self, params: GLMEnvParams, expert: int) -> float:
+        """The Bayes loss ``min(1, sigma^2 / B^2)`` of the stream, the same for every expert."""
+        return min(1.0, (params.noise / params.scale) ** 2)
+
+    def round_data(self, params: GLMEnvParams, state: GLMEnvState, t: int, expert: int) -> GLMRound:
+        """``(x_t, y_t)`` of round ``t`` (after ``begin_round``), as a :class:`GLMRound`."""
+        return GLMRound(params, state, t)
+
+    def optimal_loss_of(self, params: GLMEnvParams, link: str | int, radius: float) -> float:
+        """``min_{||w|| <= radius} L(w)`` of the link ``link`` on this replication."""
         instance = (self.dim, self.radius, self.noise, self.target_link, self.quadrature, self.scale)
-        return np.array(
-            [
-                _optimal_loss(instance, link_index(e.link), params.target_norm, float(e.radius))
-                for e in experts
-            ]
-        )
+        return _optimal_loss(instance, link_index(link), float(params.target_norm), float(radius))
 
-    def lipschitz(self, expert: Any) -> float:
-        """``G = 2 L_f R_x / B``: the largest gradient norm of the loss on the expert's ball."""
-        bound = expert.radius * self.radius
-        return 2.0 * glm_math.lipschitz(link_index(expert.link), bound) * self.radius / self.scale
+    def lipschitz(self, link: str | int, radius: float) -> float:
+        """``G = 2 L_f R_x / B``: the largest gradient norm of the loss on the ball ``||w|| <= radius``."""
+        bound = float(radius) * self.radius
+        return 2.0 * glm_math.lipschitz(link_index(link), bound) * self.radius / self.scale
 
-    def convex(self, expert: Any) -> bool:
-        """Whether the expert's loss is convex on its ball (else its rate is heuristic)."""
-        bound = expert.radius * self.radius
+    def convex(self, link: str | int, radius: float) -> bool:
+        """Whether the loss of ``f_link(w . x)`` is convex in ``w`` on ``||w|| <= radius`` for every
+        target this stream can draw (then projected OGD's regret bound holds)."""
+        bound = float(radius) * self.radius
         low, high = self._target_range()
-        return glm_math.is_convex_loss(link_index(expert.link), bound, low, high)
+        return _is_convex(link_index(link), bound, low, high)
 
     def _target_range(self) -> tuple[float, float]:
         from envs.links import link_values
@@ -224,26 +294,6 @@ class GLMEnv(gym.Env):
         values = link_values(self.target_link, z)
         margin = 10.0 * self.noise
         return float(values.min() - margin), float(values.max() + margin)
-
-    def expert_rates(self, experts: Any, n: np.ndarray, delta_prime: float) -> np.ndarray:
-        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), as the kernels
-        compute them (``min(n, rate_scale (1.5 G D sqrt(n) + sqrt((n/2) log(2 n^2 / delta'))))``)."""
-        from agents.glm import _tabulate_ogd
-
-        n = np.asarray(n, dtype=np.int64)
-        rows = []
-        for expert in experts:
-            coef = 1.5 * self.lipschitz(expert) * 2.0 * expert.radius
-            rows.append(
-                _tabulate_ogd(coef, float(expert.rate_scale), float(delta_prime), int(n.max()) + 1)[n]
-            )
-        return np.stack(rows)
-
-    def check_experts(self, experts: Any) -> None:
-        """Raise a ``ValueError`` unless every expert is a GLM expert."""
-        for expert in experts:
-            if getattr(expert, "kind", None) != self.kind:
-                raise ValueError(f"experts: {expert!r} is not a GLM expert (kind 'glm')")
 
     # --- Gymnasium interface -------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -269,7 +319,4 @@ class GLMEnv(gym.Env):
         """``L(w)`` of predicting ``f_link(w . x)`` on the current instance."""
         if self._params is None:
             raise RuntimeError("call reset() first")
-        w = np.asarray(weights, dtype=float)
-        along = float(w @ self._params.direction)
-        across = math.sqrt(max(float(w @ w) - along * along, 0.0))
-        return float(expected_loss(self._params, link_index(link), along, across))
+        return _decision_loss(self._params, link, weights)

@@ -1,4 +1,4 @@
-"""What a simulation is: a frozen, validated description that can be saved and rebuilt.
+"""What a simulation is: a frozen, validated description, recorded with its results.
 
 Every check happens here, in Python, before any work starts (STYLE 7): a bad budget, confidence,
 horizon, policy name or expert list is a ``ValueError`` naming the parameter and what is allowed.
@@ -6,9 +6,9 @@ horizon, policy name or expert list is a ``ValueError`` naming the parameter and
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
-import importlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,17 +17,49 @@ from mlcb import checks
 from mlcb.seeding import check_seed
 
 
+def _jsonable(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def _described(value: Any) -> Any:
+    """``value`` if it is JSON, a nested dataclass as a dict, anything else by its ``repr``."""
+    if _jsonable(value):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        try:
+            nested = dataclasses.asdict(value)
+        except Exception:
+            nested = None
+        if _jsonable(nested):
+            return nested
+    return repr(value)
+
+
 def expert_to_dict(expert: Any) -> dict[str, Any]:
-    """A JSON-ready description of an expert specification (its class and fields)."""
+    """A JSON-ready description of an expert: its class (``"module:name"``, a label only: nothing
+    reads it back) and its parameters. Never fails.
+
+    A dataclass gives its fields; another object the result of its ``get_params()`` if it has one,
+    else its public attributes that are JSON. A value that is not JSON is given by its ``repr``.
+    """
     cls = type(expert)
-    return {"class": f"{cls.__module__}:{cls.__qualname__}", **dataclasses.asdict(expert)}
-
-
-def expert_from_dict(data: dict[str, Any]) -> Any:
-    """Rebuild an expert specification written by :func:`expert_to_dict`."""
-    data = dict(data)
-    module_name, _, name = data.pop("class").partition(":")
-    return getattr(importlib.import_module(module_name), name)(**data)
+    data: dict[str, Any] = {"class": f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', '?')}"}
+    try:
+        if dataclasses.is_dataclass(expert) and not isinstance(expert, type):
+            params = {f.name: _described(getattr(expert, f.name)) for f in dataclasses.fields(expert)}
+        elif callable(getattr(expert, "get_params", None)):
+            params = {str(k): _described(v) for k, v in dict(expert.get_params()).items()}
+        else:
+            attributes = getattr(expert, "__dict__", {})
+            params = {k: v for k, v in attributes.items() if not k.startswith("_") and _jsonable(v)}
+    except Exception:  # a description must never stop a run
+        params = {}
+    params.pop("class", None)
+    return {**data, **params}
 
 
 @dataclass(frozen=True)
@@ -39,7 +71,8 @@ class SimulationConfig:
     env : str
         A registered environment id (``envs.names()``), e.g. ``"mlcb/Trap-v0"``.
     experts : tuple
-        One expert specification per expert (``agents.make(...)``), all of one kind.
+        One expert per expert: specifications of one family (``agents.make(...)``), or Python
+        experts (:class:`mlcb.contracts.PythonExpert`).
     policy : str
         A registered policy name (``mlcb.policies.names()``).
     budget : int
@@ -53,7 +86,7 @@ class SimulationConfig:
     delta : float
         Confidence ``delta`` in (0, 1) of M-LCB's bounds and of the experts' rate functions.
     smoothing : str or None
-        Smoothing wrapper (:mod:`mlcb.smoothing`); ``None`` takes the pool's default.
+        Smoothing wrapper (:mod:`mlcb.smoothing`) among the family's; ``None`` takes its default.
     env_params, policy_params : dict
         Keyword arguments of the environment and the policy.
     checkpoints : int
@@ -77,19 +110,15 @@ class SimulationConfig:
     calibration: str = "custom"
 
     def __post_init__(self) -> None:
-        import agents
         import envs
         from mlcb import policies
+        from mlcb.contracts import family_of
 
         envs.make(self.env, **self.env_params)  # unknown ids and bad parameters raise here
         if not self.experts:
             raise ValueError("experts must be a non-empty list of expert specifications")
         object.__setattr__(self, "experts", tuple(self.experts))
-        kinds = {getattr(e, "kind", None) for e in self.experts}
-        if len(kinds) != 1 or None in kinds:
-            raise ValueError(
-                f"experts must all be of one kind (bandit or glm), got kinds {sorted(map(str, kinds))}"
-            )
+        family = family_of(list(self.experts))
         n_experts = len(self.experts)
         budget = checks.integer("budget", self.budget)
         if budget > n_experts:
@@ -101,12 +130,15 @@ class SimulationConfig:
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "delta", checks.open_unit("delta", self.delta))
         policies.make(self.policy, **self.policy_params)  # unknown names and bad parameters raise
-        kind = kinds.pop()
-        smoothing = self.smoothing or agents.default_smoothing(kind)
+        smoothing = self.smoothing or family.smoothing[0]
         object.__setattr__(self, "smoothing", smoothing)
         env = self.make_env()
-        env.check_experts(self.experts)
-        agents.check_smoothing(kind, smoothing)
+        family.check(list(self.experts), env)
+        allowed = tuple(family.smoothing)
+        if smoothing not in allowed:
+            raise ValueError(
+                f"smoothing must be one of {allowed} for {family.name} experts, got {smoothing!r}"
+            )
 
     @property
     def n_experts(self) -> int:
@@ -129,16 +161,15 @@ class SimulationConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready description (experts by class and fields)."""
-        data = dataclasses.asdict(self)
+        """JSON-ready description (experts by class and parameters, :func:`expert_to_dict`): a
+        record of the setting, not a way back to it (nothing in it is ever imported)."""
+        data = {
+            f.name: copy.deepcopy(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.name != "experts"
+        }
         data["experts"] = [expert_to_dict(e) for e in self.experts]
         return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SimulationConfig:
-        data = dict(data)
-        data["experts"] = tuple(expert_from_dict(e) for e in data["experts"])
-        return cls(**data)
 
     def key(self) -> str:
         """A digest of everything that determines the results of one replication."""

@@ -1,9 +1,10 @@
-"""Figures from a :class:`~mlcb.results.Result` (seaborn; plots only read the tidy frames).
+"""Figures from a :class:`~mlcb.results.Result` (seaborn; plots read the tidy frames and the
+plain metadata only: nothing named in a result is ever imported or called).
 
 ``regret``
     mean regret against rounds with a 5-95% band over replications, the data-dependent certificate
-    Delta(t) and the numeric worst-case bound B_num(t) of RATES.md (a), log-log, with the fitted
-    slope in the legend.
+    Delta(t) and, where the result recorded it, the numeric worst-case bound B_num(t)
+    (:func:`mlcb.results.worst_case_curve`), log-log, with the fitted slope in the legend.
 ``panels``
     the paper's three panels: cumulative regret, deployment counts per expert, training counts
     per expert.
@@ -19,27 +20,9 @@ import pandas as pd
 import seaborn as sns
 
 from mlcb import theory
-from mlcb.config import SimulationConfig
 from mlcb.results import Result
 
 _METRICS = ("regret", "pseudo_regret", "top_m_regret")
-
-
-def worst_case_bound(config: SimulationConfig, rounds: np.ndarray, best_expert: int) -> np.ndarray | None:
-    """B_num(t) of RATES.md (a) at ``rounds``, or ``None`` when some rate is data dependent.
-
-    ``B_num(t) = sum_{n <= t} w_{k*}(n) + (1/M) (sum of the M t largest w_k(n), n <= t)`` with
-    ``w_k(n) = sqrt(2 log(4 K n^2 / delta) / n) + U_k(n, delta / 2K) / n``: the largest
-    certificate any allocation of the budget could produce.
-    """
-    env = config.make_env()
-    n = np.arange(1, int(rounds.max()) + 1)
-    try:
-        rates = env.expert_rates(config.experts, n, config.delta / (2 * config.n_experts))
-    except ValueError:
-        return None
-    widths = theory.confidence_width(n, config.n_experts, config.delta, rates)
-    return np.array([theory.numeric_worst_case(widths[:, :t], best_expert, config.budget) for t in rounds])
 
 
 def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = True, ax: Any = None) -> Any:
@@ -50,8 +33,8 @@ def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = 
     metric : {"pseudo_regret", "regret", "top_m_regret"}
         The curve: the mean over replications, with the band from their 5% to 95% quantiles.
     theory_curves : bool
-        Also draw, per setting, the mean certificate Delta(t) (dashed) and, where every rate
-        depends on counts only, the worst-case bound B_num(t) (dotted).
+        Also draw, per setting, the mean certificate Delta(t) (dashed) and, where the result
+        recorded it, the worst-case bound B_num(t) (dotted).
     """
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
@@ -78,7 +61,7 @@ def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = 
             (line,) = ax.plot(mean.index, mean.values, linestyle="--", color=palette[setting], linewidth=1)
             handles.append(line)
             labels.append(f"{setting}: certificate Delta(t)")
-            bound = _bound_curve(result, setting, rows)
+            bound = _bound_curve(result, setting)
             if bound is not None:
                 (line,) = ax.plot(*bound, linestyle=":", color=palette[setting], linewidth=1)
                 handles.append(line)
@@ -105,17 +88,21 @@ def _with_slope(label: str, curves: pd.DataFrame, metric: str) -> str:
     return f"{label} (log-log slope {slope:.2f})" if np.isfinite(slope) else label
 
 
-def _bound_curve(result: Result, setting: str, rows: pd.DataFrame):
-    meta = result.metadata.get("settings", {}).get(setting)
-    if not meta:
+def _bound_curve(result: Result, setting: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The recorded ``(rounds, B_num)`` of ``setting``; ``None`` when absent or malformed."""
+    settings = result.metadata.get("settings")
+    meta = settings.get(setting) if isinstance(settings, dict) else None
+    curve = meta.get("theory") if isinstance(meta, dict) else None
+    if not isinstance(curve, dict):
         return None
-    config = SimulationConfig.from_dict(meta["config"])
-    if config.horizon > 2_000_000:
+    try:
+        rounds = np.asarray(curve.get("rounds"), dtype=float)
+        values = np.asarray(curve.get("worst_case"), dtype=float)
+    except (TypeError, ValueError):
         return None
-    best = result.replications.loc[result.replications["setting"] == setting, "best_expert"]
-    rounds = np.unique(np.geomspace(10, config.horizon, 24).astype(int))
-    values = worst_case_bound(config, rounds, int(best.mode().iloc[0]))
-    return None if values is None else (rounds, values)
+    if rounds.ndim != 1 or rounds.shape != values.shape or rounds.size == 0:
+        return None
+    return rounds, values
 
 
 def panels(result: Result, metric: str = "pseudo_regret") -> Any:

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import ast
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import check_env
 
 import envs
 from envs.bandit import arm_loss
+from envs.glm import _begin_round, square_loss
 from mlcb import presets
+from mlcb.contracts import Environment
+
+ENVS_DIR = Path(envs.__file__).resolve().parent
+PADDED = [[0.2, 0.4, np.nan], [0.3, 0.5, 0.6], [0.9, np.nan, np.nan]]
 
 
 def test_registered_under_mlcb():
@@ -19,7 +31,7 @@ def test_registered_under_mlcb():
 def test_trap_instance_and_optimal_losses():
     env = envs.make("mlcb/Trap-v0")
     params, _ = env.build(seed=0, replication=0)
-    optimal = env.expert_optimal_losses(params)
+    optimal = np.array([env.optimal_loss(params, k) for k in range(env.n_experts)])
     np.testing.assert_allclose(optimal, 1 - 0.1 * (3 - np.arange(10) / 10))
     assert int(np.argmin(optimal)) == 0
     np.testing.assert_allclose(
@@ -75,9 +87,13 @@ def test_glm_optimal_losses_put_the_target_link_first():
     config = presets.get("glm").config(1)
     env = config.make_env()
     params, _ = env.build(0, 0)
-    optimal = env.expert_optimal_losses(params, config.experts)
+    optimal = np.array([env.optimal_loss_of(params, e.link, e.radius) for e in config.experts])
     assert int(np.argmin(optimal)) == 9
     assert optimal[9] == pytest.approx((0.02 / env.scale) ** 2)
+    # The Bayes loss of the stream: the target function's own expected loss, noise only.
+    assert env.optimal_loss(params, 3) == (0.02 / env.scale) ** 2
+    assert optimal[9] == pytest.approx(env.optimal_loss(params, 0), rel=1e-9)
+    assert np.all(optimal >= env.optimal_loss(params, 0) * (1 - 1e-9))
 
 
 def test_bad_environment_parameters():
@@ -89,3 +105,114 @@ def test_bad_environment_parameters():
         envs.TrapEnv(n_arms=1)
     with pytest.raises(ValueError, match=r"dim must be an integer >= 2"):
         envs.make("mlcb/GLM-v0", dim=1)
+
+
+# --- envs/ never imports agents/ --------------------------------------------------------------
+def _imported_modules(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("path", sorted(ENVS_DIR.glob("*.py")), ids=lambda p: p.name)
+def test_envs_modules_do_not_import_agents(path):
+    imported = _imported_modules(path)
+    assert not {name for name in imported if name == "agents" or name.startswith("agents.")}
+    # nor by a dynamic import
+    assert 'import_module("agents' not in path.read_text() and '__import__("agents' not in path.read_text()
+
+
+def test_importing_envs_does_not_import_agents():
+    modules = ["envs"] + [f"envs.{p.stem}" for p in sorted(ENVS_DIR.glob("*.py")) if p.stem != "__init__"]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "import gymnasium as gym\n"
+        "for name in ('mlcb/Trap-v0', 'mlcb/BanditExperts-v0', 'mlcb/GLM-v0'):\n"
+        "    kwargs = {'reward_means': [[0.5, 0.5]]} if 'Bandit' in name else {}\n"
+        "    env = gym.make(name, **kwargs).unwrapped\n"
+        "    params, state = env.build(0, 0)\n"
+        "    env.reset(seed=0)\n"
+        "print(sorted(m for m in sys.modules if m == 'agents' or m.startswith('agents.')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ENVS_DIR.parent
+    )
+    assert out.stdout.strip() == "[]"
+
+
+# --- the Environment contract ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [("mlcb/Trap-v0", {}), ("mlcb/BanditExperts-v0", {"reward_means": PADDED}), ("mlcb/GLM-v0", {})],
+)
+def test_environments_meet_the_contract(name, params):
+    env = envs.make(name, **params)
+    assert isinstance(env, Environment)
+    assert env.n_experts is None if name == "mlcb/GLM-v0" else env.n_experts == len(env.n_arms)
+
+
+def test_bandit_round_data_is_the_engine_draw():
+    env = envs.make("mlcb/BanditExperts-v0", reward_means=PADDED, shuffle=True)
+    params, state = env.build(3, 1)
+    for t in (0, 1, 7, 1000):
+        for k in range(env.n_experts):
+            data = env.round_data(params, state, t, k)
+            assert data.n_arms == env.n_arms[k]
+            for a in range(data.n_arms):
+                assert data.loss(a) == arm_loss(params, t, k, a)
+                assert data.mean(a) == params.loss_means[k, a]
+            with pytest.raises(ValueError, match="arm must be an integer in"):
+                data.loss(data.n_arms)
+    assert env.optimal_loss(params, 0) == pytest.approx(0.6)
+    assert env.optimal_loss(params, 2) == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="expert must be an integer in"):
+        env.optimal_loss(params, 3)
+
+
+def test_glm_round_data_is_the_engine_draw():
+    env = envs.make("mlcb/GLM-v0")
+    params, state = env.build(2, 0)
+    w = np.full(env.dim, 0.2)
+    for t in (1, 2, 50):
+        _begin_round(params, state, t)
+        data = env.round_data(params, state, t, 0)
+        np.testing.assert_array_equal(data.x, state.x)
+        assert data.y == state.y[0]
+        data.x[0] += 1.0  # a copy: the stream is untouched
+        assert data.x[0] != state.x[0]
+        for prediction in (0.0, 0.3, data.y, 50.0):
+            assert data.loss(prediction) == square_loss(params, prediction, state.y[0])
+    env.reset(seed=2)
+    assert data.expected_loss("logistic", w) == env.expected_loss("logistic", w)
+    assert data.expected_loss("logcosh", np.zeros(env.dim)) > env.optimal_loss(params, 0)
+
+
+# --- Gymnasium's own checker ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [("mlcb/Trap-v0", {}), ("mlcb/BanditExperts-v0", {"reward_means": PADDED}), ("mlcb/GLM-v0", {})],
+)
+def test_gymnasium_check_env(name, params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # advice only (an unbounded prediction space), not errors
+        check_env(gym.make(name, **params).unwrapped, skip_render_check=True)
+
+
+def test_padded_arms_are_arms_that_always_lose():
+    env = envs.make("mlcb/BanditExperts-v0", reward_means=PADDED)
+    _, info = env.reset(seed=1)
+    assert info["optimal_loss"] == pytest.approx(0.1)
+    np.testing.assert_allclose(info["expert_optimal_losses"], [0.6, 0.4, 0.1])
+    for t in range(1, 30):
+        _, reward, _, _, info = env.step((2, 1 + t % 2))
+        assert reward == -1.0 and info["expected_loss"] == 1.0
+        assert np.all(np.isfinite(info["losses"])) and np.all(info["losses"][2, 1:] == 1.0)
+        assert info["losses"][0, 2] == 1.0
+    with pytest.raises(ValueError, match="action must be"):
+        env.step((3, 0))

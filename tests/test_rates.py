@@ -167,12 +167,12 @@ def test_sharp_rate_below_closed_form(m, c, alpha, dp):
 # --- agreement with the compiled kernels ---------------------------------------------------------
 def kernel_table(expert, m: int, dp: float, length: int) -> np.ndarray:
     """``U(n)`` for ``n < length`` by agents.bandits' kernels, the record filled as in _pool_tables."""
-    family, rate = expert.family, expert.rate
+    code, rate = expert.code, expert.rate
     c, alpha = float(getattr(expert, "c", 0.0)), float(getattr(expert, "alpha", 0.5))
     coef, scale = float(getattr(expert, "rate_coef", 0.0)), float(expert.rate_scale)
     record = np.zeros(1, dtype=bandits.EXPERT_DTYPE)
-    offset = bandits._ucb1_offset(family, rate, c, m, dp)
-    record[0] = (family, m, bandits._RATES.index(rate), c, alpha, coef, scale, offset, -1, -1, 0)
+    offset = bandits._ucb1_offset(code, rate, c, m, dp)
+    record[0] = (code, m, bandits._RATES.index(rate), c, alpha, coef, scale, offset, -1, -1, 0)
     return bandits._tabulate_rate(record[0], m, dp, length)
 
 

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 import tests.twin_references  # noqa: F401  (registers the twins)
+from agents.bandits import BANDITS
 from mlcb import engine, policies, presets
 from mlcb.policies.references import FullBudget, Greedy, Oracle, RoundRobin, Uniform
 from mlcb.seeding import stream_keys
@@ -146,7 +147,7 @@ def test_oracle_regret_is_the_best_experts_own():
     env = config.make_env()
     keys = stream_keys(seed, 0, config.n_experts, getattr(env, "streams", None))
     env_params, _ = env.build(seed, 0)
-    optimal = env.expert_optimal_losses(env_params, config.experts)
+    optimal = BANDITS.optimal_losses(list(config.experts), env, env_params)
     best = int(np.argmin(optimal))
     world = twin._BanditWorld(config, env, env_params, keys)
     pseudo, realized, own_pseudo, own_realized = 0.0, 0.0, [], []

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import builtins
+import importlib
 import json
+import os
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import mlcb
-from mlcb import engine
+from mlcb import engine, plot, presets
 from mlcb.cli import main
-from mlcb.results import SETTING_COLUMNS, Result
+from mlcb.results import SETTING_COLUMNS, Result, worst_case_curve
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +59,95 @@ def test_summary(result):
 def test_metadata_records_the_setting(result):
     meta = result.metadata["settings"]["mlcb M=2"]
     assert meta["config"]["budget"] == 2 and meta["config"]["calibration"] == "theory"
-    assert meta["certificate_valid"] is True
-    assert mlcb.SimulationConfig.from_dict(meta["config"]).experts[0].family == 1
+    assert meta["certificate_valid"] is True and meta["heuristic_experts"] == []
+    assert meta["family"] == "bandit"
+    assert meta["config"]["experts"][0] == {
+        "class": "agents.bandits:EpsilonGreedy",
+        "c": 1.0,
+        "alpha": 2 / 3,
+        "rate": "theory",
+        "rate_coef": 0.5,
+        "rate_scale": 1.0,
+    }
     assert set(result.metadata["versions"]) >= {"mlcb", "numpy", "numba", "python"}
+
+
+def test_metadata_records_the_worst_case_curve(result):
+    from mlcb import theory
+    from mlcb.contracts import family_of
+
+    meta = result.metadata["settings"]["mlcb M=2"]
+    curve = meta["theory"]
+    assert curve["rounds"][0] == 10 and curve["rounds"][-1] == 3_000
+    assert all(isinstance(t, int) for t in curve["rounds"]) and len(curve["worst_case"]) == len(
+        curve["rounds"]
+    )
+    # The same numbers as the direct O(K T) computation over all experts.
+    config = mlcb.SimulationConfig(**{**meta["config"], "experts": presets.get("trap").config(2).experts})
+    env, experts = config.make_env(), list(config.experts)
+    n = np.arange(1, 3_001)
+    widths = theory.confidence_width(
+        n, 10, config.delta, family_of(experts).rates(experts, env, n, config.delta / 20)
+    )
+    direct = [theory.numeric_worst_case(widths[:, :t], 0, 2) for t in curve["rounds"]]
+    np.testing.assert_allclose(curve["worst_case"], direct, rtol=1e-12)
+    final = result.final()
+    assert final[final["setting"] == "mlcb M=2"]["certificate"].max() <= curve["worst_case"][-1]
+
+
+def test_no_worst_case_curve_for_data_dependent_rates():
+    from agents.bandits import BANDITS, UCB1
+
+    env = mlcb.SimulationConfig(experts=(UCB1(),) * 10).make_env()
+    assert worst_case_curve(BANDITS, [UCB1(c=0.25, rate="authors")] * 10, env, 0.1, 2, 1_000, 0) is None
+    assert worst_case_curve(BANDITS, [UCB1()] * 10, env, 0.1, 2, 3_000_000, 0) is None
+    authors = mlcb.simulate(preset="trap", calibration="authors", budget=2, horizon=500, replications=1)
+    meta = authors.metadata["settings"]["mlcb M=2"]
+    assert meta["theory"] is None and meta["certificate_valid"] is False
+    assert meta["heuristic_experts"] == list(range(10))
+    plot.regret(authors)  # no curve to draw, nothing to say
+
+
+def test_a_result_is_read_and_drawn_without_importing_or_calling_what_it_names(result, tmp_path, monkeypatch):
+    """Metadata is data: a class that does not exist and an ``os:system`` entry are never touched."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    path = result.save(tmp_path / "run")
+    marker = tmp_path / "called"
+    meta = json.loads((path / "metadata.json").read_text())
+    for setting in meta["settings"].values():
+        setting["config"]["experts"][0]["class"] = "no_such_module_mlcb:NoSuchExpert"
+        setting["config"]["experts"][1] = {"class": "os:system", "command": f"touch {marker}"}
+        setting["config"]["env"] = "os:system"
+        setting["family"] = "no_such_module_mlcb:Family"
+    (path / "metadata.json").write_text(json.dumps(meta))
+
+    asked = []
+    real_import, real_import_module = builtins.__import__, importlib.import_module
+
+    def watch_import(name, *args, **kwargs):
+        asked.append(name)
+        return real_import(name, *args, **kwargs)
+
+    def watch_import_module(name, *args, **kwargs):
+        asked.append(name)
+        return real_import_module(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", watch_import)
+    monkeypatch.setattr(importlib, "import_module", watch_import_module)
+    monkeypatch.setattr(os, "system", lambda command: asked.append(("os.system", command)))
+    loaded = mlcb.load(path)
+    loaded.summary()
+    plot.regret(loaded)
+    plot.panels(loaded)
+    assert main(["plot", str(path), "--out", str(tmp_path / "figures")]) == 0
+    monkeypatch.undo()
+    assert (tmp_path / "figures" / "regret.png").is_file()
+    assert not marker.exists()
+    assert not any(isinstance(name, tuple) for name in asked)  # os.system never called
+    assert not [name for name in asked if str(name).startswith("no_such_module_mlcb")]
+    assert "no_such_module_mlcb" not in sys.modules
 
 
 def test_save_and_load_round_trip(result, tmp_path):
@@ -143,8 +233,8 @@ def test_cli_runs_a_toml_setting(tmp_path, capsys):
     assert main(["run", str(path), "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
     result = mlcb.load(tmp_path / "small")
     assert result.settings == ["mlcb M=1", "mlcb M=2"]
-    config = mlcb.SimulationConfig.from_dict(result.metadata["settings"]["mlcb M=2"]["config"])
-    assert config.experts[2].c == 1.5
+    experts = result.metadata["settings"]["mlcb M=2"]["config"]["experts"]
+    assert experts[2]["class"] == "agents.bandits:EpsilonGreedy" and experts[2]["c"] == 1.5
 
 
 def test_cli_list(capsys):

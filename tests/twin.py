@@ -341,20 +341,22 @@ class TwinRun:
 
 def run(config, replication: int, rounds: int) -> TwinRun:
     """Simulate ``rounds`` rounds of replication ``replication`` of ``config`` in pure Python."""
+    from mlcb.contracts import family_of
     from mlcb.seeding import stream_keys
 
     env = config.make_env()
+    family = family_of(list(config.experts))
     policy_spec = config.make_policy()
     keys = stream_keys(config.seed, replication, config.n_experts, getattr(env, "streams", None))
     env_params, _ = env.build(config.seed, replication)
-    optimal = [float(v) for v in env.expert_optimal_losses(env_params, config.experts)]
+    optimal = [float(v) for v in family.optimal_losses(list(config.experts), env, env_params)]
     best = min(range(config.n_experts), key=lambda k: (optimal[k], k))
     best_loss = optimal[best]
     top_m_best = sum(sorted(optimal)[: config.budget]) / config.budget
     policy = POLICIES[type(policy_spec)](
         policy_spec, config.n_experts, config.budget, config.delta, config.horizon, optimal, int(keys.policy)
     )
-    if env.kind == "bandit":
+    if family.name == "bandit":
         world = _BanditWorld(config, env, env_params, keys)
     else:
         world = _GLMWorld(config, env, env_params, keys, replication)
@@ -422,7 +424,7 @@ class _BanditWorld:
         families = {0: "ucb1", 1: "epsilon-greedy", 2: "thompson", 3: "clipped-thompson"}
         self.experts = [
             BanditExpert(
-                families[e.family],
+                families[e.code],
                 int(env.n_arms[k]),
                 int(keys.experts[k]),
                 c=getattr(e, "c", 0.0),
@@ -463,7 +465,7 @@ class _GLMWorld:
         dp = config.delta / (2.0 * config.n_experts)
         self.experts = []
         for expert in config.experts:
-            g = env.lipschitz(expert)
+            g = env.lipschitz(expert.link, expert.radius)
             diameter = 2.0 * expert.radius
             start = env.initial_weights(config.seed, replication, expert.init_norm)
             self.experts.append(

@@ -1,0 +1,174 @@
+"""The expert families (mlcb.contracts.ExpertFamily): everything about a family is decided by it,
+on the environment being run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+import envs
+import mlcb
+from agents.bandits import BANDITS, UCB1, BanditFamily, EpsilonGreedy, ThompsonSampling
+from agents.glm import GLMS, GLMFamily, OnlineGradientDescent
+from agents.rates import expert_rate
+from envs.links import LINK_NAMES
+from mlcb import presets
+from mlcb.contracts import ExpertFamily, family_of
+
+#: The links whose loss is convex on the GLM stream with a small feature radius, not on the default.
+CONVEX_AT_SMALL_RADIUS = ("logistic", "arctan", "softplus")
+
+
+def test_families_meet_the_contract():
+    for family, name, default in ((BANDITS, "bandit", "counts"), (GLMS, "glm", "average")):
+        assert isinstance(family, ExpertFamily)
+        assert family.name == name and family.smoothing[0] == default
+        assert callable(family.build_pool)
+    assert isinstance(BANDITS, BanditFamily) and isinstance(GLMS, GLMFamily)
+    for name in ("ucb1", "epsilon-greedy", "thompson", "clipped-thompson"):
+        assert type(agents.make(name)).family is BANDITS
+    assert type(agents.make("ogd")).family is GLMS
+    assert family_of([UCB1(), ThompsonSampling(clipped=True)]) is BANDITS
+
+
+def test_codes_select_the_algorithm():
+    assert (UCB1.code, EpsilonGreedy.code) == (0, 1)
+    assert (ThompsonSampling().code, ThompsonSampling(clipped=True).code) == (2, 3)
+
+
+@pytest.mark.parametrize("link", CONVEX_AT_SMALL_RADIUS)
+def test_glm_heuristic_flag_is_decided_on_the_environment_run(link):
+    pool = [OnlineGradientDescent(link=link)]
+    assert GLMS.heuristic(pool, envs.make("mlcb/GLM-v0", radius=0.2)) == [False]
+    assert GLMS.heuristic(pool, envs.make("mlcb/GLM-v0")) == [True]
+    small = mlcb.SimulationConfig(
+        env="mlcb/GLM-v0",
+        env_params={"radius": 0.2},
+        experts=tuple(pool) * 2,
+        budget=1,
+        horizon=50,
+        replications=1,
+    )
+    result = mlcb.simulate(small)
+    meta = result.metadata["settings"][small.label]
+    assert meta["heuristic_experts"] == [] and meta["certificate_valid"] is True and meta["family"] == "glm"
+    default = mlcb.simulate(small.replace(env_params={}))
+    meta = default.metadata["settings"][small.label]
+    assert meta["heuristic_experts"] == [0, 1] and meta["certificate_valid"] is False
+
+
+def test_glm_heuristic_flags_on_both_radii():
+    pool = [OnlineGradientDescent(link=link) for link in LINK_NAMES]
+    small = dict(zip(LINK_NAMES, GLMS.heuristic(pool, envs.make("mlcb/GLM-v0", radius=0.2))))
+    default = dict(zip(LINK_NAMES, GLMS.heuristic(pool, envs.make("mlcb/GLM-v0"))))
+    assert [link for link, flag in small.items() if not flag] == ["affine", *CONVEX_AT_SMALL_RADIUS]
+    assert [link for link, flag in default.items() if not flag] == ["affine"]
+    rescaled = [
+        OnlineGradientDescent(link="affine", step_scale=2.0),
+        OnlineGradientDescent(link="affine", rate_scale=0.5),
+    ]
+    assert GLMS.heuristic(rescaled, envs.make("mlcb/GLM-v0")) == [True, True]
+
+
+def test_bandit_heuristic_flags():
+    env = envs.make("mlcb/Trap-v0", n_experts=5)
+    pool = [
+        UCB1(),
+        UCB1(c=0.25, rate="authors"),
+        EpsilonGreedy(rate_scale=2.0),
+        ThompsonSampling(),
+        ThompsonSampling(clipped=True),
+    ]
+    assert BANDITS.heuristic(pool, env) == [False, True, True, True, False]
+
+
+def test_bandit_rates_are_the_expert_rates():
+    env = envs.make(
+        "mlcb/BanditExperts-v0", reward_means=[[0.1, 0.2, np.nan], [0.3, 0.4, 0.5], [0.5, 0.6, 0.7]]
+    )
+    pool = [UCB1(), EpsilonGreedy(), UCB1()]
+    n = np.array([1, 5, 100, 2_000])
+    rates = BANDITS.rates(pool, env, n, 0.01)
+    assert rates.shape == (3, 4)
+    for k, expert in enumerate(pool):
+        np.testing.assert_array_equal(rates[k], expert_rate(expert, n, int(env.n_arms[k]), 0.01))
+    assert not np.array_equal(rates[0], rates[2])  # two arms against three
+    assert BANDITS.rates([UCB1(c=0.25, rate="authors")] + pool[1:], env, n, 0.01) is None
+
+
+def test_glm_rates_match_the_compiled_pool():
+    """The family's rates are those the compiled train kernel reports."""
+    config = presets.get("glm").config(2, horizon=200)
+    env, experts = config.make_env(), list(config.experts)
+    n = np.arange(1, 201)
+    rates = GLMS.rates(experts, env, n, config.delta / (2 * len(experts)))
+    for k, expert in enumerate(experts):
+        coef = 1.5 * env.lipschitz(expert.link, expert.radius) * 2 * expert.radius
+        sampling = np.sqrt(0.5 * n * np.log(2.0 * n * n / (config.delta / 20)))
+        np.testing.assert_allclose(rates[k], np.minimum(n, coef * np.sqrt(n) + sampling), rtol=1e-13)
+
+
+def test_optimal_losses():
+    trap = envs.make("mlcb/Trap-v0")
+    params, _ = trap.build(0, 0)
+    np.testing.assert_allclose(
+        BANDITS.optimal_losses([UCB1()] * 10, trap, params), 1 - 0.1 * (3 - np.arange(10) / 10)
+    )
+    glm = envs.make("mlcb/GLM-v0")
+    params, _ = glm.build(0, 0)
+    losses = GLMS.optimal_losses([OnlineGradientDescent(link=link) for link in LINK_NAMES], glm, params)
+    assert int(np.argmin(losses)) == LINK_NAMES.index("logcosh")
+    assert np.all(losses >= glm.optimal_loss(params, 0) * (1 - 1e-9))
+
+
+def test_family_checks_name_the_problem():
+    trap, glm = envs.make("mlcb/Trap-v0"), envs.make("mlcb/GLM-v0")
+    with pytest.raises(ValueError, match=r"experts: this environment has 10 bandit experts, got 2"):
+        BANDITS.check([UCB1()] * 2, trap)
+    with pytest.raises(
+        ValueError, match=r"experts: bandit experts need a bandit experts environment .* got GLMEnv"
+    ):
+        BANDITS.check([UCB1()] * 2, glm)
+    with pytest.raises(ValueError, match=r"experts\[1\]: .* is not a bandit expert"):
+        BANDITS.check([UCB1(), OnlineGradientDescent()] + [UCB1()] * 8, trap)
+    with pytest.raises(ValueError, match=r"experts: GLM experts need a GLM stream .* got TrapEnv"):
+        GLMS.check([OnlineGradientDescent()], trap)
+    with pytest.raises(ValueError, match=r"experts\[0\]: .* is not a GLM expert"):
+        GLMS.check([UCB1()], glm)
+    BANDITS.check([UCB1()] * 10, trap)
+    GLMS.check([OnlineGradientDescent()] * 3, glm)
+
+
+class _Opaque:
+    """A Python expert that is not a dataclass, with a parameter that is not JSON."""
+
+    def __init__(self) -> None:
+        self.alpha = 0.5
+        self.model = object()
+        self._private = 1
+
+    def learn(self, data):
+        return data.loss(0)
+
+    def deploy(self, data):
+        return data.loss(0), data.mean(0)
+
+
+class _WithParams(_Opaque):
+    def get_params(self):
+        return {"alpha": 0.5, "model": object()}
+
+
+def test_configs_of_any_experts_are_recorded():
+    from mlcb.config import expert_to_dict
+
+    assert expert_to_dict(_Opaque()) == {"class": f"{__name__}:_Opaque", "alpha": 0.5}
+    described = expert_to_dict(_WithParams())
+    assert described["alpha"] == 0.5 and described["model"].startswith("<object object")
+
+    class Broken:
+        def __getattribute__(self, name):
+            raise RuntimeError("no")
+
+    assert expert_to_dict(Broken())["class"].endswith("Broken")
