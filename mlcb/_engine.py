@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
-from mlcb._jit import KERNEL_OPTIONS, kernel
+from mlcb._jit import KERNEL_OPTIONS, jit, kernel, uncached
 from mlcb.kernels import begin_round, deploy, end_round, observe, select, train
 
 #: Error codes written to ``Record.error[0]``.
-OK, BAD_TRAINING_LOSS, BAD_DEPLOYED_LOSS = 0, 1, 2
+OK, BAD_TRAINING_LOSS, BAD_DEPLOYED_LOSS, BAD_EXPECTED_LOSS = 0, 1, 2, 3
 
 
 #: Per-expert statistics the policies read (SPEC section 1): a record array of shape ``(K,)``.
@@ -57,7 +56,9 @@ class Record(NamedTuple):
     ``top_m_regret``, ``certificate`` (C,) float64; ``trained``, ``deployed`` (C, K) int64.
     ``totals`` (5,) float64 running sums (realized, pseudo, Top-M, k* widths, all widths);
     ``cursor`` (1,) int64 next checkpoint; ``selected`` (M,) int64 and ``widths`` (M,) float64
-    scratch for the policy's choice.
+    scratch for the policy's choice; ``deploy_losses``, ``deploy_expected``, ``train_losses``,
+    ``train_rates`` (M,) float64 scratch for the experts' outputs of a round, ``warm_losses``,
+    ``warm_rates`` (K,) for the warm start's.
     Trace, when ``trace_deployed`` has length ``T_trace > 0``: ``trace_selected`` (T_trace, M)
     (-1 padded), ``trace_deployed`` (T_trace,), ``trace_loss`` (T_trace,) deployed loss.
     ``error`` (4,) float64: code, round, expert, offending value.
@@ -74,6 +75,12 @@ class Record(NamedTuple):
     cursor: np.ndarray
     selected: np.ndarray
     widths: np.ndarray
+    deploy_losses: np.ndarray
+    deploy_expected: np.ndarray
+    train_losses: np.ndarray
+    train_rates: np.ndarray
+    warm_losses: np.ndarray
+    warm_rates: np.ndarray
     trace_selected: np.ndarray
     trace_deployed: np.ndarray
     trace_loss: np.ndarray
@@ -89,19 +96,127 @@ def _fail(record, code, t, k, value):
     return code
 
 
-@kernel
-def warm_start(env_params, env_state, pool_params, pool_state, policy_params, policy_state, stats, record):
-    """Train every expert once on ``xi_0`` so that ``n_k >= 1`` (SPEC section 2)."""
-    begin_round(env_params, env_state, 0)
+#: The accounting kernels are inlined into each caller (both engines' loops) and have no cache
+#: of their own: a cached function's index would pickle a user's policy types (see below).
+inlined = jit(inline="always", **{key: value for key, value in KERNEL_OPTIONS.items() if key != "cache"})
+
+
+@inlined
+def account_warm_start(policy_params, policy_state, stats, record, losses, rates):
+    """Record the warm start: expert ``k`` (every one, in index order) trained once with training
+    loss ``losses[k]`` and rate ``rates[k]``; returns an error code."""
     for k in range(stats.shape[0]):
-        loss, rate = train(pool_params, pool_state, env_params, env_state, k, 0)
+        loss = losses[k]
         if not (loss >= 0.0 and loss <= 1.0):
             return _fail(record, BAD_TRAINING_LOSS, 0, k, loss)
         expert = stats[k]
         expert.n += 1
         expert.loss_sum += loss
-        expert.rate = rate
+        expert.rate = rates[k]
         observe(policy_params, policy_state, stats, k, loss, 0)
+    return OK
+
+
+@kernel
+def warm_start(env_params, env_state, pool_params, pool_state, policy_params, policy_state, stats, record):
+    """Train every expert once on ``xi_0`` so that ``n_k >= 1`` (M-LCB's warm start)."""
+    begin_round(env_params, env_state, 0)
+    losses, rates = record.warm_losses, record.warm_rates
+    for k in range(stats.shape[0]):
+        losses[k], rates[k] = train(pool_params, pool_state, env_params, env_state, k, 0)
+    return account_warm_start(policy_params, policy_state, stats, record, losses, rates)
+
+
+@inlined
+def account_round(
+    policy_params,
+    policy_state,
+    stats,
+    accounting,
+    record,
+    t,
+    n_selected,
+    chosen,
+    deploy_losses,
+    deploy_expected,
+    train_losses,
+    train_rates,
+):
+    """Everything after the experts acted in round ``t``: check their losses, the regret totals,
+    the statistics, the policy's ``observe`` and ``end_round``, trace and checkpoints.
+
+    ``record.selected[:n_selected]`` is the training set and ``record.widths`` their widths;
+    ``chosen`` the deployed expert (-1: all of the training set). ``deploy_losses`` and
+    ``deploy_expected`` hold the deployed experts' losses and expected losses (slot ``j`` for
+    the ``j``-th deployed; ``nan`` expected: unknown, the pseudo-regret becomes ``nan``),
+    ``train_losses`` and ``train_rates`` the training losses and new rates of the training set.
+    Shared by both engines, so that they compute the same numbers in the same order. Returns an
+    error code (0 when fine).
+    """
+    totals = record.totals
+    selected = record.selected
+    widths = record.widths
+    if chosen >= 0:
+        loss = deploy_losses[0]
+        expected = deploy_expected[0]
+        if not (loss >= 0.0 and loss <= 1.0):
+            return _fail(record, BAD_DEPLOYED_LOSS, t, chosen, loss)
+        if expected < 0.0 or expected > 1.0:
+            return _fail(record, BAD_EXPECTED_LOSS, t, chosen, expected)
+        stats[chosen].deployed += 1
+    else:
+        loss = 0.0
+        expected = 0.0
+        for j in range(n_selected):
+            k = selected[j]
+            one = deploy_losses[j]
+            one_expected = deploy_expected[j]
+            if not (one >= 0.0 and one <= 1.0):
+                return _fail(record, BAD_DEPLOYED_LOSS, t, k, one)
+            if one_expected < 0.0 or one_expected > 1.0:
+                return _fail(record, BAD_EXPECTED_LOSS, t, k, one_expected)
+            loss += one
+            expected += one_expected
+            stats[k].deployed += 1
+        loss /= n_selected
+        expected /= n_selected
+    totals[0] += loss - accounting.best_loss
+    totals[1] += expected - accounting.best_loss
+
+    top_m = 0.0
+    for j in range(n_selected):
+        k = selected[j]
+        totals[4] += widths[j]
+        if k == accounting.best_expert:
+            totals[3] += widths[j]
+        one = train_losses[j]
+        if not (one >= 0.0 and one <= 1.0):
+            return _fail(record, BAD_TRAINING_LOSS, t, k, one)
+        expert = stats[k]
+        expert.n += 1
+        expert.loss_sum += one
+        expert.rate = train_rates[j]
+        observe(policy_params, policy_state, stats, k, one, t)
+        top_m += accounting.optimal[k]
+    totals[2] += top_m / n_selected - accounting.top_m_best
+    end_round(policy_params, policy_state, stats, selected, n_selected, chosen, loss, t)
+
+    if t <= record.trace_deployed.shape[0]:
+        for j in range(selected.shape[0]):
+            record.trace_selected[t - 1, j] = selected[j] if j < n_selected else -1
+        record.trace_deployed[t - 1] = chosen
+        record.trace_loss[t - 1] = loss
+    cursor = record.cursor[0]
+    while cursor < record.checkpoints.shape[0] and record.checkpoints[cursor] == t:
+        record.regret[cursor] = totals[0]
+        record.pseudo_regret[cursor] = totals[1]
+        record.top_m_regret[cursor] = totals[2]
+        record.certificate[cursor] = totals[3] + totals[4] / accounting.budget
+        for k in range(stats.shape[0]):
+            record.trained[cursor, k] = stats[k].n
+            record.deployed[cursor, k] = stats[k].deployed
+        cursor += 1
+    record.cursor[0] = cursor
     return OK
 
 
@@ -120,77 +235,46 @@ def run_rounds(
     t_last,
 ):
     """Play rounds ``t_first .. t_last`` (inclusive); returns an error code (0 when fine)."""
-    totals = record.totals
     selected = record.selected
-    widths = record.widths
-    n_trace = record.trace_deployed.shape[0]
-    cursor = record.cursor[0]
-    n_checkpoints = record.checkpoints.shape[0]
+    deploy_losses = record.deploy_losses
+    deploy_expected = record.deploy_expected
+    train_losses = record.train_losses
+    train_rates = record.train_rates
     for t in range(t_first, t_last + 1):
         begin_round(env_params, env_state, t)
         n_selected, chosen = select(
-            policy_params, policy_state, stats, t, accounting.policy_key, selected, widths
+            policy_params, policy_state, stats, t, accounting.policy_key, selected, record.widths
         )
-
         # Deploy before training: the smoothed decision uses the history strictly before t.
         if chosen >= 0:
-            loss, expected = deploy(
+            deploy_losses[0], deploy_expected[0] = deploy(
                 pool_params, pool_state, env_params, env_state, chosen, t, accounting.deploy_key, 0
             )
-            if not (loss >= 0.0 and loss <= 1.0 and expected >= 0.0 and expected <= 1.0):
-                return _fail(record, BAD_DEPLOYED_LOSS, t, chosen, loss)
-            stats[chosen].deployed += 1
         else:
-            loss = 0.0
-            expected = 0.0
             for j in range(n_selected):
-                k = selected[j]
-                one, one_expected = deploy(
-                    pool_params, pool_state, env_params, env_state, k, t, accounting.deploy_key, j
+                deploy_losses[j], deploy_expected[j] = deploy(
+                    pool_params, pool_state, env_params, env_state, selected[j], t, accounting.deploy_key, j
                 )
-                if not (one >= 0.0 and one <= 1.0 and one_expected >= 0.0 and one_expected <= 1.0):
-                    return _fail(record, BAD_DEPLOYED_LOSS, t, k, one)
-                loss += one
-                expected += one_expected
-                stats[k].deployed += 1
-            loss /= n_selected
-            expected /= n_selected
-        totals[0] += loss - accounting.best_loss
-        totals[1] += expected - accounting.best_loss
-
-        top_m = 0.0
         for j in range(n_selected):
-            k = selected[j]
-            totals[4] += widths[j]
-            if k == accounting.best_expert:
-                totals[3] += widths[j]
-            one, rate = train(pool_params, pool_state, env_params, env_state, k, t)
-            if not (one >= 0.0 and one <= 1.0):
-                return _fail(record, BAD_TRAINING_LOSS, t, k, one)
-            expert = stats[k]
-            expert.n += 1
-            expert.loss_sum += one
-            expert.rate = rate
-            observe(policy_params, policy_state, stats, k, one, t)
-            top_m += accounting.optimal[k]
-        totals[2] += top_m / n_selected - accounting.top_m_best
-        end_round(policy_params, policy_state, stats, selected, n_selected, chosen, loss, t)
-
-        if t <= n_trace:
-            for j in range(selected.shape[0]):
-                record.trace_selected[t - 1, j] = selected[j] if j < n_selected else -1
-            record.trace_deployed[t - 1] = chosen
-            record.trace_loss[t - 1] = loss
-        while cursor < n_checkpoints and record.checkpoints[cursor] == t:
-            record.regret[cursor] = totals[0]
-            record.pseudo_regret[cursor] = totals[1]
-            record.top_m_regret[cursor] = totals[2]
-            record.certificate[cursor] = totals[3] + totals[4] / accounting.budget
-            for k in range(stats.shape[0]):
-                record.trained[cursor, k] = stats[k].n
-                record.deployed[cursor, k] = stats[k].deployed
-            cursor += 1
-        record.cursor[0] = cursor
+            train_losses[j], train_rates[j] = train(
+                pool_params, pool_state, env_params, env_state, selected[j], t
+            )
+        code = account_round(
+            policy_params,
+            policy_state,
+            stats,
+            accounting,
+            record,
+            t,
+            n_selected,
+            chosen,
+            deploy_losses,
+            deploy_expected,
+            train_losses,
+            train_rates,
+        )
+        if code != OK:
+            return code
     return OK
 
 
@@ -199,8 +283,8 @@ def run_rounds(
 # script or a test) would make that index unreadable wherever the user's module cannot be
 # imported, for every signature. Such signatures therefore use these uncached twins.
 _UNCACHED = {key: value for key, value in KERNEL_OPTIONS.items() if key != "cache"}
-warm_start_uncached = numba.njit(**_UNCACHED)(warm_start.py_func)
-run_rounds_uncached = numba.njit(**_UNCACHED)(run_rounds.py_func)
+warm_start_uncached = uncached(warm_start, **_UNCACHED)
+run_rounds_uncached = uncached(run_rounds, **_UNCACHED)
 _PACKAGES = ("mlcb", "envs", "agents")
 
 

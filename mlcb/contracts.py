@@ -83,7 +83,8 @@ class ExpertFamily(Protocol):
         ``L_k*`` of every expert on one replication (what regret is measured against).
     ``rates(experts, env, n, delta_prime) -> ndarray (K, len(n))`` or ``None``
         ``U_k(n, delta')`` of every expert at update counts ``n``, exactly as the pool reports
-        them to the policy; ``None`` when some rate depends on more than the count.
+        them to the policy: non-negative, non-decreasing in ``n`` and at most ``n``. ``None``
+        when some rate depends on more than the count.
     ``heuristic(experts, env) -> list[bool]``
         For each expert, whether its rate is *not* a valid high-probability bound on this very
         environment (then M-LCB's certificate is marked not valid). Decided on ``env``, the
@@ -117,13 +118,16 @@ class PythonExpert(Protocol):
     ``learn(data) -> loss`` or ``(loss, rate)``
         Suffer the loss, in ``[0, 1]``, of the *current* decision on ``data`` (the round's
         ``xi_t``, :meth:`Environment.round_data`), then make one learning step. Return that
-        loss; a learner whose rate depends on its history may also return its rate
-        ``U(n, delta')`` at its new update count ``n``.
+        loss (a number); a learner whose rate depends on its history may instead return the
+        ``tuple`` ``(loss, rate)`` with its rate ``U(n, delta')`` at its new update count ``n``.
     ``deploy(data) -> loss`` or ``(loss, expected_loss)``
         The loss on ``data`` of the *smoothed* decision (what the expert would deploy:
-        its iterate average, a uniformly drawn past iterate, ...); must not learn. With the
-        expected loss ``L(u)`` of that decision the pseudo-regret and the certificate are
-        recorded; without it they are ``nan``.
+        its iterate average, a uniformly drawn past iterate, ...). It must not learn, and any
+        randomness it needs must not come from the stream ``learn`` draws from (else training
+        would depend on how often the policy deploys the expert, and common random numbers
+        across policies would break). With the expected loss ``L(u)`` of that decision, as the
+        ``tuple`` ``(loss, expected_loss)``, the pseudo-regret and the certificate are recorded;
+        without it they are ``nan``.
     ``spawn(seed) -> PythonExpert`` (optional)
         A fresh, untrained copy with its own random stream seeded by ``seed``. The engine calls
         it once per replication with a seed derived from ``(seed, replication, expert
@@ -131,8 +135,9 @@ class PythonExpert(Protocol):
         policy meets the same learners (common random numbers). Without it the engine takes a
         ``copy.deepcopy`` of the expert (right for deterministic learners).
     ``rate`` (optional)
-        Its rate function ``U(n, delta')``: a callable ``rate(n, delta_prime)`` vectorised over
-        an array of counts ``n``, or a pair ``(beta, alpha)`` for
+        Its rate function ``U(n, delta')``, non-negative and non-decreasing in ``n`` (the engine
+        caps it at ``n``): a callable ``rate(n, delta_prime)`` vectorised over an array of
+        counts ``n``, or a pair ``(beta, alpha)`` with ``beta > 0`` and ``0 < alpha <= 1`` for
         ``U = min(n, beta n^alpha sqrt(log(2 n^2 / delta')))``. Default ``(1.0, 0.5)``.
     ``heuristic`` (optional)
         ``False`` only when ``rate`` is a valid high-probability bound for this learner on the
@@ -184,6 +189,12 @@ class BatchedPool(Protocol):
 class Policy(Protocol):
     """A meta-policy: a frozen dataclass that validates its parameters in ``__post_init__``.
 
+    A simulation names its policy, so a policy of one's own is registered first
+    (``mlcb.policies.register(name, "module:Class")``). Each round its ``select`` kernel writes the
+    training set and returns the deployed expert, which may lie outside the training set (a
+    reference policy may deploy the best empirical mean of all experts), or ``-1`` to deploy
+    every expert of the training set and pay their mean loss.
+
     ``build(n_experts, budget, delta, horizon, optimal) -> (params, state)``
         ``NamedTuple``\\ s of one replication for the compiled ``select`` (and optional
         ``observe``, ``end_round``) kernels of :mod:`mlcb.kernels`. ``optimal`` holds the
@@ -225,7 +236,7 @@ def family_of(experts: list) -> Any:
     families = []
     for k, expert in enumerate(experts):
         family = getattr(type(expert), FAMILY_ATTRIBUTE, None)
-        if family is None or isinstance(family, (int, str)):
+        if family is None:
             if not (callable(getattr(expert, "learn", None)) and callable(getattr(expert, "deploy", None))):
                 raise ValueError(
                     f"experts[{k}]: {type(expert).__name__} is neither an expert specification (its class "

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mlcb import _engine
-from mlcb.errors import ExpertLossError
+from mlcb.errors import ExpertLossError, class_name
 from mlcb.seeding import stream_keys
 
 
@@ -102,27 +102,31 @@ def selection_size(policy: Any, n_experts: int, budget: int) -> int:
     return int(size(n_experts, budget)) if size is not None else int(budget)
 
 
-def build_replication(
-    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
-) -> tuple:
-    """All kernel arguments of one replication, ready for :func:`mlcb._engine.run_rounds`."""
-    from agents import build_pool
+@dataclass
+class Built:
+    """One replication's engine state apart from the expert pool (see :func:`build_common`)."""
 
+    env_params: Any
+    env_state: Any
+    keys: Any  # mlcb.seeding.StreamKeys
+    policy_params: Any
+    policy_state: Any
+    stats: np.ndarray
+    accounting: _engine.Accounting
+    record: _engine.Record
+
+
+def build_common(
+    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
+) -> Built:
+    """Environment, stream keys, policy, statistics, accounting and record of one replication:
+    everything both engines need besides the pool."""
     n_experts, budget = len(problem.experts), problem.budget
     keys = stream_keys(seed, replication, n_experts, getattr(problem.env, "streams", None))
     env_params, env_state = problem.env.build(seed, replication)
-    pool_params, pool_state = build_pool(
-        list(problem.experts),
-        problem.env,
-        env_params,
-        problem.delta,
-        keys.experts,
-        problem.smoothing,
-        horizon,
-        seed,
-        replication,
+    optimal = np.asarray(
+        problem.family.optimal_losses(list(problem.experts), problem.env, env_params), dtype=float
     )
-    optimal = np.asarray(problem.env.expert_optimal_losses(env_params, problem.experts), dtype=float)
     best_expert = int(np.argmin(optimal))
     policy_params, policy_state = problem.policy.build(n_experts, budget, problem.delta, horizon, optimal)
     width = selection_size(problem.policy, n_experts, budget)
@@ -135,7 +139,6 @@ def build_replication(
         keys.policy,
         keys.deploy,
     )
-    stats = _engine.new_stats(n_experts)
     c = len(checkpoints)
     trace_rounds = min(trace_rounds, horizon)
     record = _engine.Record(
@@ -150,46 +153,79 @@ def build_replication(
         cursor=np.zeros(1, dtype=np.int64),
         selected=np.zeros(width, dtype=np.int64),
         widths=np.zeros(width),
+        deploy_losses=np.zeros(width),
+        deploy_expected=np.zeros(width),
+        train_losses=np.zeros(width),
+        train_rates=np.zeros(width),
+        warm_losses=np.zeros(n_experts),
+        warm_rates=np.zeros(n_experts),
         trace_selected=np.full((trace_rounds, width), -1, dtype=np.int64),
         trace_deployed=np.full(trace_rounds, -1, dtype=np.int64),
         trace_loss=np.zeros(trace_rounds),
         error=np.zeros(4),
     )
+    stats = _engine.new_stats(n_experts)
+    return Built(env_params, env_state, keys, policy_params, policy_state, stats, accounting, record)
+
+
+def build_replication(
+    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
+) -> tuple:
+    """All kernel arguments of one replication, ready for :func:`mlcb._engine.run_rounds`."""
+    built = build_common(problem, seed, replication, horizon, checkpoints, trace_rounds)
+    pool_params, pool_state = problem.family.build_pool(
+        list(problem.experts),
+        problem.env,
+        built.env_params,
+        problem.delta,
+        built.keys.experts,
+        problem.smoothing,
+        horizon,
+        seed,
+        replication,
+    )
     return (
-        env_params,
-        env_state,
+        built.env_params,
+        built.env_state,
         pool_params,
         pool_state,
-        policy_params,
-        policy_state,
-        stats,
-        accounting,
-        record,
+        built.policy_params,
+        built.policy_state,
+        built.stats,
+        built.accounting,
+        built.record,
     )
 
 
-def raise_for_error(record: _engine.Record) -> None:
-    """Turn the kernel's error slot into an :class:`ExpertLossError`."""
+_FAULTS = {
+    _engine.BAD_TRAINING_LOSS: "training loss",
+    _engine.BAD_DEPLOYED_LOSS: "deployed loss",
+    _engine.BAD_EXPECTED_LOSS: "expected loss of the deployed decision",
+}
+
+
+def raise_for_error(
+    record: _engine.Record, replication: int | None = None, describe: Callable[[int], str] | None = None
+) -> None:
+    """Turn the kernel's error slot into an :class:`ExpertLossError` naming the expert (index and,
+    with ``describe(k)``, class), the replication and the round."""
     code = int(record.error[0])
     if code == _engine.OK:
         return
-    what = "training" if code == _engine.BAD_TRAINING_LOSS else "deployed"
-    raise ExpertLossError(what, int(record.error[1]), int(record.error[2]), float(record.error[3]))
+    expert = int(record.error[2])
+    raise ExpertLossError(
+        _FAULTS[code],
+        int(record.error[1]),
+        expert,
+        float(record.error[3]),
+        describe(expert) if describe else "?",
+        replication,
+    )
 
 
-def run_replication(
-    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
-) -> Replication:
-    """Simulate one replication from the warm start to ``horizon``."""
-    args = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
-    record = args[-1]
-    accounting = args[-2]
-    warm_start, run_rounds = _engine.kernels_for(*args[:6])
-    if getattr(problem.policy, "warm_start", True):
-        warm_start(*args[:7], record)
-        raise_for_error(record)
-    run_rounds(*args, 1, horizon)
-    raise_for_error(record)
+def collect(built: Built, replication: int) -> Replication:
+    """The recorded arrays of a finished replication."""
+    record, accounting = built.record, built.accounting
     return Replication(
         index=replication,
         regret=record.regret,
@@ -205,6 +241,43 @@ def run_replication(
         trace_deployed=record.trace_deployed,
         trace_loss=record.trace_loss,
     )
+
+
+def run_replication(
+    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
+) -> Replication:
+    """Simulate one replication from the warm start to ``horizon`` on the compiled engine."""
+    args = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
+    record = args[-1]
+    warm_start, run_rounds = _engine.kernels_for(*args[:6])
+
+    def describe(k: int) -> str:
+        return class_name(problem.experts[k])
+
+    if getattr(problem.policy, "warm_start", True):
+        warm_start(*args[:7], record)
+        raise_for_error(record, replication, describe)
+    run_rounds(*args, 1, horizon)
+    raise_for_error(record, replication, describe)
+    built = Built(args[0], args[1], None, args[4], args[5], args[6], args[7], record)
+    return collect(built, replication)
+
+
+def load_parts(
+    wanted: list[int], parts: Path | None, on_done: Callable[[Replication], None] | None = None
+) -> dict[int, Replication]:
+    """The replications of ``wanted`` already saved in ``parts`` (none without it)."""
+    done: dict[int, Replication] = {}
+    if parts is None:
+        return done
+    parts.mkdir(parents=True, exist_ok=True)
+    for r in wanted:
+        path = parts / f"replication-{r:06d}.npz"
+        if path.exists():
+            done[r] = Replication.load(path)
+            if on_done:
+                on_done(done[r])
+    return done
 
 
 def run_replications(
@@ -225,15 +298,7 @@ def run_replications(
     (they cannot be stopped inside compiled code), are saved, and the interrupt propagates.
     """
     wanted = list(replications)
-    done: dict[int, Replication] = {}
-    if parts is not None:
-        parts.mkdir(parents=True, exist_ok=True)
-        for r in wanted:
-            path = parts / f"replication-{r:06d}.npz"
-            if path.exists():
-                done[r] = Replication.load(path)
-                if on_done:
-                    on_done(done[r])
+    done = load_parts(wanted, parts, on_done)
     todo = [r for r in wanted if r not in done]
     if todo:
         # Compile (or load from the cache) once, in this thread, with a one-round run of the same
@@ -246,18 +311,19 @@ def run_replications(
         ]
         try:
             for future in concurrent.futures.as_completed(futures):
-                _finish(future.result(), done, parts, on_done)
+                finish(future.result(), done, parts, on_done)
         except BaseException:
             for future in futures:
                 future.cancel()
             for future in futures:
                 if not future.cancelled() and future.exception() is None:
-                    _finish(future.result(), done, parts, None)
+                    finish(future.result(), done, parts, None)
             raise
     return [done[r] for r in wanted]
 
 
-def _finish(result: Replication, done: dict, parts: Path | None, on_done) -> None:
+def finish(result: Replication, done: dict, parts: Path | None, on_done) -> None:
+    """Keep a finished replication: in ``done``, on disk in ``parts``, and tell ``on_done``."""
     if result.index in done:
         return
     done[result.index] = result

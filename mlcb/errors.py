@@ -1,15 +1,87 @@
-"""Exceptions with messages that name the parameter and what is allowed."""
+"""Exceptions with messages that name the parameter and what is allowed, or the faulty expert."""
 
 from __future__ import annotations
 
+from typing import Any
 
-class ExpertLossError(ValueError):
-    """An expert produced a loss that is NaN or outside [0, 1] (M-LCB's Assumption 1)."""
 
-    def __init__(self, what: str, round_: int, expert: int, value: float) -> None:
-        self.round = round_
+class ExpertError(RuntimeError):
+    """An expert failed during a simulation: it raised, returned something that is not a loss,
+    or produced a loss that is NaN or outside [0, 1].
+
+    The message names the expert (index and class), the replication and the round, so that the
+    fault can be reproduced alone. Replications that finished before the failure are kept where
+    the run saves parts (``mlcb.simulate(parts=...)``, ``mlcb run``), and a re-run resumes from
+    them.
+
+    Attributes
+    ----------
+    expert : int
+        Index of the expert in the pool.
+    expert_class : str
+        Its class name.
+    replication : int or None
+        The replication (``None`` when not known, e.g. outside a simulation).
+    round : int
+        The round (0 is the warm start).
+    value : float or None
+        The offending loss, when the fault was a bad loss.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        expert: int,
+        expert_class: str,
+        replication: int | None,
+        round_: int,
+        value: float | None = None,
+    ) -> None:
         self.expert = expert
+        self.expert_class = expert_class
+        self.replication = replication
+        self.round = round_
         self.value = value
+        where = f"round {round_}" if replication is None else f"replication {replication}, round {round_}"
+        super().__init__(f"expert {expert} ({expert_class}), {where}: {problem}")
+
+
+class ExpertLossError(ExpertError, ValueError):
+    """An expert's training or deployed loss (or expected loss) is NaN or outside [0, 1]."""
+
+    def __init__(
+        self,
+        what: str,
+        round_: int,
+        expert: int,
+        value: float,
+        expert_class: str = "?",
+        replication: int | None = None,
+    ) -> None:
         super().__init__(
-            f"{what} loss of expert {expert} at round {round_} is {value!r}; losses must be numbers in [0, 1]"
+            f"{what} is {value!r}; losses must be numbers in [0, 1]",
+            expert=expert,
+            expert_class=expert_class,
+            replication=replication,
+            round_=round_,
+            value=value,
         )
+
+
+def raised(
+    error: BaseException, method: str, expert: int, expert_class: str, replication: int | None, round_: int
+) -> ExpertError:
+    """An :class:`ExpertError` for an exception raised inside ``expert``'s ``method``."""
+    return ExpertError(
+        f"{method} raised {type(error).__name__}: {error}",
+        expert=expert,
+        expert_class=expert_class,
+        replication=replication,
+        round_=round_,
+    )
+
+
+def class_name(obj: Any) -> str:
+    """The class name of ``obj`` as messages show it."""
+    return type(obj).__qualname__

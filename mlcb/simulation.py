@@ -1,4 +1,4 @@
-"""``simulate``: run one setting's replications on the compiled engine and collect a Result."""
+"""``simulate``: run one setting's replications on the compiled or the Python engine; a Result."""
 
 from __future__ import annotations
 
@@ -7,14 +7,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlcb import engine
+from mlcb import python_engine
 from mlcb.config import SimulationConfig
+from mlcb.contracts import family_of
+from mlcb.engine import checkpoint_grid
+from mlcb.engine import run_replications as run_compiled
 from mlcb.results import Result
+
+ENGINES = ("auto", "compiled", "python")
 
 
 @dataclass(frozen=True)
 class Problem:
-    """The built objects of one setting, as the engine reads them."""
+    """The built objects of one setting, as the engines read them."""
 
     env: Any
     experts: tuple
@@ -22,6 +27,7 @@ class Problem:
     budget: int
     delta: float
     smoothing: str
+    family: Any
 
     @classmethod
     def from_config(cls, config: SimulationConfig) -> Problem:
@@ -32,7 +38,28 @@ class Problem:
             config.budget,
             config.delta,
             config.smoothing,
+            family_of(list(config.experts)),
         )
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the expert family has a compiled pool (then the compiled engine can run it)."""
+        return callable(getattr(self.family, "build_pool", None))
+
+
+def choose_engine(problem: Problem, name: str) -> str:
+    """``"compiled"`` or ``"python"``: the engine ``name`` (``"auto"``: compiled whenever every
+    part is compiled), or a ``ValueError`` when the compiled engine cannot run the problem."""
+    if name not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
+    if name == "auto":
+        return "compiled" if problem.compiled else "python"
+    if name == "compiled" and not problem.compiled:
+        raise ValueError(
+            f"engine='compiled' needs experts of a compiled family; the {problem.family.name!r} family "
+            "runs on engine='python' (or 'auto')"
+        )
+    return name
 
 
 def _check_threads(threads: Any) -> int | None:
@@ -50,6 +77,7 @@ def simulate(
     threads: int | None = None,
     progress: bool = False,
     parts: str | Path | None = None,
+    engine: str = "auto",
     **fields: Any,
 ) -> Result:
     """Simulate one setting: ``replications`` runs of ``horizon`` rounds; returns a Result.
@@ -62,13 +90,19 @@ def simulate(
     preset : str, optional
         A preset name (:mod:`mlcb.presets`); other keywords override its fields.
     threads : int, optional
-        Worker threads (default: all cores). Results do not depend on it.
+        Worker threads of the compiled engine (default: all cores). Results do not depend on it.
     progress : bool
         Show a progress bar over replications.
     parts : path, optional
         Directory where every finished replication is saved at once; a later call with the same
         setting and directory loads them instead of running them again (resume after an
-        interruption).
+        interruption or a failing expert).
+    engine : {"auto", "compiled", "python"}
+        The round loop. ``"compiled"`` runs everything in compiled code, replications in
+        parallel threads; ``"python"`` runs any pool, Python experts included, with the
+        replications in lockstep (:mod:`mlcb.python_engine`). ``"auto"`` (default) takes the
+        compiled engine whenever the experts' family is compiled. For the same seed both give
+        the same results.
     **fields
         :class:`SimulationConfig` fields (``budget``, ``horizon``, ``replications``, ``seed``,
         ``delta``, ``policy``, ``policy_params``, ``experts``, ...), and ``calibration`` with a
@@ -82,6 +116,8 @@ def simulate(
     5000
     """
     threads = _check_threads(threads)
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if preset is not None:
         from mlcb import presets
 
@@ -91,7 +127,8 @@ def simulate(
     elif fields:
         config = config.replace(**fields)
     problem = Problem.from_config(config)
-    grid = engine.checkpoint_grid(config.horizon, config.checkpoints)
+    chosen = choose_engine(problem, engine)
+    grid = checkpoint_grid(config.horizon, config.checkpoints)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -99,18 +136,26 @@ def simulate(
         bar = tqdm(total=config.replications, desc=config.label, unit="rep", leave=False)
     started = time.perf_counter()
     try:
-        replications = engine.run_replications(
-            problem,
-            config.seed,
-            range(config.replications),
-            config.horizon,
-            grid,
-            threads=threads,
-            parts=None if parts is None else Path(parts) / config.key(),
-            on_done=(lambda _: bar.update()) if bar else None,
-        )
+        common = {
+            "parts": None if parts is None else Path(parts) / config.key(),
+            "on_done": (lambda _: bar.update()) if bar else None,
+        }
+        if chosen == "compiled":
+            replications = run_compiled(
+                problem,
+                config.seed,
+                range(config.replications),
+                config.horizon,
+                grid,
+                threads=threads,
+                **common,
+            )
+        else:
+            replications = python_engine.run_replications(
+                problem, config.seed, range(config.replications), config.horizon, grid, **common
+            )
     finally:
         if bar is not None:
             bar.close()
     elapsed = time.perf_counter() - started
-    return Result.from_replications(config, replications, grid, {"seconds": elapsed})
+    return Result.from_replications(config, replications, grid, {"seconds": elapsed, "engine": chosen})

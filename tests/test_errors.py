@@ -76,10 +76,19 @@ def test_bad_pools(no_work):
     with pytest.raises(ValueError, match=r"experts: this environment has 10 bandit experts, got 3"):
         trap.config(1, experts=(agents.make("ucb1"),) * 3)
     glm_expert = agents.make("ogd")
-    with pytest.raises(ValueError, match=r"experts must all be of one kind"):
+    with pytest.raises(
+        ValueError, match=r"experts: a pool holds experts of one family, got families bandit, glm"
+    ):
         trap.config(1, experts=(agents.make("ucb1"),) * 9 + (glm_expert,))
     with pytest.raises(
-        ValueError, match=r"smoothing must be one of \('average', 'uniform', 'last'\) for glm"
+        ValueError, match=r"experts: GLM experts need a GLM stream \(e.g. mlcb/GLM-v0\), got TrapEnv"
+    ):
+        trap.config(1, experts=(glm_expert,) * 10)
+    with pytest.raises(ValueError, match=r"experts: bandit experts need a bandit experts environment"):
+        presets.get("glm").config(1, experts=(agents.make("ucb1"),) * 10)
+    with pytest.raises(
+        ValueError,
+        match=r"smoothing must be one of \('average', 'uniform', 'last'\) for glm experts, got 'counts'",
     ):
         presets.get("glm").config(1, smoothing="counts")
     with pytest.raises(ValueError, match=r"threads must be None or an integer >= 1, got 0"):
@@ -153,6 +162,31 @@ def _faulty_deploy(params, state, env_params, env_state, k, t, key, slot):
     return 0.5, 0.5
 
 
+class FaultyFamily:
+    """A family of one's own (mlcb.contracts.ExpertFamily) with a compiled pool."""
+
+    name = "faulty"
+    smoothing = ("last",)
+
+    def check(self, experts, env):
+        if len(experts) != env.n_experts:
+            raise ValueError("experts: one per expert of the environment")
+
+    def optimal_losses(self, experts, env, env_params):
+        return np.array([env.optimal_loss(env_params, k) for k in range(len(experts))])
+
+    def rates(self, experts, env, n, delta_prime):
+        return None
+
+    def heuristic(self, experts, env):
+        return [True] * len(experts)
+
+    def build_pool(self, experts, env, env_params, delta, keys, smoothing, horizon, seed, replication):
+        return FaultyParams(float(experts[0].loss), int(experts[0].after)), FaultyState(
+            np.zeros(len(experts), np.int64)
+        )
+
+
 @dataclass(frozen=True)
 class FaultyExpert:
     """An expert whose compiled pool reports ``loss`` for expert 1 from round ``after`` on."""
@@ -160,14 +194,7 @@ class FaultyExpert:
     loss: float = math.nan
     after: int = 5
 
-    kind: ClassVar[str] = "bandit"
-    heuristic: ClassVar[bool] = True
-
-    @classmethod
-    def build_pool(cls, experts, env, env_params, delta, keys, smoothing, horizon, seed, replication):
-        return FaultyParams(float(experts[0].loss), int(experts[0].after)), FaultyState(
-            np.zeros(len(experts), np.int64)
-        )
+    family: ClassVar[FaultyFamily] = FaultyFamily()
 
 
 @pytest.mark.parametrize("loss", [math.nan, 1.5, -0.25, math.inf])
@@ -182,7 +209,8 @@ def test_bad_training_loss_names_expert_round_and_range(loss):
     )
     with pytest.raises(
         ExpertLossError,
-        match=r"training loss of expert 1 at round 5 is .*; losses must be numbers in \[0, 1\]",
+        match=r"^expert 1 \(FaultyExpert\), replication 0, round 5: training loss is .*; "
+        r"losses must be numbers in \[0, 1\]$",
     ) as error:
         mlcb.simulate(config)
     assert (error.value.expert, error.value.round) == (1, 5)
@@ -198,5 +226,5 @@ def test_bad_loss_from_the_warm_start_is_round_zero():
         horizon=5,
         replications=1,
     )
-    with pytest.raises(ExpertLossError, match=r"training loss of expert 1 at round 0 is 2.0"):
+    with pytest.raises(ExpertLossError, match=r"^expert 1 \(FaultyExpert\), replication 0, round 0: training loss is 2.0"):
         mlcb.simulate(config)

@@ -1,0 +1,281 @@
+"""Python experts: any online learner written in Python, driven by the Python engine.
+
+A Python expert (:class:`mlcb.contracts.PythonExpert`) needs two methods::
+
+    learn(data)  -> loss               # loss of the current decision on xi_t, then one step
+    deploy(data) -> (loss, expected)   # the smoothed decision's loss (and expected loss)
+
+and may add ``spawn(seed)`` (a fresh copy with its own random stream), ``rate`` (a callable
+``rate(n, delta_prime)`` or a pair ``(beta, alpha)``), ``heuristic`` and ``optimal_loss(env,
+env_params)``. ``data`` is what the environment's ``round_data`` gives (on the bandit
+environments: the expert's arms, with ``n_arms``, ``loss(arm)`` and ``mean(arm)``; on the GLM
+stream: ``x``, ``y`` and ``loss(prediction)``).
+
+A pool of such experts belongs to the generic family :data:`LEARNERS`; :class:`LearnerPool`
+holds one fresh copy of every expert per replication and drives them through the batched
+interface of the Python engine (:mod:`mlcb.python_engine`).
+
+Examples
+--------
+>>> import mlcb
+>>> class FirstArm:  # plays arm 0 forever
+...     heuristic = True
+...     def learn(self, data):
+...         return data.loss(0)
+...     def deploy(self, data):
+...         return data.loss(0), data.mean(0)
+>>> result = mlcb.simulate(env="mlcb/Trap-v0", experts=[FirstArm()] * 10, budget=2, horizon=200,
+...                        replications=2, seed=0)
+>>> result.metadata["settings"]["mlcb M=2"]["engine"]
+'python'
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import numpy as np
+
+from mlcb.errors import ExpertError, class_name, raised
+
+#: The default rate of a Python expert that declares none: ``(beta, alpha) = (1, 1/2)``.
+DEFAULT_RATE = (1.0, 0.5)
+
+
+def power_rate(n: Any, beta: float, alpha: float, delta_prime: float) -> np.ndarray:
+    """``U(n, delta') = min(n, beta n^alpha sqrt(log(2 n^2 / delta')))`` at counts ``n >= 1``.
+
+    The rate of a learner whose regret after ``n`` updates grows like ``n^alpha`` (up to a
+    logarithmic confidence term); ``alpha = 1/2`` for online convex optimisation and UCB-type
+    bandits, ``2/3`` for explore-then-commit or epsilon-greedy schedules.
+
+    Examples
+    --------
+    >>> float(power_rate(100, 1.0, 0.5, 0.005).round(3))
+    38.989
+    """
+    counts = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    value = beta * counts**alpha * np.sqrt(np.log(2.0 * counts * counts / delta_prime))
+    return np.minimum(counts, value)
+
+
+def _rate_spec(expert: Any, index: int) -> Any:
+    """The expert's rate as a callable of ``(n, delta_prime)``, checked; a ``ValueError`` names
+    the expert and what ``rate`` may be."""
+    spec = getattr(expert, "rate", None)
+    if spec is None:
+        spec = DEFAULT_RATE
+    if callable(spec):
+        return spec
+    try:
+        beta, alpha = (float(v) for v in spec)
+    except (TypeError, ValueError):
+        beta = alpha = math.nan
+    if not (beta > 0 and math.isfinite(beta) and 0 < alpha <= 1):
+        raise ValueError(
+            f"experts[{index}]: rate of {class_name(expert)} must be a callable rate(n, delta_prime) or a "
+            f"pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, got {spec!r}"
+        )
+    return lambda n, delta_prime: power_rate(n, beta, alpha, delta_prime)
+
+
+def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.ndarray:
+    """``U(n, delta')`` of a Python expert at counts ``n`` (its declared rate, capped at ``n``).
+
+    Examples
+    --------
+    >>> class Learner:
+    ...     rate = (2.0, 0.5)
+    >>> rate_values(Learner(), [1, 4], 0.01).tolist() == power_rate([1, 4], 2.0, 0.5, 0.01).tolist()
+    True
+    """
+    counts = np.asarray(n, dtype=np.float64)
+    values = np.asarray(_rate_spec(expert, index)(counts, delta_prime), dtype=np.float64)
+    if values.shape != counts.shape:
+        raise ValueError(
+            f"experts[{index}]: rate of {class_name(expert)} returned shape {values.shape} for counts of "
+            f"shape {counts.shape}; it must be vectorised over n"
+        )
+    return np.minimum(counts, values)
+
+
+def _seed(key: Any) -> int:
+    """A learner's seed from its 64-bit stream key: 32 bits, what NumPy, river and scikit-learn
+    all accept."""
+    return int(key) & 0xFFFFFFFF
+
+
+def spawn(expert: Any, seed: int) -> Any:
+    """A fresh copy of ``expert`` for one replication: ``expert.spawn(seed)`` or a deep copy."""
+    make = getattr(expert, "spawn", None)
+    return make(seed) if callable(make) else copy.deepcopy(expert)
+
+
+class LearnerFamily:
+    """The generic family of Python experts (:class:`mlcb.contracts.ExpertFamily`).
+
+    Its smoothing is the learner's own ``deploy`` (``"learner"``). ``L_k*`` is the learner's
+    ``optimal_loss(env, env_params)`` where it has one, else the environment's
+    ``optimal_loss(env_params, k)``; rates are the declared ones (:func:`rate_values`); an expert
+    is heuristic unless it says ``heuristic = False``.
+    """
+
+    name = "python"
+    smoothing = ("learner",)
+
+    def check(self, experts: list, env: Any) -> None:
+        expected = getattr(env, "n_experts", None)
+        if expected is not None and len(experts) != expected:
+            raise ValueError(f"experts: this environment has {expected} experts, got {len(experts)}")
+        if not callable(getattr(env, "round_data", None)):
+            raise ValueError(
+                f"experts: Python experts need the environment to provide round_data(params, state, t, "
+                f"expert); {type(env).__name__} does not"
+            )
+        for k, expert in enumerate(experts):
+            rate_values(expert, np.array([1.0, 2.0]), 0.01, k)
+            heuristic = getattr(expert, "heuristic", True)
+            if not isinstance(heuristic, (bool, np.bool_)):
+                raise ValueError(
+                    f"experts[{k}]: heuristic of {class_name(expert)} must be True or False, "
+                    f"got {heuristic!r}"
+                )
+
+    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
+        values = []
+        for k, expert in enumerate(experts):
+            own = getattr(expert, "optimal_loss", None)
+            values.append(
+                float(own(env, env_params)) if callable(own) else float(env.optimal_loss(env_params, k))
+            )
+        return np.array(values)
+
+    def rates(self, experts: list, env: Any, n: np.ndarray, delta_prime: float) -> np.ndarray:
+        return np.stack([rate_values(expert, n, delta_prime, k) for k, expert in enumerate(experts)])
+
+    def heuristic(self, experts: list, env: Any) -> list[bool]:
+        return [bool(getattr(expert, "heuristic", True)) for expert in experts]
+
+    def batched_pool(self, experts: list, env: Any, batch: Any, delta: float, smoothing: str, horizon: int):
+        return LearnerPool(experts, env, batch, delta)
+
+
+#: The family of every Python expert that names no family of its own.
+LEARNERS = LearnerFamily()
+
+
+class _RateTable:
+    """``U(n, delta')`` of one expert at ``n = 0, 1, ...`` as a list, extended by doubling."""
+
+    def __init__(self, expert: Any, delta_prime: float, index: int) -> None:
+        self.expert, self.delta_prime, self.index = expert, delta_prime, index
+        self.values: list[float] = []
+
+    def extend(self, n: int) -> list[float]:
+        """The table, long enough to hold ``U(n)``."""
+        if n >= len(self.values):
+            counts = np.maximum(np.arange(max(1024, 2 * n), dtype=np.float64), 1.0)
+            self.values = rate_values(self.expert, counts, self.delta_prime, self.index).tolist()
+        return self.values
+
+
+class LearnerPool:
+    """One fresh copy of every Python expert per replication, as a batched pool.
+
+    Replication ``r``'s copy of expert ``k`` is ``spawn(expert, seed)`` with a seed derived
+    from the expert's stream key, which follows the expert's identity: results do not depend on
+    threads or on the order of replications, and every policy of a comparison meets the same
+    learners.
+    """
+
+    def __init__(self, experts: list, env: Any, batch: Any, delta: float) -> None:
+        n_experts = len(experts)
+        delta_prime = delta / (2.0 * n_experts)
+        self._classes = [class_name(e) for e in experts]
+        self._replications = list(batch.replications)
+        self._data = [(batch.env_params[r], batch.env_states[r]) for r in range(len(batch.replications))]
+        self._round_data = env.round_data
+        self.learners = [
+            [spawn(expert, _seed(keys[k])) for k, expert in enumerate(experts)] for keys in batch.expert_keys
+        ]
+        self._steps = [[0] * n_experts for _ in batch.replications]
+        tables: dict[int, _RateTable] = {}
+        self._tables = [
+            tables.setdefault(id(expert), _RateTable(expert, delta_prime, k))
+            for k, expert in enumerate(experts)
+        ]
+        self._rates = [table.extend(1) for table in self._tables]
+
+    def describe(self, r: int, k: int) -> str:
+        return self._classes[k]
+
+    def _fault(self, problem: str, k: int, r: int, t: int) -> ExpertError:
+        return ExpertError(
+            problem, expert=k, expert_class=self._classes[k], replication=self._replications[r], round_=t
+        )
+
+    def train(
+        self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, rates: np.ndarray
+    ) -> None:
+        round_data = self._round_data
+        for r, (row, count) in enumerate(zip(selected.tolist(), counts.tolist())):
+            params, state = self._data[r]
+            learners = self.learners[r]
+            steps = self._steps[r]
+            for j in range(count):
+                k = row[j]
+                try:
+                    out = learners[k].learn(round_data(params, state, t, k))
+                except Exception as error:
+                    raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
+                n = steps[k] = steps[k] + 1
+                if out.__class__ is tuple and len(out) == 2:
+                    loss, rate = out
+                else:
+                    loss = out
+                    try:
+                        rate = self._rates[k][n]
+                    except IndexError:
+                        self._rates[k] = self._tables[k].extend(n)
+                        rate = self._rates[k][n]
+                try:
+                    losses[r, j] = loss
+                    rates[r, j] = rate
+                except (TypeError, ValueError):
+                    raise self._fault(
+                        f"learn must return a loss (a number in [0, 1]) or a pair (loss, rate), got {out!r}",
+                        k,
+                        r,
+                        t,
+                    ) from None
+
+    def deploy(
+        self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, expected: np.ndarray
+    ) -> None:
+        round_data = self._round_data
+        for r, (row, count) in enumerate(zip(selected.tolist(), counts.tolist())):
+            params, state = self._data[r]
+            learners = self.learners[r]
+            for j in range(count):
+                k = row[j]
+                try:
+                    out = learners[k].deploy(round_data(params, state, t, k))
+                except Exception as error:
+                    raise raised(error, "deploy", k, self._classes[k], self._replications[r], t) from error
+                if out.__class__ is tuple and len(out) == 2:
+                    loss, value = out
+                else:
+                    loss, value = out, math.nan
+                try:
+                    losses[r, j] = loss
+                    expected[r, j] = value
+                except (TypeError, ValueError):
+                    raise self._fault(
+                        f"deploy must return a loss (a number in [0, 1]) or a pair (loss, expected loss), "
+                        f"got {out!r}",
+                        k,
+                        r,
+                        t,
+                    ) from None

@@ -1,0 +1,372 @@
+"""The Python round loop: any :class:`~mlcb.contracts.BatchedPool`, every replication in lockstep.
+
+The compiled engine (:mod:`mlcb._engine`) needs every expert compiled. This loop serves any pool
+that satisfies the batched interface: learners written in Python (:mod:`mlcb.learners`), a
+compiled family driven from Python (:class:`CompiledPool`), a pool of torch networks that advances
+every replication in one tensor operation. A block of replications advances together, round by
+round:
+
+1. one compiled call finishes round ``t - 1`` for every replication of the block (the regret
+   accounting, the policy's statistics, ``observe`` and ``end_round``, the checkpoints) and starts
+   round ``t`` (the environment's draw and the policy's ``select``): the same policy and
+   environment kernels as the compiled engine;
+2. the pool deploys the chosen experts of every replication (``BatchedPool.deploy``);
+3. the pool trains the selected experts of every replication (``BatchedPool.train``).
+
+Every number is computed in the same order as in the compiled engine, so for the same seed a
+compiled family gives the same results bit for bit on either path (a test checks every built-in
+family and policy). Replications are keyed by ``(seed, replication)`` as there: blocks, their
+size and the order they run in change nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+
+from mlcb import _engine
+from mlcb._jit import JIT_OPTIONS
+from mlcb.errors import class_name
+from mlcb.kernels import begin_round, deploy, observe, select, train
+
+#: Replications advanced together by default: enough to amortise one compiled call per round,
+#: few enough that a failure loses little and progress is reported often.
+DEFAULT_BLOCK = 16
+
+_PACKAGES = ("mlcb", "envs", "agents")
+
+
+def _compiled(function: Callable) -> tuple[Callable, Callable]:
+    """``function`` compiled twice: cached on disk, and uncached for user-defined argument types
+    (whose classes a cache index must not pickle, see :func:`mlcb._engine.kernels_for`)."""
+    if numba.config.DISABLE_JIT:
+        return function, function
+    uncached = {key: value for key, value in JIT_OPTIONS.items() if key != "cache"}
+    return numba.njit(**JIT_OPTIONS)(function), numba.njit(**uncached)(function)
+
+
+def _pick(pair: tuple[Callable, Callable], *samples: Any) -> Callable:
+    own = all(type(sample).__module__.partition(".")[0] in _PACKAGES for sample in samples)
+    return pair[0] if own else pair[1]
+
+
+def typed_list(items: list) -> Any:
+    """A ``numba.typed.List`` of ``items`` (a plain list when Numba's JIT is disabled).
+
+    Compiled code receives a typed list as one object, so a block's replications cost one
+    argument per kind of state, not one per array. Items are ``(params, state)`` pairs: a typed
+    list cannot hold an empty ``NamedTuple`` (a policy without state) on its own.
+    """
+    if numba.config.DISABLE_JIT:
+        return list(items)
+    out = numba.typed.List()
+    for item in items:
+        out.append(item)
+    return out
+
+
+# --- the compiled halves of a round -----------------------------------------------------------
+def _warm_begin(envs):
+    for r in range(len(envs)):
+        env = envs[r]
+        begin_round(env[0], env[1], 0)
+
+
+def _warm_finish(policies, stats, records, losses, rates):
+    """Record the warm start (every expert trained once, in index order); returns the first
+    failing replication's position in the block, or -1."""
+    for r in range(len(records)):
+        record = records[r]
+        row = stats[r]
+        for k in range(row.shape[0]):
+            loss = losses[r, k]
+            if not (loss >= 0.0 and loss <= 1.0):
+                _engine._fail(record, _engine.BAD_TRAINING_LOSS, 0, k, loss)
+                return r
+            expert = row[k]
+            expert.n += 1
+            expert.loss_sum += loss
+            expert.rate = rates[r, k]
+            policy = policies[r]
+            observe(policy[0], policy[1], row, k, loss, 0)
+    return -1
+
+
+#: Columns of the block's integer array (R, 2 W + 3): the training sets, the deployed experts
+#: (both -1 padded), and per replication the training set's size, the chosen expert (-1: all of
+#: the training set) and how many experts are deployed.
+def _int_columns(width: int) -> tuple[slice, slice, int, int, int]:
+    return slice(0, width), slice(width, 2 * width), 2 * width, 2 * width + 1, 2 * width + 2
+
+
+def _advance(replications, stats, ints, floats, t_finish, t_begin):
+    """Finish round ``t_finish`` (skipped when 0) and begin round ``t_begin`` (skipped when 0)
+    for every replication of the block; returns the first failing replication's position, or -1.
+
+    ``replications[r]`` is ``((env_params, env_state), (policy_params, policy_state),
+    accounting, record)``; ``ints`` holds the selections (:func:`_int_columns`), ``floats``
+    (4, R, W) the deployed losses, their expected losses, the training losses and the rates.
+    """
+    width = floats.shape[2]
+    n_column = 2 * width
+    for r in range(len(replications)):
+        env, policy, accounting, record = replications[r]
+        row = stats[r]
+        if t_finish > 0:
+            code = _engine.account_round(
+                policy[0],
+                policy[1],
+                row,
+                accounting,
+                record,
+                t_finish,
+                ints[r, n_column],
+                ints[r, n_column + 1],
+                floats[0, r],
+                floats[1, r],
+                floats[2, r],
+                floats[3, r],
+            )
+            if code != _engine.OK:
+                return r
+        if t_begin > 0:
+            begin_round(env[0], env[1], t_begin)
+            n, k = select(
+                policy[0], policy[1], row, t_begin, accounting.policy_key, record.selected, record.widths
+            )
+            for j in range(width):
+                ints[r, j] = record.selected[j] if j < n else -1
+                ints[r, width + j] = -1
+            ints[r, n_column] = n
+            ints[r, n_column + 1] = k
+            if k >= 0:
+                ints[r, width] = k
+                ints[r, n_column + 2] = 1
+            else:
+                for j in range(n):
+                    ints[r, width + j] = record.selected[j]
+                ints[r, n_column + 2] = n
+    return -1
+
+
+def _train_compiled(pools, envs, selected, counts, t, losses, rates):
+    for r in range(len(pools)):
+        pool = pools[r]
+        env = envs[r]
+        for j in range(counts[r]):
+            losses[r, j], rates[r, j] = train(pool[0], pool[1], env[0], env[1], selected[r, j], t)
+
+
+def _deploy_compiled(pools, envs, keys, selected, counts, t, losses, expected):
+    for r in range(len(pools)):
+        pool = pools[r]
+        env = envs[r]
+        for j in range(counts[r]):
+            losses[r, j], expected[r, j] = deploy(
+                pool[0], pool[1], env[0], env[1], selected[r, j], t, keys[r], j
+            )
+
+
+_WARM_BEGIN = _compiled(_warm_begin)
+_WARM_FINISH = _compiled(_warm_finish)
+_ADVANCE = _compiled(_advance)
+_TRAIN = _compiled(_train_compiled)
+_DEPLOY = _compiled(_deploy_compiled)
+
+
+# --- a block of replications ------------------------------------------------------------------
+@dataclass
+class Batch:
+    """The built state of a block of replications, as the Python engine and its pools read it.
+
+    Lists are indexed by the position ``r`` of a replication in the block; ``replications[r]``
+    is its index in the simulation (what messages and results name).
+
+    Attributes
+    ----------
+    env : object
+        The environment (:class:`mlcb.contracts.Environment`).
+    replications : list of int
+    env_params, env_states : list
+        Each replication's environment ``NamedTuple``\\ s; compiled code updates ``env_states``
+        in place when a round begins, so ``env.round_data(env_params[r], env_states[r], t, k)``
+        reads round ``t``'s draw.
+    expert_keys : list of ndarray
+        Each replication's (K,) uint64 expert stream keys (derived from the experts'
+        identities): the seeds of the experts' own randomness.
+    deploy_keys : ndarray
+        (R,) uint64 stream keys of the deployments' randomness (smoothing draws).
+    seed, horizon : int
+    """
+
+    env: Any
+    replications: list
+    env_params: list
+    env_states: list
+    expert_keys: list
+    deploy_keys: np.ndarray
+    seed: int
+    horizon: int
+
+    def __len__(self) -> int:
+        return len(self.replications)
+
+
+class CompiledPool:
+    """A compiled family's pools, one per replication, driven by the Python engine.
+
+    Train and deploy are one compiled call per round each, over the whole block: the price of
+    generality is the Python loop around them, not the experts.
+    """
+
+    def __init__(self, family: Any, experts: list, batch: Batch, delta: float, smoothing: str) -> None:
+        built = [
+            family.build_pool(
+                list(experts),
+                batch.env,
+                batch.env_params[r],
+                delta,
+                batch.expert_keys[r],
+                smoothing,
+                batch.horizon,
+                batch.seed,
+                replication,
+            )
+            for r, replication in enumerate(batch.replications)
+        ]
+        self._classes = [class_name(e) for e in experts]
+        self._pools = typed_list(built)
+        self._envs = typed_list(list(zip(batch.env_params, batch.env_states)))
+        self._keys = np.asarray(batch.deploy_keys, dtype=np.uint64)
+        samples = (built[0][0], built[0][1], batch.env_params[0], batch.env_states[0])
+        self._train = _pick(_TRAIN, *samples)
+        self._deploy = _pick(_DEPLOY, *samples)
+
+    def train(self, t, selected, counts, losses, rates) -> None:
+        self._train(self._pools, self._envs, selected, counts, t, losses, rates)
+
+    def deploy(self, t, selected, counts, losses, expected) -> None:
+        self._deploy(
+            self._pools,
+            self._envs,
+            self._keys,
+            selected,
+            counts,
+            t,
+            losses,
+            expected,
+        )
+
+    def describe(self, r: int, k: int) -> str:
+        return self._classes[k]
+
+
+def build_pool(problem: Any, batch: Batch, horizon: int) -> Any:
+    """The :class:`~mlcb.contracts.BatchedPool` of ``problem``'s experts over ``batch``."""
+    family = problem.family
+    experts = list(problem.experts)
+    custom = getattr(family, "batched_pool", None)
+    if custom is not None:
+        return custom(experts, problem.env, batch, problem.delta, problem.smoothing, horizon)
+    if getattr(family, "build_pool", None) is None:
+        raise TypeError(
+            f"expert family {getattr(family, 'name', family)!r} has neither build_pool (a compiled pool) "
+            "nor batched_pool (a Python one); see mlcb.contracts.ExpertFamily"
+        )
+    return CompiledPool(family, experts, batch, problem.delta, problem.smoothing)
+
+
+def _run_block(
+    problem: Any, seed: int, block: list[int], horizon: int, checkpoints: np.ndarray, trace_rounds: int
+) -> list[_engine.Replication]:
+    from mlcb import engine
+
+    built = [engine.build_common(problem, seed, r, horizon, checkpoints, trace_rounds) for r in block]
+    batch = Batch(
+        env=problem.env,
+        replications=list(block),
+        env_params=[b.env_params for b in built],
+        env_states=[b.env_state for b in built],
+        expert_keys=[b.keys.experts for b in built],
+        deploy_keys=np.array([b.keys.deploy for b in built], dtype=np.uint64),
+        seed=seed,
+        horizon=horizon,
+    )
+    pool = build_pool(problem, batch, horizon)
+    n_reps, n_experts = len(block), len(problem.experts)
+    width = built[0].record.selected.shape[0]
+    envs = list(zip(batch.env_params, batch.env_states))
+    policies = [(b.policy_params, b.policy_state) for b in built]
+    replications = typed_list(
+        [(env, policy, b.accounting, b.record) for env, policy, b in zip(envs, policies, built)]
+    )
+    stats = np.stack([b.stats for b in built])
+    samples = (batch.env_params[0], batch.env_states[0], built[0].policy_params, built[0].policy_state)
+    advance = _pick(_ADVANCE, *samples)
+
+    def fail(position: int) -> None:
+        engine.raise_for_error(built[position].record, block[position], lambda k: pool.describe(position, k))
+
+    if getattr(problem.policy, "warm_start", True):
+        _pick(_WARM_BEGIN, *samples[:2])(typed_list(envs))
+        everyone = np.tile(np.arange(n_experts, dtype=np.int64), (n_reps, 1))
+        losses, rates = np.zeros((n_reps, n_experts)), np.zeros((n_reps, n_experts))
+        pool.train(0, everyone, np.full(n_reps, n_experts, dtype=np.int64), losses, rates)
+        records = typed_list([b.record for b in built])
+        failed = _pick(_WARM_FINISH, *samples[2:])(typed_list(policies), stats, records, losses, rates)
+        if failed >= 0:
+            fail(failed)
+
+    ints = np.full((n_reps, 2 * width + 3), -1, dtype=np.int64)
+    floats = np.zeros((4, n_reps, width))
+    selected, deployed, n_selected, _, n_deployed = (ints[:, c] for c in _int_columns(width))
+    deploy_losses, deploy_expected, train_losses, train_rates = floats
+    for t in range(1, horizon + 2):
+        failed = advance(replications, stats, ints, floats, t - 1, t if t <= horizon else 0)
+        if failed >= 0:
+            fail(failed)
+        if t > horizon:
+            break
+        pool.deploy(t, deployed, n_deployed, deploy_losses, deploy_expected)
+        pool.train(t, selected, n_selected, train_losses, train_rates)
+
+    for position, b in enumerate(built):
+        b.stats[:] = stats[position]
+    return [engine.collect(b, block[position]) for position, b in enumerate(built)]
+
+
+def run_replications(
+    problem: Any,
+    seed: int,
+    replications: Iterable[int],
+    horizon: int,
+    checkpoints: np.ndarray,
+    parts: Path | None = None,
+    trace_rounds: int = 0,
+    on_done: Callable[[_engine.Replication], None] | None = None,
+    block: int | None = None,
+) -> list[_engine.Replication]:
+    """Run ``replications`` on the Python engine, ``block`` (default :data:`DEFAULT_BLOCK`) at a
+    time; returns them sorted.
+
+    With ``parts``, replications already saved there are loaded instead of run, and every block is
+    saved as soon as it finishes: an interruption or a failing expert loses at most the block in
+    flight, and a re-run resumes.
+    """
+    from mlcb import engine
+
+    wanted = list(replications)
+    done = engine.load_parts(wanted, parts, on_done)
+    todo = [r for r in wanted if r not in done]
+    size = max(1, int(DEFAULT_BLOCK if block is None else block))
+    for start in range(0, len(todo), size):
+        for result in _run_block(
+            problem, seed, todo[start : start + size], horizon, checkpoints, trace_rounds
+        ):
+            engine.finish(result, done, parts, on_done)
+    return [done[r] for r in wanted]

@@ -1,0 +1,333 @@
+"""The Python engine: bit for bit the compiled engine on every built-in family and policy; Python
+experts of any kind; failures that name the expert and lose nothing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import agents
+import mlcb
+from mlcb import engine, policies, presets, python_engine
+from mlcb.contracts import family_of
+from mlcb.errors import ExpertError, ExpertLossError
+from mlcb.simulation import Problem
+
+ROUNDS = 1_500
+FIELDS = ("regret", "pseudo_regret", "top_m_regret", "certificate", "trained", "deployed", "optimal")
+TRACES = ("trace_selected", "trace_deployed", "trace_loss")
+
+
+def assert_engines_agree(config, replications=(0, 2), rounds: int | None = None, block: int = 2) -> None:
+    """Both engines, same seed: identical decisions, losses, regrets, certificate and counts."""
+    rounds = config.horizon if rounds is None else rounds
+    grid = engine.checkpoint_grid(rounds, 40)
+    problem = Problem.from_config(config)
+    compiled = [engine.run_replication(problem, config.seed, r, rounds, grid, rounds) for r in replications]
+    python = python_engine.run_replications(
+        problem, config.seed, replications, rounds, grid, trace_rounds=rounds, block=block
+    )
+    for one, other in zip(compiled, python):
+        assert one.index == other.index
+        assert one.best_expert == other.best_expert
+        for name in FIELDS + TRACES:
+            np.testing.assert_array_equal(getattr(one, name), getattr(other, name), err_msg=name)
+
+
+def _budget_for(name: str, n_experts: int) -> int:
+    if name == "full-budget":
+        return n_experts
+    if name == "smooth-corral":
+        return 1
+    return 2
+
+
+@pytest.mark.parametrize("policy", policies.names())
+def test_every_policy_agrees_on_trap(policy):
+    config = presets.get("trap").config(
+        _budget_for(policy, 10), seed=7, horizon=ROUNDS, policy=policy, replications=3
+    )
+    assert_engines_agree(config)
+
+
+@pytest.mark.parametrize("policy", ["mlcb", "limited-advice", "d3rb", "oracle"])
+def test_policies_agree_on_glm(policy):
+    config = presets.get("glm").config(2, seed=4, horizon=300, policy=policy)
+    assert_engines_agree(config, replications=(1,), block=1)
+
+
+@pytest.mark.parametrize("smoothing", ["counts", "average", "uniform", "last"])
+def test_every_bandit_family_and_smoothing_agrees(smoothing):
+    pool = [
+        agents.make("ucb1"),
+        agents.make("epsilon-greedy"),
+        agents.make("thompson"),
+        agents.make("clipped-thompson"),
+        agents.make("ucb1", c=0.25, rate="authors"),
+        agents.make("epsilon-greedy", rate="authors"),
+    ]
+    config = presets.get("trap").config(
+        2,
+        seed=2,
+        horizon=800,
+        experts=tuple(pool),
+        env_params={"n_experts": 6, "n_arms": 3},
+        smoothing=smoothing,
+    )
+    assert_engines_agree(config)
+
+
+@pytest.mark.parametrize("smoothing", ["average", "uniform", "last"])
+def test_glm_smoothing_agrees(smoothing):
+    config = presets.get("glm").config(3, seed=5, horizon=300, smoothing=smoothing)
+    assert_engines_agree(config, replications=(0,))
+
+
+def test_every_registered_family_runs_on_both_engines():
+    for name in agents.names():
+        expert = agents.make(name)
+        env = "mlcb/GLM-v0" if family_of([expert]).name == "glm" else "mlcb/Trap-v0"
+        n = 10 if env == "mlcb/Trap-v0" else 4
+        config = mlcb.SimulationConfig(env=env, experts=(expert,) * n, budget=2, horizon=300, seed=1)
+        assert_engines_agree(config, replications=(0,))
+
+
+def test_simulate_chooses_the_engine_and_both_give_one_result():
+    compiled = mlcb.simulate(preset="trap", budget=2, horizon=2_000, replications=3, seed=3)
+    python = mlcb.simulate(preset="trap", budget=2, horizon=2_000, replications=3, seed=3, engine="python")
+    assert compiled.metadata["settings"]["mlcb M=2"]["engine"] == "compiled"
+    assert python.metadata["settings"]["mlcb M=2"]["engine"] == "python"
+    for name in ("curves", "experts", "replications"):
+        pd.testing.assert_frame_equal(getattr(compiled, name), getattr(python, name))
+
+
+def test_engine_argument_is_checked():
+    with pytest.raises(ValueError, match=r"engine must be one of \('auto', 'compiled', 'python'\)"):
+        mlcb.simulate(preset="trap", budget=2, horizon=10, replications=1, engine="gpu")
+    with pytest.raises(ValueError, match=r"engine='compiled' needs experts of a compiled family"):
+        mlcb.simulate(
+            env="mlcb/Trap-v0", experts=[GreedyArms()] * 10, budget=2, horizon=10, engine="compiled"
+        )
+
+
+# --- Python experts ------------------------------------------------------------------------------
+class GreedyArms:
+    """A plain class: epsilon-greedy over its expert's arms, deploys its most played arm."""
+
+    heuristic = True
+    rate = (2.0, 0.5)
+
+    def __init__(self, epsilon: float = 0.1, seed: int = 0) -> None:
+        self.epsilon = epsilon
+        self.rng = np.random.default_rng(seed)
+        self.pulls = None
+        self.sums = None
+
+    def spawn(self, seed: int) -> GreedyArms:
+        return GreedyArms(self.epsilon, seed)
+
+    def _start(self, data) -> None:
+        if self.pulls is None:
+            self.pulls = np.zeros(data.n_arms)
+            self.sums = np.zeros(data.n_arms)
+
+    def learn(self, data) -> float:
+        self._start(data)
+        if self.rng.random() < self.epsilon or self.pulls.min() == 0:
+            arm = int(self.rng.integers(data.n_arms))
+        else:
+            arm = int(np.argmin(self.sums / self.pulls))
+        loss = data.loss(arm)
+        self.pulls[arm] += 1
+        self.sums[arm] += loss
+        return loss
+
+    def deploy(self, data):
+        self._start(data)
+        arm = int(np.argmax(self.pulls))
+        return data.loss(arm), data.mean(arm)
+
+
+class RiverStyleRegressor:
+    """A river-style model (``learn_one`` / ``predict_one`` on dict features): online least squares."""
+
+    def __init__(self, lr: float = 0.05) -> None:
+        self.lr = lr
+        self.weights: dict = {}
+
+    def predict_one(self, x: dict) -> float:
+        return sum(self.weights.get(i, 0.0) * v for i, v in x.items())
+
+    def learn_one(self, x: dict, y: float) -> None:
+        error = self.predict_one(x) - y
+        for i, v in x.items():
+            self.weights[i] = self.weights.get(i, 0.0) - self.lr * error * v
+
+
+class RiverExpert:
+    """Wraps a river-style model as a Python expert on a supervised stream (``x``, ``y``)."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+
+    def learn(self, data) -> float:
+        x = dict(enumerate(data.x))
+        loss = data.loss(self.model.predict_one(x))
+        self.model.learn_one(x, data.y)
+        return loss
+
+    def deploy(self, data) -> float:
+        return data.loss(self.model.predict_one(dict(enumerate(data.x))))
+
+
+def test_a_plain_class_runs_and_is_deterministic():
+    pool = [GreedyArms(eps) for eps in (0.01, 0.05, 0.1, 0.2, 0.4)] * 2
+    one = mlcb.simulate(env="mlcb/Trap-v0", experts=pool, budget=2, horizon=3_000, replications=4, seed=5)
+    two = mlcb.simulate(env="mlcb/Trap-v0", experts=pool, budget=2, horizon=3_000, replications=4, seed=5)
+    pd.testing.assert_frame_equal(one.curves, two.curves)
+    final = one.final()
+    assert final["pseudo_regret"].notna().all()
+    assert (final["regret"].abs() < 3_000).all()
+    setting = one.metadata["settings"]["mlcb M=2"]
+    assert setting["engine"] == "python"
+    assert setting["certificate_valid"] is False
+    trained = one.experts[one.experts["round"] == 3_000].groupby("replication")["trained"].sum()
+    assert (trained == 10 + 2 * 3_000).all()
+
+
+def test_results_do_not_depend_on_blocks_or_the_pool_order():
+    pool = [GreedyArms(eps) for eps in (0.01, 0.05, 0.1, 0.2, 0.4)] * 2
+    config = mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2, horizon=500, seed=2)
+    problem = Problem.from_config(config)
+    grid = engine.checkpoint_grid(500, 20)
+    whole = python_engine.run_replications(problem, 2, range(5), 500, grid, block=5)
+    blocks = python_engine.run_replications(problem, 2, range(5), 500, grid, block=2)
+    for a, b in zip(whole, blocks):
+        np.testing.assert_array_equal(a.regret, b.regret)
+
+
+def test_a_river_style_learner_runs_on_the_glm_stream():
+    pool = [RiverExpert(RiverStyleRegressor(lr)) for lr in (0.001, 0.01, 0.05, 0.2)]
+    result = mlcb.simulate(env="mlcb/GLM-v0", experts=pool, budget=1, horizon=1_000, replications=2, seed=1)
+    final = result.final()
+    assert final["regret"].notna().all()
+    assert final["pseudo_regret"].isna().all()  # deploy gives no expected loss: unknown, not made up
+
+
+def test_python_experts_declared_rates_reach_the_policy():
+    class Declared(GreedyArms):
+        rate = (0.5, 0.5)
+
+        def spawn(self, seed):
+            return Declared(self.epsilon, seed)
+
+    pool = [Declared()] * 10
+    problem = Problem.from_config(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2))
+    rates = problem.family.rates(list(problem.experts), problem.env, np.array([1, 100]), 0.005)
+    np.testing.assert_allclose(rates[0], mlcb.learners.power_rate([1, 100], 0.5, 0.5, 0.005))
+
+
+def test_bad_rates_and_flags_are_refused_before_work():
+    class BadRate(GreedyArms):
+        rate = (0.5, 2.0)
+
+    with pytest.raises(ValueError, match=r"experts\[0\]: rate of .*BadRate must be a callable"):
+        mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(BadRate(),) * 10, budget=2)
+
+    class BadFlag(GreedyArms):
+        heuristic = "yes"
+
+    with pytest.raises(ValueError, match=r"heuristic of .*BadFlag must be True or False"):
+        mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(BadFlag(),) * 10, budget=2)
+    with pytest.raises(ValueError, match=r"experts\[0\]: object is neither an expert specification"):
+        mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(object(),) * 10, budget=2)
+
+
+# --- failures ------------------------------------------------------------------------------------
+class Faulty(GreedyArms):
+    """Misbehaves from round ``at`` on, in the replication whose expert seeds match ``victim``."""
+
+    def __init__(self, fault: str, at: int = 50, victims=None, seed: int = 0) -> None:
+        super().__init__(0.1, seed)
+        self.fault, self.at, self.victims, self.seed, self.steps = fault, at, victims, seed, 0
+
+    def spawn(self, seed):
+        return Faulty(self.fault, self.at, self.victims, seed)
+
+    def _armed(self) -> bool:
+        return self.steps >= self.at and (self.victims is None or self.seed in self.victims)
+
+    def learn(self, data):
+        self.steps += 1
+        loss = super().learn(data)
+        if self._armed():
+            if self.fault == "raise":
+                raise ZeroDivisionError("boom")
+            if self.fault == "nan":
+                return math.nan
+            if self.fault == "large":
+                return 1.5
+            if self.fault == "shape":
+                return (loss, 1.0, 2.0)
+        return loss
+
+    def deploy(self, data):
+        loss, expected = super().deploy(data)
+        if self._armed() and self.fault == "deployed":
+            return 2.5, expected
+        if self._armed() and self.fault == "expected":
+            return loss, -0.5
+        return loss, expected
+
+
+def _faulty_pool(fault: str, victims=None) -> list:
+    return [GreedyArms(0.1)] * 3 + [Faulty(fault, victims=victims)] + [GreedyArms(0.2)] * 6
+
+
+@pytest.mark.parametrize(
+    "fault, error, message",
+    [
+        ("raise", ExpertError, r"learn raised ZeroDivisionError: boom"),
+        ("nan", ExpertLossError, r"training loss is nan; losses must be numbers in \[0, 1\]"),
+        ("large", ExpertLossError, r"training loss is 1.5"),
+        ("shape", ExpertError, r"learn must return a loss .* or a pair \(loss, rate\), got \("),
+        ("deployed", ExpertLossError, r"deployed loss is 2.5"),
+        ("expected", ExpertLossError, r"expected loss of the deployed decision is -0.5"),
+    ],
+)
+def test_a_faulty_python_expert_is_named_with_its_replication_and_round(fault, error, message):
+    with pytest.raises(error, match=r"^expert 3 \(Faulty\), replication \d, round \d+: " + message):
+        mlcb.simulate(
+            env="mlcb/Trap-v0",
+            experts=_faulty_pool(fault),
+            budget=4,
+            policy="uniform" if fault in ("deployed", "expected") else "round-robin",
+            horizon=400,
+            replications=2,
+            seed=0,
+        )
+
+
+def test_finished_replications_are_kept_and_a_rerun_resumes(tmp_path, monkeypatch):
+    from mlcb.learners import _seed
+    from mlcb.seeding import stream_keys
+
+    victim = _seed(stream_keys(0, 2, 10).experts[3])  # expert 3 of replication 2 fails
+    monkeypatch.setattr(python_engine, "DEFAULT_BLOCK", 1)
+    fields = {"env": "mlcb/Trap-v0", "budget": 4, "policy": "round-robin", "horizon": 300, "replications": 4}
+    with pytest.raises(ExpertError, match=r"expert 3 \(Faulty\), replication 2, round"):
+        mlcb.simulate(experts=_faulty_pool("raise", victims={victim}), parts=tmp_path, **fields, seed=0)
+    kept = sorted(p.name for p in tmp_path.rglob("replication-*.npz"))
+    assert kept == ["replication-000000.npz", "replication-000001.npz"]
+
+    ran = []
+    original = python_engine._run_block
+    monkeypatch.setattr(python_engine, "_run_block", lambda *a, **k: ran.append(a[2]) or original(*a, **k))
+    # The same setting (same key) with the fault disarmed: only replications 2 and 3 run again.
+    monkeypatch.setattr(Faulty, "_armed", lambda self: False)
+    result = mlcb.simulate(experts=_faulty_pool("raise", victims={victim}), parts=tmp_path, **fields, seed=0)
+    assert ran == [[2], [3]]
+    assert sorted(result.replications["replication"]) == [0, 1, 2, 3]
