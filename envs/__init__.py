@@ -24,7 +24,7 @@ _ENVIRONMENTS = {
 }
 for _name, _entry_point in _ENVIRONMENTS.items():
     if _name not in gym.registry:
-        gym.register(id=_name, entry_point=_entry_point, disable_env_checker=True)
+        gym.register(id=_name, entry_point=_entry_point, disable_env_checker=False)
 
 
 def make(name: str, **params):
