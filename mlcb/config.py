@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from mlcb import checks
 from mlcb.seeding import check_seed
 
@@ -25,18 +27,53 @@ def _jsonable(value: Any) -> bool:
     return True
 
 
-def _described(value: Any) -> Any:
-    """``value`` if it is JSON, a nested dataclass as a dict, anything else by its ``repr``."""
+def _class_label(obj: Any) -> str:
+    cls = type(obj)
+    return f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', '?')}"
+
+
+def _described(value: Any, depth: int = 0) -> Any:
+    """``value`` if it is JSON; a dataclass, an object with ``get_params()`` or with public
+    attributes as a dict of its class and (recursively) its parameters; anything else by its class
+    name. Never a ``repr`` that holds a memory address: the description feeds the setting's key,
+    which must be the same in every process."""
     if _jsonable(value):
         return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        try:
-            nested = dataclasses.asdict(value)
-        except Exception:
-            nested = None
-        if _jsonable(nested):
-            return nested
-    return repr(value)
+    if isinstance(value, np.generic):
+        return _described(value.item(), depth)
+    if isinstance(value, np.ndarray):
+        if value.size <= 64 and value.dtype.kind in "biuf":
+            return value.tolist()
+        digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()[:16]
+        return {
+            "class": "numpy:ndarray",
+            "shape": list(value.shape),
+            "dtype": str(value.dtype),
+            "sha256": digest,
+        }
+    if isinstance(value, (list, tuple)) and depth < 4:
+        return [_described(item, depth + 1) for item in value]
+    if isinstance(value, dict) and depth < 4:
+        return {str(key): _described(item, depth + 1) for key, item in value.items()}
+    if depth < 4 and not isinstance(value, type):
+        params = _parameters(value, depth + 1)
+        if params is not None:
+            return {"class": _class_label(value), **params}
+    return _class_label(value)
+
+
+def _parameters(obj: Any, depth: int) -> dict[str, Any] | None:
+    """An object's parameters (dataclass fields, ``get_params()``, or public attributes), or
+    ``None`` when it exposes none."""
+    if dataclasses.is_dataclass(obj):
+        items = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    elif callable(getattr(obj, "get_params", None)):
+        items = dict(obj.get_params())
+    elif isinstance(getattr(obj, "__dict__", None), dict):
+        items = {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+    else:
+        return None
+    return {str(key): _described(value, depth) for key, value in items.items()}
 
 
 def expert_to_dict(expert: Any) -> dict[str, Any]:
@@ -44,22 +81,26 @@ def expert_to_dict(expert: Any) -> dict[str, Any]:
     reads it back) and its parameters. Never fails.
 
     A dataclass gives its fields; another object the result of its ``get_params()`` if it has one,
-    else its public attributes that are JSON. A value that is not JSON is given by its ``repr``.
+    else its public attributes; nested objects are described the same way, and anything else by
+    its class name.
+
+    Examples
+    --------
+    >>> class Model:
+    ...     def __init__(self, lr):
+    ...         self.lr = lr
+    >>> class Wrapper:
+    ...     def __init__(self, model):
+    ...         self.model, self._cache = model, object()
+    >>> expert_to_dict(Wrapper(Model(0.1)))["model"]["lr"]
+    0.1
     """
-    cls = type(expert)
-    data: dict[str, Any] = {"class": f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', '?')}"}
     try:
-        if dataclasses.is_dataclass(expert) and not isinstance(expert, type):
-            params = {f.name: _described(getattr(expert, f.name)) for f in dataclasses.fields(expert)}
-        elif callable(getattr(expert, "get_params", None)):
-            params = {str(k): _described(v) for k, v in dict(expert.get_params()).items()}
-        else:
-            attributes = getattr(expert, "__dict__", {})
-            params = {k: v for k, v in attributes.items() if not k.startswith("_") and _jsonable(v)}
+        params = _parameters(expert, 1) or {}
     except Exception:  # a description must never stop a run
         params = {}
     params.pop("class", None)
-    return {**data, **params}
+    return {"class": _class_label(expert), **params}
 
 
 @dataclass(frozen=True)
