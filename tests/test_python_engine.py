@@ -331,3 +331,12 @@ def test_finished_replications_are_kept_and_a_rerun_resumes(tmp_path, monkeypatc
     result = mlcb.simulate(experts=_faulty_pool("raise", victims={victim}), parts=tmp_path, **fields, seed=0)
     assert ran == [[2], [3]]
     assert sorted(result.replications["replication"]) == [0, 1, 2, 3]
+
+
+def test_setting_keys_tell_learners_apart_and_are_stable():
+    def key(lrs):
+        pool = tuple(RiverExpert(RiverStyleRegressor(lr)) for lr in lrs)
+        return mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=pool, budget=1).key()
+
+    assert key([0.01, 0.1]) == key([0.01, 0.1])  # no memory address in the description
+    assert key([0.01, 0.1]) != key([0.01, 0.2])  # the wrapped model's parameters count
