@@ -41,14 +41,12 @@ from agents.rates import expert_rate
 from envs.bandit import BanditEnvParams, arm_loss
 from mlcb import checks, smoothing, tables
 from mlcb._jit import kernel, njit
-from mlcb._random import GAMMA_SLOTS, beta, uniform
-from mlcb.kernels import implements
+from mlcb.kernels import DEPLOY_SLOTS, implements
+from mlcb.random import GAMMA_SLOTS, beta, uniform
 
 UCB1_FAMILY, EPSILON_GREEDY_FAMILY, THOMPSON_FAMILY, CLIPPED_THOMPSON_FAMILY = 0, 1, 2, 3
 THEORY_RATE, AUTHORS_RATE = 0, 1
 _RATES = ("theory", "authors")
-#: Counter slots one deployment may use (``slot * DEPLOY_SLOTS + j``).
-DEPLOY_SLOTS = 4096
 
 
 #: Per-expert parameters of a bandit pool (record array, shape (K,)).

@@ -38,8 +38,8 @@ from envs.glm import expected_loss, square_loss
 from envs.links import link_derivative, link_index, link_value
 from mlcb import checks, smoothing, tables
 from mlcb._jit import kernel, njit
-from mlcb._random import uniform
-from mlcb.kernels import implements
+from mlcb.kernels import DEPLOY_SLOTS, implements
+from mlcb.random import uniform
 
 #: Per-expert parameters (record array, shape (K,)).
 GLM_EXPERT_DTYPE = np.dtype(
@@ -53,8 +53,6 @@ GLM_EXPERT_DTYPE = np.dtype(
     ],
     align=True,
 )
-#: Counter slots one deployment may use.
-DEPLOY_SLOTS = 4096
 
 
 class GLMPoolParams(NamedTuple):

@@ -288,8 +288,13 @@ run_rounds_uncached = uncached(run_rounds, **_UNCACHED)
 _PACKAGES = ("mlcb", "envs", "agents")
 
 
+def own_types(*arguments) -> bool:
+    """Whether every argument's type comes from this package (then kernels taking them may be
+    cached on disk)."""
+    return all(type(argument).__module__.partition(".")[0] in _PACKAGES for argument in arguments)
+
+
 def kernels_for(*arguments) -> tuple:
     """``(warm_start, run_rounds)``: the cached kernels when every argument type comes from this
     package, their uncached twins otherwise."""
-    own = all(type(argument).__module__.partition(".")[0] in _PACKAGES for argument in arguments)
-    return (warm_start, run_rounds) if own else (warm_start_uncached, run_rounds_uncached)
+    return (warm_start, run_rounds) if own_types(*arguments) else (warm_start_uncached, run_rounds_uncached)

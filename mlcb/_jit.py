@@ -8,6 +8,11 @@ kernel does not notice an edit in a kernel it calls from another module. The cac
 in a directory named after a digest of every source file of the three packages that defines
 compiled code (it imports this module) and of the Numba version, so that any edit of a kernel
 starts a fresh cache. A ``NUMBA_CACHE_DIR`` set by the user wins.
+
+With ``NUMBA_DISABLE_JIT=1`` every kernel runs as plain Python (for a debugger, ``print`` or
+``pdb``), with the compiled semantics kept where Python's differ (:func:`interpreted`): record
+arrays are handed to kernels as ``np.recarray`` views so that ``stats[k].n += 1`` works, and
+integer wrap-around and division by zero pass silently, as in compiled code.
 """
 
 from __future__ import annotations
@@ -15,9 +20,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import threading
+import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numba
+import numpy as np
 
 _PACKAGES = ("mlcb", "envs", "agents")
 
@@ -54,8 +64,216 @@ JIT_OPTIONS = {"cache": True, "nogil": True, "error_model": "numpy"}
 #: all arrays they touch are owned by the Python caller.
 KERNEL_OPTIONS = {**JIT_OPTIONS, "_nrt": False}
 
+#: Whether Numba's JIT is disabled (``NUMBA_DISABLE_JIT=1`` when Numba was imported): every
+#: kernel then runs as Python through :func:`interpreted`.
+JIT_DISABLED = bool(numba.config.DISABLE_JIT)
+
+
+# --- NUMBA_DISABLE_JIT: kernels as Python with the compiled semantics -------------------------
+@functools.cache
+def _check_fields(dtype: np.dtype) -> None:
+    shadowed = sorted(set(dtype.names or ()) & set(dir(np.record)))
+    if shadowed:
+        raise TypeError(
+            f"record fields {shadowed} are shadowed by NumPy attributes of the same name when Numba's "
+            "JIT is disabled (record.field reads the attribute); rename them to run with "
+            "NUMBA_DISABLE_JIT=1"
+        )
+
+
+def as_records(value: Any) -> Any:
+    """``value`` with every structured array in it (also inside tuples, ``NamedTuple``\\ s and
+    lists) viewed as an ``np.recarray``, and every structured scalar as an ``np.record``: views
+    of the same memory whose fields read and write as attributes, as in compiled code."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.names is not None and not isinstance(value, np.recarray):
+            _check_fields(value.dtype)
+            return value.view(np.recarray)
+        return value
+    if isinstance(value, np.void):
+        if value.dtype.names is not None and not isinstance(value, np.record):
+            _check_fields(value.dtype)
+            return value.view((np.record, value.dtype))
+        return value
+    if isinstance(value, (tuple, list)):
+        items = [as_records(item) for item in value]
+        if all(new is old for new, old in zip(items, value)):
+            return value
+        if isinstance(value, list):
+            return items
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    return value
+
+
+#: Argument types passed to an interpreted kernel as they are (the common case, checked first).
+_PLAIN = frozenset(
+    {
+        int,
+        float,
+        bool,
+        complex,
+        str,
+        type(None),
+        np.float64,
+        np.float32,
+        np.int64,
+        np.int32,
+        np.uint64,
+        np.uint32,
+        np.bool_,
+    }
+)
+#: Converted tuples by ``id``, each with the tuple itself (so that its ``id`` stays its own): a
+#: kernel is called again and again with the same parameter ``NamedTuple``\\ s.
+_CONVERTED: dict[int, tuple[Any, Any]] = {}
+
+
+def _cacheable(value: tuple) -> bool:
+    """Whether a tuple holds no list, at any depth (a list may grow after it was converted)."""
+    return all(
+        not isinstance(item, list) and (not isinstance(item, tuple) or _cacheable(item)) for item in value
+    )
+
+
+def _argument(value: Any) -> Any:
+    """:func:`as_records` of one argument, tuples remembered."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if isinstance(value, tuple):
+        hit = _CONVERTED.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        converted = as_records(value)
+        if _cacheable(value):
+            if len(_CONVERTED) >= 256:
+                _CONVERTED.clear()
+            _CONVERTED[id(value)] = (value, converted)
+        return converted
+    return as_records(value)
+
+
+class _RecordNumPy:
+    """NumPy as interpreted kernels see it: its array constructors return structured arrays as
+    ``np.recarray`` views (what Numba's record arrays behave like)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)
+
+
+def _constructor(function: Callable) -> Callable:
+    @functools.wraps(function)
+    def construct(*args: Any, **kwargs: Any) -> Any:
+        return as_records(function(*args, **kwargs))
+
+    return construct
+
+
+_CONSTRUCTORS = (
+    "array",
+    "asarray",
+    "ascontiguousarray",
+    "copy",
+    "empty",
+    "empty_like",
+    "full",
+    "full_like",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
+)
+for _name in _CONSTRUCTORS:
+    setattr(_RecordNumPy, _name, staticmethod(_constructor(getattr(np, _name))))
+_RECORD_NUMPY = _RecordNumPy()
+
+
+class _Globals(dict):
+    """The globals of an interpreted kernel: its module's, read live, with NumPy replaced by
+    :class:`_RecordNumPy`."""
+
+    def __init__(self, module_globals: dict) -> None:
+        super().__init__()
+        self.module_globals = module_globals
+        if "__builtins__" in module_globals:
+            self["__builtins__"] = module_globals["__builtins__"]
+
+    def __missing__(self, name: str) -> Any:
+        value = self.module_globals[name]
+        return _RECORD_NUMPY if value is np else value
+
+
+_INTERPRETING = threading.local()
+
+
+def interpreted(function: Callable) -> Callable:
+    """``function`` (a kernel's Python source, or a Numba dispatcher's ``py_func``) run as Python
+    with the semantics of compiled code, as with ``NUMBA_DISABLE_JIT=1``.
+
+    Arguments are passed through :func:`as_records`; inside, ``np.zeros`` and the other array
+    constructors return record arrays as ``np.recarray``; and the outermost call runs under
+    ``np.errstate(all="ignore")``: unsigned wrap-around (the counter-based generator relies on
+    it), division by zero and invalid operations give their IEEE results without a warning.
+    Python's own ``float`` division by zero still raises ``ZeroDivisionError``, where compiled
+    code with ``error_model="numpy"`` returns ``inf`` or ``nan``.
+    """
+    if getattr(function, "interpreted", False):
+        return function
+    python_function = getattr(function, "py_func", function)
+    patched = types.FunctionType(
+        python_function.__code__,
+        _Globals(python_function.__globals__),
+        python_function.__name__,
+        python_function.__defaults__,
+        python_function.__closure__,
+    )
+    patched.__kwdefaults__ = python_function.__kwdefaults__
+
+    @functools.wraps(python_function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        for argument in args:
+            if type(argument) not in _PLAIN:
+                args = tuple(_argument(argument) for argument in args)
+                break
+        if kwargs:
+            kwargs = {name: _argument(argument) for name, argument in kwargs.items()}
+        if getattr(_INTERPRETING, "active", False):
+            return patched(*args, **kwargs)
+        _INTERPRETING.active = True
+        try:
+            with np.errstate(all="ignore"):
+                return patched(*args, **kwargs)
+        finally:
+            _INTERPRETING.active = False
+
+    run.py_func = python_function
+    run.interpreted = True
+    return run
+
+
+def jit(function: Callable | None = None, **options: Any) -> Any:
+    """``numba.njit(function, **options)``, or :func:`interpreted` when the JIT is disabled.
+
+    Usable as ``@jit``, ``@jit(**options)`` or ``jit(function, **options)``.
+    """
+    if function is None:
+        return functools.partial(jit, **options)
+    if JIT_DISABLED:
+        return interpreted(function)
+    return numba.njit(function, **options)
+
+
+def uncached(function: Callable, **options: Any) -> Callable:
+    """A twin of the compiled ``function`` built with ``options`` and no on-disk cache
+    (``function`` itself when the JIT is disabled)."""
+    if JIT_DISABLED:
+        return interpreted(function)
+    options.pop("cache", None)
+    return numba.njit(function.py_func, **options)
+
+
 #: ``@njit`` for compiled helpers that may allocate (outside the round loop).
-njit = functools.partial(numba.njit, **JIT_OPTIONS)
+njit = functools.partial(jit, **JIT_OPTIONS)
 
 #: ``@kernel`` for everything the round loop calls.
-kernel = functools.partial(numba.njit, **KERNEL_OPTIONS)
+kernel = functools.partial(jit, **KERNEL_OPTIONS)

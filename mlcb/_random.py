@@ -14,6 +14,9 @@ it needs; and a pure-Python twin (``tests/twin.py``) reproduces it bit for bit.
 
 All arithmetic is on ``uint64`` and wraps modulo 2**64; mixing in a signed integer would make
 Numba promote to float, hence the explicit casts.
+
+The public names (what a compiled family of one's own uses) are re-exported, with the rules for
+choosing counters, by :mod:`mlcb.random`.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ _TWO_POW_MINUS_53 = 1.0 / 9007199254740992.0
 GAMMA_ATTEMPTS = 32
 #: Uniform slots one gamma draw may use, starting at its base slot.
 GAMMA_SLOTS = 3 * GAMMA_ATTEMPTS + 1
+#: Uniform slots one beta draw may use, starting at its base slot (two gamma draws).
+BETA_SLOTS = 2 * GAMMA_SLOTS
 
 
 @kernel

@@ -30,29 +30,24 @@ import numba
 import numpy as np
 
 from mlcb import _engine
-from mlcb._jit import JIT_OPTIONS
+from mlcb._jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
 from mlcb.errors import class_name
-from mlcb.kernels import begin_round, deploy, observe, select, train
+from mlcb.kernels import begin_round, deploy, select, train
 
 #: Replications advanced together by default: enough to amortise one compiled call per round,
 #: few enough that a failure loses little and progress is reported often.
 DEFAULT_BLOCK = 16
 
-_PACKAGES = ("mlcb", "envs", "agents")
-
-
 def _compiled(function: Callable) -> tuple[Callable, Callable]:
     """``function`` compiled twice: cached on disk, and uncached for user-defined argument types
-    (whose classes a cache index must not pickle, see :func:`mlcb._engine.kernels_for`)."""
-    if numba.config.DISABLE_JIT:
-        return function, function
-    uncached = {key: value for key, value in JIT_OPTIONS.items() if key != "cache"}
-    return numba.njit(**JIT_OPTIONS)(function), numba.njit(**uncached)(function)
+    (whose classes a cache index must not pickle, see :func:`mlcb._engine.kernels_for`). With
+    ``NUMBA_DISABLE_JIT=1`` both run it as Python (:func:`mlcb._jit.interpreted`)."""
+    cached = jit(function, **JIT_OPTIONS)
+    return cached, uncached(cached, **JIT_OPTIONS)
 
 
 def _pick(pair: tuple[Callable, Callable], *samples: Any) -> Callable:
-    own = all(type(sample).__module__.partition(".")[0] in _PACKAGES for sample in samples)
-    return pair[0] if own else pair[1]
+    return pair[0] if _engine.own_types(*samples) else pair[1]
 
 
 def typed_list(items: list) -> Any:
@@ -62,7 +57,7 @@ def typed_list(items: list) -> Any:
     argument per kind of state, not one per array. Items are ``(params, state)`` pairs: a typed
     list cannot hold an empty ``NamedTuple`` (a policy without state) on its own.
     """
-    if numba.config.DISABLE_JIT:
+    if JIT_DISABLED:
         return list(items)
     out = numba.typed.List()
     for item in items:
@@ -81,19 +76,10 @@ def _warm_finish(policies, stats, records, losses, rates):
     """Record the warm start (every expert trained once, in index order); returns the first
     failing replication's position in the block, or -1."""
     for r in range(len(records)):
-        record = records[r]
-        row = stats[r]
-        for k in range(row.shape[0]):
-            loss = losses[r, k]
-            if not (loss >= 0.0 and loss <= 1.0):
-                _engine._fail(record, _engine.BAD_TRAINING_LOSS, 0, k, loss)
-                return r
-            expert = row[k]
-            expert.n += 1
-            expert.loss_sum += loss
-            expert.rate = rates[r, k]
-            policy = policies[r]
-            observe(policy[0], policy[1], row, k, loss, 0)
+        policy = policies[r]
+        code = _engine.account_warm_start(policy[0], policy[1], stats[r], records[r], losses[r], rates[r])
+        if code != _engine.OK:
+            return r
     return -1
 
 
