@@ -1,9 +1,12 @@
 """The experts: self-learning online algorithms and their rate functions (SPEC sections 1, 5).
 
-Each expert family is a frozen dataclass describing one expert (its hyper-parameters and rate
-function); a *pool* is a list of them, one per expert, all of one kind matching the environment
-(``"bandit"`` experts on :mod:`envs.bandit` environments, ``"glm"`` experts on the GLM stream).
-``make(name, **params)`` builds a registered family; ``names()`` lists them.
+Each expert is a frozen dataclass, a *specification* (its hyper-parameters and rate function);
+a *pool* is a list of them, one per expert, all of one family, and the family
+(:class:`mlcb.contracts.ExpertFamily`, named by the specification's class in ``family``) owns
+everything else: which environments the pool runs on, its compiled pool, its rates and whether
+they are heuristic on the environment being run (:data:`agents.bandits.BANDITS` on
+:mod:`envs.bandit` environments, :data:`agents.glm.GLMS` on the GLM stream).
+``make(name, **params)`` builds a registered expert; ``names()`` lists them.
 
 Examples
 --------
@@ -16,8 +19,6 @@ Examples
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from mlcb.registry import Registry
 
@@ -42,6 +43,21 @@ registry.register(
     "agents.glm:OnlineGradientDescent",
     summary="projected online gradient descent on a GLM with a fixed link",
 )
+registry.register(
+    "kl-ucb",
+    "agents.klucb:KLUCB",
+    summary="KL-UCB over Bernoulli arms (Garivier and Cappe 2011; heuristic rate)",
+)
+
+
+def register(name: str, entry_point: str, summary: str = "", **defaults: Any) -> None:
+    """Register an expert specification class under ``name`` (entry point ``"module:attr"``),
+    made by ``make(name, **params)`` with ``defaults`` updated by ``params``.
+
+    A plugin module (``mlcb run ... --plugin MODULE``, or the ``mlcb.plugins`` entry-point group
+    of an installed package) calls it when imported. Re-registering a name replaces it.
+    """
+    registry.register(name, entry_point, summary, **defaults)
 
 
 def make(name: str, **params: Any):
@@ -52,57 +68,3 @@ def make(name: str, **params: Any):
 def names() -> list[str]:
     """Registered expert family names."""
     return registry.names()
-
-
-def build_pool(
-    experts: list,
-    env: Any,
-    env_params: Any,
-    delta: float,
-    keys: np.ndarray,
-    smoothing: str,
-    horizon: int,
-    seed: int = 0,
-    replication: int = 0,
-):
-    """Kernel parameters and state of the pool ``experts`` on one replication of ``env``.
-
-    Built-in families are dispatched on their kind. A family of one's own joins the compiled path
-    by giving its class a ``build_pool`` classmethod with this function's signature (less
-    ``experts``' class) that returns ``(params, state)`` NamedTuples whose ``train`` and ``deploy``
-    are registered with :func:`mlcb.kernels.implements`.
-    """
-    custom = getattr(type(experts[0]), "build_pool", None)
-    if custom is not None:
-        if any(type(e) is not type(experts[0]) for e in experts):
-            raise ValueError("experts: a pool with its own build_pool must hold experts of one class")
-        return custom(experts, env, env_params, delta, keys, smoothing, horizon, seed, replication)
-    kind = experts[0].kind
-    if kind == "bandit":
-        from agents.bandits import build_bandit_pool
-
-        return build_bandit_pool(experts, env.n_arms, env_params, delta, keys, smoothing, horizon)
-    if kind == "glm":
-        from agents.glm import build_glm_pool
-
-        return build_glm_pool(experts, env, env_params, delta, keys, smoothing, horizon, seed, replication)
-    raise ValueError(f"experts: no compiled pool for experts of kind {kind!r}")
-
-
-#: The smoothing wrappers each kind of pool implements (:mod:`mlcb.smoothing`).
-SMOOTHING = {
-    "bandit": ("counts", "average", "uniform", "last"),
-    "glm": ("average", "uniform", "last"),
-}
-
-
-def check_smoothing(kind: str, name: str) -> None:
-    """Raise a ``ValueError`` unless wrapper ``name`` is available for ``kind`` experts."""
-    allowed = SMOOTHING.get(kind, ())
-    if name not in allowed:
-        raise ValueError(f"smoothing must be one of {allowed} for {kind} experts, got {name!r}")
-
-
-def default_smoothing(kind: str) -> str:
-    """The smoothing wrapper a pool of ``kind`` experts uses unless told otherwise."""
-    return {"bandit": "counts", "glm": "average"}.get(kind, "uniform")
