@@ -2,6 +2,11 @@
 
 Bad input exits with status 2 and one line on standard error; an interrupted ``run`` keeps every
 finished replication and continues from there when the same command is run again.
+
+Families and policies of one's own come in through plugins (:mod:`mlcb.registry`): modules named
+with ``--plugin MODULE`` (repeatable) and the installed entry points of the group ``mlcb.plugins``,
+all loaded when the command starts. A TOML file never makes anything be imported: its
+``family = "module:Class"`` is accepted only for a module named with ``--plugin``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ EXAMPLES = """examples:
   mlcb run trap --budget 1 2 3 4 --replications 30 --calibration practical
   mlcb run glm --horizon 10000
   mlcb run my_experiment.toml                    a setting described in TOML (see README)
+  mlcb run my.toml --plugin my_families          with families registered by a module of one's own
   mlcb compare trap                              the paper's comparison: M-LCB, LimitedAdvice, CORRAL
   mlcb compare glm --policies mlcb ed2rb         a subset of the glm comparison
   mlcb plot results/trap                         redraw the figures of a saved result
@@ -48,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("target", help="a preset name (see `mlcb list`) or a .toml file")
     run.add_argument("--policy", help="a policy name (see `mlcb list`; default mlcb)")
     _common_options(run, budgets_help="budgets to run (default: the preset's)")
+    _plugin_option(run)
 
     compare = commands.add_parser(
         "compare",
@@ -61,13 +68,37 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("target", help="a preset name (see `mlcb list`)")
     compare.add_argument("--policies", nargs="+", metavar="NAME", help="keep only these policies")
     _common_options(compare, budgets_help="keep only these budgets (default: the comparison's)")
+    _plugin_option(compare)
 
     plot = commands.add_parser("plot", help="draw the figures of a saved result")
     plot.add_argument("result", type=Path, help="a directory written by `mlcb run` or `mlcb compare`")
     plot.add_argument("--out", "-o", type=Path, help="figure directory (default: the result's)")
 
-    commands.add_parser("list", help="list presets, policies, expert families and environments")
+    listing = commands.add_parser("list", help="list presets, policies, expert families and environments")
+    _plugin_option(listing)
     return parser
+
+
+def _plugin_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        dest="plugins",
+        metavar="MODULE",
+        help="import MODULE first (repeatable): a module of one's own on PYTHONPATH that registers "
+        "expert families or policies (agents.register, mlcb.policies.register); a TOML "
+        'family = "MODULE:Class" needs it',
+    )
+
+
+def _load_plugins(args: argparse.Namespace) -> None:
+    """The installed ``mlcb.plugins`` entry points, then the modules named with ``--plugin``."""
+    from mlcb import registry
+
+    registry.load_entry_points()
+    for name in getattr(args, "plugins", None) or []:
+        registry.load_plugin(name)
 
 
 def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
@@ -91,22 +122,38 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
 
 def _toml_configs(path: Path, args: argparse.Namespace) -> tuple[str, list]:
     """Settings described by a TOML file (one per budget)."""
-    import agents
     from mlcb.config import SimulationConfig
 
     data = tomllib.loads(path.read_text())
     experts = []
-    for entry in data.pop("experts", []):
+    for index, entry in enumerate(data.pop("experts", [])):
         entry = dict(entry)
         count = entry.pop("count", 1)
-        family = entry.pop("family")
-        experts.extend([agents.make(family, **entry)] * int(count))
+        if "family" not in entry:
+            raise ValueError(f"experts[{index}]: each [[experts]] table needs a family (see `mlcb list`)")
+        experts.extend([_toml_expert(entry.pop("family"), entry, f"experts[{index}].family")] * int(count))
     budgets = data.pop("budget", 1)
     budgets = budgets if isinstance(budgets, list) else [budgets]
     name = data.pop("name", path.stem)
     fields = {**data, **_overrides(args)}
     budgets = args.budget or budgets
     return name, [SimulationConfig(experts=tuple(experts), budget=m, **fields) for m in budgets]
+
+
+def _toml_expert(family: Any, params: dict[str, Any], what: str) -> Any:
+    """An expert of a TOML ``[[experts]]`` table: a registered name (``agents.make``), or
+    ``"module:Class"`` of a module loaded with ``--plugin`` (nothing is imported here)."""
+    import agents
+    from mlcb import registry
+
+    if not isinstance(family, str):
+        raise ValueError(f"{what} must be a string, got {family!r}")
+    if ":" not in family:
+        return agents.make(family, **params)
+    cls = registry.plugin_attribute(family, what)
+    if not isinstance(cls, type):
+        raise ValueError(f"{what} = {family!r} is not a class")
+    return cls(**params)
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -263,12 +310,19 @@ def _list(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mlcb`` console script."""
     args = _parser().parse_args(argv)
-    from mlcb.errors import ExpertLossError
+    from mlcb.errors import ExpertError
 
     command = {"run": _run, "compare": _compare, "plot": _plot, "list": _list}[args.command]
     try:
+        _load_plugins(args)
         return command(args)
-    except (ValueError, TypeError, FileNotFoundError, ExpertLossError, tomllib.TOMLDecodeError) as error:
+    except ExpertError as error:  # a fault inside an expert: located, and nothing finished is lost
+        print(
+            f"mlcb: error: {error}; finished replications are kept, the same command resumes from them",
+            file=sys.stderr,
+        )
+        return 1
+    except (ValueError, TypeError, FileNotFoundError, tomllib.TOMLDecodeError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"mlcb: error: {message}", file=sys.stderr)
         return 2

@@ -226,5 +226,35 @@ def test_bad_loss_from_the_warm_start_is_round_zero():
         horizon=5,
         replications=1,
     )
-    with pytest.raises(ExpertLossError, match=r"^expert 1 \(FaultyExpert\), replication 0, round 0: training loss is 2.0"):
+    with pytest.raises(
+        ExpertLossError, match=r"^expert 1 \(FaultyExpert\), replication 0, round 0: training loss is 2.0"
+    ):
         mlcb.simulate(config)
+
+
+def test_cli_reports_a_faulty_expert_in_one_line_and_keeps_the_finished_work(tmp_path, capsys):
+    """A compiled pool that fails in every replication at round 5: one line naming the expert,
+    its class, the replication and the round; exit status 1; the parts directory is kept."""
+    from unittest import mock
+
+    config = SimulationConfig(
+        env="mlcb/BanditExperts-v0",
+        env_params={"reward_means": [[0.5, 0.5]] * 3},
+        experts=(FaultyExpert(1.5),) * 3,
+        budget=3,
+        horizon=20,
+        replications=2,
+    )
+    with (
+        mock.patch("mlcb.compare.comparison_configs", return_value=[config]),
+        mock.patch("mlcb.presets.get") as preset,
+    ):
+        preset.return_value.name = "faulty"
+        status = main(["compare", "trap", "--out", str(tmp_path), "--no-plot", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1
+    assert len(err) == 1
+    assert err[0].startswith("mlcb: error: expert 1 (FaultyExpert), replication ")
+    assert "round 5: training loss is 1.5" in err[0]
+    assert err[0].endswith("finished replications are kept, the same command resumes from them")
+    assert (tmp_path / "faulty-comparison" / ".parts").is_dir()

@@ -1,0 +1,290 @@
+"""Families and policies of one's own on the command line: ``--plugin MODULE``, the ``mlcb.plugins``
+entry points, and TOML's ``family = "module:Class"`` (only for modules named with ``--plugin``).
+
+The complete example of ``docs/compiled-families.md`` is the plugin of the end-to-end test, so the
+guide's code is checked to run as written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+
+import agents
+from mlcb import cli, policies, registry
+
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE = ROOT / "docs" / "compiled-families.md"
+
+
+def guide_example() -> str:
+    """The code block of the guide that starts with ``# my_families.py``."""
+    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
+    examples = [block for block in blocks if block.startswith("# my_families.py")]
+    assert len(examples) == 1, "the guide has one complete example, starting with '# my_families.py'"
+    return examples[0]
+
+
+def _environment(*paths: Path) -> dict[str, str]:
+    environment = {key: value for key, value in os.environ.items() if key != "NUMBA_DISABLE_JIT"}
+    environment["PYTHONPATH"] = os.pathsep.join([*map(str, paths), str(ROOT)])
+    return environment
+
+
+def _cli(arguments: list[str], cwd: Path, *paths: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mlcb.cli", *arguments],
+        cwd=cwd,
+        env=_environment(*paths),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+SETTING = """
+env = "mlcb/Trap-v0"
+budget = 2
+horizon = 400
+replications = 2
+seed = 1
+name = "mine"
+
+[[experts]]
+family = "fixed-greedy"
+epsilon = 0.05
+count = 5
+
+[[experts]]
+family = "my_families:FixedGreedy"
+epsilon = 0.2
+count = 5
+"""
+
+
+def test_the_guide_example_runs_from_toml_with_plugin(tmp_path):
+    (tmp_path / "my_families.py").write_text(guide_example())
+    (tmp_path / "setting.toml").write_text(SETTING)
+    listing = _cli(["list", "--plugin", "my_families"], tmp_path, tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    assert re.search(r"^\s+fixed-greedy\s+epsilon-greedy, fixed epsilon$", listing.stdout, flags=re.MULTILINE)
+
+    out = tmp_path / "out"
+    arguments = ["run", "setting.toml", "--plugin", "my_families", "--out", str(out), "--no-plot", "--quiet"]
+    run = _cli(arguments, tmp_path, tmp_path)
+    assert run.returncode == 0, run.stderr
+    metadata = json.loads((out / "mine" / "metadata.json").read_text())
+    (setting,) = metadata["settings"].values()
+    assert setting["family"] == "fixed-greedy"
+    assert setting["certificate_valid"] is False  # the example's rate is heuristic
+
+    # Without --plugin, neither the registered name nor the module:Class is known: one line, no work.
+    (tmp_path / "only-class.toml").write_text(
+        SETTING.split("[[experts]]")[0] + "[[experts]]" + SETTING.split("[[experts]]")[2]
+    )
+    for setting_file, message in [
+        ("setting.toml", "unknown expert 'fixed-greedy'"),
+        (
+            "only-class.toml",
+            "module 'my_families' is not a plugin; name it on the command line with --plugin my_families",
+        ),
+    ]:
+        refused = _cli(["run", setting_file, "--out", str(out), "--no-plot", "--quiet"], tmp_path, tmp_path)
+        assert refused.returncode == 2
+        assert refused.stderr.count("\n") == 1
+        assert message in refused.stderr
+
+
+def test_the_guide_snippets_run(tmp_path):
+    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
+    (driving,) = [block for block in blocks if block.startswith("import envs")]
+    (tmp_path / "my_families.py").write_text(guide_example())
+    script = (
+        driving
+        + "\nassert state.steps[0] == 100 and state.pulls.sum() == 100\n"
+        + "from mlcb.testing import check_expert\n"
+        + "check_expert(FixedGreedy(), 'mlcb/Trap-v0')\n"
+        + "print('conformant')\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=_environment(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert completed.stdout.strip().endswith("conformant")
+
+
+# --- in-process: plugin loading and refusal, with the registries restored afterwards ---------------
+@pytest.fixture
+def isolated(monkeypatch, tmp_path):
+    """A fresh plugin list, copies of the registries, and ``tmp_path`` on ``sys.path``."""
+    monkeypatch.setattr(registry, "_PLUGINS", {})
+    monkeypatch.setattr(agents.registry, "_entries", dict(agents.registry._entries))
+    monkeypatch.setattr(policies.registry, "_entries", dict(policies.registry._entries))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    created: list[str] = []
+
+    def module(source: str) -> str:
+        name = f"plugin_{uuid.uuid4().hex[:12]}"
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(source).replace("MODULE", name))
+        created.append(name)
+        return name
+
+    yield module
+    for name in created:
+        sys.modules.pop(name, None)
+
+
+PLUGIN = """
+import pathlib
+
+import agents
+from agents.bandits import UCB1
+from mlcb import policies
+
+pathlib.Path(__file__).with_suffix(".imported").write_text("imported")
+agents.register("wide-ucb", "agents.bandits:UCB1", summary="UCB1 with c = 4", c=4.0)
+policies.register("plugin-mlcb", "mlcb.policies.mlcb:MLCB", summary="M-LCB, registered by a plugin")
+
+
+class WideUCB(UCB1):
+    pass
+"""
+
+
+def _toml(tmp_path: Path, family: str, policy: str = "mlcb") -> Path:
+    path = tmp_path / f"setting-{uuid.uuid4().hex[:6]}.toml"
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            env = "mlcb/Trap-v0"
+            env_params = {{ n_experts = 3 }}
+            policy = "{policy}"
+            horizon = 50
+            replications = 1
+
+            [[experts]]
+            family = "{family}"
+            c = 3.0
+            count = 3
+            """
+        )
+    )
+    return path
+
+
+def test_toml_module_class_is_refused_without_plugin_and_nothing_is_imported(isolated, tmp_path, capsys):
+    name = isolated(PLUGIN)
+    path = _toml(tmp_path, f"{name}:WideUCB")
+    assert cli.main(["run", str(path), "--out", str(tmp_path / "out"), "--no-plot", "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert error == (
+        f"mlcb: error: experts[0].family = '{name}:WideUCB': module '{name}' is not a plugin; name it on the "
+        f"command line with --plugin {name}\n"
+    )
+    assert name not in sys.modules
+    assert not (tmp_path / f"{name}.imported").exists()
+
+
+def test_plugin_module_registers_families_and_policies(isolated, tmp_path, capsys):
+    name = isolated(PLUGIN)
+    assert cli.main(["list", "--plugin", name]) == 0
+    listed = capsys.readouterr().out
+    assert re.search(r"^\s+wide-ucb\s+UCB1 with c = 4$", listed, flags=re.MULTILINE)
+    assert re.search(r"^\s+plugin-mlcb\s+M-LCB, registered by a plugin$", listed, flags=re.MULTILINE)
+    assert registry.plugins() == [name]
+    assert agents.make("wide-ucb").c == 4.0
+
+    # Once named with --plugin, its classes are accepted in TOML (and its names anywhere).
+    config_name, configs = cli._toml_configs(_toml(tmp_path, f"{name}:WideUCB", "plugin-mlcb"), _arguments())
+    (config,) = configs
+    assert type(config.experts[0]).__name__ == "WideUCB" and config.experts[0].c == 3.0
+    assert config.policy == "plugin-mlcb"
+
+
+def _arguments():
+    return cli._parser().parse_args(["run", "x.toml"])
+
+
+@pytest.mark.parametrize(
+    ("family", "message"),
+    [
+        ("nope:Thing", "module 'nope' is not a plugin; name it on the command line with --plugin nope"),
+        ("{name}:Missing", "plugin '{name}' has no 'Missing'"),
+        ("{name}:pathlib", "is not a class"),
+        ("a:b:c", "must be a registered name or 'module:Class'"),
+        ("no-such-family", "unknown expert 'no-such-family'"),
+    ],
+)
+def test_toml_family_errors_are_one_line(isolated, tmp_path, capsys, family, message):
+    name = isolated(PLUGIN)
+    registry.load_plugin(name)
+    path = _toml(tmp_path, family.format(name=name))
+    assert cli.main(["run", str(path), "--out", str(tmp_path / "out"), "--no-plot", "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert message.format(name=name) in error
+
+
+@pytest.mark.parametrize(
+    ("plugin", "message"),
+    [
+        (
+            "no_such_plugin_module_xyz",
+            "plugin 'no_such_plugin_module_xyz': no such module (is its directory on PYTHONPATH?)",
+        ),
+        ("my/plugin.py", "is not a module name such as my_families"),
+        ("broken", "failed to import: ZeroDivisionError: division by zero"),
+        ("needs", "failed to import: No module named 'missing_dependency_xyz'"),
+    ],
+)
+def test_plugin_errors_are_one_line(isolated, capsys, plugin, message):
+    if plugin == "broken":
+        plugin = isolated("x = 1 / 0\n")
+    elif plugin == "needs":
+        plugin = isolated("import missing_dependency_xyz\n")
+    assert cli.main(["list", "--plugin", plugin]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert message in error
+
+
+def test_installed_entry_points_are_loaded_at_start(isolated, tmp_path, capsys):
+    name = isolated(
+        """
+        import agents
+
+        agents.register("entry-ucb", "agents.bandits:UCB1", summary="registered when imported")
+
+
+        def register_more():
+            agents.register("called-ucb", "agents.bandits:UCB1", summary="registered when called")
+        """
+    )
+    dist = tmp_path / f"{name}_dist-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}-dist\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        f"[{registry.PLUGIN_GROUP}]\nmodule-plugin = {name}\ncallable-plugin = {name}:register_more\n"
+    )
+    assert cli.main(["list"]) == 0
+    listed = capsys.readouterr().out
+    assert re.search(r"^\s+entry-ucb\s+registered when imported$", listed, flags=re.MULTILINE)
+    assert re.search(r"^\s+called-ucb\s+registered when called$", listed, flags=re.MULTILINE)
+    assert registry.plugins() == []  # entry points are not --plugin modules: no module:Class in TOML
+
+    (dist / "entry_points.txt").write_text(f"[{registry.PLUGIN_GROUP}]\nbad = {name}:nothing_here\n")
+    with pytest.raises(ValueError, match=r"plugin entry point 'bad' .* failed: AttributeError"):
+        registry.load_entry_points()
