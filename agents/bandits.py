@@ -304,7 +304,41 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
 
 
 # --- the family ------------------------------------------------------------------------------
-class BanditFamily:
+class BanditEnvironmentFamily:
+    """What every family on the bandit experts environments (:mod:`envs.bandit`) shares: expert
+    ``k`` plays the environment's ``n_arms[k]`` arms, so a pool holds exactly ``env.n_experts``
+    experts, and ``L_k*`` is the loss mean of expert ``k``'s best arm. A family of one's own on
+    these environments (:mod:`agents.klucb`) inherits :meth:`check` and :meth:`optimal_losses`
+    and names itself in ``name``.
+    """
+
+    name = "bandit"
+
+    def check(self, experts: list, env: Any) -> None:
+        """A ``ValueError`` unless ``experts`` are ``env.n_experts`` experts of this family for
+        ``env``."""
+        n_experts = getattr(env, "n_experts", None)
+        if (
+            getattr(env, "n_arms", None) is None
+            or not callable(getattr(env, "optimal_loss", None))
+            or not isinstance(n_experts, (int, np.integer))
+        ):
+            raise ValueError(
+                f"experts: {self.name} experts need a bandit experts environment (one with n_arms, e.g. "
+                f"mlcb/Trap-v0 or mlcb/BanditExperts-v0), got {type(env).__name__}"
+            )
+        if len(experts) != n_experts:
+            raise ValueError(f"experts: this environment has {n_experts} bandit experts, got {len(experts)}")
+        for k, expert in enumerate(experts):
+            if getattr(type(expert), "family", None) is not self:
+                raise ValueError(f"experts[{k}]: {expert!r} is not a {self.name} expert")
+
+    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
+        """``L_k*`` of every expert: the loss mean of its best arm (``env.optimal_loss``)."""
+        return np.array([env.optimal_loss(env_params, k) for k in range(len(experts))], dtype=float)
+
+
+class BanditFamily(BanditEnvironmentFamily):
     """The bandit experts (:class:`UCB1`, :class:`EpsilonGreedy`, :class:`ThompsonSampling`) as an
     :class:`mlcb.contracts.ExpertFamily`; its one instance is :data:`BANDITS`.
 
@@ -325,24 +359,6 @@ class BanditFamily:
     name = "bandit"
     #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
     smoothing = ("counts", "average", "uniform", "last")
-
-    def check(self, experts: list, env: Any) -> None:
-        """A ``ValueError`` unless ``experts`` are ``env.n_experts`` bandit experts for ``env``."""
-        n_experts = getattr(env, "n_experts", None)
-        if getattr(env, "n_arms", None) is None or not isinstance(n_experts, (int, np.integer)):
-            raise ValueError(
-                "experts: bandit experts need a bandit experts environment (one with n_arms, e.g. "
-                f"mlcb/Trap-v0 or mlcb/BanditExperts-v0), got {type(env).__name__}"
-            )
-        if len(experts) != n_experts:
-            raise ValueError(f"experts: this environment has {n_experts} bandit experts, got {len(experts)}")
-        for k, expert in enumerate(experts):
-            if getattr(type(expert), "family", None) is not self:
-                raise ValueError(f"experts[{k}]: {expert!r} is not a bandit expert")
-
-    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
-        """``L_k*`` of every expert: the loss mean of its best arm (``env.optimal_loss``)."""
-        return np.array([env.optimal_loss(env_params, k) for k in range(len(experts))], dtype=float)
 
     def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray | None:
         """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), as the kernels

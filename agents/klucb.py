@@ -47,6 +47,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from agents.bandits import BanditEnvironmentFamily
 from envs.bandit import arm_loss
 from mlcb import checks
 from mlcb.kernels import DEPLOY_SLOTS, implements, kernel, njit
@@ -216,40 +217,19 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
 
 
 # --- the family ---------------------------------------------------------------------------------
-class KLUCBFamily:
+class KLUCBFamily(BanditEnvironmentFamily):
     """KL-UCB experts (:class:`KLUCB`) as an :class:`mlcb.contracts.ExpertFamily`; its one
     instance is :data:`KLUCB_FAMILY`.
 
     A pool runs on a bandit experts environment (one with ``n_arms``, ``n_experts`` and
     ``optimal_loss``, e.g. ``mlcb/Trap-v0``): expert ``k`` plays the environment's ``n_arms[k]``
-    arms, so a pool holds exactly ``env.n_experts`` experts.
+    arms, so a pool holds exactly ``env.n_experts`` experts. The pool check and ``L_k*`` (each
+    expert's best arm) come from :class:`agents.bandits.BanditEnvironmentFamily`.
     """
 
     name = "kl-ucb"
     #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
     smoothing = ("counts", "average", "uniform", "last")
-
-    def check(self, experts: list, env: Any) -> None:
-        """A ``ValueError`` unless ``experts`` are ``env.n_experts`` KL-UCB experts for ``env``."""
-        n_experts = getattr(env, "n_experts", None)
-        if (
-            getattr(env, "n_arms", None) is None
-            or not callable(getattr(env, "optimal_loss", None))
-            or not isinstance(n_experts, (int, np.integer))
-        ):
-            raise ValueError(
-                "experts: kl-ucb experts need a bandit experts environment (one with n_arms, e.g. "
-                f"mlcb/Trap-v0 or mlcb/BanditExperts-v0), got {type(env).__name__}"
-            )
-        if len(experts) != n_experts:
-            raise ValueError(f"experts: this environment has {n_experts} bandit experts, got {len(experts)}")
-        for k, expert in enumerate(experts):
-            if getattr(type(expert), "family", None) is not self:
-                raise ValueError(f"experts[{k}]: {expert!r} is not a kl-ucb expert")
-
-    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
-        """``L_k*`` of every expert: the loss mean of its best arm (``env.optimal_loss``)."""
-        return np.array([env.optimal_loss(env_params, k) for k in range(len(experts))], dtype=float)
 
     def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray:
         """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), computed by the

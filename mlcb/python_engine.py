@@ -321,8 +321,6 @@ def _run_block(
         pool.deploy(t, deployed, n_deployed, deploy_losses, deploy_expected)
         pool.train(t, selected, n_selected, train_losses, train_rates)
 
-    for position, b in enumerate(built):
-        b.stats[:] = stats[position]
     return [engine.collect(b, block[position]) for position, b in enumerate(built)]
 
 
