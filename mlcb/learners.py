@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import copy
 import math
+import random
+import warnings
 from typing import Any
 
 import numpy as np
@@ -113,6 +115,24 @@ def spawn(expert: Any, seed: int) -> Any:
     return make(seed) if callable(make) else copy.deepcopy(expert)
 
 
+_GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
+
+
+def _warn_if_shared_randomness(expert: Any, index: int) -> None:
+    """Warn when a learner holds a random generator but has no ``spawn``: its deep copies would
+    draw the same numbers in every replication."""
+    if callable(getattr(expert, "spawn", None)):
+        return
+    held = [name for name, value in getattr(expert, "__dict__", {}).items() if isinstance(value, _GENERATORS)]
+    if held:
+        warnings.warn(
+            f"experts[{index}]: {class_name(expert)} holds a random generator ({', '.join(held)}) but has "
+            "no spawn(seed): every replication would get a copy drawing the same numbers; define "
+            "spawn(seed) to seed a fresh copy",
+            stacklevel=4,
+        )
+
+
 class LearnerFamily:
     """The generic family of Python experts (:class:`mlcb.contracts.ExpertFamily`).
 
@@ -134,7 +154,11 @@ class LearnerFamily:
                 f"experts: Python experts need the environment to provide round_data(params, state, t, "
                 f"expert); {type(env).__name__} does not"
             )
+        warned: set[int] = set()
         for k, expert in enumerate(experts):
+            if id(expert) not in warned:
+                warned.add(id(expert))
+                _warn_if_shared_randomness(expert, k)
             rate_values(expert, np.array([1.0, 2.0]), 0.01, k)
             heuristic = getattr(expert, "heuristic", True)
             if not isinstance(heuristic, (bool, np.bool_)):

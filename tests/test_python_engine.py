@@ -340,3 +340,11 @@ def test_setting_keys_tell_learners_apart_and_are_stable():
 
     assert key([0.01, 0.1]) == key([0.01, 0.1])  # no memory address in the description
     assert key([0.01, 0.1]) != key([0.01, 0.2])  # the wrapped model's parameters count
+
+
+def test_a_learner_with_a_generator_but_no_spawn_is_warned_about():
+    class NoSpawn(GreedyArms):
+        spawn = None
+
+    with pytest.warns(UserWarning, match=r"experts\[0\]: .*NoSpawn holds a random generator \(rng\) but has no spawn"):
+        mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(NoSpawn(),) * 10, budget=2)
