@@ -56,9 +56,9 @@ class Record(NamedTuple):
     ``top_m_regret``, ``certificate`` (C,) float64; ``trained``, ``deployed`` (C, K) int64.
     ``totals`` (5,) float64 running sums (realized, pseudo, Top-M, k* widths, all widths);
     ``cursor`` (1,) int64 next checkpoint; ``selected`` (M,) int64 and ``widths`` (M,) float64
-    scratch for the policy's choice; ``deploy_losses``, ``deploy_expected``, ``train_losses``,
-    ``train_rates`` (M,) float64 scratch for the experts' outputs of a round, ``warm_losses``,
-    ``warm_rates`` (K,) for the warm start's.
+    scratch for the policy's choice; ``deploy_losses``, ``deploy_expected`` (M,) float64 scratch
+    for the deployed experts' outputs, ``warm_losses``, ``warm_rates`` (K,) for the warm start's
+    training outputs.
     Trace, when ``trace_deployed`` has length ``T_trace > 0``: ``trace_selected`` (T_trace, M)
     (-1 padded), ``trace_deployed`` (T_trace,), ``trace_loss`` (T_trace,) deployed loss.
     ``error`` (4,) float64: code, round, expert, offending value.
@@ -77,8 +77,6 @@ class Record(NamedTuple):
     widths: np.ndarray
     deploy_losses: np.ndarray
     deploy_expected: np.ndarray
-    train_losses: np.ndarray
-    train_rates: np.ndarray
     warm_losses: np.ndarray
     warm_rates: np.ndarray
     trace_selected: np.ndarray
@@ -128,53 +126,34 @@ def warm_start(env_params, env_state, pool_params, pool_state, policy_params, po
 
 
 @inlined
-def account_round(
-    policy_params,
-    policy_state,
-    stats,
-    accounting,
-    record,
-    t,
-    n_selected,
-    chosen,
-    deploy_losses,
-    deploy_expected,
-    train_losses,
-    train_rates,
-):
-    """Everything after the experts acted in round ``t``: check their losses, the regret totals,
-    the statistics, the policy's ``observe`` and ``end_round``, trace and checkpoints.
+def account_deployed(stats, accounting, record, t, n_selected, chosen, deploy_losses, deploy_expected):
+    """Round ``t``'s deployment: check the deployed losses, count the deployments, add to the
+    realized and pseudo-regret totals. Returns ``(error code, the round's deployed loss)``.
 
-    ``record.selected[:n_selected]`` is the training set and ``record.widths`` their widths;
-    ``chosen`` the deployed expert (-1: all of the training set). ``deploy_losses`` and
-    ``deploy_expected`` hold the deployed experts' losses and expected losses (slot ``j`` for
-    the ``j``-th deployed; ``nan`` expected: unknown, the pseudo-regret becomes ``nan``),
-    ``train_losses`` and ``train_rates`` the training losses and new rates of the training set.
-    Shared by both engines, so that they compute the same numbers in the same order. Returns an
-    error code (0 when fine).
+    ``chosen`` is the deployed expert, or -1 for all of ``record.selected[:n_selected]``;
+    ``deploy_losses[j]`` and ``deploy_expected[j]`` are the ``j``-th deployed expert's loss and
+    expected loss (``nan`` expected: unknown, the pseudo-regret becomes ``nan``).
     """
     totals = record.totals
-    selected = record.selected
-    widths = record.widths
     if chosen >= 0:
         loss = deploy_losses[0]
         expected = deploy_expected[0]
         if not (loss >= 0.0 and loss <= 1.0):
-            return _fail(record, BAD_DEPLOYED_LOSS, t, chosen, loss)
+            return _fail(record, BAD_DEPLOYED_LOSS, t, chosen, loss), loss
         if expected < 0.0 or expected > 1.0:
-            return _fail(record, BAD_EXPECTED_LOSS, t, chosen, expected)
+            return _fail(record, BAD_EXPECTED_LOSS, t, chosen, expected), loss
         stats[chosen].deployed += 1
     else:
         loss = 0.0
         expected = 0.0
         for j in range(n_selected):
-            k = selected[j]
+            k = record.selected[j]
             one = deploy_losses[j]
             one_expected = deploy_expected[j]
             if not (one >= 0.0 and one <= 1.0):
-                return _fail(record, BAD_DEPLOYED_LOSS, t, k, one)
+                return _fail(record, BAD_DEPLOYED_LOSS, t, k, one), one
             if one_expected < 0.0 or one_expected > 1.0:
-                return _fail(record, BAD_EXPECTED_LOSS, t, k, one_expected)
+                return _fail(record, BAD_EXPECTED_LOSS, t, k, one_expected), one
             loss += one
             expected += one_expected
             stats[k].deployed += 1
@@ -182,22 +161,38 @@ def account_round(
         expected /= n_selected
     totals[0] += loss - accounting.best_loss
     totals[1] += expected - accounting.best_loss
+    return OK, loss
 
+
+@inlined
+def account_trained(policy_params, policy_state, stats, accounting, record, t, j, loss, rate):
+    """The ``j``-th expert of the training set trained in round ``t`` with ``loss`` and new rate
+    ``rate``: check the loss, add its width to the certificate, update its statistics and tell
+    the policy (``observe``). Returns an error code."""
+    k = record.selected[j]
+    totals = record.totals
+    totals[4] += record.widths[j]
+    if k == accounting.best_expert:
+        totals[3] += record.widths[j]
+    if not (loss >= 0.0 and loss <= 1.0):
+        return _fail(record, BAD_TRAINING_LOSS, t, k, loss)
+    expert = stats[k]
+    expert.n += 1
+    expert.loss_sum += loss
+    expert.rate = rate
+    observe(policy_params, policy_state, stats, k, loss, t)
+    return OK
+
+
+@inlined
+def account_end(policy_params, policy_state, stats, accounting, record, t, n_selected, chosen, loss):
+    """The end of round ``t``: the Top-M regret, the policy's ``end_round``, the trace and the
+    checkpoints."""
+    totals = record.totals
+    selected = record.selected
     top_m = 0.0
     for j in range(n_selected):
-        k = selected[j]
-        totals[4] += widths[j]
-        if k == accounting.best_expert:
-            totals[3] += widths[j]
-        one = train_losses[j]
-        if not (one >= 0.0 and one <= 1.0):
-            return _fail(record, BAD_TRAINING_LOSS, t, k, one)
-        expert = stats[k]
-        expert.n += 1
-        expert.loss_sum += one
-        expert.rate = train_rates[j]
-        observe(policy_params, policy_state, stats, k, one, t)
-        top_m += accounting.optimal[k]
+        top_m += accounting.optimal[selected[j]]
     totals[2] += top_m / n_selected - accounting.top_m_best
     end_round(policy_params, policy_state, stats, selected, n_selected, chosen, loss, t)
 
@@ -217,7 +212,6 @@ def account_round(
             record.deployed[cursor, k] = stats[k].deployed
         cursor += 1
     record.cursor[0] = cursor
-    return OK
 
 
 @kernel
@@ -234,12 +228,15 @@ def run_rounds(
     t_first,
     t_last,
 ):
-    """Play rounds ``t_first .. t_last`` (inclusive); returns an error code (0 when fine)."""
+    """Play rounds ``t_first .. t_last`` (inclusive); returns an error code (0 when fine).
+
+    The accounting (``account_deployed``, ``account_trained``, ``account_end``) is shared with
+    the Python engine, which calls the same kernels in the same order, so that both compute the
+    same numbers.
+    """
     selected = record.selected
     deploy_losses = record.deploy_losses
     deploy_expected = record.deploy_expected
-    train_losses = record.train_losses
-    train_rates = record.train_rates
     for t in range(t_first, t_last + 1):
         begin_round(env_params, env_state, t)
         n_selected, chosen = select(
@@ -255,26 +252,17 @@ def run_rounds(
                 deploy_losses[j], deploy_expected[j] = deploy(
                     pool_params, pool_state, env_params, env_state, selected[j], t, accounting.deploy_key, j
                 )
-        for j in range(n_selected):
-            train_losses[j], train_rates[j] = train(
-                pool_params, pool_state, env_params, env_state, selected[j], t
-            )
-        code = account_round(
-            policy_params,
-            policy_state,
-            stats,
-            accounting,
-            record,
-            t,
-            n_selected,
-            chosen,
-            deploy_losses,
-            deploy_expected,
-            train_losses,
-            train_rates,
+        code, loss = account_deployed(
+            stats, accounting, record, t, n_selected, chosen, deploy_losses, deploy_expected
         )
         if code != OK:
             return code
+        for j in range(n_selected):
+            one, rate = train(pool_params, pool_state, env_params, env_state, selected[j], t)
+            code = account_trained(policy_params, policy_state, stats, accounting, record, t, j, one, rate)
+            if code != OK:
+                return code
+        account_end(policy_params, policy_state, stats, accounting, record, t, n_selected, chosen, loss)
     return OK
 
 

@@ -155,8 +155,6 @@ def build_common(
         widths=np.zeros(width),
         deploy_losses=np.zeros(width),
         deploy_expected=np.zeros(width),
-        train_losses=np.zeros(width),
-        train_rates=np.zeros(width),
         warm_losses=np.zeros(n_experts),
         warm_rates=np.zeros(n_experts),
         trace_selected=np.full((trace_rounds, width), -1, dtype=np.int64),

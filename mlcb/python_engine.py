@@ -38,6 +38,7 @@ from mlcb.kernels import begin_round, deploy, select, train
 #: few enough that a failure loses little and progress is reported often.
 DEFAULT_BLOCK = 16
 
+
 def _compiled(function: Callable) -> tuple[Callable, Callable]:
     """``function`` compiled twice: cached on disk, and uncached for user-defined argument types
     (whose classes a cache index must not pickle, see :func:`mlcb._engine.kernels_for`). With
@@ -104,22 +105,28 @@ def _advance(replications, stats, ints, floats, t_finish, t_begin):
         env, policy, accounting, record = replications[r]
         row = stats[r]
         if t_finish > 0:
-            code = _engine.account_round(
-                policy[0],
-                policy[1],
-                row,
-                accounting,
-                record,
-                t_finish,
-                ints[r, n_column],
-                ints[r, n_column + 1],
-                floats[0, r],
-                floats[1, r],
-                floats[2, r],
-                floats[3, r],
+            n = ints[r, n_column]
+            chosen = ints[r, n_column + 1]
+            code, loss = _engine.account_deployed(
+                row, accounting, record, t_finish, n, chosen, floats[0, r], floats[1, r]
             )
             if code != _engine.OK:
                 return r
+            for j in range(n):
+                code = _engine.account_trained(
+                    policy[0],
+                    policy[1],
+                    row,
+                    accounting,
+                    record,
+                    t_finish,
+                    j,
+                    floats[2, r, j],
+                    floats[3, r, j],
+                )
+                if code != _engine.OK:
+                    return r
+            _engine.account_end(policy[0], policy[1], row, accounting, record, t_finish, n, chosen, loss)
         if t_begin > 0:
             begin_round(env[0], env[1], t_begin)
             n, k = select(
