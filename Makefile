@@ -24,6 +24,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_suite.py
+	$(BIN)/python benchmarks/bench_python_engine.py
 	$(BIN)/python benchmarks/bench_comparison.py
 
 lint: $(STAMP)
