@@ -55,8 +55,9 @@ def typed_list(items: list) -> Any:
     """A ``numba.typed.List`` of ``items`` (a plain list when Numba's JIT is disabled).
 
     Compiled code receives a typed list as one object, so a block's replications cost one
-    argument per kind of state, not one per array. Items are ``(params, state)`` pairs: a typed
-    list cannot hold an empty ``NamedTuple`` (a policy without state) on its own.
+    argument per kind of state, not one per array. States travel paired with their parameters
+    (``(params, state)`` tuples): a typed list cannot hold an empty ``NamedTuple`` (a policy
+    without state) on its own.
     """
     if JIT_DISABLED:
         return list(items)
@@ -84,10 +85,10 @@ def _warm_finish(policies, stats, records, losses, rates):
     return -1
 
 
-#: Columns of the block's integer array (R, 2 W + 3): the training sets, the deployed experts
-#: (both -1 padded), and per replication the training set's size, the chosen expert (-1: all of
-#: the training set) and how many experts are deployed.
 def _int_columns(width: int) -> tuple[slice, slice, int, int, int]:
+    """Columns of the block's integer array (R, 2 W + 3): the training sets and the deployed
+    experts (both -1 padded), then per replication the training set's size, the chosen expert
+    (-1: all of the training set) and how many experts are deployed."""
     return slice(0, width), slice(width, 2 * width), 2 * width, 2 * width + 1, 2 * width + 2
 
 
