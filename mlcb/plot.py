@@ -90,7 +90,7 @@ def _with_slope(label: str, curves: pd.DataFrame, metric: str) -> str:
 
 def _bound_curve(result: Result, setting: str) -> tuple[np.ndarray, np.ndarray] | None:
     """The recorded ``(rounds, B_num)`` of ``setting``; ``None`` when absent or malformed."""
-    settings = result.metadata.get("settings")
+    settings = result.metadata.get("settings") if isinstance(result.metadata, dict) else None
     meta = settings.get(setting) if isinstance(settings, dict) else None
     curve = meta.get("theory") if isinstance(meta, dict) else None
     if not isinstance(curve, dict):

@@ -353,7 +353,8 @@ def run_replications(
     from mlcb import engine
 
     wanted = list(replications)
-    done = engine.load_parts(wanted, parts, on_done)
+    trace = min(trace_rounds, horizon)
+    done = engine.load_parts(wanted, parts, on_done, len(checkpoints), len(problem.experts), trace)
     todo = [r for r in wanted if r not in done]
     size = max(1, int(DEFAULT_BLOCK if block is None else block))
     for start in range(0, len(todo), size):

@@ -192,7 +192,8 @@ class Result:
     @property
     def settings(self) -> list[str]:
         """Setting labels, in the order they were added."""
-        return list(self.metadata.get("settings", {})) or list(self.curves["setting"].unique())
+        settings = self.metadata.get("settings") if isinstance(self.metadata, dict) else None
+        return list(settings if isinstance(settings, dict) else {}) or list(self.curves["setting"].unique())
 
     def to_frame(self, kind: str = "curves") -> pd.DataFrame:
         """One of the tidy frames: ``"curves"``, ``"experts"`` or ``"replications"``."""
@@ -246,25 +247,130 @@ class Result:
     # --- storage -------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write ``curves.parquet``, ``experts.parquet``, ``replications.parquet`` and
-        ``metadata.json`` into directory ``path`` (created if needed); returns it."""
+        ``metadata.json`` into directory ``path``; returns it.
+
+        The save is atomic (:mod:`mlcb.store`): the files are written into a temporary sibling
+        that then replaces ``path``, so a reader, or a save that fails halfway, sees the old result
+        or the new one, never a mix. ``path`` may be missing, or a directory holding a result; a
+        directory with other files is refused (``ValueError``), as is a save while another writer
+        holds the directory's lock."""
+        from mlcb import store
+
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"{path} is not a directory; cannot save a result there")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ValueError(f"{path.parent}: cannot create the directory ({error.strerror})") from None
+        with store.lock(path):
+            return store.replace_directory(path, self.write_files)
+
+    def write_files(self, directory: Path) -> None:
+        """Write the three frames and the metadata into the existing ``directory`` (no atomicity
+        of its own: :meth:`save` and :class:`mlcb.store.Store` write into a temporary directory)."""
+        directory = Path(directory)
         for name in _FRAMES:
-            getattr(self, name).to_parquet(path / f"{name}.parquet", index=False)
-        (path / "metadata.json").write_text(json.dumps(self.metadata, indent=2, default=str))
-        return path
+            getattr(self, name).to_parquet(directory / f"{name}.parquet", index=False)
+        (directory / "metadata.json").write_text(json.dumps(self.metadata, indent=2, default=str))
 
     @classmethod
     def load(cls, path: str | Path) -> Result:
-        """Read a result written by :meth:`save`."""
+        """Read a result written by :meth:`save`, validating it: the four files present and
+        regular files, each frame's columns and dtypes, the metadata a JSON object whose
+        ``settings`` maps every setting of the frames to an object. A directory holding none of
+        the files is a ``FileNotFoundError``; any other problem a ``ValueError`` with one line
+        naming the file and what is wrong. Nothing named in the files is imported or called."""
         path = Path(path)
-        missing = [f"{n}.parquet" for n in _FRAMES if not (path / f"{n}.parquet").exists()]
-        if missing or not (path / "metadata.json").exists():
-            raise FileNotFoundError(
-                f"{path} is not a saved mlcb result (missing {missing or ['metadata.json']})"
-            )
-        frames = [pd.read_parquet(path / f"{name}.parquet") for name in _FRAMES]
-        return cls(*frames, metadata=json.loads((path / "metadata.json").read_text()))
+        names = [f"{n}.parquet" for n in _FRAMES] + ["metadata.json"]
+        if not path.is_dir() or not any((path / n).exists() or (path / n).is_symlink() for n in names):
+            raise FileNotFoundError(f"{path} is not a saved mlcb result (missing {names})")
+        for name in names:
+            file = path / name
+            if not file.exists():
+                raise ValueError(f"{file}: missing; {path} is a damaged mlcb result")
+            if not file.is_file():
+                raise ValueError(f"{file}: not a regular file; {path} is a damaged mlcb result")
+        frames = []
+        for name in _FRAMES:
+            file = path / f"{name}.parquet"
+            try:
+                frame = pd.read_parquet(file)
+            except Exception as error:  # pyarrow raises many kinds on a damaged file
+                raise ValueError(f"{file}: not a readable Parquet file ({_first_line(error)})") from None
+            _check_columns(file, frame, _SCHEMA[name])
+            frames.append(frame)
+        file = path / "metadata.json"
+        try:
+            metadata = json.loads(file.read_text())
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise ValueError(f"{file}: not readable JSON ({_first_line(error)})") from None
+        _check_metadata(file, metadata, frames)
+        return cls(*frames, metadata=metadata)
+
+
+#: Columns of the saved frames and their kinds: ``"str"``, ``"int"`` or ``"float"``.
+_SETTING_SCHEMA = {"setting": "str", "policy": "str", "budget": "int", "calibration": "str"}
+_SCHEMA = {
+    "curves": {
+        **_SETTING_SCHEMA,
+        "replication": "int",
+        "round": "int",
+        "regret": "float",
+        "pseudo_regret": "float",
+        "top_m_regret": "float",
+        "certificate": "float",
+    },
+    "experts": {
+        **_SETTING_SCHEMA,
+        "replication": "int",
+        "round": "int",
+        "expert": "int",
+        "trained": "int",
+        "deployed": "int",
+    },
+    "replications": {
+        **_SETTING_SCHEMA,
+        "replication": "int",
+        "best_expert": "int",
+        "best_loss": "float",
+        "certificate_violated": "float",
+    },
+}
+_KINDS = {
+    "str": pd.api.types.is_string_dtype,
+    "int": pd.api.types.is_integer_dtype,
+    "float": pd.api.types.is_float_dtype,
+}
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _check_columns(file: Path, frame: pd.DataFrame, schema: dict[str, str]) -> None:
+    missing = [c for c in schema if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{file}: missing column(s) {missing}")
+    for column, kind in schema.items():
+        if not _KINDS[kind](frame[column].dtype):
+            raise ValueError(f"{file}: column {column!r} has dtype {frame[column].dtype}, expected {kind}")
+
+
+def _check_metadata(file: Path, metadata: Any, frames: list[pd.DataFrame]) -> None:
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{file}: expected a JSON object, got {type(metadata).__name__}")
+    settings = metadata.get("settings")
+    if not isinstance(settings, dict):
+        raise ValueError(f"{file}: 'settings' must be an object of settings, got {type(settings).__name__}")
+    for label, setting in settings.items():
+        if not isinstance(setting, dict):
+            raise ValueError(f"{file}: setting {label!r} must be an object, got {type(setting).__name__}")
+    for name, frame in zip(_FRAMES, frames):
+        unknown = sorted(set(frame["setting"].astype(str)) - set(settings))
+        if unknown:
+            raise ValueError(f"{file}: settings {unknown[:3]} of {name}.parquet are not described")
 
 
 #: Recent worst-case curves by setting (the curve depends neither on the policy nor on the number

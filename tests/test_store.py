@@ -1,0 +1,456 @@
+"""The results store: atomic saves, one writer, parts per setting, validation of what is read."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mlcb
+from mlcb import engine, presets, store
+from mlcb.cli import main
+from mlcb.engine import CorruptPartWarning
+from mlcb.results import Result
+from mlcb.simulation import Problem
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = {"horizon": 300, "replications": 3, "seed": 4}
+
+
+def _cli(out: Path, *extra: str, budget: str = "1") -> int:
+    return main(
+        ["run", "trap", "--budget", budget, "--horizon", "300", "--replications", "3", "--seed", "4"]
+        + ["--out", str(out), "--quiet", "--threads", "1", *extra]
+    )
+
+
+def _counting(monkeypatch, stop_at: int | None = None) -> list[int]:
+    """Record the replications run (not the one-round warm-up); raise KeyboardInterrupt when
+    ``stop_at`` starts."""
+    ran: list[int] = []
+    original = engine.run_replication
+
+    def counting(problem, seed, replication, horizon, *args, **kwargs):
+        if horizon > 1:
+            if replication == stop_at:
+                raise KeyboardInterrupt
+            ran.append(replication)
+        return original(problem, seed, replication, horizon, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "run_replication", counting)
+    return ran
+
+
+def _assert_same(a: Result, b: Result) -> None:
+    for name in ("curves", "experts", "replications"):
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
+
+
+def _one_line_error(capsys, code: int) -> str:
+    captured = capsys.readouterr()
+    assert code == 2
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mlcb: error:"), captured.err
+    return lines[0]
+
+
+def test_an_interrupted_setting_survives_a_run_of_another_setting(tmp_path, monkeypatch, capsys):
+    with monkeypatch.context() as patch:
+        _counting(patch, stop_at=2)
+        assert _cli(tmp_path, "--no-plot") == 130  # interrupted: replications 0 and 1 kept
+    key_a = presets.get("trap").config(1, **SMALL).key()
+    kept = tmp_path / "trap" / ".parts" / key_a
+    assert sorted(p.name for p in kept.iterdir()) == ["replication-000000.npz", "replication-000001.npz"]
+    assert _cli(tmp_path, "--no-plot", budget="2") == 0  # setting B, same --out
+    assert len(list(kept.glob("*.npz"))) == 2  # A's parts are still there
+    assert not (tmp_path / "trap" / ".parts" / presets.get("trap").config(2, **SMALL).key()).exists()
+    ran = _counting(monkeypatch)
+    assert _cli(tmp_path, "--no-plot", "--overwrite") == 0  # A again: resumes from its parts
+    assert ran == [2]
+    assert not (tmp_path / "trap" / ".parts").exists()
+    full = mlcb.simulate(preset="trap", budget=1, **SMALL)
+    _assert_same(mlcb.load(tmp_path / "trap"), full)
+
+
+def test_a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from mlcb import store\n"
+            "with store.lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)",
+            str(tmp_path / "trap"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        line = _one_line_error(capsys, _cli(tmp_path))
+        assert f"pid {holder.pid} on " in line and "being written" in line
+        assert not (tmp_path / "trap").exists()  # nothing was done
+    finally:
+        holder.kill()
+        holder.wait()
+    assert _cli(tmp_path, "--no-plot") == 0  # the dead holder's lock is free
+    assert not (tmp_path / ".trap.lock").exists()
+
+
+def test_a_lock_held_in_this_process_refuses_a_save(tmp_path):
+    result = mlcb.simulate(preset="trap", budget=1, **SMALL)
+    with store.lock(tmp_path / "run"):
+        with pytest.raises(store.LockedError, match=f"pid {os.getpid()}"):
+            result.save(tmp_path / "run")
+    result.save(tmp_path / "run")
+
+
+def test_a_crash_in_the_middle_of_a_save_leaves_the_previous_result(tmp_path, monkeypatch):
+    first = mlcb.simulate(preset="trap", budget=1, **SMALL)
+    second = mlcb.simulate(preset="trap", budget=2, **SMALL)
+    path = first.save(tmp_path / "run")
+    written = []
+    original = pd.DataFrame.to_parquet
+
+    def failing(self, *args, **kwargs):
+        if written:
+            raise OSError("disk full")
+        written.append(args)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", failing)
+    with pytest.raises(OSError, match="disk full"):
+        second.save(path)
+    monkeypatch.undo()
+    again = mlcb.load(path)
+    _assert_same(again, first)
+    assert list(again.metadata["settings"]) == ["mlcb M=1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no temporary left behind
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"this is not a numpy archive\n" * 20)
+
+
+def _mislabel(path: Path) -> None:
+    path.write_bytes((path.parent / "replication-000002.npz").read_bytes())
+
+
+def _bad_shape(path: Path) -> None:
+    with np.load(path) as data:
+        arrays = dict(data)
+    arrays["trained"] = arrays["trained"][:, :3]
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+@pytest.mark.parametrize("damage", [_truncate, _empty, _garbage, _mislabel, _bad_shape])
+def test_a_corrupt_part_is_named_set_aside_and_recomputed(tmp_path, monkeypatch, damage):
+    full = mlcb.simulate(preset="trap", budget=2, parts=tmp_path, **SMALL)
+    (folder,) = tmp_path.iterdir()
+    victim = folder / "replication-000001.npz"
+    damage(victim)
+    ran = _counting(monkeypatch)
+    with pytest.warns(CorruptPartWarning, match="replication-000001.npz") as caught:
+        resumed = mlcb.simulate(preset="trap", budget=2, parts=tmp_path, **SMALL)
+    assert len(caught) == 1 and "allow_pickle" not in str(caught[0].message)
+    assert ran == [1]
+    _assert_same(resumed, full)
+    assert (folder / "replication-000001.npz.corrupt").is_file()
+    assert engine.Replication.load(victim).index == 1  # recomputed and kept again
+
+
+def test_parts_are_written_under_unique_temporary_names(tmp_path, monkeypatch):
+    replication = engine.run_replications(
+        Problem.from_config(presets.get("trap").config(1, horizon=300, replications=1)),
+        0,
+        [0],
+        300,
+        engine.checkpoint_grid(300),
+    )[0]
+    names = []
+    original = os.replace
+
+    def watch(src, dst):
+        names.append(Path(src).name)
+        return original(src, dst)
+
+    monkeypatch.setattr(os, "replace", watch)
+    replication.save(tmp_path / "replication-000000.npz")
+    replication.save(tmp_path / "replication-000000.npz")
+    assert len(set(names)) == 2 and all(str(os.getpid()) in n for n in names)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["replication-000000.npz"]
+
+
+def test_a_different_experiment_is_refused_without_overwrite(tmp_path, capsys):
+    assert _cli(tmp_path) == 0
+    folder = tmp_path / "trap"
+    assert (folder / "regret.png").is_file()
+    capsys.readouterr()
+    line = _one_line_error(capsys, _cli(tmp_path, "--no-plot", budget="2"))
+    assert "different experiment" in line and "--overwrite" in line
+    assert mlcb.load(folder).settings == ["mlcb M=1"]
+    assert (folder / "regret.png").is_file()
+    assert _cli(tmp_path, "--no-plot", "--overwrite", budget="2") == 0
+    assert mlcb.load(folder).settings == ["mlcb M=2"]
+    assert not (folder / "regret.png").exists()  # old figures went with the old result
+    assert _cli(tmp_path, "--no-plot", budget="2") == 0  # the same experiment runs again
+    assert (
+        main(
+            [
+                "compare",
+                "trap",
+                "--policies",
+                "mlcb",
+                "--horizon",
+                "300",
+                "--replications",
+                "2",
+                "--out",
+                str(tmp_path),
+                "--quiet",
+                "--no-plot",
+                "--budget",
+                "1",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    code = main(
+        [
+            "compare",
+            "trap",
+            "--policies",
+            "mlcb",
+            "--horizon",
+            "300",
+            "--replications",
+            "2",
+            "--out",
+            str(tmp_path),
+            "--quiet",
+            "--no-plot",
+            "--budget",
+            "2",
+        ]
+    )
+    assert "different experiment" in _one_line_error(capsys, code)
+
+
+def test_a_directory_of_other_files_is_not_replaced(tmp_path, capsys):
+    folder = tmp_path / "trap"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    line = _one_line_error(capsys, _cli(tmp_path, "--no-plot"))
+    assert "no part of an mlcb result" in line and "notes.txt" in line
+    result = mlcb.simulate(preset="trap", budget=1, **SMALL)
+    with pytest.raises(ValueError, match="notes.txt"):
+        result.save(folder)
+    assert (folder / "notes.txt").read_text() == "mine"
+
+
+def test_show_prints_a_result(tmp_path, capsys):
+    assert _cli(tmp_path, "--no-plot") == 0
+    capsys.readouterr()
+    assert main(["show", str(tmp_path / "trap")]) == 0
+    out = capsys.readouterr().out
+    for text in (
+        "mlcb M=1",
+        "pseudo-regret",
+        "policy mlcb",
+        "budget 1",
+        "calibration theory",
+        "engine compiled",
+        "family bandit",
+        "certificate valid True",
+        "versions: mlcb",
+        "git revision:",
+        "created: 20",
+    ):
+        assert text in out, text
+
+
+def _metadata_list(path: Path) -> None:
+    (path / "metadata.json").write_text("[]")
+
+
+def _settings_list(path: Path) -> None:
+    (path / "metadata.json").write_text(json.dumps({"settings": [1, 2]}))
+
+
+def _missing_frame(path: Path) -> None:
+    (path / "experts.parquet").unlink()
+
+
+def _frame_is_a_directory(path: Path) -> None:
+    (path / "curves.parquet").unlink()
+    (path / "curves.parquet").mkdir()
+
+
+def _wrong_dtype(path: Path) -> None:
+    curves = pd.read_parquet(path / "curves.parquet")
+    curves["regret"] = curves["regret"].astype(str)
+    curves.to_parquet(path / "curves.parquet", index=False)
+
+
+def _not_parquet(path: Path) -> None:
+    (path / "replications.parquet").write_bytes(b"PAR1 garbage")
+
+
+@pytest.mark.parametrize(
+    "damage, file",
+    [
+        (_metadata_list, "metadata.json"),
+        (_settings_list, "metadata.json"),
+        (_missing_frame, "experts.parquet"),
+        (_frame_is_a_directory, "curves.parquet"),
+        (_wrong_dtype, "curves.parquet"),
+        (_not_parquet, "replications.parquet"),
+    ],
+)
+def test_a_damaged_result_is_one_line_everywhere(tmp_path, capsys, damage, file):
+    path = mlcb.simulate(preset="trap", budget=1, **SMALL).save(tmp_path / "run")
+    damage(path)
+    with pytest.raises(ValueError) as caught:
+        mlcb.load(path)
+    message = str(caught.value)
+    assert file in message and len(message.splitlines()) == 1
+    for command in (["show", str(path)], ["plot", str(path), "--out", str(tmp_path / "figures")]):
+        line = _one_line_error(capsys, main(command))
+        assert file in line
+    assert not (tmp_path / "figures").exists()
+
+
+def test_a_missing_result_is_one_line(tmp_path, capsys):
+    assert "not a saved mlcb result" in _one_line_error(capsys, main(["show", str(tmp_path / "none")]))
+    assert "not a saved mlcb result" in _one_line_error(capsys, main(["plot", str(tmp_path)]))
+
+
+def test_a_setting_without_the_expected_keys_is_still_shown_and_drawn(tmp_path, capsys):
+    path = mlcb.simulate(preset="trap", budget=1, **SMALL).save(tmp_path / "run")
+    (path / "metadata.json").write_text(json.dumps({"settings": {"mlcb M=1": {}}}))
+    assert main(["show", str(path)]) == 0
+    assert "policy ?" in capsys.readouterr().out
+    assert main(["plot", str(path), "--out", str(tmp_path / "figures")]) == 0
+    assert (tmp_path / "figures" / "regret.png").is_file()
+
+
+def test_output_path_errors_are_one_line_before_any_work(tmp_path, capsys, monkeypatch):
+    ran = _counting(monkeypatch)
+    file = tmp_path / "a-file"
+    file.write_text("")
+    assert "is a file" in _one_line_error(capsys, _cli(file))
+    assert "a-file" in _one_line_error(capsys, _cli(file / "below"))
+    (tmp_path / "trap").write_text("")
+    assert "is a file" in _one_line_error(capsys, _cli(tmp_path))
+    toml = tmp_path / "escape.toml"
+    toml.write_text(
+        'name = "../escaped"\nhorizon = 300\nreplications = 1\n[[experts]]\nfamily = "ucb1"\ncount = 2\n'
+    )
+    out = tmp_path / "out"
+    code = main(["run", str(toml), "--out", str(out), "--quiet", "--no-plot"])
+    _one_line_error(capsys, code)
+    assert not (tmp_path / "escaped").exists()
+    for name in ("../escaped", "/tmp/escaped", ".", "a/../../escaped"):
+        with pytest.raises(ValueError, match="outside --out"):
+            store.Store(out, name)
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        assert "not writable" in _one_line_error(capsys, _cli(locked))
+    assert ran == []
+
+
+def test_a_writer_that_died_mid_swap_is_recovered(tmp_path):
+    result = mlcb.simulate(preset="trap", budget=1, **SMALL)
+    path = result.save(tmp_path / "trap")
+    (path / ".parts" / "somekey").mkdir(parents=True)
+    os.rename(path, tmp_path / ".trap.old-1-dead")  # died after renaming the old result aside
+    (tmp_path / ".trap.tmp-1-dead").mkdir()
+    box = store.Store(tmp_path, "trap")
+    with box.lock():
+        box.recover()
+    _assert_same(mlcb.load(path), result)
+    assert (path / ".parts" / "somekey").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trap"]
+
+
+# --- any interleaving of interruptions and resumptions gives the uninterrupted result ----------
+_CONFIG = presets.get("trap").config(2, horizon=200, replications=5, seed=3)
+_GRID = engine.checkpoint_grid(_CONFIG.horizon, _CONFIG.checkpoints)
+
+
+def _replications(parts: Path | None, threads: int, on_done=None) -> list:
+    return engine.run_replications(
+        Problem.from_config(_CONFIG),
+        _CONFIG.seed,
+        range(_CONFIG.replications),
+        _CONFIG.horizon,
+        _GRID,
+        threads=threads,
+        parts=parts,
+        on_done=on_done,
+    )
+
+
+_BASELINE: list = []
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(min_value=0, max_value=4), st.none() | st.integers(min_value=0, max_value=4)),
+        min_size=1,
+        max_size=4,
+    ),
+    threads=st.sampled_from([1, 2]),
+)
+def test_any_interleaving_of_interruptions_gives_the_uninterrupted_result(steps, threads):
+    """Interrupt after ``k`` replications (loaded or new), then maybe damage one kept part (cut it
+    in half, as a crash in the middle of a write would), in any order; the last run resumes."""
+    if not _BASELINE:
+        _BASELINE.extend(_replications(None, 1))
+    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore", CorruptPartWarning)
+        parts = Path(folder)
+        for k, damaged in steps:
+            calls = [0]
+
+            def interrupt(_replication, k=k, calls=calls):
+                calls[0] += 1
+                if calls[0] > k:
+                    raise KeyboardInterrupt
+
+            try:
+                _replications(parts, threads, interrupt)
+            except KeyboardInterrupt:
+                pass
+            assert not list(parts.glob("*.tmp"))
+            victim = parts / f"replication-{damaged:06d}.npz" if damaged is not None else None
+            if victim is not None and victim.exists():
+                _truncate(victim)
+        resumed = _replications(parts, threads)
+    for got, want in zip(resumed, _BASELINE, strict=True):
+        assert got.index == want.index
+        for name in engine.Replication._ARRAYS:
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+        assert (got.best_expert, got.best_loss) == (want.best_expert, want.best_loss)
