@@ -144,9 +144,13 @@ class BanditExpertsEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, reward_means: Any, shuffle: bool = False, streams: Any = None) -> None:
-        means = np.asarray(reward_means, dtype=float)
+        shape = "a rectangular (K, m) array of numbers in [0, 1], rows nan-padded to one length"
+        try:
+            means = np.asarray(reward_means, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"reward_means must be {shape}, got {reward_means!r}") from None
         if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
-            raise ValueError(f"reward_means must be a (K, m) array, got shape {means.shape}")
+            raise ValueError(f"reward_means must be {shape}, got shape {means.shape}")
         finite = np.isfinite(means)
         n_arms = finite.sum(axis=1)
         if np.any(n_arms < 1) or np.any(finite & (np.cumsum(~finite, axis=1) > 0)):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Any
 
 import numpy as np
@@ -19,11 +20,43 @@ def is_real(value: Any) -> bool:
     return real and math.isfinite(value)
 
 
-def integer(name: str, value: Any, minimum: int = 1) -> int:
-    """``value`` as an int, or a ``ValueError``: ``name must be an integer >= minimum``."""
+def integer(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
+    """``value`` as an int, or a ``ValueError``: ``name must be an integer >= minimum`` (and
+    ``<= maximum`` when one is given)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum:_}], got {value!r}")
     return int(value)
+
+
+def budgets(name: str, value: Any) -> list[int]:
+    """Budgets as a list of distinct ints >= 1: one int, or a non-empty list or tuple of them;
+    otherwise a ``ValueError`` naming ``name`` (a bad element: ``name must be an integer >= 1``)."""
+    what = f"{name} must be an integer >= 1 or a non-empty list of distinct integers >= 1"
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not items or not isinstance(value, (list, tuple, numbers.Integral)) or isinstance(value, bool):
+        raise ValueError(f"{what}, got {value!r}")
+    for item in items:
+        integer(name, item)
+    repeated = sorted({int(b) for b in items if list(items).count(b) > 1})
+    if repeated:
+        raise ValueError(f"{what}, got {value!r} (repeated: {', '.join(map(str, repeated))})")
+    return [int(b) for b in items]
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}")
+
+
+def plain_name(name: str, value: Any) -> str:
+    """``value`` if it is a plain file name: 1 to 128 letters, digits, ``-``, ``_`` or ``.``, not
+    starting with ``.`` (so never a path, ``..`` or a hidden file); else a ``ValueError``."""
+    if not isinstance(value, str) or not _PLAIN_NAME.fullmatch(value):
+        raise ValueError(
+            f"{name} must be a plain file name (1 to 128 letters, digits, '-', '_', '.', not starting "
+            f"with '.'), got {value!r}"
+        )
+    return value
 
 
 def positive(name: str, value: Any) -> float:

@@ -1,7 +1,8 @@
-"""The ``mlcb`` command line: ``run``, ``plot``, ``list``.
+"""The ``mlcb`` command line: ``run``, ``compare``, ``plot``, ``show``, ``list``.
 
 Bad input exits with status 2 and one line on standard error; an interrupted ``run`` keeps every
-finished replication and continues from there when the same command is run again.
+finished replication and continues from there when the same command is run again. Results and
+their parts are kept by :mod:`mlcb.store` (atomic saves, one writer per output directory).
 
 Families and policies of one's own come in through plugins (:mod:`mlcb.registry`): modules named
 with ``--plugin MODULE`` (repeatable) and the installed entry points of the group ``mlcb.plugins``,
@@ -15,10 +16,9 @@ import argparse
 import os
 import sys
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 EXAMPLES = """examples:
   mlcb run trap                                  the paper's bandit trap, M in {1, 2, 4}
@@ -33,8 +33,16 @@ EXAMPLES = """examples:
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the command line's error format: one line ``mlcb: error: ...``, status 2
+    (``--help`` still shows the usage)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"mlcb: error: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mlcb",
         description="Simulate budgeted expert selection (M-LCB and related policies): regret "
         "curves, the data-dependent certificate and the theory.",
@@ -54,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("target", help="a preset name (see `mlcb list`) or a .toml file")
     run.add_argument("--policy", help="a policy name (see `mlcb list`; default mlcb)")
     _common_options(run, budgets_help="budgets to run (default: the preset's)")
+    _store_options(run)
     _plugin_option(run)
 
     compare = commands.add_parser(
@@ -68,15 +77,28 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("target", help="a preset name (see `mlcb list`)")
     compare.add_argument("--policies", nargs="+", metavar="NAME", help="keep only these policies")
     _common_options(compare, budgets_help="keep only these budgets (default: the comparison's)")
+    _store_options(compare)
     _plugin_option(compare)
 
     plot = commands.add_parser("plot", help="draw the figures of a saved result")
     plot.add_argument("result", type=Path, help="a directory written by `mlcb run` or `mlcb compare`")
     plot.add_argument("--out", "-o", type=Path, help="figure directory (default: the result's)")
 
+    show = commands.add_parser("show", help="print a saved result's summary and metadata")
+    show.add_argument("result", type=Path, help="a directory written by `mlcb run` or `mlcb compare`")
+
     listing = commands.add_parser("list", help="list presets, policies, expert families and environments")
     _plugin_option(listing)
     return parser
+
+
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace OUT/NAME when it holds a different experiment (default: refuse; the same "
+        "experiment resumes)",
+    )
 
 
 def _plugin_option(parser: argparse.ArgumentParser) -> None:
@@ -120,23 +142,53 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
 
 
+#: Experts one ``[[experts]]`` table may stand for (``count``).
+MAX_COUNT = 10**6
+
+
 def _toml_configs(path: Path, args: argparse.Namespace) -> tuple[str, list]:
-    """Settings described by a TOML file (one per budget)."""
+    """Settings described by a TOML file (one per budget), every key checked before any work."""
+    import dataclasses
+
+    from mlcb import checks
     from mlcb.config import SimulationConfig
 
-    data = tomllib.loads(path.read_text())
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
+    allowed = {f.name for f in dataclasses.fields(SimulationConfig)} | {"name"}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ValueError(
+            f"{path.name}: unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"allowed keys: {', '.join(sorted(allowed))}"
+        )
+    tables = data.pop("experts", None)
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise ValueError(
+            "experts: the TOML file needs one or more [[experts]] tables, each with a family "
+            f"(see `mlcb list`), got {tables!r}"
+        )
     experts = []
-    for index, entry in enumerate(data.pop("experts", [])):
+    for index, entry in enumerate(tables):
         entry = dict(entry)
-        count = entry.pop("count", 1)
+        count = checks.integer(f"experts[{index}].count", entry.pop("count", 1), maximum=MAX_COUNT)
         if "family" not in entry:
             raise ValueError(f"experts[{index}]: each [[experts]] table needs a family (see `mlcb list`)")
-        experts.extend([_toml_expert(entry.pop("family"), entry, f"experts[{index}].family")] * int(count))
-    budgets = data.pop("budget", 1)
-    budgets = budgets if isinstance(budgets, list) else [budgets]
-    name = data.pop("name", path.stem)
+        try:
+            expert = _toml_expert(entry.pop("family"), entry, f"experts[{index}].family")
+        except TypeError as error:  # an unknown parameter of the family
+            raise ValueError(f"experts[{index}]: {error}") from None
+        experts.extend([expert] * count)
+    budgets = checks.budgets("budget", data.pop("budget", 1))
+    if "name" in data:
+        name = checks.plain_name("name", data.pop("name"))
+    else:
+        name = checks.plain_name(f"name (from the file name {path.name!r}; set name = ...)", path.stem)
     fields = {**data, **_overrides(args)}
-    budgets = args.budget or budgets
+    if args.budget is not None:
+        budgets = checks.budgets("budget", args.budget)
     return name, [SimulationConfig(experts=tuple(experts), budget=m, **fields) for m in budgets]
 
 
@@ -173,10 +225,10 @@ def _configs(args: argparse.Namespace) -> tuple[str, list]:
         if not path.is_file():
             raise ValueError(f"target: no such TOML file {args.target!r}")
         return _toml_configs(path, args)
-    from mlcb import presets
+    from mlcb import checks, presets
 
     preset = presets.get(args.target)
-    budgets = args.budget or list(preset.budgets)
+    budgets = list(preset.budgets) if args.budget is None else checks.budgets("budget", args.budget)
     fields = _overrides(args)
     return preset.name, [preset.config(m, args.calibration, **fields) for m in budgets]
 
@@ -187,40 +239,53 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from mlcb import presets
+    from mlcb import checks, presets
     from mlcb.compare import comparison_configs
 
     fields = _overrides(args)
-    if args.budget:
-        fields["budget"] = args.budget
+    if args.budget is not None:
+        fields["budget"] = checks.budgets("budget", args.budget)
     configs = comparison_configs(args.target, None, args.calibration, args.policies, **fields)
     return _simulate_all(args, f"{presets.get(args.target).name}-comparison", configs)
 
 
 def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
+    """Run ``configs`` into the store ``args.out / name`` (:mod:`mlcb.store`): the path checked,
+    the writer's lock held and the experiment in place compared before any work; the result and
+    its figures saved atomically; then only these settings' parts removed."""
     from mlcb.results import Result
     from mlcb.simulation import simulate
+    from mlcb.store import Store
 
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {args.threads!r}")
-    out = args.out / name
-    parts = out / ".parts"
-    results = []
-    started = time.perf_counter()
-    for config in configs:
-        begun = time.perf_counter()
-        result = simulate(config, threads=args.threads, progress=not args.quiet, parts=parts)
-        result.metadata["settings"][config.label]["seconds"] = time.perf_counter() - begun
-        results.append(result)
-    result = Result.concat(results)
-    result.save(out)
-    elapsed = time.perf_counter() - started
-    _print_summary(result, elapsed)
-    if not args.no_plot:
-        for figure in _draw(result, out):
+    store = Store(args.out, name)
+    keys = [config.key() for config in configs]
+    with store.lock():
+        store.recover()
+        store.check_experiment(keys, getattr(args, "overwrite", False))
+        results = []
+        started = time.perf_counter()
+        for config in configs:
+            begun = time.perf_counter()
+            result = simulate(config, threads=args.threads, progress=not args.quiet, parts=store.parts)
+            result.metadata["settings"][config.label]["seconds"] = time.perf_counter() - begun
+            results.append(result)
+        result = Result.concat(results)
+        figures: list[Path] = []
+
+        def fill(directory: Path) -> None:
+            result.write_files(directory)
+            if not args.no_plot:
+                figures.extend(store.path / figure.name for figure in _draw(result, directory))
+
+        out = store.write(fill)
+        elapsed = time.perf_counter() - started
+        _print_summary(result, elapsed)
+        for figure in figures:
             print(f"figure: {figure}")
-    print(f"results: {out}/ (curves, experts, replications .parquet; metadata.json)")
-    _remove_parts(parts)
+        print(f"results: {out}/ (curves, experts, replications .parquet; metadata.json)")
+        store.remove_parts(keys)
     return 0
 
 
@@ -262,20 +327,44 @@ def _draw(result, out: Path) -> list[Path]:
     return paths
 
 
-def _remove_parts(parts: Path) -> None:
-    if not parts.exists():
-        return
-    for path in sorted(parts.rglob("*"), reverse=True):
-        path.unlink() if path.is_file() else path.rmdir()
-    parts.rmdir()
-
-
 def _plot(args: argparse.Namespace) -> int:
     from mlcb.results import load
 
     result = load(args.result)
     for figure in _draw(result, args.out or args.result):
         print(f"figure: {figure}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    """Print a saved result's summary table and its metadata (validated by ``load``)."""
+    from mlcb.results import load
+
+    result = load(args.result)
+    meta = result.metadata
+    settings = meta["settings"]
+    seconds = [s.get("seconds") for s in settings.values()]
+    total = sum(v for v in seconds if isinstance(v, (int, float)))
+    print(f"result: {args.result}")
+    _print_summary(result, total)
+    print("settings:")
+    for label, setting in settings.items():
+        config = setting.get("config") if isinstance(setting.get("config"), dict) else {}
+        fields = {
+            "policy": config.get("policy"),
+            "budget": config.get("budget"),
+            "calibration": config.get("calibration"),
+            "engine": setting.get("engine"),
+            "family": setting.get("family"),
+            "certificate valid": setting.get("certificate_valid"),
+            "key": setting.get("key"),
+        }
+        print(f"  {label}: " + ", ".join(f"{k} {'?' if v is None else v}" for k, v in fields.items()))
+    versions = meta.get("versions")
+    if isinstance(versions, dict):
+        print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    print(f"git revision: {meta.get('git_revision') or 'unknown'}")
+    print(f"created: {meta.get('created') or 'unknown'}")
     return 0
 
 
@@ -312,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from mlcb.errors import ExpertError
 
-    command = {"run": _run, "compare": _compare, "plot": _plot, "list": _list}[args.command]
+    command = {"run": _run, "compare": _compare, "plot": _plot, "show": _show, "list": _list}[args.command]
     try:
         _load_plugins(args)
         return command(args)

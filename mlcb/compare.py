@@ -7,27 +7,64 @@ policy faces the same instance and the same stream ``xi_1, xi_2, ...`` (common r
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from mlcb import checks
+from mlcb.config import SimulationConfig
 from mlcb.presets import Entry
 from mlcb.results import Result
 
+#: The SimulationConfig fields a comparison takes for every setting (``budget``: a filter).
+FIELDS = frozenset(f.name for f in dataclasses.fields(SimulationConfig)) - {"policy", "calibration"}
+
 
 def _entries(items: Iterable[Any]) -> list[Entry]:
+    if isinstance(items, (str, Entry)) or not isinstance(items, Iterable):
+        raise ValueError(
+            "entries must be a list of Entry or (policy, budgets[, policy_params[, smoothing]]), "
+            f"got {items!r}"
+        )
     entries = []
     for item in items:
-        if isinstance(item, Entry):
-            entries.append(item)
-        elif isinstance(item, str):
+        if isinstance(item, str):
             raise ValueError(f"entries: give budgets for policy {item!r}, e.g. Entry({item!r}, (1, 2))")
-        else:
-            entries.append(Entry(*item))
+        if not isinstance(item, Entry):
+            if not isinstance(item, (list, tuple)) or not 2 <= len(item) <= 4:
+                raise ValueError(
+                    f"entries: each must be an Entry or (policy, budgets[, policy_params[, smoothing]]), "
+                    f"got {item!r}"
+                )
+            item = Entry(*item)
+        if not isinstance(item.policy, str):
+            raise ValueError(f"entries: a policy must be a name (str), got {item.policy!r}")
+        budgets = tuple(checks.budgets(f"entries: budgets of {item.policy!r}", item.budgets))
+        if not isinstance(item.policy_params, dict):
+            raise ValueError(
+                f"entries: policy_params of {item.policy!r} must be a dict, got {item.policy_params!r}"
+            )
+        if item.smoothing is not None and not isinstance(item.smoothing, str):
+            raise ValueError(
+                f"entries: smoothing of {item.policy!r} must be None or a name, got {item.smoothing!r}"
+            )
+        entries.append(Entry(item.policy, budgets, item.policy_params, item.smoothing))
     if not entries:
         raise ValueError("entries must name at least one policy with its budgets")
     return entries
+
+
+def _policies(policies: Any) -> list[str]:
+    """``policies`` as a non-empty list of names (one name is a list of one)."""
+    wanted = [policies] if isinstance(policies, str) else policies
+    if not isinstance(wanted, Iterable) or isinstance(wanted, dict):
+        raise ValueError(f"policies must be a policy name or a non-empty list of them, got {policies!r}")
+    wanted = list(wanted)
+    if not wanted or not all(isinstance(name, str) for name in wanted):
+        raise ValueError(f"policies must be a policy name or a non-empty list of them, got {policies!r}")
+    return wanted
 
 
 def comparison_configs(
@@ -40,17 +77,36 @@ def comparison_configs(
     """The validated settings of a comparison (all built before anything runs)."""
     from mlcb import presets
 
+    if not isinstance(preset, str):
+        raise ValueError(f"preset must be a preset name (str), got {preset!r}")
     chosen = presets.get(preset)
+    unknown = sorted(set(fields) - FIELDS)
+    if unknown:
+        raise ValueError(
+            f"unknown field(s) {', '.join(unknown)}; a comparison takes {', '.join(sorted(FIELDS))} "
+            "(policies and budgets come from entries and policies=)"
+        )
     entries = _entries(entries) if entries is not None else list(chosen.comparison)
     if not entries:
         raise ValueError(f"preset {preset!r} defines no comparison; pass entries")
+    offered = sorted({b for e in entries for b in e.budgets})
     if policies is not None:
-        wanted = list(policies)
+        wanted = _policies(policies)
         unknown = sorted(set(wanted) - {e.policy for e in entries})
         if unknown:
             raise ValueError(f"policies: {unknown} not in the comparison ({[e.policy for e in entries]})")
         entries = [e for e in entries if e.policy in wanted]
     budgets = fields.pop("budget", None)
+    if budgets is not None:
+        budgets = checks.budgets("budget", budgets)
+        missing = [b for b in budgets if b not in offered]
+        if missing:
+            raise ValueError(
+                f"budget: {', '.join(map(str, missing))} not among the comparison's budgets "
+                f"({', '.join(map(str, offered))})"
+            )
+    if not isinstance(fields.get("policy_params", {}), dict):
+        raise ValueError(f"policy_params must be a dict, got {fields['policy_params']!r}")
     configs = []
     for entry in entries:
         for budget in entry.budgets if budgets is None else [b for b in budgets if b in entry.budgets]:
@@ -95,7 +151,8 @@ def compare(
         Keep only these policies of the comparison.
     **fields
         :class:`~mlcb.config.SimulationConfig` fields for every setting (``horizon``,
-        ``replications``, ``seed``, ...); ``budget`` (a list) keeps only those budgets.
+        ``replications``, ``seed``, ...); ``budget`` (an int or a list of distinct ints, each
+        among the comparison's budgets) keeps only those budgets.
 
     Examples
     --------
@@ -105,8 +162,10 @@ def compare(
     >>> result.settings
     ['mlcb M=1', 'round-robin M=1']
     """
-    from mlcb.simulation import simulate
+    from mlcb.simulation import _check_threads, simulate
 
+    _check_threads(threads)
+    checks.flag("progress", progress)
     configs = comparison_configs(preset, entries, calibration, policies, **fields)
     results = []
     for config in configs:

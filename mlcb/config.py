@@ -18,6 +18,15 @@ import numpy as np
 from mlcb import checks
 from mlcb.seeding import check_seed
 
+#: The largest horizon ``T``: the engines count rounds, pulls and updates in int64 and feed
+#: rounds to the counter-based random stream, all exact far beyond it, while one replication of
+#: 10^10 rounds already takes about an hour (the trap, one core).
+MAX_HORIZON = 10**10
+#: The largest number of replications of one setting (each is a row of the saved results).
+MAX_REPLICATIONS = 10**6
+#: The largest number of points of the checkpoint grid (each is a row of every curve).
+MAX_CHECKPOINTS = 10**5
+
 
 def _jsonable(value: Any) -> bool:
     try:
@@ -119,9 +128,9 @@ class SimulationConfig:
     budget : int
         ``M``, experts trained per round, ``1 <= M <= K``.
     horizon : int
-        ``T``, rounds per replication, ``>= 1``.
+        ``T``, rounds per replication, ``1 <= T <= 10**10`` (:data:`MAX_HORIZON`).
     replications : int
-        Independent replications, ``>= 1``.
+        Independent replications, ``1 <= R <= 10**6`` (:data:`MAX_REPLICATIONS`).
     seed : int
         The one seed of the simulation, ``>= 0``.
     delta : float
@@ -131,7 +140,8 @@ class SimulationConfig:
     env_params, policy_params : dict
         Keyword arguments of the environment and the policy.
     checkpoints : int
-        Points of the geometric checkpoint grid (the horizon is always one).
+        Points of the geometric checkpoint grid (the horizon is always one), ``1 <= C <= 10**5``
+        (:data:`MAX_CHECKPOINTS`).
     calibration : str
         A label recorded with the results (``"theory"``, ``"practical"``, ``"authors"``, ...).
     """
@@ -155,6 +165,13 @@ class SimulationConfig:
         from mlcb import policies
         from mlcb.contracts import family_of
 
+        for name in ("env_params", "policy_params"):
+            if not isinstance(getattr(self, name), dict):
+                raise ValueError(
+                    f"{name} must be a dict (a TOML table) of keyword arguments, got {getattr(self, name)!r}"
+                )
+        if not isinstance(self.calibration, str):
+            raise ValueError(f"calibration must be a string (a label), got {self.calibration!r}")
         envs.make(self.env, **self.env_params)  # unknown ids and bad parameters raise here
         if not self.experts:
             raise ValueError("experts must be a non-empty list of expert specifications")
@@ -165,9 +182,12 @@ class SimulationConfig:
         if budget > n_experts:
             raise ValueError(f"budget must be an integer in [1, n_experts={n_experts}], got {self.budget!r}")
         object.__setattr__(self, "budget", budget)
-        object.__setattr__(self, "horizon", checks.integer("horizon", self.horizon))
-        object.__setattr__(self, "replications", checks.integer("replications", self.replications))
-        object.__setattr__(self, "checkpoints", checks.integer("checkpoints", self.checkpoints))
+        for name, maximum in (
+            ("horizon", MAX_HORIZON),
+            ("replications", MAX_REPLICATIONS),
+            ("checkpoints", MAX_CHECKPOINTS),
+        ):
+            object.__setattr__(self, name, checks.integer(name, getattr(self, name), maximum=maximum))
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "delta", checks.open_unit("delta", self.delta))
         policies.make(self.policy, **self.policy_params)  # unknown names and bad parameters raise

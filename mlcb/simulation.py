@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,8 +86,9 @@ def simulate(
     Parameters
     ----------
     config : SimulationConfig, optional
-        The setting. Without it, ``preset`` (with ``calibration`` and ``budget``) or the
-        keyword ``fields`` of :class:`SimulationConfig` describe it.
+        The setting (never together with ``preset``). Without it, ``preset`` (with
+        ``calibration`` and ``budget``) or the keyword ``fields`` of :class:`SimulationConfig`
+        describe it.
     preset : str, optional
         A preset name (:mod:`mlcb.presets`); other keywords override its fields.
     threads : int, optional
@@ -118,6 +120,17 @@ def simulate(
     threads = _check_threads(threads)
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if config is not None and preset is not None:
+        raise TypeError(
+            "simulate takes config or preset, not both: config=SimulationConfig(...) or "
+            "preset=NAME with keyword fields"
+        )
+    if config is not None and not isinstance(config, SimulationConfig):
+        raise TypeError(f"config must be a SimulationConfig, got {type(config).__name__}")
+    if preset is not None and not isinstance(preset, str):
+        raise TypeError(f"preset must be a preset name (str), got {preset!r}")
+    if parts is not None and not isinstance(parts, (str, os.PathLike)):
+        raise TypeError(f"parts must be None or a directory path, got {parts!r}")
     if preset is not None:
         from mlcb import presets
 

@@ -1,0 +1,414 @@
+"""Every user error is one line, before any work: bad TOML files, command lines and API calls.
+
+Through the command line: exit status 2, exactly one line on standard error starting
+``mlcb: error:`` and naming the key, nothing written under ``--out``. Through the Python API: a
+``ValueError`` or ``TypeError`` naming the parameter.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agents
+import mlcb
+from mlcb import python_engine, simulation
+from mlcb.cli import main
+from mlcb.compare import comparison_configs
+from mlcb.config import MAX_CHECKPOINTS, MAX_HORIZON, MAX_REPLICATIONS, SimulationConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SETTING = """env = "mlcb/BanditExperts-v0"
+horizon = 100
+replications = 1
+[env_params]
+reward_means = [[0.5, 0.6], [0.5, 0.3]]
+"""
+EXPERTS = """[[experts]]
+family = "ucb1"
+count = 2
+"""
+
+
+def _expert(**keys: str) -> str:
+    lines = "".join(f"{key} = {value}\n" for key, value in keys.items())
+    return f"[[experts]]\n{lines}"
+
+
+# (id, TOML text, extra command-line arguments, what the one line must contain)
+TOML_CASES = [
+    ("no-family", SETTING + _expert(count="2"), [], "experts[0]: each [[experts]] table needs a family"),
+    (
+        "count-float",
+        SETTING + _expert(family='"ucb1"', count="2.7"),
+        [],
+        "experts[0].count must be an integer >= 1, got 2.7",
+    ),
+    (
+        "count-negative",
+        SETTING + _expert(family='"ucb1"', count="-1"),
+        [],
+        "experts[0].count must be an integer >= 1, got -1",
+    ),
+    (
+        "count-bool",
+        SETTING + _expert(family='"ucb1"', count="true"),
+        [],
+        "experts[0].count must be an integer >= 1, got True",
+    ),
+    (
+        "count-huge",
+        SETTING + _expert(family='"ucb1"', count="10_000_000_000"),
+        [],
+        "experts[0].count must be an integer in [1, 1_000_000]",
+    ),
+    (
+        "experts-strings",
+        'experts = ["ucb1"]\n' + SETTING,
+        [],
+        "experts: the TOML file needs one or more [[experts]] tables",
+    ),
+    ("experts-missing", SETTING, [], "experts: the TOML file needs one or more [[experts]] tables"),
+    (
+        "experts-empty",
+        "experts = []\n" + SETTING,
+        [],
+        "experts: the TOML file needs one or more [[experts]] tables",
+    ),
+    (
+        "expert-unknown-param",
+        SETTING + _expert(family='"ucb1"', count="2", bogus="1"),
+        [],
+        "experts[0]: UCB1.__init__() got an unexpected keyword argument 'bogus'",
+    ),
+    (
+        "budget-empty",
+        "budget = []\n" + SETTING + EXPERTS,
+        [],
+        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got []",
+    ),
+    (
+        "budget-repeated",
+        "budget = [1, 1]\n" + SETTING + EXPERTS,
+        [],
+        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got [1, 1] (repeated: 1)",
+    ),
+    (
+        "budget-string",
+        'budget = "2"\n' + SETTING + EXPERTS,
+        [],
+        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got '2'",
+    ),
+    (
+        "budget-option-repeated",
+        SETTING + EXPERTS,
+        ["--budget", "2", "2"],
+        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got [2, 2]",
+    ),
+    (
+        "name-int",
+        "name = 5\n" + SETTING + EXPERTS,
+        [],
+        "name must be a plain file name (1 to 128 letters, digits, '-', '_', '.', not starting with '.'), got 5",
+    ),
+    ("name-traversal", 'name = "../../x"\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
+    ("name-absolute", 'name = "/tmp/x"\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
+    ("name-separator", 'name = "a/b"\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
+    ("name-backslash", 'name = "a\\\\b"\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
+    ("name-dotdot", 'name = ".."\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
+    ("name-hidden", 'name = ".x"\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
+    (
+        "ragged-reward-means",
+        SETTING.replace("[0.5, 0.3]]", "[0.5]]") + EXPERTS,
+        [],
+        "reward_means must be a rectangular (K, m) array",
+    ),
+    (
+        "reward-means-text",
+        SETTING.replace("[0.5, 0.3]]", '["a", 0.3]]') + EXPERTS,
+        [],
+        "reward_means must be a rectangular (K, m) array",
+    ),
+    (
+        "env-params-not-table",
+        'env_params = 5\nenv = "mlcb/Trap-v0"\n' + _expert(family='"ucb1"', count="10"),
+        [],
+        "env_params must be a dict (a TOML table)",
+    ),
+    (
+        "unknown-key",
+        "bogus = 1\n" + SETTING + EXPERTS,
+        [],
+        "unknown key(s) 'bogus'; allowed keys: budget, calibration, checkpoints, delta, env, env_params, experts, horizon, name, policy",
+    ),
+    ("misspelt-table", SETTING + EXPERTS + "[env_param]\nx = 1\n", [], "unknown key(s) 'env_param'"),
+    (
+        "horizon-huge",
+        SETTING.replace("horizon = 100", "horizon = 9223372036854775807") + EXPERTS,
+        [],
+        "horizon must be an integer in [1, 10_000_000_000], got 9223372036854775807",
+    ),
+    (
+        "horizon-float",
+        SETTING.replace("horizon = 100", "horizon = 1e4") + EXPERTS,
+        [],
+        "horizon must be an integer >= 1, got 10000.0",
+    ),
+    (
+        "replications-huge",
+        SETTING.replace("replications = 1", "replications = 10_000_000") + EXPERTS,
+        [],
+        "replications must be an integer in [1, 1_000_000]",
+    ),
+    (
+        "checkpoints-huge",
+        "checkpoints = 1_000_000_000\n" + SETTING + EXPERTS,
+        [],
+        "checkpoints must be an integer in [1, 100_000]",
+    ),
+    ("calibration-int", "calibration = 3\n" + SETTING + EXPERTS, [], "calibration must be a string"),
+    ("not-toml", "horizon = = 1\n", [], "not a valid UTF-8 TOML file"),
+]
+
+# (id, command line after `mlcb`, what the one line must contain)
+COMMAND_CASES = [
+    (
+        "run-budget-repeated",
+        ["run", "trap", "--budget", "1", "1"],
+        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got [1, 1] (repeated: 1)",
+    ),
+    (
+        "compare-budget-repeated",
+        ["compare", "trap", "--budget", "2", "1", "2"],
+        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got [2, 1, 2] (repeated: 2)",
+    ),
+    (
+        "compare-budget-absent",
+        ["compare", "trap", "--budget", "7"],
+        "budget: 7 not among the comparison's budgets (1, 2, 3, 4)",
+    ),
+    (
+        "run-horizon-huge",
+        ["run", "trap", "--horizon", "9223372036854775807"],
+        "horizon must be an integer in [1, 10_000_000_000], got 9223372036854775807",
+    ),
+    (
+        "compare-horizon-huge",
+        ["compare", "trap", "--horizon", str(MAX_HORIZON + 1)],
+        "horizon must be an integer in [1, 10_000_000_000], got 10000000001",
+    ),
+    (
+        "run-replications-huge",
+        ["run", "trap", "--replications", str(MAX_REPLICATIONS + 1)],
+        "replications must be an integer in [1, 1_000_000]",
+    ),
+    (
+        "compare-policy-unknown",
+        ["compare", "trap", "--policies", "nope"],
+        "policies: ['nope'] not in the comparison",
+    ),
+]
+
+# A representative handful also runs in a fresh interpreter, as a user runs it.
+SUBPROCESS_CASES = {
+    "ragged-reward-means",
+    "name-traversal",
+    "unknown-key",
+    "compare-budget-repeated",
+    "run-horizon-huge",
+}
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if a simulation starts on either engine."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("work started before the input was validated")
+
+    monkeypatch.setattr(simulation, "run_compiled", refuse)
+    monkeypatch.setattr(python_engine, "run_replications", refuse)
+
+
+def _argv(case_id: str, tmp_path: Path) -> tuple[list[str], str]:
+    """The command line of a case (its TOML file written under ``tmp_path/in``) and the
+    expected text."""
+    for name, text, extra, expected in TOML_CASES:
+        if name == case_id:
+            folder = tmp_path / "in"
+            folder.mkdir(exist_ok=True)
+            setting = folder / "setting.toml"
+            setting.write_text(text)
+            return ["run", str(setting), *extra], expected
+    for name, argv, expected in COMMAND_CASES:
+        if name == case_id:
+            return list(argv), expected
+    raise KeyError(case_id)
+
+
+ALL_IDS = [case[0] for case in TOML_CASES] + [case[0] for case in COMMAND_CASES]
+
+
+def _assert_refused(status: int, out: str, err: str, expected: str, results: Path) -> None:
+    assert status == 2
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("mlcb: error: "), err
+    assert expected in lines[0], err
+    assert "Traceback" not in out + err
+    assert not results.exists() or not any(results.iterdir())
+
+
+@pytest.mark.parametrize("case_id", ALL_IDS)
+def test_cli_refuses_in_one_line_before_work(case_id, tmp_path, capsys, no_work):
+    argv, expected = _argv(case_id, tmp_path)
+    results = tmp_path / "out"
+    status = main([*argv, "--out", str(results), "--no-plot", "--quiet"])
+    captured = capsys.readouterr()
+    _assert_refused(status, captured.out, captured.err, expected, results)
+
+
+@pytest.mark.parametrize("case_id", sorted(SUBPROCESS_CASES))
+def test_cli_refuses_in_a_fresh_process(case_id, tmp_path):
+    argv, expected = _argv(case_id, tmp_path)
+    results = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "mlcb.cli", *argv, "--out", str(results), "--no-plot", "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    _assert_refused(done.returncode, done.stdout, done.stderr, expected, results)
+
+
+def test_default_name_from_the_file_must_be_plain(tmp_path, capsys, no_work):
+    setting = tmp_path / "my setting.toml"
+    setting.write_text(SETTING + EXPERTS)
+    status = main(["run", str(setting), "--out", str(tmp_path / "out"), "--no-plot", "--quiet"])
+    err = capsys.readouterr().err
+    _assert_refused(
+        status, "", err, "name (from the file name 'my setting.toml'; set name = ...)", tmp_path / "out"
+    )
+
+
+# --- the same through the Python API ------------------------------------------------------------
+def _config(**changes):
+    fields = {
+        "env": "mlcb/BanditExperts-v0",
+        "env_params": {"reward_means": [[0.5, 0.6], [0.5, 0.3]]},
+        "experts": (agents.make("ucb1"),) * 2,
+        "horizon": 100,
+        "replications": 1,
+    }
+    return SimulationConfig(**{**fields, **changes})
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "message"),
+    [
+        (
+            {"horizon": 2**63},
+            ValueError,
+            r"horizon must be an integer in \[1, 10_000_000_000\], got 9223372036854775808",
+        ),
+        ({"horizon": MAX_HORIZON + 1}, ValueError, r"horizon must be an integer in \[1, 10_000_000_000\]"),
+        (
+            {"replications": MAX_REPLICATIONS + 1},
+            ValueError,
+            r"replications must be an integer in \[1, 1_000_000\]",
+        ),
+        (
+            {"checkpoints": MAX_CHECKPOINTS + 1},
+            ValueError,
+            r"checkpoints must be an integer in \[1, 100_000\]",
+        ),
+        (
+            {"env_params": {"reward_means": [[0.5, 0.6], [0.5]]}},
+            ValueError,
+            r"reward_means must be a rectangular \(K, m\) array",
+        ),
+        ({"env_params": [("reward_means", [[0.5]])]}, ValueError, r"env_params must be a dict"),
+        ({"policy_params": "fast"}, ValueError, r"policy_params must be a dict"),
+        ({"calibration": None}, ValueError, r"calibration must be a string"),
+    ],
+)
+def test_config_refuses_with_the_parameter_named(changes, error, message):
+    with pytest.raises(error, match=message):
+        _config(**changes)
+
+
+def test_config_bounds_are_inclusive():
+    config = _config(horizon=MAX_HORIZON, replications=MAX_REPLICATIONS, checkpoints=MAX_CHECKPOINTS)
+    assert (config.horizon, config.replications, config.checkpoints) == (10**10, 10**6, 10**5)
+
+
+def test_simulate_refuses_config_with_preset(no_work):
+    with pytest.raises(TypeError, match=r"simulate takes config or preset, not both"):
+        mlcb.simulate(_config(), preset="trap")
+    with pytest.raises(TypeError, match=r"config must be a SimulationConfig, got dict"):
+        mlcb.simulate({"horizon": 10})
+    with pytest.raises(TypeError, match=r"preset must be a preset name \(str\), got 5"):
+        mlcb.simulate(preset=5)
+    with pytest.raises(TypeError, match=r"parts must be None or a directory path, got 3"):
+        mlcb.simulate(_config(), parts=3)
+    with pytest.raises(ValueError, match=r"horizon must be an integer in \[1, 10_000_000_000\]"):
+        mlcb.simulate(preset="trap", horizon=2**63)
+
+
+def test_compare_takes_one_budget_as_an_int():
+    configs = comparison_configs("trap", budget=2)
+    assert [(c.policy, c.budget) for c in configs] == [("mlcb", 2), ("limited-advice", 2)]
+    assert [c.policy for c in comparison_configs("trap", policies="mlcb", budget=1)] == ["mlcb"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"budget": [1, 1]},
+            ValueError,
+            r"budget must be .* distinct integers >= 1, got \[1, 1\] \(repeated: 1\)",
+        ),
+        ({"budget": "2"}, ValueError, r"budget must be an integer >= 1 or a non-empty list"),
+        ({"budget": []}, ValueError, r"budget must be an integer >= 1 or a non-empty list"),
+        ({"budget": 7}, ValueError, r"budget: 7 not among the comparison's budgets \(1, 2, 3, 4\)"),
+        ({"policies": []}, ValueError, r"policies must be a policy name or a non-empty list of them"),
+        ({"policies": [1]}, ValueError, r"policies must be a policy name or a non-empty list of them"),
+        (
+            {"bogus": 1},
+            ValueError,
+            r"unknown field\(s\) bogus; a comparison takes budget, checkpoints, delta",
+        ),
+        ({"policy": "mlcb"}, ValueError, r"unknown field\(s\) policy; .*policies="),
+        ({"policy_params": 3}, ValueError, r"policy_params must be a dict"),
+        ({"horizon": 2**63}, ValueError, r"horizon must be an integer in \[1, 10_000_000_000\]"),
+        ({"entries": "mlcb"}, ValueError, r"entries must be a list of Entry or \(policy, budgets"),
+        ({"entries": [("mlcb", 2)]}, None, None),
+        ({"entries": [("mlcb", (1, 1))]}, ValueError, r"entries: budgets of 'mlcb' must be .*repeated: 1"),
+        ({"entries": [("mlcb",)]}, ValueError, r"entries: each must be an Entry or \(policy, budgets"),
+        ({"entries": [(5, (1,))]}, ValueError, r"entries: a policy must be a name \(str\), got 5"),
+        ({"entries": [("mlcb", (1,), "x")]}, ValueError, r"entries: policy_params of 'mlcb' must be a dict"),
+        (
+            {"entries": [("mlcb", (1,), {}, 3)]},
+            ValueError,
+            r"entries: smoothing of 'mlcb' must be None or a name",
+        ),
+        ({"threads": 0}, ValueError, r"threads must be None or an integer >= 1, got 0"),
+        ({"progress": "yes"}, ValueError, r"progress must be True or False, got 'yes'"),
+        ({"calibration": "magic"}, ValueError, r"calibration must be one of"),
+        ({"preset": 5}, ValueError, r"preset must be a preset name \(str\), got 5"),
+    ],
+)
+def test_compare_refuses_with_the_parameter_named(no_work, kwargs, error, message):
+    kwargs = {"preset": "trap", "horizon": 100, "replications": 1, **kwargs}
+    preset = kwargs.pop("preset")
+    if error is None:  # accepted: an int budget is a list of one
+        assert [c.budget for c in comparison_configs(preset, kwargs.pop("entries"), **kwargs)] == [2]
+        return
+    with pytest.raises(error, match=message):
+        mlcb.compare(preset, **kwargs)
