@@ -61,7 +61,8 @@ class Record(NamedTuple):
     training outputs.
     Trace, when ``trace_deployed`` has length ``T_trace > 0``: ``trace_selected`` (T_trace, M)
     (-1 padded), ``trace_deployed`` (T_trace,), ``trace_loss`` (T_trace,) deployed loss.
-    ``error`` (4,) float64: code, round, expert, offending value.
+    ``exceeded`` (1,) int64: 1 once the pseudo-regret has exceeded the certificate Delta(t) in
+    some round (checked every round). ``error`` (4,) float64: code, round, expert, offending value.
     """
 
     checkpoints: np.ndarray
@@ -82,6 +83,7 @@ class Record(NamedTuple):
     trace_selected: np.ndarray
     trace_deployed: np.ndarray
     trace_loss: np.ndarray
+    exceeded: np.ndarray
     error: np.ndarray
 
 
@@ -194,6 +196,10 @@ def account_end(policy_params, policy_state, stats, accounting, record, t, n_sel
     for j in range(n_selected):
         top_m += accounting.optimal[selected[j]]
     totals[2] += top_m / n_selected - accounting.top_m_best
+    # The certificate is checked every round, not only at checkpoints: pseudo-regret > Delta(t)
+    # iff (pseudo-regret - k* widths) M > all widths (M > 0; False whenever a width is nan).
+    if (totals[1] - totals[3]) * accounting.budget > totals[4]:
+        record.exceeded[0] = 1
     end_round(policy_params, policy_state, stats, selected, n_selected, chosen, loss, t)
 
     if t <= record.trace_deployed.shape[0]:

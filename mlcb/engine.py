@@ -55,6 +55,7 @@ class Replication:
     trace_selected: np.ndarray  # (T_trace, M)
     trace_deployed: np.ndarray
     trace_loss: np.ndarray
+    exceeded: bool = False  # the pseudo-regret exceeded the certificate in some round
 
     _ARRAYS = (
         "regret",
@@ -79,7 +80,12 @@ class Replication:
         write_file(
             Path(path),
             lambda handle: np.savez(
-                handle, index=self.index, best_expert=self.best_expert, best_loss=self.best_loss, **arrays
+                handle,
+                index=self.index,
+                best_expert=self.best_expert,
+                best_loss=self.best_loss,
+                exceeded=int(self.exceeded),
+                **arrays,
             ),
         )
 
@@ -104,12 +110,12 @@ class Replication:
                     raise ValueError("an empty file" if not head else "not an .npz archive")
                 handle.seek(0)
                 with np.load(handle, allow_pickle=False) as data:
-                    names = ("index", "best_expert", "best_loss", *cls._ARRAYS)
+                    names = ("index", "best_expert", "best_loss", "exceeded", *cls._ARRAYS)
                     missing = [n for n in names if n not in data]
                     if missing:
                         raise ValueError(f"missing arrays {missing}")
                     arrays = {name: data[name] for name in cls._ARRAYS}
-                    scalars = {name: data[name] for name in ("index", "best_expert", "best_loss")}
+                    scalars = {name: data[name] for name in ("index", "best_expert", "best_loss", "exceeded")}
         except ValueError as error:
             raise ValueError(f"{path}: not a valid replication part ({_first_line(error)})") from None
         except Exception as error:  # zip, pickle, EOF and OS errors of a damaged file
@@ -131,6 +137,7 @@ class Replication:
             index=int(scalars["index"]),
             best_expert=int(scalars["best_expert"]),
             best_loss=float(scalars["best_loss"]),
+            exceeded=bool(scalars["exceeded"]),
             **arrays,
         )
 
@@ -247,6 +254,7 @@ def build_common(
         trace_selected=np.full((trace_rounds, width), -1, dtype=np.int64),
         trace_deployed=np.full(trace_rounds, -1, dtype=np.int64),
         trace_loss=np.zeros(trace_rounds),
+        exceeded=np.zeros(1, dtype=np.int64),
         error=np.zeros(4),
     )
     stats = _engine.new_stats(n_experts)
@@ -325,6 +333,7 @@ def collect(built: Built, replication: int) -> Replication:
         trace_selected=record.trace_selected,
         trace_deployed=record.trace_deployed,
         trace_loss=record.trace_loss,
+        exceeded=bool(record.exceeded[0]),
     )
 
 

@@ -12,8 +12,8 @@ Three long frames, one row per observation (seaborn's "tidy" layout):
     included) and ``deployed`` counts.
 ``replications``
     one row per (setting, replication): the best expert ``best_expert`` (k*), ``best_loss``
-    (L*), and ``certificate_violated`` (1.0 if the pseudo-regret exceeded Delta at some
-    checkpoint, 0.0 if not, NaN for policies without a certificate).
+    (L*), and ``certificate_violated`` (1.0 if the pseudo-regret exceeded Delta in some
+    round, checked every round, 0.0 if not, NaN for policies without a certificate).
 
 Every frame carries the setting columns ``setting``, ``policy``, ``budget`` and ``calibration``.
 
@@ -135,7 +135,7 @@ class Result:
         policy = config.make_policy()
         has_certificate = bool(getattr(policy, "has_certificate", False))
         violated = [
-            float(np.any(r.pseudo_regret > r.certificate)) if has_certificate else np.nan
+            float(r.exceeded) if has_certificate else np.nan
             for r in replications
         ]
         reps = pd.DataFrame(

@@ -128,3 +128,29 @@ def test_beta_draws_have_the_beta_law(alpha, beta_):
     assert stats.kstest(draws, "beta", args=(alpha, beta_)).pvalue > 1e-4
     compiled = [_random.beta(np.uint64(key), t, 0, alpha, beta_) for t in range(50)]
     np.testing.assert_array_equal(compiled, draws[:50])
+
+
+def test_certificate_exceedance_is_caught_between_checkpoints():
+    """With a tiny bonus the pseudo-regret overtakes the certificate Delta(t) mid-run in some
+    replications and falls back below it by the last checkpoint: a check at the checkpoints only
+    (here rounds 1 and T) misses it; the engine checks every round. The flag must equal what a
+    grid of every round shows, on both engines."""
+    config = presets.get("trap").config(
+        2, horizon=3_000, replications=24, seed=1, checkpoints=2, policy_params={"bonus_scale": 0.02}
+    )
+    problem = Problem.from_config(config)
+    every_round = engine.checkpoint_grid(3_000, 100_000)
+    assert len(every_round) == 3_000
+    sparse = engine.checkpoint_grid(3_000, 2)
+    caught_between = 0
+    for r in range(config.replications):
+        dense = engine.run_replication(problem, 1, r, 3_000, every_round)
+        few = engine.run_replication(problem, 1, r, 3_000, sparse)
+        assert few.exceeded == dense.exceeded == bool(np.any(dense.pseudo_regret > dense.certificate))
+        caught_between += few.exceeded and not np.any(few.pseudo_regret > few.certificate)
+    assert caught_between >= 1  # replication 1 of this seed is one (found once, not tuned)
+    result = mlcb.simulate(config)
+    flags = result.replications["certificate_violated"].to_numpy()
+    python = mlcb.simulate(config, engine="python")
+    np.testing.assert_array_equal(flags, python.replications["certificate_violated"].to_numpy())
+    assert flags[1] == 1.0

@@ -33,6 +33,7 @@ def assert_engines_agree(config, replications=(0, 2), rounds: int | None = None,
     for one, other in zip(compiled, python):
         assert one.index == other.index
         assert one.best_expert == other.best_expert
+        assert one.exceeded == other.exceeded
         for name in FIELDS + TRACES:
             np.testing.assert_array_equal(getattr(one, name), getattr(other, name), err_msg=name)
 
