@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mlcb import theory
 from mlcb.contracts import family_of
 
 SETTING_COLUMNS = ["setting", "policy", "budget", "calibration"]
@@ -451,9 +452,7 @@ def worst_case_curve(
         )
         firsts, inverse = np.unique(inverse, return_inverse=True)
         multiplicity = np.bincount(inverse, minlength=len(firsts))
-        # mlcb.theory.confidence_width, without its checks (done above) and its import of scipy
-        hoeffding = np.sqrt(2.0 * np.log(4.0 * n_experts * counts * counts / delta) / counts)
-        widths = hoeffding + rates[firsts] / counts
+        widths = theory.confidence_width(counts, n_experts, delta, rates[firsts])
     except (ValueError, TypeError, ArithmeticError, MemoryError):  # no curve rather than no result
         return None
     del rates

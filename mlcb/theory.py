@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from mlcb import checks
 
@@ -513,6 +512,8 @@ def certificate_allowance(
         raise ValueError(f"replications must hold integers >= 1, got {replications!r}")
     d = checks.open_unit("delta", delta)
     a = checks.open_unit("alpha", alpha)
+    from scipy import stats  # here: the rest of the module serves simulations without scipy
+
     c = stats.binom.ppf(1.0 - a, r, d)
     c = np.where((c > 0) & (stats.binom.sf(c - 1, r, d) <= a), c - 1, c)
     c = np.where(stats.binom.sf(c, r, d) > a, c + 1, c).astype(np.int64)
