@@ -1,4 +1,4 @@
-"""The experts: self-learning online algorithms and their rate functions (SPEC sections 1, 5).
+"""The experts: self-learning online algorithms and their rate functions (docs/theory.md §1, §5).
 
 Each expert is a frozen dataclass, a *specification* (its hyper-parameters and rate function);
 a *pool* is a list of them, one per expert, all of one family, and the family

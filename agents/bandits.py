@@ -1,23 +1,23 @@
-"""Bandit experts: UCB1, decaying epsilon-greedy and Bernoulli Thompson sampling (SPEC section 1).
+"""Bandit experts: UCB1, decaying epsilon-greedy and Bernoulli Thompson sampling (docs/theory.md §1).
 
 Each expert runs its algorithm over its own arms (:mod:`envs.bandit`); a trained expert samples an
 arm from its current decision, observes that arm's loss under ``xi_t`` and updates. Every family
-ships its anytime rate function ``U(n, delta')`` (RATES.md), always capped at ``n``.
+ships its anytime rate function ``U(n, delta')`` (docs/rates.md), always capped at ``n``.
 
 Families and rates (``n`` the expert's own update count, ``m`` its arms, ``delta' = delta / 2K``):
 
 * :class:`UCB1` -- index ``mean_a - sqrt(c ln j / N_a)`` (``j`` its own round), each arm once
-  first. ``rate="theory"`` (RATES 1b, needs ``c > 1``):
+  first. ``rate="theory"`` (docs/rates.md §1b, needs ``c > 1``):
   ``2 sqrt(c (m-1) n ln n) + (m-1) + t0 + sqrt((n/2) log(4 n^2 / delta'))``,
   ``t0 = ceil((8m / delta')^(1/(2c-2)))``. ``rate="authors"``: ``0.5 sqrt(ln n) sum_a sqrt(N_a)``.
 * :class:`EpsilonGreedy` -- ``eps_j = min(1, c (m l_j / j)^(1-alpha))``, ``l_j = max(1, ln j)``;
   exploit the smallest empirical mean, unsampled arms first. ``rate="theory"``: the computable
-  ``U#`` of RATES section 2 (running sums, O(1) per update); ``rate="authors"``:
+  ``U#`` of docs/rates.md §2 (running sums, O(1) per update); ``rate="authors"``:
   ``0.5 n^alpha (m ln n)^(1-alpha)``.
 * :class:`ThompsonSampling` -- Beta(1 + losses, 1 + non-losses) posterior on each arm's loss,
-  play the smallest sample. Vanilla TS has no usable explicit high-probability bound (RATES 3):
+  play the smallest sample. Vanilla TS has no usable explicit high-probability bound (docs/rates.md §3):
   its rate is the UCB(delta0) formula and it is flagged ``heuristic``. ``clipped=True`` is the
-  clipped variant of RATES 3(i), valid with
+  clipped variant of docs/rates.md §3, valid with
   ``1.5 sqrt(2 (m-1) n log(8 m n^2 / delta')) + sqrt((n/2) log(4 n^2 / delta')) + (m-1)``.
 
 ``rate_scale`` multiplies a rate (a user's ``beta_k``); anything but 1 leaves the theory.
@@ -219,7 +219,7 @@ def _train(params, state, env_params, env_state, k, t):
 
 @kernel
 def sharp_rate_step(epsilon_sum, rate_sum, m, j, eps, delta_prime):
-    """One step of RATES section 2's computable rate U#: the running sums after round ``j``.
+    """One step of the computable rate U# (docs/rates.md §2): the running sums after round ``j``.
 
     ``epsilon_sum`` is the sum of ``eps_i`` for ``i < j``; returns the sums including round j.
     """
@@ -233,7 +233,7 @@ def sharp_rate_step(epsilon_sum, rate_sum, m, j, eps, delta_prime):
 
 @kernel
 def _rate(expert, state, k, n, dp):
-    """``U(n, delta')`` of expert ``k`` (RATES.md), capped at ``n``."""
+    """``U(n, delta')`` of expert ``k`` (docs/rates.md), capped at ``n``."""
     m = expert.n_arms
     code = expert.code
     if expert.rate_kind == AUTHORS_RATE and code == UCB1_FAMILY:
@@ -410,7 +410,7 @@ BANDITS = BanditFamily()
 class UCB1:
     """UCB1 over the expert's arms, radius ``sqrt(c ln j / N_a)`` (Auer et al. 2002: c = 2).
 
-    ``rate="theory"`` needs ``c > 1`` (RATES 1b); the authors' code used ``c = 0.25`` (their
+    ``rate="theory"`` needs ``c > 1`` (docs/rates.md §1b); the authors' code used ``c = 0.25`` (their
     radius ``0.5 sqrt(ln j / N_a)``) with ``rate="authors"``, outside the theory.
 
     Examples
@@ -434,7 +434,7 @@ class UCB1:
         checks.positive("rate_scale", self.rate_scale)
         if self.rate == "theory" and self.c <= 1:
             raise ValueError(
-                f"c must be > 1 for UCB1's theory rate (RATES 1b), got {self.c!r}; "
+                f"c must be > 1 for UCB1's theory rate (docs/rates.md §1b), got {self.c!r}; "
                 "use rate='authors' for c <= 1 (outside the theory)"
             )
 
@@ -477,7 +477,7 @@ class EpsilonGreedy:
 class ThompsonSampling:
     """Bernoulli Thompson sampling with a uniform Beta(1, 1) prior on each arm's loss.
 
-    ``clipped=True`` keeps each sample inside ``[mean - 2 rho, mean - rho]`` (RATES 3(i)), which
+    ``clipped=True`` keeps each sample inside ``[mean - 2 rho, mean - rho]`` (docs/rates.md §3), which
     has an explicit rate; vanilla TS is ``heuristic`` (no usable high-probability bound).
     """
 
@@ -566,7 +566,7 @@ def _record(signature: tuple, delta_prime: float, rate_row: int = -1, epsilon_ro
 
 
 def _ucb1_offset(code: int, rate: str, c: float, m: int, delta_prime: float) -> float:
-    """``(m - 1) + t0`` of the UCB1 theory rate (RATES 1b), 0 for other rates."""
+    """``(m - 1) + t0`` of the UCB1 theory rate (docs/rates.md §1b), 0 for other rates."""
     if code != UCB1_FAMILY or rate != "theory":
         return 0.0
     return (m - 1) + math.ceil((8.0 * m / delta_prime) ** (1.0 / (2.0 * c - 2.0)))

@@ -1,4 +1,4 @@
-"""Online GLM experts: projected online gradient descent on ``y_hat = f(w . x)`` (SPEC 1, 7).
+"""Online GLM experts: projected online gradient descent on ``y_hat = f(w . x)`` (docs/theory.md §1, §7).
 
 Expert ``k`` owns a link ``f_k`` (:mod:`envs.links`) and the ball ``W = {||w|| <= r}``. Trained
 at its own round ``j``, it predicts with its current ``w``, suffers the normalised square loss of
@@ -7,7 +7,7 @@ the GLM stream (:mod:`envs.glm`) and steps
     w <- Proj_W(w - eta_j grad),  eta_j = step_scale * D / (G sqrt(j)),
 
 with ``D = 2r`` and ``G = 2 L_f R_x / B`` the largest gradient norm on the ball (Hazan 2016,
-Thm 3.1: regret ``<= 1.5 G D sqrt(n)`` for convex losses). Its rate (RATES 4, sharper form) is
+Thm 3.1: regret ``<= 1.5 G D sqrt(n)`` for convex losses). Its rate (docs/rates.md §4, sharper form) is
 
     U(n, delta') = min(n, rate_scale (1.5 G D sqrt(n) + sqrt((n/2) log(2 n^2 / delta')))).
 
@@ -231,7 +231,7 @@ GLMS = GLMFamily()
 
 @dataclass(frozen=True)
 class OnlineGradientDescent:
-    """Projected OGD on a GLM with a fixed link (SPEC section 7's "glm" experts).
+    """Projected OGD on a GLM with a fixed link (the "glm" experts of docs/theory.md §7).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Anytime rate functions ``U(n, delta')`` of the expert families, vectorised (RATES.md).
+"""Anytime rate functions ``U(n, delta')`` of the expert families, vectorised (docs/rates.md).
 
 Every expert handed to M-LCB must satisfy the paper's Assumption 2: with probability at least
 ``1 - delta'``, for all ``n >= 1`` at once, its regret after ``n`` own updates is at most
@@ -8,10 +8,10 @@ theory curves, certificates and tests; the compiled kernels of :mod:`agents.band
 same numbers one count at a time (a test holds the two equal).
 
 Every rate is capped at ``n``: the regret of ``n`` losses in ``[0, 1]`` never exceeds ``n``, so
-``min(n, U)`` is as valid as ``U`` and stays non-decreasing (RATES section 0).
+``min(n, U)`` is as valid as ``U`` and stays non-decreasing (docs/rates.md §0).
 
 ==================================  ========================================  ===============
-function                            rate                                      RATES section
+function                            rate                                      docs/rates.md
 ==================================  ========================================  ===============
 :func:`ucb_delta_rate`              anytime UCB(delta0), delta0 = delta'/2    1a
 :func:`ucb1_rate`                   UCB1 with radius sqrt(c ln j / N_a)       1b
@@ -71,7 +71,7 @@ def _counts(n: Counts, name: str = "n") -> npt.NDArray[np.float64]:
 
 
 def _capped(n: npt.NDArray[np.float64], value: npt.NDArray[np.float64]) -> Rate:
-    """``min(n, value)``; a float for a scalar count (RATES section 0: regret never exceeds n)."""
+    """``min(n, value)``; a float for a scalar count (docs/rates.md §0: regret never exceeds n)."""
     out = np.minimum(n, value)
     return out[()] if out.ndim == 0 else out
 
@@ -87,7 +87,7 @@ def _ucb_delta_value(n: npt.NDArray[np.float64], m: int, delta_prime: float, fac
 
 
 def _ucb1_offset(m: int, c: float, delta_prime: float) -> float:
-    """``(m - 1) + t0``, ``t0 = ceil((8m / delta')^(1 / (2c - 2)))`` (RATES 1b)."""
+    """``(m - 1) + t0``, ``t0 = ceil((8m / delta')^(1 / (2c - 2)))`` (docs/rates.md §1b)."""
     return (m - 1) + math.ceil((8.0 * m / delta_prime) ** (1.0 / (2.0 * c - 2.0)))
 
 
@@ -136,7 +136,7 @@ def _authors_epsilon_greedy_value(n: npt.NDArray[np.float64], m: int, alpha: flo
 
 # --- public rates ------------------------------------------------------------------------------
 def ucb_delta_rate(n: Counts, n_arms: int, delta_prime: float) -> Rate:
-    r"""Anytime UCB(delta0) on ``m`` arms, built with ``delta0 = delta' / 2`` (RATES 1a).
+    r"""Anytime UCB(delta0) on ``m`` arms, built with ``delta0 = delta' / 2`` (docs/rates.md §1a).
 
     .. math::
 
@@ -175,7 +175,7 @@ def ucb_delta_rate(n: Counts, n_arms: int, delta_prime: float) -> Rate:
 
 
 def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float) -> Rate:
-    r"""UCB1 with radius ``sqrt(c ln j / N_a)``, ``c > 1`` (RATES 1b).
+    r"""UCB1 with radius ``sqrt(c ln j / N_a)``, ``c > 1`` (docs/rates.md §1b).
 
     .. math::
 
@@ -207,7 +207,7 @@ def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float) -> Rate:
     Raises
     ------
     ValueError
-        If ``c <= 1`` (outside the theory of RATES 1b) or another argument is out of range.
+        If ``c <= 1`` (outside the theory of docs/rates.md §1b) or another argument is out of range.
 
     Examples
     --------
@@ -218,13 +218,13 @@ def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float) -> Rate:
     counts = _counts(n)
     m = checks.integer("n_arms", n_arms)
     if not (checks.is_real(c) and c > 1):
-        raise ValueError(f"c must be a finite number > 1 for UCB1's rate (RATES 1b), got {c!r}")
+        raise ValueError(f"c must be a finite number > 1 for UCB1's rate (docs/rates.md §1b), got {c!r}")
     dp = checks.open_unit("delta_prime", delta_prime)
     return _capped(counts, _ucb1_value(counts, m, float(c), dp))
 
 
 def epsilon_greedy_schedule(j: Counts, n_arms: int, c: float, alpha: float) -> Rate:
-    r"""Exploration probabilities of decaying epsilon-greedy (RATES 2).
+    r"""Exploration probabilities of decaying epsilon-greedy (docs/rates.md §2).
 
     .. math::
 
@@ -263,7 +263,7 @@ def epsilon_greedy_schedule(j: Counts, n_arms: int, c: float, alpha: float) -> R
 
 
 def epsilon_greedy_rate(n: Counts, n_arms: int, c: float, alpha: float, delta_prime: float) -> Rate:
-    r"""Computable rate ``U#`` of decaying epsilon-greedy (RATES 2, the shipped rate).
+    r"""Computable rate ``U#`` of decaying epsilon-greedy (docs/rates.md §2, the shipped rate).
 
     With ``mu_j = (1/m) sum_{i<j} eps_i`` and
     ``s_j = ceil(mu_j - sqrt(2 mu_j log(6 m j^2 / delta')))``, let
@@ -317,7 +317,7 @@ def epsilon_greedy_rate(n: Counts, n_arms: int, c: float, alpha: float, delta_pr
 
 
 def epsilon_greedy_closed_form(n: Counts, n_arms: int, c: float, alpha: float, delta_prime: float) -> Rate:
-    r"""Closed-form rate ``U_eG`` of decaying epsilon-greedy (RATES 2).
+    r"""Closed-form rate ``U_eG`` of decaying epsilon-greedy (docs/rates.md §2).
 
     .. math::
 
@@ -378,9 +378,9 @@ def epsilon_greedy_closed_form(n: Counts, n_arms: int, c: float, alpha: float, d
 
 
 def thompson_rate(n: Counts, n_arms: int, delta_prime: float, clipped: bool) -> Rate:
-    r"""Rate of Bernoulli Thompson sampling (RATES 3).
+    r"""Rate of Bernoulli Thompson sampling (docs/rates.md §3).
 
-    Clipped TS (RATES 3(i), valid; internal level ``delta0 = delta' / 2``):
+    Clipped TS (docs/rates.md §3, valid; internal level ``delta0 = delta' / 2``):
 
     .. math::
 
@@ -390,7 +390,7 @@ def thompson_rate(n: Counts, n_arms: int, delta_prime: float, clipped: bool) -> 
     Each posterior sample is clipped into ``[mean - 2 rho, mean - rho]``, so the played arm's gap is
     at most ``3 rho`` on the UCB event: 3/2 times the exploitation term of :func:`ucb_delta_rate`.
 
-    Vanilla TS (``clipped=False``) has no usable explicit high-probability bound (RATES 3: its
+    Vanilla TS (``clipped=False``) has no usable explicit high-probability bound (docs/rates.md §3: its
     regret tails are only polynomially small); this returns the UCB(delta0) formula
     :func:`ucb_delta_rate` as a **heuristic**, outside the theory.
 
@@ -422,7 +422,7 @@ def thompson_rate(n: Counts, n_arms: int, delta_prime: float, clipped: bool) -> 
 
 
 def ogd_rate(n: Counts, lipschitz: float, diameter: float, delta_prime: float) -> Rate:
-    r"""Projected online gradient descent, ``eta_n = D / (G sqrt(n))`` ("sharper version", RATES 4).
+    r"""Projected online gradient descent, ``eta_n = D / (G sqrt(n))`` ("sharper version", docs/rates.md §4).
 
     .. math::
 
@@ -464,7 +464,7 @@ def ogd_rate(n: Counts, lipschitz: float, diameter: float, delta_prime: float) -
 
 
 def hedge_rate(n: Counts, n_predictors: int, delta_prime: float) -> Rate:
-    r"""Hedge over ``N`` fixed predictors, ``eta_t = sqrt(8 ln N / t)``, mixture loss (RATES 5).
+    r"""Hedge over ``N`` fixed predictors, ``eta_t = sqrt(8 ln N / t)``, mixture loss (docs/rates.md §5).
 
     .. math::
 
@@ -508,7 +508,7 @@ def hedge_rate(n: Counts, n_predictors: int, delta_prime: float) -> Rate:
 
 
 def authors_epsilon_greedy_rate(n: Counts, n_arms: int, alpha: float, coef: float = 0.5) -> Rate:
-    r"""The authors' epsilon-greedy rate, a heuristic without ``delta`` and without proof (RATES 2).
+    r"""The authors' epsilon-greedy rate, a heuristic without ``delta`` and without proof (docs/rates.md §2).
 
     .. math::
 

@@ -1,4 +1,4 @@
-"""Exact expected losses, optimal losses and constants of the "glm" instance (SPEC section 7).
+"""Exact expected losses, optimal losses and constants of the "glm" instance (docs/theory.md §7).
 
 Setting. Expert ``k`` predicts ``y_hat = f_k(w . x)`` (links in :mod:`envs.links`) with ``w`` in the
 ball ``||w|| <= r``. Each round ``x`` is uniform on the sphere of radius ``R_x`` in ``R^d`` and
@@ -18,7 +18,7 @@ The clipping at 1 is ignored: ``B`` bounds ``|f_k(z) - y|`` whenever ``|eps| <= 
 event of probability ``1 - 1.5e-23``, so the clipped and unclipped expectations agree far below
 any simulation's resolution.
 
-Convexity (RATES.md section 4). ``w -> (f(w . x) - y)^2`` is convex for every ``x`` exactly when
+Convexity (docs/rates.md §4). ``w -> (f(w . x) - y)^2`` is convex for every ``x`` exactly when
 ``g(z) = (f(z) - y)^2`` is convex on ``[-r R_x, r R_x]``, i.e. ``f'(z)^2 + (f(z) - y) f''(z) >= 0``;
 :func:`is_convex_loss` checks it. Only for such links does projected OGD's regret bound
 ``1.5 G D sqrt(n)`` hold, with ``G = 2 L_f R_x / B`` and ``L_f`` from :func:`lipschitz`.
@@ -488,7 +488,7 @@ def is_convex_loss(
     so it suffices to check ``y = y_min`` and ``y = y_max``. It is checked on ``n_grid`` points
     (plus 0), with ``f''`` from central differences of :func:`envs.links.link_derivative`
     (step ``1e-5``) and a tolerance ``tol``. For a convex link loss, ``w -> ell(w)`` is convex and
-    projected OGD's regret bound ``1.5 G D sqrt(n)`` (RATES.md section 4) holds; otherwise the
+    projected OGD's regret bound ``1.5 G D sqrt(n)`` (docs/rates.md §4) holds; otherwise the
     rate is "heuristic".
 
     Parameters

@@ -22,7 +22,7 @@ from mlcb.kernels import begin_round, deploy, end_round, observe, select, train
 OK, BAD_TRAINING_LOSS, BAD_DEPLOYED_LOSS, BAD_EXPECTED_LOSS = 0, 1, 2, 3
 
 
-#: Per-expert statistics the policies read (SPEC section 1): a record array of shape ``(K,)``.
+#: Per-expert statistics the policies read (docs/theory.md §1): a record array of shape ``(K,)``.
 #: ``n`` training count (warm start included), ``loss_sum`` sum of training losses
 #: (``L_k = loss_sum / n``), ``rate`` ``U_k(n_k, delta / 2K)`` after the last update, ``deployed``
 #: rounds in which the expert was deployed.

@@ -1,6 +1,6 @@
 """What a simulation is: a frozen, validated description, recorded with its results.
 
-Every check happens here, in Python, before any work starts (STYLE 7): a bad budget, confidence,
+Every check happens here, in Python, before any work starts: a bad budget, confidence,
 horizon, policy name or expert list is a ``ValueError`` naming the parameter and what is allowed.
 """
 

@@ -1,15 +1,15 @@
-"""Reference instances of SPEC section 7, with their calibrations.
+"""Reference instances of docs/theory.md §7, with their calibrations.
 
 A preset fixes the environment, the pool of experts and the policy's constants; a *calibration*
 names the constants, and every saved result records it:
 
 ``theory``
-    RATES.md rate functions, ``bonus_scale = 1``: the algorithm the paper analyses, with a valid
+    docs/rates.md rate functions, ``bonus_scale = 1``: the algorithm the paper analyses, with a valid
     certificate.
 ``practical``
     the same with ``bonus_scale = 0.5``, about what the paper's authors tuned.
 ``authors`` (trap only)
-    the authors' reference code (PAPER-NOTES section 3.4): bonus ``c sqrt(g) + 0.66 g`` with
+    the authors' reference code (docs/theory.md §8): bonus ``c sqrt(g) + 0.66 g`` with
     ``g = log(t / delta + 1) / n_k``, their heuristic rates, ``c = 0.5``, ``delta = 0.1``.
 
 A calibration's policy parameters are M-LCB's; other policies keep their own defaults (the

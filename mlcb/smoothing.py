@@ -1,4 +1,4 @@
-"""Smoothing wrappers: how a deployed expert turns its history into a decision (SPEC section 3).
+"""Smoothing wrappers: how a deployed expert turns its history into a decision (docs/theory.md §3).
 
 The analysis bounds the average expected loss of an expert's *past* iterates, not of its last
 one, so the deployed decision of ``i_t`` is a smoothed one built from the iterates of its training

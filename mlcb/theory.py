@@ -1,6 +1,6 @@
 """Theory curves of M-LCB: the rate of the main theorem, the lower bound, the certificate's bounds.
 
-Pure vectorised functions (SPEC section 5, RATES.md sections (a) and (b)); each docstring states
+Pure vectorised functions (docs/theory.md §4, §5); each docstring states
 the formula, its assumptions and where it comes from in Latypov et al. (2025, arXiv 2510.22654).
 Notation: ``K`` experts (``n_experts``), budget ``M`` (``budget``) experts trained per round,
 horizon ``T`` (``horizon``), confidence ``delta``; expert ``k`` has rate ``U_k(n, delta')`` with
@@ -214,7 +214,7 @@ def lower_bound(
 
 # --- explicit bounds on the certificate --------------------------------------------------------
 def confidence_width(n: npt.ArrayLike, n_experts: int, delta: float, rate: npt.ArrayLike) -> Curve:
-    r"""Width ``UCB - LCB`` of an expert's confidence interval after ``n`` updates (RATES (a)).
+    r"""Width ``UCB - LCB`` of an expert's confidence interval after ``n`` updates (docs/theory.md §5).
 
     .. math::
 
@@ -254,7 +254,7 @@ def confidence_width(n: npt.ArrayLike, n_experts: int, delta: float, rate: npt.A
 
 
 def numeric_worst_case(widths: npt.ArrayLike, best_expert: int, budget: int) -> Curve:
-    r"""Numeric worst case ``B_num(T)`` of the certificate over all allocations (RATES (a)).
+    r"""Numeric worst case ``B_num(T)`` of the certificate over all allocations (docs/theory.md §5).
 
     .. math::
 
@@ -308,7 +308,7 @@ def closed_form_bound(
     best_expert: int,
     budget: int,
 ) -> Curve:
-    r"""Closed-form majorant ``B(T)`` of the certificate (RATES (a), "Majorant").
+    r"""Closed-form majorant ``B(T)`` of the certificate (docs/theory.md §5).
 
     If every width satisfies ``w_k(n) <= sum_j A_kj n^(gamma_j - 1)`` for ``n <= T``, with
     ``gamma_j`` in ``[0, 1)``, then for every allocation of the ``M T`` training rounds
@@ -374,7 +374,7 @@ def closed_form_bound(
 
 
 def ucb_pool_bound(horizon: npt.ArrayLike, n_experts: int, budget: int, n_arms: int, delta: float) -> Curve:
-    r"""Closed-form ``B(T)`` for a pool of ``K`` UCB(delta0) experts on ``m`` arms (RATES (a)).
+    r"""Closed-form ``B(T)`` for a pool of ``K`` UCB(delta0) experts on ``m`` arms (docs/theory.md §5).
 
     .. math::
 
@@ -426,7 +426,7 @@ def ucb_pool_bound(horizon: npt.ArrayLike, n_experts: int, budget: int, n_arms: 
 
 # --- empirical checks --------------------------------------------------------------------------
 def loglog_slope(rounds: npt.ArrayLike, values: npt.ArrayLike, tail: float = 0.5) -> float:
-    r"""Least-squares slope of ``log(values)`` on ``log(rounds)`` over the tail of a curve (SPEC 5).
+    r"""Least-squares slope of ``log(values)`` on ``log(rounds)`` over a curve's tail (docs/theory.md §5).
 
     Keeps the points with finite ``values > 0``, orders them by ``rounds`` and fits a line to the last
     ``ceil(tail * count)`` of them. For regret ``~ C T^a`` the slope estimates ``a``; compare with
@@ -478,7 +478,7 @@ def loglog_slope(rounds: npt.ArrayLike, values: npt.ArrayLike, tail: float = 0.5
 def certificate_allowance(
     replications: npt.ArrayLike, delta: float, alpha: float = 1e-3
 ) -> np.int64 | npt.NDArray[np.int64]:
-    r"""How many of ``R`` replications may violate the certificate before a test fails (RATES (b) 3).
+    r"""How many of ``R`` replications may violate the certificate before a test fails (docs/theory.md §4).
 
     The smallest integer ``c`` with ``P(Bin(R, delta) > c) <= alpha``, i.e. ``binom.ppf(1 - alpha,
     R, delta)`` checked against ``binom.sf`` (guarding the floating point of ``1 - alpha``).

@@ -42,7 +42,7 @@ FORMULAS = {
     "logcosh": lambda z: math.log(math.exp(z) + math.exp(-z)) / LOG_1P_E,
 }
 
-# The "glm" instance (SPEC section 7).
+# The "glm" instance (docs/theory.md §7).
 DIM, RADIUS_X, RADIUS_W, NOISE, TARGET = 5, 2.0, 1.0, 0.02, 9
 
 

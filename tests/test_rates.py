@@ -1,4 +1,4 @@
-"""Tests of agents.rates: hand-computed values, RATES.md's printed numbers, the compiled kernels."""
+"""Tests of agents.rates: hand-computed values, docs/rates.md's printed numbers, the compiled kernels."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from agents.rates import (
     ucb_delta_rate,
 )
 
-DELTA_PRIME = 0.005  # K = 10, delta = 0.1: the level of RATES.md's tables
+DELTA_PRIME = 0.005  # K = 10, delta = 0.1: the level of docs/rates.md's tables
 CHECKPOINTS = np.array([10_000, 100_000, 250_000, 1_000_000])
 
 
@@ -47,7 +47,7 @@ def twin_epsilon(j: int, m: int, c: float, alpha: float) -> float:
 
 
 def twin_sharp(n_max: int, m: int, c: float, alpha: float, dp: float) -> list[float]:
-    """U#(n) for n = 1 .. n_max, straight from RATES section 2."""
+    """U#(n) for n = 1 .. n_max, straight from docs/rates.md §2."""
     out = []
     past_eps = 0.0  # sum_{i<j} eps_i
     total = 0.0  # sum_{j<=n} eps_j + (1 - eps_j) b_j
@@ -100,7 +100,7 @@ def test_count_only_rates_match_hand_computation(n):
 
 
 def test_ucb1_offset_values_of_rates():
-    # RATES 1b: t0 = 57 for c = 2 and 3200 for c = 1.5 (m = 2, delta' = 0.005); the rate minus its
+    # docs/rates.md §1b: t0 = 57 for c = 2 and 3200 for c = 1.5 (m = 2, delta' = 0.005); the rate minus its
     # two square-root terms is the additive (m - 1) + t0.
     for c, t0 in [(2.0, 57), (1.5, 3200)]:
         n = 10**7
@@ -125,7 +125,7 @@ def test_sharp_rate_reads_any_order_and_shape():
     assert epsilon_greedy_rate(np.array([], dtype=np.int64), 2, 1.0, 2 / 3, DELTA_PRIME).shape == (0,)
 
 
-# --- the numbers printed in RATES.md -------------------------------------------------------------
+# --- the numbers printed in docs/rates.md -------------------------------------------------------------
 @pytest.mark.parametrize(
     ("rate", "printed"),
     [
@@ -159,7 +159,7 @@ def test_section_2_values_of_rates():
     ],
 )
 def test_sharp_rate_below_closed_form(m, c, alpha, dp):
-    # RATES section 2 checked U# <= U_eG up to n = 2e6 for these settings; here up to 2e5.
+    # docs/rates.md §2 checked U# <= U_eG up to n = 2e6 for these settings; here up to 2e5.
     n = np.arange(1, 200_001)
     assert np.all(epsilon_greedy_rate(n, m, c, alpha, dp) <= epsilon_greedy_closed_form(n, m, c, alpha, dp))
 

@@ -1,4 +1,4 @@
-"""The simple reference policies (mlcb/policies/references.py, BASELINES.md section 6).
+"""The simple reference policies (mlcb/policies/references.py, docs/baselines.md §5).
 
 Compiled runs against the pure-Python twins of tests/twin_references.py (identical decisions and
 regret), then each policy's defining behaviour, then parameter validation.
@@ -172,7 +172,7 @@ def test_oracle_regret_is_the_best_experts_own():
 def test_greedy_locks_out_the_best_expert():
     """The trap for Greedy: after the warm start every mean is 0 or 1; if k* (expert 0) drew a loss
     and at least M = 2 others drew none, those others keep means < 1 forever and k*, at 1, is never
-    trained or deployed again. From the instance (SPEC section 7; first decisions uniform over the
+    trained or deployed again. From the instance (docs/theory.md §7; first decisions uniform over the
     two arms for epsilon-greedy, arm 0 after the per-run shuffle for UCB1, so on average the mean
     of the two arms) k* draws a loss with probability 0.75 and expert k = 1..9 draws none with
     probability about 0.25 - 0.015 k, so the lock-out has probability about 0.75 * 0.47 = 0.35 at
@@ -200,7 +200,7 @@ def test_greedy_locks_out_the_best_expert():
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="BASELINES.md section 6 expects Greedy to deploy k* less often than M-LCB (theory "
+    reason="the trap is built so that Greedy would deploy k* less often than M-LCB (theory "
     "calibration) at M = 2 over 100,000 rounds; the data disagree (here a share of rounds of 0.86 "
     "against 0.46): Greedy is locked out of k* in some replications (1 of these 8, about a third in "
     "general: test_greedy_locks_out_the_best_expert) but deploys k* in nearly every round of the "

@@ -1,4 +1,4 @@
-"""Statistical behaviour with fixed seeds and stated margins (RATES.md (b))."""
+"""Statistical behaviour with fixed seeds and stated margins (docs/theory.md §4)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_coverage_test_detects_a_certificate_that_is_too_small():
 
 
 def test_certificate_never_exceeds_the_numeric_worst_case():
-    """Deterministic: every allocation of the budget gives Delta(T) <= B_num(T) (RATES (a))."""
+    """Deterministic: every allocation of the budget gives Delta(T) <= B_num(T) (docs/theory.md §5)."""
     result = mlcb.simulate(replications=20, **SMALL)
     config = mlcb.SimulationConfig(replications=20, **SMALL)
     n = np.arange(1, SMALL["horizon"] + 1)

@@ -1,4 +1,4 @@
-"""Tests of mlcb.theory: hand-computed values, RATES.md's tables, the bounds' ordering."""
+"""Tests of mlcb.theory: hand-computed values, docs/rates.md's tables, the bounds' ordering."""
 
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ def test_ucb_pool_bound(k, m, arms):
     )
     bound = ucb_pool_bound(t, k, m, arms, delta)
     assert bound == pytest.approx(expected, rel=1e-13)
-    # It is closed_form_bound for the UCB(delta0) widths' majorant (RATES (a), fully explicit example) ...
+    # It is closed_form_bound for the UCB(delta0) widths' majorant (docs/theory.md §5) ...
     coefficients = np.tile([inner, arms - 1.0], (k, 1))
     assert closed_form_bound(t, coefficients, [0.5, 0.0], 0, m) == pytest.approx(bound, rel=1e-12)
     # ... and dominates the numeric worst case of those widths.
@@ -186,7 +186,7 @@ def test_ucb_pool_bound(k, m, arms):
 
 
 def test_trap_preset_numeric_worst_case_of_rates():
-    # RATES (a), "Numbers for the trap preset": K = 10, m = 2, delta = 0.1, experts 0-4 epsilon-greedy
+    # docs/theory.md §5: K = 10, m = 2, delta = 0.1, experts 0-4 epsilon-greedy
     # (c = 1, alpha = 2/3, U#), experts 5-9 UCB1 (c = 2), T = 250 000; the printed B_num/T is reproduced
     # with k* an epsilon-greedy expert.
     k, delta, t = 10, 0.1, 250_000
@@ -231,7 +231,7 @@ def test_loglog_slope_nan_when_too_few_points():
 
 
 # --- binomial allowance --------------------------------------------------------------------------
-RATES_TABLE = {  # RATES (b) 3: (delta, a) -> allowance for R = 30, 50, 100, 200, 500, 1000
+RATES_TABLE = {  # docs/theory.md §4: (delta, a) -> allowance for R = 30, 50, 100, 200, 500, 1000
     (0.1, 1e-3): [9, 13, 20, 34, 72, 130],
     (0.1, 1e-6): [13, 17, 27, 43, 85, 148],
     (0.05, 1e-3): [6, 8, 13, 21, 41, 73],

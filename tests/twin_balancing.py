@@ -1,4 +1,4 @@
-"""Slow, obvious pure-Python twins of Dynamic Balancing and D3RB / ED2RB (BASELINES sections 4, 5).
+"""Slow, obvious pure-Python twins of Dynamic Balancing and D3RB / ED2RB (docs/baselines.md §3, §4).
 
 Written from the pseudocode, not from the kernels: selection by a full sort, every quantity
 recomputed from the statistics when it is needed. Importing this module registers both twins

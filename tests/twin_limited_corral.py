@@ -1,4 +1,4 @@
-"""Slow, obvious pure-Python twins of LimitedAdvice and Smooth CORRAL (BASELINES sections 1, 2).
+"""Slow, obvious pure-Python twins of LimitedAdvice and Smooth CORRAL (docs/baselines.md §1, §2).
 
 They read the same uniforms as the kernels (stream ``key``, counter ``t``, the slots documented in
 :mod:`mlcb.policies.limited_advice` and :mod:`mlcb.policies.corral`) and are registered with

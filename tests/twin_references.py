@@ -1,6 +1,6 @@
 """Slow, obvious pure-Python twins of the simple reference policies (mlcb/policies/references.py).
 
-Each twin recomputes its choice from the definitions in BASELINES.md section 6 every round (full
+Each twin recomputes its choice from the definitions in docs/baselines.md §5 every round (full
 sorts and scans over all experts, empirical means from the raw statistics) and is registered with
 :func:`tests.twin.register` on import, so that ``tests.twin.run`` can simulate the policy.
 """

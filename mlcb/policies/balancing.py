@@ -1,4 +1,4 @@
-"""Regret balancing baselines: Dynamic Balancing / RBBE and D3RB / ED2RB (BASELINES sections 4, 5).
+"""Regret balancing baselines: Dynamic Balancing / RBBE and D3RB / ED2RB (docs/baselines.md §3, §4).
 
 The three policies (two classes) train the expert(s) whose regret, by some estimate, is the
 smallest so far, so that the experts' regrets stay balanced; they differ in where that estimate
@@ -111,7 +111,7 @@ class DynamicBalancingState(NamedTuple):
 
 @kernel
 def _eliminate(params, state, stats):
-    """Remove every active expert whose test ``L_k - w - R_k / n_k > B`` fires (BASELINES 4)."""
+    """Remove every active expert whose test ``L_k - w - R_k / n_k > B`` fires (docs/baselines.md §3)."""
     best = math.inf
     for j in range(params.n_experts):
         expert = state.experts[j]
@@ -168,7 +168,7 @@ class DynamicBalancing:
     Pacchiano, Dann, Gentile, Bartlett (2020), "Regret Bound Balancing and Elimination for Model
     Selection in Bandits and RL" (arXiv 2012.13045); Cutkosky, Dann, Das, Gentile, Pacchiano,
     Purohit (ICML 2021), "Dynamic Balancing for Model Selection in Bandits and RL". Specified in
-    BASELINES.md section 4. Each round, over the active set ``A``::
+    docs/baselines.md §3. Each round, over the active set ``A``::
 
         S_t = the min(M, |A|) experts of A with the smallest v_k R_k(n_k)   (ties: smaller index)
         i_t = S_t[0]                           (deploy="head")
@@ -178,7 +178,7 @@ class DynamicBalancing:
         eliminate every active k with  L_k - w(n_k) - R_k(n_k) / n_k > B
 
     with ``R_k(n) = U_k(n, delta_sim / 2K)``, the expert's rate (``stats.rate``: the candidate
-    regret bound, BASELINES section 4 [ours]), ``w`` the module's width and ``L_k`` the mean
+    regret bound, docs/baselines.md §3 [ours]), ``w`` the module's width and ``L_k`` the mean
     training loss. The expert attaining ``B`` passes its own test (``R_k >= 0``), so the active
     set never empties; an eliminated expert is never trained again. Never-trained experts stay
     active and are left out of ``B`` (only possible without the warm start). Anytime: nothing
@@ -223,7 +223,7 @@ class DynamicBalancing:
     * DB's bias terms ``b_k(n)`` are 0 (both public codes' default); they are not exposed.
     * A rate of ``+inf`` (possible for external rate functions until every arm was tried) sorts
       *first* in the balancing order (key ``-inf``), so that expert is trained until its bound is
-      finite (BASELINES section 4, pitfalls); its test cannot fire meanwhile.
+      finite (docs/baselines.md §3, pitfalls); its test cannot fire meanwhile.
     * Not copied from public code: the active set recomputed from scratch every round over all
       experts (both public codes: an eliminated expert can come back, and ``B`` includes
       eliminated experts); here elimination is permanent and ``B`` ranges over the active set.
@@ -231,7 +231,7 @@ class DynamicBalancing:
     * With the defaults ``w(1) > 1``, so the test cannot fire right after the warm start.
 
     The deployed decision is the expert's current one or a smoothed one, as the simulation's
-    ``smoothing`` says (BASELINES: the original plays the learner's current decision, "last").
+    ``smoothing`` says (the original plays the learner's current decision, "last"; docs/baselines.md).
 
     Examples
     --------
@@ -393,7 +393,7 @@ class DataDrivenBalancing:
     Dann, Gentile, Pacchiano (AISTATS 2024), "Data-Driven Online Model Selection With Regret
     Guarantees" (arXiv 2306.02869); the reference code is pacchiano/modelselection
     (``algorithmsmodsel.py``, ``BalancingHyperparamDoublingDataDriven``, whose ``empirical``
-    flag this class keeps). Specified in BASELINES.md section 5. Each expert has a regret
+    flag this class keeps). Specified in docs/baselines.md §4. Each expert has a regret
     coefficient estimate ``dhat_k`` (initially ``d_min``) and a balancing potential ``phi_k``
     (initially ``d_min``); each round::
 
@@ -447,7 +447,7 @@ class DataDrivenBalancing:
       every expert of ``S_t`` is updated with it. With M = 1 this is the paper's order.
     * **Start**: the warm start trains every expert once and is followed by the update with
       ``S_0 = [K]``; afterwards all potentials equal ``d_min`` (with the defaults) and the tie
-      rule trains the experts in index order. BASELINES section 5 calls the warm start
+      rule trains the experts in index order. docs/baselines.md §4 calls the warm start
       equivalent to the tie rule; without it, ``phi = d_min sqrt(1) = d_min`` after the first
       training and expert 0 would be trained twice before expert 1.
     * The cap also bounds ED2RB's ``dhat`` (pacchiano/modelselection caps the doubling only);
@@ -459,7 +459,7 @@ class DataDrivenBalancing:
       ``ln ln n`` is guarded (``max(1, ln n)``) and ``delta < 1`` is enforced.
 
     The deployed decision is the expert's current one or a smoothed one, as the simulation's
-    ``smoothing`` says (BASELINES: "last").
+    ``smoothing`` says (the paper plays the current decision, "last"; docs/baselines.md).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""Smooth CORRAL (Agarwal, Luo, Neyshabur, Schapire 2017; Pacchiano et al. 2020), BASELINES.md section 2.
+"""Smooth CORRAL (Agarwal, Luo, Neyshabur, Schapire 2017; Pacchiano et al. 2020), docs/baselines.md §2.
 
 A. Agarwal, H. Luo, B. Neyshabur, R. E. Schapire, "Corralling a Band of Bandit Algorithms", COLT
 2017 (PMLR 65; arXiv 1612.06246), Algorithms 1 (CORRAL) and 2 (log-barrier OMD), in the stochastic
@@ -240,8 +240,8 @@ class SmoothCORRAL:
 
     Agarwal, Luo, Neyshabur and Schapire, "Corralling a Band of Bandit Algorithms", COLT 2017
     (Algorithms 1 and 2), with the smoothing wrapper and stochastic base updates of Pacchiano et
-    al., "Model Selection in Contextual Stochastic Bandit Problems", NeurIPS 2020; BASELINES.md
-    section 2 and the module docstring give the per-round rule. One expert, drawn from ``pbar``,
+    al., "Model Selection in Contextual Stochastic Bandit Problems", NeurIPS 2020; docs/baselines.md,
+    section 2, and the module docstring give the per-round rule. One expert, drawn from ``pbar``,
     is trained and deployed each round.
 
     Parameters
@@ -251,7 +251,7 @@ class SmoothCORRAL:
         ``T``; the M-LCB authors passed the run's). Must be ``None`` with ``"doubling"``.
     schedule : {"run", "doubling"}
         ``"run"`` (default): one CORRAL master tuned for ``T`` for the whole run (it keeps its
-        constants if the run is longer). ``"doubling"`` [ours, BASELINES 2.4]: epochs of
+        constants if the run is longer). ``"doubling"`` [ours, docs/baselines.md §2]: epochs of
         ``T_j = T_0 2**j`` rounds, ``T_0 = 2**ceil(log2(8K))``; each epoch restarts the master
         (``p = pbar = 1/K``, ``rho = 2K``, ``eta = eta_scale sqrt(K/T_j)``, ``gamma = 1/T_j``,
         ``beta = exp(1/ln T_j)``), while the experts and their statistics continue.
@@ -273,7 +273,7 @@ class SmoothCORRAL:
     - ``beta = exp(1 / max(1, ln T))`` [ours]: equal to CORRAL's for ``T >= 3``, finite for
       ``T = 1, 2``.
     - ``M > 1``: still one expert per round (``|S_t| = 1``); the rest of the budget is left
-      unused (BASELINES section 0), and traces show ``-1`` in the unused places.
+      unused (docs/baselines.md §0), and traces show ``-1`` in the unused places.
     - Anytime use: ``schedule="doubling"`` restarts the master only, never the experts (the
       classical doubling trick would restart the base learners too) [ours].
     - The OMD root is found by safeguarded Newton from the right (:func:`omd_root`) [ours];

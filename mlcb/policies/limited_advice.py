@@ -1,4 +1,4 @@
-"""LimitedAdvice (Seldin, Bartlett, Crammer, Abbasi-Yadkori 2014), BASELINES.md section 1.
+"""LimitedAdvice (Seldin, Bartlett, Crammer, Abbasi-Yadkori 2014), docs/baselines.md §1.
 
 Y. Seldin, P. Bartlett, K. Crammer, Y. Abbasi-Yadkori, "Prediction with Limited Advice and
 Multiarmed Bandits with Paid Observations", ICML 2014 (PMLR 32). The paper queries M of N fixed
@@ -114,7 +114,7 @@ class LimitedAdvice:
     """Exponential weights over importance-weighted losses with ``M - 1`` extra queries.
 
     Seldin, Bartlett, Crammer and Abbasi-Yadkori, "Prediction with Limited Advice and Multiarmed
-    Bandits with Paid Observations", ICML 2014 (PMLR 32); BASELINES.md section 1 and the module
+    Bandits with Paid Observations", ICML 2014 (PMLR 32); docs/baselines.md §1 and the module
     docstring give the per-round rule. The deployed expert ``i_t`` is drawn from
     ``p = softmax(-eta_t Lhat)``; ``min(M - 1, K - 1)`` further experts, drawn uniformly without
     replacement from the others, are trained too (every trained expert's loss updates ``Lhat``
@@ -141,7 +141,7 @@ class LimitedAdvice:
     - Natively anytime: ``eta_t`` uses the round ``t`` only (``t`` = rounds so far + 1, as the
       authors' code); the run's horizon is not used.
     - No confidence bounds: ``widths`` are ``nan`` and there is no certificate.
-    - The smoothing wrapper is the simulation's (BASELINES: the authors deployed the sampled
+    - The smoothing wrapper is the simulation's (the paper's authors deployed the sampled
       expert's current action, i.e. ``"last"``).
 
     Examples

@@ -1,4 +1,4 @@
-"""M-LCB (Latypov, Suvorikova, Kroshnin, Gasnikov, Dorn 2025, arXiv 2510.22654), SPEC section 2.
+"""M-LCB (Latypov, Suvorikova, Kroshnin, Gasnikov, Dorn 2025, arXiv 2510.22654), docs/theory.md §2.
 
 Each round, with ``n = n_k`` and ``L_k`` the mean training loss of expert ``k``::
 
@@ -10,7 +10,7 @@ Each round, with ``n = n_k`` and ``L_k`` the mean training loss of expert ``k``:
 ``s`` is ``bonus_scale`` (1 is the theory; the authors tuned about 0.5). Both bounds depend on
 ``n_k`` only, so only the trained experts' bounds are recomputed after a round.
 
-``bounds="authors"`` reproduces the authors' reference code instead (PAPER-NOTES section 3.4):
+``bounds="authors"`` reproduces the authors' reference code instead (docs/theory.md §8):
 with ``g = log(t / delta + 1) / n_k`` (``t`` the global round) and ``b = c sqrt(g) + 0.66 g``,
 ``LCB = L - U / n - b`` and ``UCB = L + b``; the bonus then changes every round for every expert,
 so all K bounds are recomputed each round. It is outside the theory: no certificate.
@@ -171,7 +171,7 @@ _SELECTIONS = ("heap", "scan")
 
 @dataclass(frozen=True)
 class MLCB:
-    """M-LCB: train the M smallest LCBs, deploy the smallest UCB among them (SPEC section 2).
+    """M-LCB: train the M smallest LCBs, deploy the smallest UCB among them (docs/theory.md §2).
 
     Parameters
     ----------
@@ -180,7 +180,7 @@ class MLCB:
         authors used about 0.5 (the ``practical`` calibration). Outside 1 the certificate is
         not a guarantee.
     bounds : {"theory", "authors"}
-        ``"theory"``: SPEC section 2. ``"authors"``: the authors' reference code (module doc).
+        ``"theory"``: docs/theory.md §2. ``"authors"``: the authors' reference code (module doc).
     authors_c : float
         The constant ``c`` of the authors' bonus (0.5 in their code).
     top_m : bool

@@ -1,4 +1,4 @@
-"""Simple reference meta-policies (BASELINES.md section 6; SPEC section 6).
+"""Simple reference meta-policies (docs/baselines.md §5).
 
 Five yardsticks for the budgeted expert-selection problem, none of them from a paper (the
 generalisations and every detail below are this project's choices):
@@ -105,7 +105,7 @@ class RoundRobin:
 
     Notes
     -----
-    BASELINES.md section 6 ([ours]: no paper). Warm start: every expert trained once. Deterministic;
+    docs/baselines.md §5 ([ours]: no paper). Warm start: every expert trained once. Deterministic;
     ``O(K)`` per round for the global argmin (``O(M)`` with ``deploy_within_S``). No confidence
     bounds: widths ``nan``, no certificate.
 
@@ -116,7 +116,7 @@ class RoundRobin:
     True
     """
 
-    deploy_within_S: bool = False  # the name BASELINES.md gives the option
+    deploy_within_S: bool = False  # the option's name in docs/baselines.md §5
 
     name: ClassVar[str] = "round-robin"
     warm_start: ClassVar[bool] = True
@@ -193,7 +193,7 @@ class Uniform:
 
     Notes
     -----
-    BASELINES.md section 6. Warm start: every expert trained once. Regret linear in ``T``: a
+    docs/baselines.md §5. Warm start: every expert trained once. Regret linear in ``T``: a
     sanity floor, not a competitor. No confidence bounds: widths ``nan``, no certificate.
 
     Examples
@@ -268,7 +268,7 @@ class Greedy:
 
     Notes
     -----
-    BASELINES.md section 6. Warm start: every expert trained once, so an expert whose first
+    docs/baselines.md §5. Warm start: every expert trained once, so an expert whose first
     losses were unlucky may never be trained again: the trap preset (fast-learning suboptimal
     experts look best early) is built to catch this. No confidence bounds: widths ``nan``, no
     certificate.
@@ -346,7 +346,7 @@ class FullBudget:
 
     ``S_t = {0, ..., K-1}`` whatever the run's budget ``M`` (``selection_size`` is ``K``), so a
     round costs ``K/M`` times the budget. The deployed expert is ``argmin_k UCB_k`` (ties:
-    smaller index) with M-LCB's upper bound (SPEC section 2 with ``M = K``; the LCB plays no
+    smaller index) with M-LCB's upper bound (docs/theory.md §2, with ``M = K``; the LCB plays no
     role)::
 
         UCB_k = L_k + bonus_scale * sqrt(2 log(4 K n_k^2 / delta) / n_k)
@@ -360,7 +360,7 @@ class FullBudget:
 
     Notes
     -----
-    BASELINES.md section 6. Warm start: every expert trained once. The widths it reports are
+    docs/baselines.md §5. Warm start: every expert trained once. The widths it reports are
     ``nan``: M-LCB's certificate with ``M = K`` would weigh the summed widths by ``1/K``, but the
     engine divides them by the run's budget ``M``, so a number recorded there would be no
     certificate; ``has_certificate`` is False. The Top-M regret divides by ``K`` trained experts
@@ -441,9 +441,9 @@ class Oracle:
 
     Notes
     -----
-    BASELINES.md section 6. No warm start (``warm_start`` is False): only ``k*`` is ever trained,
+    docs/baselines.md §5. No warm start (``warm_start`` is False): only ``k*`` is ever trained,
     and in round 1 it deploys its initial decision. It trains one expert per round and leaves the
-    rest of the budget unused (BASELINES.md section 0, single-update methods). No confidence
+    rest of the budget unused (docs/baselines.md §0, single-update methods). No confidence
     bounds: widths ``nan``, no certificate.
 
     Examples
