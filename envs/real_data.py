@@ -206,7 +206,9 @@ class RealDataEnv(gym.Env):
         self.horizon = int(horizon)
         self.table = load(dataset)
         d = self.table.x.shape[1]
-        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (d,), dtype=np.float64)
+        self.observation_space = gym.spaces.Box(
+            self.table.x.min(axis=0), self.table.x.max(axis=0), (d,), dtype=np.float64
+        )
         self.action_space = gym.spaces.Discrete(len(self.table.classes))
         self._params: RealDataParams | None = None
         self._state: RealDataState | None = None

@@ -192,6 +192,7 @@ for _dataset, _rows in (("phishing", "1 250"), ("bananas", "5 300")):
         },
     )
 
+
 def get(name: str) -> Preset:
     """The preset called ``name``; a ``ValueError`` listing the presets otherwise."""
     try:
