@@ -155,6 +155,12 @@ class SupervisedRound:
         return f"SupervisedRound(t={self.t}, y={self.y!r})"
 
 
+class _Last(NamedTuple):
+    t: int
+    row: int
+    data: SupervisedRound
+
+
 #: Cached references: (data set, horizon, stream key, expert key) -> mean loss.
 _REFERENCES: OrderedDict = OrderedDict()
 _REFERENCE_CACHE = 4096
@@ -213,6 +219,7 @@ class RealDataEnv(gym.Env):
         self._params: RealDataParams | None = None
         self._state: RealDataState | None = None
         self._round = 0
+        self._last: dict[int, _Last] = {}
 
     # --- what the engine uses -------------------------------------------------------------
     def build(self, seed: int, replication: int) -> tuple[RealDataParams, RealDataState]:
@@ -227,8 +234,17 @@ class RealDataEnv(gym.Env):
     def round_data(
         self, params: RealDataParams, state: RealDataState, t: int, expert: int
     ) -> SupervisedRound:
-        """The labelled row of round ``t`` (after ``begin_round``)."""
-        return SupervisedRound(self.table, int(state.row[0]), t)
+        """The labelled row of round ``t`` (after ``begin_round``); one object per replication and
+        round, shared by the experts deployed and trained in it."""
+        row = int(state.row[0])
+        last = self._last.get(id(state))
+        if last is not None and last.t == t and last.row == row:
+            return last.data  # the same (row, round): the same data, whichever state it came from
+        data = SupervisedRound(self.table, row, t)
+        if len(self._last) > 4096:
+            self._last.clear()
+        self._last[id(state)] = _Last(t, row, data)
+        return data
 
     def rows(self, params: RealDataParams, rounds: int) -> np.ndarray:
         """The row indices of rounds ``0 .. rounds - 1`` (what ``begin_round`` draws)."""
