@@ -98,6 +98,7 @@ def figure(frame, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, axes = plt.subplots(1, len(DATASETS), figsize=(11, 4.2))
     colours = dict(zip(ORDER, ["#1b5e20", "#43a047", "#a5d6a7", "#e65100", "#ffb300", "#5e35b1", "#616161"]))
@@ -110,8 +111,9 @@ def figure(frame, path: Path) -> None:
                 x, y.mean(), yerr=y.std(ddof=1), fmt="o", capsize=4, color=colours[name], label=name, ms=7
             )
         ax.set_xscale("log")
-        ax.set_xticks([1, 2, 3, 8])
-        ax.set_xticklabels(["1", "2", "3", "8"])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xticks([1, 1.5, 2, 3, 8])
+        ax.set_xticklabels(["1", "1.5", "2", "3", "8"])
         ax.set_xlabel("model updates per sample (log scale)")
         ax.set_ylabel("progressive-validation accuracy, %")
         ax.set_title(f"{dataset}: mean ± sd over {frame['shuffle'].nunique()} shuffles")

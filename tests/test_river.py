@@ -321,3 +321,16 @@ def test_without_river_one_line_message_and_the_rest_works():
         "the river pool needs river: pip install 'mlcb[river]'",
         "1",
     ]
+
+
+def test_readme_river_example_runs(capsys):
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    match = re.search(r"<!-- example: river-selector -->\n```python\n(.*?)```", text, re.S)
+    assert match, "README.md has no example marked 'river-selector'"
+    namespace: dict = {"__name__": "readme_river_example"}
+    exec(compile(match.group(1), "README.md", "exec"), namespace)  # noqa: S102 (the project's own README)
+    model = namespace["model"]
+    assert model.n_updates == 8 + 1249
+    assert "Accuracy" in capsys.readouterr().out
