@@ -21,6 +21,7 @@ _ENVIRONMENTS = {
     "mlcb/Trap-v0": "envs.bandit:TrapEnv",
     "mlcb/BanditExperts-v0": "envs.bandit:BanditExpertsEnv",
     "mlcb/GLM-v0": "envs.glm:GLMEnv",
+    "mlcb/RealData-v0": "envs.real_data:RealDataEnv",
 }
 for _name, _entry_point in _ENVIRONMENTS.items():
     if _name not in gym.registry:

@@ -162,6 +162,37 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+# --- real data: river models on a bootstrapped stream of a data set shipped with river -------------
+def _river_experts(env_params: dict[str, Any]) -> list:
+    from agents.river_experts import RiverExpert, river_pool
+
+    return [RiverExpert(model) for model in river_pool()]
+
+
+for _dataset, _rows in (("phishing", "1 250"), ("bananas", "5 300")):
+    PRESETS[_dataset] = Preset(
+        name=_dataset,
+        description=f"river's {_dataset.capitalize()} data set ({_rows} rows, bootstrapped): 8 river "
+        "classifiers (3 SGD logistic regressions, perceptron, PA-I, naive Bayes, Hoeffding tree, "
+        "k-NN), 0-1 loss; regret against the best one trained every round (needs river)",
+        env="mlcb/RealData-v0",
+        env_params={"dataset": _dataset, "horizon": 2_000},
+        budgets=(1, 2, 3),
+        horizon=2_000,
+        replications=10,
+        comparison=(
+            Entry("mlcb", (1, 2, 3)),
+            Entry("greedy", (1,)),
+            Entry("round-robin", (1,)),
+            Entry("full-budget", (1,)),
+        ),
+        calibrations={
+            "theory": Calibration(_river_experts),
+            "practical": Calibration(_river_experts, {"bonus_scale": 0.5}),
+        },
+    )
+
+
 def get(name: str) -> Preset:
     """The preset called ``name``; a ``ValueError`` listing the presets otherwise."""
     try:

@@ -1,0 +1,308 @@
+"""A supervised stream bootstrapped from a real data set shipped inside an installed package.
+
+Each round ``t`` draws one row of the data set uniformly with replacement (a bootstrap of the data
+set, the way the paper streams its Warfarin data): row ``floor(u_t n)`` with ``u_t`` the uniform of
+the counter-based stream at ``(t, 0)``, keyed by ``(seed, replication)``. Every policy of a
+comparison therefore meets the same rows in the same order (common random numbers), and each
+replication is its own shuffle.
+
+The data sets come with the packages, nothing is downloaded:
+
+=================  =========  ======  ========  =========================================
+name               package    rows    features  target
+=================  =========  ======  ========  =========================================
+``phishing``       river      1 250   9         is the web page a phishing page (bool)
+``bananas``        river      5 300   2         which banana-shaped cluster (bool)
+``breast-cancer``  sklearn    569     30        is the tumour benign (bool)
+``digits``         sklearn    1 797   64        the hand-written digit, 0 to 9 (int)
+=================  =========  ======  ========  =========================================
+
+What regret is measured against. The best loss ``L_k*`` of a river model on a real data set is
+unknown. The stated reference is *the best pool member trained on every round*: each Python
+expert that offers ``optimal_loss(env, env_params)`` (the adapters of :mod:`agents.river_experts`
+do) asks :meth:`RealDataEnv.reference_loss` for the mean progressive loss of a fresh copy of
+itself trained on rounds ``0 .. horizon`` of the very stream of the replication; the engine
+takes the smallest as ``L*``. At round ``horizon`` the recorded regret is then exactly the
+deployed losses' sum minus the sum of the best member's losses when trained every round, both on
+the same stream in the same run. References are cached per stream, so the settings of one
+comparison compute each one once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+
+from mlcb._jit import kernel
+from mlcb._random import uniform
+from mlcb.kernels import implements
+from mlcb.seeding import check_seed, stream_keys
+
+#: The bundled data sets: name -> (package, loader description).
+DATASETS = {
+    "phishing": "river",
+    "bananas": "river",
+    "breast-cancer": "sklearn",
+    "digits": "sklearn",
+}
+_INSTALL = {"river": "pip install 'mlcb[river]'", "sklearn": "pip install 'mlcb[sklearn]'"}
+
+
+class RealDataParams(NamedTuple):
+    key: np.uint64  # the rows' stream
+    n_rows: int
+
+
+class RealDataState(NamedTuple):
+    row: np.ndarray  # (1,) int64: the round's row
+
+
+@implements("begin_round", RealDataParams)
+@kernel
+def _begin_round(params, state, t):
+    row = np.int64(uniform(params.key, t, 0) * params.n_rows)
+    state.row[0] = min(row, params.n_rows - 1)
+
+
+class Table(NamedTuple):
+    """A loaded data set: feature names, rows as dicts (river's format) and as an array, labels."""
+
+    name: str
+    feature_names: tuple
+    rows: tuple  # of dict
+    x: np.ndarray  # (n, d) float64, read-only
+    y: tuple
+    classes: tuple
+
+
+_TABLES: dict[str, Table] = {}
+
+
+def load(name: str) -> Table:
+    """The data set ``name`` (:data:`DATASETS`), loaded once per process.
+
+    A ``ValueError`` lists the names; a missing package raises one ``ImportError`` line saying
+    what to install.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"dataset must be one of {', '.join(DATASETS)}, got {name!r}")
+    if name in _TABLES:
+        return _TABLES[name]
+    package = DATASETS[name]
+    try:
+        if package == "river":
+            from river import datasets
+        else:
+            from sklearn import datasets
+    except ImportError:
+        raise ImportError(f"the {name} data set needs {package}: {_INSTALL[package]}") from None
+    if package == "river":
+        pairs = list(datasets.Phishing() if name == "phishing" else datasets.Bananas())
+        names = tuple(pairs[0][0])
+        rows = tuple({k: float(v) for k, v in x.items()} for x, _ in pairs)
+        labels = tuple(bool(y) for _, y in pairs)
+    else:
+        bunch = datasets.load_breast_cancer() if name == "breast-cancer" else datasets.load_digits()
+        names = tuple(str(f) for f in bunch.feature_names)
+        rows = tuple({f: float(v) for f, v in zip(names, row)} for row in bunch.data)
+        labels = (
+            tuple(bool(y == 1) for y in bunch.target)
+            if name == "breast-cancer"
+            else tuple(int(y) for y in bunch.target)
+        )
+    x = np.array([[row[f] for f in names] for row in rows], dtype=np.float64)
+    x.setflags(write=False)
+    table = Table(name, names, rows, x, labels, tuple(sorted(set(labels))))
+    _TABLES[name] = table
+    return table
+
+
+class SupervisedRound:
+    """``xi_t``, one labelled row, as a Python expert sees it (:meth:`RealDataEnv.round_data`).
+
+    ``t``
+        The round.
+    ``features``
+        The row as a dict ``{feature name: value}`` (river's format); shared, do not modify it.
+    ``x``
+        The row as a read-only float array (scikit-learn's format), features in ``feature_names``
+        order.
+    ``y``
+        The label (``bool`` for two classes, ``int`` for digits).
+    ``classes``
+        Every label of the data set, sorted (what ``partial_fit`` needs up front).
+    ``loss(prediction) -> float``
+        The 0-1 loss of a predicted label.
+    """
+
+    __slots__ = ("t", "features", "x", "y", "classes", "feature_names")
+
+    def __init__(self, table: Table, row: int, t: int) -> None:
+        self.t = int(t)
+        self.features = table.rows[row]
+        self.x = table.x[row]
+        self.y = table.y[row]
+        self.classes = table.classes
+        self.feature_names = table.feature_names
+
+    def loss(self, prediction: Any) -> float:
+        return 0.0 if prediction == self.y else 1.0
+
+    def __repr__(self) -> str:
+        return f"SupervisedRound(t={self.t}, y={self.y!r})"
+
+
+class _Last(NamedTuple):
+    t: int
+    row: int
+    data: SupervisedRound
+
+
+#: Cached references: (data set, horizon, stream key, expert key) -> mean loss.
+_REFERENCES: OrderedDict = OrderedDict()
+_REFERENCE_CACHE = 4096
+
+
+class RealDataEnv(gym.Env):
+    """Rows of a real data set drawn with replacement, one per round; as a Gymnasium environment.
+
+    Parameters
+    ----------
+    dataset : str
+        One of :data:`DATASETS`: ``"phishing"`` (default), ``"bananas"``, ``"breast-cancer"``,
+        ``"digits"``.
+    horizon : int
+        ``>= 1``: the rounds of the regret reference (see the module's docstring); use the
+        simulation's horizon.
+
+    The engine and the expert families read (:class:`mlcb.contracts.Environment`):
+
+    ``n_experts``
+        ``None``: any number of experts can face the stream.
+    ``build(seed, replication) -> (params, state)``
+        The replication's stream key; the ``begin_round`` kernel draws the round's row.
+    ``optimal_loss(params, expert) -> float``
+        0, a lower bound of every loss (the Bayes loss of a real data set is unknown); experts
+        that offer ``optimal_loss(env, env_params)`` give the stated reference instead.
+    ``round_data(params, state, t, expert) -> SupervisedRound``
+        The round's labelled row, the same for every expert.
+    ``reference_loss(expert, params) -> float``
+        The reference of one expert (cached).
+    ``stream(seed, replication, rounds)``
+        The rows of rounds ``0 .. rounds - 1`` as ``(features, label)`` pairs: exactly what a
+        simulation of that seed and replication meets, for river's own evaluation loops.
+
+    The Gymnasium interface: the observation is the row's features, the action a class index
+    (into ``classes``), the reward minus the 0-1 loss, ``info`` holds the label.
+    ``reset(seed=s, options={"replication": r})`` reproduces replication ``r`` of seed ``s``.
+    """
+
+    metadata = {"render_modes": []}
+    n_experts = None
+
+    def __init__(self, dataset: str = "phishing", horizon: int = 2_000) -> None:
+        if dataset not in DATASETS:
+            raise ValueError(f"dataset must be one of {', '.join(DATASETS)}, got {dataset!r}")
+        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+            raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
+        self.dataset = dataset
+        self.horizon = int(horizon)
+        self.table = load(dataset)
+        d = self.table.x.shape[1]
+        self.observation_space = gym.spaces.Box(
+            self.table.x.min(axis=0), self.table.x.max(axis=0), (d,), dtype=np.float64
+        )
+        self.action_space = gym.spaces.Discrete(len(self.table.classes))
+        self._params: RealDataParams | None = None
+        self._state: RealDataState | None = None
+        self._round = 0
+        self._last: dict[int, _Last] = {}
+
+    # --- what the engine uses -------------------------------------------------------------
+    def build(self, seed: int, replication: int) -> tuple[RealDataParams, RealDataState]:
+        """The stream key of replication ``replication`` and a fresh state."""
+        key = stream_keys(seed, replication, 0).env
+        return RealDataParams(key, len(self.table.rows)), RealDataState(np.zeros(1, dtype=np.int64))
+
+    def optimal_loss(self, params: RealDataParams, expert: int) -> float:
+        """0: a lower bound of every loss (see :meth:`reference_loss` for the stated reference)."""
+        return 0.0
+
+    def round_data(
+        self, params: RealDataParams, state: RealDataState, t: int, expert: int
+    ) -> SupervisedRound:
+        """The labelled row of round ``t`` (after ``begin_round``); one object per replication and
+        round, shared by the experts deployed and trained in it."""
+        row = int(state.row[0])
+        last = self._last.get(id(state))
+        if last is not None and last.t == t and last.row == row:
+            return last.data  # the same (row, round): the same data, whichever state it came from
+        data = SupervisedRound(self.table, row, t)
+        if len(self._last) > 4096:
+            self._last.clear()
+        self._last[id(state)] = _Last(t, row, data)
+        return data
+
+    def rows(self, params: RealDataParams, rounds: int) -> np.ndarray:
+        """The row indices of rounds ``0 .. rounds - 1`` (what ``begin_round`` draws)."""
+        state = RealDataState(np.zeros(1, dtype=np.int64))
+        out = np.empty(rounds, dtype=np.int64)
+        for t in range(rounds):
+            _begin_round(params, state, t)
+            out[t] = state.row[0]
+        return out
+
+    def stream(self, seed: int, replication: int, rounds: int):
+        """``(features, label)`` of rounds ``0 .. rounds - 1`` of replication ``replication``."""
+        params, _ = self.build(check_seed(seed), replication)
+        table = self.table
+        for row in self.rows(params, rounds).tolist():
+            yield table.rows[row], table.y[row]
+
+    def reference_loss(self, expert: Any, params: RealDataParams) -> float:
+        """Mean loss over rounds ``1 .. horizon`` of a fresh copy of ``expert`` trained on every
+        round ``0 .. horizon`` of this replication's stream: ``learn``'s loss (the prediction
+        before the update), as the simulation counts it. Cached by the expert's ``reference_key``
+        (or ``repr``)."""
+        identity = getattr(expert, "reference_key", None)
+        identity = identity() if callable(identity) else repr(expert)
+        key = (self.dataset, self.horizon, int(params.key), identity)
+        if key in _REFERENCES:
+            _REFERENCES.move_to_end(key)
+            return _REFERENCES[key]
+        fresh = expert.spawn(0) if callable(getattr(expert, "spawn", None)) else expert
+        table = self.table
+        total = 0.0
+        for t, row in enumerate(self.rows(params, self.horizon + 1).tolist()):
+            out = fresh.learn(SupervisedRound(table, row, t))
+            loss = out[0] if isinstance(out, tuple) else out
+            if t > 0:
+                total += float(loss)
+        value = total / self.horizon
+        _REFERENCES[key] = value
+        while len(_REFERENCES) > _REFERENCE_CACHE:
+            _REFERENCES.popitem(last=False)
+        return value
+
+    # --- Gymnasium interface -------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        replication = int((options or {}).get("replication", 0))
+        self._params, self._state = self.build(check_seed(0 if seed is None else seed), replication)
+        self._round = 0
+        _begin_round(self._params, self._state, 0)
+        return self.table.x[int(self._state.row[0])].copy(), {"round": 0}
+
+    def step(self, action):
+        if self._params is None:
+            raise RuntimeError("call reset() before step()")
+        y = self.table.y[int(self._state.row[0])]
+        predicted = self.table.classes[int(action)]
+        loss = 0.0 if predicted == y else 1.0
+        info = {"round": self._round, "y": y}
+        self._round += 1
+        _begin_round(self._params, self._state, self._round)
+        return self.table.x[int(self._state.row[0])].copy(), -loss, False, False, info

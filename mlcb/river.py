@@ -1,0 +1,560 @@
+"""M-LCB as a river model selector: :class:`BudgetedClassifier` and :class:`BudgetedRegressor`.
+
+river's own selectors (``model_selection.BanditClassifier``, ``SuccessiveHalvingClassifier``)
+train the models a bandit picks on each sample and predict with the best so far. The two
+estimators here do the same with a budget that is a cap: on each sample (after a warm start on the
+first one, where every model learns once) the chosen policy of :mod:`mlcb.policies` (M-LCB by
+default) selects at most ``budget`` models; those, and only those, are scored on the sample and
+learn from it, and ``predict_one`` answers with the model the policy deploys. With ``budget``
+equal to the number of models every model learns every sample.
+
+The policy sees, for each model it trained, the loss in ``[0, 1]`` of the model's prediction on the
+sample *before* it learns it (progressive validation): 0-1 loss (or log-loss, clipped and scaled)
+for classification, clipped scaled squared error for regression. A model's rate, which M-LCB's
+lower confidence bound reads, is ``beta n^alpha sqrt(log(2 n^2 / delta'))`` with ``rate = (beta,
+alpha)``, a heuristic (no guarantee holds for an arbitrary river model).
+
+The pool's order does not matter: the models are ranked once by a canonical key (their ``repr``,
+which lists their class and parameters) and the policy sees them in that order, so its ties are
+broken by the key, never by a position in the list. Every random draw of a policy comes from a
+counter-based stream seeded by ``seed``.
+
+river is an optional dependency: importing this module without it raises one ``ImportError``
+saying what to install.
+
+Examples
+--------
+>>> from river import datasets, evaluate, linear_model, metrics, optim, preprocessing, tree
+>>> from mlcb.river import BudgetedClassifier
+>>> models = [
+...     preprocessing.StandardScaler() | linear_model.LogisticRegression(optimizer=optim.SGD(lr))
+...     for lr in (0.005, 0.05, 0.5)
+... ] + [tree.HoeffdingTreeClassifier()]
+>>> model = BudgetedClassifier(models, budget=1)
+>>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
+Accuracy: 87.99%
+>>> model.n_updates  # one per sample, plus the warm start's four on the first one
+1253
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+try:
+    from river import base
+    from river.model_selection.base import ModelSelector
+except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
+    raise ImportError("mlcb.river needs river: pip install 'mlcb[river]'") from None
+
+from mlcb import _engine, kernels
+from mlcb.engine import selection_size
+from mlcb.learners import power_rate
+from mlcb.seeding import check_seed, stream_keys
+
+__all__ = ["BudgetedClassifier", "BudgetedRegressor", "canonical_order", "LOG_LOSS_FLOOR"]
+
+#: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.
+LOG_LOSS_FLOOR = 0.01
+_CLASSIFIER_LOSSES = ("zero-one", "log")
+
+
+def canonical_order(models: list) -> list[int]:
+    """The positions of ``models`` sorted by their canonical key (``repr``, then class path).
+
+    Two models with the same key have the same class and parameters: interchangeable, so the
+    order among them (kept as given) changes nothing for deterministic models.
+
+    Examples
+    --------
+    >>> from river import linear_model, optim
+    >>> canonical_order([linear_model.LinearRegression(optimizer=optim.SGD(lr))
+    ...                  for lr in (0.1, 0.01)])
+    [1, 0]
+    """
+    keys = [(repr(m), f"{type(m).__module__}.{type(m).__qualname__}") for m in models]
+    return sorted(range(len(models)), key=keys.__getitem__)
+
+
+def _check_common(
+    models: Any, budget: Any, policy: Any, policy_params: Any, delta: Any, rate: Any, horizon: Any, seed: Any
+) -> tuple[float, float]:
+    """Validate the parameters shared by both estimators; returns ``(beta, alpha)``."""
+    from mlcb import policies
+
+    n = len(models)
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or not 1 <= budget <= n:
+        raise ValueError(
+            f"budget must be an integer with 1 <= budget <= {n} (the number of models), got {budget!r}"
+        )
+    if not isinstance(policy, str) or policy not in policies.names():
+        raise ValueError(f"policy must be one of {', '.join(policies.names())}, got {policy!r}")
+    if policy_params is not None and not isinstance(policy_params, dict):
+        raise ValueError(f"policy_params must be None or a dict, got {policy_params!r}")
+    if not (isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 < delta < 1):
+        raise ValueError(f"delta must be a number with 0 < delta < 1, got {delta!r}")
+    try:
+        beta, alpha = (float(v) for v in rate)
+    except (TypeError, ValueError):
+        beta = alpha = math.nan
+    if not (beta > 0 and math.isfinite(beta) and 0 < alpha <= 1):
+        raise ValueError(f"rate must be a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, got {rate!r}")
+    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
+    check_seed(seed)
+    return beta, alpha
+
+
+class _Budgeted:
+    """The selection loop both estimators share (mixed into a river ``ModelSelector``)."""
+
+    def _setup(self) -> None:
+        from mlcb import policies
+
+        n = len(self.models)
+        self._beta, self._alpha = _check_common(
+            self.models,
+            self.budget,
+            self.policy,
+            self.policy_params,
+            self.delta,
+            self.rate,
+            self.horizon,
+            self.seed,
+        )
+        self._policy = policies.make(self.policy, **(self.policy_params or {}))
+        self._order = canonical_order(self.models)
+        self._params, self._state = self._policy.build(
+            n, int(self.budget), float(self.delta), int(self.horizon), np.zeros(n)
+        )
+        width = selection_size(self._policy, n, int(self.budget))
+        self._stats = _engine.new_stats(n)
+        self._selected = np.zeros(width, dtype=np.int64)
+        self._widths = np.zeros(width)
+        self._key = stream_keys(int(self.seed), 0, n).policy
+        self._delta_prime = float(self.delta) / (2.0 * n)
+        self._t = 0  # the round whose training is pending (0: the warm start)
+        self._n_selected = 0
+        self._deployed = 0  # a canonical position
+        self._warm = bool(getattr(self._policy, "warm_start", True))
+        if not self._warm:
+            self._begin(1)
+
+    # --- the policy's round ---------------------------------------------------------------------
+    def _begin(self, t: int) -> None:
+        self._t = t
+        n, k = kernels.select(
+            self._params, self._state, self._stats, t, self._key, self._selected, self._widths
+        )
+        self._n_selected = int(n)
+        # A policy that deploys its whole training set (k = -1) answers with its first member.
+        self._deployed = int(k) if k >= 0 else int(self._selected[0])
+
+    def _model(self, position: int) -> Any:
+        return self.models[self._order[position]]
+
+    def _record(self, position: int, loss: float, t: int) -> None:
+        expert = self._stats[position]
+        expert["n"] += 1
+        expert["loss_sum"] += loss
+        expert["rate"] = float(power_rate(expert["n"], self._beta, self._alpha, self._delta_prime))
+        kernels.observe(self._params, self._state, self._stats, position, loss, t)
+
+    def learn_one(self, x: dict, y: Any) -> None:
+        self._before(y)
+        t = self._t
+        if t == 0:
+            for position in range(len(self.models)):
+                model = self._model(position)
+                loss = self._loss(model, x, y)
+                model.learn_one(x, y)
+                self._record(position, loss, 0)
+            self._after(y)
+            self._begin(1)
+            return
+        positions = self._selected[: self._n_selected].tolist()
+        deployed = self._deployed
+        deployed_loss = None if deployed in positions else self._loss(self._model(deployed), x, y)
+        for position in positions:
+            model = self._model(position)
+            loss = self._loss(model, x, y)
+            if position == deployed:
+                deployed_loss = loss
+            model.learn_one(x, y)
+            self._record(position, loss, t)
+        kernels.end_round(
+            self._params,
+            self._state,
+            self._stats,
+            self._selected,
+            self._n_selected,
+            deployed,
+            deployed_loss,
+            t,
+        )
+        self._after(y)
+        self._begin(t + 1)
+
+    def _before(self, y: Any) -> None:
+        """Hook run before a sample is learnt (the regressor's target range)."""
+
+    def _after(self, y: Any) -> None:
+        """Hook run after a sample is learnt."""
+
+    # --- what users read ------------------------------------------------------------------------
+    @property
+    def best_model(self) -> Any:
+        """The model the policy deploys now (before any sample: the canonically first one)."""
+        return self._model(self._deployed)
+
+    @property
+    def n_updates(self) -> int:
+        """Model updates (``learn_one`` calls on pool members) so far."""
+        return int(self._stats["n"].sum())
+
+    @property
+    def trained_counts(self) -> list[int]:
+        """How many samples each model (in the order given) has learnt."""
+        counts = [0] * len(self.models)
+        for position, index in enumerate(self._order):
+            counts[index] = int(self._stats[position]["n"])
+        return counts
+
+    @property
+    def mean_losses(self) -> list[float]:
+        """Each model's mean training loss so far (``nan`` before it learns), in the order given."""
+        out = [math.nan] * len(self.models)
+        for position, index in enumerate(self._order):
+            n = int(self._stats[position]["n"])
+            if n:
+                out[index] = float(self._stats[position]["loss_sum"]) / n
+        return out
+
+
+class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
+    """Train at most ``budget`` models per sample, chosen by an mlcb policy; predict with the
+    deployed one.
+
+    Parameters
+    ----------
+    models
+        At least two river classifiers.
+    budget
+        ``M``, the most models that learn from one sample (``1 <= budget <= len(models)``).
+    policy
+        A registered policy (:func:`mlcb.policies.names`); ``"mlcb"`` by default.
+    policy_params
+        The policy's parameters (e.g. ``{"bonus_scale": 0.5}``).
+    loss
+        ``"zero-one"`` (default): 1 when the model's prediction is wrong. ``"log"``: the log-loss of
+        the probability the model gives the true label, scaled so that a probability of
+        :data:`LOG_LOSS_FLOOR` or less costs 1: ``min(1, ln p / ln 0.01)``.
+    delta
+        The policy's confidence level, ``0 < delta < 1``.
+    rate
+        ``(beta, alpha)``: each model's heuristic rate ``beta n^alpha sqrt(log(2 n^2 / delta'))``.
+    horizon
+        Passed to horizon-dependent policies (and sizes M-LCB's look-up table); nothing stops
+        after it.
+    seed
+        Seed of the policy's random draws (policies that draw).
+
+    Examples
+    --------
+    >>> from river import datasets, linear_model, naive_bayes, optim, preprocessing
+    >>> from mlcb.river import BudgetedClassifier
+    >>> model = BudgetedClassifier(
+    ...     [preprocessing.StandardScaler() | linear_model.LogisticRegression(optimizer=optim.SGD(0.1)),
+    ...      naive_bayes.GaussianNB()],
+    ...     budget=1,
+    ... )
+    >>> for x, y in datasets.Phishing().take(200):
+    ...     _ = model.predict_one(x)
+    ...     model.learn_one(x, y)
+    >>> model.trained_counts
+    [1, 200]
+    """
+
+    def __init__(
+        self,
+        models: list,
+        budget: int = 1,
+        policy: str = "mlcb",
+        policy_params: dict | None = None,
+        loss: str = "zero-one",
+        delta: float = 0.1,
+        rate: tuple = (1.0, 0.5),
+        horizon: int = 100_000,
+        seed: int = 0,
+    ) -> None:
+        base.Ensemble.__init__(self, models)
+        if loss not in _CLASSIFIER_LOSSES:
+            raise ValueError(f"loss must be one of {_CLASSIFIER_LOSSES}, got {loss!r}")
+        for k, model in enumerate(self.models):
+            if not isinstance(model, base.Classifier):
+                raise ValueError(f"models[{k}]: {type(model).__name__} is not a river classifier")
+        self.budget = budget
+        self.policy = policy
+        self.policy_params = policy_params
+        self.loss = loss
+        self.delta = delta
+        self.rate = rate
+        self.horizon = horizon
+        self.seed = seed
+        self._log_scale = -math.log(LOG_LOSS_FLOOR)
+        self._setup()
+
+    @property
+    def _multiclass(self) -> bool:
+        return all(model._multiclass for model in self.models)
+
+    def _loss(self, model: Any, x: dict, y: Any) -> float:
+        if self.loss == "zero-one":
+            return 0.0 if model.predict_one(x) == y else 1.0
+        p = model.predict_proba_one(x).get(y, 0.0)
+        return 1.0 if p <= LOG_LOSS_FLOOR else min(1.0, -math.log(p) / self._log_scale)
+
+    def predict_proba_one(self, x: dict) -> dict:
+        proba = self.best_model.predict_proba_one(x)
+        if self._multiclass:
+            return proba
+        # A binary selector answers for both labels, whatever labels its deployed model has seen.
+        if True in proba or False in proba:
+            p = float(proba.get(True, 1.0 - float(proba.get(False, 0.0))))
+        else:
+            p = 0.5
+        return {False: 1.0 - p, True: p}
+
+    def predict_one(self, x: dict, **kwargs: Any) -> Any:
+        return self.best_model.predict_one(x, **kwargs)
+
+    @classmethod
+    def _unit_test_params(cls):
+        from river import linear_model, naive_bayes, optim, preprocessing, tree
+
+        yield {
+            "models": [
+                preprocessing.StandardScaler() | linear_model.LogisticRegression(optimizer=optim.SGD(lr))
+                for lr in (0.01, 0.1)
+            ]
+            + [naive_bayes.GaussianNB()],
+            "budget": 1,
+        }
+        yield {
+            "models": [tree.HoeffdingTreeClassifier(), naive_bayes.GaussianNB()],
+            "budget": 2,
+        }
+
+
+class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
+    """Train at most ``budget`` regressors per sample, chosen by an mlcb policy; predict with the
+    deployed one.
+
+    The loss of a prediction ``y_hat`` is ``min(1, ((y - y_hat) / scale)^2)``. With ``scale=None``
+    (default) ``scale`` is the range ``max y - min y`` of the targets seen before the sample
+    (a loss of 1 while that range is 0 and the prediction is off); pass the target's range when
+    it is known.
+
+    Parameters are those of :class:`BudgetedClassifier`, with ``scale`` in place of ``loss``.
+
+    Examples
+    --------
+    >>> from river import datasets, linear_model, optim, preprocessing
+    >>> from mlcb.river import BudgetedRegressor
+    >>> model = BudgetedRegressor(
+    ...     [preprocessing.StandardScaler() | linear_model.LinearRegression(optimizer=optim.SGD(lr))
+    ...      for lr in (0.001, 0.01, 0.1)],
+    ...     budget=2,
+    ... )
+    >>> for x, y in datasets.TrumpApproval().take(300):
+    ...     _ = model.predict_one(x)
+    ...     model.learn_one(x, y)
+    >>> model.n_updates
+    601
+    """
+
+    def __init__(
+        self,
+        models: list,
+        budget: int = 1,
+        policy: str = "mlcb",
+        policy_params: dict | None = None,
+        scale: float | None = None,
+        delta: float = 0.1,
+        rate: tuple = (1.0, 0.5),
+        horizon: int = 100_000,
+        seed: int = 0,
+    ) -> None:
+        base.Ensemble.__init__(self, models)
+        if scale is not None and not (
+            isinstance(scale, (int, float))
+            and not isinstance(scale, bool)
+            and math.isfinite(scale)
+            and scale > 0
+        ):
+            raise ValueError(f"scale must be None or a finite number > 0, got {scale!r}")
+        for k, model in enumerate(self.models):
+            if not isinstance(model, base.Regressor):
+                raise ValueError(f"models[{k}]: {type(model).__name__} is not a river regressor")
+        self.budget = budget
+        self.policy = policy
+        self.policy_params = policy_params
+        self.scale = scale
+        self.delta = delta
+        self.rate = rate
+        self.horizon = horizon
+        self.seed = seed
+        self._low = math.inf
+        self._high = -math.inf
+        self._setup()
+
+    def _after(self, y: Any) -> None:
+        y = float(y)
+        self._low = min(self._low, y)
+        self._high = max(self._high, y)
+
+    def _loss(self, model: Any, x: dict, y: Any) -> float:
+        prediction = model.predict_one(x)
+        residual = float(y) - (0.0 if prediction is None else float(prediction))
+        scale = self.scale if self.scale is not None else self._high - self._low
+        if not scale > 0:
+            return 0.0 if residual == 0 else 1.0
+        value = (residual / scale) ** 2
+        return min(1.0, value) if value == value else 1.0
+
+    def predict_one(self, x: dict) -> Any:
+        return self.best_model.predict_one(x)
+
+    @classmethod
+    def _unit_test_params(cls):
+        from river import linear_model, optim, preprocessing
+
+        yield {
+            "models": [
+                preprocessing.StandardScaler() | linear_model.LinearRegression(optimizer=optim.SGD(lr))
+                for lr in (0.001, 0.01, 0.1)
+            ],
+            "budget": 1,
+        }
+
+
+# --- the comparison with river's own selectors ------------------------------------------------
+#: The selectors :func:`compare` runs, in the order of its table.
+SELECTORS = ("mlcb", "epsilon-greedy", "ucb", "successive-halving", "train-everything")
+
+
+def selector(name: str, models: list, budget: int = 1, horizon: int = 2_000, seed: int = 0) -> Any:
+    """A fresh selector over clones of ``models``, as :func:`compare` runs it.
+
+    ``"mlcb"``
+        :class:`BudgetedClassifier` with ``budget``.
+    ``"epsilon-greedy"``, ``"ucb"``
+        river's ``BanditClassifier`` with the policy of river's own documentation example:
+        ``EpsilonGreedy(epsilon=0.1, decay=0.001, burn_in=20, seed=seed)``, and
+        ``UCB(delta=1, burn_in=20, seed=seed)``; accuracy as the reward.
+    ``"successive-halving"``
+        river's ``SuccessiveHalvingClassifier`` with ``budget = horizon`` model updates for its
+        halving rounds and ``eta = 2`` (after them its best model keeps learning every sample).
+    ``"train-everything"``
+        :class:`BudgetedClassifier` with ``budget = len(models)``: every model learns every sample
+        and the one with the smallest upper bound (with equal counts: the best so far) predicts.
+    """
+    from river import bandit, metrics, model_selection
+
+    fresh = [m.clone() for m in models]
+    if name == "mlcb":
+        return BudgetedClassifier(fresh, budget=budget, seed=seed)
+    if name == "epsilon-greedy":
+        policy = bandit.EpsilonGreedy(epsilon=0.1, decay=0.001, burn_in=20, seed=seed)
+        return model_selection.BanditClassifier(fresh, metric=metrics.Accuracy(), policy=policy)
+    if name == "ucb":
+        policy = bandit.UCB(delta=1.0, burn_in=20, seed=seed)
+        return model_selection.BanditClassifier(fresh, metric=metrics.Accuracy(), policy=policy)
+    if name == "successive-halving":
+        return model_selection.SuccessiveHalvingClassifier(
+            fresh, metric=metrics.Accuracy(), budget=horizon, eta=2
+        )
+    if name == "train-everything":
+        return BudgetedClassifier(fresh, budget=len(fresh), seed=seed)
+    raise ValueError(f"selector must be one of {SELECTORS}, got {name!r}")
+
+
+def _count_updates(model: Any) -> list[int]:
+    """Make every pool member of ``model`` count its ``learn_one`` calls into the returned cell."""
+    counter = [0]
+    for member in model.models:
+        learn = member.learn_one
+
+        def counted(x: dict, y: Any, _learn: Any = learn, **kwargs: Any) -> None:
+            counter[0] += 1
+            _learn(x, y, **kwargs)
+
+        member.learn_one = counted
+    return counter
+
+
+def compare(
+    dataset: str = "phishing",
+    horizon: int = 2_000,
+    shuffles: int = 10,
+    budgets: tuple = (1, 2, 3),
+    selectors: tuple = SELECTORS,
+    models: list | None = None,
+    seed: int = 0,
+) -> Any:
+    """Progressive-validation accuracy and model updates of every selector on a real-data stream.
+
+    Shuffle ``r`` is replication ``r`` of the environment ``mlcb/RealData-v0`` with ``seed``
+    (:meth:`envs.real_data.RealDataEnv.stream`): ``horizon`` rows drawn with replacement, the same
+    rows for every selector. Each selector predicts every row before learning it (river's
+    ``evaluate.progressive_val_score``); ``updates`` counts the ``learn_one`` calls of its pool
+    members. ``models`` defaults to :func:`agents.river_experts.river_pool`; ``budgets`` are
+    M-LCB's.
+
+    Returns a pandas ``DataFrame`` with one row per (selector, shuffle): ``dataset``,
+    ``selector`` (``"mlcb M=1"``, ...), ``shuffle``, ``accuracy``, ``updates``,
+    ``updates_per_sample``, ``seconds``.
+    """
+    import time
+
+    import pandas as pd
+    from river import evaluate, metrics
+
+    from envs.real_data import RealDataEnv
+
+    if models is None:
+        from agents.river_experts import river_pool
+
+        models = river_pool()
+    unknown = [s for s in selectors if s not in SELECTORS]
+    if unknown:
+        raise ValueError(f"selectors must be among {SELECTORS}, got {unknown}")
+    if isinstance(shuffles, bool) or not isinstance(shuffles, int) or shuffles < 1:
+        raise ValueError(f"shuffles must be an integer >= 1, got {shuffles!r}")
+    env = RealDataEnv(dataset, horizon=horizon)
+    rows = []
+    for r in range(shuffles):
+        stream = list(env.stream(seed, r, horizon))
+        for name in selectors:
+            for budget in budgets if name == "mlcb" else (None,):
+                model = selector(name, models, budget or 1, horizon, seed=r)
+                counter = _count_updates(model)
+                started = time.perf_counter()
+                metric = evaluate.progressive_val_score(stream, model, metrics.Accuracy())
+                seconds = time.perf_counter() - started
+                label = f"mlcb M={budget}" if name == "mlcb" else name
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "selector": label,
+                        "shuffle": r,
+                        "accuracy": float(metric.get()),
+                        "updates": counter[0],
+                        "updates_per_sample": counter[0] / horizon,
+                        "seconds": seconds,
+                    }
+                )
+    return pd.DataFrame(rows)

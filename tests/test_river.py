@@ -1,0 +1,336 @@
+"""river and scikit-learn experts, the real-data stream, and M-LCB as a river model selector."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+river = pytest.importorskip("river")
+pytest.importorskip("sklearn")
+
+import mlcb  # noqa: E402
+from agents.river_experts import RiverExpert, SklearnExpert, log_loss, river_pool, squared_loss  # noqa: E402
+from envs.real_data import RealDataEnv  # noqa: E402
+from mlcb.config import SimulationConfig  # noqa: E402
+from mlcb.engine import checkpoint_grid  # noqa: E402
+from mlcb.python_engine import run_replications  # noqa: E402
+from mlcb.river import BudgetedClassifier, BudgetedRegressor, canonical_order, compare  # noqa: E402
+from mlcb.simulation import Problem  # noqa: E402
+from mlcb.testing import check_env, check_expert  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _small_pool():
+    from river import linear_model, naive_bayes, optim, preprocessing, tree
+
+    return [
+        preprocessing.StandardScaler() | linear_model.LogisticRegression(optimizer=optim.SGD(0.5)),
+        naive_bayes.GaussianNB(),
+        tree.HoeffdingTreeClassifier(grace_period=20),
+        preprocessing.StandardScaler() | linear_model.LogisticRegression(optimizer=optim.SGD(0.01)),
+    ]
+
+
+# --- river's own estimator checks -----------------------------------------------------------------
+def _river_checks():
+    from river import checks
+
+    for cls in (BudgetedClassifier, BudgetedRegressor):
+        for i, params in enumerate(cls._unit_test_params()):
+            model = cls(**params)
+            for check in checks.yield_checks(model):
+                yield pytest.param(model, check, id=f"{cls.__name__}-{i}-{check.__name__}")
+
+
+@pytest.mark.parametrize(("model", "check"), list(_river_checks()))
+def test_river_estimator_checks(model, check):
+    assert not getattr(model, "_unit_test_skips", lambda: set())()
+    check(model.clone())
+
+
+def test_river_runs_the_pool_order_check():
+    from river import checks
+
+    names = {c.__name__ for c in checks.yield_checks(BudgetedClassifier(_small_pool()))}
+    assert "check_model_selection_order_does_not_matter" in names
+
+
+def test_pool_order_does_not_change_predictions():
+    stream = list(RealDataEnv("bananas").stream(0, 0, 300))
+    answers = []
+    for permutation in itertools.islice(itertools.permutations(range(4)), 0, 24, 5):
+        pool = _small_pool()
+        model = BudgetedClassifier([pool[i] for i in permutation], budget=1)
+        seen = []
+        for x, y in stream:
+            seen.append(model.predict_one(x))
+            model.learn_one(x, y)
+        answers.append((seen, repr(model.best_model)))
+    assert all(a == answers[0] for a in answers)
+
+
+def test_canonical_order_follows_the_key_not_the_position():
+    pool = _small_pool()
+    order = canonical_order(pool)
+    assert [repr(pool[i]) for i in order] == sorted(repr(m) for m in pool)
+    reversed_pool = pool[::-1]
+    assert [repr(reversed_pool[i]) for i in canonical_order(reversed_pool)] == [repr(pool[i]) for i in order]
+
+
+@pytest.mark.parametrize("budget", [1, 2, 4])
+def test_budget_is_a_cap_and_full_budget_trains_every_model(budget):
+    stream = list(RealDataEnv("phishing").stream(1, 0, 200))
+    model = BudgetedClassifier(_small_pool(), budget=budget)
+    for x, y in stream:
+        model.predict_one(x)
+        before = model.n_updates
+        model.learn_one(x, y)
+        assert model.n_updates - before <= (4 if before == 0 else budget)
+    if budget == 4:
+        assert model.trained_counts == [200] * 4
+    assert model.n_updates == 4 + (len(stream) - 1) * budget
+
+
+def test_budgeted_regressor_trains_and_predicts():
+    from river import datasets, evaluate, linear_model, metrics, optim, preprocessing
+
+    models = [
+        preprocessing.StandardScaler() | linear_model.LinearRegression(optimizer=optim.SGD(lr))
+        for lr in (0.001, 0.01, 0.1)
+    ]
+    model = BudgetedRegressor(models, budget=3)
+    mae = evaluate.progressive_val_score(datasets.TrumpApproval().take(300), model, metrics.MAE())
+    assert model.trained_counts == [300] * 3
+    assert mae.get() < 5.0
+
+
+def test_works_in_progressive_val_score_and_in_a_pipeline():
+    from river import datasets, evaluate, metrics, preprocessing
+
+    model = preprocessing.StandardScaler() | BudgetedClassifier(_small_pool(), budget=2)
+    metric = evaluate.progressive_val_score(datasets.Phishing().take(400), model, metrics.Accuracy())
+    assert 0.7 < metric.get() <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("budget", 0, "budget must be an integer with 1 <= budget <= 4"),
+        ("budget", 5, "budget must be an integer with 1 <= budget <= 4"),
+        ("policy", "nope", "policy must be one of"),
+        ("delta", 1.5, "delta must be a number with 0 < delta < 1"),
+        ("rate", (1.0, 2.0), "rate must be a pair"),
+        ("loss", "hinge", "loss must be one of"),
+        ("seed", -1, "seed must be a non-negative integer"),
+    ],
+)
+def test_bad_parameters_are_refused_by_name(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        BudgetedClassifier(_small_pool(), **{field: value})
+
+
+@pytest.mark.parametrize("policy", ["greedy", "round-robin", "limited-advice", "mlcb-topm"])
+def test_any_registered_policy_selects(policy):
+    stream = list(RealDataEnv("phishing").stream(2, 0, 150))
+    model = BudgetedClassifier(_small_pool(), budget=2, policy=policy)
+    for x, y in stream:
+        model.predict_one(x)
+        model.learn_one(x, y)
+    assert model.n_updates <= 4 + 2 * (len(stream) - 1)
+
+
+# --- the adapters ---------------------------------------------------------------------------------
+def test_losses():
+    assert log_loss(1.0) == 0.0
+    assert log_loss(0.1) == pytest.approx(0.5)
+    assert log_loss(0.001) == 1.0
+    assert squared_loss(1.0, 0.5, 2.0) == pytest.approx(0.0625)
+    assert squared_loss(1.0, 10.0, 2.0) == 1.0
+    assert squared_loss(1.0, None, 2.0) == 1.0
+
+
+@pytest.mark.parametrize("loss", ["zero-one", "log"])
+def test_river_classifier_adapter_passes_check_expert(loss):
+    from river import naive_bayes
+
+    check_expert(RiverExpert(naive_bayes.GaussianNB(), loss=loss), env="mlcb/RealData-v0", rounds=20)
+
+
+def test_river_regressor_adapter_passes_check_expert():
+    from river import linear_model, optim
+
+    expert = RiverExpert(linear_model.LinearRegression(optimizer=optim.SGD(0.05)), scale=2.0, rate=(0.5, 0.6))
+    check_expert(expert, env="mlcb/GLM-v0", rounds=20)
+
+
+def test_sklearn_adapters_pass_check_expert():
+    from sklearn.linear_model import SGDClassifier, SGDRegressor
+
+    check_expert(SklearnExpert(SGDClassifier(random_state=0)), env="mlcb/RealData-v0", rounds=20)
+    check_expert(SklearnExpert(SGDClassifier(loss="log_loss"), loss="log"), env="mlcb/RealData-v0", rounds=10)
+    check_expert(SklearnExpert(SGDRegressor(), scale=2.0), env="mlcb/GLM-v0", rounds=20)
+
+
+def test_adapter_parameters_are_checked():
+    from river import linear_model
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    with pytest.raises(ValueError, match="scale must be a finite number > 0 for a regressor"):
+        RiverExpert(linear_model.LinearRegression())
+    with pytest.raises(ValueError, match="loss must be one of"):
+        RiverExpert(linear_model.LogisticRegression(), loss="squared")
+    with pytest.raises(ValueError, match="rate must be a pair"):
+        RiverExpert(linear_model.LogisticRegression(), rate=(0.0, 0.5))
+    with pytest.raises(ValueError, match="estimator must have partial_fit"):
+        SklearnExpert(DecisionTreeClassifier())
+    with pytest.raises(ValueError, match="loss 'log' needs predict_proba"):
+        SklearnExpert(SGDClassifier(), loss="log")
+
+
+def test_simulator_losses_equal_driving_the_models_by_hand():
+    """Every round's deployed loss in the engine is the loss the deployed model has when the same
+    models are driven by hand on the same stream (here every model trains every round, M = K)."""
+    horizon = 150
+    pool = _small_pool()
+    config = SimulationConfig(
+        env="mlcb/RealData-v0",
+        env_params={"dataset": "bananas", "horizon": horizon},
+        experts=tuple(RiverExpert(m) for m in pool),
+        budget=len(pool),
+        horizon=horizon,
+        replications=1,
+        seed=3,
+    )
+    problem = Problem.from_config(config)
+    (run,) = run_replications(problem, 3, [0], horizon, checkpoint_grid(horizon, 10), trace_rounds=horizon)
+    hand = [m.clone() for m in pool]
+    losses = np.zeros((horizon + 1, len(pool)))
+    for t, (x, y) in enumerate(RealDataEnv("bananas").stream(3, 0, horizon + 1)):
+        for k, model in enumerate(hand):
+            losses[t, k] = 0.0 if model.predict_one(x) == y else 1.0
+            model.learn_one(x, y)
+    deployed = run.trace_deployed
+    assert (deployed >= 0).all()
+    np.testing.assert_array_equal(run.trace_loss, losses[np.arange(1, horizon + 1), deployed])
+
+
+def test_regret_reference_is_the_best_member_trained_every_round():
+    """With one expert, deployed and trained every round, the regret at the horizon is 0: the
+    reference is that very expert trained on every round of the same stream."""
+    horizon = 120
+    result = mlcb.simulate(
+        env="mlcb/RealData-v0",
+        env_params={"dataset": "phishing", "horizon": horizon},
+        experts=[RiverExpert(river_pool()[5])],
+        budget=1,
+        horizon=horizon,
+        replications=2,
+        seed=0,
+    )
+    assert np.abs(result.final()["regret"].to_numpy()).max() < 1e-9
+
+
+def test_presets_are_listed_and_run():
+    out = subprocess.run(
+        [sys.executable, "-m", "mlcb.cli", "list"], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    assert "phishing" in out and "bananas" in out
+    result = mlcb.simulate(
+        preset="bananas", budget=1, horizon=80, replications=1, env_params={"horizon": 80}, seed=0
+    )
+    assert len(result.final()) == 1
+
+
+def test_real_data_env_meets_the_contract():
+    check_env("mlcb/RealData-v0", env_params={"dataset": "phishing"})
+    for name in ("bananas", "breast-cancer", "digits"):
+        env = RealDataEnv(name)
+        params, state = env.build(0, 0)
+        assert env.round_data(params, state, 0, 0).classes == env.table.classes
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        RealDataEnv("iris")
+    with pytest.raises(ValueError, match="horizon must be an integer >= 1"):
+        RealDataEnv("phishing", horizon=0)
+
+
+# --- the comparison -------------------------------------------------------------------------------
+#: How far below river's epsilon-greedy BanditClassifier M-LCB at M = 1 may fall, in accuracy, at
+#: this small size (1000 rows, 3 shuffles, seed 0): M-LCB with its default heuristic rates explores
+#: the pool in its first few hundred rows, which costs accuracy on a stream this short (see the
+#: README section "Streaming model selection with river" for the full-size comparison).
+MARGIN = 0.10
+
+
+@pytest.mark.parametrize("dataset", ["phishing", "bananas"])
+def test_comparison_mlcb_one_update_against_epsilon_greedy(dataset):
+    frame = compare(dataset, horizon=1000, shuffles=3, budgets=(1,), selectors=("mlcb", "epsilon-greedy"))
+    accuracy = frame.groupby("selector")["accuracy"].mean()
+    updates = frame.groupby("selector")["updates_per_sample"].mean()
+    assert updates["mlcb M=1"] <= updates["epsilon-greedy"]
+    assert accuracy["mlcb M=1"] >= accuracy["epsilon-greedy"] - MARGIN
+
+
+def test_comparison_counts_updates():
+    frame = compare(
+        "phishing", horizon=200, shuffles=1, budgets=(1, 2), selectors=("mlcb", "train-everything", "ucb")
+    )
+    per_sample = dict(zip(frame["selector"], frame["updates"]))
+    assert per_sample["mlcb M=1"] == 8 + 199
+    assert per_sample["mlcb M=2"] == 8 + 2 * 199
+    assert per_sample["train-everything"] == 8 * 200
+
+
+# --- without river --------------------------------------------------------------------------------
+def test_without_river_one_line_message_and_the_rest_works():
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'river' or name.startswith('river.') or name == 'sklearn' or name.startswith('sklearn.'):\n"
+        "            raise ImportError(f'blocked {name}')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import mlcb, envs, agents, agents.river_experts, envs.real_data\n"
+        "for make in (lambda: __import__('mlcb.river'),\n"
+        "             lambda: agents.river_experts.RiverExpert(None),\n"
+        "             lambda: agents.river_experts.SklearnExpert(None),\n"
+        "             lambda: envs.real_data.RealDataEnv('phishing'),\n"
+        "             lambda: envs.real_data.RealDataEnv('digits'),\n"
+        "             lambda: mlcb.simulate(preset='phishing', horizon=10, replications=1)):\n"
+        "    try:\n"
+        "        make()\n"
+        "    except ImportError as error:\n"
+        "        print(error)\n"
+        "r = mlcb.simulate(preset='trap', horizon=200, replications=1, seed=0)\n"
+        "print(len(r.final()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    lines = out.stdout.strip().splitlines()
+    assert lines == [
+        "mlcb.river needs river: pip install 'mlcb[river]'",
+        "RiverExpert needs river: pip install 'mlcb[river]'",
+        "SklearnExpert needs scikit-learn: pip install 'mlcb[sklearn]'",
+        "the phishing data set needs river: pip install 'mlcb[river]'",
+        "the digits data set needs sklearn: pip install 'mlcb[sklearn]'",
+        "the river pool needs river: pip install 'mlcb[river]'",
+        "1",
+    ]
+
+
+def test_readme_river_example_runs(capsys):
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    match = re.search(r"<!-- example: river-selector -->\n```python\n(.*?)```", text, re.S)
+    assert match, "README.md has no example marked 'river-selector'"
+    namespace: dict = {"__name__": "readme_river_example"}
+    exec(compile(match.group(1), "README.md", "exec"), namespace)  # noqa: S102 (the project's own README)
+    model = namespace["model"]
+    assert model.n_updates == 8 + 1249
+    assert "Accuracy" in capsys.readouterr().out
