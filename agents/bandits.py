@@ -9,11 +9,15 @@ Families and rates (``n`` the expert's own update count, ``m`` its arms, ``delta
 * :class:`UCB1` -- index ``mean_a - sqrt(c ln j / N_a)`` (``j`` its own round), each arm once
   first. ``rate="theory"`` (RATES 1b, needs ``c > 1``):
   ``2 sqrt(c (m-1) n ln n) + (m-1) + t0 + sqrt((n/2) log(4 n^2 / delta'))``,
-  ``t0 = ceil((8m / delta')^(1/(2c-2)))``. ``rate="authors"``: ``0.5 sqrt(ln n) sum_a sqrt(N_a)``.
+  ``t0 = ceil((8m / delta')^(1/(2c-2)))``. ``rate="authors"``: ``0.5 sqrt(ln n) sum_a sqrt(N_a)``
+  for ``n >= 2``.
 * :class:`EpsilonGreedy` -- ``eps_j = min(1, c (m l_j / j)^(1-alpha))``, ``l_j = max(1, ln j)``;
   exploit the smallest empirical mean, unsampled arms first. ``rate="theory"``: the computable
   ``U#`` of RATES section 2 (running sums, O(1) per update); ``rate="authors"``:
-  ``0.5 n^alpha (m ln n)^(1-alpha)``.
+  ``0.5 n^alpha (m ln n)^(1-alpha)`` for ``n >= 2``. Both authors' formulas vanish at ``n = 1``
+  (``ln 1 = 0``); there they take the trivial value ``U(1) = 1`` (one loss in ``[0, 1]``), so
+  that every rate is positive and an expert whose single warm-start loss was 1 is retried under
+  M-LCB's count-only bounds (with 0 its lower bound would stay at 1 for ever).
 * :class:`ThompsonSampling` -- Beta(1 + losses, 1 + non-losses) posterior on each arm's loss,
   play the smallest sample. Vanilla TS has no usable explicit high-probability bound (RATES 3):
   its rate is the UCB(delta0) formula and it is flagged ``heuristic``. ``clipped=True`` is the
@@ -236,7 +240,9 @@ def _rate(expert, state, k, n, dp):
     """``U(n, delta')`` of expert ``k`` (RATES.md), capped at ``n``."""
     m = expert.n_arms
     code = expert.code
-    if expert.rate_kind == AUTHORS_RATE and code == UCB1_FAMILY:
+    if expert.rate_kind == AUTHORS_RATE and n == 1:
+        value = 1.0  # ln 1 = 0 would make the heuristic 0: take the trivial bound, one loss <= 1
+    elif expert.rate_kind == AUTHORS_RATE and code == UCB1_FAMILY:
         root_sum = 0.0
         for a in range(m):
             root_sum += math.sqrt(state.arms[k, a].pulls)

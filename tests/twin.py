@@ -170,7 +170,9 @@ class BanditExpert:
 
     def rate_value(self, n: int) -> float:
         m, dp = self.m, self.delta_prime
-        if self.rate == "authors" and self.family == "ucb1":
+        if self.rate == "authors" and n == 1:
+            value = 1.0
+        elif self.rate == "authors" and self.family == "ucb1":
             value = self.rate_coef * math.sqrt(math.log(n)) * sum(math.sqrt(p) for p in self.pulls)
         elif self.rate == "authors" and self.family == "epsilon-greedy":
             value = self.rate_coef * n**self.alpha * (m * math.log(n)) ** (1.0 - self.alpha)
