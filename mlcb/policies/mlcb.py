@@ -4,8 +4,11 @@ Each round, with ``n = n_k`` and ``L_k`` the mean training loss of expert ``k``:
 
     LCB_k = L_k - s * U_k(n, delta / (2K)) / n
     UCB_k = L_k + s * sqrt(2 log(4 K n^2 / delta) / n)
-    S_t   = the M experts with the smallest LCB           (ties: smaller index first)
-    i_t   = the expert of S_t with the smallest UCB       (ties: smaller index)
+    S_t   = the M experts with the smallest LCB           (ties: smaller identity first)
+    i_t   = the expert of S_t with the smallest UCB       (ties: smaller identity)
+
+The engine presents the experts in identity order (:mod:`mlcb.policies`): the kernels' "smaller
+index" is the smaller identity.
 
 ``s`` is ``bonus_scale`` (1 is the theory; the authors tuned about 0.5). Both bounds depend on
 ``n_k`` only, so only the trained experts' bounds are recomputed after a round.
