@@ -74,9 +74,13 @@ def _tabulate_hoeffding(n_experts, delta, length):
     return table
 
 
-@functools.lru_cache(maxsize=16)
 def _hoeffding_table(n_experts: int, delta: float, horizon: int, budget: int) -> np.ndarray:
-    length = tables.table_length(horizon, 1, budget)
+    # Cached by length: every horizon whose table is cut at the budget shares one.
+    return _hoeffding_table_of_length(n_experts, delta, tables.table_length(horizon, 1, budget))
+
+
+@functools.lru_cache(maxsize=16)
+def _hoeffding_table_of_length(n_experts: int, delta: float, length: int) -> np.ndarray:
     table = _tabulate_hoeffding(n_experts, delta, length) if length else np.zeros(0)
     table.setflags(write=False)
     return table
