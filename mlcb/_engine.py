@@ -70,7 +70,8 @@ class Record(NamedTuple):
     training outputs.
     Trace, when ``trace_deployed`` has length ``T_trace > 0``: ``trace_selected`` (T_trace, M)
     (-1 padded), ``trace_deployed`` (T_trace,), ``trace_loss`` (T_trace,) deployed loss.
-    ``order`` (K,) int64: the pool index of the ``i``-th expert in identity order (module doc);
+    ``order`` (K,) int64: the pool index of the ``i``-th expert in identity order (module doc),
+    or empty when that is the index itself (a default pool: no indirection in the loop);
     ``trained``, ``deployed``, the traces and the error's expert name pool indices.
     ``exceeded`` (1,) int64: 1 once the pseudo-regret has exceeded the certificate Delta(t) in
     some round (checked every round). ``error`` (4,) float64: code, round, expert, offending value.
@@ -100,10 +101,16 @@ class Record(NamedTuple):
 
 
 @kernel
+def pool_index(order, i):
+    """The pool's index of expert ``i`` in identity order (``Record.order``; empty: ``i``)."""
+    return i if order.shape[0] == 0 else order[i]
+
+
+@kernel
 def _fail(record, code, t, k, value):
     record.error[0] = code
     record.error[1] = t
-    record.error[2] = record.order[k]
+    record.error[2] = pool_index(record.order, k)
     record.error[3] = value
     return code
 
@@ -135,7 +142,9 @@ def warm_start(env_params, env_state, pool_params, pool_state, policy_params, po
     begin_round(env_params, env_state, 0)
     losses, rates = record.warm_losses, record.warm_rates
     for k in range(stats.shape[0]):
-        losses[k], rates[k] = train(pool_params, pool_state, env_params, env_state, record.order[k], 0)
+        losses[k], rates[k] = train(
+            pool_params, pool_state, env_params, env_state, pool_index(record.order, k), 0
+        )
     return account_warm_start(policy_params, policy_state, stats, record, losses, rates)
 
 
@@ -217,8 +226,8 @@ def account_end(policy_params, policy_state, stats, accounting, record, t, n_sel
     order = record.order
     if t <= record.trace_deployed.shape[0]:
         for j in range(selected.shape[0]):
-            record.trace_selected[t - 1, j] = order[selected[j]] if j < n_selected else -1
-        record.trace_deployed[t - 1] = order[chosen] if chosen >= 0 else -1
+            record.trace_selected[t - 1, j] = pool_index(order, selected[j]) if j < n_selected else -1
+        record.trace_deployed[t - 1] = pool_index(order, chosen) if chosen >= 0 else -1
         record.trace_loss[t - 1] = loss
     cursor = record.cursor[0]
     while cursor < record.checkpoints.shape[0] and record.checkpoints[cursor] == t:
@@ -227,8 +236,8 @@ def account_end(policy_params, policy_state, stats, accounting, record, t, n_sel
         record.top_m_regret[cursor] = totals[2]
         record.certificate[cursor] = totals[3] + totals[4] / accounting.budget
         for k in range(stats.shape[0]):
-            record.trained[cursor, order[k]] = stats[k].n
-            record.deployed[cursor, order[k]] = stats[k].deployed
+            record.trained[cursor, pool_index(order, k)] = stats[k].n
+            record.deployed[cursor, pool_index(order, k)] = stats[k].deployed
         cursor += 1
     record.cursor[0] = cursor
 
@@ -264,8 +273,9 @@ def run_rounds(
         )
         # Deploy before training: the smoothed decision uses the history strictly before t.
         if chosen >= 0:
+            k = pool_index(order, chosen)
             deploy_losses[0], deploy_expected[0] = deploy(
-                pool_params, pool_state, env_params, env_state, order[chosen], t, accounting.deploy_key, 0
+                pool_params, pool_state, env_params, env_state, k, t, accounting.deploy_key, 0
             )
         else:
             for j in range(n_selected):
@@ -274,7 +284,7 @@ def run_rounds(
                     pool_state,
                     env_params,
                     env_state,
-                    order[selected[j]],
+                    pool_index(order, selected[j]),
                     t,
                     accounting.deploy_key,
                     j,
@@ -285,7 +295,8 @@ def run_rounds(
         if code != OK:
             return code
         for j in range(n_selected):
-            one, rate = train(pool_params, pool_state, env_params, env_state, order[selected[j]], t)
+            k = pool_index(order, selected[j])
+            one, rate = train(pool_params, pool_state, env_params, env_state, k, t)
             code = account_trained(policy_params, policy_state, stats, accounting, record, t, j, one, rate)
             if code != OK:
                 return code

@@ -229,6 +229,11 @@ def identity_order(n_experts: int, identities: Any = None) -> np.ndarray:
     return np.argsort(values, kind="stable").astype(np.int64)
 
 
+def full_order(record: _engine.Record, n_experts: int) -> np.ndarray:
+    """``record.order`` as a (K,) array (an empty one stands for ``0 .. K-1``)."""
+    return record.order if record.order.size else np.arange(n_experts, dtype=np.int64)
+
+
 def build_common(
     problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
 ) -> Built:
@@ -279,7 +284,7 @@ def build_common(
         trace_loss=np.zeros(trace_rounds),
         exceeded=np.zeros(1, dtype=np.int64),
         error=np.zeros(4),
-        order=order,
+        order=order if np.any(order != np.arange(n_experts)) else np.zeros(0, dtype=np.int64),
     )
     stats = _engine.new_stats(n_experts)
     return Built(env_params, env_state, keys, policy_params, policy_state, stats, accounting, record)
@@ -343,8 +348,9 @@ def raise_for_error(
 def collect(built: Built, replication: int) -> Replication:
     """The recorded arrays of a finished replication."""
     record, accounting = built.record, built.accounting
+    order = full_order(record, len(accounting.optimal))
     optimal = np.empty_like(accounting.optimal)
-    optimal[record.order] = accounting.optimal  # back to the pool's order
+    optimal[order] = accounting.optimal  # back to the pool's order
     return Replication(
         index=replication,
         regret=record.regret,
@@ -354,7 +360,7 @@ def collect(built: Built, replication: int) -> Replication:
         trained=record.trained,
         deployed=record.deployed,
         optimal=optimal,
-        best_expert=int(record.order[accounting.best_expert]),
+        best_expert=int(order[accounting.best_expert]),
         best_loss=accounting.best_loss,
         trace_selected=record.trace_selected,
         trace_deployed=record.trace_deployed,

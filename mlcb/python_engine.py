@@ -136,16 +136,16 @@ def _advance(replications, stats, ints, floats, t_finish, t_begin):
             # The pool is called with its own indices (record.order: see mlcb._engine).
             order = record.order
             for j in range(width):
-                ints[r, j] = order[record.selected[j]] if j < n else -1
+                ints[r, j] = _engine.pool_index(order, record.selected[j]) if j < n else -1
                 ints[r, width + j] = -1
             ints[r, n_column] = n
             ints[r, n_column + 1] = k
             if k >= 0:
-                ints[r, width] = order[k]
+                ints[r, width] = _engine.pool_index(order, k)
                 ints[r, n_column + 2] = 1
             else:
                 for j in range(n):
-                    ints[r, width + j] = order[record.selected[j]]
+                    ints[r, width + j] = _engine.pool_index(order, record.selected[j])
                 ints[r, n_column + 2] = n
     return -1
 
@@ -310,7 +310,7 @@ def _run_block(
 
     if getattr(problem.policy, "warm_start", True):
         _pick(_WARM_BEGIN, *samples[:2])(typed_list(envs))
-        everyone = np.stack([b.record.order for b in built])  # pool indices in identity order
+        everyone = np.stack([engine.full_order(b.record, n_experts) for b in built])  # identity order
         losses, rates = np.zeros((n_reps, n_experts)), np.zeros((n_reps, n_experts))
         pool.train(0, everyone, np.full(n_reps, n_experts, dtype=np.int64), losses, rates)
         records = typed_list([b.record for b in built])
