@@ -20,7 +20,9 @@ names the constants, and every saved result records it:
     the authors' heuristic rates (:func:`agents.rates.authors_epsilon_greedy_rate`, their UCB1
     rate ``0.5 sqrt(ln n) sum_a sqrt(N_a)`` with radius constant ``c = 0.25``) under the paper's
     count-only bounds at ``bonus_scale = 1``: the algorithm as analysed, fed the authors' rates
-    (heuristic, so no certificate).
+    (heuristic, so no certificate). Trap, T = 250,000, 30 replications, mean pseudo-regret at
+    M = 1 / 2 / 4: 3,126 / 1,294 / 1,209, against 4,544 / 1,456 / 1,227 for ``authors`` and
+    6,490 / 2,955 / 1,216 for ``practical``.
 
 A calibration's policy parameters are M-LCB's; other policies keep their own defaults (the
 experts and their rates, which the balancing baselines read, follow the calibration).
