@@ -9,11 +9,15 @@ Families and rates (``n`` the expert's own update count, ``m`` its arms, ``delta
 * :class:`UCB1` -- index ``mean_a - sqrt(c ln j / N_a)`` (``j`` its own round), each arm once
   first. ``rate="theory"`` (docs/rates.md §1b, needs ``c > 1``):
   ``2 sqrt(c (m-1) n ln n) + (m-1) + t0 + sqrt((n/2) log(4 n^2 / delta'))``,
-  ``t0 = ceil((8m / delta')^(1/(2c-2)))``. ``rate="authors"``: ``0.5 sqrt(ln n) sum_a sqrt(N_a)``.
+  ``t0 = ceil((8m / delta')^(1/(2c-2)))``. ``rate="authors"``: ``0.5 sqrt(ln n) sum_a sqrt(N_a)``
+  for ``n >= 2``.
 * :class:`EpsilonGreedy` -- ``eps_j = min(1, c (m l_j / j)^(1-alpha))``, ``l_j = max(1, ln j)``;
   exploit the smallest empirical mean, unsampled arms first. ``rate="theory"``: the computable
   ``U#`` of docs/rates.md §2 (running sums, O(1) per update); ``rate="authors"``:
-  ``0.5 n^alpha (m ln n)^(1-alpha)``.
+  ``0.5 n^alpha (m ln n)^(1-alpha)`` for ``n >= 2``. Both authors' formulas vanish at ``n = 1``
+  (``ln 1 = 0``); there they take the trivial value ``U(1) = 1`` (one loss in ``[0, 1]``), so
+  that every rate is positive and an expert whose single warm-start loss was 1 is retried under
+  M-LCB's count-only bounds (with 0 its lower bound would stay at 1 for ever).
 * :class:`ThompsonSampling` -- Beta(1 + losses, 1 + non-losses) posterior on each arm's loss,
   play the smallest sample. Vanilla TS has no usable explicit high-probability bound (docs/rates.md §3):
   its rate is the UCB(delta0) formula and it is flagged ``heuristic``. ``clipped=True`` is the
@@ -81,6 +85,8 @@ EXPERT_STATE_DTYPE = np.dtype(
         ("steps", np.int64),  # n_k, updates so far
         ("epsilon_sum", np.float64),  # sum of past eps_j (for U#)
         ("rate_sum", np.float64),  # sum of eps_j + (1 - eps_j) b_j (for U#)
+        ("b_count", np.float64),  # the last s_j >= 1 for which b_j was computed (0: none)
+        ("b_value", np.float64),  # b_j at that s_j (a function of s_j alone)
     ],
     align=True,
 )
@@ -89,6 +95,7 @@ EXPERT_STATE_DTYPE = np.dtype(
 class BanditPoolParams(NamedTuple):
     experts: np.ndarray  # (K,) EXPERT_DTYPE
     tables: np.ndarray  # (R, L) float64 functions of a count (mlcb.tables), (0, 0) when none
+    tails: np.ndarray  # (R, 2) U#'s running sums after count L - 1 (rate rows of eps-greedy)
     delta_prime: float  # delta / (2K), the level at which M-LCB reads the rates
     delta0: float  # delta / (4K), internal level of clipped Thompson sampling
     smoothing: int  # mlcb.smoothing code
@@ -172,7 +179,7 @@ def _current_arm(expert, arms, tables, k, j, key, counter, slot, delta0):
     m = expert.n_arms
     code = expert.code
     if code == EPSILON_GREEDY_FAMILY:
-        if expert.epsilon_row >= 0:
+        if expert.epsilon_row >= 0 and j < tables.shape[1]:
             eps = tables[expert.epsilon_row, j]
         else:
             eps = epsilon(expert.c, expert.alpha, m, j)
@@ -195,16 +202,19 @@ def _train(params, state, env_params, env_state, k, t):
     expert = params.experts[k]
     progress = state.experts[k]
     j = progress.steps + 1
+    tabulated = expert.rate_row >= 0 and j < params.tables.shape[1]
     arm, eps, greedy = _current_arm(expert, state.arms, params.tables, k, j, expert.key, j, 0, params.delta0)
     if eps >= 0.0:
         m = expert.n_arms
         for a in range(m):
             state.arms[k, a].weight += eps / m
         state.arms[k, greedy].weight += 1.0 - eps
-        if expert.rate_kind == THEORY_RATE and expert.rate_row < 0:
-            progress.epsilon_sum, progress.rate_sum = sharp_rate_step(
-                progress.epsilon_sum, progress.rate_sum, m, j, eps, params.delta_prime
-            )
+        if expert.rate_kind == THEORY_RATE and not tabulated:
+            if expert.rate_row >= 0 and j == params.tables.shape[1]:
+                # The first count past the table: the running sums the table stopped at.
+                progress.epsilon_sum = params.tails[expert.rate_row, 0]
+                progress.rate_sum = params.tails[expert.rate_row, 1]
+            _sharp_rate_step_in_place(progress, m, j, eps, params.delta_prime)
     else:
         state.arms[k, arm].weight += 1.0
     loss = arm_loss(env_params, t, k, arm)
@@ -212,7 +222,7 @@ def _train(params, state, env_params, env_state, k, t):
     played.pulls += 1
     played.losses += loss
     progress.steps = j
-    if expert.rate_row >= 0:
+    if tabulated:
         return loss, params.tables[expert.rate_row, j]
     return loss, _rate(expert, state, k, j, params.delta_prime)
 
@@ -223,12 +233,39 @@ def sharp_rate_step(epsilon_sum, rate_sum, m, j, eps, delta_prime):
 
     ``epsilon_sum`` is the sum of ``eps_i`` for ``i < j``; returns the sums including round j.
     """
-    mu = epsilon_sum / m
-    s = math.ceil(mu - math.sqrt(2.0 * mu * math.log(6.0 * m * j * j / delta_prime)))
+    s = _sharp_count(epsilon_sum, m, j, delta_prime)
     b = 1.0
     if s >= 1:
-        b = min(1.0, math.sqrt(2.0 * math.log(12.0 * m * s * s / delta_prime) / s))
+        b = _sharp_gap(m, s, delta_prime)
     return epsilon_sum + eps, rate_sum + (eps + (1.0 - eps) * b)
+
+
+@kernel
+def _sharp_count(epsilon_sum, m, j, delta_prime):
+    """``s_j``, the lower bound on every arm's sample count."""
+    mu = epsilon_sum / m
+    return math.ceil(mu - math.sqrt(2.0 * mu * math.log(6.0 * m * j * j / delta_prime)))
+
+
+@kernel
+def _sharp_gap(m, s, delta_prime):
+    """``b_j`` for ``s_j = s >= 1``."""
+    return min(1.0, math.sqrt(2.0 * math.log(12.0 * m * s * s / delta_prime) / s))
+
+
+@kernel
+def _sharp_rate_step_in_place(progress, m, j, eps, delta_prime):
+    """:func:`sharp_rate_step` on an expert's state; ``b_j`` depends on ``s_j`` alone and ``s_j``
+    changes rarely, so it is recomputed only when ``s_j`` moves (the same numbers, cheaper)."""
+    s = _sharp_count(progress.epsilon_sum, m, j, delta_prime)
+    b = 1.0
+    if s >= 1:
+        if s != progress.b_count:
+            progress.b_count = s
+            progress.b_value = _sharp_gap(m, s, delta_prime)
+        b = progress.b_value
+    progress.epsilon_sum += eps
+    progress.rate_sum += eps + (1.0 - eps) * b
 
 
 @kernel
@@ -236,7 +273,9 @@ def _rate(expert, state, k, n, dp):
     """``U(n, delta')`` of expert ``k`` (docs/rates.md), capped at ``n``."""
     m = expert.n_arms
     code = expert.code
-    if expert.rate_kind == AUTHORS_RATE and code == UCB1_FAMILY:
+    if expert.rate_kind == AUTHORS_RATE and n == 1:
+        value = 1.0  # ln 1 = 0 would make the heuristic 0: take the trivial bound, one loss <= 1
+    elif expert.rate_kind == AUTHORS_RATE and code == UCB1_FAMILY:
         root_sum = 0.0
         for a in range(m):
             root_sum += math.sqrt(state.arms[k, a].pulls)
@@ -502,10 +541,17 @@ class ThompsonSampling:
         return not self.clipped or self.rate_scale != 1.0
 
 
-@njit
 def _tabulate_rate(expert, m, delta_prime, length):
     """``U(n)`` for ``n < length`` by the kernels' own scalar code (count-only rates)."""
+    return _tabulate_rate_and_tail(expert, m, delta_prime, length)[0]
+
+
+@njit
+def _tabulate_rate_and_tail(expert, m, delta_prime, length):
+    """``U(n)`` for ``n < length`` and U#'s running sums after ``n = length - 1`` (zeros for
+    other rates), from which the kernel carries on past the table."""
     table = np.zeros(length)
+    tail = np.zeros(2)
     arms = np.zeros((1, m), dtype=ARM_DTYPE)
     state = np.zeros(1, dtype=EXPERT_STATE_DTYPE)
     pool_state = BanditPoolState(arms, state)
@@ -517,7 +563,9 @@ def _tabulate_rate(expert, m, delta_prime, length):
             epsilon_sum, rate_sum = sharp_rate_step(epsilon_sum, rate_sum, m, n, eps, delta_prime)
             state[0].rate_sum = rate_sum
         table[n] = _rate(expert, pool_state, 0, n, delta_prime)
-    return table
+    tail[0] = epsilon_sum
+    tail[1] = rate_sum
+    return table, tail
 
 
 @njit
@@ -533,29 +581,40 @@ def _count_only(expert) -> bool:
     return not (expert.rate == "authors" and expert.code == UCB1_FAMILY)
 
 
-@functools.lru_cache(maxsize=32)
 def _pool_tables(signatures: tuple, delta_prime: float, horizon: int, budget: int):
-    """Rows of tabulated functions for distinct expert signatures; ``(tables, rows)``."""
+    """Rows of tabulated functions for distinct expert signatures; ``(tables, tails, rows)``."""
+    rows = len(_wanted_rows(signatures))
+    # Cached by length: every horizon whose tables are cut at the budget shares them.
+    return _pool_tables_of_length(signatures, delta_prime, tables.table_length(horizon, rows, budget))
+
+
+def _wanted_rows(signatures: tuple) -> list:
     wanted = []
     for code, m, rate, c, alpha, coef, scale in signatures:
         if code == EPSILON_GREEDY_FAMILY:
             wanted.append(("epsilon", c, alpha, m))
         if not (rate == "authors" and code == UCB1_FAMILY):
             wanted.append(("rate", code, m, rate, c, alpha, coef, scale))
-    wanted = list(dict.fromkeys(wanted))
-    length = tables.table_length(horizon, len(wanted), budget)
+    return list(dict.fromkeys(wanted))
+
+
+@functools.lru_cache(maxsize=32)
+def _pool_tables_of_length(signatures: tuple, delta_prime: float, length: int):
+    wanted = _wanted_rows(signatures)
     if length == 0 or not wanted:
-        return tables.EMPTY, {}
+        return tables.EMPTY, np.zeros((0, 2)), {}
     out = np.zeros((len(wanted), length))
+    tails = np.zeros((len(wanted), 2))
     for row, item in enumerate(wanted):
         if item[0] == "epsilon":
             out[row] = _tabulate_epsilon(item[1], item[2], item[3], length)
         else:
             signature = item[1:]
             record = np.array([_record(signature, delta_prime)], dtype=EXPERT_DTYPE)
-            out[row] = _tabulate_rate(record[0], signature[1], delta_prime, length)
+            out[row], tails[row] = _tabulate_rate_and_tail(record[0], signature[1], delta_prime, length)
     out.setflags(write=False)
-    return out, {item: row for row, item in enumerate(wanted)}
+    tails.setflags(write=False)
+    return out, tails, {item: row for row, item in enumerate(wanted)}
 
 
 def _record(signature: tuple, delta_prime: float, rate_row: int = -1, epsilon_row: int = -1) -> tuple:
@@ -602,7 +661,7 @@ def _build_pool(
 
     signatures = [signature(e, int(m)) for e, m in zip(experts, n_arms)]
     distinct = list(dict.fromkeys(signatures))
-    shared, rows = _pool_tables(tuple(distinct), delta_prime, horizon, tables.TABLE_BUDGET_BYTES)
+    shared, tails, rows = _pool_tables(tuple(distinct), delta_prime, horizon, tables.TABLE_BUDGET_BYTES)
     # One record per distinct signature, then one fancy-indexed copy: O(K) in NumPy, not Python.
     prototypes = np.array(
         [
@@ -622,6 +681,7 @@ def _build_pool(
     params = BanditPoolParams(
         experts=records,
         tables=shared,
+        tails=tails,
         delta_prime=float(delta_prime),
         delta0=float(delta_prime / 2.0),
         smoothing=smoothing.code(smoothing_name, BANDITS.smoothing),

@@ -107,7 +107,7 @@ def _train(params, state, env_params, env_state, k, t):
         for i in range(d):
             state.weights[k, i] *= shrink
     state.steps[k] = j
-    if expert.rate_row >= 0:
+    if expert.rate_row >= 0 and j < params.tables.shape[1]:
         return loss, params.tables[expert.rate_row, j]
     return loss, ogd_rate(expert.rate_coef, expert.rate_scale, j, params.delta_prime)
 

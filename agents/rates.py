@@ -131,7 +131,8 @@ def _epsilon_greedy_value(n: npt.NDArray[np.float64], m: int, c: float, alpha: f
 
 
 def _authors_epsilon_greedy_value(n: npt.NDArray[np.float64], m: int, alpha: float, coef: float):
-    return coef * n**alpha * (m * np.log(n)) ** (1.0 - alpha)
+    # ln 1 = 0: at n = 1 the trivial bound 1 (the kernel agents.bandits._rate does the same).
+    return np.where(n == 1, 1.0, coef * n**alpha * (m * np.log(n)) ** (1.0 - alpha))
 
 
 # --- public rates ------------------------------------------------------------------------------
@@ -512,7 +513,12 @@ def authors_epsilon_greedy_rate(n: Counts, n_arms: int, alpha: float, coef: floa
 
     .. math::
 
-        U(n) = \min\bigl(n,\ \mathrm{coef}\; n^\alpha (m \ln n)^{1-\alpha}\bigr).
+        U(n) = \min\bigl(n,\ \mathrm{coef}\; n^\alpha (m \ln n)^{1-\alpha}\bigr), \quad n \ge 2,
+        \qquad U(1) = 1.
+
+    The formula vanishes at ``n = 1``; the trivial bound ``U(1) = 1`` (the regret of one loss in
+    ``[0, 1]``) keeps the rate positive, so that under M-LCB's count-only bounds an expert whose
+    single warm-start loss was 1 starts at ``LCB <= 0`` like every other and is retried.
 
     The authors' code uses ``coef = 0.5`` and ``alpha = 2/3``. (Their UCB1 rate,
     ``coef sqrt(ln n) sum_a sqrt(N_a)``, depends on the pull counts and has no count-only form.)

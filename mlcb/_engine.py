@@ -3,6 +3,15 @@
 State is a structure of arrays; one call advances one replication. Shapes: ``K`` experts, ``M``
 the budget, ``C`` checkpoints, ``T_trace`` rounds of per-round trace (0 unless asked for).
 
+Experts are ordered by identity inside the loop. Expert ``i`` of the statistics and of the
+policy is the pool's expert ``record.order[i]``, where ``order`` sorts the experts by their
+identities (the stream identities that follow an expert through a relabelling; for a default pool
+``order`` is ``0 .. K-1`` and nothing changes). Every tie a policy breaks by "smaller index" is
+therefore broken by identity, and so is everything else a policy does by position (a round-robin
+cycle, a permutation it shuffles): relabelling a pool together with its identities permutes the
+results and changes nothing else. The pool and the environment are always called with the pool's
+own index, and everything recorded (counts, traces, error reports) names the pool's index.
+
 Per-expert quantities that the round loop hands from function to function live in NumPy record
 arrays (one array per concern, named fields) rather than in one array per field: Numba passes
 every array as 7 to 11 machine words and materialises a function's whole argument tuple on entry,
@@ -40,9 +49,9 @@ def new_stats(n_experts: int) -> np.ndarray:
 class Accounting(NamedTuple):
     """What regret is measured against in one replication (known to the simulator only)."""
 
-    optimal: np.ndarray  # float64 (K,): L_k*
+    optimal: np.ndarray  # float64 (K,): L_k* in identity order
     best_loss: float  # L*
-    best_expert: int  # k*
+    best_expert: int  # k* in identity order (ties: the smaller identity)
     top_m_best: float  # best mean of M experts' L_k*
     budget: int  # M, for the certificate's 1/M
     policy_key: np.uint64
@@ -61,6 +70,9 @@ class Record(NamedTuple):
     training outputs.
     Trace, when ``trace_deployed`` has length ``T_trace > 0``: ``trace_selected`` (T_trace, M)
     (-1 padded), ``trace_deployed`` (T_trace,), ``trace_loss`` (T_trace,) deployed loss.
+    ``order`` (K,) int64: the pool index of the ``i``-th expert in identity order (module doc),
+    or empty when that is the index itself (a default pool: no indirection in the loop);
+    ``trained``, ``deployed``, the traces and the error's expert name pool indices.
     ``exceeded`` (1,) int64: 1 once the pseudo-regret has exceeded the certificate Delta(t) in
     some round (checked every round). ``error`` (4,) float64: code, round, expert, offending value.
     """
@@ -85,13 +97,20 @@ class Record(NamedTuple):
     trace_loss: np.ndarray
     exceeded: np.ndarray
     error: np.ndarray
+    order: np.ndarray
+
+
+@kernel
+def pool_index(order, i):
+    """The pool's index of expert ``i`` in identity order (``Record.order``; empty: ``i``)."""
+    return i if order.shape[0] == 0 else order[i]
 
 
 @kernel
 def _fail(record, code, t, k, value):
     record.error[0] = code
     record.error[1] = t
-    record.error[2] = k
+    record.error[2] = pool_index(record.order, k)
     record.error[3] = value
     return code
 
@@ -123,7 +142,9 @@ def warm_start(env_params, env_state, pool_params, pool_state, policy_params, po
     begin_round(env_params, env_state, 0)
     losses, rates = record.warm_losses, record.warm_rates
     for k in range(stats.shape[0]):
-        losses[k], rates[k] = train(pool_params, pool_state, env_params, env_state, k, 0)
+        losses[k], rates[k] = train(
+            pool_params, pool_state, env_params, env_state, pool_index(record.order, k), 0
+        )
     return account_warm_start(policy_params, policy_state, stats, record, losses, rates)
 
 
@@ -202,10 +223,11 @@ def account_end(policy_params, policy_state, stats, accounting, record, t, n_sel
         record.exceeded[0] = 1
     end_round(policy_params, policy_state, stats, selected, n_selected, chosen, loss, t)
 
+    order = record.order
     if t <= record.trace_deployed.shape[0]:
         for j in range(selected.shape[0]):
-            record.trace_selected[t - 1, j] = selected[j] if j < n_selected else -1
-        record.trace_deployed[t - 1] = chosen
+            record.trace_selected[t - 1, j] = pool_index(order, selected[j]) if j < n_selected else -1
+        record.trace_deployed[t - 1] = pool_index(order, chosen) if chosen >= 0 else -1
         record.trace_loss[t - 1] = loss
     cursor = record.cursor[0]
     while cursor < record.checkpoints.shape[0] and record.checkpoints[cursor] == t:
@@ -214,8 +236,8 @@ def account_end(policy_params, policy_state, stats, accounting, record, t, n_sel
         record.top_m_regret[cursor] = totals[2]
         record.certificate[cursor] = totals[3] + totals[4] / accounting.budget
         for k in range(stats.shape[0]):
-            record.trained[cursor, k] = stats[k].n
-            record.deployed[cursor, k] = stats[k].deployed
+            record.trained[cursor, pool_index(order, k)] = stats[k].n
+            record.deployed[cursor, pool_index(order, k)] = stats[k].deployed
         cursor += 1
     record.cursor[0] = cursor
 
@@ -241,6 +263,7 @@ def run_rounds(
     same numbers.
     """
     selected = record.selected
+    order = record.order
     deploy_losses = record.deploy_losses
     deploy_expected = record.deploy_expected
     for t in range(t_first, t_last + 1):
@@ -250,13 +273,21 @@ def run_rounds(
         )
         # Deploy before training: the smoothed decision uses the history strictly before t.
         if chosen >= 0:
+            k = pool_index(order, chosen)
             deploy_losses[0], deploy_expected[0] = deploy(
-                pool_params, pool_state, env_params, env_state, chosen, t, accounting.deploy_key, 0
+                pool_params, pool_state, env_params, env_state, k, t, accounting.deploy_key, 0
             )
         else:
             for j in range(n_selected):
                 deploy_losses[j], deploy_expected[j] = deploy(
-                    pool_params, pool_state, env_params, env_state, selected[j], t, accounting.deploy_key, j
+                    pool_params,
+                    pool_state,
+                    env_params,
+                    env_state,
+                    pool_index(order, selected[j]),
+                    t,
+                    accounting.deploy_key,
+                    j,
                 )
         code, loss = account_deployed(
             stats, accounting, record, t, n_selected, chosen, deploy_losses, deploy_expected
@@ -264,7 +295,8 @@ def run_rounds(
         if code != OK:
             return code
         for j in range(n_selected):
-            one, rate = train(pool_params, pool_state, env_params, env_state, selected[j], t)
+            k = pool_index(order, selected[j])
+            one, rate = train(pool_params, pool_state, env_params, env_state, k, t)
             code = account_trained(policy_params, policy_state, stats, accounting, record, t, j, one, rate)
             if code != OK:
                 return code

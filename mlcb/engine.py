@@ -210,17 +210,45 @@ class Built:
     record: _engine.Record
 
 
+def identity_order(n_experts: int, identities: Any = None) -> np.ndarray:
+    """Pool indices sorted by the experts' identities (``0 .. K-1`` without identities).
+
+    Policies see the experts in this order, so that every tie they break by position goes to
+    the smaller identity and relabelling a pool with its identities only permutes the results.
+
+    Examples
+    --------
+    >>> identity_order(3, [7, 2, 5]).tolist()
+    [1, 2, 0]
+    """
+    if identities is None:
+        return np.arange(n_experts, dtype=np.int64)
+    values = np.asarray(identities)
+    if values.shape != (n_experts,) or len(np.unique(values)) != n_experts:
+        raise ValueError(f"identities must be {n_experts} distinct integers, got {identities!r}")
+    return np.argsort(values, kind="stable").astype(np.int64)
+
+
+def full_order(record: _engine.Record, n_experts: int) -> np.ndarray:
+    """``record.order`` as a (K,) array (an empty one stands for ``0 .. K-1``)."""
+    return record.order if record.order.size else np.arange(n_experts, dtype=np.int64)
+
+
 def build_common(
     problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
 ) -> Built:
     """Environment, stream keys, policy, statistics, accounting and record of one replication:
     everything both engines need besides the pool."""
     n_experts, budget = len(problem.experts), problem.budget
-    keys = stream_keys(seed, replication, n_experts, getattr(problem.env, "streams", None))
+    identities = getattr(problem.env, "streams", None)
+    keys = stream_keys(seed, replication, n_experts, identities)
+    order = identity_order(n_experts, identities)
     env_params, env_state = problem.env.build(seed, replication)
-    optimal = np.asarray(
+    pool_optimal = np.asarray(
         problem.family.optimal_losses(list(problem.experts), problem.env, env_params), dtype=float
     )
+    # The policy and the accounting see the experts in identity order (mlcb._engine).
+    optimal = pool_optimal[order]
     best_expert = int(np.argmin(optimal))
     policy_params, policy_state = problem.policy.build(n_experts, budget, problem.delta, horizon, optimal)
     width = selection_size(problem.policy, n_experts, budget)
@@ -256,6 +284,7 @@ def build_common(
         trace_loss=np.zeros(trace_rounds),
         exceeded=np.zeros(1, dtype=np.int64),
         error=np.zeros(4),
+        order=order if np.any(order != np.arange(n_experts)) else np.zeros(0, dtype=np.int64),
     )
     stats = _engine.new_stats(n_experts)
     return Built(env_params, env_state, keys, policy_params, policy_state, stats, accounting, record)
@@ -319,6 +348,9 @@ def raise_for_error(
 def collect(built: Built, replication: int) -> Replication:
     """The recorded arrays of a finished replication."""
     record, accounting = built.record, built.accounting
+    order = full_order(record, len(accounting.optimal))
+    optimal = np.empty_like(accounting.optimal)
+    optimal[order] = accounting.optimal  # back to the pool's order
     return Replication(
         index=replication,
         regret=record.regret,
@@ -327,8 +359,8 @@ def collect(built: Built, replication: int) -> Replication:
         certificate=record.certificate,
         trained=record.trained,
         deployed=record.deployed,
-        optimal=accounting.optimal,
-        best_expert=accounting.best_expert,
+        optimal=optimal,
+        best_expert=int(order[accounting.best_expert]),
         best_loss=accounting.best_loss,
         trace_selected=record.trace_selected,
         trace_deployed=record.trace_deployed,

@@ -75,7 +75,7 @@ def _warm_begin(envs):
 
 
 def _warm_finish(policies, stats, records, losses, rates):
-    """Record the warm start (every expert trained once, in index order); returns the first
+    """Record the warm start (every expert trained once, in identity order); returns the first
     failing replication's position in the block, or -1."""
     for r in range(len(records)):
         policy = policies[r]
@@ -133,17 +133,19 @@ def _advance(replications, stats, ints, floats, t_finish, t_begin):
             n, k = select(
                 policy[0], policy[1], row, t_begin, accounting.policy_key, record.selected, record.widths
             )
+            # The pool is called with its own indices (record.order: see mlcb._engine).
+            order = record.order
             for j in range(width):
-                ints[r, j] = record.selected[j] if j < n else -1
+                ints[r, j] = _engine.pool_index(order, record.selected[j]) if j < n else -1
                 ints[r, width + j] = -1
             ints[r, n_column] = n
             ints[r, n_column + 1] = k
             if k >= 0:
-                ints[r, width] = k
+                ints[r, width] = _engine.pool_index(order, k)
                 ints[r, n_column + 2] = 1
             else:
                 for j in range(n):
-                    ints[r, width + j] = record.selected[j]
+                    ints[r, width + j] = _engine.pool_index(order, record.selected[j])
                 ints[r, n_column + 2] = n
     return -1
 
@@ -308,7 +310,7 @@ def _run_block(
 
     if getattr(problem.policy, "warm_start", True):
         _pick(_WARM_BEGIN, *samples[:2])(typed_list(envs))
-        everyone = np.tile(np.arange(n_experts, dtype=np.int64), (n_reps, 1))
+        everyone = np.stack([engine.full_order(b.record, n_experts) for b in built])  # identity order
         losses, rates = np.zeros((n_reps, n_experts)), np.zeros((n_reps, n_experts))
         pool.train(0, everyone, np.full(n_reps, n_experts, dtype=np.int64), losses, rates)
         records = typed_list([b.record for b in built])

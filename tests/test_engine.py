@@ -65,8 +65,17 @@ def test_tables_and_computed_path_agree(monkeypatch):
             computed = engine.run_replication(
                 problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon
             )
+        with monkeypatch.context() as patch:
+            # Tables shorter than the horizon: counts past them are computed, and U#'s running
+            # sums carry on from where the table stopped.
+            patch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * (config.horizon // 12))
+            args = engine.build_replication(problem, 0, 0, config.horizon, grid)
+            assert 0 < args[2].tables.shape[1] < config.horizon and 0 < args[4].hoeffding.size < config.horizon
+            partial = engine.run_replication(problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon)
+            assert partial.trained[-1].max() > args[2].tables.shape[1]
         for name in ("trace_selected", "trace_deployed", "regret", "pseudo_regret", "certificate", "trained"):
             np.testing.assert_array_equal(getattr(tabulated, name), getattr(computed, name))
+            np.testing.assert_array_equal(getattr(partial, name), getattr(computed, name))
 
 
 @pytest.mark.parametrize("budget", [1, 3, 7])
@@ -154,3 +163,12 @@ def test_certificate_exceedance_is_caught_between_checkpoints():
     python = mlcb.simulate(config, engine="python")
     np.testing.assert_array_equal(flags, python.replications["certificate_violated"].to_numpy())
     assert flags[1] == 1.0
+
+
+def test_tables_cut_at_the_budget_are_shared_across_horizons(monkeypatch):
+    monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * 500)
+    problem = Problem.from_config(presets.get("trap").config(2, horizon=10_000))
+    one = engine.build_replication(problem, 0, 0, 10_000, np.array([10_000]))
+    other = engine.build_replication(problem, 0, 0, 20_000, np.array([20_000]))
+    assert one[2].tables.shape == (3, 500) and one[4].hoeffding.shape == (1_500,)
+    assert one[2].tables is other[2].tables and one[4].hoeffding is other[4].hoeffding

@@ -92,7 +92,7 @@ def test_count_only_rates_match_hand_computation(n):
         + math.sqrt(n / 2 * math.log(2 * n**2 / 0.01))
     )
     assert hedge_rate(n, 7, 0.01) == pytest.approx(min(n, hedge), rel=1e-13)
-    authors = min(n, 0.4 * n**0.75 * (5 * math.log(n)) ** 0.25)
+    authors = 1.0 if n == 1 else min(n, 0.4 * n**0.75 * (5 * math.log(n)) ** 0.25)
     assert authors_epsilon_greedy_rate(n, 5, 0.75, 0.4) == pytest.approx(authors, rel=1e-13, abs=0.0)
     assert epsilon_greedy_schedule(n, 5, 1.5, 0.75) == pytest.approx(twin_epsilon(n, 5, 1.5, 0.75), rel=1e-13)
     closed = twin_closed_form(n, 3, 1.5, 0.7, 0.01)
@@ -315,3 +315,34 @@ def test_schedule_starts_at_one_and_decreases():
 def test_bad_arguments_raise(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --- positivity ----------------------------------------------------------------------------------
+def test_every_rate_is_positive_from_the_first_count():
+    n = np.arange(1, 2_001)
+    for name, rate in ALL_RATES.items():
+        assert np.all(rate(n) > 0), name
+    # The authors' formulas vanish at n = 1 (ln 1 = 0); there the rate is the trivial bound 1.
+    assert authors_epsilon_greedy_rate(1, 2, 2 / 3) == 1.0
+    assert authors_epsilon_greedy_rate(2, 2, 2 / 3) == pytest.approx(0.5 * 2 ** (2 / 3) * (2 * math.log(2)) ** (1 / 3))
+
+
+@pytest.mark.parametrize("family", ["ucb1", "epsilon-greedy"])
+def test_authors_rates_retry_an_expert_whose_warm_start_loss_was_one(family):
+    # Under M-LCB's count-only bounds a zero rate at n = 1 would leave an expert whose single
+    # warm-start loss was 1 at LCB = 1 for ever; the trivial U(1) = 1 starts it at LCB = 0.
+    import mlcb
+
+    expert = bandits.UCB1(c=0.25, rate="authors") if family == "ucb1" else bandits.EpsilonGreedy(rate="authors")
+    result = mlcb.simulate(
+        env="mlcb/BanditExperts-v0",
+        env_params={"reward_means": [[0.5, 0.5]] * 8},
+        experts=(expert,) * 8,
+        budget=1,
+        horizon=400,
+        replications=4,
+        checkpoints=2,
+    )
+    trained = result.to_frame("experts")
+    final = trained[trained["round"] == 400]
+    assert final["trained"].min() >= 2

@@ -14,7 +14,7 @@ def _compare(config, replication: int = 0, rounds: int = ROUNDS):
     return twin.assert_matches_engine(config, replication, rounds)
 
 
-@pytest.mark.parametrize("calibration", ["theory", "practical", "authors"])
+@pytest.mark.parametrize("calibration", ["theory", "practical", "authors", "authors-rates"])
 @pytest.mark.parametrize("budget", [1, 3])
 def test_trap_matches_twin(calibration, budget):
     config = presets.get("trap").config(budget, calibration, seed=11, horizon=ROUNDS)

@@ -170,7 +170,9 @@ class BanditExpert:
 
     def rate_value(self, n: int) -> float:
         m, dp = self.m, self.delta_prime
-        if self.rate == "authors" and self.family == "ucb1":
+        if self.rate == "authors" and n == 1:
+            value = 1.0
+        elif self.rate == "authors" and self.family == "ucb1":
             value = self.rate_coef * math.sqrt(math.log(n)) * sum(math.sqrt(p) for p in self.pulls)
         elif self.rate == "authors" and self.family == "epsilon-greedy":
             value = self.rate_coef * n**self.alpha * (m * math.log(n)) ** (1.0 - self.alpha)
@@ -240,11 +242,22 @@ class GLMExpert:
 # --- policies ----------------------------------------------------------------------------------
 @dataclass
 class Stats:
-    """The per-expert statistics a policy reads: counts, loss sums, current rates."""
+    """The per-expert statistics a policy reads: counts, loss sums, current rates, and each
+    expert's identity (its stream identity; the index for a default pool), by which every
+    deterministic tie is broken: relabelling the pool must only permute the results."""
 
     n: list
     loss_sum: list
     rate: list
+    identity: list = None
+
+    def __post_init__(self) -> None:
+        if self.identity is None:
+            self.identity = list(range(len(self.n)))
+
+    def by_identity(self) -> list:
+        """The experts sorted by identity."""
+        return sorted(range(len(self.n)), key=lambda k: self.identity[k])
 
 
 #: Twin policy factories by policy class: ``factory(spec, n_experts, budget, delta, horizon,
@@ -293,9 +306,9 @@ class TwinMLCB:
                 bonus = self.authors_c * math.sqrt(g) + 0.66 * g
                 self.lcb[k] = mean - stats.rate[k] / n - bonus
                 self.ucb[k] = mean + bonus
-        order = sorted(range(self.n_experts), key=lambda k: (self.lcb[k], k))
+        order = sorted(range(self.n_experts), key=lambda k: (self.lcb[k], stats.identity[k]))
         chosen = order[: self.budget]
-        deployed = min(chosen, key=lambda k: (self.ucb[k], k))
+        deployed = min(chosen, key=lambda k: (self.ucb[k], stats.identity[k]))
         widths = [self.ucb[k] - self.lcb[k] for k in chosen]
         inside = sorted(self.lcb[k] for k in chosen)
         tie = self.budget < self.n_experts and self.lcb[order[self.budget]] == inside[-1]
@@ -336,7 +349,7 @@ class TwinRun:
     certificate: list
     trained: list  # n_k after the last round
     deployed_counts: list
-    ties: bool = False  # an exact tie decided a selection (ties go to the smaller index)
+    ties: bool = False  # an exact tie decided a selection (ties go to the smaller identity)
 
 
 def run(config, replication: int, rounds: int) -> TwinRun:
@@ -350,7 +363,9 @@ def run(config, replication: int, rounds: int) -> TwinRun:
     keys = stream_keys(config.seed, replication, config.n_experts, getattr(env, "streams", None))
     env_params, _ = env.build(config.seed, replication)
     optimal = [float(v) for v in family.optimal_losses(list(config.experts), env, env_params)]
-    best = min(range(config.n_experts), key=lambda k: (optimal[k], k))
+    streams = getattr(env, "streams", None)
+    identity = list(range(config.n_experts)) if streams is None else [int(s) for s in streams]
+    best = min(range(config.n_experts), key=lambda k: (optimal[k], identity[k]))
     best_loss = optimal[best]
     top_m_best = sum(sorted(optimal)[: config.budget]) / config.budget
     policy = POLICIES[type(policy_spec)](
@@ -360,11 +375,11 @@ def run(config, replication: int, rounds: int) -> TwinRun:
         world = _BanditWorld(config, env, env_params, keys)
     else:
         world = _GLMWorld(config, env, env_params, keys, replication)
-    stats = Stats([0] * config.n_experts, [0.0] * config.n_experts, [0.0] * config.n_experts)
+    stats = Stats([0] * config.n_experts, [0.0] * config.n_experts, [0.0] * config.n_experts, identity)
     deployed_counts = [0] * config.n_experts
     if policy.warm_start:
         world.begin(0)
-        for k in range(config.n_experts):
+        for k in stats.by_identity():
             loss, stats.rate[k] = world.train(k, 0)
             stats.n[k] += 1
             stats.loss_sum[k] += loss

@@ -26,8 +26,8 @@ def _tie(keys: list, order: list, count: int) -> bool:
     return tie or (count < len(order) and keys[order[count]] == inside[-1])
 
 
-def _ucb_choice(chosen: list, upper: list) -> int:
-    return min(chosen, key=lambda k: (upper[k], k))
+def _ucb_choice(chosen: list, upper: list, identity: list) -> int:
+    return min(chosen, key=lambda k: (upper[k], identity[k]))
 
 
 @dataclass
@@ -62,7 +62,7 @@ class TwinDynamicBalancing:
     def select(self, t: int, stats):
         keys = [self._key(k, stats) for k in range(self.n_experts)]
         members = [k for k in range(self.n_experts) if self.active[k]]
-        order = sorted(members, key=lambda k: (keys[k], k))
+        order = sorted(members, key=lambda k: (keys[k], stats.identity[k]))
         count = min(self.budget, len(members))
         chosen = order[:count]
         self.ties = self.ties or _tie(keys, order, count)
@@ -71,7 +71,7 @@ class TwinDynamicBalancing:
             for k in chosen:
                 mean, w, _ = self._values(k, stats)
                 upper[k] = mean + w
-            deployed = _ucb_choice(chosen, upper)
+            deployed = _ucb_choice(chosen, upper, stats.identity)
         else:
             deployed = chosen[0]
         return chosen, deployed, [math.nan] * count
@@ -90,7 +90,7 @@ class TwinDynamicBalancing:
         self.history.append(list(self.active))
 
     def observe(self, k: int, loss: float, t: int, stats) -> None:
-        if t == 0 and k == self.n_experts - 1:
+        if t == 0 and k == stats.by_identity()[-1]:  # the warm start's last expert
             self._eliminate(stats)
 
     def end_round(self, chosen, deployed, loss, t, stats) -> None:
@@ -122,7 +122,7 @@ class TwinDataDrivenBalancing:
         return stats.loss_sum[k] / n, width(self.n_experts, self.delta, self.c, n)
 
     def select(self, t: int, stats):
-        order = sorted(range(self.n_experts), key=lambda k: (self.phi[k], k))
+        order = sorted(range(self.n_experts), key=lambda k: (self.phi[k], stats.identity[k]))
         chosen = order[: self.budget]
         self.ties = self.ties or _tie(self.phi, order, len(chosen))
         if self.deploy == "ucb":
@@ -130,7 +130,7 @@ class TwinDataDrivenBalancing:
             for k in chosen:
                 mean, w = self._values(k, stats)
                 upper[k] = mean + w
-            deployed = _ucb_choice(chosen, upper)
+            deployed = _ucb_choice(chosen, upper, stats.identity)
         else:
             deployed = chosen[0]
         return chosen, deployed, [math.nan] * len(chosen)
@@ -157,7 +157,7 @@ class TwinDataDrivenBalancing:
         self.history.append((list(self.dhat), list(self.phi)))
 
     def observe(self, k: int, loss: float, t: int, stats) -> None:
-        if t == 0 and k == self.n_experts - 1:
+        if t == 0 and k == stats.by_identity()[-1]:  # the warm start's last expert
             self._update(list(range(self.n_experts)), stats)
 
     def end_round(self, chosen, deployed, loss, t, stats) -> None:

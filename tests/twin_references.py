@@ -17,9 +17,9 @@ def _means(stats: twin.Stats) -> list:
     return [stats.loss_sum[k] / stats.n[k] if stats.n[k] > 0 else math.nan for k in range(len(stats.n))]
 
 
-def _argmin(candidates, values) -> tuple[int, bool]:
-    """The candidate with the smallest value (smaller index on ties) and whether a tie decided."""
-    best = min(candidates, key=lambda k: (values[k], k))
+def _argmin(candidates, values, identity) -> tuple[int, bool]:
+    """The candidate with the smallest value (smaller identity on ties) and whether a tie decided."""
+    best = min(candidates, key=lambda k: (values[k], identity[k]))
     return best, sum(values[k] == values[best] for k in candidates) > 1
 
 
@@ -33,10 +33,11 @@ class TwinRoundRobin:
 
     def select(self, t: int, stats: twin.Stats):
         offset = ((t - 1) * self.budget) % self.n_experts
-        chosen = [(offset + j) % self.n_experts for j in range(self.budget)]
+        cycle = stats.by_identity()  # the cycle runs through the experts in identity order
+        chosen = [cycle[(offset + j) % self.n_experts] for j in range(self.budget)]
         means = _means(stats)
         pool = chosen if self.deploy_within_s else range(self.n_experts)
-        deployed, tie = _argmin([k for k in pool if stats.n[k] > 0], means)
+        deployed, tie = _argmin([k for k in pool if stats.n[k] > 0], means, stats.identity)
         self.ties = self.ties or tie
         return chosen, deployed, [math.nan] * len(chosen)
 
@@ -56,10 +57,9 @@ class TwinUniform:
     ties: bool = False
     permutation: list = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self.permutation = list(range(self.n_experts))
-
     def select(self, t: int, stats: twin.Stats):
+        if not self.permutation:
+            self.permutation = stats.by_identity()  # starts as the identity order
         p = self.permutation
         for j in range(self.budget):
             span = self.n_experts - j
@@ -85,7 +85,7 @@ class TwinGreedy:
 
     def select(self, t: int, stats: twin.Stats):
         means = _means(stats)
-        order = sorted(range(self.n_experts), key=lambda k: (means[k], k))
+        order = sorted(range(self.n_experts), key=lambda k: (means[k], stats.identity[k]))
         chosen = order[: self.budget]
         inside = [means[k] for k in chosen]
         tie = len(set(inside)) < len(inside)
@@ -114,8 +114,8 @@ class TwinFullBudget:
             n = stats.n[k]
             width = math.sqrt(2.0 * math.log(4.0 * self.n_experts * n * n / self.delta) / n)
             ucb.append(stats.loss_sum[k] / n + self.bonus_scale * width)
-        chosen = list(range(self.n_experts))
-        deployed, tie = _argmin(chosen, ucb)
+        chosen = stats.by_identity()
+        deployed, tie = _argmin(chosen, ucb, stats.identity)
         self.ties = self.ties or tie
         return chosen, deployed, [math.nan] * self.n_experts
 
@@ -128,12 +128,13 @@ class TwinFullBudget:
 
 @dataclass
 class TwinOracle:
-    best: int
+    optimal: list
     warm_start: bool = False
     ties: bool = False
 
     def select(self, t: int, stats: twin.Stats):
-        return [self.best], self.best, [math.nan]
+        best = min(range(len(self.optimal)), key=lambda k: (self.optimal[k], stats.identity[k]))
+        return [best], best, [math.nan]
 
     def observe(self, k, loss, t, stats) -> None:
         pass
@@ -157,9 +158,7 @@ def _register() -> None:
     )
     twin.register(
         r.Oracle,
-        lambda spec, n, m, delta, horizon, optimal, key: TwinOracle(
-            min(range(n), key=lambda k: (optimal[k], k))
-        ),
+        lambda spec, n, m, delta, horizon, optimal, key: TwinOracle(list(optimal)),
     )
 
 

@@ -10,6 +10,12 @@ oracle; a real policy must not look at it). Optional class attributes: ``warm_st
 True: train every expert once before round 1), ``selection_size(n_experts, budget)`` (the most
 experts trained in a round, default the budget), ``has_certificate`` and ``certificate_valid``.
 ``make(name, **params)`` builds a registered policy; ``names()`` lists them.
+
+A policy sees the experts in identity order: expert ``i`` of ``stats`` (and of ``optimal``) is
+the one with the ``i``-th smallest stream identity (:func:`mlcb.engine.identity_order`; the pool
+index for a default pool). Every "smaller index first" tie rule, round-robin cycle or initial
+permutation below is therefore one by identity, and relabelling a pool together with its
+identities permutes the results without changing them.
 """
 
 from __future__ import annotations

@@ -4,11 +4,14 @@ Each round, with ``n = n_k`` and ``L_k`` the mean training loss of expert ``k``:
 
     LCB_k = L_k - s * U_k(n, delta / (2K)) / n
     UCB_k = L_k + s * sqrt(2 log(4 K n^2 / delta) / n)
-    S_t   = the M experts with the smallest LCB           (ties: smaller index first)
-    i_t   = the expert of S_t with the smallest UCB       (ties: smaller index)
+    S_t   = the M experts with the smallest LCB           (ties: smaller identity first)
+    i_t   = the expert of S_t with the smallest UCB       (ties: smaller identity)
 
-``s`` is ``bonus_scale`` (1 is the theory; the authors tuned about 0.5). Both bounds depend on
-``n_k`` only, so only the trained experts' bounds are recomputed after a round.
+The engine presents the experts in identity order (:mod:`mlcb.policies`): the kernels' "smaller
+index" is the smaller identity.
+
+``s`` is ``bonus_scale`` (1 is the theory; the ``practical`` calibration halves it). Both bounds
+depend on ``n_k`` only, so only the trained experts' bounds are recomputed after a round.
 
 ``bounds="authors"`` reproduces the authors' reference code instead (docs/theory.md §8):
 with ``g = log(t / delta + 1) / n_k`` (``t`` the global round) and ``b = c sqrt(g) + 0.66 g``,
@@ -71,9 +74,13 @@ def _tabulate_hoeffding(n_experts, delta, length):
     return table
 
 
-@functools.lru_cache(maxsize=16)
 def _hoeffding_table(n_experts: int, delta: float, horizon: int, budget: int) -> np.ndarray:
-    length = tables.table_length(horizon, 1, budget)
+    # Cached by length: every horizon whose table is cut at the budget shares one.
+    return _hoeffding_table_of_length(n_experts, delta, tables.table_length(horizon, 1, budget))
+
+
+@functools.lru_cache(maxsize=16)
+def _hoeffding_table_of_length(n_experts: int, delta: float, length: int) -> np.ndarray:
     table = _tabulate_hoeffding(n_experts, delta, length) if length else np.zeros(0)
     table.setflags(write=False)
     return table
@@ -176,9 +183,9 @@ class MLCB:
     Parameters
     ----------
     bonus_scale : float
-        Multiplier ``s > 0`` on both confidence widths; 1 is the theory value, the paper's
-        authors used about 0.5 (the ``practical`` calibration). Outside 1 the certificate is
-        not a guarantee.
+        Multiplier ``s > 0`` on both confidence widths; 1 is the theory value, 0.5 the
+        ``practical`` calibration (a tuning of the valid rates, not the authors' constants; see
+        docs/theory.md §8). Outside 1 the certificate is not a guarantee.
     bounds : {"theory", "authors"}
         ``"theory"``: docs/theory.md §2. ``"authors"``: the authors' reference code (module doc).
     authors_c : float
