@@ -21,6 +21,7 @@ _ENVIRONMENTS = {
     "mlcb/Trap-v0": "envs.bandit:TrapEnv",
     "mlcb/BanditExperts-v0": "envs.bandit:BanditExpertsEnv",
     "mlcb/GLM-v0": "envs.glm:GLMEnv",
+    "mlcb/Clustered-v0": "envs.clustered:ClusteredEnv",
 }
 for _name, _entry_point in _ENVIRONMENTS.items():
     if _name not in gym.registry:
