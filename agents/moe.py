@@ -3,8 +3,9 @@
 Each pool member (an *expert* of the pool) is a small network trained online on the clustered
 stream (:mod:`envs.clustered`). The built-in member, :class:`MoEExpert`, is a mixture of experts:
 a linear router with a softmax over ``E`` *sub-experts* (one-hidden-layer tanh MLPs of width
-``hidden``), of which the ``top_k`` with the largest router logits are evaluated and mixed with
-their renormalised gate weights. Training adds a load-balancing term, ``balance * E * sum_e f_e
+``hidden``), of which the ``top_k`` with the largest router probabilities are evaluated and
+mixed, each weighted by its router probability (not renormalised over the ``top_k``, as in the
+Switch Transformer, so that the router learns even with ``top_k = 1``). Training adds a load-balancing term, ``balance * E * sum_e f_e
 P_e`` with ``f_e`` the fraction of routing slots that went to sub-expert ``e`` and ``P_e`` its mean
 router probability (the usual switch-transformer form), computed on the round's sample. Members
 differ in ``E``, ``top_k``, ``hidden`` and step size, so a pool holds fast-but-limited learners
@@ -66,12 +67,17 @@ BACKENDS = ("bmm", "vmap")
 DTYPES = ("float32", "float64")
 
 
+class MissingTorch(ImportError, ValueError):
+    """torch is not installed (an ``ImportError``, and a ``ValueError`` so that the command line
+    reports it in one line like any other bad setting)."""
+
+
 def require_torch() -> Any:
-    """The ``torch`` module, or an ``ImportError`` saying in one line what to install."""
+    """The ``torch`` module, or :class:`MissingTorch` saying in one line what to install."""
     try:
         import torch
     except ImportError:
-        raise ImportError(TORCH_MESSAGE) from None
+        raise MissingTorch(TORCH_MESSAGE) from None
     return torch
 
 
@@ -108,6 +114,7 @@ def _check_common(spec: Any) -> None:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {spec.optimizer!r}")
     if spec.dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {spec.dtype!r}")
+    _positive_int("threads", spec.threads)
     if not isinstance(spec.device, str):
         raise ValueError(f"device must be a string ('auto', 'cpu', 'cuda'), got {spec.device!r}")
 
@@ -148,6 +155,10 @@ class MoEExpert:
         one-member function); the same numbers, only the speed differs.
     device, dtype : str
         ``"auto"``/``"cpu"``/``"cuda"``; ``"float32"`` or ``"float64"`` (the same for a pool).
+    threads : int
+        torch's CPU threads while the pool works (restored after each call); the tensors of one
+        round are small, and more threads mostly cost synchronisation (1, the default, is the
+        fastest measured on two cores).
     """
 
     family: ClassVar[Any] = None  # set below: MOES
@@ -164,6 +175,7 @@ class MoEExpert:
     backend: str = "bmm"
     device: str = "auto"
     dtype: str = "float32"
+    threads: int = 1
 
     def __post_init__(self) -> None:
         _positive_int("n_experts", self.n_experts)
@@ -229,6 +241,7 @@ class ModuleExpert:
     beta: float = 0.5
     device: str = "auto"
     dtype: str = "float32"
+    threads: int = 1
 
     def __post_init__(self) -> None:
         if not callable(self.factory):
@@ -277,15 +290,15 @@ def moe_forward(p: dict, x: Any, emask: Any, hmask: Any, k: Any, kmax: int, n_su
     logits = torch.einsum("...bd,...de->...be", x, p["gate_w"]) + p["gate_b"].unsqueeze(-2)
     logits = logits.masked_fill(~emask.unsqueeze(-2), -math.inf)
     probs = torch.softmax(logits, dim=-1)
-    top, index = torch.topk(logits, kmax, dim=-1)
+    _, index = torch.topk(logits, kmax, dim=-1)
     keep = torch.arange(kmax, device=x.device) < k.unsqueeze(-1).unsqueeze(-1)
-    top = top.masked_fill(~keep, -math.inf)
-    gates = torch.zeros_like(logits).scatter(-1, index, torch.softmax(top, dim=-1))
+    chosen = torch.gather(probs, -1, index) * keep.to(probs.dtype)
+    gates = torch.zeros_like(logits).scatter(-1, index, chosen)
     hidden = torch.tanh(torch.einsum("...bd,...edh->...beh", x, p["w1"]) + p["b1"].unsqueeze(-3))
     hidden = hidden * hmask.unsqueeze(-2).unsqueeze(-2)
     outs = torch.einsum("...beh,...eho->...beo", hidden, p["w2"]) + p["b2"].unsqueeze(-3)
     out = torch.einsum("...be,...beo->...bo", gates, outs)
-    routed = torch.zeros_like(logits).scatter(-1, index, keep.to(logits.dtype).expand_as(top)) / k.unsqueeze(-1).unsqueeze(
+    routed = torch.zeros_like(logits).scatter(-1, index, keep.to(logits.dtype).expand_as(index)) / k.unsqueeze(-1).unsqueeze(
         -1
     )
     aux = n_sub * (routed.mean(dim=-2) * probs.mean(dim=-2)).sum(dim=-1)
@@ -323,8 +336,8 @@ def moe_network(spec: MoEExpert, input_dim: int, output_dim: int, parameters: di
         def forward(self, x: Any) -> tuple[Any, Any]:
             logits = x @ self.gate_w + self.gate_b
             probs = torch.softmax(logits, dim=-1)
-            top, index = torch.topk(logits, spec.top_k, dim=-1)
-            gates = torch.softmax(top, dim=-1)
+            _, index = torch.topk(logits, spec.top_k, dim=-1)
+            gates = torch.gather(probs, -1, index)
             rows = []
             counts = torch.zeros(spec.n_experts, dtype=x.dtype)
             for b in range(x.shape[0]):
@@ -593,6 +606,22 @@ def _signature(spec: Any, d: int, o: int) -> tuple:
     return ("module", id(spec.factory), tuple((n, tuple(p.shape)) for n, p in module.named_parameters()))
 
 
+class _Threads:
+    """Context: torch's CPU thread count set to ``threads`` (0: unchanged), then restored."""
+
+    def __init__(self, torch: Any, threads: int) -> None:
+        self.torch, self.threads, self.before = torch, threads, 0
+
+    def __enter__(self) -> None:
+        if self.threads:
+            self.before = self.torch.get_num_threads()
+            self.torch.set_num_threads(self.threads)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.threads:
+            self.torch.set_num_threads(self.before)
+
+
 class MoEPool:
     """Every replication's members of a pool of torch networks, as a batched pool
     (:class:`mlcb.contracts.BatchedPool`): stacked parameters, one batched forward and backward
@@ -604,6 +633,7 @@ class MoEPool:
         self.device = resolve_device(experts[0].device)
         self.dtype = getattr(torch, experts[0].dtype)
         self.generator = torch.Generator()  # re-seeded per member from its stream key
+        self.threads = experts[0].threads if self.device.type == "cpu" else 0
         self.smoothed = smoothing == "ema"
         n_reps, n_experts = len(batch.replications), len(experts)
         d, o = env.input_dim, env.output_dim
@@ -659,6 +689,14 @@ class MoEPool:
         return rows, cols, selected[rows, cols]
 
     def train(self, t, selected, counts, losses, rates) -> None:
+        with _Threads(self.torch, self.threads):
+            self._train(selected, counts, losses, rates)
+
+    def deploy(self, t, selected, counts, losses, expected) -> None:
+        with _Threads(self.torch, self.threads):
+            self._deploy(selected, counts, losses, expected)
+
+    def _train(self, selected, counts, losses, rates) -> None:
         torch = self.torch
         rows, cols, ks = self._pairs(selected, counts)
         if rows.size == 0:
@@ -679,7 +717,7 @@ class MoEPool:
             losses[rows[mine], cols[mine]] = stream.cpu().numpy()
         rates[rows, cols] = self._rates[ks, steps]
 
-    def deploy(self, t, selected, counts, losses, expected) -> None:
+    def _deploy(self, selected, counts, losses, expected) -> None:
         torch = self.torch
         rows, cols, ks = self._pairs(selected, counts)
         if rows.size == 0:
@@ -720,7 +758,7 @@ class MoEFamily:
                     f"experts: torch network pools run on the clustered stream (mlcb/Clustered-v0); "
                     f"{type(env).__name__} has no {attribute!r}"
                 )
-        for name in ("device", "dtype"):
+        for name in ("device", "dtype", "threads"):
             values = {getattr(e, name) for e in experts}
             if len(values) > 1:
                 raise ValueError(
