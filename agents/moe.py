@@ -5,9 +5,10 @@ stream (:mod:`envs.clustered`). The built-in member, :class:`MoEExpert`, is a mi
 a linear router with a softmax over ``E`` *sub-experts* (one-hidden-layer tanh MLPs of width
 ``hidden``), of which the ``top_k`` with the largest router probabilities are evaluated and
 mixed, each weighted by its router probability (not renormalised over the ``top_k``, as in the
-Switch Transformer, so that the router learns even with ``top_k = 1``). Training adds a load-balancing term, ``balance * E * sum_e f_e
-P_e`` with ``f_e`` the fraction of routing slots that went to sub-expert ``e`` and ``P_e`` its mean
-router probability (the usual switch-transformer form), computed on the round's sample. Members
+Switch Transformer, so that the router learns even with ``top_k = 1``). Training adds a
+load-balancing term, ``balance * E * sum_e f_e P_e`` with ``f_e`` the fraction of routing slots
+that went to sub-expert ``e`` and ``P_e`` its mean router probability (the usual
+switch-transformer form), computed on the round's sample. Members
 differ in ``E``, ``top_k``, ``hidden`` and step size, so a pool holds fast-but-limited learners
 (one small sub-expert, large steps) and slow-but-capable ones (many sub-experts, small steps).
 A member of one's own architecture is a :class:`ModuleExpert`: any ``torch.nn.Module`` built by a
@@ -246,7 +247,8 @@ class ModuleExpert:
     def __post_init__(self) -> None:
         if not callable(self.factory):
             raise ValueError(
-                f"factory must be a callable factory(input_dim, output_dim) -> torch.nn.Module, got {self.factory!r}"
+                "factory must be a callable factory(input_dim, output_dim) -> torch.nn.Module, "
+                f"got {self.factory!r}"
             )
         _check_common(self)
 
@@ -298,9 +300,8 @@ def moe_forward(p: dict, x: Any, emask: Any, hmask: Any, k: Any, kmax: int, n_su
     hidden = hidden * hmask.unsqueeze(-2).unsqueeze(-2)
     outs = torch.einsum("...beh,...eho->...beo", hidden, p["w2"]) + p["b2"].unsqueeze(-3)
     out = torch.einsum("...be,...beo->...bo", gates, outs)
-    routed = torch.zeros_like(logits).scatter(-1, index, keep.to(logits.dtype).expand_as(index)) / k.unsqueeze(-1).unsqueeze(
-        -1
-    )
+    slots = keep.to(logits.dtype).expand_as(index)
+    routed = torch.zeros_like(logits).scatter(-1, index, slots) / k.unsqueeze(-1).unsqueeze(-1)
     aux = n_sub * (routed.mean(dim=-2) * probs.mean(dim=-2)).sum(dim=-1)
     return out, aux
 
