@@ -888,7 +888,7 @@ class TorchLearner:
             keep = ema_decay(torch.tensor(self.n), torch.tensor(self.spec.ema, dtype=self.dtype))
             for name, p in self.net.named_parameters():
                 self.average[name] = keep * self.average[name] + (1.0 - keep) * p.detach()
-        return float(stream[0])
+        return float(stream.detach()[0])
 
     def deploy(self, data: Any) -> tuple[float, float]:
         if self.net is None:

@@ -183,7 +183,7 @@ class ClusteredRound:
 
     ``x`` (shape (d,), a copy), ``y`` (a float; the class index for classification), ``task``
     (``"regression"`` or ``"classification"``), ``loss(prediction)`` (the stream's loss),
-    ``expected_loss(predict)`` (the mean expected loss on the held-out sample of a predictor
+    ``expected_loss_of(predict)`` (the mean expected loss on the held-out sample of a predictor
     ``predict(X) -> predictions``, see :func:`expected_losses`) and ``params`` (the replication's
     parameters, for the held-out sample ``params.holdout_x``).
     """
@@ -203,7 +203,7 @@ class ClusteredRound:
     def loss(self, prediction: Any) -> float:
         return stream_loss(self.params, prediction, self.y)
 
-    def expected_loss(self, predict: Any) -> float:
+    def expected_loss_of(self, predict: Any) -> float:
         return float(np.mean(expected_losses(self.params, predict(self.params.holdout_x))))
 
     def __repr__(self) -> str:
@@ -216,6 +216,9 @@ def stream_loss(params: ClusteredEnvParams, prediction: Any, y: float) -> float:
     q = np.asarray(prediction, dtype=np.float64).reshape(-1)
     if params.task == REGRESSION:
         return float(min(1.0, ((q[0] - y) / params.scale) ** 2))
+    n_classes = params.holdout_target.shape[1]
+    if q.shape[0] != n_classes:
+        raise ValueError(f"prediction must be a probability vector of {n_classes} classes, got shape {q.shape}")
     onehot = np.zeros(q.shape[0])
     onehot[int(y)] = 1.0
     return float(0.5 * ((q - onehot) ** 2).sum())
