@@ -20,9 +20,9 @@ torch = pytest.importorskip("torch")
 
 from agents.moe import (  # noqa: E402
     TORCH_MESSAGE,
+    ModuleExpert,
     MoEExpert,
     MoEPool,
-    ModuleExpert,
     TorchLearner,
     moe_network,
 )
