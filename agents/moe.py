@@ -750,6 +750,8 @@ class MoEFamily:
 
     name = "moe"
     smoothing = ("ema", "last")
+    #: What regret is measured against (recorded in every result's metadata).
+    reference = "the Bayes loss of the stream"
 
     def check(self, experts: list, env: Any) -> None:
         require_torch()
