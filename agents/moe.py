@@ -230,7 +230,8 @@ class ModuleExpert:
     load-balancing term, for example). It must have parameters and no buffers. Members whose
     modules have the same parameter names and shapes are stacked and run by one
     ``torch.func.vmap`` call per round; the module is initialised by its own constructor under
-    the member's seed. Other parameters as in :class:`MoEExpert`.
+    the member's seed. ``architecture`` (default: the factory's module and name) labels it in
+    results. Other parameters as in :class:`MoEExpert`.
     """
 
     family: ClassVar[Any] = None  # set below: MOES
@@ -243,6 +244,7 @@ class ModuleExpert:
     device: str = "auto"
     dtype: str = "float32"
     threads: int = 1
+    architecture: str = ""
 
     def __post_init__(self) -> None:
         if not callable(self.factory):
@@ -250,6 +252,9 @@ class ModuleExpert:
                 "factory must be a callable factory(input_dim, output_dim) -> torch.nn.Module, "
                 f"got {self.factory!r}"
             )
+        if not self.architecture:  # names the factory in results and in the setting's key
+            label = f"{getattr(self.factory, '__module__', '?')}:{getattr(self.factory, '__qualname__', '?')}"
+            object.__setattr__(self, "architecture", label)
         _check_common(self)
 
     @property

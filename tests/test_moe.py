@@ -310,3 +310,19 @@ def test_without_torch_one_line_message_and_everything_else_works(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
     assert out.stderr.strip().splitlines() == [f"mlcb: error: {TORCH_MESSAGE}"]
+
+
+def test_readme_own_module_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    match = re.search(r"<!-- example: own-module -->\n```python\n(.*?)```", text, re.S)
+    assert match, "README.md has no example marked 'own-module'"
+    namespace: dict = {"__name__": "readme_example"}
+    exec(compile(match.group(1), "README.md", "exec"), namespace)  # noqa: S102 (the project's own README)
+    result = namespace["result"]
+    assert result.metadata["settings"]["mlcb M=2"]["family"] == "moe"
+    assert result.metadata["settings"]["mlcb M=2"]["reference"] == "the Bayes loss of the stream"
+    assert result.summary()["pseudo_regret"].notna().all()
+    assert "pseudo_regret" in capsys.readouterr().out
