@@ -125,7 +125,7 @@ def test_cli_reports_one_line_and_fails(capsys, no_work):
             ["run", "trap", "--replications", "-1"],
             "mlcb: error: replications must be an integer >= 1, got -1\n",
         ),
-        (["run", "nope"], "mlcb: error: unknown preset 'nope'; presets: glm, trap\n"),
+        (["run", "nope"], "mlcb: error: unknown preset 'nope'; presets: glm, moe, trap\n"),
         (
             ["run", "trap", "--policy", "x"],
             f"mlcb: error: unknown policy 'x'; registered policy names: {POLICY_NAMES}\n",
