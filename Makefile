@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_python_engine.py
 	$(BIN)/python benchmarks/bench_comparison.py
 	$(BIN)/python benchmarks/bench_horizons.py
+	$(BIN)/python benchmarks/bench_moe.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check mlcb envs agents tests benchmarks

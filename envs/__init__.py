@@ -22,6 +22,7 @@ _ENVIRONMENTS = {
     "mlcb/BanditExperts-v0": "envs.bandit:BanditExpertsEnv",
     "mlcb/GLM-v0": "envs.glm:GLMEnv",
     "mlcb/RealData-v0": "envs.real_data:RealDataEnv",
+    "mlcb/Clustered-v0": "envs.clustered:ClusteredEnv",
 }
 for _name, _entry_point in _ENVIRONMENTS.items():
     if _name not in gym.registry:

@@ -62,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("target", help="a preset name (see `mlcb list`) or a .toml file")
     run.add_argument("--policy", help="a policy name (see `mlcb list`; default mlcb)")
     _common_options(run, budgets_help="budgets to run (default: the preset's)")
+    _device_option(run)
     _store_options(run)
     _plugin_option(run)
 
@@ -77,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("target", help="a preset name (see `mlcb list`)")
     compare.add_argument("--policies", nargs="+", metavar="NAME", help="keep only these policies")
     _common_options(compare, budgets_help="keep only these budgets (default: the comparison's)")
+    _device_option(compare)
     _store_options(compare)
     _plugin_option(compare)
 
@@ -99,6 +101,38 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
         help="replace OUT/NAME when it holds a different experiment (default: refuse; the same "
         "experiment resumes)",
     )
+
+
+def _device_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--device",
+        metavar="DEVICE",
+        help="where pools of torch networks run (the moe preset): auto (CUDA when present, the "
+        "default), cpu, cuda or cuda:N",
+    )
+
+
+def _with_device(configs: list, device: str | None) -> list:
+    """``configs`` with every expert that has a ``device`` set to ``device`` (``None``: as is);
+    a ``ValueError`` when no expert runs on a device."""
+    import dataclasses
+
+    if device is None:
+        return configs
+    out = []
+    for config in configs:
+        experts = [
+            dataclasses.replace(e, device=device)
+            if dataclasses.is_dataclass(e) and "device" in {f.name for f in dataclasses.fields(e)}
+            else e
+            for e in config.experts
+        ]
+        if all(new is old for new, old in zip(experts, config.experts)):
+            raise ValueError(
+                f"--device applies to pools of torch networks (e.g. the moe preset), not to {config.label!r}"
+            )
+        out.append(dataclasses.replace(config, experts=tuple(experts)))
+    return out
 
 
 def _plugin_option(parser: argparse.ArgumentParser) -> None:
@@ -237,7 +271,7 @@ def _configs(args: argparse.Namespace) -> tuple[str, list]:
 
 def _run(args: argparse.Namespace) -> int:
     name, configs = _configs(args)  # validates everything before any work
-    return _simulate_all(args, name, configs)
+    return _simulate_all(args, name, _with_device(configs, getattr(args, "device", None)))
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -248,6 +282,7 @@ def _compare(args: argparse.Namespace) -> int:
     if args.budget is not None:
         fields["budget"] = checks.budgets("budget", args.budget)
     configs = comparison_configs(args.target, None, args.calibration, args.policies, **fields)
+    configs = _with_device(configs, getattr(args, "device", None))
     return _simulate_all(args, f"{presets.get(args.target).name}-comparison", configs)
 
 

@@ -60,7 +60,7 @@ def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = 
             mean = rows.groupby("round")["certificate"].mean()
             (line,) = ax.plot(mean.index, mean.values, linestyle="--", color=palette[setting], linewidth=1)
             handles.append(line)
-            labels.append(f"{setting}: certificate Delta(t)")
+            labels.append(f"{setting}: certificate Delta(t){_heuristic_note(result, setting)}")
             bound = _bound_curve(result, setting)
             if bound is not None:
                 (line,) = ax.plot(*bound, linestyle=":", color=palette[setting], linewidth=1)
@@ -72,7 +72,8 @@ def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = 
     ax.set_ylabel(metric.replace("_", " "))
     calibrations = ", ".join(sorted(result.curves["calibration"].unique()))
     ax.set_title(
-        f"{metric.replace('_', ' ')}: mean, 5-95% band over replications; calibration {calibrations}",
+        f"{metric.replace('_', ' ')}: mean, 5-95% band over replications; calibration {calibrations}"
+        f"{_references(result)}",
         fontsize=10,
     )
     ax.legend(handles, labels, fontsize=7, loc="upper left")
@@ -86,6 +87,20 @@ def _with_slope(label: str, curves: pd.DataFrame, metric: str) -> str:
     mean = rows.groupby("round")[metric].mean()
     slope = theory.loglog_slope(mean.index.to_numpy(float), mean.to_numpy(float))
     return f"{label} (log-log slope {slope:.2f})" if np.isfinite(slope) else label
+
+
+def _heuristic_note(result: Result, setting: str) -> str:
+    """``" (heuristic)"`` when the setting's certificate is recorded as not valid."""
+    settings = result.metadata.get("settings") if isinstance(result.metadata, dict) else None
+    meta = settings.get(setting) if isinstance(settings, dict) else None
+    return " (heuristic)" if isinstance(meta, dict) and meta.get("certificate_valid") is False else ""
+
+
+def _references(result: Result) -> str:
+    """What regret is measured against, where a family recorded it (``"reference"``)."""
+    settings = result.metadata.get("settings") if isinstance(result.metadata, dict) else None
+    found = {m.get("reference") for m in (settings or {}).values() if isinstance(m, dict)} - {None}
+    return f"; against {', '.join(sorted(str(r) for r in found))}" if found else ""
 
 
 def _bound_curve(result: Result, setting: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -122,7 +137,7 @@ def panels(result: Result, metric: str = "pseudo_regret") -> Any:
         errorbar=("pi", 90),
         ax=axes[0],
     )
-    axes[0].set_title(f"(a) {metric.replace('_', ' ')}")
+    axes[0].set_title(f"(a) {metric.replace('_', ' ')}{_references(result)}")
     axes[0].set_xlabel("round t")
     last = result.experts.groupby("setting")["round"].transform("max")
     final = result.experts[result.experts["round"] == last]

@@ -131,6 +131,20 @@ def _glm_experts(env_params: dict[str, Any]) -> list:
     return [OnlineGradientDescent(link=name) for name in LINK_NAMES]
 
 
+def _moe_experts(beta: float) -> Callable[[dict[str, Any]], list]:
+    """The moe preset's pool: eight mixture-of-experts networks, from one small sub-expert with
+    large steps (fast but limited) to eight sub-experts with small steps (slow but capable)."""
+
+    def build(env_params: dict[str, Any]) -> list:
+        from agents.moe import MoEExpert
+
+        shapes = [(1, 1, 4, 0.03), (1, 1, 8, 0.01), (2, 1, 8, 0.03), (2, 1, 16, 0.01),
+                  (4, 2, 16, 0.01), (4, 2, 16, 0.003), (8, 2, 16, 0.01), (8, 2, 32, 0.003)]  # fmt: skip
+        return [MoEExpert(n_experts=e, top_k=k, hidden=h, lr=lr, beta=beta) for e, k, h, lr in shapes]
+
+    return build
+
+
 PRESETS: dict[str, Preset] = {
     "trap": Preset(
         name="trap",
@@ -170,6 +184,27 @@ PRESETS: dict[str, Preset] = {
         calibrations={
             "theory": Calibration(_glm_experts),
             "practical": Calibration(_glm_experts, {"bonus_scale": 0.5}),
+        },
+    ),
+    "moe": Preset(
+        name="moe",
+        description="8 mixture-of-experts networks (torch) on a clustered regression stream, from "
+        "one small sub-expert to eight; regret against the Bayes loss, heuristic rates",
+        env="mlcb/Clustered-v0",
+        env_params={"holdout": 128},
+        budgets=(1, 2, 4),
+        horizon=3_000,
+        replications=8,
+        comparison=(
+            Entry("mlcb", (1, 2, 4), smoothing="ema"),
+            Entry("limited-advice", (1, 2, 4), smoothing="last"),
+            Entry("round-robin", (2,), smoothing="ema"),
+            Entry("greedy", (2,), smoothing="ema"),
+            Entry("full-budget", (1,), smoothing="ema"),
+        ),
+        calibrations={
+            "theory": Calibration(_moe_experts(0.5)),
+            "practical": Calibration(_moe_experts(0.5), {"bonus_scale": 0.5}),
         },
     ),
 }

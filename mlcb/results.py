@@ -163,6 +163,7 @@ class Result:
                     "certificate_valid": bool(getattr(policy, "certificate_valid", False)) and not heuristic,
                     "heuristic_experts": heuristic,
                     "theory": theory,
+                    **({"reference": str(family.reference)} if hasattr(family, "reference") else {}),
                     **(extra or {}),
                 }
             },

@@ -1,0 +1,328 @@
+"""Pools of torch mixture-of-experts networks: masked updates, reference steps, the per-member
+adapter, the clustered stream, the preset and life without torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import envs
+import mlcb
+from envs.clustered import _begin_round, bayes_loss, regression_expected_loss
+from mlcb.python_engine import Batch
+from mlcb.seeding import stream_keys
+
+torch = pytest.importorskip("torch")
+
+from agents.moe import (  # noqa: E402
+    TORCH_MESSAGE,
+    ModuleExpert,
+    MoEExpert,
+    MoEPool,
+    TorchLearner,
+    moe_network,
+)
+
+MIXED = [
+    MoEExpert(n_experts=1, top_k=1, hidden=4, lr=0.05, weight_decay=0.01),
+    MoEExpert(n_experts=4, top_k=2, hidden=8, lr=0.01),
+    MoEExpert(n_experts=3, top_k=1, hidden=6, lr=0.02, optimizer="sgd", weight_decay=0.001),
+    MoEExpert(n_experts=2, top_k=2, hidden=8, lr=0.003, weight_decay=0.1),
+]
+
+
+def _f64(experts, **changes):
+    return [e.__class__(**{**e.__dict__, "dtype": "float64", "device": "cpu", **changes}) for e in experts]
+
+
+def _pool(experts, task="regression", replications=2, smoothing="ema"):
+    env = envs.make("mlcb/Clustered-v0", task=task, holdout=16)
+    built = [env.build(0, r) for r in range(replications)]
+    batch = Batch(
+        env=env,
+        replications=list(range(replications)),
+        env_params=[b[0] for b in built],
+        env_states=[b[1] for b in built],
+        expert_keys=[stream_keys(0, r, len(experts)).experts for r in range(replications)],
+        deploy_keys=np.zeros(replications, dtype=np.uint64),
+        seed=0,
+        horizon=100,
+    )
+    return env, built, MoEPool(experts, env, batch, 0.1, smoothing)
+
+
+def _train(pool, built, t, selected):
+    for params, state in built:
+        _begin_round(params, state, t)
+    selected = np.asarray(selected, dtype=np.int64)
+    counts = (selected >= 0).sum(axis=1)
+    losses, rates = np.zeros(selected.shape), np.zeros(selected.shape)
+    pool.train(t, selected, counts, losses, rates)
+    return losses
+
+
+def _state(pool):
+    group = pool.groups[0]
+    return [tensor.clone() for tensor in (group.flat, group.first, group.second, group.average)]
+
+
+# --- masked updates ----------------------------------------------------------------------------
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_untrained_members_stay_bit_identical_optimizer_state_included(task):
+    _, built, pool = _pool(MIXED, task=task)
+    for t in range(1, 6):  # every member has taken steps: moments and averages are non-zero
+        _train(pool, built, t, [[0, 1, 2, 3], [0, 1, 2, 3]])
+    before, steps = _state(pool), pool.steps.copy()
+    trained = {(0, 1), (0, 3), (1, 0)}
+    for t in range(6, 12):
+        _train(pool, built, t, [[1, 3], [0, -1]])
+    after = _state(pool)
+    for r in range(2):
+        for k in range(4):
+            same = [torch.equal(a[r, k], b[r, k]) for a, b in zip(before, after)]
+            if (r, k) in trained:
+                assert not any(same[:1]) and not same[3], (r, k)
+                assert pool.steps[r, k] == steps[r, k] + 6
+            else:
+                assert all(same), (r, k)
+                assert pool.steps[r, k] == steps[r, k]
+
+
+def _unpadded(pool, r, k, spec):
+    group = pool.groups[0]
+    named = group.layout.unflatten(group.flat[r, k])
+    e, h = spec.n_experts, spec.hidden
+    cut = {"gate_w": (slice(None), slice(0, e)), "gate_b": (slice(0, e),), "w1": (slice(0, e), slice(None), slice(0, h)),
+           "b1": (slice(0, e), slice(0, h)), "w2": (slice(0, e), slice(0, h)), "b2": (slice(0, e),)}  # fmt: skip
+    return {name: value[cut[name]].detach().clone() for name, value in named.items()}
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_trained_step_equals_an_unbatched_torch_optim_step(task):
+    experts = _f64(MIXED)
+    env, built, pool = _pool(experts, task=task)
+    d, o = env.input_dim, env.output_dim
+    references = {}
+    for k, spec in enumerate(experts):
+        net = moe_network(spec, d, o, _unpadded(pool, 1, k, spec))
+        optimizer = (torch.optim.Adam if spec.optimizer == "adam" else torch.optim.SGD)(
+            net.parameters(), lr=spec.lr, weight_decay=spec.weight_decay
+        )
+        references[k] = (net, optimizer)
+    for t in range(1, 8):
+        selection = [[0, 1, 2, 3], [0, 1, 2, 3]] if t < 4 else [[0, 1, -1, -1], [t % 4, (t + 1) % 4, -1, -1]]
+        losses = _train(pool, built, t, selection)
+        x = torch.as_tensor(built[1][1].x[None])
+        y = torch.as_tensor(built[1][1].y)
+        for j, k in enumerate(k for k in selection[1] if k >= 0):
+            net, optimizer = references[k]
+            out, aux = net(x)
+            if task == "regression":
+                smooth = ((out[:, 0] - y) / env.scale) ** 2
+            else:
+                q = torch.softmax(out, dim=-1)
+                smooth = 0.5 * ((q - torch.nn.functional.one_hot(y.long(), o)) ** 2).sum(-1)
+            assert losses[1, j] == pytest.approx(min(1.0, float(smooth.detach()[0])), abs=1e-12)
+            optimizer.zero_grad()
+            (smooth.sum() + experts[k].balance * aux).backward()
+            optimizer.step()
+    for k, spec in enumerate(experts):
+        mine = _unpadded(pool, 1, k, spec)
+        for name, value in references[k][0].named_parameters():
+            torch.testing.assert_close(mine[name], value.detach(), rtol=1e-10, atol=1e-12)
+
+
+def test_vmap_backend_gives_the_same_steps_as_grouped_matmuls():
+    states = []
+    for backend in ("bmm", "vmap"):
+        _, built, pool = _pool(_f64(MIXED, backend=backend))
+        for t in range(1, 6):
+            _train(pool, built, t, [[0, 1, 2, 3], [1, 2, -1, -1]])
+        states.append(_state(pool))
+    for a, b in zip(*states):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+# --- the batched pool against the members one by one -------------------------------------------
+def _small_module(input_dim, output_dim):
+    return torch.nn.Sequential(torch.nn.Linear(input_dim, 8), torch.nn.Tanh(), torch.nn.Linear(8, output_dim))
+
+
+POOLS = {
+    "moe": _f64(MIXED),
+    "module": [
+        ModuleExpert(factory=_small_module, lr=0.01, device="cpu", dtype="float64"),
+        ModuleExpert(factory=_small_module, lr=0.05, optimizer="sgd", device="cpu", dtype="float64"),
+        *_f64(MIXED[:2]),
+    ],
+}
+
+
+@pytest.mark.parametrize("smoothing", ["ema", "last"])
+@pytest.mark.parametrize("pool", sorted(POOLS))
+def test_batched_pool_equals_members_one_by_one_through_the_python_adapter(pool, smoothing):
+    experts = POOLS[pool]
+    settings = dict(env="mlcb/Clustered-v0", env_params={"holdout": 16, "task": "classification" if pool == "module" else "regression"},
+                    budget=2, horizon=60, replications=2, seed=4)  # fmt: skip
+    batched = mlcb.simulate(experts=experts, smoothing=smoothing, **settings)
+    adapters = [TorchLearner(e, smoothing) for e in experts]
+    single = mlcb.simulate(experts=adapters, **settings)
+    assert batched.metadata["settings"]["mlcb M=2"]["family"] == "moe"
+    for column in ("regret", "pseudo_regret"):
+        np.testing.assert_allclose(batched.curves[column], single.curves[column], rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(batched.experts["trained"], single.experts["trained"])
+
+
+# --- the stream ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_gymnasium_env_reproduces_the_engines_stream(task):
+    env = envs.make("mlcb/Clustered-v0", task=task)
+    params, state = env.build(3, 2)
+    observation, _ = env.reset(seed=3, options={"replication": 2})
+    for t in range(1, 30):
+        _begin_round(params, state, t)
+        np.testing.assert_array_equal(observation, state.x)
+        prediction = np.full(env.output_dim, 1.0 / env.output_dim)
+        observation, reward, *_, info = env.step(prediction)
+        assert info["y"] == state.y[0]
+        assert 0.0 <= -reward <= 1.0
+    assert env.optimal_loss(params, 0) == bayes_loss(env.task, env.noise, env.scale, env.label_noise, env.n_classes)
+
+
+def test_regression_bayes_loss_and_expected_loss_match_monte_carlo():
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal(400_000)
+    for error, noise in ((0.0, 0.1), (0.3, 0.5), (1.2, 0.4)):
+        sampled = np.minimum(1.0, (error - noise * z) ** 2).mean()
+        assert regression_expected_loss(np.array([error]), noise, 1.0)[0] == pytest.approx(sampled, abs=3e-3)
+    assert bayes_loss(0, 0.1, 1.0, 0.0, 2) == pytest.approx(0.01, rel=1e-6)
+
+
+def test_classification_targets_and_bayes_loss():
+    env = envs.make("mlcb/Clustered-v0", task="classification", label_noise=0.3, n_classes=3)
+    params, state = env.build(0, 0)
+    np.testing.assert_allclose(params.holdout_target.sum(axis=1), 1.0)
+    labels = []
+    for t in range(1, 4001):
+        _begin_round(params, state, t)
+        p = env.targets(params, state.x)[0]
+        labels.append(p[int(state.y[0])])
+    # the label is the clean class with probability 0.7 + 0.3 / 3
+    assert np.mean(np.isclose(labels, 0.8)) == pytest.approx(0.8, abs=0.03)
+    assert env.optimal_loss(params, 0) == pytest.approx(0.5 * (1 - 0.8**2 - 2 * 0.1**2))
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"task": "ranking"}, "task must be one of"),
+        ({"dim": 0}, "dim must be an integer >= 1"),
+        ({"label_noise": 1.5}, r"label_noise must be a number in \[0.0, 1.0\]"),
+        ({"spread": 0}, r"spread must be a number in \(0.0"),
+    ],
+)
+def test_clustered_env_rejects_bad_parameters(params, message):
+    with pytest.raises(ValueError, match=message):
+        envs.make("mlcb/Clustered-v0", **params)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"top_k": 3, "n_experts": 2}, r"top_k must be in \[1, n_experts=2\]"),
+        ({"lr": 0}, r"lr must be a number in \(0, inf\]"),
+        ({"optimizer": "rmsprop"}, "optimizer must be one of"),
+        ({"backend": "jit"}, "backend must be one of"),
+        ({"ema": 2}, r"ema must be a number in \[0.0, 1.0\]"),
+    ],
+)
+def test_moe_expert_rejects_bad_parameters(params, message):
+    with pytest.raises(ValueError, match=message):
+        MoEExpert(**params)
+
+
+def test_pool_rejects_other_streams_and_mixed_devices():
+    with pytest.raises(ValueError, match="run on the clustered stream"):
+        mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=(MoEExpert(),) * 2, budget=1)
+    with pytest.raises(ValueError, match="one dtype"):
+        mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(MoEExpert(), MoEExpert(dtype="float64")), budget=1)
+    with pytest.raises(ValueError, match="no CUDA device|device"):
+        mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(MoEExpert(device="cuda:7"),) * 2, budget=1)
+
+
+# --- the preset ----------------------------------------------------------------------------------
+def test_moe_preset_regret_is_sublinear_and_mlcb_trains_the_capable_members_more():
+    horizon = 2_000
+    result = mlcb.simulate(preset="moe", budget=2, horizon=horizon, replications=2, seed=0)
+    settings = result.metadata["settings"]["mlcb M=2"]
+    assert settings["certificate_valid"] is False and settings["family"] == "moe"
+    curve = result.curves.groupby("round")["pseudo_regret"].mean()
+    last = curve[curve.index >= horizon // 10]
+    slope = np.polyfit(np.log(last.index.values), np.log(last.values), 1)[0]
+    assert slope < 0.9
+    trained = result.experts.groupby(["round", "expert"])["trained"].mean().unstack()
+    capable = [k for k, e in enumerate(presets_experts()) if e.n_experts >= 4]
+    share = trained[capable].sum(axis=1) / trained.sum(axis=1)
+    early = share[share.index >= horizon // 10].iloc[0]
+    assert share.iloc[-1] > early + 0.1
+
+
+def presets_experts():
+    from mlcb import presets
+
+    return presets.get("moe").config(2).experts
+
+
+def test_cli_device_option(tmp_path, capsys):
+    from mlcb.cli import main
+
+    code = main(["run", "moe", "-M", "1", "-T", "20", "-R", "1", "--device", "cpu", "--no-plot", "-q", "--out", str(tmp_path)])
+    assert code == 0
+    assert main(["run", "glm", "-T", "5", "-R", "1", "--device", "cpu", "--out", str(tmp_path)]) == 2
+    assert "--device applies to pools of torch networks" in capsys.readouterr().err
+
+
+# --- without torch -------------------------------------------------------------------------------
+def test_without_torch_one_line_message_and_everything_else_works(tmp_path):
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules["torch"] = None  # import torch now raises ImportError
+        import mlcb, agents.moe
+        from mlcb.cli import main
+        try:
+            mlcb.simulate(preset="moe", budget=1, horizon=5, replications=1)
+        except ImportError as error:
+            assert str(error) == {TORCH_MESSAGE!r}, error
+        else:
+            raise SystemExit("no error")
+        assert main(["run", "moe", "-T", "5", "-R", "1", "--out", {str(tmp_path)!r}]) == 2
+        result = mlcb.simulate(preset="glm", budget=1, horizon=50, replications=1)
+        assert result.summary()["regret"].notna().all()
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+    assert out.stderr.strip().splitlines() == [f"mlcb: error: {TORCH_MESSAGE}"]
+
+
+def test_readme_own_module_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    match = re.search(r"<!-- example: own-module -->\n```python\n(.*?)```", text, re.S)
+    assert match, "README.md has no example marked 'own-module'"
+    namespace: dict = {"__name__": "readme_example"}
+    exec(compile(match.group(1), "README.md", "exec"), namespace)  # noqa: S102 (the project's own README)
+    result = namespace["result"]
+    assert result.metadata["settings"]["mlcb M=2"]["family"] == "moe"
+    assert result.metadata["settings"]["mlcb M=2"]["reference"] == "the Bayes loss of the stream"
+    assert result.summary()["pseudo_regret"].notna().all()
+    assert "pseudo_regret" in capsys.readouterr().out
