@@ -69,17 +69,30 @@ def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = 
     handles, labels = ax.get_legend_handles_labels()
     labels = [_with_slope(label, curves, metric) for label in labels]
     if theory_curves:
+        # One setting: its own entries; several: one grey entry per line style (colours match).
+        alone = len(result.settings) == 1
+        styles: dict[str, str] = {}
         for setting in result.settings:
             rows = curves[curves["setting"] == setting]
             mean = rows.groupby("round")["certificate"].mean()
             (line,) = ax.plot(mean.index, mean.values, linestyle="--", color=palette[setting], linewidth=1)
-            handles.append(line)
-            labels.append(f"{setting}: certificate Delta(t)")
+            if np.isfinite(mean.to_numpy(float)).any():
+                styles.setdefault("--", "certificate Delta(t)")
+                if alone:
+                    handles.append(line)
+                    labels.append(f"{setting}: certificate Delta(t)")
             bound = _bound_curve(result, setting)
             if bound is not None:
                 (line,) = ax.plot(*bound, linestyle=":", color=palette[setting], linewidth=1)
-                handles.append(line)
-                labels.append(f"{setting}: worst case B_num(t)")
+                styles.setdefault(":", "worst case B_num(t)")
+                if alone:
+                    handles.append(line)
+                    labels.append(f"{setting}: worst case B_num(t)")
+        if not alone:
+            for style, text in styles.items():
+                (proxy,) = ax.plot([], [], linestyle=style, color="grey", linewidth=1)
+                handles.append(proxy)
+                labels.append(f"{text} (colour of its setting)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("round t")
@@ -89,7 +102,10 @@ def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = 
         f"{metric.replace('_', ' ')}: mean, 5-95% band over replications; calibration {calibrations}",
         fontsize=10,
     )
-    ax.legend(handles, labels, fontsize=7, loc="upper left")
+    if len(result.settings) > 3:  # many lines: the legend beside the axes, not over the curves
+        ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    else:
+        ax.legend(handles, labels, fontsize=7, loc="upper left")
     return ax
 
 
