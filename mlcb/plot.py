@@ -416,7 +416,6 @@ def budget_figure(result: Result, metric: str = "pseudo_regret") -> Any:
         ax.set_xlabel(name)
         ax.set_ylabel(f"final {metric.replace('_', ' ')}")
         ax.set_title(f"final {metric.replace('_', ' ')} against {dimension}", fontsize=10)
-    final.drop(columns="line", inplace=True)
     figure.tight_layout()
     return figure
 

@@ -194,12 +194,23 @@ def build_config(preset_name: str, values: dict, replications: int) -> Any:
     return preset.config(budget, calibration, **fields)
 
 
+def _value_of(key: str, values: dict, config: Any) -> Any:
+    """The value of grid field ``key`` in the built setting (defaults filled in)."""
+    if key == "n_experts":
+        return config.n_experts
+    if key.startswith(("env_params.", "policy_params.")):
+        group, name = key.split(".", 1)
+        return getattr(config, group).get(name, values.get(key))
+    value = getattr(config, key, values.get(key))
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
+
+
 def _label(values: dict, varied: list[str], config: Any) -> str:
     parts = [str(config.policy), f"M={config.budget}"]
     for key in varied:
         if key in ("policy", "budget"):
             continue
-        parts.append(f"{_SHORT.get(key, key)}={values.get(key)}")
+        parts.append(f"{_SHORT.get(key, key)}={_value_of(key, values, config)}")
     return " ".join(parts)
 
 
