@@ -667,10 +667,11 @@ def _write_json(path: Path, data: dict) -> None:
     write_file(path, lambda handle: handle.write(text))
 
 
-def _check_directory(path: Path, grid: Grid, overwrite: bool) -> None:
-    """Refuse a directory that is no sweep, or a sweep of other settings, unless ``overwrite``."""
+def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
+    """Whether ``path`` must be emptied first: refuses (``ValueError``) a directory that is no
+    sweep, or a sweep of other settings, unless ``overwrite`` (then ``True``)."""
     if not path.exists():
-        return
+        return False
     meta_path = path / SWEEP_FILE
     keys = {s.key for s in grid.settings}
     if meta_path.is_file():
@@ -680,15 +681,17 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> None:
         except (OSError, ValueError, KeyError, TypeError):
             saved_keys = None
         if saved_keys == keys:
-            return
+            return False
         why = "holds a sweep of other settings" if saved_keys is not None else f"holds a damaged {SWEEP_FILE}"
-    elif any(path.iterdir()):
+    elif path.is_dir() and any(path.iterdir()):
         why = "holds files that are no part of an mlcb sweep"
+    elif path.is_dir():
+        return False
     else:
-        return
-    if not overwrite:
+        why = "is a file"
+    if not overwrite or not path.is_dir():
         raise ValueError(f"{path} {why}; pass --overwrite to replace it, or choose another --out")
-    shutil.rmtree(path)
+    return True
 
 
 def _check_workers(workers: Any) -> int:
@@ -787,10 +790,17 @@ def sweep(
     store = Store(out, grid.name)
     root = store.path
     failed: list[tuple[str, str]] = []
-    with store.lock():
-        _check_directory(root, grid, overwrite)
+    with store.lock(), contextlib.ExitStack() as stack:
+        replace = _check_directory(root, grid, overwrite)
+        done_tasks, todo = ([], grid.tasks()) if replace else plan(root, grid)
+        client = None
+        if todo and executor == "dask":  # connect before writing anything
+            client = stack.enter_context(dask_client(scheduler, workers, timeout))
+            link = getattr(client, "dashboard_link", None)
+            say(f"dask: scheduler {client.scheduler.address}; dashboard {link or 'not available'}")
+        if replace:
+            shutil.rmtree(root)
         root.mkdir(parents=True, exist_ok=True)
-        done_tasks, todo = plan(root, grid)
         done = {f"key={t.key}/{t.name}" for t in done_tasks}
         _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
         payloads = [_payload(grid, t) for t in todo]
@@ -822,13 +832,10 @@ def sweep(
                 bar.write(f"failed: {task.describe()}: {_first_line(error)}")
 
         try:
-            if todo and executor == "local":
-                _run_local(payloads, workers, on_result, on_error)
+            if client is not None:
+                _run_dask(client, payloads, on_result, on_error)
             elif todo:
-                with dask_client(scheduler, workers, timeout) as client:
-                    link = getattr(client, "dashboard_link", None)
-                    say(f"dask: scheduler {client.scheduler.address}; dashboard {link or 'not available'}")
-                    _run_dask(client, payloads, on_result, on_error)
+                _run_local(payloads, workers, on_result, on_error)
         finally:
             if bar is not None:
                 bar.close()
