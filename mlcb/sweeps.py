@@ -14,7 +14,8 @@ frames; nothing is unpickled from disk.
 The sweep directory ``OUT/NAME/`` (one writer at a time, :func:`mlcb.store.lock`) holds
 
 ``sweep.json``
-    the grid as given, every setting (label, values, key), the tasks and which are done;
+    the grid as given, every setting (label, values, key), the tasks and which are done (rewritten
+    every few seconds and at the end; on a re-run the part files on disk are what counts);
 ``data/{curves,experts,replications}/key=<setting key>/block-<first>-<stop>.parquet``
     a Parquet dataset partitioned by setting: one file per finished task and frame;
 ``data/settings/key=<setting key>/block-<first>-<stop>.json``
@@ -79,6 +80,8 @@ FIELDS = (
 )
 #: Short names of varied fields in setting labels.
 _SHORT = {"budget": "M", "n_experts": "K", "horizon": "T"}
+#: Seconds between rewrites of ``sweep.json`` while tasks finish (and once at the end).
+METADATA_EVERY = 2.0
 #: Seconds to wait for a Dask scheduler before giving up.
 CONNECT_TIMEOUT = 10.0
 _DASK_HINT = "the dask executor needs dask.distributed: pip install 'mlcb[dask]'"
@@ -339,6 +342,10 @@ def rate_exponent(experts: list, env: Any, family: Any, delta: float, horizon: i
     return max(values) if values else None
 
 
+#: Rate exponents of recent settings, by key.
+_EXPONENTS: dict[str, float | None] = {}
+
+
 def run_task(task: dict) -> dict:
     """Run one task given as plain data (``preset``, ``values``, ``replications``, ``key``,
     ``label``, ``first``, ``stop``); returns the three tidy frames and the setting's description
@@ -366,7 +373,13 @@ def run_task(task: dict) -> dict:
         )
     else:
         replications = python_engine.run_replications(problem, config.seed, wanted, config.horizon, grid)
-    alpha = rate_exponent(list(config.experts), problem.env, problem.family, config.delta, config.horizon)
+    if task["key"] not in _EXPONENTS:  # once per setting and process
+        while len(_EXPONENTS) >= 64:
+            _EXPONENTS.pop(next(iter(_EXPONENTS)))
+        _EXPONENTS[task["key"]] = rate_exponent(
+            list(config.experts), problem.env, problem.family, config.delta, config.horizon
+        )
+    alpha = _EXPONENTS[task["key"]]
     extra = {
         "engine": engine,
         "rate_exponent": alpha,
@@ -630,15 +643,22 @@ def _run_dask(client: Any, payloads: list[dict], on_result: Callable, on_error: 
 # --- the sweep -----------------------------------------------------------------------------------
 @dataclass
 class Outcome:
-    """What :func:`sweep` did: the sweep's directory, the tasks run, skipped and failed, and the
-    result read back from the parts on disk."""
+    """What :func:`sweep` did: the sweep's directory, the tasks run, skipped and failed (task and
+    error, one line each), and ``result``, read back from the parts on disk when first asked."""
 
     path: Path
     computed: int
     skipped: int
     failed: list[tuple[str, str]]
     seconds: float
-    result: Any = None
+    _result: Any = field(default=None, repr=False)
+
+    @property
+    def result(self) -> Any:
+        """The :class:`~mlcb.results.Result` of every finished part (:func:`load`)."""
+        if self._result is None:
+            self._result = load(self.path)
+        return self._result
 
 
 def _metadata(grid: Grid, done: set[str], todo: list[Task], failed: list[tuple[str, str]]) -> dict:
@@ -811,6 +831,7 @@ def sweep(
             tqdm.monitor_interval = 0  # no monitor thread: worker processes can be forked
             bar = tqdm(total=len(todo), desc=grid.name, unit="task")
         computed = 0
+        written = [time.monotonic()]
 
         def on_result(index: int, output: dict) -> None:
             nonlocal computed
@@ -818,7 +839,9 @@ def sweep(
             write_part(root, task, output)
             done.add(f"key={task.key}/{task.name}")
             computed += 1
-            _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
+            if time.monotonic() - written[0] >= METADATA_EVERY:  # the parts are the truth
+                _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
+                written[0] = time.monotonic()
             if bar is not None:
                 bar.update()
             if on_part is not None:
@@ -840,9 +863,7 @@ def sweep(
             if bar is not None:
                 bar.close()
             _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
-    outcome = Outcome(root, computed, len(done_tasks), failed, time.perf_counter() - started)
-    outcome.result = load(root)
-    return outcome
+    return Outcome(root, computed, len(done_tasks), failed, time.perf_counter() - started)
 
 
 # --- reading a sweep back ------------------------------------------------------------------------
