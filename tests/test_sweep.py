@@ -295,3 +295,20 @@ def test_a_damaged_sweep_file_is_named(reference, tmp_path):
     with pytest.raises(FileNotFoundError, match="is not an mlcb sweep"):
         sweeps.load(tmp_path)
     assert np.isfinite(reference.result.summary()["pseudo_regret"]).all()
+
+
+def test_the_documented_grids_are_valid():
+    """The grid files shown in the README and docs/sweeps.md validate as written."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    texts = [(root / "README.md").read_text(), (root / "docs" / "sweeps.md").read_text()]
+    blocks = [b for text in texts for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "preset" in b]
+    assert len(blocks) >= 3
+    sizes = []
+    for block in blocks:
+        grid = sweeps.make_grid(tomllib.loads(block), name="doc")
+        sizes.append(len(grid.settings))
+    assert 8 in sizes and 16 in sizes and 3 in sizes
