@@ -98,9 +98,17 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     local = mlcb.sweep(long, out=work / "long-local", workers=args.workers)
     local_seconds = time.perf_counter() - started
+    connected: list[float] = []
     started = time.perf_counter()
-    on_dask = mlcb.sweep(long, out=work / "long-dask", executor="dask", workers=args.workers)
+    on_dask = mlcb.sweep(
+        long,
+        out=work / "long-dask",
+        executor="dask",
+        workers=args.workers,
+        echo=lambda _line: connected.append(time.perf_counter()),
+    )
     dask_seconds = time.perf_counter() - started
+    start_up = connected[0] - started if connected else float("nan")
     per_task = local_seconds * args.workers / local.computed
     print(f"part 2: {local.computed} tasks of {args.long_block} replications (about {per_task:.2f} s each)")
     print(f"  local executor     {local_seconds:7.1f} s")
@@ -108,6 +116,10 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"  dask LocalCluster  {dask_seconds:7.1f} s   overhead {overhead:+.1f}% "
         "(target < 15%; includes starting the cluster)"
+    )
+    print(
+        f"    of which starting the cluster {start_up:.1f} s; overhead without it "
+        f"{100 * ((dask_seconds - start_up) / local_seconds - 1):+.1f}%"
     )
     print(f"  results identical: {same(local.result, on_dask.result)}; {load()}")
 

@@ -119,11 +119,11 @@ def _sweep_parser(commands: Any) -> None:
     sweep = commands.add_parser(
         "sweep",
         help="run a grid of settings (TOML) on this machine's cores or on a Dask cluster",
-        description="Run every setting of a grid file, split into tasks of replications, on worker "
-        "processes of this machine (--executor local, the default) or on Dask (--executor dask: a "
-        "LocalCluster on 127.0.0.1, or the cluster at --scheduler). Every finished task is saved at "
-        "once into OUT/NAME/data/ (Parquet, partitioned by setting); running the same command again "
-        "skips them. See docs/sweeps.md for the grid format.",
+        description="Run every setting of a grid file, split into tasks of replications, on worker\n"
+        "processes of this machine (--executor local, the default) or on Dask (--executor dask:\n"
+        "a LocalCluster on 127.0.0.1, or the cluster at --scheduler). Every finished task is saved\n"
+        "at once into OUT/NAME/data/ (Parquet, partitioned by setting); running the same command\n"
+        "again skips them. The grid format is in docs/sweeps.md.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -117,7 +117,7 @@ def last_decade_slope(rounds: Any, values: Any) -> float:
     --------
     >>> rounds = np.geomspace(1, 10_000, 41)
     >>> round(last_decade_slope(rounds, np.sqrt(rounds) + 5 * rounds ** 0.1), 2)
-    0.45
+    0.43
     """
     x = np.asarray(rounds, dtype=float)
     y = np.asarray(values, dtype=float)
