@@ -240,7 +240,7 @@ def theory_figure(result: Result, metric: str = "pseudo_regret", settings: list[
         raise ValueError(
             f"settings must name settings of the result {result.settings[:4]}, got {unknown or chosen}"
         )
-    columns = min(3, len(chosen))
+    columns = 2 if len(chosen) == 4 else min(3, len(chosen))
     rows_count = -(-len(chosen) // columns)
     figure, axes = plt.subplots(rows_count, columns, figsize=(5.6 * columns, 4.6 * rows_count), squeeze=False)
     colours = sns.color_palette(n_colors=4)
