@@ -875,7 +875,8 @@ def is_sweep(path: str | Path) -> bool:
 def load(path: str | Path) -> Any:
     """The :class:`~mlcb.results.Result` of every finished part of the sweep in ``path`` (settings
     without a finished part are left out), validated part by part; its metadata also holds the
-    grid under ``"sweep"``. Nothing named in the files is imported or called.
+    grid under ``"sweep"``; a setting's description is its first part's, with ``seconds`` summed
+    over its parts (compute time, not wall time). Nothing named in the files is imported or called.
 
     Parts are read as the sweep's own setting descriptions say (``sweep.json``, checked against
     each part's description), so a file whose rows do not fit its block is a ``ValueError``."""
@@ -905,7 +906,9 @@ def load(path: str | Path) -> Any:
             part, part_meta = read_part(path, setting, name)
             for frame_name in _FRAMES:
                 frames[frame_name].append(part[frame_name])
-            settings.setdefault(setting.label, part_meta)
+            first = settings.setdefault(setting.label, part_meta)
+            if first is not part_meta and isinstance(part_meta.get("seconds"), (int, float)):
+                first["seconds"] = float(first.get("seconds") or 0.0) + part_meta["seconds"]
     if not settings:
         raise ValueError(f"{path}: the sweep has no finished part yet")
     joined = {name: pd.concat(frames[name], ignore_index=True) for name in _FRAMES}
