@@ -51,14 +51,12 @@ def test_a_killed_worker_changes_nothing(tmp_path):
     grid = {**GRID, "name": "killed", "horizon": 60_000, "replications": 8, "grid": {"budget": [1, 2]}}
     undisturbed = mlcb.sweep(grid, out=tmp_path / "undisturbed", workers=2)
     killed = []
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        pids = sorted(client.run(os.getpid).values())
-        assert len(pids) == 2
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        # The worker processes' ids from their nannies (no second client in this process).
+        pids = sorted(nanny.process.pid for nanny in cluster.workers.values())
+        assert len(pids) == 2 and all(pids)
 
         def kill_one(task):
             if not killed:
