@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_comparison.py
 	$(BIN)/python benchmarks/bench_horizons.py
 	$(BIN)/python benchmarks/bench_moe.py
+	$(BIN)/python benchmarks/bench_sweep.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check mlcb envs agents tests benchmarks

@@ -16,5 +16,6 @@ from mlcb.compare import compare  # noqa: E402
 from mlcb.config import SimulationConfig  # noqa: E402
 from mlcb.results import Result, load  # noqa: E402
 from mlcb.simulation import simulate  # noqa: E402
+from mlcb.sweeps import sweep  # noqa: E402
 
-__all__ = ["Result", "SimulationConfig", "compare", "load", "simulate", "__version__"]
+__all__ = ["Result", "SimulationConfig", "compare", "load", "simulate", "sweep", "__version__"]

@@ -1,4 +1,4 @@
-"""The ``mlcb`` command line: ``run``, ``compare``, ``plot``, ``show``, ``list``.
+"""The ``mlcb`` command line: ``run``, ``compare``, ``sweep``, ``plot``, ``report``, ``show``, ``list``.
 
 Bad input exits with status 2 and one line on standard error; an interrupted ``run`` keeps every
 finished replication and continues from there when the same command is run again. Results and
@@ -29,6 +29,10 @@ EXAMPLES = """examples:
   mlcb compare trap                              the paper's comparison: M-LCB, LimitedAdvice, CORRAL
   mlcb compare glm --policies mlcb ed2rb         a subset of the glm comparison
   mlcb plot results/trap                         redraw the figures of a saved result
+  mlcb sweep grid.toml                           a grid of settings on this machine's cores
+  mlcb sweep grid.toml --executor dask --scheduler tcp://HOST:8786   ... on a Dask cluster
+  mlcb plot results/my-sweep --kind theory budget   figures of a saved run or sweep
+  mlcb report results/my-sweep                   one self-contained HTML page with every figure
   mlcb list                                      presets, policies, experts, environments
 """
 
@@ -82,9 +86,14 @@ def _parser() -> argparse.ArgumentParser:
     _store_options(compare)
     _plugin_option(compare)
 
-    plot = commands.add_parser("plot", help="draw the figures of a saved result")
-    plot.add_argument("result", type=Path, help="a directory written by `mlcb run` or `mlcb compare`")
+    plot = commands.add_parser("plot", help="draw the figures of a saved result or sweep")
+    plot.add_argument(
+        "result", type=Path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
+    )
     plot.add_argument("--out", "-o", type=Path, help="figure directory (default: the result's)")
+    _plot_kind_option(plot)
+    _sweep_parser(commands)
+    _report_parser(commands)
 
     show = commands.add_parser("show", help="print a saved result's summary and metadata")
     show.add_argument("result", type=Path, help="a directory written by `mlcb run` or `mlcb compare`")
@@ -92,6 +101,61 @@ def _parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list presets, policies, expert families and environments")
     _plugin_option(listing)
     return parser
+
+
+def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
+    from mlcb.plot import KINDS
+
+    parser.add_argument(
+        "--kind",
+        "-k",
+        nargs="+",
+        choices=KINDS,
+        metavar="KIND",
+        help=f"figures to draw, among {', '.join(KINDS)} (default: regret and panels for a run, "
+        "all for a sweep); each is saved as KIND.png",
+    )
+
+
+def _sweep_parser(commands: Any) -> None:
+    sweep = commands.add_parser(
+        "sweep",
+        help="run a grid of settings (TOML) on this machine's cores or on a Dask cluster",
+        description="Run every setting of a grid file, split into tasks of replications, on worker\n"
+        "processes of this machine (--executor local, the default) or on Dask (--executor dask:\n"
+        "a LocalCluster on 127.0.0.1, or the cluster at --scheduler). Every finished task is saved\n"
+        "at once into OUT/NAME/data/ (Parquet, partitioned by setting); running the same command\n"
+        "again skips them. The grid format is in docs/sweeps.md.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sweep.add_argument("grid", type=Path, help="a grid TOML file (see docs/sweeps.md)")
+    sweep.add_argument("--executor", "-e", default="local", help="local (default) or dask")
+    sweep.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler, e.g. tcp://host:8786")
+    sweep.add_argument(
+        "--workers", "-w", type=int, help="worker processes here or in the LocalCluster (default: all cores)"
+    )
+    sweep.add_argument("--block", "-b", type=int, help="replications per task (default: the grid's, or 1)")
+    sweep.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to wait for --scheduler (default 10)"
+    )
+    sweep.add_argument(
+        "--out", "-o", type=Path, default=Path("results"), help="output directory (default: results)"
+    )
+    sweep.add_argument("--overwrite", action="store_true", help="replace OUT/NAME if it holds something else")
+    sweep.add_argument("--no-plot", action="store_true", help="skip the figures")
+    sweep.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def _report_parser(commands: Any) -> None:
+    report = commands.add_parser(
+        "report",
+        help="write one self-contained HTML page of a saved run or sweep",
+        description="Write an HTML page with the summary tables and every figure (embedded PNG) of "
+        "a saved run or sweep: one file to share.",
+    )
+    report.add_argument("result", type=Path, help="a directory written by `mlcb run`, `compare` or `sweep`")
+    report.add_argument("--out", "-o", type=Path, help="the HTML file (default: RESULT/report.html)")
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -163,7 +227,7 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     parser.add_argument("--replications", "-R", type=int, metavar="R", help="replications per setting")
     parser.add_argument("--seed", "-s", type=int, metavar="S", help="the simulation's seed (default 0)")
     parser.add_argument(
-        "--calibration", "-c", help="theory (default), practical, authors or authors-rates (the last two: trap only)"
+        "--calibration", "-c", help="theory (default), practical, authors or authors-rates (the last two: trap)"
     )
     parser.add_argument("--delta", type=float, help="confidence delta in (0, 1)")
     parser.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
@@ -365,11 +429,82 @@ def _draw(result, out: Path) -> list[Path]:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from mlcb.results import load
+    from mlcb.sweeps import is_sweep, load_any
 
-    result = load(args.result)
-    for figure in _draw(result, args.out or args.result):
+    result = load_any(args.result)
+    kinds = args.kind
+    if kinds is None and not is_sweep(args.result):
+        paths = _draw(result, args.out or args.result)
+    else:
+        paths = _draw_kinds(result, args.out or args.result, kinds)
+    for figure in paths:
         print(f"figure: {figure}")
+    return 0
+
+
+def _draw_kinds(result, out: Path, kinds: list[str] | None) -> list[Path]:
+    """Draw the figures ``kinds`` (default: all of :data:`mlcb.plot.KINDS`) into ``out/KIND.png``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mlcb import plot
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for kind in kinds or plot.KINDS:
+        figure = plot.draw(result, kind)
+        paths.append(out / f"{kind}.png")
+        figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
+        plt.close(figure)
+    return paths
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """Validate the whole grid, then run its tasks (:func:`mlcb.sweeps.sweep`); failed tasks are
+    listed with their settings and the status is 1."""
+    from mlcb import sweeps
+
+    grid = sweeps.load_grid(args.grid)  # every setting validated before anything runs
+    if args.executor not in sweeps.EXECUTORS:
+        raise ValueError(f"executor must be one of {sweeps.EXECUTORS}, got {args.executor!r}")
+    print(f"sweep {grid.name}: {len(grid.settings)} setting(s) x {grid.replications} replication(s)")
+    outcome = sweeps.sweep(
+        grid,
+        out=args.out,
+        executor=args.executor,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        block=args.block,
+        overwrite=args.overwrite,
+        progress=not args.quiet,
+        timeout=args.timeout,
+        echo=print,
+    )
+    print(sweeps.summary_line(outcome))
+    _print_summary(outcome.result, outcome.seconds)
+    if not args.no_plot:
+        for figure in _draw_kinds(outcome.result, outcome.path, None):
+            print(f"figure: {figure}")
+    print(f"results: {outcome.path}/ (sweep.json; data/ Parquet dataset partitioned by setting)")
+    for task, error in outcome.failed:
+        print(f"mlcb: task failed: {task}: {error}", file=sys.stderr)
+    if outcome.failed:
+        print(
+            f"mlcb: {len(outcome.failed)} task(s) failed, the others are saved; fix the cause and run "
+            "the same command again to run only what is missing",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from mlcb.report import report
+
+    path = report(args.result, args.out)
+    print(f"report: {path}")
     return 0
 
 
@@ -438,7 +573,15 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from mlcb.errors import ExpertError
 
-    command = {"run": _run, "compare": _compare, "plot": _plot, "show": _show, "list": _list}[args.command]
+    command = {
+        "run": _run,
+        "compare": _compare,
+        "sweep": _sweep,
+        "plot": _plot,
+        "report": _report,
+        "show": _show,
+        "list": _list,
+    }[args.command]
     try:
         _load_plugins(args)
         return command(args)

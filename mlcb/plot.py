@@ -4,10 +4,20 @@ plain metadata only: nothing named in a result is ever imported or called).
 ``regret``
     mean regret against rounds with a 5-95% band over replications, the data-dependent certificate
     Delta(t) and, where the result recorded it, the numeric worst-case bound B_num(t)
-    (:func:`mlcb.results.worst_case_curve`), log-log, with the fitted slope in the legend.
+    (:func:`mlcb.results.worst_case_curve`), log-log, with the slope fitted over the last decade
+    of rounds in the legend.
 ``panels``
     the paper's three panels: cumulative regret, deployment counts per expert, training counts
     per expert.
+``theory``
+    one panel per setting: pseudo-regret, the certificate Delta(t), the main theorem's curve and
+    the worst case B_num(t) on log-log axes, with the slope fitted over the last decade of rounds
+    and the theorem's exponent ``max(1/2, alpha)``.
+``budget``
+    final regret against the budget M with the theorem's ``sqrt(K/M) + (K/M)^(1-alpha)`` shape
+    overlaid, and against K and T when the result holds settings over several of them.
+
+:data:`KINDS` names them; :func:`draw` draws any of them from a result.
 """
 
 from __future__ import annotations
@@ -23,6 +33,10 @@ from mlcb import theory
 from mlcb.results import Result
 
 _METRICS = ("regret", "pseudo_regret", "top_m_regret")
+#: The figure kinds :func:`draw` knows.
+KINDS = ("regret", "panels", "theory", "budget")
+#: Settings drawn by :func:`theory` at most (one panel each).
+THEORY_PANELS = 6
 
 
 def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = True, ax: Any = None) -> Any:
@@ -55,17 +69,30 @@ def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = 
     handles, labels = ax.get_legend_handles_labels()
     labels = [_with_slope(label, curves, metric) for label in labels]
     if theory_curves:
+        # One setting: its own entries; several: one grey entry per line style (colours match).
+        alone = len(result.settings) == 1
+        styles: dict[str, str] = {}
         for setting in result.settings:
             rows = curves[curves["setting"] == setting]
             mean = rows.groupby("round")["certificate"].mean()
             (line,) = ax.plot(mean.index, mean.values, linestyle="--", color=palette[setting], linewidth=1)
-            handles.append(line)
-            labels.append(f"{setting}: certificate Delta(t){_heuristic_note(result, setting)}")
+            if np.isfinite(mean.to_numpy(float)).any():
+                styles.setdefault("--", "certificate Delta(t)")
+                if alone:
+                    handles.append(line)
+                    labels.append(f"{setting}: certificate Delta(t){_heuristic_note(result, setting)}")
             bound = _bound_curve(result, setting)
             if bound is not None:
                 (line,) = ax.plot(*bound, linestyle=":", color=palette[setting], linewidth=1)
-                handles.append(line)
-                labels.append(f"{setting}: worst case B_num(t)")
+                styles.setdefault(":", "worst case B_num(t)")
+                if alone:
+                    handles.append(line)
+                    labels.append(f"{setting}: worst case B_num(t)")
+        if not alone:
+            for style, text in styles.items():
+                (proxy,) = ax.plot([], [], linestyle=style, color="grey", linewidth=1)
+                handles.append(proxy)
+                labels.append(f"{text} (colour of its setting)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("round t")
@@ -76,8 +103,29 @@ def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = 
         f"{_references(result)}",
         fontsize=10,
     )
-    ax.legend(handles, labels, fontsize=7, loc="upper left")
+    if len(result.settings) > 3:  # many lines: the legend beside the axes, not over the curves
+        ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    else:
+        ax.legend(handles, labels, fontsize=7, loc="upper left")
     return ax
+
+
+def last_decade_slope(rounds: Any, values: Any) -> float:
+    """Least-squares log-log slope of ``values`` against ``rounds`` over the last decade of rounds
+    (``rounds >= max(rounds) / 10``); ``nan`` with fewer than two usable points there.
+
+    Examples
+    --------
+    >>> rounds = np.geomspace(1, 10_000, 41)
+    >>> round(last_decade_slope(rounds, np.sqrt(rounds) + 5 * rounds ** 0.1), 2)
+    0.43
+    """
+    x = np.asarray(rounds, dtype=float)
+    y = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return float("nan")
+    keep = x >= x.max() / 10.0
+    return theory.loglog_slope(x[keep], y[keep], tail=1.0)
 
 
 def _with_slope(label: str, curves: pd.DataFrame, metric: str) -> str:
@@ -85,8 +133,8 @@ def _with_slope(label: str, curves: pd.DataFrame, metric: str) -> str:
     if rows.empty:
         return label
     mean = rows.groupby("round")[metric].mean()
-    slope = theory.loglog_slope(mean.index.to_numpy(float), mean.to_numpy(float))
-    return f"{label} (log-log slope {slope:.2f})" if np.isfinite(slope) else label
+    slope = last_decade_slope(mean.index.to_numpy(float), mean.to_numpy(float))
+    return f"{label} (slope {slope:.2f} over the last decade)" if np.isfinite(slope) else label
 
 
 def _heuristic_note(result: Result, setting: str) -> str:
@@ -154,3 +202,247 @@ def panels(result: Result, metric: str = "pseudo_regret") -> Any:
         ax.get_legend().remove()
     figure.tight_layout()
     return figure
+
+
+# --- the theory figure -----------------------------------------------------------------------------
+def _setting_meta(result: Result, setting: str) -> dict:
+    settings = result.metadata.get("settings") if isinstance(result.metadata, dict) else None
+    meta = settings.get(setting) if isinstance(settings, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def setting_values(result: Result, setting: str) -> dict[str, Any]:
+    """What the figures need of a setting, from the result's frames and plain metadata only:
+    ``policy``, ``M``, ``K``, ``T``, ``delta``, ``calibration`` and the rate exponent ``alpha``
+    (``None`` when the result does not record it)."""
+    meta = _setting_meta(result, setting)
+    config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    rows = result.curves[result.curves["setting"] == setting]
+    experts = config.get("experts")
+    n_experts = meta.get("n_experts", len(experts) if isinstance(experts, list) else None)
+    if n_experts is None:
+        n_experts = int(result.experts.loc[result.experts["setting"] == setting, "expert"].max()) + 1
+    alpha = meta.get("rate_exponent")
+    if alpha is None and isinstance(experts, list):  # a plain run: the experts' declared exponents
+        declared = [e.get("alpha") for e in experts if isinstance(e, dict)]
+        declared = [a for a in declared if isinstance(a, (int, float)) and 0 < a < 1]
+        alpha = max(declared) if declared else None
+    delta = config.get("delta", 0.1)
+    return {
+        "policy": str(rows["policy"].iloc[0]) if len(rows) else str(config.get("policy", "?")),
+        "M": int(rows["budget"].iloc[0]) if len(rows) else int(config.get("budget", 1)),
+        "K": int(n_experts),
+        "T": int(rows["round"].max()) if len(rows) else int(config.get("horizon", 1)),
+        "delta": float(delta) if isinstance(delta, (int, float)) and 0 < delta < 1 else 0.1,
+        "calibration": str(rows["calibration"].iloc[0]) if len(rows) else "?",
+        "alpha": float(alpha) if isinstance(alpha, (int, float)) and 0 <= alpha < 1 else None,
+    }
+
+
+def theory_figure(result: Result, metric: str = "pseudo_regret", settings: list[str] | None = None) -> Any:
+    """The theory figure: one log-log panel per setting (at most :data:`THEORY_PANELS`) with the
+    mean ``metric`` and its 5-95% band, the mean certificate Delta(t), the worst case B_num(t)
+    where recorded, and the main theorem's curve with unit constants
+    (:func:`mlcb.theory.theorem_rate`). The legend gives the slope of the regret fitted over the
+    last decade of rounds, the theorem curve's slope there, and the theorem's exponent
+    ``max(1/2, alpha)``, the rate a slope approaches only for very long horizons. Returns the
+    matplotlib Figure."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    chosen = list(settings) if settings is not None else result.settings[:THEORY_PANELS]
+    unknown = [s for s in chosen if s not in result.settings]
+    if unknown or not chosen:
+        raise ValueError(
+            f"settings must name settings of the result {result.settings[:4]}, got {unknown or chosen}"
+        )
+    columns = 2 if len(chosen) == 4 else min(3, len(chosen))
+    rows_count = -(-len(chosen) // columns)
+    figure, axes = plt.subplots(rows_count, columns, figsize=(5.6 * columns, 4.6 * rows_count), squeeze=False)
+    colours = sns.color_palette(n_colors=4)
+    for ax, setting in zip(axes.ravel(), chosen):
+        values = setting_values(result, setting)
+        rows = result.curves[(result.curves["setting"] == setting) & (result.curves["round"] > 0)]
+        stats = rows.groupby("round")[metric].agg(
+            mean="mean", low=lambda v: v.quantile(0.05), high=lambda v: v.quantile(0.95)
+        )
+        rounds = stats.index.to_numpy(float)
+        slope = last_decade_slope(rounds, stats["mean"].to_numpy())
+        ax.plot(
+            rounds, stats["mean"], color=colours[0], label=f"{metric.replace('_', ' ')}: mean, 5-95% band"
+        )
+        ax.fill_between(rounds, stats["low"], stats["high"], color=colours[0], alpha=0.2, linewidth=0)
+        certificate = rows.groupby("round")["certificate"].mean()
+        if np.isfinite(certificate.to_numpy(float)).any():
+            ax.plot(
+                certificate.index, certificate.values, "--", color=colours[1], label="certificate Delta(t)"
+            )
+        bound = _bound_curve(result, setting)
+        if bound is not None:
+            ax.plot(*bound, ":", color=colours[2], label="worst case B_num(t)")
+        alpha = values["alpha"]
+        if alpha is not None:
+            curve = theory.theorem_rate(rounds, values["K"], values["M"], alpha, values["delta"])
+            theorem_slope = last_decade_slope(rounds, curve)
+            ax.plot(
+                rounds,
+                curve,
+                "-.",
+                color=colours[3],
+                label=f"theorem, unit constants (slope {theorem_slope:.2f})",
+            )
+        if np.isfinite(slope):
+            top = rounds.max()
+            keep = rounds >= top / 10
+            anchor = stats["mean"].to_numpy()[keep]
+            xs = rounds[keep]
+            level = np.exp(np.mean(np.log(anchor[anchor > 0]) - slope * np.log(xs[anchor > 0])))
+            ax.plot(
+                xs,
+                level * xs**slope,
+                color="black",
+                linewidth=2.2,
+                alpha=0.6,
+                label=f"fit over last decade: slope {slope:.2f}",
+            )
+        exponent = "unknown" if alpha is None else f"{max(0.5, alpha):.2f} (alpha = {alpha:.2f})"
+        ax.plot([], [], " ", label=f"theorem exponent max(1/2, alpha) = {exponent}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("round t")
+        ax.set_ylabel(metric.replace("_", " "))
+        ax.set_title(f"{setting} (K={values['K']}, {values['calibration']})", fontsize=10)
+        ax.legend(fontsize=7, loc="upper left")
+    for ax in axes.ravel()[len(chosen) :]:
+        ax.set_axis_off()
+    if settings is None and len(result.settings) > len(chosen):
+        figure.suptitle(f"first {len(chosen)} of {len(result.settings)} settings", fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+# --- the budget figure -----------------------------------------------------------------------------
+def _final_table(result: Result, metric: str) -> pd.DataFrame:
+    final = result.final()[["setting", "replication", metric]].copy()
+    values = {s: setting_values(result, s) for s in result.settings}
+    for column in ("policy", "M", "K", "T", "calibration", "alpha", "delta"):
+        final[column] = final["setting"].map(lambda s, c=column: values[s][c])
+    return final
+
+
+def _shape(dimension: str, x: np.ndarray, row: pd.Series) -> np.ndarray | None:
+    """The theorem's dependence on ``dimension`` at ``x``, the other quantities of ``row`` fixed;
+    ``None`` without a rate exponent."""
+    alpha = row["alpha"]
+    if alpha is None or not np.isfinite(alpha):
+        return None
+    if dimension == "M":
+        ratio = row["K"] / x
+        return np.sqrt(ratio) + ratio ** (1.0 - alpha)
+    if dimension == "K":
+        return np.array(
+            [
+                theory.theorem_rate(row["T"], int(k), min(int(row["M"]), int(k)), alpha, row["delta"])
+                for k in x
+            ]
+        )
+    return theory.theorem_rate(x, row["K"], row["M"], alpha, row["delta"])
+
+
+_SHAPE_TEXT = {
+    "M": "theory sqrt(K/M) + (K/M)^(1-alpha), scaled",
+    "K": "theorem curve in K, scaled",
+    "T": "theorem curve in T, scaled",
+}
+
+
+def budget_figure(result: Result, metric: str = "pseudo_regret") -> Any:
+    """Final ``metric`` (mean, error bars two standard errors over replications) against the
+    budget M, one line per policy and other setting values, with the theorem's shape
+    ``sqrt(K/M) + (K/M)^(1-alpha)`` overlaid (dotted, scaled to each line by a least-squares fit
+    in log space: the theorem fixes the shape, not the constant); and, when the result holds
+    several values of K or T, the same against K and against T with the theorem's curve
+    (:func:`mlcb.theory.theorem_rate`) in that variable. Returns the matplotlib Figure."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    final = _final_table(result, metric)
+    dimensions = ["M"] + [d for d in ("K", "T") if final[d].nunique() > 1]
+    figure, axes = plt.subplots(1, len(dimensions), figsize=(6.2 * len(dimensions), 4.8), squeeze=False)
+    for ax, dimension in zip(axes[0], dimensions):
+        others = [
+            c for c in ("policy", "calibration", "M", "K", "T") if c != dimension and final[c].nunique() > 1
+        ]
+        if others:
+            final["line"] = (
+                final[others]
+                .astype(str)
+                .agg(
+                    lambda r, o=tuple(others): " ".join(
+                        f"{c}={v}" if c in "MKT" else v for c, v in zip(o, r)
+                    ),
+                    axis=1,
+                )
+            )
+        else:
+            final["line"] = str(final["policy"].iloc[0])
+        lines = list(dict.fromkeys(final["line"]))
+        palette = dict(zip(lines, sns.color_palette(n_colors=len(lines))))
+        sns.lineplot(
+            data=final,
+            x=dimension,
+            y=metric,
+            hue="line",
+            hue_order=lines,
+            palette=palette,
+            marker="o",
+            errorbar=("se", 2),
+            err_style="bars",
+            ax=ax,
+        )
+        drew_shape = False
+        for line in lines:
+            rows = final[final["line"] == line]
+            means = rows.groupby(dimension)[metric].mean()
+            x = means.index.to_numpy(float)
+            shape = _shape(dimension, x, rows.iloc[0])
+            y = means.to_numpy(float)
+            keep = (y > 0) & np.isfinite(y) if shape is not None else None
+            if shape is None or keep.sum() == 0:
+                continue
+            scale = np.exp(np.mean(np.log(y[keep]) - np.log(shape[keep])))
+            grid = np.linspace(x.min(), x.max(), 60) if len(x) > 1 else x
+            if dimension == "K":
+                grid = np.unique(np.round(grid))
+            ax.plot(
+                grid, scale * _shape(dimension, grid, rows.iloc[0]), ":", color=palette[line], linewidth=1.6
+            )
+            drew_shape = True
+        handles, labels = ax.get_legend_handles_labels()
+        if drew_shape:
+            (proxy,) = ax.plot([], [], ":", color="grey")
+            handles.append(proxy)
+            labels.append(_SHAPE_TEXT[dimension])
+        ax.legend(handles, labels, fontsize=7, loc="best")
+        if dimension == "T":
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        if dimension in ("M", "K"):
+            ax.set_xticks(sorted(final[dimension].unique()))
+        name = {"M": "budget M (experts trained per round)", "K": "experts K", "T": "horizon T"}[dimension]
+        ax.set_xlabel(name)
+        ax.set_ylabel(f"final {metric.replace('_', ' ')}")
+        ax.set_title(f"final {metric.replace('_', ' ')} against {dimension}", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def draw(result: Result, kind: str) -> Any:
+    """The matplotlib Figure of figure ``kind`` (one of :data:`KINDS`) for ``result``."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if kind == "regret":
+        return regret(result).figure
+    if kind == "panels":
+        return panels(result)
+    if kind == "theory":
+        return theory_figure(result)
+    return budget_figure(result)

@@ -42,7 +42,7 @@ from pathlib import Path
 
 #: The files of a saved result, and what else may sit in a result directory.
 RESULT_FILES = ("curves.parquet", "experts.parquet", "replications.parquet", "metadata.json")
-FIGURES = ("regret.png", "panels.png")
+FIGURES = ("regret.png", "panels.png", "theory.png", "budget.png", "report.html")
 PARTS = ".parts"
 _KNOWN = frozenset(RESULT_FILES + FIGURES + (PARTS,))
 

@@ -1,0 +1,186 @@
+"""``mlcb report``: one self-contained HTML page of a saved run or sweep, for sharing.
+
+The page holds the summary table, a table of the settings (policy, budget, experts, horizon,
+calibration, engine, certificate validity, rate exponent), the sweep's grid and any failed tasks,
+and every figure of :data:`mlcb.plot.KINDS` embedded as a base64 PNG: no other file is needed to
+read it. It is built from the saved frames and plain metadata only.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f0f0f0; }
+td:first-child, th:first-child { text-align: left; }
+figure { margin: 1em 0 2em; }
+img { max-width: 100%; height: auto; }
+figcaption { font-size: 0.9em; color: #555; }
+pre { background: #f7f7f7; padding: 0.6em; font-size: 0.85em; overflow-x: auto; }
+"""
+
+_CAPTIONS = {
+    "regret": "Mean regret against rounds with a 5-95% band over replications, the certificate "
+    "Delta(t) (dashed) and the worst case B_num(t) (dotted); slopes fitted over the last decade.",
+    "panels": "The paper's three panels: regret, deployments and training rounds per expert.",
+    "theory": "Log-log: pseudo-regret, certificate, worst case and the main theorem's curve (unit "
+    "constants); the slope is fitted over the last decade of rounds, next to the theorem's exponent.",
+    "budget": "Final regret against the budget M with the theorem's shape sqrt(K/M) + (K/M)^(1-alpha) "
+    "scaled to each line (and against K and T when the sweep varies them).",
+}
+
+
+def _png(figure: Any) -> str:
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    plt.close(figure)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _table(frame: pd.DataFrame) -> str:
+    """A well-formed HTML table of ``frame`` (every cell escaped)."""
+
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            text = "" if value != value else (f"{value:,.3f}" if abs(value) < 10 else f"{value:,.0f}")
+        else:
+            text = str(value)
+        return html.escape(text)
+
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
+        for row in frame.itertuples(index=False)
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def settings_table(result: Any) -> pd.DataFrame:
+    """One row per setting: what the figures and the reader need to know about it."""
+    from mlcb import plot
+
+    rows = []
+    settings = result.metadata.get("settings", {}) if isinstance(result.metadata, dict) else {}
+    for label in result.settings:
+        values = plot.setting_values(result, label)
+        meta = settings.get(label, {}) if isinstance(settings.get(label), dict) else {}
+        alpha = values["alpha"]
+        rows.append(
+            {
+                "setting": label,
+                "policy": values["policy"],
+                "M": values["M"],
+                "K": values["K"],
+                "T": values["T"],
+                "calibration": values["calibration"],
+                "replications": int(
+                    result.replications.loc[result.replications["setting"] == label].shape[0]
+                ),
+                "engine": str(meta.get("engine", "?")),
+                "certificate valid": str(meta.get("certificate_valid", "?")),
+                "alpha": "?" if alpha is None else f"{alpha:.2f}",
+                "key": str(meta.get("key", "?")),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def render(result: Any, title: str, kinds: tuple[str, ...] | None = None) -> str:
+    """The HTML page of ``result`` (a string); ``kinds`` are the figures (default: all)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mlcb import plot
+
+    kinds = plot.KINDS if kinds is None else kinds
+    meta = result.metadata if isinstance(result.metadata, dict) else {}
+    summary = result.summary()
+    columns = {
+        "setting": "setting",
+        "rounds": "T",
+        "replications": "R",
+        "regret": "regret",
+        "regret_std": "sd",
+        "pseudo_regret": "pseudo-regret",
+        "top_m_regret": "Top-M regret",
+        "certificate": "certificate",
+        "best_deployed_share": "best deployed",
+        "certificate_violations": "PR > Delta",
+    }
+    summary = summary[list(columns)].rename(columns=columns)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8" />',
+        '<meta name="viewport" content="width=device-width, initial-scale=1" />',
+        f"<title>{html.escape(title)}</title>",
+        f"<style>{_STYLE}</style>",
+        "</head>",
+        "<body>",
+        f"<h1>{html.escape(title)}</h1>",
+    ]
+    facts = []
+    versions = meta.get("versions")
+    if isinstance(versions, dict):
+        facts.append("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    for key, name in (("git_revision", "git revision"), ("created", "written")):
+        if meta.get(key):
+            facts.append(f"{name}: {meta[key]}")
+    facts.append(f"{len(result.settings)} setting(s), {result.replications.shape[0]} replication(s) in all")
+    parts.append("<ul>" + "".join(f"<li>{html.escape(f)}</li>" for f in facts) + "</ul>")
+    parts += ["<h2>Summary (at each setting's horizon)</h2>", _table(summary)]
+    parts += ["<h2>Settings</h2>", _table(settings_table(result))]
+    sweep = meta.get("sweep")
+    if isinstance(sweep, dict):
+        parts.append("<h2>Sweep</h2>")
+        grid = json.dumps(sweep.get("grid"), indent=1, default=str)
+        parts.append(f"<pre>{html.escape(grid)}</pre>")
+        failed = sweep.get("failed") or []
+        if failed:
+            frame = pd.DataFrame(
+                [{"task": f.get("task"), "error": f.get("error")} for f in failed if isinstance(f, dict)]
+            )
+            parts += ["<h3>Failed tasks</h3>", _table(frame)]
+    parts.append("<h2>Figures</h2>")
+    for kind in kinds:
+        data = _png(plot.draw(result, kind))
+        caption = html.escape(_CAPTIONS.get(kind, kind))
+        parts.append(
+            f'<figure id="figure-{kind}"><img alt="{kind} figure" src="data:image/png;base64,{data}" />'
+            f"<figcaption>{caption}</figcaption></figure>"
+        )
+    parts += ["</body>", "</html>"]
+    return "\n".join(parts) + "\n"
+
+
+def report(path: str | Path, out: str | Path | None = None) -> Path:
+    """Write the HTML report of the saved run or sweep in ``path`` to ``out`` (default
+    ``path / "report.html"``), atomically; returns the file written."""
+    from mlcb.store import write_file
+    from mlcb.sweeps import load_any
+
+    path = Path(path)
+    result = load_any(path)
+    target = Path(out) if out is not None else path / "report.html"
+    if target.is_dir():
+        raise ValueError(f"--out {target} is a directory; give a file name such as report.html")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"--out {target.parent}: cannot create the directory ({error.strerror})") from None
+    page = render(result, f"mlcb report: {path.resolve().name}").encode("utf-8")
+    write_file(target, lambda handle: handle.write(page))
+    return target

@@ -1,0 +1,165 @@
+"""Figures of every kind from a small saved sweep, `mlcb plot --kind`, and `mlcb report`: one
+valid, self-contained HTML page holding every figure."""
+
+from __future__ import annotations
+
+import base64
+import html.parser
+import re
+import xml.etree.ElementTree as ElementTree
+
+import matplotlib
+import numpy as np
+import pytest
+
+import mlcb
+from mlcb import plot, sweeps
+from mlcb.cli import main
+from mlcb.report import report
+
+matplotlib.use("Agg")
+
+GRID = {
+    "preset": "trap",
+    "name": "figs",
+    "replications": 3,
+    "block": 3,
+    "checkpoints": 25,
+    "grid": {"budget": [1, 2, 5], "n_experts": [6, 10], "horizon": [400, 4_000]},
+}
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    outcome = mlcb.sweep(GRID, out=tmp_path_factory.mktemp("figs"), workers=2)
+    return outcome.path
+
+
+def legend_texts(ax) -> list[str]:
+    legend = ax.get_legend()
+    return [] if legend is None else [t.get_text() for t in legend.get_texts()]
+
+
+def test_every_kind_renders_from_the_saved_sweep(saved):
+    result = sweeps.load(saved)  # figures from saved results only
+    assert len(result.settings) == 12
+    for kind in plot.KINDS:
+        figure = plot.draw(result, kind)
+        axes = [ax for ax in figure.axes if ax.get_visible() and ax.axison]
+        assert axes, kind
+        for ax in axes:
+            assert ax.get_xlabel() and ax.get_ylabel(), kind
+        matplotlib.pyplot.close(figure)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        plot.draw(result, "pie")
+
+
+def test_theory_figure_fits_the_last_decade_and_states_the_exponent(saved):
+    result = sweeps.load(saved)
+    figure = plot.theory_figure(result, settings=["mlcb M=2 K=10 T=4000"])
+    (ax,) = figure.axes
+    texts = legend_texts(ax)
+    fit = next(t for t in texts if t.startswith("fit over last decade: slope"))
+    rows = result.curves[result.curves["setting"] == "mlcb M=2 K=10 T=4000"]
+    mean = rows.groupby("round")["pseudo_regret"].mean()
+    last = mean[mean.index >= 400]
+    expected = np.polyfit(np.log(last.index.to_numpy(float)), np.log(last.to_numpy()), 1)[0]
+    assert fit == f"fit over last decade: slope {expected:.2f}"
+    assert "theorem exponent max(1/2, alpha) = 0.67 (alpha = 0.67)" in texts
+    assert any(t.startswith("theorem, unit constants") for t in texts)
+    assert "certificate Delta(t)" in texts
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+
+
+def test_budget_figure_has_m_k_and_t_panels_with_the_theory_shape(saved):
+    figure = plot.budget_figure(sweeps.load(saved))
+    axes = figure.axes
+    assert [ax.get_xlabel() for ax in axes] == ["budget M (experts trained per round)", "experts K", "horizon T"]
+    assert "theory sqrt(K/M) + (K/M)^(1-alpha), scaled" in legend_texts(axes[0])
+    assert "theorem curve in K, scaled" in legend_texts(axes[1])
+    assert "theorem curve in T, scaled" in legend_texts(axes[2])
+    # Only the budgets a setting allows: M = 5 runs with K = 6 and K = 10.
+    assert sorted(axes[0].get_xticks()) == [1, 2, 5]
+
+
+def test_regret_legend_states_the_last_decade(saved):
+    ax = plot.regret(sweeps.load(saved))
+    texts = legend_texts(ax)
+    assert sum("over the last decade)" in t for t in texts) == 12
+    assert "certificate Delta(t) (colour of its setting)" in texts
+
+
+def test_plot_command_draws_the_kinds_asked(saved, tmp_path, capsys):
+    assert main(["plot", str(saved), "--kind", "theory", "budget", "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["budget.png", "theory.png"]
+    for path in tmp_path.iterdir():
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plot", str(saved), "--kind", "pie"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'pie'" in capsys.readouterr().err
+
+
+class _Checker(html.parser.HTMLParser):
+    """Tags balance (void elements aside); collects images."""
+
+    VOID = {"meta", "img", "br", "hr", "link", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.images, self.errors = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.images.append(dict(attrs))
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        if tag == "img":
+            self.images.append(dict(attrs))
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack.pop() != tag:
+            self.errors.append(tag)
+
+
+def check_page(text: str) -> list[dict]:
+    assert text.startswith("<!DOCTYPE html>\n<html lang=\"en\">")
+    checker = _Checker()
+    checker.feed(text)
+    checker.close()
+    assert checker.errors == [] and checker.stack == []
+    # Well-formed as XML too (the doctype aside): nothing left open, every attribute quoted.
+    ElementTree.fromstring(text.split("\n", 1)[1])
+    assert not re.search(r"""(src|href)=["'](?!data:)""", text)  # nothing outside the page
+    for image in checker.images:
+        assert image["src"].startswith("data:image/png;base64,")
+        assert base64.b64decode(image["src"].split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    return checker.images
+
+
+def test_report_of_a_sweep_is_valid_html_with_every_figure(saved, tmp_path, capsys):
+    out = tmp_path / "page.html"
+    assert main(["report", str(saved), "--out", str(out)]) == 0
+    assert capsys.readouterr().out == f"report: {out}\n"
+    text = out.read_text(encoding="utf-8")
+    images = check_page(text)
+    assert sorted(i["alt"] for i in images) == sorted(f"{kind} figure" for kind in plot.KINDS)
+    assert text.count("<table>") == 2 and "mlcb M=5 K=10 T=4000" in text
+    assert "<h2>Sweep</h2>" in text and "&quot;n_experts&quot;" in text
+
+
+def test_report_of_a_run(tmp_path):
+    result = mlcb.simulate(preset="trap", budget=2, horizon=800, replications=2, checkpoints=20)
+    result.save(tmp_path / "run")
+    path = report(tmp_path / "run")
+    assert path == tmp_path / "run" / "report.html"
+    images = check_page(path.read_text(encoding="utf-8"))
+    assert len(images) == len(plot.KINDS)
+    assert mlcb.load(tmp_path / "run").settings == ["mlcb M=2"]  # the report is part of the result
+
+
+def test_report_errors_are_one_line(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("mlcb: error: ")

@@ -1,0 +1,314 @@
+"""Sweeps with the local executor: the grid, validation before any task, parts on disk, resume
+after an interruption, task sizes, and failures reported with their setting."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mlcb
+from mlcb import engine, sweeps
+from mlcb.cli import main
+
+FRAMES = ("curves", "experts", "replications")
+GRID = {
+    "preset": "trap",
+    "name": "small",
+    "horizon": 1_500,
+    "replications": 5,
+    "block": 2,
+    "checkpoints": 30,
+    "grid": {"budget": [1, 2], "n_experts": [4, 6]},
+}
+
+
+def assert_same(left: mlcb.Result, right: mlcb.Result) -> None:
+    for name in FRAMES:
+        pd.testing.assert_frame_equal(getattr(left, name), getattr(right, name))
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The grid run with the local executor, two processes, blocks of 2."""
+    return mlcb.sweep(GRID, out=tmp_path_factory.mktemp("reference"), workers=2)
+
+
+# --- the grid ----------------------------------------------------------------------------------
+def test_grid_expands_into_the_product_in_order():
+    grid = sweeps.make_grid(GRID)
+    assert [s.label for s in grid.settings] == ["mlcb M=1 K=4", "mlcb M=1 K=6", "mlcb M=2 K=4", "mlcb M=2 K=6"]
+    assert [(s.config.budget, s.config.n_experts) for s in grid.settings] == [(1, 4), (1, 6), (2, 4), (2, 6)]
+    assert all(s.config.horizon == 1_500 and s.config.replications == 5 for s in grid.settings)
+    assert [(t.first, t.stop) for t in grid.tasks()[:3]] == [(0, 2), (2, 4), (4, 5)]
+    assert len(grid.tasks()) == 12
+
+
+def test_explicit_settings_and_labels():
+    grid = sweeps.make_grid(
+        {
+            "preset": "trap",
+            "horizon": 500,
+            "replications": 2,
+            "settings": [
+                {"policy": "mlcb", "budget": 2},
+                {"policy": "limited-advice", "budget": 2},
+                {"policy": "mlcb", "budget": 3, "calibration": "practical"},
+            ],
+        }
+    )
+    assert [s.label for s in grid.settings] == [
+        "mlcb M=2 calibration=theory",
+        "limited-advice M=2 calibration=theory",
+        "mlcb M=3 calibration=practical",
+    ]
+    assert grid.settings[2].config.policy_params == {"bonus_scale": 0.5}
+    assert grid.name == "trap-sweep"
+
+
+def test_sweep_equals_simulate(reference):
+    """Each setting of the sweep holds exactly what ``simulate`` gives for it."""
+    result = reference.result
+    assert result.settings == ["mlcb M=1 K=4", "mlcb M=1 K=6", "mlcb M=2 K=4", "mlcb M=2 K=6"]
+    config = sweeps.make_grid(GRID).settings[3].config
+    alone = mlcb.simulate(config)
+    rows = result.curves[result.curves["setting"] == "mlcb M=2 K=6"].reset_index(drop=True)
+    expected = alone.curves.assign(setting="mlcb M=2 K=6")
+    pd.testing.assert_frame_equal(rows, expected)
+    assert reference.computed == 12 and reference.skipped == 0 and not reference.failed
+    meta = result.metadata["settings"]["mlcb M=2 K=6"]
+    assert meta["key"] == config.key() and meta["n_experts"] == 6 and meta["rate_exponent"] == pytest.approx(2 / 3)
+
+
+def test_sweep_metadata_lists_the_grid_and_the_parts(reference):
+    meta = json.loads((reference.path / "sweep.json").read_text())
+    assert meta["grid"] == GRID
+    assert len(meta["settings"]) == 4 and len(meta["parts_done"]) == 12 and meta["parts_to_do"] == []
+    key = meta["settings"][0]["key"]
+    assert f"key={key}/block-000000-000002" in meta["parts_done"]
+    files = sorted(p.name for p in (reference.path / "data" / "curves" / f"key={key}").iterdir())
+    assert files == ["block-000000-000002.parquet", "block-000002-000004.parquet", "block-000004-000005.parquet"]
+    # A partitioned Parquet dataset: readable as one table with the setting key as a column.
+    table = pd.read_parquet(reference.path / "data" / "curves")
+    assert len(table) == len(reference.result.curves) and table["key"].nunique() == 4
+
+
+def test_task_size_does_not_change_results(reference, tmp_path):
+    other = mlcb.sweep(GRID, out=tmp_path, workers=2, block=3)
+    assert other.computed == 8
+    assert_same(reference.result, other.result)
+
+
+def test_rerun_skips_done_parts_and_recomputes_missing_and_damaged(reference, tmp_path):
+    out = tmp_path / "copy"
+    import shutil
+
+    shutil.copytree(reference.path, out / "small")
+    key = sweeps.make_grid(GRID).settings[1].key
+    (out / "small" / "data" / "experts" / f"key={key}" / "block-000002-000004.parquet").unlink()
+    damaged = out / "small" / "data" / "curves" / f"key={key}" / "block-000000-000002.parquet"
+    damaged.write_bytes(b"not parquet")
+    with pytest.warns(UserWarning, match="block-000000-000002.parquet: not a readable Parquet file"):
+        again = mlcb.sweep(GRID, out=out, workers=2)
+    assert (again.computed, again.skipped) == (2, 10)
+    assert damaged.with_name(damaged.name + ".corrupt").exists()
+    assert_same(reference.result, again.result)
+    third = mlcb.sweep(GRID, out=out, workers=2)
+    assert (third.computed, third.skipped) == (0, 12)
+
+
+def test_more_replications_reuse_the_parts(reference, tmp_path):
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    bigger = mlcb.sweep({**GRID, "replications": 6}, out=tmp_path, workers=2)
+    assert (bigger.computed, bigger.skipped) == (4, 12)  # replication 5 of each setting
+    result = bigger.result
+    assert result.replications.groupby("setting").size().tolist() == [6, 6, 6, 6]
+    old = result.curves[result.curves["replication"] < 5].reset_index(drop=True)
+    pd.testing.assert_frame_equal(old, reference.result.curves)
+
+
+def test_interrupted_command_resumes_to_the_same_result(reference, tmp_path):
+    """SIGINT to `mlcb sweep` after its first part: parts on disk stay, the same command finishes
+    the rest, and the result equals the undisturbed one."""
+    grid_file = tmp_path / "small.toml"
+    lines = [f"{k} = {json.dumps(v)}" for k, v in GRID.items() if k != "grid"]
+    lines += ["[grid]", "budget = [1, 2]", "n_experts = [4, 6]"]
+    grid_file.write_text("\n".join(lines) + "\n")
+    command = [sys.executable, "-m", "mlcb.cli", "sweep", str(grid_file), "--out", str(tmp_path), "-w", "1"]
+    command += ["--block", "1", "--no-plot", "-q"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parts = tmp_path / "small" / "data" / "curves"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if parts.is_dir() and any(parts.glob("*/*.parquet")):
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert "interrupted" in err
+    done = len(list(parts.glob("*/*.parquet")))
+    assert 1 <= done < 20
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    assert f"{20 - done} task(s) run, {done} already done, 0 failed" in finished.stdout
+    assert_same(reference.result, sweeps.load(tmp_path / "small"))
+
+
+# --- validation before any task ----------------------------------------------------------------
+def test_invalid_combination_is_named_before_any_task(tmp_path):
+    grid = {**GRID, "grid": {"budget": [2, 5], "n_experts": [4, 6]}}
+    with pytest.raises(ValueError, match=r"grid setting budget=5, n_experts=4 is invalid: budget must be an integer in \[1, n_experts=4\], got 5"):
+        mlcb.sweep(grid, out=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_rejects_a_bad_grid_in_one_line(tmp_path, capsys):
+    grid_file = tmp_path / "bad.toml"
+    grid_file.write_text('preset = "trap"\nhorizon = 100\n[grid]\nbudget = [1, 11]\n')
+    assert main(["sweep", str(grid_file), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "mlcb: error: grid setting budget=11 is invalid: budget must be an integer in [1, n_experts=10], got 11\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ({"horizon": 100}, "preset: a grid needs a preset"),
+        ({"preset": "nope"}, "unknown preset 'nope'"),
+        ({"preset": "trap", "budgets": [1]}, "grid file: unknown key 'budgets'"),
+        ({"preset": "trap", "grid": {"horizon": []}}, "grid.horizon: an empty list"),
+        ({"preset": "trap", "grid": {"budget": [1]}, "settings": [{}]}, "not both"),
+        ({"preset": "trap", "budget": 1, "grid": {"budget": [1, 2]}}, "grid.budget: also set outside"),
+        ({"preset": "trap", "grid": {"horizon": [100, 0]}}, "grid setting horizon=0 is invalid: horizon"),
+        ({"preset": "trap", "grid": {"delta": [0.1, 2.0]}}, "grid setting delta=2.0 is invalid: delta"),
+        ({"preset": "trap", "replications": 0}, "replications must be an integer >= 1"),
+        ({"preset": "trap", "settings": [{"budget": 1}, {"budget": 1}]}, "share the label"),
+        ({"preset": "trap", "name": "../x"}, "name"),
+    ],
+)
+def test_bad_grids_are_refused(grid, message, tmp_path):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("(", r"\(")):
+        mlcb.sweep(grid, out=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_options_are_refused_before_any_work(tmp_path):
+    with pytest.raises(ValueError, match="executor must be one of"):
+        mlcb.sweep(GRID, out=tmp_path, executor="slurm")
+    with pytest.raises(ValueError, match="only used with executor 'dask'"):
+        mlcb.sweep(GRID, out=tmp_path, scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        mlcb.sweep(GRID, out=tmp_path, workers=0)
+    with pytest.raises(ValueError, match="block must be an integer >= 1"):
+        mlcb.sweep(GRID, out=tmp_path, block=0)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_of_another_sweep_is_refused(reference, tmp_path):
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    other = {**GRID, "grid": {"budget": [1, 3], "n_experts": [4, 6]}}
+    with pytest.raises(ValueError, match="holds a sweep of other settings; pass --overwrite"):
+        mlcb.sweep(other, out=tmp_path)
+    replaced = mlcb.sweep({**other, "replications": 1}, out=tmp_path, overwrite=True, workers=2)
+    assert replaced.computed == 4 and replaced.result.settings[1] == "mlcb M=1 K=6"
+
+
+# --- failures ----------------------------------------------------------------------------------
+def test_a_failing_task_is_reported_with_its_setting_while_the_others_finish(monkeypatch, tmp_path, capsys):
+    """Worker processes are forked after the patch: the engine fails for the budget-2 settings."""
+    real = engine.run_replications
+
+    def failing(problem, *args, **kwargs):
+        if problem.budget == 2:
+            raise RuntimeError("an expert diverged")
+        return real(problem, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "run_replications", failing)
+    monkeypatch.setattr(sweeps, "_start_method", lambda: "fork")  # the workers inherit the patch
+    outcome = mlcb.sweep(GRID, out=tmp_path, workers=2)
+    assert outcome.computed == 6 and len(outcome.failed) == 6
+    assert {task.split(",")[0] for task, _ in outcome.failed} == {"mlcb M=2 K=4", "mlcb M=2 K=6"}
+    assert all(error == "RuntimeError: an expert diverged" for _, error in outcome.failed)
+    assert outcome.result.settings == ["mlcb M=1 K=4", "mlcb M=1 K=6"]
+    meta = json.loads((outcome.path / "sweep.json").read_text())
+    assert len(meta["failed"]) == 6 and len(meta["parts_to_do"]) == 6
+    monkeypatch.setattr(engine, "run_replications", real)
+    healed = mlcb.sweep(GRID, out=tmp_path, workers=2)
+    assert (healed.computed, healed.skipped, healed.failed) == (6, 6, [])
+
+
+def test_cli_lists_failed_tasks_and_exits_1(monkeypatch, tmp_path, capsys):
+    real = engine.run_replications
+
+    def failing(problem, *args, **kwargs):
+        if problem.budget == 2 and len(problem.experts) == 6:
+            raise RuntimeError("boom")
+        return real(problem, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "run_replications", failing)
+    monkeypatch.setattr(sweeps, "_start_method", lambda: "fork")
+    grid_file = tmp_path / "g.toml"
+    grid_file.write_text(
+        'preset = "trap"\nname = "g"\nhorizon = 300\nreplications = 1\n[grid]\nbudget = [1, 2]\nn_experts = [4, 6]\n'
+    )
+    status = main(["sweep", str(grid_file), "--out", str(tmp_path), "-q", "-w", "2"])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert "mlcb: task failed: mlcb M=2 K=6, replications 0-0: RuntimeError: boom" in captured.err
+    assert "1 task(s) failed, the others are saved" in captured.err
+    assert "3 task(s) run, 0 already done, 1 failed" in captured.out
+    assert (tmp_path / "g" / "budget.png").is_file()
+
+
+def test_worker_builds_the_setting_it_was_sent():
+    grid = sweeps.make_grid({**GRID, "replications": 1})
+    task = grid.tasks()[0]
+    payload = sweeps._payload(grid, task)
+    output = sweeps.run_task(payload)
+    assert set(output) >= {"curves", "experts", "replications", "setting"}
+    assert (output["curves"]["setting"] == task.label).all()
+    with pytest.raises(ValueError, match="this worker builds a different setting"):
+        sweeps.run_task({**payload, "key": "0" * 16})
+
+
+def test_a_damaged_sweep_file_is_named(reference, tmp_path):
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "s")
+    (tmp_path / "s" / "sweep.json").write_text("{")
+    with pytest.raises(ValueError, match="sweep.json: not a readable sweep description"):
+        sweeps.load(tmp_path / "s")
+    with pytest.raises(FileNotFoundError, match="is not an mlcb sweep"):
+        sweeps.load(tmp_path)
+    assert np.isfinite(reference.result.summary()["pseudo_regret"]).all()
+
+
+def test_the_documented_grids_are_valid():
+    """The grid files shown in the README and docs/sweeps.md validate as written."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    texts = [(root / "README.md").read_text(), (root / "docs" / "sweeps.md").read_text()]
+    blocks = [b for text in texts for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "preset" in b]
+    assert len(blocks) >= 3
+    sizes = []
+    for block in blocks:
+        grid = sweeps.make_grid(tomllib.loads(block), name="doc")
+        sizes.append(len(grid.settings))
+    assert 8 in sizes and 16 in sizes and 3 in sizes

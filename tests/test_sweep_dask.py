@@ -1,0 +1,113 @@
+"""Sweeps on Dask: a LocalCluster of two workers gives the local executor's results, a worker
+killed in the middle of a sweep changes nothing, an unreachable scheduler is named quickly, and
+without dask the executor says what to install."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import signal
+import socket
+import time
+
+import pandas as pd
+import pytest
+
+import mlcb
+from mlcb import sweeps
+
+distributed = pytest.importorskip("distributed")
+
+FRAMES = ("curves", "experts", "replications")
+GRID = {
+    "preset": "trap",
+    "name": "dasky",
+    "horizon": 1_500,
+    "replications": 4,
+    "block": 2,
+    "checkpoints": 20,
+    "grid": {"budget": [1, 2], "n_experts": [4, 6]},
+}
+
+
+def assert_same(left, right) -> None:
+    for name in FRAMES:
+        pd.testing.assert_frame_equal(getattr(left, name), getattr(right, name))
+
+
+def test_local_cluster_of_two_workers_equals_the_local_executor(tmp_path):
+    local = mlcb.sweep(GRID, out=tmp_path / "local", workers=2)
+    lines = []
+    on_dask = mlcb.sweep(GRID, out=tmp_path / "dask", executor="dask", workers=2, block=3, echo=lines.append)
+    assert on_dask.computed == 8 and not on_dask.failed
+    assert_same(local.result, on_dask.result)
+    assert len(lines) == 1 and lines[0].startswith("dask: scheduler tcp://127.0.0.1:")
+    assert "dashboard http://127.0.0.1:" in lines[0]
+
+
+def test_a_killed_worker_changes_nothing(tmp_path):
+    """SIGKILL one of two worker processes after the first part arrives: the scheduler runs its
+    tasks again elsewhere and every part equals the undisturbed sweep's."""
+    grid = {**GRID, "name": "killed", "horizon": 60_000, "replications": 8, "grid": {"budget": [1, 2]}}
+    undisturbed = mlcb.sweep(grid, out=tmp_path / "undisturbed", workers=2)
+    killed = []
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        # The worker processes' ids from their nannies (no second client in this process).
+        pids = sorted(nanny.process.pid for nanny in cluster.workers.values())
+        assert len(pids) == 2 and all(pids)
+
+        def kill_one(task):
+            if not killed:
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(task)
+
+        outcome = mlcb.sweep(
+            grid,
+            out=tmp_path / "disturbed",
+            executor="dask",
+            scheduler=cluster.scheduler_address,
+            on_part=kill_one,
+        )
+    assert killed, "no worker was killed"
+    assert outcome.failed == [] and outcome.computed == 8
+    assert_same(undisturbed.result, outcome.result)
+
+
+def test_unreachable_scheduler_is_named_within_the_timeout(tmp_path):
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(ValueError, match=rf"cannot reach a Dask scheduler at 'tcp://127.0.0.1:{port}' within 2 s"):
+        mlcb.sweep(GRID, out=tmp_path, executor="dask", scheduler=f"tcp://127.0.0.1:{port}", timeout=2)
+    assert time.monotonic() - started < 20
+    assert not any((tmp_path / "dasky" / "data").glob("*/*/*.parquet"))
+
+
+def test_cli_unreachable_scheduler_is_one_line(tmp_path, capsys):
+    from mlcb.cli import main
+
+    grid_file = tmp_path / "g.toml"
+    grid_file.write_text('preset = "trap"\nhorizon = 100\nreplications = 1\n')
+    status = main(["sweep", str(grid_file), "-o", str(tmp_path), "-e", "dask", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1
+    assert err.startswith("mlcb: error: scheduler: cannot reach a Dask scheduler at 'tcp://127.0.0.1:9' within 1 s")
+
+
+def test_without_dask_the_executor_says_what_to_install(monkeypatch, tmp_path):
+    real_import = builtins.__import__
+
+    def no_dask(name, *args, **kwargs):
+        if name == "distributed" or name.startswith(("distributed.", "dask")):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask)
+    with pytest.raises(ValueError, match=r"^the dask executor needs dask.distributed: pip install 'mlcb\[dask\]'$"):
+        mlcb.sweep(GRID, out=tmp_path, executor="dask")
+    assert list(tmp_path.iterdir()) == []
+    # the local executor does not need it
+    assert sweeps.make_grid(GRID).name == "dasky"
