@@ -227,7 +227,9 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     parser.add_argument("--replications", "-R", type=int, metavar="R", help="replications per setting")
     parser.add_argument("--seed", "-s", type=int, metavar="S", help="the simulation's seed (default 0)")
     parser.add_argument(
-        "--calibration", "-c", help="theory (default), practical, authors or authors-rates (the last two: trap)"
+        "--calibration",
+        "-c",
+        help="theory (default), practical, authors or authors-rates (the last two: trap only)",
     )
     parser.add_argument("--delta", type=float, help="confidence delta in (0, 1)")
     parser.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
