@@ -31,7 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sweep.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check mlcb envs agents tests benchmarks
+	$(BIN)/ruff check mlcb envs agents tests benchmarks conftest.py
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis .benchmarks
