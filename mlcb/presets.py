@@ -66,6 +66,8 @@ class Preset:
     default_calibration: str = "theory"
     policy: str = "mlcb"
     comparison: tuple[Entry, ...] = ()
+    #: Further named comparisons (``mlcb compare trap --set practitioners``).
+    entry_sets: dict[str, tuple[Entry, ...]] = field(default_factory=dict)
 
     def config(
         self, budget: int | None = None, calibration: str | None = None, **fields: Any
@@ -119,6 +121,14 @@ def _glm_experts(env_params: dict[str, Any]) -> list:
     return [OnlineGradientDescent(link=name) for name in LINK_NAMES]
 
 
+def _practitioners(budgets: tuple[int, ...], smoothing: str) -> tuple[Entry, ...]:
+    """M-LCB against the policies practitioners run (mlcb/policies/practitioners.py), every one
+    at the same budgets and with the same smoothing wrapper: equal training budget."""
+    from mlcb.policies import PRACTITIONERS
+
+    return tuple(Entry(name, budgets, smoothing=smoothing) for name in ("mlcb", *PRACTITIONERS))
+
+
 PRESETS: dict[str, Preset] = {
     "trap": Preset(
         name="trap",
@@ -134,6 +144,7 @@ PRESETS: dict[str, Preset] = {
             Entry("limited-advice", (1, 2, 3, 4), smoothing="last"),
             Entry("smooth-corral", (1,), smoothing="counts"),
         ),
+        entry_sets={"practitioners": _practitioners((1, 2, 4), "counts")},
         calibrations={
             "theory": Calibration(_trap_experts("theory", 2.0)),
             "practical": Calibration(_trap_experts("theory", 2.0), {"bonus_scale": 0.5}),
@@ -154,6 +165,7 @@ PRESETS: dict[str, Preset] = {
             Entry("limited-advice", (1, 2, 3), smoothing="last"),
             Entry("ed2rb", (1, 2, 3), {"c": 0.1}, smoothing="last"),
         ),
+        entry_sets={"practitioners": _practitioners((1, 2, 3), "average")},
         calibrations={
             "theory": Calibration(_glm_experts),
             "practical": Calibration(_glm_experts, {"bonus_scale": 0.5}),
