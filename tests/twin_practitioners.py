@@ -141,7 +141,7 @@ class TwinRising:
         n = len(x)
         h = int(self.spec.epsilon * n)
         if h == 0:
-            return math.inf
+            return math.inf, 0.0
         prefix, weighted = [0.0], [0.0]
         for count, value in enumerate(x, start=1):
             prefix.append(prefix[-1] + value)
@@ -156,13 +156,18 @@ class TwinRising:
         ahead = t - n
         confidence = math.sqrt(10.0 * self.spec.alpha * math.log(t))
         bonus = self.spec.sigma * (ahead + h - 1) * confidence * (1.0 / (h * math.sqrt(h)))
-        return mu + ahead * slope + bonus
+        return mu + ahead * slope + bonus, mu
 
     def select(self, t: int, stats):
         assert [len(x) for x in self.rewards] == list(stats.n)
-        keys = [-self._index(k, t) for k in range(self.n_experts)]
+        keys, mu = [], []
+        for k in range(self.n_experts):
+            index, estimate = self._index(k, t)
+            keys.append(-index)
+            mu.append(estimate)
         chosen = _m_smallest(keys, self.budget)
-        return chosen, chosen[0], [math.nan] * len(chosen)
+        deployed = min(chosen, key=lambda k: (-mu[k], k))
+        return chosen, deployed, [math.nan] * len(chosen)
 
     def observe(self, k, loss, t, stats) -> None:
         self.rewards[k].append(1.0 - loss)

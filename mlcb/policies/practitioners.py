@@ -581,7 +581,12 @@ def _rising_select(params, state, stats, t, key, selected, widths):
             state.key[k] = -(state.mu[k] + ahead * state.slope[k] + bonus)
     count = smallest(state.key, params.budget, selected)
     _nan_widths(widths, count)
-    return count, selected[0]
+    chosen = selected[0]
+    for j in range(1, count):
+        k = selected[j]
+        if state.mu[k] > state.mu[chosen] or (state.mu[k] == state.mu[chosen] and k < chosen):
+            chosen = k
+    return count, chosen
 
 
 @implements("observe", RisingParams)
@@ -633,13 +638,14 @@ class RisingUCB:
     linear curve) and the second term carries it ``t - n`` steps further: a forecast of the
     reward the expert would reach if it were trained every round until ``t``, plus its
     confidence width; ``B_k = +inf`` while ``h = 0``. The expression is the authors' (their
-    ``mu_hat + gamma_hat + beta``). With ``M = 1`` (as
-    published) the expert with the largest ``B_k`` is trained and deployed (ties: the smaller
-    index). The window sums come in O(1) from prefix sums of each expert's rewards, kept in
-    doubling blocks of an arena (memory twice the training steps).
+    ``mu_hat + gamma_hat + beta``). With ``M = 1`` (as published) the expert with the largest
+    ``B_k`` is trained and deployed (ties: the smaller index). The window sums come in O(1)
+    from prefix sums of each expert's rewards, kept in doubling blocks of an arena (memory
+    twice the training steps).
 
     Our generalisation to ``M > 1`` (not in the paper): train the ``M`` largest indices and
-    deploy the largest. A learner can be trained at most once a round, so the forecast horizon
+    deploy the one of them with the largest current estimate ``mu_k`` (0 while ``h = 0``; ties:
+    the smaller index). A learner can be trained at most once a round, so the forecast horizon
     ``t - n`` is the same as with ``M = 1``.
 
     Parameters
