@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from tests.twin import normal, register, uniform
+from tests.twin import register, uniform
 from tests.twin_limited_corral import _draw
 
 
@@ -61,10 +61,15 @@ class TwinLearnerBandit:
             log_total = math.log(sum(stats.n))
             index = [means[k] - math.sqrt(self.spec.c * log_total / stats.n[k]) for k in range(K)]
         else:
+            normals = []
+            for i in range(0, K, 2):
+                radius = math.sqrt(-2.0 * math.log(1.0 - uniform(self.key, t, i)))
+                angle = 2.0 * math.pi * uniform(self.key, t, i + 1)
+                normals += [radius * math.cos(angle), radius * math.sin(angle)]
             index = []
             for k in range(K):
                 m = stats.n[k] + 1.0
-                index.append(stats.loss_sum[k] / m + self.spec.scale * normal(self.key, t, k) / math.sqrt(m))
+                index.append(stats.loss_sum[k] / m + self.spec.scale / math.sqrt(m) * normals[k])
         return _m_smallest(index, M), _best(means), nan
 
     def observe(self, k, loss, t, stats) -> None:

@@ -35,8 +35,9 @@ import numpy as np
 
 from mlcb import checks
 from mlcb._jit import kernel
-from mlcb._random import draw, normal, uniform
+from mlcb._random import draw, uniform
 from mlcb.kernels import implements
+from mlcb.policies import _heap
 from mlcb.policies.mlcb import smallest
 
 
@@ -90,6 +91,12 @@ class LearnerBanditState(NamedTuple):
     index: np.ndarray  # (K,) float64 this round's index of every expert (scratch)
     permutation: np.ndarray  # (K,) int64 carried permutation for the uniform exploration draw
     total: np.ndarray  # (1,) int64 training steps so far, warm start included
+    mean: np.ndarray  # (K,) float64 L_k (epsilon-greedy's heap keys)
+    heap: np.ndarray  # (K,) int64 epsilon-greedy: experts on a heap ordered by (L_k, k)
+    position: np.ndarray  # (K,) int64 slot of each expert in heap, -1 when out
+    size: np.ndarray  # (1,) int64 heap size
+    centre: np.ndarray  # (K,) float64 Thompson: loss_sum_k / (n_k + 1)
+    spread: np.ndarray  # (K,) float64 Thompson: scale / sqrt(n_k + 1)
 
 
 @implements("select", LearnerBanditParams)
@@ -98,13 +105,14 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
     n_experts = params.n_experts
     budget = params.budget
     _nan_widths(widths, budget)
+    greedy = params.mode == EPSILON_GREEDY
     if t <= params.burn_rounds:
         offset = ((t - 1) * budget) % n_experts
         for j in range(budget):
             selected[j] = (offset + j) % n_experts
-        return budget, _argmin_mean(stats)
+        return budget, state.heap[0] if greedy else _argmin_mean(stats)
     index = state.index
-    if params.mode == EPSILON_GREEDY:
+    if greedy:
         epsilon = params.epsilon * math.exp(-params.decay * t)
         if uniform(key, t, 0) < epsilon:
             permutation = state.permutation
@@ -115,10 +123,9 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
                 permutation[r] = permutation[j]
                 permutation[j] = k
                 selected[j] = k
-            return budget, _argmin_mean(stats)
-        for k in range(n_experts):
-            index[k] = stats[k].loss_sum / stats[k].n
-        smallest(index, budget, selected)
+            return budget, state.heap[0]  # every expert is on the heap: its top is argmin L_k
+        for j in range(budget):  # the M smallest L_k; pushed back when they have trained
+            selected[j] = _heap.pop(state.heap, state.position, state.size, state.mean)
         return budget, selected[0]
     if params.mode == UCB1:
         log_total = math.log(state.total[0])
@@ -126,9 +133,14 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
             n = stats[k].n
             index[k] = stats[k].loss_sum / n - math.sqrt(params.c * log_total / n)
     else:
-        for k in range(n_experts):
-            m = stats[k].n + 1.0
-            index[k] = stats[k].loss_sum / m + params.scale * normal(key, t, k) / math.sqrt(m)
+        # Box-Muller: one pair of uniforms (slots 2i, 2i + 1) gives the normals of experts 2i
+        # (cosine) and 2i + 1 (sine).
+        for i in range(0, n_experts, 2):
+            radius = math.sqrt(-2.0 * math.log(1.0 - uniform(key, t, i)))
+            angle = 2.0 * math.pi * uniform(key, t, i + 1)
+            index[i] = state.centre[i] + state.spread[i] * (radius * math.cos(angle))
+            if i + 1 < n_experts:
+                index[i + 1] = state.centre[i + 1] + state.spread[i + 1] * (radius * math.sin(angle))
     smallest(index, budget, selected)
     return budget, _argmin_mean(stats)
 
@@ -137,6 +149,19 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
 @kernel
 def _bandit_observe(params, state, stats, k, loss, t):
     state.total[0] += 1
+    n = stats[k].n
+    if params.mode == EPSILON_GREEDY:
+        state.mean[k] = stats[k].loss_sum / n
+        slot = state.position[k]
+        if slot < 0:
+            _heap.push(state.heap, state.position, state.size, state.mean, k)
+        else:  # trained while on the heap (burn-in, exploration): restore the order
+            _heap._sift_up(state.heap, state.position, state.mean, slot)
+            _heap._sift_down(state.heap, state.position, state.mean, state.position[k], state.size[0])
+    elif params.mode == THOMPSON:
+        m = n + 1.0
+        state.centre[k] = stats[k].loss_sum / m
+        state.spread[k] = params.scale / math.sqrt(m)
 
 
 class _LearnerBandit:
@@ -162,6 +187,12 @@ class _LearnerBandit:
             index=np.zeros(n_experts),
             permutation=np.arange(n_experts, dtype=np.int64),
             total=np.zeros(1, dtype=np.int64),
+            mean=np.zeros(n_experts),
+            heap=np.zeros(n_experts, dtype=np.int64),
+            position=np.full(n_experts, -1, dtype=np.int64),
+            size=np.zeros(1, dtype=np.int64),
+            centre=np.zeros(n_experts),
+            spread=np.zeros(n_experts),
         )
         return params, state
 
@@ -204,7 +235,8 @@ class BanditEpsilonGreedy(_LearnerBandit):
     separate deployed expert is the best empirical mean; river trains only the chosen model
     after the burn-in and predicts with the best one, which is our ``M = 1``. River's decay is
     per update; ours is per round. Anytime; no confidence bounds (widths ``nan``, no
-    certificate). O(K M) per round.
+    certificate). The experts sit on an indexed heap ordered by ``(L_k, k)``, re-sifted when
+    one trains: O(M log K) per round.
 
     Examples
     --------
@@ -292,8 +324,10 @@ class BanditThompson(_LearnerBandit):
 
         theta_k = loss_sum_k / m + scale * Z_k / sqrt(m),   Z_k ~ N(0, 1)
 
-    ``Z_k`` is the Box-Muller normal of the policy stream at counter ``t``, slot ``k``
-    (:func:`mlcb._random.normal`). ``S_t`` is the ``M`` smallest samples.
+    The normals come in Box-Muller pairs from the policy stream at counter ``t``: the uniforms
+    at slots ``2i`` and ``2i + 1`` give ``Z_{2i} = r cos(a)`` and ``Z_{2i+1} = r sin(a)`` with
+    ``r = sqrt(-2 ln(1 - u_{2i}))``, ``a = 2 pi u_{2i+1}``. ``S_t`` is the ``M`` smallest
+    samples.
     Every expert is trained once before round 1 (the warm start), then for ``ceil(K burn_in / M)``
     rounds the experts are trained cyclically as by ``round-robin``, so that each has at least
     ``burn_in`` updates besides its warm start (river's ``burn_in``, during which every model
