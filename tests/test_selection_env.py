@@ -91,3 +91,13 @@ def test_episode_is_truncated_at_the_horizon():
     assert truncated
     with pytest.raises(RuntimeError, match="reset"):
         env.step({"train": [0], "deploy": 0})
+
+
+def test_readme_random_agent_example_runs(capsys):
+    from tests.test_readme import README, _example
+
+    code = _example("gym-random")
+    assert len(code.strip().splitlines()) <= 25
+    exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})  # noqa: S102 (our README)
+    out = capsys.readouterr().out
+    assert "pseudo-regret" in out and "training counts" in out
