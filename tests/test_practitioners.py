@@ -165,3 +165,57 @@ def test_practitioners_entry_set_compares_at_equal_budget():
     assert {c.smoothing for c in glm} == {"average"}
     with pytest.raises(ValueError, match="entry_set"):
         comparison_configs("trap", entry_set="no-such-set")
+
+
+# --- the README's claims, at reduced size (seed 0, not tuned) ----------------------------------
+def _final(result, policy: str, budget: int) -> tuple[float, float]:
+    final = result.final()
+    values = final[(final.policy == policy) & (final.budget == budget)].pseudo_regret.to_numpy()
+    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(len(values)))
+
+
+def _ahead(result, winner: str, loser: str, budget: int, margin: float = 3.0) -> None:
+    """``winner``'s mean pseudo-regret is below ``loser``'s by ``margin`` standard errors of the
+    difference."""
+    (a, sa), (b, sb) = _final(result, winner, budget), _final(result, loser, budget)
+    assert b - a > margin * math.hypot(sa, sb), (winner, a, sa, loser, b, sb)
+
+
+@pytest.mark.slow
+def test_late_risers_mlcb_beats_the_naive_bandits():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from practitioners_table import late_riser_setting
+
+    import mlcb
+
+    naive = ["bandit-epsilon-greedy", "bandit-ucb1", "bandit-thompson"]
+    result = mlcb.compare(
+        "trap",
+        [(name, (1,), {}, None) for name in ["mlcb", *naive]],
+        horizon=50_000,
+        replications=8,
+        **late_riser_setting(),
+    )
+    for name in naive:
+        _ahead(result, "mlcb", name, 1)
+
+
+@pytest.mark.slow
+def test_trap_authors_calibration_where_mlcb_wins_and_where_not():
+    import mlcb
+
+    names = ["mlcb", "bandit-ucb1", "r-ed-ucb", "exp3p"]
+    result = mlcb.compare(
+        "trap",
+        [(n, (1, 2), {}, "counts") for n in names],
+        calibration="authors",
+        horizon=50_000,
+        replications=8,
+    )
+    for budget in (1, 2):  # far ahead of the rising-bandit and adversarial rules
+        _ahead(result, "mlcb", "r-ed-ucb", budget)
+        _ahead(result, "mlcb", "exp3p", budget)
+    _ahead(result, "bandit-ucb1", "mlcb", 1)  # behind UCB1 over learners at M = 1
