@@ -26,6 +26,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_suite.py
 	$(BIN)/python benchmarks/bench_python_engine.py
 	$(BIN)/python benchmarks/bench_comparison.py
+	$(BIN)/python benchmarks/bench_practitioners.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check mlcb envs agents tests benchmarks
