@@ -219,3 +219,14 @@ def test_trap_authors_calibration_where_mlcb_wins_and_where_not():
         _ahead(result, "mlcb", "r-ed-ucb", budget)
         _ahead(result, "mlcb", "exp3p", budget)
     _ahead(result, "bandit-ucb1", "mlcb", 1)  # behind UCB1 over learners at M = 1
+
+
+def test_cli_compare_runs_the_practitioners_set(tmp_path, capsys):
+    from mlcb.cli import main
+
+    argv = ["compare", "trap", "--set", "practitioners", "-T", "300", "-R", "1", "-M", "2"]
+    assert main([*argv, "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
+    assert (tmp_path / "trap-comparison-practitioners").is_dir()
+    out = capsys.readouterr().out
+    assert all(name in out for name in policies.PRACTITIONERS)
+    assert main(["compare", "trap", "--set", "nothing", "--out", str(tmp_path)]) != 0
