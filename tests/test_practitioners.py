@@ -43,6 +43,22 @@ def test_trap_matches_twin(policy, params, budget):
     twin.assert_matches_engine(config, replication=1, rounds=ROUNDS)
 
 
+@pytest.mark.parametrize(
+    ("policy", "budget"), [("bandit-ucb1", 1), ("bandit-ucb1", 3), ("bandit-epsilon-greedy", 2)]
+)
+def test_many_experts_match_twin(policy, budget):
+    """Above 64 experts UCB1 selects by branch and bound on a heap: still the twin's full sort."""
+    config = presets.get("trap").config(
+        budget,
+        policy=policy,
+        policy_params={"burn_in": 2},
+        env_params={"n_experts": 96},
+        seed=8,
+        horizon=1_500,
+    )
+    twin.assert_matches_engine(config, rounds=1_500)
+
+
 @pytest.mark.parametrize("policy", policies.PRACTITIONERS)
 def test_glm_matches_twin(policy):
     params = {"burn_in": 5} if policy.startswith("bandit") else {}

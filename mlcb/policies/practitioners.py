@@ -97,6 +97,12 @@ class LearnerBanditState(NamedTuple):
     size: np.ndarray  # (1,) int64 heap size
     centre: np.ndarray  # (K,) float64 Thompson: loss_sum_k / (n_k + 1)
     spread: np.ndarray  # (K,) float64 Thompson: scale / sqrt(n_k + 1)
+    lower: np.ndarray  # (K,) float64 UCB1: L_k - sqrt(reference / n_k), below the index
+    ucb_heap: np.ndarray  # (K,) int64 UCB1: experts on a heap ordered by (lower, k)
+    ucb_position: np.ndarray  # (K,) int64
+    ucb_size: np.ndarray  # (1,) int64
+    reference: np.ndarray  # (1,) float64 UCB1: c ln(N_ref), at least this round's c ln N
+    popped: np.ndarray  # (K,) int64 UCB1: scratch of the experts examined this round
 
 
 @implements("select", LearnerBanditParams)
@@ -105,14 +111,15 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
     n_experts = params.n_experts
     budget = params.budget
     _nan_widths(widths, budget)
-    greedy = params.mode == EPSILON_GREEDY
+    # Every expert is on the heap of means when a round starts: its top is argmin_k L_k.
+    leader = state.heap[0]
     if t <= params.burn_rounds:
         offset = ((t - 1) * budget) % n_experts
         for j in range(budget):
             selected[j] = (offset + j) % n_experts
-        return budget, state.heap[0] if greedy else _argmin_mean(stats)
+        return budget, leader
     index = state.index
-    if greedy:
+    if params.mode == EPSILON_GREEDY:
         epsilon = params.epsilon * math.exp(-params.decay * t)
         if uniform(key, t, 0) < epsilon:
             permutation = state.permutation
@@ -123,11 +130,14 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
                 permutation[r] = permutation[j]
                 permutation[j] = k
                 selected[j] = k
-            return budget, state.heap[0]  # every expert is on the heap: its top is argmin L_k
+            return budget, leader
         for j in range(budget):  # the M smallest L_k; pushed back when they have trained
             selected[j] = _heap.pop(state.heap, state.position, state.size, state.mean)
         return budget, selected[0]
     if params.mode == UCB1:
+        if n_experts > SCAN_UP_TO:
+            _ucb_select(params, state, stats, selected)
+            return budget, leader
         log_total = math.log(state.total[0])
         for k in range(n_experts):
             n = stats[k].n
@@ -142,7 +152,91 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
             if i + 1 < n_experts:
                 index[i + 1] = state.centre[i + 1] + state.spread[i + 1] * (radius * math.sin(angle))
     smallest(index, budget, selected)
-    return budget, _argmin_mean(stats)
+    return budget, leader
+
+
+#: UCB1 scans every index up to this many experts, and uses the branch and bound above it.
+SCAN_UP_TO = 64
+#: UCB1's reference count looks this fraction of K training steps ahead of the count at which
+#: its heap of lower bounds was last rebuilt.
+LOOKAHEAD = 1.0 / 16.0
+
+
+@kernel
+def _before(values, a, b):
+    return values[a] < values[b] or (values[a] == values[b] and a < b)
+
+
+@kernel
+def _ucb_select(params, state, stats, selected):
+    """The ``M`` smallest UCB1 indices, exactly, without computing all ``K`` (branch and bound).
+
+    ``lower_k = L_k - sqrt(c ln N_ref / n_k)`` with ``N_ref >= N`` is below expert ``k``'s index
+    ``L_k - sqrt(c ln N / n_k)`` and changes only when ``k`` trains, so the experts sit on a heap
+    ordered by ``(lower_k, k)``. Experts are taken off it in that order and their true index
+    computed until the next one's bound cannot beat the ``M``-th best index found; the examined
+    experts that are not selected go back. When ``c ln N`` passes ``c ln N_ref`` the heap is
+    rebuilt with ``N_ref = N + max(1, K / 16)`` (O(K log K) every ``K / (16 M)`` rounds or so:
+    O(M log K) a round amortised). With ``(c ln N)`` evaluated as by the scan, the selection is
+    identical to sorting all ``K`` indices.
+    """
+    n_experts = params.n_experts
+    budget = params.budget
+    index = state.index
+    a = params.c * math.log(state.total[0])
+    if a > state.reference[0]:
+        ahead = max(1.0, math.floor(n_experts * LOOKAHEAD))
+        state.reference[0] = params.c * math.log(state.total[0] + ahead)
+        state.ucb_size[0] = 0
+        for k in range(n_experts):
+            state.ucb_position[k] = -1
+            state.lower[k] = state.mean[k] - math.sqrt(state.reference[0] / stats[k].n)
+        for k in range(n_experts):
+            _heap.push(state.ucb_heap, state.ucb_position, state.ucb_size, state.lower, k)
+    found = 0
+    examined = 0
+    while state.ucb_size[0] > 0:
+        top = state.ucb_heap[0]
+        if found == budget:
+            worst = selected[budget - 1]
+            bound = state.lower[top]
+            if bound > index[worst] or (bound == index[worst] and top > worst):
+                break
+        _heap.pop(state.ucb_heap, state.ucb_position, state.ucb_size, state.lower)
+        state.popped[examined] = top
+        examined += 1
+        n = stats[top].n
+        index[top] = stats[top].loss_sum / n - math.sqrt(a / n)
+        if found < budget:
+            position = found
+            found += 1
+        elif _before(index, top, selected[budget - 1]):
+            position = budget - 1
+        else:
+            continue
+        while position > 0 and _before(index, top, selected[position - 1]):
+            selected[position] = selected[position - 1]
+            position -= 1
+        selected[position] = top
+    for j in range(examined):
+        k = state.popped[j]
+        chosen = False
+        for i in range(found):
+            if selected[i] == k:
+                chosen = True
+        if not chosen:
+            _heap.push(state.ucb_heap, state.ucb_position, state.ucb_size, state.lower, k)
+
+
+@kernel
+def _resift(heap, position, size, keys, k):
+    """Insert ``k`` into the heap, or restore the order after its key changed while on it."""
+    slot = position[k]
+    if slot < 0:
+        _heap.push(heap, position, size, keys, k)
+    else:
+        _heap._sift_up(heap, position, keys, slot)
+        _heap._sift_down(heap, position, keys, position[k], size[0])
 
 
 @implements("observe", LearnerBanditParams)
@@ -150,14 +244,11 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
 def _bandit_observe(params, state, stats, k, loss, t):
     state.total[0] += 1
     n = stats[k].n
-    if params.mode == EPSILON_GREEDY:
-        state.mean[k] = stats[k].loss_sum / n
-        slot = state.position[k]
-        if slot < 0:
-            _heap.push(state.heap, state.position, state.size, state.mean, k)
-        else:  # trained while on the heap (burn-in, exploration): restore the order
-            _heap._sift_up(state.heap, state.position, state.mean, slot)
-            _heap._sift_down(state.heap, state.position, state.mean, state.position[k], state.size[0])
+    state.mean[k] = stats[k].loss_sum / n
+    _resift(state.heap, state.position, state.size, state.mean, k)
+    if params.mode == UCB1 and state.reference[0] > -math.inf:
+        state.lower[k] = state.mean[k] - math.sqrt(state.reference[0] / n)
+        _resift(state.ucb_heap, state.ucb_position, state.ucb_size, state.lower, k)
     elif params.mode == THOMPSON:
         m = n + 1.0
         state.centre[k] = stats[k].loss_sum / m
@@ -193,6 +284,12 @@ class _LearnerBandit:
             size=np.zeros(1, dtype=np.int64),
             centre=np.zeros(n_experts),
             spread=np.zeros(n_experts),
+            lower=np.zeros(n_experts),
+            ucb_heap=np.zeros(n_experts, dtype=np.int64),
+            ucb_position=np.full(n_experts, -1, dtype=np.int64),
+            ucb_size=np.zeros(1, dtype=np.int64),
+            reference=np.full(1, -np.inf),
+            popped=np.zeros(n_experts, dtype=np.int64),
         )
         return params, state
 
@@ -291,7 +388,11 @@ class BanditUCB1(_LearnerBandit):
     -----
     The losses are training losses of *learning* experts, not i.i.d. draws: UCB1's guarantee
     does not carry over (a slow learner's early losses understate it). The index changes every
-    round for every expert (through ``ln N``), so a round costs O(K M). No certificate.
+    round for every expert (through ``ln N``). Up to 64 experts all indices are computed each
+    round (O(K M)); above, the ``M`` smallest are found exactly by branch and bound on a heap of
+    lower bounds that change only when an expert trains (rebuilt every ``K / 16`` training
+    steps), so a round examines the few experts whose index could compete instead of all
+    ``K``. No certificate.
 
     Examples
     --------
