@@ -101,3 +101,25 @@ def test_readme_random_agent_example_runs(capsys):
     exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})  # noqa: S102 (our README)
     out = capsys.readouterr().out
     assert "pseudo-regret" in out and "training counts" in out
+
+
+def test_reproduces_the_python_engine_with_python_experts():
+    from mlcb import python_engine
+    from tests.test_python_engine import GreedyArms
+
+    config = presets.get("trap").config(
+        2, seed=3, horizon=200, experts=tuple(GreedyArms(0.1) for _ in range(10)), smoothing="learner"
+    )
+    rounds = config.horizon
+    (result,) = python_engine.run_replications(
+        Problem.from_config(config), config.seed, [0], rounds, np.arange(1, rounds + 1), trace_rounds=rounds
+    )
+    env = BudgetedSelectionEnv(config)
+    env.reset(seed=config.seed)
+    for t in range(rounds):
+        row = result.trace_selected[t]
+        _, reward, _, _, info = env.step(
+            {"train": np.where(row >= 0, row, 10), "deploy": result.trace_deployed[t]}
+        )
+        assert reward == -result.trace_loss[t]
+        assert info["pseudo_regret"] == result.pseudo_regret[t]
