@@ -54,6 +54,11 @@ def test_passes_gymnasiums_checker_and_makes_by_id():
     env = gym.make(ENV_ID, preset="trap", budget=2, horizon=50)
     check_env(env.unwrapped, skip_render_check=True)
     check_env(BudgetedSelectionEnv(preset="glm", budget=1, horizon=20), skip_render_check=True)
+    import envs
+
+    assert ENV_ID not in envs.names()  # not a stream a simulation could draw from
+    with pytest.raises(ValueError, match="unknown environment"):
+        envs.make(ENV_ID)
 
 
 def test_seeded_resets_repeat_and_unseeded_ones_move_on():
