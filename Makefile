@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_horizons.py
 	$(BIN)/python benchmarks/bench_moe.py
 	$(BIN)/python benchmarks/bench_sweep.py
+	$(BIN)/python benchmarks/bench_practitioners.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check mlcb envs agents tests benchmarks conftest.py

@@ -29,14 +29,18 @@ for _name, _entry_point in _ENVIRONMENTS.items():
         gym.register(id=_name, entry_point=_entry_point, disable_env_checker=False)
 
 
+#: Ids under ``mlcb/`` that are not streams ``xi_t``: the selection problem itself
+#: (``mlcb/selection_env.py``), which an agent plays and a simulation cannot draw from.
+NOT_STREAMS = frozenset({"mlcb/BudgetedSelection-v0"})
+
+
 def make(name: str, **params):
     """The unwrapped environment registered as ``name`` (a ``ValueError`` if unknown)."""
-    if name not in gym.registry or not name.startswith("mlcb/"):
-        known = ", ".join(sorted(k for k in gym.registry if k.startswith("mlcb/")))
-        raise ValueError(f"unknown environment {name!r}; registered: {known}")
+    if name not in names():
+        raise ValueError(f"unknown environment {name!r}; registered: {', '.join(names())}")
     return gym.make(name, **params).unwrapped
 
 
 def names() -> list[str]:
-    """Registered environment ids."""
-    return sorted(k for k in gym.registry if k.startswith("mlcb/"))
+    """Registered environment ids (the streams a simulation draws from)."""
+    return sorted(k for k in gym.registry if k.startswith("mlcb/") and k not in NOT_STREAMS)

@@ -12,6 +12,7 @@ from mlcb import _jit  # noqa: F401  (configures Numba's cache before any kernel
 
 __version__ = "0.1.0"
 
+from mlcb import selection_env  # noqa: E402, F401  (registers mlcb/BudgetedSelection-v0)
 from mlcb.compare import compare  # noqa: E402
 from mlcb.config import SimulationConfig  # noqa: E402
 from mlcb.results import Result, load  # noqa: E402

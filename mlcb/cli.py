@@ -28,6 +28,7 @@ EXAMPLES = """examples:
   mlcb run my.toml --plugin my_families          with families registered by a module of one's own
   mlcb compare trap                              the paper's comparison: M-LCB, LimitedAdvice, CORRAL
   mlcb compare glm --policies mlcb ed2rb         a subset of the glm comparison
+  mlcb compare trap --set practitioners          M-LCB against river-style bandits, halving, R-ed-UCB, EXP3.P
   mlcb plot results/trap                         redraw the figures of a saved result
   mlcb sweep grid.toml                           a grid of settings on this machine's cores
   mlcb sweep grid.toml --executor dask --scheduler tcp://HOST:8786   ... on a Dask cluster
@@ -81,6 +82,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("target", help="a preset name (see `mlcb list`)")
     compare.add_argument("--policies", nargs="+", metavar="NAME", help="keep only these policies")
+    compare.add_argument(
+        "--set",
+        dest="entry_set",
+        metavar="NAME",
+        help="another comparison of the preset instead of the paper's (practitioners: M-LCB against "
+        "river-style bandits, successive halving, R-ed-UCB and EXP3.P at equal budget)",
+    )
     _common_options(compare, budgets_help="keep only these budgets (default: the comparison's)")
     _device_option(compare)
     _store_options(compare)
@@ -347,9 +355,11 @@ def _compare(args: argparse.Namespace) -> int:
     fields = _overrides(args)
     if args.budget is not None:
         fields["budget"] = checks.budgets("budget", args.budget)
-    configs = comparison_configs(args.target, None, args.calibration, args.policies, **fields)
+    entry_set = getattr(args, "entry_set", None)
+    configs = comparison_configs(args.target, None, args.calibration, args.policies, entry_set, **fields)
     configs = _with_device(configs, getattr(args, "device", None))
-    return _simulate_all(args, f"{presets.get(args.target).name}-comparison", configs)
+    suffix = f"-{entry_set}" if entry_set else ""
+    return _simulate_all(args, f"{presets.get(args.target).name}-comparison{suffix}", configs)
 
 
 def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
@@ -558,6 +568,8 @@ def _list(args: argparse.Namespace) -> int:
         comparison = "; ".join(f"{e.policy} M in {list(e.budgets)}" for e in preset.comparison)
         if comparison:
             print(f"  {'':<16} comparison (mlcb compare {name}): {comparison}")
+        for set_name in preset.entry_sets:
+            print(f"  {'':<16} comparison set: mlcb compare {name} --set {set_name}")
     print("policies:")
     for name in policies.names():
         print(f"  {name:<16} {policies.registry.entry(name).summary}")

@@ -72,6 +72,7 @@ def comparison_configs(
     entries: Iterable[Any] | None = None,
     calibration: str | None = None,
     policies: Iterable[str] | None = None,
+    entry_set: str | None = None,
     **fields: Any,
 ) -> list:
     """The validated settings of a comparison (all built before anything runs)."""
@@ -80,6 +81,15 @@ def comparison_configs(
     if not isinstance(preset, str):
         raise ValueError(f"preset must be a preset name (str), got {preset!r}")
     chosen = presets.get(preset)
+    if entry_set is not None:
+        if entries is not None:
+            raise ValueError("entry_set and entries are exclusive: name a set or give the entries")
+        if entry_set not in chosen.entry_sets:
+            offered = ", ".join(sorted(chosen.entry_sets)) or "none"
+            raise ValueError(
+                f"entry_set must be one of preset {preset!r}'s comparison sets ({offered}), got {entry_set!r}"
+            )
+        entries = chosen.entry_sets[entry_set]
     unknown = sorted(set(fields) - FIELDS)
     if unknown:
         raise ValueError(
@@ -132,6 +142,7 @@ def compare(
     *,
     calibration: str | None = None,
     policies: Iterable[str] | None = None,
+    entry_set: str | None = None,
     threads: int | None = None,
     progress: bool = False,
     parts: str | Path | None = None,
@@ -149,6 +160,9 @@ def compare(
         The preset's calibration (M-LCB's constants and the experts' rates).
     policies : iterable of str, optional
         Keep only these policies of the comparison.
+    entry_set : str, optional
+        A further comparison the preset names instead of the paper's (``"practitioners"``:
+        M-LCB against the policies practitioners run, at equal training budget).
     **fields
         :class:`~mlcb.config.SimulationConfig` fields for every setting (``horizon``,
         ``replications``, ``seed``, ...); ``budget`` (an int or a list of distinct ints, each
@@ -166,7 +180,7 @@ def compare(
 
     _check_threads(threads)
     checks.flag("progress", progress)
-    configs = comparison_configs(preset, entries, calibration, policies, **fields)
+    configs = comparison_configs(preset, entries, calibration, policies, entry_set, **fields)
     results = []
     for config in configs:
         started = time.perf_counter()

@@ -78,6 +78,8 @@ class Preset:
     default_calibration: str = "theory"
     policy: str = "mlcb"
     comparison: tuple[Entry, ...] = ()
+    #: Further named comparisons (``mlcb compare trap --set practitioners``).
+    entry_sets: dict[str, tuple[Entry, ...]] = field(default_factory=dict)
 
     def config(
         self, budget: int | None = None, calibration: str | None = None, **fields: Any
@@ -145,6 +147,14 @@ def _moe_experts(beta: float) -> Callable[[dict[str, Any]], list]:
     return build
 
 
+def _practitioners(budgets: tuple[int, ...], smoothing: str) -> tuple[Entry, ...]:
+    """M-LCB against the policies practitioners run (mlcb/policies/practitioners.py), every one
+    at the same budgets and with the same smoothing wrapper: equal training budget."""
+    from mlcb.policies import PRACTITIONERS
+
+    return tuple(Entry(name, budgets, smoothing=smoothing) for name in ("mlcb", *PRACTITIONERS))
+
+
 PRESETS: dict[str, Preset] = {
     "trap": Preset(
         name="trap",
@@ -160,6 +170,7 @@ PRESETS: dict[str, Preset] = {
             Entry("limited-advice", (1, 2, 3, 4), smoothing="last"),
             Entry("smooth-corral", (1,), smoothing="counts"),
         ),
+        entry_sets={"practitioners": _practitioners((1, 2, 4), "counts")},
         calibrations={
             "theory": Calibration(_trap_experts("theory", 2.0)),
             "practical": Calibration(_trap_experts("theory", 2.0), {"bonus_scale": 0.5}),
@@ -181,6 +192,7 @@ PRESETS: dict[str, Preset] = {
             Entry("limited-advice", (1, 2, 3), smoothing="last"),
             Entry("ed2rb", (1, 2, 3), {"c": 0.1}, smoothing="last"),
         ),
+        entry_sets={"practitioners": _practitioners((1, 2, 3), "average")},
         calibrations={
             "theory": Calibration(_glm_experts),
             "practical": Calibration(_glm_experts, {"bonus_scale": 0.5}),

@@ -13,7 +13,12 @@ from mlcb.simulation import Problem
 from tests import twin
 
 # Each policy module brings a pure-Python twin; importing registers it.
-for _module in ("tests.twin_limited_corral", "tests.twin_balancing", "tests.twin_references"):
+for _module in (
+    "tests.twin_limited_corral",
+    "tests.twin_balancing",
+    "tests.twin_references",
+    "tests.twin_practitioners",
+):
     importlib.import_module(_module)
 
 NAMES = policies.names()

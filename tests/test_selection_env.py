@@ -1,0 +1,130 @@
+"""mlcb/BudgetedSelection-v0: the selection problem as a Gymnasium environment."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from mlcb import engine, presets
+from mlcb.selection_env import ENV_ID, BudgetedSelectionEnv
+from mlcb.simulation import Problem
+
+
+def _engine_run(config):
+    rounds = config.horizon
+    return engine.run_replication(
+        Problem.from_config(config), config.seed, 0, rounds, np.arange(1, rounds + 1), trace_rounds=rounds
+    )
+
+
+@pytest.mark.parametrize(
+    ("preset", "budget", "fields"),
+    [
+        ("trap", 2, {"horizon": 1_500, "seed": 5}),
+        ("trap", 1, {"horizon": 800, "seed": 2, "calibration": "authors"}),
+        ("glm", 2, {"horizon": 300, "seed": 4, "smoothing": "average"}),
+    ],
+)
+def test_reproduces_the_engine_under_mlcb_decisions(preset, budget, fields):
+    fields = dict(fields)
+    calibration = fields.pop("calibration", None)
+    config = presets.get(preset).config(budget, calibration, **fields)
+    result = _engine_run(config)
+    env = BudgetedSelectionEnv(config)
+    observation, info = env.reset(seed=config.seed)
+    k = env.n_experts
+    assert np.all(observation["counts"] == 1)
+    for t in range(config.horizon):
+        row = result.trace_selected[t]
+        train = np.where(row >= 0, row, k)
+        observation, reward, terminated, truncated, info = env.step(
+            {"train": train, "deploy": int(result.trace_deployed[t])}
+        )
+        assert reward == -result.trace_loss[t]
+        assert info["regret"] == result.regret[t]
+        assert info["pseudo_regret"] == result.pseudo_regret[t]
+        assert not terminated and truncated == (t == config.horizon - 1)
+    np.testing.assert_array_equal(observation["counts"], result.trained[-1])
+    assert info["best_expert"] == result.best_expert
+
+
+def test_passes_gymnasiums_checker_and_makes_by_id():
+    env = gym.make(ENV_ID, preset="trap", budget=2, horizon=50)
+    check_env(env.unwrapped, skip_render_check=True)
+    check_env(BudgetedSelectionEnv(preset="glm", budget=1, horizon=20), skip_render_check=True)
+    import envs
+
+    assert ENV_ID not in envs.names()  # not a stream a simulation could draw from
+    with pytest.raises(ValueError, match="unknown environment"):
+        envs.make(ENV_ID)
+
+
+def test_seeded_resets_repeat_and_unseeded_ones_move_on():
+    env = BudgetedSelectionEnv(preset="trap", budget=2, horizon=30)
+    action = {"train": [3, 4], "deploy": 3}
+    first = [env.reset(seed=1)[0]["mean_loss"].copy(), env.step(action)[1]]
+    second = [env.reset(seed=1)[0]["mean_loss"].copy(), env.step(action)[1]]
+    np.testing.assert_array_equal(first[0], second[0])
+    assert first[1] == second[1]
+    other = env.reset()[0]["mean_loss"]  # replication 1 of seed 1
+    assert not np.array_equal(other, first[0])
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        ({"train": [0, 1, 2], "deploy": 0}, "at most M=2"),
+        ({"train": [0, 11], "deploy": 0}, "train"),
+        ({"train": [0], "deploy": 10}, "deploy"),
+        ({"train": [0]}, "keys"),
+    ],
+)
+def test_bad_actions_are_refused(action, message):
+    env = BudgetedSelectionEnv(preset="trap", budget=2, horizon=10)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=message):
+        env.step(action)
+
+
+def test_episode_is_truncated_at_the_horizon():
+    env = BudgetedSelectionEnv(preset="trap", budget=1, horizon=3)
+    env.reset(seed=0)
+    for _ in range(3):
+        *_, truncated, _ = env.step({"train": [10], "deploy": 0})  # train nobody
+    assert truncated
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step({"train": [0], "deploy": 0})
+
+
+def test_readme_random_agent_example_runs(capsys):
+    from tests.test_readme import README, _example
+
+    code = _example("gym-random")
+    assert len(code.strip().splitlines()) <= 25
+    exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})  # noqa: S102 (our README)
+    out = capsys.readouterr().out
+    assert "pseudo-regret" in out and "training counts" in out
+
+
+def test_reproduces_the_python_engine_with_python_experts():
+    from mlcb import python_engine
+    from tests.test_python_engine import GreedyArms
+
+    config = presets.get("trap").config(
+        2, seed=3, horizon=200, experts=tuple(GreedyArms(0.1) for _ in range(10)), smoothing="learner"
+    )
+    rounds = config.horizon
+    (result,) = python_engine.run_replications(
+        Problem.from_config(config), config.seed, [0], rounds, np.arange(1, rounds + 1), trace_rounds=rounds
+    )
+    env = BudgetedSelectionEnv(config)
+    env.reset(seed=config.seed)
+    for t in range(rounds):
+        row = result.trace_selected[t]
+        _, reward, _, _, info = env.step(
+            {"train": np.where(row >= 0, row, 10), "deploy": result.trace_deployed[t]}
+        )
+        assert reward == -result.trace_loss[t]
+        assert info["pseudo_regret"] == result.pseudo_regret[t]
