@@ -112,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
-    from mlcb.plot import KINDS
+    from mlcb.store import FIGURE_KINDS as KINDS  # not mlcb.plot: building the parser stays light
 
     parser.add_argument(
         "--kind",

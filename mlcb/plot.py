@@ -29,12 +29,12 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from mlcb import theory
+from mlcb import store, theory
 from mlcb.results import Result
 
 _METRICS = ("regret", "pseudo_regret", "top_m_regret")
 #: The figure kinds :func:`draw` knows.
-KINDS = ("regret", "panels", "theory", "budget")
+KINDS = store.FIGURE_KINDS
 #: Settings drawn by :func:`theory` at most (one panel each).
 THEORY_PANELS = 6
 

@@ -42,7 +42,10 @@ from pathlib import Path
 
 #: The files of a saved result, and what else may sit in a result directory.
 RESULT_FILES = ("curves.parquet", "experts.parquet", "replications.parquet", "metadata.json")
-FIGURES = ("regret.png", "panels.png", "theory.png", "budget.png", "report.html")
+#: The figure kinds of :mod:`mlcb.plot` (here, so that the command line lists them without
+#: importing matplotlib and seaborn).
+FIGURE_KINDS = ("regret", "panels", "theory", "budget")
+FIGURES = (*(f"{kind}.png" for kind in FIGURE_KINDS), "report.html")
 PARTS = ".parts"
 _KNOWN = frozenset(RESULT_FILES + FIGURES + (PARTS,))
 
