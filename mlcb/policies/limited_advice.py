@@ -53,6 +53,26 @@ class LimitedAdviceState(NamedTuple):
     order: np.ndarray  # (K,) int64 scratch of the Fisher-Yates draw
 
 
+@kernel
+def draw_extra(order, chosen, n_experts, extra, key, t, selected, widths):
+    """Fill ``selected[1 : 1 + extra]`` with experts drawn uniformly without replacement from
+    ``[K] \\ {chosen}``: a partial Fisher-Yates shuffle held in the scratch array ``order``, slot
+    ``1 + j`` of the stream ``key`` at counter ``t`` for the ``j``-th draw (widths ``nan``)."""
+    for k in range(n_experts):
+        order[k] = k
+    order[chosen] = n_experts - 1
+    order[n_experts - 1] = chosen
+    pool = n_experts - 1
+    for j in range(extra):
+        left = pool - j
+        r = j + min(int(uniform(key, t, 1 + j) * left), left - 1)
+        k = order[r]
+        order[r] = order[j]
+        order[j] = k
+        selected[1 + j] = k
+        widths[1 + j] = math.nan
+
+
 @implements("select", LimitedAdviceParams)
 @kernel
 def _select(params, state, stats, t, key, selected, widths):
@@ -77,21 +97,7 @@ def _select(params, state, stats, t, key, selected, widths):
         experts[k].p = experts[k].p / total
     selected[0] = chosen
     widths[0] = math.nan
-    # Partial Fisher-Yates shuffle of [K] \ {chosen}, held in order[:K - 1].
-    order = state.order
-    for k in range(n_experts):
-        order[k] = k
-    order[chosen] = n_experts - 1
-    order[n_experts - 1] = chosen
-    pool = n_experts - 1
-    for j in range(params.extra):
-        left = pool - j
-        r = j + min(int(uniform(key, t, 1 + j) * left), left - 1)
-        k = order[r]
-        order[r] = order[j]
-        order[j] = k
-        selected[1 + j] = k
-        widths[1 + j] = math.nan
+    draw_extra(state.order, chosen, n_experts, params.extra, key, t, selected, widths)
     return 1 + params.extra, chosen
 
 

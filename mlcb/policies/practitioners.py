@@ -38,6 +38,7 @@ from mlcb._jit import kernel
 from mlcb._random import draw, uniform
 from mlcb.kernels import implements
 from mlcb.policies import _heap
+from mlcb.policies.limited_advice import draw_extra
 from mlcb.policies.mlcb import smallest
 
 
@@ -889,20 +890,7 @@ def _exp3p_select(params, state, stats, t, key, selected, widths):
     chosen = draw(p, mass, uniform(key, t, 0))
     selected[0] = chosen
     widths[0] = math.nan
-    order = state.order
-    for k in range(n_experts):
-        order[k] = k
-    order[chosen] = n_experts - 1
-    order[n_experts - 1] = chosen
-    pool = n_experts - 1
-    for j in range(params.extra):
-        left = pool - j
-        r = j + min(int(uniform(key, t, 1 + j) * left), left - 1)
-        k = order[r]
-        order[r] = order[j]
-        order[j] = k
-        selected[1 + j] = k
-        widths[1 + j] = math.nan
+    draw_extra(state.order, chosen, n_experts, params.extra, key, t, selected, widths)
     return 1 + params.extra, chosen
 
 
