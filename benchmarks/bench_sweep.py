@@ -12,7 +12,7 @@ Both sweeps of a part write into fresh directories and give identical results (c
 machine's load average is printed before and after: other work on the machine slows the parallel
 runs more than the serial loop. Compilation happens first, outside the timed regions.
 
-    python benchmarks/bench_sweep.py [--tasks 64] [--horizon 250000] [--long-block 6] [--workers 2]
+    python benchmarks/bench_sweep.py [--tasks 64] [--horizon 250000] [--long-block 18] [--workers 2]
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=64)
     parser.add_argument("--horizon", type=int, default=250_000)
-    parser.add_argument("--long-block", type=int, default=6)
+    parser.add_argument("--long-block", type=int, default=18)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--skip-dask", action="store_true")
     args = parser.parse_args(argv)
