@@ -41,10 +41,11 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
+from envs._stream import FeatureStreamEnv
 from mlcb._jit import kernel
 from mlcb._random import normal, uniform
 from mlcb.kernels import implements
-from mlcb.seeding import check_seed, instance_rng, stream_keys
+from mlcb.seeding import instance_rng, stream_keys
 
 REGRESSION, CLASSIFICATION = 0, 1
 TASKS = {"regression": REGRESSION, "classification": CLASSIFICATION}
@@ -241,7 +242,7 @@ def _number(name: str, value: Any, low: float, high: float = math.inf, open_low:
     return float(value)
 
 
-class ClusteredEnv(gym.Env):
+class ClusteredEnv(FeatureStreamEnv):
     """Clustered regression or classification stream (see the module docstring), as a Gymnasium
     environment.
 
@@ -387,21 +388,9 @@ class ClusteredEnv(gym.Env):
         """``(x_t, y_t)`` of round ``t`` (after ``begin_round``), as a :class:`ClusteredRound`."""
         return ClusteredRound(params, state, t)
 
-    # --- Gymnasium interface -------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
-        replication = int((options or {}).get("replication", 0))
-        self._params, self._state = self.build(check_seed(0 if seed is None else seed), replication)
-        self._round = 1
-        _begin_round(self._params, self._state, 1)
-        return self._state.x.copy(), {"round": 1}
+    # --- Gymnasium interface (reset / step from FeatureStreamEnv) ------------------------
+    _begin_round = staticmethod(_begin_round)
 
-    def step(self, action):
-        if self._params is None:
-            raise RuntimeError("call reset() before step()")
-        y = float(self._state.y[0])
-        loss = stream_loss(self._params, action, y)
-        info = {"round": self._round, "y": y}
-        self._round += 1
-        _begin_round(self._params, self._state, self._round)
-        return self._state.x.copy(), -loss, False, False, info
+    def action_loss(self, action, y: float) -> float:
+        """The stream loss of a prediction (:func:`stream_loss`)."""
+        return stream_loss(self._params, action, y)

@@ -26,11 +26,12 @@ import gymnasium as gym
 import numpy as np
 
 from envs import glm_math
+from envs._stream import FeatureStreamEnv
 from envs.links import LINK_NAMES, link_index, link_value
 from mlcb._jit import kernel
 from mlcb._random import normal
 from mlcb.kernels import implements
-from mlcb.seeding import check_seed, instance_rng, stream_keys
+from mlcb.seeding import instance_rng, stream_keys
 
 
 class GLMEnvParams(NamedTuple):
@@ -144,7 +145,7 @@ class GLMRound:
         return f"GLMRound(t={self.t}, y={self.y!r})"
 
 
-class GLMEnv(gym.Env):
+class GLMEnv(FeatureStreamEnv):
     """x uniform on a sphere, y from a target GLM plus Gaussian noise; as a Gymnasium environment.
 
     Parameters
@@ -295,25 +296,12 @@ class GLMEnv(gym.Env):
         margin = 10.0 * self.noise
         return float(values.min() - margin), float(values.max() + margin)
 
-    # --- Gymnasium interface -------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
-        replication = int((options or {}).get("replication", 0))
-        self._params, self._state = self.build(check_seed(0 if seed is None else seed), replication)
-        self._round = 1
-        _begin_round(self._params, self._state, 1)
-        return self._state.x.copy(), {"round": 1}
+    # --- Gymnasium interface (reset / step from FeatureStreamEnv) ------------------------
+    _begin_round = staticmethod(_begin_round)
 
-    def step(self, action):
-        if self._params is None:
-            raise RuntimeError("call reset() before step()")
-        prediction = float(np.asarray(action, dtype=float).reshape(-1)[0])
-        y = float(self._state.y[0])
-        loss = square_loss(self._params, prediction, y)
-        info = {"round": self._round, "y": y}
-        self._round += 1
-        _begin_round(self._params, self._state, self._round)
-        return self._state.x.copy(), -loss, False, False, info
+    def action_loss(self, action, y: float) -> float:
+        """The scaled square loss of the prediction ``action`` (a number or a 1-element array)."""
+        return square_loss(self._params, float(np.asarray(action, dtype=float).reshape(-1)[0]), y)
 
     def expected_loss(self, link: str | int, weights: Any) -> float:
         """``L(w)`` of predicting ``f_link(w . x)`` on the current instance."""

@@ -1,0 +1,48 @@
+"""The Gymnasium ``reset`` / ``step`` shared by the feature streams (GLM and clustered).
+
+Both streams keep the round's ``x`` and ``y`` in their compiled state and advance it with a
+``begin_round(params, state, t)`` kernel; they differ only in how an action is scored. A subclass
+sets :attr:`FeatureStreamEnv._begin_round` to its kernel and implements :meth:`action_loss`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+
+from mlcb.seeding import check_seed
+
+
+class FeatureStreamEnv(gym.Env):
+    """A stream whose observation is ``x_t`` and whose reward is minus the action's loss.
+
+    ``reset(seed=..., options={"replication": r})`` builds replication ``r`` of the instance and
+    shows ``x_1``; ``step(action)`` scores the action on ``y_t`` (given in ``info``), then shows
+    ``x_{t+1}``. The stream never ends.
+    """
+
+    #: ``begin_round(params, state, t)``: draws round ``t``'s ``x`` and ``y`` into ``state``.
+    _begin_round: ClassVar[Any]
+
+    def action_loss(self, action: Any, y: float) -> float:
+        """The loss in ``[0, 1]`` of ``action`` when the target is ``y``."""
+        raise NotImplementedError
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        replication = int((options or {}).get("replication", 0))
+        self._params, self._state = self.build(check_seed(0 if seed is None else seed), replication)
+        self._round = 1
+        type(self)._begin_round(self._params, self._state, 1)
+        return self._state.x.copy(), {"round": 1}
+
+    def step(self, action):
+        if self._params is None:
+            raise RuntimeError("call reset() before step()")
+        y = float(self._state.y[0])
+        loss = self.action_loss(action, y)
+        info = {"round": self._round, "y": y}
+        self._round += 1
+        type(self)._begin_round(self._params, self._state, self._round)
+        return self._state.x.copy(), -loss, False, False, info
