@@ -29,6 +29,24 @@ def _draw(weights: list[float], u: float) -> int:
     return max(k for k, w in enumerate(weights) if w > 0.0)
 
 
+def draw_extra(key: int, t: int, K: int, M: int, chosen: int) -> list[int]:
+    """The ``min(M - 1, K - 1)`` experts trained besides ``chosen``, without replacement.
+
+    A partial Fisher-Yates shuffle of ``[K] \\ {chosen}``, listed as ``range(K)`` with ``chosen``
+    swapped to the end; uniform slot ``1 + j`` draws the ``j``-th.
+    """
+    rest = list(range(K))
+    rest[chosen], rest[K - 1] = rest[K - 1], rest[chosen]
+    rest = rest[: K - 1]
+    extra = []
+    for j in range(min(M - 1, K - 1)):
+        left = len(rest) - j
+        r = j + min(int(uniform(key, t, 1 + j) * left), left - 1)
+        rest[j], rest[r] = rest[r], rest[j]
+        extra.append(rest[j])
+    return extra
+
+
 # --- LimitedAdvice -----------------------------------------------------------------------------
 class TwinLimitedAdvice:
     warm_start = False
@@ -55,18 +73,7 @@ class TwinLimitedAdvice:
         for w in weights:
             total += w
         self.p = [w / total for w in weights]
-        # The others, without replacement: a partial Fisher-Yates shuffle of [K] \ {chosen}
-        # listed as range(K) with chosen swapped to the end.
-        rest = list(range(K))
-        rest[chosen], rest[K - 1] = rest[K - 1], rest[chosen]
-        rest = rest[: K - 1]
-        extra = []
-        for j in range(min(M - 1, K - 1)):
-            left = len(rest) - j
-            r = j + min(int(uniform(self.key, t, 1 + j) * left), left - 1)
-            rest[j], rest[r] = rest[r], rest[j]
-            extra.append(rest[j])
-        chosen_set = [chosen] + extra
+        chosen_set = [chosen] + draw_extra(self.key, t, K, M, chosen)
         return chosen_set, chosen, [math.nan] * len(chosen_set)
 
     def inclusion(self, k: int) -> float:

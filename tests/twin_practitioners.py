@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from tests.twin import register, uniform
-from tests.twin_limited_corral import _draw
+from tests.twin_limited_corral import _draw, draw_extra
 
 
 def _means(stats) -> list[float]:
@@ -209,16 +209,7 @@ class TwinEXP3P:
             total += w
         self.p = [(1.0 - self.gamma) * w / total + self.gamma / K for w in weights]
         chosen = _draw(self.p, uniform(self.key, t, 0))
-        rest = list(range(K))
-        rest[chosen], rest[K - 1] = rest[K - 1], rest[chosen]
-        rest = rest[: K - 1]
-        extra = []
-        for j in range(min(M - 1, K - 1)):
-            left = len(rest) - j
-            r = j + min(int(uniform(self.key, t, 1 + j) * left), left - 1)
-            rest[j], rest[r] = rest[r], rest[j]
-            extra.append(rest[j])
-        chosen_set = [chosen] + extra
+        chosen_set = [chosen] + draw_extra(self.key, t, K, M, chosen)
         return chosen_set, chosen, [math.nan] * len(chosen_set)
 
     def observe(self, k, loss, t, stats) -> None:
