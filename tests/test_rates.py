@@ -324,7 +324,9 @@ def test_every_rate_is_positive_from_the_first_count():
         assert np.all(rate(n) > 0), name
     # The authors' formulas vanish at n = 1 (ln 1 = 0); there the rate is the trivial bound 1.
     assert authors_epsilon_greedy_rate(1, 2, 2 / 3) == 1.0
-    assert authors_epsilon_greedy_rate(2, 2, 2 / 3) == pytest.approx(0.5 * 2 ** (2 / 3) * (2 * math.log(2)) ** (1 / 3))
+    assert authors_epsilon_greedy_rate(2, 2, 2 / 3) == pytest.approx(
+        0.5 * 2 ** (2 / 3) * (2 * math.log(2)) ** (1 / 3)
+    )
 
 
 @pytest.mark.parametrize("family", ["ucb1", "epsilon-greedy"])
@@ -333,7 +335,9 @@ def test_authors_rates_retry_an_expert_whose_warm_start_loss_was_one(family):
     # warm-start loss was 1 at LCB = 1 for ever; the trivial U(1) = 1 starts it at LCB = 0.
     import mlcb
 
-    expert = bandits.UCB1(c=0.25, rate="authors") if family == "ucb1" else bandits.EpsilonGreedy(rate="authors")
+    expert = (
+        bandits.UCB1(c=0.25, rate="authors") if family == "ucb1" else bandits.EpsilonGreedy(rate="authors")
+    )
     result = mlcb.simulate(
         env="mlcb/BanditExperts-v0",
         env_params={"reward_means": [[0.5, 0.5]] * 8},
