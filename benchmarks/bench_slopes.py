@@ -27,11 +27,10 @@ has logarithmic regret and the slope would say nothing about alpha):
   s(n) = 1/sqrt(8 n ln N) (1.2e-3 down to 3.9e-4 here, n = 2.5 10^4 .. 2.5 10^5). The
   predictors' loss means are 0 (16 of them) and a ladder of gaps 0.5 2^(-i), i = 0 .. 12 (down
   to 1.2e-4; N = 29), one per octave across that scale; a best loss of 0 makes the loss
-  differences nearly noiseless counts,
-  so the weights follow the gaps. The 16 copies of the best predictor keep the weight that the
-  ladder's still unresolved predictors share nearly constant as s(n) shrinks past them (with one
-  best predictor and a ladder of 32 half-octave rungs reaching 1e-5, that group shrinks: 0.55
-  instead of 0.48).
+  differences nearly noiseless counts, so the weights follow the gaps. The 16 copies of the best
+  predictor keep the weight that the ladder's still unresolved predictors share nearly constant
+  as s(n) shrinks past them (with one best predictor and a ladder of 32 half-octave rungs
+  reaching 1e-5, that group shrinks: 0.55 instead of 0.48).
 * Robust UCB plays an arm of gap Delta until its radius, c_eps (log(4 m s^2 / delta0) / s)^
   (eps/(1+eps)), falls to about Delta: at round n the arms near the critical gap Delta_c(n) ~
   (log n / n)^(eps/(1+eps)) cost n Delta_c(n) ~ n^(1/(1+eps)) (the worst case). A ladder of gaps
