@@ -5,7 +5,8 @@ a *pool* is a list of them, one per expert, all of one family, and the family
 (:class:`mlcb.contracts.ExpertFamily`, named by the specification's class in ``family``) owns
 everything else: which environments the pool runs on, its compiled pool, its rates and whether
 they are heuristic on the environment being run (:data:`agents.bandits.BANDITS` on
-:mod:`envs.bandit` environments, :data:`agents.glm.GLMS` on the GLM stream).
+:mod:`envs.bandit` environments, with :mod:`agents.klucb`, :mod:`agents.robust_ucb` and
+:mod:`agents.hedge`; :data:`agents.glm.GLMS` on the GLM stream).
 ``make(name, **params)`` builds a registered expert; ``names()`` lists them.
 
 Examples
@@ -47,6 +48,16 @@ registry.register(
     "kl-ucb",
     "agents.klucb:KLUCB",
     summary="KL-UCB over Bernoulli arms (Garivier and Cappe 2011; heuristic rate)",
+)
+registry.register(
+    "robust-ucb",
+    "agents.robust_ucb:RobustUCB",
+    summary="UCB on truncated means for heavy tails (Bubeck et al. 2013), alpha = 1/(1+eps)",
+)
+registry.register(
+    "hedge",
+    "agents.hedge:Hedge",
+    summary="Hedge over the expert's arms as fixed predictors, full information, alpha = 1/2",
 )
 
 

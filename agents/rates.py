@@ -43,6 +43,8 @@ __all__ = [
     "epsilon_greedy_rate",
     "epsilon_greedy_schedule",
     "expert_rate",
+    "heavy_tailed_constant",
+    "heavy_tailed_rate",
     "hedge_rate",
     "ogd_rate",
     "thompson_rate",
@@ -464,7 +466,7 @@ def ogd_rate(n: Counts, lipschitz: float, diameter: float, delta_prime: float) -
     return _capped(counts, value)
 
 
-def hedge_rate(n: Counts, n_predictors: int, delta_prime: float) -> Rate:
+def hedge_rate(n: Counts, n_predictors: int, delta_prime: float, capped: bool = True) -> Rate:
     r"""Hedge over ``N`` fixed predictors, ``eta_t = sqrt(8 ln N / t)``, mixture loss (docs/rates.md §5).
 
     .. math::
@@ -484,6 +486,8 @@ def hedge_rate(n: Counts, n_predictors: int, delta_prime: float) -> Rate:
         Number of predictors ``N >= 1``.
     delta_prime : float
         Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+    capped : bool, default True
+        Cap at ``n`` (``False``: the uncapped value, which a ``rate_scale`` multiplies first).
 
     Returns
     -------
@@ -505,7 +509,109 @@ def hedge_rate(n: Counts, n_predictors: int, delta_prime: float) -> Rate:
         + math.sqrt(log_size / 8.0)
         + np.sqrt(0.5 * counts * np.log(2.0 * counts * counts / dp))
     )
-    return _capped(counts, value)
+    return _capped(counts, value) if capped else _uncapped(value)
+
+
+def heavy_tailed_constant(eps: float) -> float:
+    r"""``c_eps = 1 + eps + sqrt(2) + 2/3``, the constant of the truncated mean's radius (docs/rates.md §6).
+
+    The truncation bias contributes ``1 + eps``, Bernstein's inequality ``sqrt(2) + 2/3``; at most
+    4.09 for ``eps <= 1``.
+
+    Parameters
+    ----------
+    eps : float
+        Moment order minus one, in ``(0, 1]``.
+
+    Returns
+    -------
+    float
+        ``c_eps``.
+
+    Examples
+    --------
+    >>> round(heavy_tailed_constant(1.0), 4)
+    4.0809
+    """
+    order = _eps(eps)
+    return 1.0 + order + math.sqrt(2.0) + 2.0 / 3.0
+
+
+def heavy_tailed_rate(
+    n: Counts, n_arms: int, eps: float, delta_prime: float, moment: float = 1.0, capped: bool = True
+) -> Rate:
+    r"""Robust UCB with truncated means under ``E|Z|^(1+eps) <= u`` (docs/rates.md §6).
+
+    .. math::
+
+        U(n, \delta') = \min\Bigl(n,\ 2 c_\varepsilon u^{1/(1+\varepsilon)}
+        \bigl((m-1) \log(8 m n^2/\delta')\bigr)^{\varepsilon/(1+\varepsilon)} n^{1/(1+\varepsilon)}
+        + (m - 1) + \sqrt{(n/2) \log(4 n^2/\delta')}\Bigr),
+
+    ``c_eps`` from :func:`heavy_tailed_constant`. The expert (:class:`agents.robust_ucb.RobustUCB`)
+    is built with ``delta0 = delta' / 2``: on the event (probability ``>= 1 - delta0``) that every
+    arm's truncated mean is within ``rho(s) = c_eps u^(1/(1+eps)) (log(4 m s^2 / delta0) / s)^(eps/(1+eps))``
+    of its mean for every sample count ``s``, a suboptimal arm is played only while its gap is at
+    most ``2 rho`` of its count; summing over arms (concavity) gives the first term, the warm-up
+    pulls the second, Azuma-Hoeffding on the realized losses the third. Positive for every
+    ``n >= 1`` (the last term is), exponent ``alpha = 1 / (1 + eps)``, up to the logarithm's power
+    ``eps / (1 + eps)``. Adapted from Bubeck, Cesa-Bianchi and Lugosi (2013), Lemma 1 and
+    Proposition 1, made anytime by a union bound over sample counts.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        The expert's own update counts, ``n >= 1``.
+    n_arms : int
+        Number of arms ``m >= 1``.
+    eps : float
+        Moment order minus one, in ``(0, 1]``.
+    delta_prime : float
+        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+    moment : float, default 1.0
+        ``u > 0``, a bound on every arm's ``E|Z|^(1+eps)`` (1 for losses in ``[0, 1]``).
+    capped : bool, default True
+        Cap at ``n`` (``False``: the uncapped value, which a ``rate_scale`` multiplies first).
+
+    Returns
+    -------
+    float or ndarray
+        ``U(n, delta')`` (float64), of the shape of ``n``.
+
+    Examples
+    --------
+    >>> n = np.array([10_000, 100_000, 1_000_000, 10_000_000])
+    >>> np.round(heavy_tailed_rate(n, n_arms=2, eps=0.5, delta_prime=0.005) / n, 3)
+    array([1.   , 0.497, 0.24 , 0.115])
+    """
+    counts = _counts(n)
+    m = checks.integer("n_arms", n_arms)
+    order = _eps(eps)
+    dp = checks.open_unit("delta_prime", delta_prime)
+    u = checks.positive("moment", moment)
+    exponent = 1.0 / (1.0 + order)
+    # Same expression order as the kernel agents.robust_ucb.rate, so that the two agree to the last bits.
+    value = (
+        2.0
+        * heavy_tailed_constant(order)
+        * u**exponent
+        * ((m - 1) * np.log(8.0 * m * counts * counts / dp)) ** (order / (1.0 + order))
+        * counts**exponent
+        + (m - 1)
+        + np.sqrt(0.5 * counts * np.log(4.0 * counts * counts / dp))
+    )
+    return _capped(counts, value) if capped else _uncapped(value)
+
+
+def _eps(eps: float) -> float:
+    if not (checks.is_real(eps) and 0 < eps <= 1):
+        raise ValueError(f"eps must be a number in (0, 1], got {eps!r}")
+    return float(eps)
+
+
+def _uncapped(value: npt.NDArray[np.float64]) -> Rate:
+    value = np.asarray(value, dtype=np.float64)
+    return value[()] if value.ndim == 0 else value
 
 
 def authors_epsilon_greedy_rate(n: Counts, n_arms: int, alpha: float, coef: float = 0.5) -> Rate:

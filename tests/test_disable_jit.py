@@ -48,6 +48,18 @@ SCRIPT = textwrap.dedent(
                 replications=2, seed=3,
             )
         ),
+        "robust-ucb": final(
+            mlcb.simulate(
+                env="mlcb/Trap-v0", experts=[agents.make("robust-ucb", eps=0.5)] * 10, budget=2,
+                horizon=150, replications=2, seed=3,
+            )
+        ),
+        "hedge": final(
+            mlcb.simulate(
+                env="mlcb/Trap-v0", env_params={"n_arms": 4}, experts=[agents.make("hedge")] * 10,
+                budget=2, horizon=150, replications=2, seed=3,
+            )
+        ),
     }
     json.dump({"disabled": bool(numba.config.DISABLE_JIT), "runs": runs}, sys.stdout)
     """

@@ -68,7 +68,9 @@ def test_markdown_links_resolve(path):
     for target in LINK.findall(path.read_text(encoding="utf-8")):
         if re.match(r"[a-z]+:", target):  # https:, mailto:
             continue
-        assert (path.parent / target).exists(), f"{path.relative_to(ROOT)} links to {target}, which does not exist"
+        assert (path.parent / target).exists(), (
+            f"{path.relative_to(ROOT)} links to {target}, which does not exist"
+        )
 
 
 def test_no_reference_to_documents_outside_the_repository():

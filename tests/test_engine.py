@@ -70,7 +70,9 @@ def test_tables_and_computed_path_agree(monkeypatch):
             # sums carry on from where the table stopped.
             patch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * (config.horizon // 12))
             args = engine.build_replication(problem, 0, 0, config.horizon, grid)
-            assert 0 < args[2].tables.shape[1] < config.horizon and 0 < args[4].hoeffding.size < config.horizon
+            assert (
+                0 < args[2].tables.shape[1] < config.horizon and 0 < args[4].hoeffding.size < config.horizon
+            )
             partial = engine.run_replication(problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon)
             assert partial.trained[-1].max() > args[2].tables.shape[1]
         for name in ("trace_selected", "trace_deployed", "regret", "pseudo_regret", "certificate", "trained"):

@@ -67,7 +67,9 @@ def test_bad_setting_is_refused_before_work(no_work, fields, message):
 def test_bad_preset_and_calibration(no_work):
     with pytest.raises(ValueError, match=r"unknown preset 'nope'; presets: (.*, )?glm, (.*, )?trap"):
         mlcb.simulate(preset="nope")
-    with pytest.raises(ValueError, match=r"calibration must be one of \['authors', 'authors-rates', 'practical', 'theory'\]"):
+    with pytest.raises(
+        ValueError, match=r"calibration must be one of \['authors', 'authors-rates', 'practical', 'theory'\]"
+    ):
         mlcb.simulate(preset="trap", calibration="magic")
 
 

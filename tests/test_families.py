@@ -164,7 +164,11 @@ def test_configs_of_any_experts_are_recorded():
     from mlcb.config import expert_to_dict
 
     # Objects without parameters are named by their class, never by a repr with an address.
-    assert expert_to_dict(_Opaque()) == {"class": f"{__name__}:_Opaque", "alpha": 0.5, "model": "builtins:object"}
+    assert expert_to_dict(_Opaque()) == {
+        "class": f"{__name__}:_Opaque",
+        "alpha": 0.5,
+        "model": "builtins:object",
+    }
     described = expert_to_dict(_WithParams())
     assert described["alpha"] == 0.5 and described["model"] == "builtins:object"
 

@@ -190,7 +190,9 @@ def test_gymnasium_env_reproduces_the_engines_stream(task):
         observation, reward, *_, info = env.step(prediction)
         assert info["y"] == state.y[0]
         assert 0.0 <= -reward <= 1.0
-    assert env.optimal_loss(params, 0) == bayes_loss(env.task, env.noise, env.scale, env.label_noise, env.n_classes)
+    assert env.optimal_loss(params, 0) == bayes_loss(
+        env.task, env.noise, env.scale, env.label_noise, env.n_classes
+    )
 
 
 def test_regression_bayes_loss_and_expected_loss_match_monte_carlo():
@@ -249,7 +251,9 @@ def test_pool_rejects_other_streams_and_mixed_devices():
     with pytest.raises(ValueError, match="run on the clustered stream"):
         mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=(MoEExpert(),) * 2, budget=1)
     with pytest.raises(ValueError, match="one dtype"):
-        mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(MoEExpert(), MoEExpert(dtype="float64")), budget=1)
+        mlcb.SimulationConfig(
+            env="mlcb/Clustered-v0", experts=(MoEExpert(), MoEExpert(dtype="float64")), budget=1
+        )
     with pytest.raises(ValueError, match="no CUDA device|device"):
         mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(MoEExpert(device="cuda:7"),) * 2, budget=1)
 
@@ -280,7 +284,24 @@ def presets_experts():
 def test_cli_device_option(tmp_path, capsys):
     from mlcb.cli import main
 
-    code = main(["run", "moe", "-M", "1", "-T", "20", "-R", "1", "--device", "cpu", "--no-plot", "-q", "--out", str(tmp_path)])
+    code = main(
+        [
+            "run",
+            "moe",
+            "-M",
+            "1",
+            "-T",
+            "20",
+            "-R",
+            "1",
+            "--device",
+            "cpu",
+            "--no-plot",
+            "-q",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 0
     assert main(["run", "glm", "-T", "5", "-R", "1", "--device", "cpu", "--out", str(tmp_path)]) == 2
     assert "--device applies to pools of torch networks" in capsys.readouterr().err

@@ -347,5 +347,7 @@ def test_a_learner_with_a_generator_but_no_spawn_is_warned_about():
     class NoSpawn(GreedyArms):
         spawn = None
 
-    with pytest.warns(UserWarning, match=r"experts\[0\]: .*NoSpawn holds a random generator \(rng\) but has no spawn"):
+    with pytest.warns(
+        UserWarning, match=r"experts\[0\]: .*NoSpawn holds a random generator \(rng\) but has no spawn"
+    ):
         mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(NoSpawn(),) * 10, budget=2)

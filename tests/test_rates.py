@@ -14,6 +14,8 @@ from agents.rates import (
     epsilon_greedy_rate,
     epsilon_greedy_schedule,
     expert_rate,
+    heavy_tailed_constant,
+    heavy_tailed_rate,
     hedge_rate,
     ogd_rate,
     thompson_rate,
@@ -62,6 +64,14 @@ def twin_sharp(n_max: int, m: int, c: float, alpha: float, dp: float) -> list[fl
     return out
 
 
+def twin_heavy_tailed(n: int, m: int, eps: float, dp: float, u: float = 1.0) -> float:
+    """docs/rates.md §6: 2 c_eps u^(1/(1+eps)) ((m-1) log(8mn^2/dp))^(eps/(1+eps)) n^(1/(1+eps)) + ..."""
+    c_eps = 1 + eps + math.sqrt(2) + 2 / 3
+    exploit = 2 * c_eps * u ** (1 / (1 + eps)) * ((m - 1) * math.log(8 * m * n**2 / dp)) ** (eps / (1 + eps))
+    value = exploit * n ** (1 / (1 + eps)) + (m - 1) + math.sqrt(n / 2 * math.log(4 * n**2 / dp))
+    return min(n, value)
+
+
 def twin_closed_form(n: int, m: int, c: float, alpha: float, dp: float) -> float:
     ell = max(1.0, math.log(n))
     log_e = math.log(12 * m * n**2 / dp)
@@ -92,6 +102,12 @@ def test_count_only_rates_match_hand_computation(n):
         + math.sqrt(n / 2 * math.log(2 * n**2 / 0.01))
     )
     assert hedge_rate(n, 7, 0.01) == pytest.approx(min(n, hedge), rel=1e-13)
+    for eps in (1.0, 0.5, 1 / 3):
+        heavy = twin_heavy_tailed(n, 3, eps, 0.01)
+        assert heavy_tailed_rate(n, 3, eps, 0.01) == pytest.approx(heavy, rel=1e-13)
+    heavy = twin_heavy_tailed(n, 4, 0.6, 0.02, u=2.26)
+    assert heavy_tailed_rate(n, 4, 0.6, 0.02, moment=2.26) == pytest.approx(heavy, rel=1e-13)
+    assert heavy_tailed_constant(0.5) == pytest.approx(1.5 + math.sqrt(2) + 2 / 3, rel=1e-15)
     authors = 1.0 if n == 1 else min(n, 0.4 * n**0.75 * (5 * math.log(n)) ** 0.25)
     assert authors_epsilon_greedy_rate(n, 5, 0.75, 0.4) == pytest.approx(authors, rel=1e-13, abs=0.0)
     assert epsilon_greedy_schedule(n, 5, 1.5, 0.75) == pytest.approx(twin_epsilon(n, 5, 1.5, 0.75), rel=1e-13)
@@ -137,6 +153,15 @@ def test_sharp_rate_reads_any_order_and_shape():
 )
 def test_summary_values_of_rates(rate, printed):
     np.testing.assert_allclose(rate(CHECKPOINTS) / CHECKPOINTS, printed, rtol=0, atol=0.0005 + 1e-12)
+
+
+def test_section_6_values_of_rates():
+    # docs/rates.md §6: U(n)/n at m = 2, u = 1, delta' = 0.005 and n = 10^5, 10^6, 10^7.
+    n = np.array([100_000, 1_000_000, 10_000_000])
+    for eps, printed in [(0.5, [0.497, 0.240, 0.115]), (1 / 3, [0.919, 0.532, 0.307])]:
+        got = heavy_tailed_rate(n, 2, eps, DELTA_PRIME) / n
+        np.testing.assert_allclose(got, printed, rtol=0, atol=0.0005 + 1e-12)
+    assert heavy_tailed_constant(1.0) <= 4.09  # the bound quoted in §6
 
 
 def test_section_2_values_of_rates():
@@ -253,6 +278,9 @@ ALL_RATES = {
     "clipped-ts": lambda n: thompson_rate(n, 3, DELTA_PRIME, clipped=True),
     "ogd": lambda n: ogd_rate(n, 1.0, 2.0, DELTA_PRIME),
     "hedge": lambda n: hedge_rate(n, 10, DELTA_PRIME),
+    "robust-ucb-1/2": lambda n: heavy_tailed_rate(n, 3, 0.5, DELTA_PRIME),
+    "robust-ucb-1/3": lambda n: heavy_tailed_rate(n, 3, 1 / 3, DELTA_PRIME),
+    "robust-ucb-1": lambda n: heavy_tailed_rate(n, 1, 1.0, DELTA_PRIME),
     "authors-eps-greedy": lambda n: authors_epsilon_greedy_rate(n, 3, 2 / 3, 0.5),
 }
 
@@ -307,6 +335,10 @@ def test_schedule_starts_at_one_and_decreases():
         (lambda: ogd_rate(10, -1.0, 2.0, DELTA_PRIME), "lipschitz"),
         (lambda: ogd_rate(10, 1.0, math.inf, DELTA_PRIME), "diameter"),
         (lambda: hedge_rate(10, 0, DELTA_PRIME), "n_predictors"),
+        (lambda: heavy_tailed_rate(10, 2, 0.0, DELTA_PRIME), r"eps must be a number in \(0, 1\]"),
+        (lambda: heavy_tailed_rate(10, 2, 1.01, DELTA_PRIME), r"eps must be a number in \(0, 1\]"),
+        (lambda: heavy_tailed_rate(10, 2, 0.5, DELTA_PRIME, moment=0.0), "moment must"),
+        (lambda: heavy_tailed_constant(-0.5), "eps must"),
         (lambda: authors_epsilon_greedy_rate(10, 2, 2 / 3, 0.0), "coef"),
         (lambda: expert_rate(bandits.UCB1(), 0, 2, DELTA_PRIME), "n must"),
         (lambda: expert_rate(bandits.EpsilonGreedy(), 10, 2, 2.0), "delta_prime"),
@@ -324,7 +356,9 @@ def test_every_rate_is_positive_from_the_first_count():
         assert np.all(rate(n) > 0), name
     # The authors' formulas vanish at n = 1 (ln 1 = 0); there the rate is the trivial bound 1.
     assert authors_epsilon_greedy_rate(1, 2, 2 / 3) == 1.0
-    assert authors_epsilon_greedy_rate(2, 2, 2 / 3) == pytest.approx(0.5 * 2 ** (2 / 3) * (2 * math.log(2)) ** (1 / 3))
+    assert authors_epsilon_greedy_rate(2, 2, 2 / 3) == pytest.approx(
+        0.5 * 2 ** (2 / 3) * (2 * math.log(2)) ** (1 / 3)
+    )
 
 
 @pytest.mark.parametrize("family", ["ucb1", "epsilon-greedy"])
@@ -333,7 +367,9 @@ def test_authors_rates_retry_an_expert_whose_warm_start_loss_was_one(family):
     # warm-start loss was 1 at LCB = 1 for ever; the trivial U(1) = 1 starts it at LCB = 0.
     import mlcb
 
-    expert = bandits.UCB1(c=0.25, rate="authors") if family == "ucb1" else bandits.EpsilonGreedy(rate="authors")
+    expert = (
+        bandits.UCB1(c=0.25, rate="authors") if family == "ucb1" else bandits.EpsilonGreedy(rate="authors")
+    )
     result = mlcb.simulate(
         env="mlcb/BanditExperts-v0",
         env_params={"reward_means": [[0.5, 0.5]] * 8},

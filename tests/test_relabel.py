@@ -26,7 +26,9 @@ README_POOL = (
 )
 #: A mixed pool: pairs of identical experts on identical means, pairs apart.
 MIXED_POOL = (
-    (agents.make("epsilon-greedy"),) * 2 + (agents.make("ucb1", c=2.0),) * 2 + (agents.make("clipped-thompson"),) * 2,
+    (agents.make("epsilon-greedy"),) * 2
+    + (agents.make("ucb1", c=2.0),) * 2
+    + (agents.make("clipped-thompson"),) * 2,
     [[0.2, 0.6], [0.2, 0.6], [0.3, 0.5], [0.3, 0.5], [0.25, 0.7], [0.25, 0.7]],
 )
 POOLS = {"readme": README_POOL, "mixed": MIXED_POOL}

@@ -74,7 +74,11 @@ def test_theory_figure_fits_the_last_decade_and_states_the_exponent(saved):
 def test_budget_figure_has_m_k_and_t_panels_with_the_theory_shape(saved):
     figure = plot.budget_figure(sweeps.load(saved))
     axes = figure.axes
-    assert [ax.get_xlabel() for ax in axes] == ["budget M (experts trained per round)", "experts K", "horizon T"]
+    assert [ax.get_xlabel() for ax in axes] == [
+        "budget M (experts trained per round)",
+        "experts K",
+        "horizon T",
+    ]
     assert "theory sqrt(K/M) + (K/M)^(1-alpha), scaled" in legend_texts(axes[0])
     assert "theorem curve in K, scaled" in legend_texts(axes[1])
     assert "theorem curve in T, scaled" in legend_texts(axes[2])
@@ -125,7 +129,7 @@ class _Checker(html.parser.HTMLParser):
 
 
 def check_page(text: str) -> list[dict]:
-    assert text.startswith("<!DOCTYPE html>\n<html lang=\"en\">")
+    assert text.startswith('<!DOCTYPE html>\n<html lang="en">')
     checker = _Checker()
     checker.feed(text)
     checker.close()

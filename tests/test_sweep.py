@@ -43,7 +43,12 @@ def reference(tmp_path_factory):
 # --- the grid ----------------------------------------------------------------------------------
 def test_grid_expands_into_the_product_in_order():
     grid = sweeps.make_grid(GRID)
-    assert [s.label for s in grid.settings] == ["mlcb M=1 K=4", "mlcb M=1 K=6", "mlcb M=2 K=4", "mlcb M=2 K=6"]
+    assert [s.label for s in grid.settings] == [
+        "mlcb M=1 K=4",
+        "mlcb M=1 K=6",
+        "mlcb M=2 K=4",
+        "mlcb M=2 K=6",
+    ]
     assert [(s.config.budget, s.config.n_experts) for s in grid.settings] == [(1, 4), (1, 6), (2, 4), (2, 6)]
     assert all(s.config.horizon == 1_500 and s.config.replications == 5 for s in grid.settings)
     assert [(t.first, t.stop) for t in grid.tasks()[:3]] == [(0, 2), (2, 4), (4, 5)]
@@ -83,7 +88,11 @@ def test_sweep_equals_simulate(reference):
     pd.testing.assert_frame_equal(rows, expected)
     assert reference.computed == 12 and reference.skipped == 0 and not reference.failed
     meta = result.metadata["settings"]["mlcb M=2 K=6"]
-    assert meta["key"] == config.key() and meta["n_experts"] == 6 and meta["rate_exponent"] == pytest.approx(2 / 3)
+    assert (
+        meta["key"] == config.key()
+        and meta["n_experts"] == 6
+        and meta["rate_exponent"] == pytest.approx(2 / 3)
+    )
 
 
 def test_sweep_metadata_lists_the_grid_and_the_parts(reference):
@@ -93,7 +102,11 @@ def test_sweep_metadata_lists_the_grid_and_the_parts(reference):
     key = meta["settings"][0]["key"]
     assert f"key={key}/block-000000-000002" in meta["parts_done"]
     files = sorted(p.name for p in (reference.path / "data" / "curves" / f"key={key}").iterdir())
-    assert files == ["block-000000-000002.parquet", "block-000002-000004.parquet", "block-000004-000005.parquet"]
+    assert files == [
+        "block-000000-000002.parquet",
+        "block-000002-000004.parquet",
+        "block-000004-000005.parquet",
+    ]
     # A partitioned Parquet dataset: readable as one table with the setting key as a column.
     table = pd.read_parquet(reference.path / "data" / "curves")
     assert len(table) == len(reference.result.curves) and table["key"].nunique() == 4
@@ -166,7 +179,10 @@ def test_interrupted_command_resumes_to_the_same_result(reference, tmp_path):
 # --- validation before any task ----------------------------------------------------------------
 def test_invalid_combination_is_named_before_any_task(tmp_path):
     grid = {**GRID, "grid": {"budget": [2, 5], "n_experts": [4, 6]}}
-    with pytest.raises(ValueError, match=r"grid setting budget=5, n_experts=4 is invalid: budget must be an integer in \[1, n_experts=4\], got 5"):
+    with pytest.raises(
+        ValueError,
+        match=r"grid setting budget=5, n_experts=4 is invalid: budget must be an integer in \[1, n_experts=4\], got 5",
+    ):
         mlcb.sweep(grid, out=tmp_path)
     assert list(tmp_path.iterdir()) == []
 

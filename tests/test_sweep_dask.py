@@ -80,7 +80,9 @@ def test_unreachable_scheduler_is_named_within_the_timeout(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     started = time.monotonic()
-    with pytest.raises(ValueError, match=rf"cannot reach a Dask scheduler at 'tcp://127.0.0.1:{port}' within 2 s"):
+    with pytest.raises(
+        ValueError, match=rf"cannot reach a Dask scheduler at 'tcp://127.0.0.1:{port}' within 2 s"
+    ):
         mlcb.sweep(GRID, out=tmp_path, executor="dask", scheduler=f"tcp://127.0.0.1:{port}", timeout=2)
     assert time.monotonic() - started < 20
     assert not any((tmp_path / "dasky" / "data").glob("*/*/*.parquet"))
@@ -91,10 +93,25 @@ def test_cli_unreachable_scheduler_is_one_line(tmp_path, capsys):
 
     grid_file = tmp_path / "g.toml"
     grid_file.write_text('preset = "trap"\nhorizon = 100\nreplications = 1\n')
-    status = main(["sweep", str(grid_file), "-o", str(tmp_path), "-e", "dask", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1"])
+    status = main(
+        [
+            "sweep",
+            str(grid_file),
+            "-o",
+            str(tmp_path),
+            "-e",
+            "dask",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            "--timeout",
+            "1",
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1
-    assert err.startswith("mlcb: error: scheduler: cannot reach a Dask scheduler at 'tcp://127.0.0.1:9' within 1 s")
+    assert err.startswith(
+        "mlcb: error: scheduler: cannot reach a Dask scheduler at 'tcp://127.0.0.1:9' within 1 s"
+    )
 
 
 def test_without_dask_the_executor_says_what_to_install(monkeypatch, tmp_path):
@@ -106,7 +123,9 @@ def test_without_dask_the_executor_says_what_to_install(monkeypatch, tmp_path):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_dask)
-    with pytest.raises(ValueError, match=r"^the dask executor needs dask.distributed: pip install 'mlcb\[dask\]'$"):
+    with pytest.raises(
+        ValueError, match=r"^the dask executor needs dask.distributed: pip install 'mlcb\[dask\]'$"
+    ):
         mlcb.sweep(GRID, out=tmp_path, executor="dask")
     assert list(tmp_path.iterdir()) == []
     # the local executor does not need it

@@ -371,8 +371,8 @@ def run(config, replication: int, rounds: int) -> TwinRun:
     policy = POLICIES[type(policy_spec)](
         policy_spec, config.n_experts, config.budget, config.delta, config.horizon, optimal, int(keys.policy)
     )
-    if family.name == "bandit":
-        world = _BanditWorld(config, env, env_params, keys)
+    if family.name == "bandit" or family.name in BANDIT_WORLDS:
+        world = _BanditWorld(config, env, env_params, keys, BANDIT_WORLDS.get(family.name))
     else:
         world = _GLMWorld(config, env, env_params, keys, replication)
     stats = Stats([0] * config.n_experts, [0.0] * config.n_experts, [0.0] * config.n_experts, identity)
@@ -428,14 +428,25 @@ def run(config, replication: int, rounds: int) -> TwinRun:
     return out
 
 
+#: Twins of other compiled families on the bandit experts environments, by family name:
+#: ``make_experts(config, env, keys, delta_prime) -> list`` of twin experts, each with
+#: ``train(loss_of) -> (loss, rate)`` and ``deploy(smoothing, means, key, t, slot, loss_of) ->
+#: (loss, expected)``, ``loss_of(arm)`` being the arm's loss under the round's ``xi_t``
+#: (``tests/twin_robust_hedge.py`` registers robust UCB and Hedge).
+BANDIT_WORLDS: dict = {}
+
+
 class _BanditWorld:
-    def __init__(self, config, env, env_params, keys) -> None:
+    def __init__(self, config, env, env_params, keys, make_experts=None) -> None:
         self.means = env_params.loss_means
         self.streams = [int(s) for s in env_params.streams]
         self.env_key = int(env_params.key)
         self.deploy_key = int(keys.deploy)
         self.smoothing = config.smoothing
         dp = config.delta / (2.0 * config.n_experts)
+        if make_experts is not None:
+            self.experts = make_experts(config, env, keys, dp)
+            return
         families = {0: "ucb1", 1: "epsilon-greedy", 2: "thompson", 3: "clipped-thompson"}
         self.experts = [
             BanditExpert(

@@ -1,0 +1,38 @@
+"""benchmarks/bench_slopes.py runs: a tiny version of the slope table (so that the script cannot rot)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import bench_slopes  # noqa: E402
+
+
+def test_last_decade_slope_of_a_power_law():
+    rounds = np.geomspace(1, 10_000, 40)
+    assert bench_slopes.last_decade_slope(rounds, 3.0 * rounds**0.7, 10_000) == pytest.approx(0.7)
+    # Only the last decade counts: a different power before T/10 changes nothing.
+    bent = np.where(rounds < 1_000, rounds, 1_000**0.3 * rounds**0.7)
+    assert bench_slopes.last_decade_slope(rounds, bent, 10_000) == pytest.approx(0.7)
+
+
+def test_instances():
+    assert len(bench_slopes.hedge_row()) == 29 and max(bench_slopes.hedge_row()) == 1.0
+    assert len(bench_slopes.robust_row()) == 32 and min(bench_slopes.robust_row()) == pytest.approx(0.05)
+    assert [row[0] for row in bench_slopes.ROWS] == ["1/2", "2/3", "2/3", "3/4", "3/4"]
+
+
+def test_a_tiny_slope_table(capsys):
+    rows = bench_slopes.main(["--horizon", "3000", "--replications", "2", "--threads", "1"])
+    assert [row["target"] for row in rows] == [0.5, 2 / 3, 2 / 3, 0.75, 0.75]
+    for row in rows:
+        assert math.isfinite(row["slope"]) and 0.0 < row["slope"] < 1.5
+        assert row["pseudo_regret"] > 0
+    out = capsys.readouterr().out
+    assert "| alpha | experts | slope | max(1/2, alpha) |" in out
+    assert sum(line.startswith("|") for line in out.splitlines()) == 7  # header, rule, five rows
