@@ -341,6 +341,28 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
     )
     return arm_loss(env_params, t, k, arm), expected
 
+@kernel
+def deploy_by_counts(pulls, env_params, k, m, n, key, t, slot):
+    """Deploy an arm of expert ``k`` drawn from its empirical distribution of pulls (``n >= 1``
+    pulls over its ``m`` arms): returns ``(loss, expected_loss)``, the drawn arm's loss at round
+    ``t`` and the distribution's expected loss. The arm inverts the cumulative counts at one
+    uniform of the deploy stream (this call's first slot). Shared by the families whose training
+    decisions are single arms and whose state keeps ``pulls`` (KL-UCB, robust UCB)."""
+    means = env_params.loss_means  # (K, m_max): the arms' loss means (expected losses)
+    expected = 0.0
+    for a in range(m):
+        expected += pulls[k, a] * means[k, a]
+    expected /= n
+    target = uniform(key, t, slot * DEPLOY_SLOTS) * n
+    arm = m - 1
+    cumulative = 0
+    for a in range(m):
+        cumulative += pulls[k, a]
+        if target < cumulative:
+            arm = a
+            break
+    return arm_loss(env_params, t, k, arm), expected
+
 
 # --- the family ------------------------------------------------------------------------------
 class BanditEnvironmentFamily:

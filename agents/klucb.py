@@ -47,11 +47,10 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.bandits import BanditEnvironmentFamily
+from agents.bandits import BanditEnvironmentFamily, deploy_by_counts
 from envs.bandit import arm_loss
 from mlcb import checks
-from mlcb.kernels import DEPLOY_SLOTS, implements, kernel, njit
-from mlcb.random import uniform
+from mlcb.kernels import implements, kernel, njit
 from mlcb.smoothing import LAST
 from mlcb.smoothing import code as smoothing_code
 
@@ -199,21 +198,7 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
     if params.smoothing == LAST or n == 0:
         arm = klucb_arm(state.pulls, state.losses, k, m, params.c[k], n + 1)
         return arm_loss(env_params, t, k, arm), means[k, arm]
-    # The empirical distribution of the pulls: its expected loss, and one arm drawn from it by
-    # inverting its cumulative counts at a uniform (the deploy stream, this call's first slot).
-    expected = 0.0
-    for a in range(m):
-        expected += state.pulls[k, a] * means[k, a]
-    expected /= n
-    target = uniform(key, t, slot * DEPLOY_SLOTS) * n
-    arm = m - 1
-    cumulative = 0
-    for a in range(m):
-        cumulative += state.pulls[k, a]
-        if target < cumulative:
-            arm = a
-            break
-    return arm_loss(env_params, t, k, arm), expected
+    return deploy_by_counts(state.pulls, env_params, k, m, n, key, t, slot)
 
 
 # --- the family ---------------------------------------------------------------------------------
