@@ -86,15 +86,46 @@ def test_canonical_order_follows_the_key_not_the_position():
 @pytest.mark.parametrize("budget", [1, 2, 4])
 def test_budget_is_a_cap_and_full_budget_trains_every_model(budget):
     stream = list(RealDataEnv("phishing").stream(1, 0, 200))
-    model = BudgetedClassifier(_small_pool(), budget=budget)
-    for x, y in stream:
+    model = BudgetedClassifier(_small_pool(), budget=budget, warm_start=5)
+    for i, (x, y) in enumerate(stream):
         model.predict_one(x)
         before = model.n_updates
         model.learn_one(x, y)
-        assert model.n_updates - before <= (4 if before == 0 else budget)
+        assert model.n_updates - before == (4 if i < 5 else budget)
+        if i < 5:
+            assert model.trained_counts == [i + 1] * 4
     if budget == 4:
         assert model.trained_counts == [200] * 4
-    assert model.n_updates == 4 + (len(stream) - 1) * budget
+    assert model.n_updates == 4 * 5 + (len(stream) - 5) * budget
+
+
+def test_warm_start_trains_every_model_then_the_policy_observes_once():
+    """Every model learns the first ``warm_start`` samples; the policy then sees each model once,
+    with its mean loss over them and a count of ``warm_start``; until then the selector predicts
+    with the model of smallest loss so far."""
+    stream = list(RealDataEnv("bananas").stream(4, 0, 30))
+    model = BudgetedClassifier(_small_pool(), budget=1, warm_start=10)
+    order = canonical_order(model.models)
+    hand = [model.models[i].clone() for i in order]  # canonical order: ties go to the first
+    sums = [0.0] * 4
+    for x, y in stream[:10]:
+        for k, m in enumerate(hand):
+            sums[k] += 0.0 if m.predict_one(x) == y else 1.0
+            m.learn_one(x, y)
+        model.learn_one(x, y)
+        assert repr(model.best_model) == repr(hand[min(range(4), key=sums.__getitem__)])
+    assert model.trained_counts == [10] * 4
+    assert sorted(model.mean_losses) == pytest.approx(sorted(s / 10 for s in sums))
+    assert (model._stats["n"] == 10).all()
+    assert model._stats["loss_sum"].tolist() == sums
+    model.learn_one(*stream[10])
+    assert model.n_updates == 41
+
+
+@pytest.mark.parametrize("value", [0, -3, 2.5, True])
+def test_warm_start_must_be_a_positive_integer(value):
+    with pytest.raises(ValueError, match="warm_start must be an integer >= 1"):
+        BudgetedClassifier(_small_pool(), warm_start=value)
 
 
 def test_budgeted_regressor_trains_and_predicts():
@@ -126,6 +157,7 @@ def test_works_in_progressive_val_score_and_in_a_pipeline():
         ("policy", "nope", "policy must be one of"),
         ("delta", 1.5, "delta must be a number with 0 < delta < 1"),
         ("rate", (1.0, 2.0), "rate must be a pair"),
+        ("warm_start", 0, "warm_start must be an integer >= 1"),
         ("loss", "hinge", "loss must be one of"),
         ("seed", -1, "seed must be a non-negative integer"),
     ],
@@ -142,7 +174,7 @@ def test_any_registered_policy_selects(policy):
     for x, y in stream:
         model.predict_one(x)
         model.learn_one(x, y)
-    assert model.n_updates <= 4 + 2 * (len(stream) - 1)
+    assert model.n_updates <= 4 * 20 + 2 * (len(stream) - 20)
 
 
 # --- the adapters ---------------------------------------------------------------------------------
@@ -282,8 +314,8 @@ def test_comparison_counts_updates():
         "phishing", horizon=200, shuffles=1, budgets=(1, 2), selectors=("mlcb", "train-everything", "ucb")
     )
     per_sample = dict(zip(frame["selector"], frame["updates"]))
-    assert per_sample["mlcb M=1"] == 8 + 199
-    assert per_sample["mlcb M=2"] == 8 + 2 * 199
+    assert per_sample["mlcb M=1"] == 8 * 20 + 180
+    assert per_sample["mlcb M=2"] == 8 * 20 + 2 * 180
     assert per_sample["train-everything"] == 8 * 200
 
 
@@ -332,5 +364,5 @@ def test_readme_river_example_runs(capsys):
     namespace: dict = {"__name__": "readme_river_example"}
     exec(compile(match.group(1), "README.md", "exec"), namespace)  # noqa: S102 (the project's own README)
     model = namespace["model"]
-    assert model.n_updates == 8 + 1249
+    assert model.n_updates == 8 * 20 + 1230
     assert "Accuracy" in capsys.readouterr().out
