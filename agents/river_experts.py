@@ -101,9 +101,15 @@ def squared_loss(y: float, prediction: Any, scale: float) -> float:
 
 
 class _Adapter:
-    """What both adapters share: the loss, the rate, the reference."""
+    """What both adapters share: the loss, the rate, the reference.
+
+    The engine deploys before it trains: when the deployed model also learns the round's sample,
+    ``learn`` reuses the score ``deploy`` just computed on the same ``data`` object (the model has
+    not changed in between), so the model predicts once, not twice.
+    """
 
     heuristic = True
+    _scored: tuple | None = None  # (data, loss) of the last deploy, until the model learns
 
     def _score(self, data: Any) -> float:
         if self.loss == "zero-one":
@@ -114,13 +120,17 @@ class _Adapter:
 
     def learn(self, data: Any) -> float:
         """The loss of the current prediction on ``data``, then one update on it."""
-        loss = self._score(data)
+        scored = self._scored
+        loss = scored[1] if scored is not None and scored[0] is data else self._score(data)
+        self._scored = None
         self._update(data)
         return loss
 
     def deploy(self, data: Any) -> float:
         """The loss of the current prediction on ``data``; nothing learns."""
-        return self._score(data)
+        loss = self._score(data)
+        self._scored = (data, loss)
+        return loss
 
     def optimal_loss(self, env: Any, env_params: Any) -> float:
         """The environment's reference for this model (on real data: its mean loss when trained on

@@ -15,7 +15,7 @@ pytest.importorskip("sklearn")
 
 import mlcb  # noqa: E402
 from agents.river_experts import RiverExpert, SklearnExpert, log_loss, river_pool, squared_loss  # noqa: E402
-from envs.real_data import RealDataEnv  # noqa: E402
+from envs.real_data import RealDataEnv, SupervisedRound  # noqa: E402
 from mlcb.config import SimulationConfig  # noqa: E402
 from mlcb.engine import checkpoint_grid  # noqa: E402
 from mlcb.python_engine import run_replications  # noqa: E402
@@ -224,6 +224,29 @@ def test_adapter_parameters_are_checked():
         SklearnExpert(DecisionTreeClassifier())
     with pytest.raises(ValueError, match="loss 'log' needs predict_proba"):
         SklearnExpert(SGDClassifier(), loss="log")
+
+
+def test_adapter_reuses_the_deployed_score_when_the_model_learns_the_same_data():
+    from river import naive_bayes
+
+    env = RealDataEnv("phishing")
+    params, state = env.build(0, 0)
+    expert = RiverExpert(naive_bayes.GaussianNB())
+    calls = [0]
+    predict = expert.model.predict_one
+
+    def counted(x, **kwargs):
+        calls[0] += 1
+        return predict(x, **kwargs)
+
+    expert.model.predict_one = counted
+    first = SupervisedRound(env.table, 3, 1)
+    loss = expert.deploy(first)
+    assert expert.learn(first) == loss and calls[0] == 1  # one prediction for both
+    expert.deploy(first)  # the model has learnt since: scored again
+    second = SupervisedRound(env.table, 3, 2)
+    expert.learn(second)  # another round's data: scored again
+    assert calls[0] == 3
 
 
 def test_simulator_losses_equal_driving_the_models_by_hand():
