@@ -35,7 +35,7 @@ Examples
 ... ] + [tree.HoeffdingTreeClassifier()]
 >>> model = BudgetedClassifier(models, budget=1)
 >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-Accuracy: 87.83%
+Accuracy: 87.67%
 >>> model.n_updates  # the warm start's 4 x 20, then one per sample
 1310
 """
@@ -125,39 +125,27 @@ def _check_common(
 WARM_START = 20
 #: The default heuristic rate ``(beta, alpha)`` of every model (see the module's docstring).
 RATE = (1 / math.sqrt(2), 0.5)
+#: Which model predicts: ``"best"``, the smallest upper bound over all models, or ``"policy"``,
+#: the policy's own deployed model (M-LCB: the smallest upper bound among those it trains).
+DEPLOY_RULES = ("best", "policy")
+#: The constructor parameters both estimators share.
+_SHARED = ("budget", "policy", "policy_params", "delta", "rate", "warm_start", "deploy", "horizon", "seed")
 
 
 class _Budgeted:
     """The selection loop both estimators share (mixed into a river ``ModelSelector``)."""
 
-    def _init(
-        self,
-        models: list,
-        kind: Any,
-        budget: int,
-        policy: str,
-        policy_params: dict | None,
-        delta: float,
-        rate: tuple,
-        warm_start: int,
-        horizon: int,
-        seed: int,
-    ) -> None:
-        """Store the pool and the parameters shared by both estimators (river reads them back as
-        the constructor's arguments), check that every model is a ``kind``, and build the policy."""
+    def _init(self, models: list, kind: Any, shared: dict) -> None:
+        """Store the pool and the parameters both estimators share (:data:`_SHARED`, which river
+        reads back as the constructor's arguments), check that every model is a ``kind``, and
+        build the policy."""
         base.Ensemble.__init__(self, models)
         noun = "classifier" if kind is base.Classifier else "regressor"
         for k, model in enumerate(self.models):
             if not isinstance(model, kind):
                 raise ValueError(f"models[{k}]: {type(model).__name__} is not a river {noun}")
-        self.budget = budget
-        self.policy = policy
-        self.policy_params = policy_params
-        self.delta = delta
-        self.rate = rate
-        self.warm_start = warm_start
-        self.horizon = horizon
-        self.seed = seed
+        for name in _SHARED:
+            setattr(self, name, shared[name])
         self._setup()
 
     def _setup(self) -> None:
@@ -175,6 +163,14 @@ class _Budgeted:
             self.seed,
             self.warm_start,
         )
+        if self.deploy not in DEPLOY_RULES:
+            raise ValueError(f"deploy must be one of {DEPLOY_RULES}, got {self.deploy!r}")
+        scale = (
+            (self.policy_params or {}).get("bonus_scale", 1.0)
+            if self.policy in ("mlcb", "mlcb-topm")
+            else 1.0
+        )
+        self._upper_scale = float(scale)
         self._policy = policies.make(self.policy, **(self.policy_params or {}))
         self._order = canonical_order(self.models)
         self._params, self._state = self._policy.build(
@@ -188,7 +184,9 @@ class _Budgeted:
         self._delta_prime = float(self.delta) / (2.0 * n)
         self._t = 0  # the round whose training is pending (0: the warm start)
         self._n_selected = 0
-        self._deployed = 0  # a canonical position
+        self._deployed = 0  # a canonical position: the model that predicts
+        self._chosen = 0  # the policy's own deployed model (what its end of round is told)
+        self._upper = [math.inf] * n  # each model's upper confidence bound (deploy="best")
         self._warm_seen = 0  # samples of the warm start learnt so far
         self._warm_sums = [0.0] * n  # each model's summed loss over them
         self._warm = bool(getattr(self._policy, "warm_start", True))
@@ -203,7 +201,22 @@ class _Budgeted:
         )
         self._n_selected = int(n)
         # A policy that deploys its whole training set (k = -1) answers with its first member.
-        self._deployed = int(k) if k >= 0 else int(self._selected[0])
+        self._chosen = int(k) if k >= 0 else int(self._selected[0])
+        self._deployed = self._chosen
+        if self.deploy == "best":
+            upper = self._upper
+            best = min(range(len(upper)), key=upper.__getitem__)  # ties: canonical order
+            if upper[best] < math.inf:
+                self._deployed = best
+
+    def _update_upper(self, position: int) -> None:
+        """Model ``position``'s upper bound: its mean loss plus M-LCB's width
+        ``sqrt(2 log(4 K n^2 / delta) / n)`` (times the policy's ``bonus_scale``, if any)."""
+        expert = self._stats[position]
+        n = float(expert["n"])
+        k = len(self.models)
+        width = math.sqrt(2.0 * math.log(4.0 * k * n * n / float(self.delta)) / n)
+        self._upper[position] = float(expert["loss_sum"]) / n + self._upper_scale * width
 
     def _model(self, position: int) -> Any:
         return self.models[self._order[position]]
@@ -214,6 +227,7 @@ class _Budgeted:
         expert["loss_sum"] += loss
         expert["rate"] = float(power_rate(expert["n"], self._beta, self._alpha, self._delta_prime))
         kernels.observe(self._params, self._state, self._stats, position, loss, t)
+        self._update_upper(position)
 
     def _learn_warm(self, x: dict, y: Any) -> None:
         """One sample of the warm start: every model is scored and learns; after the last one the
@@ -237,6 +251,7 @@ class _Budgeted:
             expert["loss_sum"] = total
             expert["rate"] = rate
             kernels.observe(self._params, self._state, self._stats, position, total / count, 0)
+            self._update_upper(position)
         self._begin(1)
 
     def learn_one(self, x: dict, y: Any) -> None:
@@ -247,7 +262,7 @@ class _Budgeted:
             self._after(y)
             return
         positions = self._selected[: self._n_selected].tolist()
-        deployed = self._deployed
+        deployed = self._chosen  # the policy's end of round hears of its own choice
         deployed_loss = None if deployed in positions else self._loss(self._model(deployed), x, y)
         for position in positions:
             model = self._model(position)
@@ -278,8 +293,8 @@ class _Budgeted:
     # --- what users read ------------------------------------------------------------------------
     @property
     def best_model(self) -> Any:
-        """The model the policy deploys now; during the warm start the model with the smallest
-        loss so far (before any sample: the canonically first one)."""
+        """The model that predicts now (see ``deploy``); during the warm start the model with the
+        smallest loss so far (before any sample: the canonically first one)."""
         return self._model(self._deployed)
 
     def _counts_and_sums(self) -> list[tuple[int, float]]:
@@ -340,6 +355,14 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         :data:`WARM_START`, 20); meanwhile the selector predicts with the model of smallest loss so
         far. The policy then observes each model once, with its mean loss over them and a count
         of ``warm_start``. (Policies that declare no warm start select from the first sample.)
+    deploy
+        Which model predicts. ``"best"`` (default): the model with the smallest upper confidence
+        bound ``mean loss + sqrt(2 log(4 K n^2 / delta) / n)`` (M-LCB's, times its
+        ``bonus_scale``) over *all* models, ties in canonical order: the model whose loss is
+        certified smallest, whichever the policy trains now. ``"policy"``: the policy's own
+        deployed model (M-LCB: the smallest upper bound among the models it trains on the
+        sample, so at ``budget=1`` the model being trained). The policy's statistics are the
+        same either way; with ``budget`` equal to the number of models both rules agree.
     horizon
         Passed to horizon-dependent policies (and sizes M-LCB's look-up table); nothing stops
         after it.
@@ -372,6 +395,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         delta: float = 0.1,
         rate: tuple = RATE,
         warm_start: int = WARM_START,
+        deploy: str = "best",
         horizon: int = 100_000,
         seed: int = 0,
     ) -> None:
@@ -379,9 +403,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
             raise ValueError(f"loss must be one of {_CLASSIFIER_LOSSES}, got {loss!r}")
         self.loss = loss
         self._log_scale = -math.log(LOG_LOSS_FLOOR)
-        self._init(
-            models, base.Classifier, budget, policy, policy_params, delta, rate, warm_start, horizon, seed
-        )
+        self._init(models, base.Classifier, {k: v for k, v in locals().items() if k in _SHARED})
 
     @property
     def _multiclass(self) -> bool:
@@ -462,6 +484,7 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
         delta: float = 0.1,
         rate: tuple = RATE,
         warm_start: int = WARM_START,
+        deploy: str = "best",
         horizon: int = 100_000,
         seed: int = 0,
     ) -> None:
@@ -475,9 +498,7 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
         self.scale = scale
         self._low = math.inf
         self._high = -math.inf
-        self._init(
-            models, base.Regressor, budget, policy, policy_params, delta, rate, warm_start, horizon, seed
-        )
+        self._init(models, base.Regressor, {k: v for k, v in locals().items() if k in _SHARED})
 
     def _after(self, y: Any) -> None:
         y = float(y)

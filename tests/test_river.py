@@ -122,6 +122,26 @@ def test_warm_start_trains_every_model_then_the_policy_observes_once():
     assert model.n_updates == 41
 
 
+def test_deploy_best_predicts_with_the_smallest_upper_bound_over_all_models():
+    stream = list(RealDataEnv("phishing").stream(5, 0, 200))
+    best = BudgetedClassifier(_small_pool(), budget=1, warm_start=5)
+    own = BudgetedClassifier(_small_pool(), budget=1, warm_start=5, deploy="policy")
+    away = 0
+    for x, y in stream[:5]:
+        best.learn_one(x, y)
+        own.learn_one(x, y)
+    for x, y in stream[5:]:
+        best.learn_one(x, y)
+        own.learn_one(x, y)
+        n = best._stats["n"].astype(float)
+        upper = best._stats["loss_sum"] / n + np.sqrt(2 * np.log(4 * 4 * n * n / 0.1) / n)
+        assert best._deployed == int(np.argmin(upper))
+        assert own._deployed == own._selected[0]  # budget 1: the model being trained predicts
+        away += best._deployed != best._selected[0]
+    assert best.trained_counts == own.trained_counts  # the policy's choices are the same
+    assert away > 0
+
+
 @pytest.mark.parametrize("value", [0, -3, 2.5, True])
 def test_warm_start_must_be_a_positive_integer(value):
     with pytest.raises(ValueError, match="warm_start must be an integer >= 1"):
@@ -158,6 +178,7 @@ def test_works_in_progressive_val_score_and_in_a_pipeline():
         ("delta", 1.5, "delta must be a number with 0 < delta < 1"),
         ("rate", (1.0, 2.0), "rate must be a pair"),
         ("warm_start", 0, "warm_start must be an integer >= 1"),
+        ("deploy", "worst", "deploy must be one of"),
         ("loss", "hinge", "loss must be one of"),
         ("seed", -1, "seed must be a non-negative integer"),
     ],
