@@ -324,6 +324,16 @@ def test_presets_are_listed_and_run():
     assert len(result.final()) == 1
 
 
+def test_presets_use_the_river_selectors_rate():
+    from mlcb import river as selectors
+    from mlcb.presets import RIVER_RATE, get
+
+    assert RIVER_RATE == selectors.RATE
+    for name in ("phishing", "bananas"):
+        experts = get(name).config(budget=1).experts
+        assert {expert.rate for expert in experts} == {RIVER_RATE}
+
+
 def test_real_data_env_meets_the_contract():
     check_env("mlcb/RealData-v0", env_params={"dataset": "phishing"})
     for name in ("bananas", "breast-cancer", "digits"):
