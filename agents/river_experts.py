@@ -142,8 +142,13 @@ class _Adapter:
         return float(env.optimal_loss(env_params, 0))
 
     def reference_key(self) -> str:
-        """What identifies this expert's reference: the model's ``repr`` and the loss."""
-        return f"{type(self).__name__}({self.model!r}, loss={self.loss!r}, scale={self.scale!r})"
+        """What identifies this expert's reference: the model's ``repr`` and the loss (computed
+        once per adapter: a river ``repr`` walks every parameter, and every replication asks)."""
+        key = self.__dict__.get("_reference_key")
+        if key is None:
+            key = f"{type(self).__name__}({self.model!r}, loss={self.loss!r}, scale={self.scale!r})"
+            self._reference_key = key
+        return key
 
     def __repr__(self) -> str:
         return (

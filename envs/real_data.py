@@ -125,6 +125,8 @@ class SupervisedRound:
 
     ``t``
         The round.
+    ``row``
+        The row of the data set drawn.
     ``features``
         The row as a dict ``{feature name: value}`` (river's format); shared, do not modify it.
     ``x``
@@ -138,10 +140,11 @@ class SupervisedRound:
         The 0-1 loss of a predicted label.
     """
 
-    __slots__ = ("t", "features", "x", "y", "classes", "feature_names")
+    __slots__ = ("t", "row", "features", "x", "y", "classes", "feature_names")
 
     def __init__(self, table: Table, row: int, t: int) -> None:
         self.t = int(t)
+        self.row = row
         self.features = table.rows[row]
         self.x = table.x[row]
         self.y = table.y[row]
@@ -153,12 +156,6 @@ class SupervisedRound:
 
     def __repr__(self) -> str:
         return f"SupervisedRound(t={self.t}, y={self.y!r})"
-
-
-class _Last(NamedTuple):
-    t: int
-    row: int
-    data: SupervisedRound
 
 
 #: Cached references: (data set, horizon, stream key, expert key) -> mean loss.
@@ -219,7 +216,7 @@ class RealDataEnv(gym.Env):
         self._params: RealDataParams | None = None
         self._state: RealDataState | None = None
         self._round = 0
-        self._last: dict[int, _Last] = {}
+        self._last: dict[int, SupervisedRound] = {}  # by id(state): the last round data given
 
     # --- what the engine uses -------------------------------------------------------------
     def build(self, seed: int, replication: int) -> tuple[RealDataParams, RealDataState]:
@@ -239,11 +236,11 @@ class RealDataEnv(gym.Env):
         row = int(state.row[0])
         last = self._last.get(id(state))
         if last is not None and last.t == t and last.row == row:
-            return last.data  # the same (row, round): the same data, whichever state it came from
+            return last  # the same (row, round): the same data, whichever state it came from
         data = SupervisedRound(self.table, row, t)
         if len(self._last) > 4096:
             self._last.clear()
-        self._last[id(state)] = _Last(t, row, data)
+        self._last[id(state)] = data
         return data
 
     def rows(self, params: RealDataParams, rounds: int) -> np.ndarray:
