@@ -348,10 +348,12 @@ def test_real_data_env_meets_the_contract():
 
 # --- the comparison -------------------------------------------------------------------------------
 #: How far below river's epsilon-greedy BanditClassifier M-LCB at M = 1 may fall, in accuracy, at
-#: this small size (1000 rows, 3 shuffles, seed 0): M-LCB with its default heuristic rates explores
-#: the pool in its first few hundred rows, which costs accuracy on a stream this short (see the
-#: README section "Streaming model selection with river" for the full-size comparison).
-MARGIN = 0.10
+#: this small size (1000 rows, 3 shuffles, seed 0), with the selector's defaults (warm start 20,
+#: rate (1/sqrt 2, 1/2), deploy "best"): measured 86.9 against 86.9 % on Phishing and 83.1 against
+#: 85.7 % on Bananas, where these three shuffles favour epsilon-greedy (over 10 shuffles of 2 000
+#: rows M-LCB is 7.9 points ahead there, README "Streaming model selection with river"). The
+#: margin is 5 points, about twice the largest gap measured (it was 10 points before these defaults).
+MARGIN = 0.05
 
 
 @pytest.mark.parametrize("dataset", ["phishing", "bananas"])
