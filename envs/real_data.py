@@ -199,6 +199,7 @@ class RealDataEnv(gym.Env):
 
     metadata = {"render_modes": []}
     n_experts = None
+    round_data_shared = True  # one SupervisedRound per replication and round, for every expert
 
     def __init__(self, dataset: str = "phishing", horizon: int = 2_000) -> None:
         if dataset not in DATASETS:

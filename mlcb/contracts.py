@@ -53,7 +53,10 @@ class Environment(Protocol):
         :meth:`ExpertFamily.optimal_losses` instead.
     ``round_data(params, state, t, expert) -> object``
         ``xi_t`` as a Python expert sees it when expert ``expert`` is trained or deployed at
-        round ``t`` (after ``begin_round``); documented by each environment.
+        round ``t`` (after ``begin_round``); documented by each environment. An environment
+        whose round data is one object for every expert of a round may say so with the class
+        attribute ``round_data_shared = True``: the Python engine then asks for it once per
+        replication and round, not once per expert call.
 
     Environments never import experts: everything an expert family needs from an environment is
     a public method of the environment.

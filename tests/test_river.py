@@ -270,6 +270,27 @@ def test_adapter_reuses_the_deployed_score_when_the_model_learns_the_same_data()
     assert calls[0] == 3
 
 
+def test_shared_round_data_is_fetched_once_per_replication_and_round(monkeypatch):
+    calls = []
+    original = RealDataEnv.round_data
+
+    def counted(self, params, state, t, expert):
+        calls.append(t)
+        return original(self, params, state, t, expert)
+
+    monkeypatch.setattr(RealDataEnv, "round_data", counted)
+    mlcb.simulate(
+        env="mlcb/RealData-v0",
+        env_params={"dataset": "phishing", "horizon": 50},
+        experts=[RiverExpert(m) for m in _small_pool()],
+        budget=2,
+        horizon=50,
+        replications=2,
+        seed=0,
+    )
+    assert sorted(calls) == sorted(list(range(51)) * 2)  # the warm start and 50 rounds, twice
+
+
 def test_simulator_losses_equal_driving_the_models_by_hand():
     """Every round's deployed loss in the engine is the loss the deployed model has when the same
     models are driven by hand on the same stream (here every model trains every round, M = K)."""
