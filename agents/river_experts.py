@@ -119,7 +119,20 @@ class _Adapter:
         return squared_loss(data.y, self._predict(data), self.scale)
 
     def learn(self, data: Any) -> float:
-        """The loss of the current prediction on ``data``, then one update on it."""
+        """The loss of the current prediction on ``data``, then one update on it.
+
+        Round data with ``warm`` samples (the warm start of ``mlcb/RealData-v0`` with
+        ``warm_start > 1``): each is scored and learnt in turn; the mean loss is returned and
+        ``warm_updates`` says how many updates were made."""
+        warm = getattr(data, "warm", None)
+        if warm:
+            total = 0.0
+            for sample in warm:
+                total += self._score(sample)
+                self._update(sample)
+            self._scored = None
+            self.warm_updates = len(warm)
+            return total / len(warm)
         scored = self._scored
         loss = scored[1] if scored is not None and scored[0] is data else self._score(data)
         self._scored = None

@@ -244,6 +244,11 @@ class LearnerPool:
             problem, expert=k, expert_class=self._classes[k], replication=self._replications[r], round_=t
         )
 
+    def warm_updates(self, r: int, k: int) -> int:
+        """How many updates replication ``r``'s expert ``k`` made in the warm start (its
+        ``warm_updates`` attribute after learning ``xi_0``; 1 without one)."""
+        return self._steps[r][k]
+
     def _fetch(self, r: int, t: int, k: int, method: str) -> Any:
         """Replication ``r``'s round data at ``t`` (shared by its experts), asked as for ``k``."""
         params, state = self._data[r]
@@ -272,7 +277,8 @@ class LearnerPool:
                     out = learners[k].learn(round_data(params, state, t, k) if data is None else data)
                 except Exception as error:
                     raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
-                n = steps[k] = steps[k] + 1
+                # A learner that made several updates in the warm start says how many.
+                n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if t == 0 else 1)
                 if out.__class__ is tuple and len(out) == 2:
                     loss, rate = out
                 else:

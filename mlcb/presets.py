@@ -240,9 +240,10 @@ for _dataset, _rows in (("phishing", "1 250"), ("bananas", "5 300")):
         name=_dataset,
         description=f"river's {_dataset.capitalize()} data set ({_rows} rows, bootstrapped): 8 river "
         "classifiers (3 SGD logistic regressions, perceptron, PA-I, naive Bayes, Hoeffding tree, "
-        "k-NN), 0-1 loss; regret against the best one trained every round (needs river)",
+        "k-NN), 0-1 loss, a warm start of 20 rows; regret against the best one trained every "
+        "round (needs river)",
         env="mlcb/RealData-v0",
-        env_params={"dataset": _dataset, "horizon": 2_000},
+        env_params={"dataset": _dataset, "horizon": 2_000, "warm_start": 20},
         budgets=(1, 2, 3),
         horizon=2_000,
         replications=10,

@@ -15,7 +15,7 @@ pytest.importorskip("sklearn")
 
 import mlcb  # noqa: E402
 from agents.river_experts import RiverExpert, SklearnExpert, log_loss, river_pool, squared_loss  # noqa: E402
-from envs.real_data import RealDataEnv, SupervisedRound  # noqa: E402
+from envs.real_data import RealDataEnv, SupervisedRound, _begin_round  # noqa: E402
 from mlcb.config import SimulationConfig  # noqa: E402
 from mlcb.engine import checkpoint_grid  # noqa: E402
 from mlcb.python_engine import run_replications  # noqa: E402
@@ -332,6 +332,42 @@ def test_regret_reference_is_the_best_member_trained_every_round():
         seed=0,
     )
     assert np.abs(result.final()["regret"].to_numpy()).max() < 1e-9
+
+
+def test_simulator_warm_start_of_several_rows_counts_every_update():
+    """With warm_start = W the engine's warm start trains every expert on W rows and counts W
+    updates; a pool of one model still has regret 0 against itself trained on every row."""
+    result = mlcb.simulate(
+        env="mlcb/RealData-v0",
+        env_params={"dataset": "bananas", "horizon": 60, "warm_start": 7},
+        experts=[RiverExpert(m) for m in _small_pool()],
+        budget=1,
+        horizon=60,
+        replications=2,
+        seed=0,
+    )
+    experts = result.experts
+    first = experts[experts["round"] == 1].groupby("replication")["trained"].sum()
+    assert (first == 4 * 7 + 1).all()
+    alone = mlcb.simulate(
+        env="mlcb/RealData-v0",
+        env_params={"dataset": "phishing", "horizon": 80, "warm_start": 5},
+        experts=[RiverExpert(river_pool()[5])],
+        budget=1,
+        horizon=80,
+        replications=2,
+        seed=0,
+    )
+    assert np.abs(alone.final()["regret"].to_numpy()).max() < 1e-9
+    env = RealDataEnv("phishing", warm_start=5)
+    params, state = env.build(0, 0)
+    _begin_round(params, state, 0)
+    data = env.round_data(params, state, 0, 0)
+    assert len(data.warm) == 5 and data.warm[0].row == data.row
+    _begin_round(params, state, 1)
+    assert env.round_data(params, state, 1, 0).warm is None
+    with pytest.raises(ValueError, match="warm_start must be an integer >= 1"):
+        RealDataEnv("phishing", warm_start=0)
 
 
 def test_presets_are_listed_and_run():
