@@ -145,6 +145,11 @@ class PythonExpert(Protocol):
     ``heuristic`` (optional)
         ``False`` only when ``rate`` is a valid high-probability bound for this learner on the
         stream it faces; default ``True`` (the certificate is then marked not valid).
+    ``warm_updates`` (optional)
+        Read once, after ``learn`` at round 0 (the warm start): how many updates that call made,
+        for round data that carries several samples (``mlcb/RealData-v0`` with ``warm_start >
+        1``); the loss it returned is then their mean, and the engine counts that many updates
+        of that mean loss. Default 1.
     ``optimal_loss(env, env_params) -> float`` (optional)
         ``L_k*``, the least expected loss of the learner's model class on the replication;
         default :meth:`Environment.optimal_loss`.
