@@ -101,9 +101,15 @@ def squared_loss(y: float, prediction: Any, scale: float) -> float:
 
 
 class _Adapter:
-    """What both adapters share: the loss, the rate, the reference."""
+    """What both adapters share: the loss, the rate, the reference.
+
+    The engine deploys before it trains: when the deployed model also learns the round's sample,
+    ``learn`` reuses the score ``deploy`` just computed on the same ``data`` object (the model has
+    not changed in between), so the model predicts once, not twice.
+    """
 
     heuristic = True
+    _scored: tuple | None = None  # (data, loss) of the last deploy, until the model learns
 
     def _score(self, data: Any) -> float:
         if self.loss == "zero-one":
@@ -113,14 +119,31 @@ class _Adapter:
         return squared_loss(data.y, self._predict(data), self.scale)
 
     def learn(self, data: Any) -> float:
-        """The loss of the current prediction on ``data``, then one update on it."""
-        loss = self._score(data)
+        """The loss of the current prediction on ``data``, then one update on it.
+
+        Round data with ``warm`` samples (the warm start of ``mlcb/RealData-v0`` with
+        ``warm_start > 1``): each is scored and learnt in turn; the mean loss is returned and
+        ``warm_updates`` says how many updates were made."""
+        warm = getattr(data, "warm", None)
+        if warm:
+            total = 0.0
+            for sample in warm:
+                total += self._score(sample)
+                self._update(sample)
+            self._scored = None
+            self.warm_updates = len(warm)
+            return total / len(warm)
+        scored = self._scored
+        loss = scored[1] if scored is not None and scored[0] is data else self._score(data)
+        self._scored = None
         self._update(data)
         return loss
 
     def deploy(self, data: Any) -> float:
         """The loss of the current prediction on ``data``; nothing learns."""
-        return self._score(data)
+        loss = self._score(data)
+        self._scored = (data, loss)
+        return loss
 
     def optimal_loss(self, env: Any, env_params: Any) -> float:
         """The environment's reference for this model (on real data: its mean loss when trained on
@@ -132,8 +155,13 @@ class _Adapter:
         return float(env.optimal_loss(env_params, 0))
 
     def reference_key(self) -> str:
-        """What identifies this expert's reference: the model's ``repr`` and the loss."""
-        return f"{type(self).__name__}({self.model!r}, loss={self.loss!r}, scale={self.scale!r})"
+        """What identifies this expert's reference: the model's ``repr`` and the loss (computed
+        once per adapter: a river ``repr`` walks every parameter, and every replication asks)."""
+        key = self.__dict__.get("_reference_key")
+        if key is None:
+            key = f"{type(self).__name__}({self.model!r}, loss={self.loss!r}, scale={self.scale!r})"
+            self._reference_key = key
+        return key
 
     def __repr__(self) -> str:
         return (

@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mlcb  # noqa: E402
 from agents.river_experts import RiverExpert, river_pool  # noqa: E402
+from mlcb.presets import RIVER_RATE  # noqa: E402
 from mlcb.river import compare  # noqa: E402
 
 DATASETS = ("phishing", "bananas")
@@ -126,7 +127,7 @@ def figure(frame, path: Path) -> None:
 
 def speed(dataset: str, horizon: int, replications: int) -> dict:
     """Rounds/s of the preset through the simulator, and the engine's share of the time."""
-    experts = [TimedExpert(m) for m in river_pool()]
+    experts = [TimedExpert(m, rate=RIVER_RATE) for m in river_pool()]
     fields = dict(
         env="mlcb/RealData-v0",
         env_params={"dataset": dataset, "horizon": horizon},

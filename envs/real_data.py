@@ -125,6 +125,8 @@ class SupervisedRound:
 
     ``t``
         The round.
+    ``row``
+        The row of the data set drawn.
     ``features``
         The row as a dict ``{feature name: value}`` (river's format); shared, do not modify it.
     ``x``
@@ -136,12 +138,18 @@ class SupervisedRound:
         Every label of the data set, sorted (what ``partial_fit`` needs up front).
     ``loss(prediction) -> float``
         The 0-1 loss of a predicted label.
+    ``warm``
+        ``None``, except at round 0 of an environment with ``warm_start = W > 1``: the ``W``
+        rows of the warm start (this round's row first), each a ``SupervisedRound``; an expert
+        learns them all and says how many updates it made (``warm_updates``).
     """
 
-    __slots__ = ("t", "features", "x", "y", "classes", "feature_names")
+    __slots__ = ("t", "row", "features", "x", "y", "classes", "feature_names", "warm")
 
     def __init__(self, table: Table, row: int, t: int) -> None:
         self.t = int(t)
+        self.row = row
+        self.warm = None
         self.features = table.rows[row]
         self.x = table.x[row]
         self.y = table.y[row]
@@ -153,12 +161,6 @@ class SupervisedRound:
 
     def __repr__(self) -> str:
         return f"SupervisedRound(t={self.t}, y={self.y!r})"
-
-
-class _Last(NamedTuple):
-    t: int
-    row: int
-    data: SupervisedRound
 
 
 #: Cached references: (data set, horizon, stream key, expert key) -> mean loss.
@@ -177,6 +179,12 @@ class RealDataEnv(gym.Env):
     horizon : int
         ``>= 1``: the rounds of the regret reference (see the module's docstring); use the
         simulation's horizon.
+    warm_start : int
+        ``>= 1`` (default 1): the rows of round 0, the engine's warm start. With ``W > 1`` the
+        round-0 data carries ``W`` rows (``SupervisedRound.warm``: the round's own row, then
+        rows drawn from the replication's stream at the counters ``(0, j)``, ``j = 1 .. W - 1``,
+        which no later round uses); experts that learn them all count ``W`` updates, as the
+        river selectors' warm start does (:mod:`mlcb.river`). Later rounds are unchanged.
 
     The engine and the expert families read (:class:`mlcb.contracts.Environment`):
 
@@ -202,14 +210,18 @@ class RealDataEnv(gym.Env):
 
     metadata = {"render_modes": []}
     n_experts = None
+    round_data_shared = True  # one SupervisedRound per replication and round, for every expert
 
-    def __init__(self, dataset: str = "phishing", horizon: int = 2_000) -> None:
+    def __init__(self, dataset: str = "phishing", horizon: int = 2_000, warm_start: int = 1) -> None:
         if dataset not in DATASETS:
             raise ValueError(f"dataset must be one of {', '.join(DATASETS)}, got {dataset!r}")
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
             raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
+        if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
+            raise ValueError(f"warm_start must be an integer >= 1, got {warm_start!r}")
         self.dataset = dataset
         self.horizon = int(horizon)
+        self.warm_start = int(warm_start)
         self.table = load(dataset)
         d = self.table.x.shape[1]
         self.observation_space = gym.spaces.Box(
@@ -219,7 +231,7 @@ class RealDataEnv(gym.Env):
         self._params: RealDataParams | None = None
         self._state: RealDataState | None = None
         self._round = 0
-        self._last: dict[int, _Last] = {}
+        self._last: dict[int, SupervisedRound] = {}  # by id(state): the last round data given
 
     # --- what the engine uses -------------------------------------------------------------
     def build(self, seed: int, replication: int) -> tuple[RealDataParams, RealDataState]:
@@ -239,11 +251,20 @@ class RealDataEnv(gym.Env):
         row = int(state.row[0])
         last = self._last.get(id(state))
         if last is not None and last.t == t and last.row == row:
-            return last.data  # the same (row, round): the same data, whichever state it came from
-        data = SupervisedRound(self.table, row, t)
+            return last  # the same (row, round): the same data, whichever state it came from
+        data = self._data(params, row, t)
         if len(self._last) > 4096:
             self._last.clear()
-        self._last[id(state)] = _Last(t, row, data)
+        self._last[id(state)] = data
+        return data
+
+    def _data(self, params: RealDataParams, row: int, t: int) -> SupervisedRound:
+        """Round ``t``'s data for ``row``, with the warm start's rows at round 0."""
+        data = SupervisedRound(self.table, row, t)
+        if t == 0 and self.warm_start > 1:
+            n = params.n_rows
+            rows = [row] + [min(int(uniform(params.key, 0, j) * n), n - 1) for j in range(1, self.warm_start)]
+            data.warm = tuple(SupervisedRound(self.table, r, 0) for r in rows)
         return data
 
     def rows(self, params: RealDataParams, rounds: int) -> np.ndarray:
@@ -269,15 +290,14 @@ class RealDataEnv(gym.Env):
         (or ``repr``)."""
         identity = getattr(expert, "reference_key", None)
         identity = identity() if callable(identity) else repr(expert)
-        key = (self.dataset, self.horizon, int(params.key), identity)
+        key = (self.dataset, self.horizon, self.warm_start, int(params.key), identity)
         if key in _REFERENCES:
             _REFERENCES.move_to_end(key)
             return _REFERENCES[key]
         fresh = expert.spawn(0) if callable(getattr(expert, "spawn", None)) else expert
-        table = self.table
         total = 0.0
         for t, row in enumerate(self.rows(params, self.horizon + 1).tolist()):
-            out = fresh.learn(SupervisedRound(table, row, t))
+            out = fresh.learn(self._data(params, row, t))
             loss = out[0] if isinstance(out, tuple) else out
             if t > 0:
                 total += float(loss)

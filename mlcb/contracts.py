@@ -53,7 +53,10 @@ class Environment(Protocol):
         :meth:`ExpertFamily.optimal_losses` instead.
     ``round_data(params, state, t, expert) -> object``
         ``xi_t`` as a Python expert sees it when expert ``expert`` is trained or deployed at
-        round ``t`` (after ``begin_round``); documented by each environment.
+        round ``t`` (after ``begin_round``); documented by each environment. An environment
+        whose round data is one object for every expert of a round may say so with the class
+        attribute ``round_data_shared = True``: the Python engine then asks for it once per
+        replication and round, not once per expert call.
 
     Environments never import experts: everything an expert family needs from an environment is
     a public method of the environment.
@@ -142,6 +145,11 @@ class PythonExpert(Protocol):
     ``heuristic`` (optional)
         ``False`` only when ``rate`` is a valid high-probability bound for this learner on the
         stream it faces; default ``True`` (the certificate is then marked not valid).
+    ``warm_updates`` (optional)
+        Read once, after ``learn`` at round 0 (the warm start): how many updates that call made,
+        for round data that carries several samples (``mlcb/RealData-v0`` with ``warm_start >
+        1``); the loss it returned is then their mean, and the engine counts that many updates
+        of that mean loss. Default 1.
     ``optimal_loss(env, env_params) -> float`` (optional)
         ``L_k*``, the least expected loss of the learner's model class on the replication;
         default :meth:`Environment.optimal_loss`.

@@ -221,6 +221,10 @@ class LearnerPool:
         self._replications = list(batch.replications)
         self._data = [(batch.env_params[r], batch.env_states[r]) for r in range(len(batch.replications))]
         self._round_data = env.round_data
+        # An environment whose round data is the same for every expert: fetched once per
+        # replication and round, in deploy (which the engine calls first), reused by train.
+        self._shared = bool(getattr(env, "round_data_shared", False))
+        self._fetched: list[tuple[int, Any]] = [(-1, None)] * len(batch.replications)
         self.learners = [
             [spawn(expert, _seed(keys[k])) for k, expert in enumerate(experts)] for keys in batch.expert_keys
         ]
@@ -240,21 +244,41 @@ class LearnerPool:
             problem, expert=k, expert_class=self._classes[k], replication=self._replications[r], round_=t
         )
 
+    def warm_updates(self, r: int, k: int) -> int:
+        """How many updates replication ``r``'s expert ``k`` made in the warm start (its
+        ``warm_updates`` attribute after learning ``xi_0``; 1 without one)."""
+        return self._steps[r][k]
+
+    def _fetch(self, r: int, t: int, k: int, method: str) -> Any:
+        """Replication ``r``'s round data at ``t`` (shared by its experts), asked as for ``k``."""
+        params, state = self._data[r]
+        try:
+            return self._round_data(params, state, t, k)
+        except Exception as error:
+            raise raised(error, method, k, self._classes[k], self._replications[r], t) from error
+
     def train(
         self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, rates: np.ndarray
     ) -> None:
         round_data = self._round_data
+        shared, fetched = self._shared, self._fetched
         for r, (row, count) in enumerate(zip(selected.tolist(), counts.tolist())):
             params, state = self._data[r]
             learners = self.learners[r]
             steps = self._steps[r]
+            data = None
+            if shared and count:
+                last_t, data = fetched[r]
+                if last_t != t:
+                    data = self._fetch(r, t, row[0], "learn")
             for j in range(count):
                 k = row[j]
                 try:
-                    out = learners[k].learn(round_data(params, state, t, k))
+                    out = learners[k].learn(round_data(params, state, t, k) if data is None else data)
                 except Exception as error:
                     raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
-                n = steps[k] = steps[k] + 1
+                # A learner that made several updates in the warm start says how many.
+                n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if t == 0 else 1)
                 if out.__class__ is tuple and len(out) == 2:
                     loss, rate = out
                 else:
@@ -279,13 +303,18 @@ class LearnerPool:
         self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, expected: np.ndarray
     ) -> None:
         round_data = self._round_data
+        shared, fetched = self._shared, self._fetched
         for r, (row, count) in enumerate(zip(selected.tolist(), counts.tolist())):
             params, state = self._data[r]
             learners = self.learners[r]
+            data = None
+            if shared and count:
+                data = self._fetch(r, t, row[0], "deploy")
+                fetched[r] = (t, data)
             for j in range(count):
                 k = row[j]
                 try:
-                    out = learners[k].deploy(round_data(params, state, t, k))
+                    out = learners[k].deploy(round_data(params, state, t, k) if data is None else data)
                 except Exception as error:
                     raise raised(error, "deploy", k, self._classes[k], self._replications[r], t) from error
                 if out.__class__ is tuple and len(out) == 2:

@@ -277,6 +277,22 @@ def build_pool(problem: Any, batch: Batch, horizon: int) -> Any:
     return CompiledPool(family, experts, batch, problem.delta, problem.smoothing)
 
 
+def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray) -> None:
+    """Where an expert made ``c > 1`` updates in the warm start (``pool.warm_updates(r, k)``:
+    a Python expert that learnt several samples of ``xi_0``, :class:`mlcb.learners.LearnerPool`),
+    count them: its statistics start at ``c`` updates with ``c`` times its mean warm-start loss,
+    which the warm start's accounting then completes (it adds the one update and the loss)."""
+    updates = getattr(pool, "warm_updates", None)
+    if updates is None:
+        return
+    for r in range(everyone.shape[0]):
+        for j in range(everyone.shape[1]):
+            c = int(updates(r, int(everyone[r, j])))
+            if c > 1:
+                stats["n"][r, j] += c - 1
+                stats["loss_sum"][r, j] += (c - 1) * float(losses[r, j])
+
+
 def _run_block(
     problem: Any, seed: int, block: list[int], horizon: int, checkpoints: np.ndarray, trace_rounds: int
 ) -> list[_engine.Replication]:
@@ -313,6 +329,7 @@ def _run_block(
         everyone = np.stack([engine.full_order(b.record, n_experts) for b in built])  # identity order
         losses, rates = np.zeros((n_reps, n_experts)), np.zeros((n_reps, n_experts))
         pool.train(0, everyone, np.full(n_reps, n_experts, dtype=np.int64), losses, rates)
+        _count_warm_updates(pool, everyone, stats, losses)
         records = typed_list([b.record for b in built])
         failed = _pick(_WARM_FINISH, *samples[2:])(typed_list(policies), stats, records, losses, rates)
         if failed >= 0:

@@ -15,7 +15,7 @@ pytest.importorskip("sklearn")
 
 import mlcb  # noqa: E402
 from agents.river_experts import RiverExpert, SklearnExpert, log_loss, river_pool, squared_loss  # noqa: E402
-from envs.real_data import RealDataEnv  # noqa: E402
+from envs.real_data import RealDataEnv, SupervisedRound, _begin_round  # noqa: E402
 from mlcb.config import SimulationConfig  # noqa: E402
 from mlcb.engine import checkpoint_grid  # noqa: E402
 from mlcb.python_engine import run_replications  # noqa: E402
@@ -86,15 +86,66 @@ def test_canonical_order_follows_the_key_not_the_position():
 @pytest.mark.parametrize("budget", [1, 2, 4])
 def test_budget_is_a_cap_and_full_budget_trains_every_model(budget):
     stream = list(RealDataEnv("phishing").stream(1, 0, 200))
-    model = BudgetedClassifier(_small_pool(), budget=budget)
-    for x, y in stream:
+    model = BudgetedClassifier(_small_pool(), budget=budget, warm_start=5)
+    for i, (x, y) in enumerate(stream):
         model.predict_one(x)
         before = model.n_updates
         model.learn_one(x, y)
-        assert model.n_updates - before <= (4 if before == 0 else budget)
+        assert model.n_updates - before == (4 if i < 5 else budget)
+        if i < 5:
+            assert model.trained_counts == [i + 1] * 4
     if budget == 4:
         assert model.trained_counts == [200] * 4
-    assert model.n_updates == 4 + (len(stream) - 1) * budget
+    assert model.n_updates == 4 * 5 + (len(stream) - 5) * budget
+
+
+def test_warm_start_trains_every_model_then_the_policy_observes_once():
+    """Every model learns the first ``warm_start`` samples; the policy then sees each model once,
+    with its mean loss over them and a count of ``warm_start``; until then the selector predicts
+    with the model of smallest loss so far."""
+    stream = list(RealDataEnv("bananas").stream(4, 0, 30))
+    model = BudgetedClassifier(_small_pool(), budget=1, warm_start=10)
+    order = canonical_order(model.models)
+    hand = [model.models[i].clone() for i in order]  # canonical order: ties go to the first
+    sums = [0.0] * 4
+    for x, y in stream[:10]:
+        for k, m in enumerate(hand):
+            sums[k] += 0.0 if m.predict_one(x) == y else 1.0
+            m.learn_one(x, y)
+        model.learn_one(x, y)
+        assert repr(model.best_model) == repr(hand[min(range(4), key=sums.__getitem__)])
+    assert model.trained_counts == [10] * 4
+    assert sorted(model.mean_losses) == pytest.approx(sorted(s / 10 for s in sums))
+    assert (model._stats["n"] == 10).all()
+    assert model._stats["loss_sum"].tolist() == sums
+    model.learn_one(*stream[10])
+    assert model.n_updates == 41
+
+
+def test_deploy_best_predicts_with_the_smallest_upper_bound_over_all_models():
+    stream = list(RealDataEnv("phishing").stream(5, 0, 200))
+    best = BudgetedClassifier(_small_pool(), budget=1, warm_start=5)
+    own = BudgetedClassifier(_small_pool(), budget=1, warm_start=5, deploy="policy")
+    away = 0
+    for x, y in stream[:5]:
+        best.learn_one(x, y)
+        own.learn_one(x, y)
+    for x, y in stream[5:]:
+        best.learn_one(x, y)
+        own.learn_one(x, y)
+        n = best._stats["n"].astype(float)
+        upper = best._stats["loss_sum"] / n + np.sqrt(2 * np.log(4 * 4 * n * n / 0.1) / n)
+        assert best._deployed == int(np.argmin(upper))
+        assert own._deployed == own._selected[0]  # budget 1: the model being trained predicts
+        away += best._deployed != best._selected[0]
+    assert best.trained_counts == own.trained_counts  # the policy's choices are the same
+    assert away > 0
+
+
+@pytest.mark.parametrize("value", [0, -3, 2.5, True])
+def test_warm_start_must_be_a_positive_integer(value):
+    with pytest.raises(ValueError, match="warm_start must be an integer >= 1"):
+        BudgetedClassifier(_small_pool(), warm_start=value)
 
 
 def test_budgeted_regressor_trains_and_predicts():
@@ -126,6 +177,8 @@ def test_works_in_progressive_val_score_and_in_a_pipeline():
         ("policy", "nope", "policy must be one of"),
         ("delta", 1.5, "delta must be a number with 0 < delta < 1"),
         ("rate", (1.0, 2.0), "rate must be a pair"),
+        ("warm_start", 0, "warm_start must be an integer >= 1"),
+        ("deploy", "worst", "deploy must be one of"),
         ("loss", "hinge", "loss must be one of"),
         ("seed", -1, "seed must be a non-negative integer"),
     ],
@@ -142,7 +195,7 @@ def test_any_registered_policy_selects(policy):
     for x, y in stream:
         model.predict_one(x)
         model.learn_one(x, y)
-    assert model.n_updates <= 4 + 2 * (len(stream) - 1)
+    assert model.n_updates <= 4 * 20 + 2 * (len(stream) - 20)
 
 
 # --- the adapters ---------------------------------------------------------------------------------
@@ -194,6 +247,50 @@ def test_adapter_parameters_are_checked():
         SklearnExpert(SGDClassifier(), loss="log")
 
 
+def test_adapter_reuses_the_deployed_score_when_the_model_learns_the_same_data():
+    from river import naive_bayes
+
+    env = RealDataEnv("phishing")
+    params, state = env.build(0, 0)
+    expert = RiverExpert(naive_bayes.GaussianNB())
+    calls = [0]
+    predict = expert.model.predict_one
+
+    def counted(x, **kwargs):
+        calls[0] += 1
+        return predict(x, **kwargs)
+
+    expert.model.predict_one = counted
+    first = SupervisedRound(env.table, 3, 1)
+    loss = expert.deploy(first)
+    assert expert.learn(first) == loss and calls[0] == 1  # one prediction for both
+    expert.deploy(first)  # the model has learnt since: scored again
+    second = SupervisedRound(env.table, 3, 2)
+    expert.learn(second)  # another round's data: scored again
+    assert calls[0] == 3
+
+
+def test_shared_round_data_is_fetched_once_per_replication_and_round(monkeypatch):
+    calls = []
+    original = RealDataEnv.round_data
+
+    def counted(self, params, state, t, expert):
+        calls.append(t)
+        return original(self, params, state, t, expert)
+
+    monkeypatch.setattr(RealDataEnv, "round_data", counted)
+    mlcb.simulate(
+        env="mlcb/RealData-v0",
+        env_params={"dataset": "phishing", "horizon": 50},
+        experts=[RiverExpert(m) for m in _small_pool()],
+        budget=2,
+        horizon=50,
+        replications=2,
+        seed=0,
+    )
+    assert sorted(calls) == sorted(list(range(51)) * 2)  # the warm start and 50 rounds, twice
+
+
 def test_simulator_losses_equal_driving_the_models_by_hand():
     """Every round's deployed loss in the engine is the loss the deployed model has when the same
     models are driven by hand on the same stream (here every model trains every round, M = K)."""
@@ -237,6 +334,42 @@ def test_regret_reference_is_the_best_member_trained_every_round():
     assert np.abs(result.final()["regret"].to_numpy()).max() < 1e-9
 
 
+def test_simulator_warm_start_of_several_rows_counts_every_update():
+    """With warm_start = W the engine's warm start trains every expert on W rows and counts W
+    updates; a pool of one model still has regret 0 against itself trained on every row."""
+    result = mlcb.simulate(
+        env="mlcb/RealData-v0",
+        env_params={"dataset": "bananas", "horizon": 60, "warm_start": 7},
+        experts=[RiverExpert(m) for m in _small_pool()],
+        budget=1,
+        horizon=60,
+        replications=2,
+        seed=0,
+    )
+    experts = result.experts
+    first = experts[experts["round"] == 1].groupby("replication")["trained"].sum()
+    assert (first == 4 * 7 + 1).all()
+    alone = mlcb.simulate(
+        env="mlcb/RealData-v0",
+        env_params={"dataset": "phishing", "horizon": 80, "warm_start": 5},
+        experts=[RiverExpert(river_pool()[5])],
+        budget=1,
+        horizon=80,
+        replications=2,
+        seed=0,
+    )
+    assert np.abs(alone.final()["regret"].to_numpy()).max() < 1e-9
+    env = RealDataEnv("phishing", warm_start=5)
+    params, state = env.build(0, 0)
+    _begin_round(params, state, 0)
+    data = env.round_data(params, state, 0, 0)
+    assert len(data.warm) == 5 and data.warm[0].row == data.row
+    _begin_round(params, state, 1)
+    assert env.round_data(params, state, 1, 0).warm is None
+    with pytest.raises(ValueError, match="warm_start must be an integer >= 1"):
+        RealDataEnv("phishing", warm_start=0)
+
+
 def test_presets_are_listed_and_run():
     out = subprocess.run(
         [sys.executable, "-m", "mlcb.cli", "list"], capture_output=True, text=True, check=True, cwd=ROOT
@@ -246,6 +379,16 @@ def test_presets_are_listed_and_run():
         preset="bananas", budget=1, horizon=80, replications=1, env_params={"horizon": 80}, seed=0
     )
     assert len(result.final()) == 1
+
+
+def test_presets_use_the_river_selectors_rate():
+    from mlcb import river as selectors
+    from mlcb.presets import RIVER_RATE, get
+
+    assert RIVER_RATE == selectors.RATE
+    for name in ("phishing", "bananas"):
+        experts = get(name).config(budget=1).experts
+        assert {expert.rate for expert in experts} == {RIVER_RATE}
 
 
 def test_real_data_env_meets_the_contract():
@@ -262,10 +405,12 @@ def test_real_data_env_meets_the_contract():
 
 # --- the comparison -------------------------------------------------------------------------------
 #: How far below river's epsilon-greedy BanditClassifier M-LCB at M = 1 may fall, in accuracy, at
-#: this small size (1000 rows, 3 shuffles, seed 0): M-LCB with its default heuristic rates explores
-#: the pool in its first few hundred rows, which costs accuracy on a stream this short (see the
-#: README section "Streaming model selection with river" for the full-size comparison).
-MARGIN = 0.10
+#: this small size (1000 rows, 3 shuffles, seed 0), with the selector's defaults (warm start 20,
+#: rate (1/sqrt 2, 1/2), deploy "best"): measured 86.9 against 86.9 % on Phishing and 83.1 against
+#: 85.7 % on Bananas, where these three shuffles favour epsilon-greedy (over 10 shuffles of 2 000
+#: rows M-LCB is 7.9 points ahead there, README "Streaming model selection with river"). The
+#: margin is 5 points, about twice the largest gap measured (it was 10 points before these defaults).
+MARGIN = 0.05
 
 
 @pytest.mark.parametrize("dataset", ["phishing", "bananas"])
@@ -282,8 +427,8 @@ def test_comparison_counts_updates():
         "phishing", horizon=200, shuffles=1, budgets=(1, 2), selectors=("mlcb", "train-everything", "ucb")
     )
     per_sample = dict(zip(frame["selector"], frame["updates"]))
-    assert per_sample["mlcb M=1"] == 8 + 199
-    assert per_sample["mlcb M=2"] == 8 + 2 * 199
+    assert per_sample["mlcb M=1"] == 8 * 20 + 180
+    assert per_sample["mlcb M=2"] == 8 * 20 + 2 * 180
     assert per_sample["train-everything"] == 8 * 200
 
 
@@ -332,5 +477,5 @@ def test_readme_river_example_runs(capsys):
     namespace: dict = {"__name__": "readme_river_example"}
     exec(compile(match.group(1), "README.md", "exec"), namespace)  # noqa: S102 (the project's own README)
     model = namespace["model"]
-    assert model.n_updates == 8 + 1249
+    assert model.n_updates == 8 * 20 + 1230
     assert "Accuracy" in capsys.readouterr().out
