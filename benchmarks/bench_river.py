@@ -104,9 +104,13 @@ def figure(frame, path: Path) -> None:
     fig, axes = plt.subplots(1, len(DATASETS), figsize=(11, 4.2))
     colours = dict(zip(ORDER, ["#1b5e20", "#43a047", "#a5d6a7", "#e65100", "#ffb300", "#5e35b1", "#616161"]))
     for ax, dataset in zip(axes, DATASETS):
-        for name in ORDER:
-            part = frame[(frame["dataset"] == dataset) & (frame["selector"] == name)]
-            x = part["updates_per_sample"].mean()
+        parts = {name: frame[(frame["dataset"] == dataset) & (frame["selector"] == name)] for name in ORDER}
+        spent = {name: part["updates_per_sample"].mean() for name, part in parts.items()}
+        for name, part in parts.items():
+            # Selectors that spend the same updates (M-LCB at M = 1 and river's bandits) are drawn
+            # side by side, 3 % apart, so that their error bars do not hide each other.
+            same = [other for other in ORDER if abs(np.log(spent[other] / spent[name])) < 0.02]
+            x = spent[name] * 1.03 ** (same.index(name) - (len(same) - 1) / 2)
             y = 100 * part["accuracy"]
             ax.errorbar(
                 x, y.mean(), yerr=y.std(ddof=1), fmt="o", capsize=4, color=colours[name], label=name, ms=7
