@@ -211,6 +211,8 @@ class RealDataEnv(gym.Env):
     metadata = {"render_modes": []}
     n_experts = None
     round_data_shared = True  # one SupervisedRound per replication and round, for every expert
+    #: What regret is measured against (recorded in results, printed on figures).
+    reference = "the best pool member trained on every round"
 
     def __init__(self, dataset: str = "phishing", horizon: int = 2_000, warm_start: int = 1) -> None:
         if dataset not in DATASETS:

@@ -57,6 +57,11 @@ class Environment(Protocol):
         whose round data is one object for every expert of a round may say so with the class
         attribute ``round_data_shared = True``: the Python engine then asks for it once per
         replication and round, not once per expert call.
+    ``reference`` (optional)
+        A class attribute, a phrase naming what regret is measured against when it is not the
+        experts' ``L_k*`` as usual (``mlcb/RealData-v0``: the best pool member trained on every
+        round); results record it and figures print it. An expert family's own ``reference``
+        takes precedence.
 
     Environments never import experts: everything an expert family needs from an environment is
     a public method of the environment.

@@ -39,19 +39,49 @@ KINDS = store.FIGURE_KINDS
 THEORY_PANELS = 6
 
 
-def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = True, ax: Any = None) -> Any:
+def default_metric(result: Result) -> str:
+    """The figures' default curve: ``"pseudo_regret"`` where the result has it, else the realised
+    ``"regret"`` (streams of real data, where no expected loss is known, record no pseudo-regret)."""
+    values = result.curves["pseudo_regret"].to_numpy(float) if len(result.curves) else np.zeros(0)
+    return "pseudo_regret" if np.isfinite(values).any() else "regret"
+
+
+def _metric(result: Result, metric: str | None) -> str:
+    """``metric``, checked, or the result's :func:`default_metric`."""
+    if metric is None:
+        return default_metric(result)
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    return metric
+
+
+def _value_scale(ax: Any, values: Any) -> None:
+    """Log y-axis; symmetric log (linear within 1 of 0, the axis starting just below the
+    lowest of ``values``) when some of the values drawn are negative, as the realised regret
+    against a reference can be."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if (values < 0).any():
+        ax.set_yscale("symlog", linthresh=1.0)
+        lowest = float(values.min())
+        ax.set_ylim(bottom=lowest - 0.1 * max(1.0, abs(lowest)))
+    else:
+        ax.set_yscale("log")
+
+
+def regret(result: Result, metric: str | None = None, theory_curves: bool = True, ax: Any = None) -> Any:
     """Regret against rounds, one colour per setting; returns the matplotlib Axes.
 
     Parameters
     ----------
-    metric : {"pseudo_regret", "regret", "top_m_regret"}
+    metric : {"pseudo_regret", "regret", "top_m_regret"}, optional
         The curve: the mean over replications, with the band from their 5% to 95% quantiles.
+        Default :func:`default_metric`: pseudo-regret where recorded, else regret.
     theory_curves : bool
         Also draw, per setting, the mean certificate Delta(t) (dashed) and, where the result
         recorded it, the worst-case bound B_num(t) (dotted).
     """
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    metric = _metric(result, metric)
     curves = result.curves[result.curves["round"] > 0]
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 5))
@@ -94,7 +124,7 @@ def regret(result: Result, metric: str = "pseudo_regret", theory_curves: bool = 
                 handles.append(proxy)
                 labels.append(f"{text} (colour of its setting)")
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    _value_scale(ax, curves.groupby(["setting", "round"])[metric].quantile(0.05))  # the bands' floor
     ax.set_xlabel("round t")
     ax.set_ylabel(metric.replace("_", " "))
     calibrations = ", ".join(sorted(result.curves["calibration"].unique()))
@@ -168,12 +198,14 @@ def _bound_curve(result: Result, setting: str) -> tuple[np.ndarray, np.ndarray] 
     return rounds, values
 
 
-def panels(result: Result, metric: str = "pseudo_regret") -> Any:
+def panels(result: Result, metric: str | None = None) -> Any:
     """The paper's three panels; returns the matplotlib Figure.
 
-    (a) ``metric`` against rounds with a band over replications; (b) deployment counts per expert
-    at the horizon (mean over replications); (c) training counts per expert at the horizon.
+    (a) ``metric`` (default :func:`default_metric`) against rounds with a band over replications;
+    (b) deployment counts per expert at the horizon (mean over replications); (c) training
+    counts per expert at the horizon.
     """
+    metric = _metric(result, metric)
     figure, axes = plt.subplots(1, 3, figsize=(16, 4.6))
     curves = result.curves
     sns.lineplot(
@@ -239,16 +271,15 @@ def setting_values(result: Result, setting: str) -> dict[str, Any]:
     }
 
 
-def theory_figure(result: Result, metric: str = "pseudo_regret", settings: list[str] | None = None) -> Any:
+def theory_figure(result: Result, metric: str | None = None, settings: list[str] | None = None) -> Any:
     """The theory figure: one log-log panel per setting (at most :data:`THEORY_PANELS`) with the
     mean ``metric`` and its 5-95% band, the mean certificate Delta(t), the worst case B_num(t)
     where recorded, and the main theorem's curve with unit constants
     (:func:`mlcb.theory.theorem_rate`). The legend gives the slope of the regret fitted over the
     last decade of rounds, the theorem curve's slope there, and the theorem's exponent
-    ``max(1/2, alpha)``, the rate a slope approaches only for very long horizons. Returns the
-    matplotlib Figure."""
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    ``max(1/2, alpha)``, the rate a slope approaches only for very long horizons. ``metric``
+    defaults to :func:`default_metric`. Returns the matplotlib Figure."""
+    metric = _metric(result, metric)
     chosen = list(settings) if settings is not None else result.settings[:THEORY_PANELS]
     unknown = [s for s in chosen if s not in result.settings]
     if unknown or not chosen:
@@ -307,7 +338,7 @@ def theory_figure(result: Result, metric: str = "pseudo_regret", settings: list[
         exponent = "unknown" if alpha is None else f"{max(0.5, alpha):.2f} (alpha = {alpha:.2f})"
         ax.plot([], [], " ", label=f"theorem exponent max(1/2, alpha) = {exponent}")
         ax.set_xscale("log")
-        ax.set_yscale("log")
+        _value_scale(ax, stats.to_numpy())
         ax.set_xlabel("round t")
         ax.set_ylabel(metric.replace("_", " "))
         ax.set_title(f"{setting} (K={values['K']}, {values['calibration']})", fontsize=10)
@@ -355,15 +386,15 @@ _SHAPE_TEXT = {
 }
 
 
-def budget_figure(result: Result, metric: str = "pseudo_regret") -> Any:
+def budget_figure(result: Result, metric: str | None = None) -> Any:
     """Final ``metric`` (mean, error bars two standard errors over replications) against the
     budget M, one line per policy and other setting values, with the theorem's shape
     ``sqrt(K/M) + (K/M)^(1-alpha)`` overlaid (dotted, scaled to each line by a least-squares fit
     in log space: the theorem fixes the shape, not the constant); and, when the result holds
     several values of K or T, the same against K and against T with the theorem's curve
-    (:func:`mlcb.theory.theorem_rate`) in that variable. Returns the matplotlib Figure."""
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    (:func:`mlcb.theory.theorem_rate`) in that variable. ``metric`` defaults to
+    :func:`default_metric`. Returns the matplotlib Figure."""
+    metric = _metric(result, metric)
     final = _final_table(result, metric)
     dimensions = ["M"] + [d for d in ("K", "T") if final[d].nunique() > 1]
     figure, axes = plt.subplots(1, len(dimensions), figsize=(6.2 * len(dimensions), 4.8), squeeze=False)
@@ -424,7 +455,7 @@ def budget_figure(result: Result, metric: str = "pseudo_regret") -> Any:
         ax.legend(handles, labels, fontsize=7, loc="best")
         if dimension == "T":
             ax.set_xscale("log")
-            ax.set_yscale("log")
+            _value_scale(ax, final[metric])
         if dimension in ("M", "K"):
             ax.set_xticks(sorted(final[dimension].unique()))
         name = {"M": "budget M (experts trained per round)", "K": "experts K", "T": "horizon T"}[dimension]

@@ -154,6 +154,10 @@ class Result:
         heuristic = [k for k, flag in enumerate(family.heuristic(pool, env)) if flag]
         best = np.bincount([r.best_expert for r in replications], minlength=n_experts)
         theory = _worst_case_of(config, family, pool, env, int(np.argmax(best)))
+        # What regret is measured against, where it is not the experts' L_k*: the family's
+        # statement (e.g. the Bayes loss), else the environment's (e.g. a real-data stream's).
+        reference = getattr(family, "reference", None) or getattr(env, "reference", None)
+        reference = reference if isinstance(reference, str) else None
         metadata = {
             "settings": {
                 config.label: {
@@ -163,7 +167,7 @@ class Result:
                     "certificate_valid": bool(getattr(policy, "certificate_valid", False)) and not heuristic,
                     "heuristic_experts": heuristic,
                     "theory": theory,
-                    **({"reference": str(family.reference)} if hasattr(family, "reference") else {}),
+                    **({"reference": str(reference)} if reference else {}),
                     **(extra or {}),
                 }
             },

@@ -150,6 +150,14 @@ def test_a_result_is_read_and_drawn_without_importing_or_calling_what_it_names(r
     assert "no_such_module_mlcb" not in sys.modules
 
 
+def test_figures_default_to_pseudo_regret_where_recorded(result):
+    assert plot.default_metric(result) == "pseudo_regret"
+    ax = plot.regret(result)
+    assert ax.get_ylabel() == "pseudo regret" and ax.get_yscale() == "log"
+    with pytest.raises(ValueError, match="metric must be one of"):
+        plot.regret(result, metric="loss")
+
+
 def test_save_and_load_round_trip(result, tmp_path):
     path = result.save(tmp_path / "run")
     again = mlcb.load(path)
