@@ -253,7 +253,5 @@ class Hedge:
         """``U(n, delta')`` (:func:`agents.rates.hedge_rate` times ``rate_scale``, capped)."""
         from agents.rates import hedge_rate
 
-        if self.rate_scale == 1.0:
-            return hedge_rate(n, n_arms, delta_prime)
         counts = np.asarray(n, dtype=float)
         return np.minimum(counts, self.rate_scale * hedge_rate(n, n_arms, delta_prime, capped=False))

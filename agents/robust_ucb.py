@@ -300,8 +300,6 @@ class RobustUCB:
         """``U(n, delta')`` (:func:`agents.rates.heavy_tailed_rate` times ``rate_scale``, capped)."""
         from agents.rates import heavy_tailed_rate
 
-        if self.rate_scale == 1.0:
-            return heavy_tailed_rate(n, n_arms, self.eps, delta_prime, self.moment)
         counts = np.asarray(n, dtype=float)
         uncapped = heavy_tailed_rate(n, n_arms, self.eps, delta_prime, self.moment, capped=False)
         return np.minimum(counts, self.rate_scale * uncapped)
