@@ -144,17 +144,29 @@ class SupervisedRound:
         learns them all and says how many updates it made (``warm_updates``).
     """
 
-    __slots__ = ("t", "row", "features", "x", "y", "classes", "feature_names", "warm")
+    # x, classes and feature_names are read from the table on demand: one round's data is built
+    # per replication and round, so its construction is part of the engine's overhead.
+    __slots__ = ("t", "row", "features", "y", "warm", "_table")
 
     def __init__(self, table: Table, row: int, t: int) -> None:
         self.t = int(t)
         self.row = row
         self.warm = None
         self.features = table.rows[row]
-        self.x = table.x[row]
         self.y = table.y[row]
-        self.classes = table.classes
-        self.feature_names = table.feature_names
+        self._table = table
+
+    @property
+    def x(self) -> np.ndarray:
+        return self._table.x[self.row]
+
+    @property
+    def classes(self) -> tuple:
+        return self._table.classes
+
+    @property
+    def feature_names(self) -> tuple:
+        return self._table.feature_names
 
     def loss(self, prediction: Any) -> float:
         return 0.0 if prediction == self.y else 1.0
@@ -250,11 +262,11 @@ class RealDataEnv(gym.Env):
     ) -> SupervisedRound:
         """The labelled row of round ``t`` (after ``begin_round``); one object per replication and
         round, shared by the experts deployed and trained in it."""
-        row = int(state.row[0])
+        row = state.row.item(0)
         last = self._last.get(id(state))
         if last is not None and last.t == t and last.row == row:
             return last  # the same (row, round): the same data, whichever state it came from
-        data = self._data(params, row, t)
+        data = SupervisedRound(self.table, row, t) if t else self._data(params, row, t)
         if len(self._last) > 4096:
             self._last.clear()
         self._last[id(state)] = data

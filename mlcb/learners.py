@@ -190,6 +190,27 @@ class LearnerFamily:
 LEARNERS = LearnerFamily()
 
 
+def _writable(array: np.ndarray) -> Any:
+    """Where the engine's (R, W) float64 outputs are written: a memoryview of ``array`` (faster to
+    write one number into than the array), or ``array`` itself when it offers none."""
+    try:
+        view = memoryview(array)
+    except (TypeError, ValueError):  # pragma: no cover - the engine's arrays always offer one
+        return array
+    return view if view.format == "d" and view.ndim == 2 else array
+
+
+def _store(array: np.ndarray, r: int, j: int, value: Any) -> bool:
+    """Write ``value`` at ``(r, j)`` of ``array``; ``False`` when it is not a number. (A memoryview
+    takes only Python and NumPy scalars; this is the way for anything else a float64 array
+    accepts, a 0-d array say.)"""
+    try:
+        array[r, j] = value
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 class _RateTable:
     """``U(n, delta')`` of one expert at ``n = 0, 1, ...`` as a list, extended by doubling."""
 
@@ -224,7 +245,8 @@ class LearnerPool:
         # An environment whose round data is the same for every expert: fetched once per
         # replication and round, in deploy (which the engine calls first), reused by train.
         self._shared = bool(getattr(env, "round_data_shared", False))
-        self._fetched: list[tuple[int, Any]] = [(-1, None)] * len(batch.replications)
+        self._fetched: list[Any] = [None] * len(batch.replications)
+        self._fetched_at: list[int] = [-1] * len(batch.replications)  # the round of each
         self.learners = [
             [spawn(expert, _seed(keys[k])) for k, expert in enumerate(experts)] for keys in batch.expert_keys
         ]
@@ -257,28 +279,35 @@ class LearnerPool:
         except Exception as error:
             raise raised(error, method, k, self._classes[k], self._replications[r], t) from error
 
+    # train and deploy run once per round over the block: every replication's round costs a few
+    # Python operations besides the experts' own calls, so the loops are kept lean (one round
+    # data per replication when it is shared, results written through a memoryview).
     def train(
         self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, rates: np.ndarray
     ) -> None:
-        round_data = self._round_data
-        shared, fetched = self._shared, self._fetched
-        for r, (row, count) in enumerate(zip(selected.tolist(), counts.tolist())):
-            params, state = self._data[r]
+        shared, fetched, fetched_at = self._shared, self._fetched, self._fetched_at
+        out_losses, out_rates = _writable(losses), _writable(rates)
+        warm = t == 0
+        rows = selected.tolist()
+        for r, count in enumerate(counts.tolist()):
+            if not count:
+                continue
+            row = rows[r]
             learners = self.learners[r]
             steps = self._steps[r]
             data = None
-            if shared and count:
-                last_t, data = fetched[r]
-                if last_t != t:
-                    data = self._fetch(r, t, row[0], "learn")
+            if shared:
+                data = fetched[r] if fetched_at[r] == t else self._fetch(r, t, row[0], "learn")
             for j in range(count):
                 k = row[j]
                 try:
-                    out = learners[k].learn(round_data(params, state, t, k) if data is None else data)
+                    out = learners[k].learn(self._fetch(r, t, k, "learn") if data is None else data)
+                except ExpertError:
+                    raise
                 except Exception as error:
                     raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
                 # A learner that made several updates in the warm start says how many.
-                n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if t == 0 else 1)
+                n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if warm else 1)
                 if out.__class__ is tuple and len(out) == 2:
                     loss, rate = out
                 else:
@@ -289,32 +318,40 @@ class LearnerPool:
                         self._rates[k] = self._tables[k].extend(n)
                         rate = self._rates[k][n]
                 try:
-                    losses[r, j] = loss
-                    rates[r, j] = rate
+                    out_losses[r, j] = loss
+                    out_rates[r, j] = rate
+                    stored = True
                 except (TypeError, ValueError):
+                    stored = _store(losses, r, j, loss) and _store(rates, r, j, rate)
+                if not stored:
                     raise self._fault(
                         f"learn must return a loss (a number in [0, 1]) or a pair (loss, rate), got {out!r}",
                         k,
                         r,
                         t,
-                    ) from None
+                    )
 
     def deploy(
         self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, expected: np.ndarray
     ) -> None:
-        round_data = self._round_data
-        shared, fetched = self._shared, self._fetched
-        for r, (row, count) in enumerate(zip(selected.tolist(), counts.tolist())):
-            params, state = self._data[r]
+        shared, fetched, fetched_at = self._shared, self._fetched, self._fetched_at
+        out_losses, out_expected = _writable(losses), _writable(expected)
+        rows = selected.tolist()
+        for r, count in enumerate(counts.tolist()):
+            if not count:
+                continue
+            row = rows[r]
             learners = self.learners[r]
             data = None
-            if shared and count:
-                data = self._fetch(r, t, row[0], "deploy")
-                fetched[r] = (t, data)
+            if shared:
+                data = fetched[r] = self._fetch(r, t, row[0], "deploy")
+                fetched_at[r] = t
             for j in range(count):
                 k = row[j]
                 try:
-                    out = learners[k].deploy(round_data(params, state, t, k) if data is None else data)
+                    out = learners[k].deploy(self._fetch(r, t, k, "deploy") if data is None else data)
+                except ExpertError:
+                    raise
                 except Exception as error:
                     raise raised(error, "deploy", k, self._classes[k], self._replications[r], t) from error
                 if out.__class__ is tuple and len(out) == 2:
@@ -322,13 +359,16 @@ class LearnerPool:
                 else:
                     loss, value = out, math.nan
                 try:
-                    losses[r, j] = loss
-                    expected[r, j] = value
+                    out_losses[r, j] = loss
+                    out_expected[r, j] = value
+                    stored = True
                 except (TypeError, ValueError):
+                    stored = _store(losses, r, j, loss) and _store(expected, r, j, value)
+                if not stored:
                     raise self._fault(
                         f"deploy must return a loss (a number in [0, 1]) or a pair (loss, expected loss), "
                         f"got {out!r}",
                         k,
                         r,
                         t,
-                    ) from None
+                    )
