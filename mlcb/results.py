@@ -13,7 +13,8 @@ Three long frames, one row per observation (seaborn's "tidy" layout):
 ``replications``
     one row per (setting, replication): the best expert ``best_expert`` (k*), ``best_loss``
     (L*), and ``certificate_violated`` (1.0 if the pseudo-regret exceeded Delta in some
-    round, checked every round, 0.0 if not, NaN for policies without a certificate).
+    round, checked every round, 0.0 if not, NaN for policies without a certificate and where
+    the pseudo-regret is not recorded, as on real data).
 
 Every frame carries the setting columns ``setting``, ``policy``, ``budget`` and ``calibration``.
 
@@ -91,6 +92,12 @@ def _git_revision() -> str | None:
         return None
 
 
+def _unrecorded(replication: Any) -> bool:
+    """Whether ``replication``'s final pseudo-regret is nan (not recorded)."""
+    values = replication.pseudo_regret
+    return bool(len(values)) and bool(np.isnan(values[-1]))
+
+
 @dataclass
 class Result:
     """Tidy results of one or more simulation settings; see the module docstring."""
@@ -135,8 +142,11 @@ class Result:
         )
         policy = config.make_policy()
         has_certificate = bool(getattr(policy, "has_certificate", False))
+        # A pseudo-regret that is not recorded (nan: a stream without expected losses, such as
+        # real data) cannot be checked against the certificate; an exceedance seen before it
+        # became nan still counts.
         violated = [
-            float(r.exceeded) if has_certificate else np.nan
+            float(r.exceeded) if has_certificate and (r.exceeded or not _unrecorded(r)) else np.nan
             for r in replications
         ]
         reps = pd.DataFrame(

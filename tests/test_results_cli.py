@@ -250,3 +250,13 @@ def test_cli_list(capsys):
     out = capsys.readouterr().out
     for name in ("trap", "glm", "mlcb-topm", "epsilon-greedy", "ogd", "mlcb/Trap-v0", "mlcb/GLM-v0"):
         assert name in out
+
+
+def test_certificate_violation_is_nan_where_the_pseudo_regret_is_not_recorded():
+    pytest.importorskip("river")
+    real = mlcb.simulate(preset="phishing", budget=1, horizon=40, replications=2, seed=0)
+    assert real.final()["pseudo_regret"].isna().all()  # real data: no expected losses
+    assert real.replications["certificate_violated"].isna().all()
+    assert real.summary()["certificate_violations"].isna().all()
+    bandit = mlcb.simulate(preset="trap", budget=1, horizon=200, replications=2, seed=0)
+    assert bandit.replications["certificate_violated"].isin([0.0, 1.0]).all()
