@@ -87,6 +87,8 @@ EXPERT_STATE_DTYPE = np.dtype(
         ("rate_sum", np.float64),  # sum of eps_j + (1 - eps_j) b_j (for U#)
         ("b_count", np.float64),  # the last s_j >= 1 for which b_j was computed (0: none)
         ("b_value", np.float64),  # b_j at that s_j (a function of s_j alone)
+        ("cursors", np.int64, (2, tables.CURSOR_FIELDS)),  # readers of the tables' continuation:
+        # the rate row, the epsilon row (mlcb.tables.decode)
     ],
     align=True,
 )
@@ -95,7 +97,8 @@ EXPERT_STATE_DTYPE = np.dtype(
 class BanditPoolParams(NamedTuple):
     experts: np.ndarray  # (K,) EXPERT_DTYPE
     tables: np.ndarray  # (R, L) float64 functions of a count (mlcb.tables), (0, 0) when none
-    tails: np.ndarray  # (R, 2) U#'s running sums after count L - 1 (rate rows of eps-greedy)
+    tail: tables.Tail  # the tables' compressed continuation, counts L .. L + N - 1 (N >= 0)
+    tails: np.ndarray  # (R, 2) U#'s running sums after count L + N - 1 (rate rows of eps-greedy)
     delta_prime: float  # delta / (2K), the level at which M-LCB reads the rates
     delta0: float  # delta / (4K), internal level of clipped Thompson sampling
     smoothing: int  # mlcb.smoothing code
@@ -104,6 +107,13 @@ class BanditPoolParams(NamedTuple):
 class BanditPoolState(NamedTuple):
     arms: np.ndarray  # (K, m_max) ARM_DTYPE
     experts: np.ndarray  # (K,) EXPERT_STATE_DTYPE
+
+
+def new_state(arms_shape: tuple, n_experts: int) -> BanditPoolState:
+    """A fresh :class:`BanditPoolState`."""
+    return BanditPoolState(
+        np.zeros(arms_shape, dtype=ARM_DTYPE), np.zeros(n_experts, dtype=EXPERT_STATE_DTYPE)
+    )
 
 
 # --- arm choice ------------------------------------------------------------------------------
@@ -170,8 +180,24 @@ def _thompson_arm(arms, k, m, key, counter, slot, clipped, delta0):
 
 
 @kernel
-def _current_arm(expert, arms, tables, k, j, key, counter, slot, delta0):
-    """Arm played by expert ``k`` at its own round ``j``; randomness at ``(counter, slot..)``.
+def _epsilon_of(tables_, tail, expert, progress, j):
+    """Epsilon-greedy expert's exploration probability at its own round ``j``: tabulated, stored
+    in the tables' continuation, or computed (``progress`` is its state record)."""
+    row = expert.epsilon_row
+    if row >= 0 and j < tables_.shape[1]:
+        return tables_[row, j]
+    eps = math.nan
+    if row >= 0:
+        eps = tables.decode(tail, tables_.shape[1], row, j, progress.cursors[1])
+    if eps != eps:  # not stored: computed
+        eps = epsilon(expert.c, expert.alpha, expert.n_arms, j)
+    return eps
+
+
+@kernel
+def _current_arm(expert, arms, k, j, key, counter, slot, delta0, eps):
+    """Arm played by expert ``k`` at its own round ``j``; randomness at ``(counter, slot..)``;
+    ``eps`` is an epsilon-greedy expert's exploration probability (:func:`_epsilon_of`).
 
     Returns ``(arm, eps, greedy)``: for epsilon-greedy the exploration probability and the
     exploit arm (its decision is ``(1 - eps) [greedy] + eps / m``); otherwise ``eps = -1``.
@@ -179,10 +205,6 @@ def _current_arm(expert, arms, tables, k, j, key, counter, slot, delta0):
     m = expert.n_arms
     code = expert.code
     if code == EPSILON_GREEDY_FAMILY:
-        if expert.epsilon_row >= 0 and j < tables.shape[1]:
-            eps = tables[expert.epsilon_row, j]
-        else:
-            eps = epsilon(expert.c, expert.alpha, m, j)
         greedy = _greedy_arm(arms, k, m)
         arm = greedy
         if uniform(key, counter, slot) < eps:
@@ -202,18 +224,24 @@ def _train(params, state, env_params, env_state, k, t):
     expert = params.experts[k]
     progress = state.experts[k]
     j = progress.steps + 1
-    tabulated = expert.rate_row >= 0 and j < params.tables.shape[1]
-    arm, eps, greedy = _current_arm(expert, state.arms, params.tables, k, j, expert.key, j, 0, params.delta0)
+    row = expert.rate_row
+    tabulated = row >= 0 and j < params.tables.shape[1]
+    # Counts below `stored` are read: from the tables, then from their continuation.
+    stored = params.tables.shape[1] + params.tail.codes.shape[1]
+    eps = -1.0
+    if expert.code == EPSILON_GREEDY_FAMILY:
+        eps = _epsilon_of(params.tables, params.tail, expert, progress, j)
+    arm, eps, greedy = _current_arm(expert, state.arms, k, j, expert.key, j, 0, params.delta0, eps)
     if eps >= 0.0:
         m = expert.n_arms
         for a in range(m):
             state.arms[k, a].weight += eps / m
         state.arms[k, greedy].weight += 1.0 - eps
-        if expert.rate_kind == THEORY_RATE and not tabulated:
-            if expert.rate_row >= 0 and j == params.tables.shape[1]:
-                # The first count past the table: the running sums the table stopped at.
-                progress.epsilon_sum = params.tails[expert.rate_row, 0]
-                progress.rate_sum = params.tails[expert.rate_row, 1]
+        if expert.rate_kind == THEORY_RATE and not (row >= 0 and j < stored):
+            if row >= 0 and j == stored:
+                # The first count past what is stored: the running sums it stopped at.
+                progress.epsilon_sum = params.tails[row, 0]
+                progress.rate_sum = params.tails[row, 1]
             _sharp_rate_step_in_place(progress, m, j, eps, params.delta_prime)
     else:
         state.arms[k, arm].weight += 1.0
@@ -223,7 +251,10 @@ def _train(params, state, env_params, env_state, k, t):
     played.losses += loss
     progress.steps = j
     if tabulated:
-        return loss, params.tables[expert.rate_row, j]
+        return loss, params.tables[row, j]
+    if row >= 0 and j < stored:
+        # Every count is read once, in order: the cursor always has the one before.
+        return loss, tables.decode(params.tail, params.tables.shape[1], row, j, progress.cursors[0])
     return loss, _rate(expert, state, k, j, params.delta_prime)
 
 
@@ -329,7 +360,10 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
     # An expert never trained yet has no past iterate: its current decision is deployed.
     if params.smoothing == smoothing.LAST or state.experts[k].steps == 0:
         j = state.experts[k].steps + 1
-        arm, eps, greedy = _current_arm(expert, state.arms, params.tables, k, j, key, t, base, params.delta0)
+        eps = -1.0
+        if expert.code == EPSILON_GREEDY_FAMILY:
+            eps = _epsilon_of(params.tables, params.tail, expert, state.experts[k], j)
+        arm, eps, greedy = _current_arm(expert, state.arms, k, j, key, t, base, params.delta0, eps)
         if eps < 0.0:
             return arm_loss(env_params, t, k, arm), means[k, arm]
         expected = (1.0 - eps) * means[k, greedy]
@@ -340,6 +374,7 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
         state.arms, means, k, m, uniform(key, t, base), params.smoothing == smoothing.COUNTS
     )
     return arm_loss(env_params, t, k, arm), expected
+
 
 @kernel
 def deploy_by_counts(pulls, env_params, k, m, n, key, t, slot):
@@ -568,33 +603,39 @@ def _tabulate_rate(expert, m, delta_prime, length):
     return _tabulate_rate_and_tail(expert, m, delta_prime, length)[0]
 
 
-@njit
 def _tabulate_rate_and_tail(expert, m, delta_prime, length):
     """``U(n)`` for ``n < length`` and U#'s running sums after ``n = length - 1`` (zeros for
     other rates), from which the kernel carries on past the table."""
-    table = np.zeros(length)
-    tail = np.zeros(2)
-    arms = np.zeros((1, m), dtype=ARM_DTYPE)
-    state = np.zeros(1, dtype=EXPERT_STATE_DTYPE)
-    pool_state = BanditPoolState(arms, state)
-    epsilon_sum = 0.0
-    rate_sum = 0.0
-    for n in range(1, length):
-        if expert.code == EPSILON_GREEDY_FAMILY:
-            eps = epsilon(expert.c, expert.alpha, m, n)
-            epsilon_sum, rate_sum = sharp_rate_step(epsilon_sum, rate_sum, m, n, eps, delta_prime)
-            state[0].rate_sum = rate_sum
-        table[n] = _rate(expert, pool_state, 0, n, delta_prime)
-    tail[0] = epsilon_sum
-    tail[1] = rate_sum
-    return table, tail
+    table, sums = np.zeros(length), np.zeros(2)
+    if length > 1:
+        _fill_rate(expert, m, delta_prime, new_state((1, m), 1), sums, 1, table[1:])
+    return table, sums
 
 
 @njit
+def _fill_rate(expert, m, delta_prime, pool_state, sums, start, out):
+    """``U(n)`` at ``n = start .. start + len(out) - 1`` into ``out``, by the kernels' own scalar
+    code; ``sums`` holds U#'s running sums after ``n = start - 1`` and is carried on."""
+    state = pool_state.experts
+    for i in range(out.shape[0]):
+        n = start + i
+        if expert.code == EPSILON_GREEDY_FAMILY:
+            eps = epsilon(expert.c, expert.alpha, m, n)
+            sums[0], sums[1] = sharp_rate_step(sums[0], sums[1], m, n, eps, delta_prime)
+            state[0].rate_sum = sums[1]
+        out[i] = _rate(expert, pool_state, 0, n, delta_prime)
+
+
+@njit
+def _fill_epsilon(c, alpha, m, start, out):
+    for i in range(out.shape[0]):
+        out[i] = epsilon(c, alpha, m, start + i)
+
+
 def _tabulate_epsilon(c, alpha, m, length):
     table = np.zeros(length)
-    for j in range(1, length):
-        table[j] = epsilon(c, alpha, m, j)
+    if length > 1:
+        _fill_epsilon(c, alpha, m, 1, table[1:])
     return table
 
 
@@ -604,10 +645,17 @@ def _count_only(expert) -> bool:
 
 
 def _pool_tables(signatures: tuple, delta_prime: float, horizon: int, budget: int):
-    """Rows of tabulated functions for distinct expert signatures; ``(tables, tails, rows)``."""
+    """Rows of tabulated functions for distinct expert signatures and their continuation
+    (mlcb.tables); ``(tables, tail, tails, rows)``."""
     rows = len(_wanted_rows(signatures))
+    length = tables.table_length(horizon, rows, budget)
     # Cached by length: every horizon whose tables are cut at the budget shares them.
-    return _pool_tables_of_length(signatures, delta_prime, tables.table_length(horizon, rows, budget))
+    shared, tails, index = _pool_tables_of_length(signatures, delta_prime, length)
+    size = tables.tail_length(horizon, length, rows)
+    if size == 0:
+        return shared, tables.empty_tail(shared.shape[0]), tails, index
+    tail, tails = _pool_tail(signatures, delta_prime, length, size)
+    return shared, tail, tails, index
 
 
 def _wanted_rows(signatures: tuple) -> list:
@@ -631,12 +679,44 @@ def _pool_tables_of_length(signatures: tuple, delta_prime: float, length: int):
         if item[0] == "epsilon":
             out[row] = _tabulate_epsilon(item[1], item[2], item[3], length)
         else:
-            signature = item[1:]
-            record = np.array([_record(signature, delta_prime)], dtype=EXPERT_DTYPE)
-            out[row], tails[row] = _tabulate_rate_and_tail(record[0], signature[1], delta_prime, length)
+            record = _rate_record(item[1:], delta_prime)
+            out[row], tails[row] = _tabulate_rate_and_tail(record, item[2], delta_prime, length)
     out.setflags(write=False)
     tails.setflags(write=False)
     return out, tails, {item: row for row, item in enumerate(wanted)}
+
+
+@functools.lru_cache(maxsize=2)  # up to TAIL_BUDGET_BYTES each
+def _pool_tail(signatures: tuple, delta_prime: float, length: int, size: int):
+    """The continuation of :func:`_pool_tables_of_length`'s tables over ``size`` counts, and U#'s
+    running sums after its last count."""
+    shared, tails, _ = _pool_tables_of_length(signatures, delta_prime, length)
+    wanted = _wanted_rows(signatures)
+    sums = tails.copy()
+    fills = []
+    for row, item in enumerate(wanted):
+        if item[0] == "epsilon":
+            fills.append(functools.partial(_fill_epsilon, *item[1:]))
+        else:
+            m = item[2]
+            # U#'s running sums carry on from the table's end to the continuation's.
+            fills.append(
+                functools.partial(
+                    _fill_rate,
+                    _rate_record(item[1:], delta_prime),
+                    m,
+                    delta_prime,
+                    new_state((1, m), 1),
+                    sums[row],
+                )
+            )
+    tail = tables.encode(shared, lambda row, start, values: fills[row](start, values), size)
+    sums.setflags(write=False)
+    return tail, sums
+
+
+def _rate_record(signature: tuple, delta_prime: float) -> Any:
+    return np.array([_record(signature, delta_prime)], dtype=EXPERT_DTYPE)[0]
 
 
 def _record(signature: tuple, delta_prime: float, rate_row: int = -1, epsilon_row: int = -1) -> tuple:
@@ -683,7 +763,7 @@ def _build_pool(
 
     signatures = [signature(e, int(m)) for e, m in zip(experts, n_arms)]
     distinct = list(dict.fromkeys(signatures))
-    shared, tails, rows = _pool_tables(tuple(distinct), delta_prime, horizon, tables.TABLE_BUDGET_BYTES)
+    shared, tail, tails, rows = _pool_tables(tuple(distinct), delta_prime, horizon, tables.TABLE_BUDGET_BYTES)
     # One record per distinct signature, then one fancy-indexed copy: O(K) in NumPy, not Python.
     prototypes = np.array(
         [
@@ -703,13 +783,10 @@ def _build_pool(
     params = BanditPoolParams(
         experts=records,
         tables=shared,
+        tail=tail,
         tails=tails,
         delta_prime=float(delta_prime),
         delta0=float(delta_prime / 2.0),
         smoothing=smoothing.code(smoothing_name, BANDITS.smoothing),
     )
-    state = BanditPoolState(
-        arms=np.zeros(env_params.loss_means.shape, dtype=ARM_DTYPE),
-        experts=np.zeros(n_experts, dtype=EXPERT_STATE_DTYPE),
-    )
-    return params, state
+    return params, new_state(env_params.loss_means.shape, n_experts)

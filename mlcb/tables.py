@@ -6,14 +6,27 @@ epsilon-greedy schedule on its own round ``j``. A run of horizon ``T`` never see
 ``T + 1`` (warm start plus one update per round), so these functions are evaluated once for
 ``n = 0 .. L - 1`` by the *same* compiled scalar function the kernels would call, and the round
 loop reads the table for counts below ``L`` and computes above (the reference path; tests hold
-the two equal bit for bit). ``L = T + 2`` when the tables fit :data:`TABLE_BUDGET_BYTES`; at
-longer horizons the tables keep the counts that fit, so the lookups still serve every count up
-to ``L`` instead of none.
+the two equal bit for bit). ``L = T + 2`` when the tables fit :data:`TABLE_BUDGET_BYTES` (64 MB,
+8 bytes per count and row).
+
+At longer horizons the tables keep the counts that fit, and a *continuation* (:class:`Tail`,
+:func:`encode`, :func:`decode`) stores the counts from ``L`` on in one byte each, within
+:data:`TAIL_BUDGET_BYTES`: a kernel reads a function at consecutive counts (an expert's update
+count grows by one per training), so it can rebuild each value exactly from the two before it and
+a one-byte second difference of their IEEE-754 bit patterns, which past a few million counts is
+the rounding noise of the last bits. Values the byte cannot reach are stored whole. Counts past
+both are computed. All three paths give the same bits; the continuation costs a few integer
+operations per read instead of the logarithms, square roots and powers of the computed path.
 """
 
 from __future__ import annotations
 
+import math
+from typing import Any, NamedTuple
+
 import numpy as np
+
+from mlcb._jit import JIT_DISABLED, kernel, njit
 
 #: Largest total size of one set of tables; counts beyond it are computed.
 TABLE_BUDGET_BYTES = 64 * 2**20
@@ -35,3 +48,174 @@ def table_length(horizon: int, rows: int, budget: int | None = None) -> int:
     budget = TABLE_BUDGET_BYTES if budget is None else budget
     length = min(horizon + 2, budget // (8 * max(rows, 1)))
     return length if length >= 2 else 0
+
+
+# --- beyond the tables: compressed continuations ----------------------------------------------
+# Past the float64 tables a count function is still evaluated at consecutive counts: an expert's
+# update count grows by one per training, and each kernel reads its functions at every count it
+# passes. Such a run of values is stored exactly, in one byte per count, as the second difference
+# of the values' IEEE-754 bit patterns (read as int64): the functions are smooth, so past a few
+# million counts the second difference is the rounding noise of the last bits (|d2| <= 48 at
+# n = 10^7, <= 4 at 5 x 10^7). A value whose second difference does not fit in a byte is stored
+# whole, in order, in ``exceptions``. Decoding needs the two previous values, so each reader keeps
+# a cursor; it reproduces the computed values bit for bit because it stores nothing but them.
+
+#: Largest total size of one set of compressed continuations (one byte per count and row).
+TAIL_BUDGET_BYTES = 512 * 2**20
+#: The code of a value stored whole in ``exceptions``.
+ESCAPE = -128
+#: Fields of a cursor (int64): the count it is at (-1 or 0: none yet), the bit pattern of the
+#: value there, its first difference, the position of the row's next exception.
+CURSOR_FIELDS = 4
+_CHUNK = 1 << 16
+
+
+class Tail(NamedTuple):
+    """The compressed continuation of a set of tables ``(R, L)``: counts ``L .. L + N - 1``."""
+
+    codes: np.ndarray  # (R, N) int8: second differences of the bit patterns, or ESCAPE
+    # (3 R + E,) int64 bit patterns: for each row r, at 3r and 3r + 1 its values at counts L - 2
+    # and L - 1, at 3r + 2 the position here of its first exception; then the E exceptions.
+    words: np.ndarray
+
+
+def empty_tail(rows: int) -> Tail:
+    """No continuation of tables of ``rows`` rows."""
+    return Tail(np.zeros((rows, 0), dtype=np.int8), np.zeros(3 * rows, dtype=np.int64))
+
+
+def tail_length(horizon: int, length: int, rows: int, budget: int | None = None) -> int:
+    """Counts stored past tables of ``length`` (when they stop short of ``horizon + 2``) within
+    ``budget`` bytes (default :data:`TAIL_BUDGET_BYTES`); 0 when none are needed or possible.
+
+    >>> tail_length(10**8, 2_000_000, 4), tail_length(1_000, 1_002, 1), tail_length(100, 0, 1)
+    (98000002, 0, 0)
+    """
+    budget = TAIL_BUDGET_BYTES if budget is None else budget
+    if length < 2:
+        return 0
+    return max(0, min(horizon + 2 - length, budget // max(rows, 1)))
+
+
+def new_cursors(*shape: int) -> np.ndarray:
+    """Fresh cursors of shape ``(*shape, CURSOR_FIELDS)`` (int64)."""
+    cursors = np.zeros((*shape, CURSOR_FIELDS), dtype=np.int64)
+    cursors[..., 0] = -1
+    return cursors
+
+
+def _as_float_python(bits: Any) -> float:
+    """The float64 whose IEEE-754 bit pattern is the int64 ``bits`` (NumPy)."""
+    return float(np.array(bits, dtype=np.int64).view(np.float64))
+
+
+if JIT_DISABLED:
+    as_float = _as_float_python
+else:
+    from llvmlite import ir
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def _bitcast(typingctx, bits):
+        if not isinstance(bits, types.Integer):
+            return None
+
+        def codegen(context, builder, signature, args):
+            value = context.cast(builder, args[0], signature.args[0], types.int64)
+            return builder.bitcast(value, ir.DoubleType())
+
+        return types.float64(bits), codegen
+
+    @kernel
+    def as_float(bits):
+        """The float64 whose IEEE-754 bit pattern is the int64 ``bits`` (a bit cast)."""
+        return _bitcast(bits)
+
+
+@njit
+def _encode_chunk(values, codes, previous, exceptions):
+    """Encode ``values`` (consecutive counts) into ``codes``; ``previous`` holds the bit patterns
+    of the two counts before them and is updated. Returns how many values went to
+    ``exceptions``."""
+    bits = values.view(np.int64)
+    limit = np.int64(1) << 61
+    count = 0
+    for i in range(values.shape[0]):
+        first = previous[1] - previous[0]
+        step = bits[i] - previous[1]
+        code = ESCAPE
+        if abs(first) < limit and abs(step) < limit:
+            second = step - first
+            if -128 < second < 128:
+                code = second
+        codes[i] = code
+        if code == ESCAPE:
+            exceptions[count] = values[i]
+            count += 1
+        previous[0] = previous[1]
+        previous[1] = bits[i]
+    return count
+
+
+def encode(table: np.ndarray, fill: Any, length: int) -> Tail:
+    """The continuation of ``table`` (R, L) over counts ``L .. L + length - 1``.
+
+    ``fill(row, start, out)`` writes row ``row``'s values at counts ``start .. start +
+    len(out) - 1`` into ``out``; it is called for consecutive chunks of each row, in order (so
+    that it may carry a recurrence from one chunk to the next).
+    """
+    rows, start = table.shape
+    if length <= 0 or start < 2:
+        return empty_tail(rows)
+    codes = np.empty((rows, length), dtype=np.int8)
+    heads = np.zeros((rows, 3), dtype=np.int64)
+    pieces, total = [], 3 * rows
+    values, exceptions = np.empty(_CHUNK), np.empty(_CHUNK)
+    for row in range(rows):
+        heads[row, :2] = np.ascontiguousarray(table[row, start - 2 : start]).view(np.int64)
+        heads[row, 2] = total
+        previous = heads[row, :2].copy()
+        for offset in range(0, length, _CHUNK):
+            size = min(_CHUNK, length - offset)
+            fill(row, start + offset, values[:size])
+            count = _encode_chunk(values[:size], codes[row, offset : offset + size], previous, exceptions)
+            if count:
+                pieces.append(exceptions[:count].view(np.int64).copy())
+                total += count
+    words = np.concatenate([heads.ravel(), *pieces])
+    codes.setflags(write=False)
+    words.setflags(write=False)
+    return Tail(codes, words)
+
+
+@kernel
+def decode(tail, length, row, n, cursor):
+    """Row ``row``'s value at count ``n >= length`` (``length`` the tables' length) from their
+    continuation ``tail``, read through ``cursor`` (CURSOR_FIELDS int64), which moves to ``n``;
+    ``nan`` when the continuation cannot give it: ``n`` past it, or not the cursor's count nor
+    the next one (the caller then computes the value)."""
+    i = n - length
+    if i < 0 or i >= tail.codes.shape[1]:
+        return math.nan
+    at = cursor[0]
+    if at == n:
+        return as_float(cursor[1])
+    if at != n - 1 or at < length - 1:
+        if i != 0:
+            return math.nan
+        head = 3 * row
+        cursor[1] = tail.words[head + 1]
+        cursor[2] = tail.words[head + 1] - tail.words[head]
+        cursor[3] = tail.words[head + 2]
+    code = tail.codes[row, i]
+    if code == ESCAPE:
+        bits = tail.words[cursor[3]]
+        cursor[3] += 1
+        cursor[2] = bits - cursor[1]
+        cursor[1] = bits
+    else:
+        cursor[2] += code
+        cursor[1] += cursor[2]
+    cursor[0] = n
+    return as_float(cursor[1])

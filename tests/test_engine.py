@@ -65,19 +65,35 @@ def test_tables_and_computed_path_agree(monkeypatch):
             computed = engine.run_replication(
                 problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon
             )
-        with monkeypatch.context() as patch:
-            # Tables shorter than the horizon: counts past them are computed, and U#'s running
-            # sums carry on from where the table stopped.
-            patch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * (config.horizon // 12))
-            args = engine.build_replication(problem, 0, 0, config.horizon, grid)
-            assert (
-                0 < args[2].tables.shape[1] < config.horizon and 0 < args[4].hoeffding.size < config.horizon
-            )
-            partial = engine.run_replication(problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon)
-            assert partial.trained[-1].max() > args[2].tables.shape[1]
+        runs = {}
+        # Tables shorter than the horizon, and past them: the compressed continuation to the end
+        # (None), a continuation that stops short (then computed, U#'s running sums carrying on
+        # from where it stopped), or none (computed from the tables' end).
+        for tail_budget in (None, 3 * (config.horizon // 4), 0):
+            with monkeypatch.context() as patch:
+                patch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * (config.horizon // 12))
+                if tail_budget is not None:
+                    patch.setattr(tables, "TAIL_BUDGET_BYTES", tail_budget)
+                args = engine.build_replication(problem, 0, 0, config.horizon, grid)
+                length = args[2].tables.shape[1]
+                assert 0 < length < config.horizon and 0 < args[4].hoeffding.size < config.horizon
+                runs[tail_budget] = engine.run_replication(
+                    problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon
+                )
+                if config.env != "mlcb/Trap-v0":
+                    continue  # the GLM pool has no continuation: computed past its tables
+                stored = length + args[2].tail.codes.shape[1]
+                hoeffding = args[4].hoeffding.size + args[4].hoeffding_tail.codes.shape[1]
+                if tail_budget is None:
+                    assert stored == hoeffding == config.horizon + 2
+                else:
+                    assert stored == length + tail_budget // 3
+                    assert hoeffding == args[4].hoeffding.size + tail_budget
+                    assert runs[tail_budget].trained[-1].max() > stored
         for name in ("trace_selected", "trace_deployed", "regret", "pseudo_regret", "certificate", "trained"):
             np.testing.assert_array_equal(getattr(tabulated, name), getattr(computed, name))
-            np.testing.assert_array_equal(getattr(partial, name), getattr(computed, name))
+            for run in runs.values():
+                np.testing.assert_array_equal(getattr(run, name), getattr(computed, name))
 
 
 @pytest.mark.parametrize("budget", [1, 3, 7])

@@ -47,9 +47,17 @@ class MLCBParams(NamedTuple):
     top_m: bool
     use_heap: bool  # incremental O(M log K) selection; False: the reference O(K M) scan
     hoeffding: np.ndarray  # (L,) tabulated hoeffding_width(n) for n < L (mlcb.tables); (0,) none
+    hoeffding_tail: tables.Tail  # its compressed continuation, one row
 
 
-BOUNDS_DTYPE = np.dtype([("lcb", np.float64), ("ucb", np.float64)], align=True)
+BOUNDS_DTYPE = np.dtype(
+    [
+        ("lcb", np.float64),
+        ("ucb", np.float64),
+        ("cursor", np.int64, (tables.CURSOR_FIELDS,)),  # reader of hoeffding_tail (mlcb.tables)
+    ],
+    align=True,
+)
 
 
 class MLCBState(NamedTuple):
@@ -67,10 +75,15 @@ def hoeffding_width(n_experts, delta, n):
 
 
 @njit
+def _fill_hoeffding(n_experts, delta, start, out):
+    for i in range(out.shape[0]):
+        out[i] = hoeffding_width(n_experts, delta, start + i)
+
+
 def _tabulate_hoeffding(n_experts, delta, length):
     table = np.zeros(length)
-    for n in range(1, length):
-        table[n] = hoeffding_width(n_experts, delta, n)
+    if length > 1:
+        _fill_hoeffding(n_experts, delta, 1, table[1:])
     return table
 
 
@@ -86,6 +99,22 @@ def _hoeffding_table_of_length(n_experts: int, delta: float, length: int) -> np.
     return table
 
 
+def _hoeffding_tail(n_experts: int, delta: float, table: np.ndarray, horizon: int) -> tables.Tail:
+    """The continuation of ``table`` (mlcb.tables) up to count ``horizon + 1``, or none."""
+    size = tables.tail_length(horizon, table.shape[0], 1)
+    if size == 0:
+        return tables.empty_tail(1)
+    return _hoeffding_tail_of_size(n_experts, delta, table.shape[0], size)
+
+
+@functools.lru_cache(maxsize=2)  # up to TAIL_BUDGET_BYTES each
+def _hoeffding_tail_of_size(n_experts: int, delta: float, length: int, size: int) -> tables.Tail:
+    table = _hoeffding_table_of_length(n_experts, delta, length)
+    return tables.encode(
+        table[None, :], lambda row, start, out: _fill_hoeffding(n_experts, delta, start, out), size
+    )
+
+
 @kernel
 def _theory_bounds(params, state, stats, k):
     expert = stats[k]
@@ -94,7 +123,11 @@ def _theory_bounds(params, state, stats, k):
     if n < params.hoeffding.shape[0]:
         hoeffding = params.hoeffding[n]
     else:
-        hoeffding = hoeffding_width(params.n_experts, params.delta, n)
+        hoeffding = tables.decode(
+            params.hoeffding_tail, params.hoeffding.shape[0], 0, n, state.bounds[k].cursor
+        )
+        if hoeffding != hoeffding:  # not stored (or not the count after the last one read)
+            hoeffding = hoeffding_width(params.n_experts, params.delta, n)
     bounds = state.bounds[k]
     bounds.lcb = mean - params.bonus_scale * expert.rate / n
     bounds.ucb = mean + params.bonus_scale * hoeffding
@@ -249,7 +282,9 @@ class MLCB:
             bool(self.top_m),
             self.selection == "heap",
             hoeffding,
+            _hoeffding_tail(int(n_experts), float(delta), hoeffding, int(horizon)),
         )
+
         state = MLCBState(
             bounds=np.zeros(n_experts, dtype=BOUNDS_DTYPE),
             lcb=np.zeros(n_experts),
