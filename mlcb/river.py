@@ -29,11 +29,15 @@ scaled squared error for regression. What the policy is told, ``statistics``:
     its mean over the samples it learnt.
 
 A model's rate is ``beta n^alpha sqrt(log(2 n^2 / delta'))`` with ``rate = (beta, alpha)``, a
-heuristic (no guarantee holds for an arbitrary river model): by default :data:`POOL_RATE`, ``(0.1,
-1/2)``, with ``"pool"`` statistics (a model's loss after ``n`` updates is then bounded ``0.1
-sqrt(log(2 n^2 / delta') / n)`` above its limit, about 0.04 at ``n = 100``) and :data:`RATE`,
-``(1/sqrt 2, 1/2)``, with ``"trained"`` ones. They and the warm start of 20 were chosen on shuffles
-other than the benchmark's (docs/river.md). At the end of the warm start the policy observes each
+heuristic (no guarantee holds for an arbitrary river model). By default, with ``"pool"``
+statistics, :data:`POOL_RATE`, ``(0.1, 1/2)``, for a parametric model (a model's loss after ``n``
+updates is then taken to be at most ``0.1 sqrt(log(2 n^2 / delta') / n)`` above its limit, about
+0.04 at ``n = 100``) and :data:`NONPARAMETRIC_POOL_RATE`, ``(0.1, 3/4)``, for a
+:func:`nonparametric` one (k-NN, trees, forests: models that grow with the data learn more
+slowly, so their regret grows faster than ``sqrt(n)`` and they stay worth training longer); with
+``"trained"`` statistics :data:`RATE`, ``(1/sqrt 2, 1/2)``, for every model. ``rate`` may also
+give each model its own pair. The defaults and the warm start of 20 were chosen on shuffles other
+than the benchmark's (docs/river.md). At the end of the warm start the policy observes each
 model once, with a count of ``warm_start`` and its mean loss (over the warm start, or with
 ``"pool"`` statistics over its window, which then holds the warm start's losses): its bounds are
 those of that many updates.
@@ -56,7 +60,7 @@ Examples
 ... ] + [tree.HoeffdingTreeClassifier()]
 >>> model = BudgetedClassifier(models, budget=1)
 >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-Accuracy: 88.15%
+Accuracy: 87.11%
 >>> model.n_updates  # the warm start's 4 x 20, then one per sample
 1310
 """
@@ -80,7 +84,7 @@ from mlcb.engine import selection_size
 from mlcb.learners import power_rate
 from mlcb.seeding import check_seed, stream_keys
 
-__all__ = ["BudgetedClassifier", "BudgetedRegressor", "canonical_order", "LOG_LOSS_FLOOR"]
+__all__ = ["BudgetedClassifier", "BudgetedRegressor", "canonical_order", "nonparametric", "LOG_LOSS_FLOOR"]
 
 #: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.
 LOG_LOSS_FLOOR = 0.01
@@ -114,8 +118,9 @@ def _check_common(
     horizon: Any,
     seed: Any,
     warm_start: Any,
-) -> tuple[float, float]:
-    """Validate the parameters shared by both estimators; returns ``(beta, alpha)``."""
+) -> list[tuple[float, float]]:
+    """Validate the parameters shared by both estimators; returns each model's ``(beta, alpha)``,
+    in the order given."""
     from mlcb import policies
 
     n = len(models)
@@ -129,18 +134,49 @@ def _check_common(
         raise ValueError(f"policy_params must be None or a dict, got {policy_params!r}")
     if not (isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 < delta < 1):
         raise ValueError(f"delta must be a number with 0 < delta < 1, got {delta!r}")
-    try:
-        beta, alpha = (float(v) for v in rate)
-    except (TypeError, ValueError):
-        beta = alpha = math.nan
-    if not (beta > 0 and math.isfinite(beta) and 0 < alpha <= 1):
-        raise ValueError(f"rate must be a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, got {rate!r}")
+    pair = _rate_pair(rate)
+    if pair is not None:
+        rates = [pair] * n
+    else:
+        try:
+            rates = [_rate_pair(r) for r in rate] if not isinstance(rate, str) else []
+        except TypeError:
+            rates = []
+        if len(rates) != n or None in rates:
+            raise ValueError(
+                "rate must be a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, or a list of "
+                f"{n} such pairs (one per model, in the order given), got {rate!r}"
+            )
     if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
         raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
     if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
         raise ValueError(f"warm_start must be an integer >= 1, got {warm_start!r}")
     check_seed(seed)
-    return beta, alpha
+    return rates
+
+
+def _rate_pair(rate: Any) -> tuple[float, float] | None:
+    """``(beta, alpha)`` as floats when ``rate`` is a valid pair, else ``None``."""
+    try:
+        beta, alpha = (float(v) for v in rate)
+    except (TypeError, ValueError):
+        return None
+    return (beta, alpha) if beta > 0 and math.isfinite(beta) and 0 < alpha <= 1 else None
+
+
+def nonparametric(model: Any) -> bool:
+    """Whether ``model`` (or the last step of a pipeline) is a nonparametric river model: one of
+    river's ``neighbors``, ``tree`` or ``forest`` modules, which grow with the data.
+
+    >>> from river import linear_model, neighbors, preprocessing
+    >>> nonparametric(preprocessing.StandardScaler() | neighbors.KNNClassifier())
+    True
+    >>> nonparametric(linear_model.LogisticRegression())
+    False
+    """
+    while hasattr(model, "steps"):
+        model = list(model.steps.values())[-1]
+    return type(model).__module__.startswith(("river.neighbors.", "river.tree.", "river.forest."))
 
 
 #: The default number of samples on which every model learns before the policy selects.
@@ -157,6 +193,9 @@ WINDOW = 200
 RATE = (1 / math.sqrt(2), 0.5)
 #: The default heuristic rate with ``"pool"`` statistics (see the module's docstring).
 POOL_RATE = (0.1, 0.5)
+#: The default heuristic rate of a :func:`nonparametric` model with ``"pool"`` statistics: a
+#: slower learner, whose regret grows like ``n^(3/4)``.
+NONPARAMETRIC_POOL_RATE = (0.1, 0.75)
 #: Which model predicts: ``"best"``, the smallest upper bound over all models, or ``"policy"``,
 #: the policy's own deployed model (M-LCB: the smallest upper bound among those it trains).
 DEPLOY_RULES = ("best", "policy")
@@ -210,8 +249,12 @@ class _Budgeted:
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
             raise ValueError(f"window must be an integer >= 1, got {window!r}")
         self._pool = statistics == "pool"
-        rate = self.rate if self.rate is not None else (POOL_RATE if self._pool else RATE)
-        self._beta, self._alpha = _check_common(
+        rate = self.rate
+        if rate is None and self._pool:
+            rate = [NONPARAMETRIC_POOL_RATE if nonparametric(m) else POOL_RATE for m in self.models]
+        elif rate is None:
+            rate = RATE
+        rates = _check_common(
             self.models,
             self.budget,
             self.policy,
@@ -236,6 +279,7 @@ class _Budgeted:
             params["selection"] = "scan"
         self._policy = policies.make(self.policy, **params)
         self._order = canonical_order(self.models)
+        self._rates = [rates[i] for i in self._order]  # (beta, alpha) by canonical position
         self._params, self._state = self._policy.build(
             n, int(self.budget), float(self.delta), int(self.horizon), np.zeros(n)
         )
@@ -287,6 +331,11 @@ class _Budgeted:
         width = math.sqrt(2.0 * math.log(4.0 * k * n * n / float(self.delta)) / n)
         self._upper[position] = float(expert["loss_sum"]) / n + self._upper_scale * width
 
+    def _rate(self, position: int, n: Any) -> float:
+        """Model ``position``'s rate ``U(n)`` (its own ``(beta, alpha)``)."""
+        beta, alpha = self._rates[position]
+        return float(power_rate(n, beta, alpha, self._delta_prime))
+
     def _model(self, position: int) -> Any:
         return self.models[self._order[position]]
 
@@ -294,7 +343,7 @@ class _Budgeted:
         expert = self._stats[position]
         expert["n"] += 1
         expert["loss_sum"] += loss
-        expert["rate"] = float(power_rate(expert["n"], self._beta, self._alpha, self._delta_prime))
+        expert["rate"] = self._rate(position, expert["n"])
         kernels.observe(self._params, self._state, self._stats, position, loss, t)
         self._update_upper(position)
 
@@ -304,7 +353,7 @@ class _Budgeted:
         expert = self._stats[position]
         n = int(expert["n"])
         expert["loss_sum"] = n * self._window_mean(position)
-        expert["rate"] = float(power_rate(n, self._beta, self._alpha, self._delta_prime))
+        expert["rate"] = self._rate(position, n)
         kernels.observe(self._params, self._state, self._stats, position, loss, t)
         self._update_upper(position)
 
@@ -325,12 +374,11 @@ class _Budgeted:
         if self._warm_seen < int(self.warm_start):
             return
         count = int(self.warm_start)
-        rate = float(power_rate(count, self._beta, self._alpha, self._delta_prime))
         for position, total in enumerate(sums):
             expert = self._stats[position]
             expert["n"] = count
             expert["loss_sum"] = count * self._window_mean(position) if self._pool else total
-            expert["rate"] = rate
+            expert["rate"] = self._rate(position, count)
             kernels.observe(self._params, self._state, self._stats, position, total / count, 0)
             self._update_upper(position)
         self._begin(1)
@@ -468,9 +516,11 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     delta
         The policy's confidence level, ``0 < delta < 1``.
     rate
-        ``(beta, alpha)``: each model's heuristic rate ``beta n^alpha sqrt(log(2 n^2 / delta'))``;
-        ``None`` (default): :data:`POOL_RATE`, ``(0.1, 1/2)``, with ``"pool"`` statistics,
-        :data:`RATE`, ``(1/sqrt 2, 1/2)``, with ``"trained"`` ones.
+        ``(beta, alpha)``: each model's heuristic rate ``beta n^alpha sqrt(log(2 n^2 / delta'))``,
+        or a list of such pairs, one per model in the order given. ``None`` (default): with
+        ``"pool"`` statistics :data:`POOL_RATE`, ``(0.1, 1/2)``, for each model and
+        :data:`NONPARAMETRIC_POOL_RATE`, ``(0.1, 3/4)``, for each :func:`nonparametric` one;
+        with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2, 1/2)``, for every model.
     warm_start
         How many samples every model learns before the policy selects (an integer >= 1, default
         :data:`WARM_START`, 20); meanwhile the selector predicts with the model of smallest loss so
