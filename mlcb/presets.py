@@ -225,7 +225,8 @@ PRESETS: dict[str, Preset] = {
 
 # --- real data: river models on a bootstrapped stream of a data set shipped with river -------------
 #: The river experts' heuristic rate in the presets: ``mlcb.river.RATE``, the river selectors'
-#: default (chosen on shuffles other than the benchmark's, docs/river.md).
+#: default with ``"trained"`` statistics, the ones the simulator's M-LCB reads (chosen on shuffles
+#: other than the benchmark's, docs/river.md).
 RIVER_RATE = (1 / math.sqrt(2), 0.5)
 
 

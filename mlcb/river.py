@@ -4,18 +4,43 @@ river's own selectors (``model_selection.BanditClassifier``, ``SuccessiveHalving
 train the models a bandit picks on each sample and predict with the best so far. The two
 estimators here do the same with a budget that is a cap: after a warm start (every model learns
 the first ``warm_start`` samples, 20 by default) the chosen policy of :mod:`mlcb.policies` (M-LCB
-by default) selects at most ``budget`` models on each sample; those, and only those, are scored
-on the sample and learn from it, and ``predict_one`` answers with the model the policy deploys.
-With ``budget`` equal to the number of models every model learns every sample.
+by default) selects at most ``budget`` models on each sample; those, and only those, learn from
+it, and ``predict_one`` answers with the deployed model. With ``budget`` equal to the number of
+models every model learns every sample.
 
-The policy sees, for each model it trained, the loss in ``[0, 1]`` of the model's prediction on the
-sample *before* it learns it (progressive validation): 0-1 loss (or log-loss, clipped and scaled)
-for classification, clipped scaled squared error for regression. A model's rate, which M-LCB's
-lower confidence bound reads, is ``beta n^alpha sqrt(log(2 n^2 / delta'))`` with ``rate = (beta,
-alpha)``, a heuristic (no guarantee holds for an arbitrary river model); the default ``(1/sqrt 2,
-1/2)`` and the warm start of 20 were chosen on shuffles other than the benchmark's
-(docs/river.md). At the end of the warm start the policy observes each model once, with its mean
-loss over the warm start and a count of ``warm_start``: its bounds are those of that many updates.
+Losses are in ``[0, 1]`` and score a model's prediction on a sample *before* it learns it
+(progressive validation): 0-1 loss (or log-loss, clipped and scaled) for classification, clipped
+scaled squared error for regression. What the policy is told, ``statistics``:
+
+``"pool"`` (M-LCB's default)
+    Every model, trained or not, is scored on every sample: ``K`` predictions per sample, while
+    the budget caps the updates (``learn_one`` calls), not the predictions. A model's mean loss
+    is its mean over the last ``window`` samples (200 by default), an estimate of its loss *as it
+    is now*; its count ``n`` stays its number of updates. M-LCB's lower bound then reads ``mean -
+    U(n) / n``: if a model's loss only falls as it learns and its regret after ``n`` updates is
+    at most ``U(n)``, then ``n (loss now - L*) <= U(n)``, so the bound is below the loss ``L*``
+    it would reach. The model that predicts (``deploy="best"``) is the one with the smallest
+    mean over the window: every model is scored on the same samples. This departs from the
+    paper's M-LCB, whose statistics are each model's own training losses; it is the default
+    because it measured better (docs/river.md). Only M-LCB (``"mlcb"``, ``"mlcb-topm"``), whose
+    bounds depend on each model's statistics alone, reads it.
+``"trained"`` (the paper's; the default of every other policy)
+    The policy sees, for each model it trained, the loss on that sample; a model's mean loss is
+    its mean over the samples it learnt.
+
+A model's rate is ``beta n^alpha sqrt(log(2 n^2 / delta'))`` with ``rate = (beta, alpha)``, a
+heuristic (no guarantee holds for an arbitrary river model). By default, with ``"pool"``
+statistics, :data:`POOL_RATE`, ``(0.1, 1/2)``, for a parametric model (a model's loss after ``n``
+updates is then taken to be at most ``0.1 sqrt(log(2 n^2 / delta') / n)`` above its limit, about
+0.04 at ``n = 100``) and :data:`NONPARAMETRIC_POOL_RATE`, ``(0.1, 3/4)``, for a
+:func:`nonparametric` one (k-NN, trees, forests: models that grow with the data learn more
+slowly, so their regret grows faster than ``sqrt(n)`` and they stay worth training longer); with
+``"trained"`` statistics :data:`RATE`, ``(1/sqrt 2, 1/2)``, for every model. ``rate`` may also
+give each model its own pair. The defaults and the warm start of 20 were chosen on shuffles other
+than the benchmark's (docs/river.md). At the end of the warm start the policy observes each
+model once, with a count of ``warm_start`` and its mean loss (over the warm start, or with
+``"pool"`` statistics over its window, which then holds the warm start's losses): its bounds are
+those of that many updates.
 
 The pool's order does not matter: the models are ranked once by a canonical key (their ``repr``,
 which lists their class and parameters) and the policy sees them in that order, so its ties are
@@ -35,7 +60,7 @@ Examples
 ... ] + [tree.HoeffdingTreeClassifier()]
 >>> model = BudgetedClassifier(models, budget=1)
 >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-Accuracy: 87.67%
+Accuracy: 87.11%
 >>> model.n_updates  # the warm start's 4 x 20, then one per sample
 1310
 """
@@ -43,6 +68,7 @@ Accuracy: 87.67%
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -58,7 +84,7 @@ from mlcb.engine import selection_size
 from mlcb.learners import power_rate
 from mlcb.seeding import check_seed, stream_keys
 
-__all__ = ["BudgetedClassifier", "BudgetedRegressor", "canonical_order", "LOG_LOSS_FLOOR"]
+__all__ = ["BudgetedClassifier", "BudgetedRegressor", "canonical_order", "nonparametric", "LOG_LOSS_FLOOR"]
 
 #: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.
 LOG_LOSS_FLOOR = 0.01
@@ -92,8 +118,9 @@ def _check_common(
     horizon: Any,
     seed: Any,
     warm_start: Any,
-) -> tuple[float, float]:
-    """Validate the parameters shared by both estimators; returns ``(beta, alpha)``."""
+) -> list[tuple[float, float]]:
+    """Validate the parameters shared by both estimators; returns each model's ``(beta, alpha)``,
+    in the order given."""
     from mlcb import policies
 
     n = len(models)
@@ -107,29 +134,85 @@ def _check_common(
         raise ValueError(f"policy_params must be None or a dict, got {policy_params!r}")
     if not (isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 < delta < 1):
         raise ValueError(f"delta must be a number with 0 < delta < 1, got {delta!r}")
-    try:
-        beta, alpha = (float(v) for v in rate)
-    except (TypeError, ValueError):
-        beta = alpha = math.nan
-    if not (beta > 0 and math.isfinite(beta) and 0 < alpha <= 1):
-        raise ValueError(f"rate must be a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, got {rate!r}")
+    pair = _rate_pair(rate)
+    if pair is not None:
+        rates = [pair] * n
+    else:
+        try:
+            rates = [_rate_pair(r) for r in rate] if not isinstance(rate, str) else []
+        except TypeError:
+            rates = []
+        if len(rates) != n or None in rates:
+            raise ValueError(
+                "rate must be a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, or a list of "
+                f"{n} such pairs (one per model, in the order given), got {rate!r}"
+            )
     if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
         raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
     if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
         raise ValueError(f"warm_start must be an integer >= 1, got {warm_start!r}")
     check_seed(seed)
-    return beta, alpha
+    return rates
+
+
+def _rate_pair(rate: Any) -> tuple[float, float] | None:
+    """``(beta, alpha)`` as floats when ``rate`` is a valid pair, else ``None``."""
+    try:
+        beta, alpha = (float(v) for v in rate)
+    except (TypeError, ValueError):
+        return None
+    return (beta, alpha) if beta > 0 and math.isfinite(beta) and 0 < alpha <= 1 else None
+
+
+def nonparametric(model: Any) -> bool:
+    """Whether ``model`` (or the last step of a pipeline) is a nonparametric river model: one of
+    river's ``neighbors``, ``tree`` or ``forest`` modules, which grow with the data.
+
+    >>> from river import linear_model, neighbors, preprocessing
+    >>> nonparametric(preprocessing.StandardScaler() | neighbors.KNNClassifier())
+    True
+    >>> nonparametric(linear_model.LogisticRegression())
+    False
+    """
+    while hasattr(model, "steps"):
+        model = list(model.steps.values())[-1]
+    return type(model).__module__.startswith(("river.neighbors.", "river.tree.", "river.forest."))
 
 
 #: The default number of samples on which every model learns before the policy selects.
 WARM_START = 20
-#: The default heuristic rate ``(beta, alpha)`` of every model (see the module's docstring).
+#: What the policy's statistics are: ``"pool"``, every model scored on every sample (M-LCB's
+#: default), or ``"trained"``, each model scored on the samples it learns (the paper's M-LCB).
+STATISTICS = ("pool", "trained")
+#: The policies that read ``"pool"`` statistics: their bounds depend on each model's statistics only.
+POOL_POLICIES = ("mlcb", "mlcb-topm")
+#: The default number of most recent samples over which ``"pool"`` statistics average.
+WINDOW = 200
+#: The default heuristic rate ``(beta, alpha)`` of every model with ``"trained"`` statistics
+#: (and the presets' rate, whose simulator runs trained statistics).
 RATE = (1 / math.sqrt(2), 0.5)
+#: The default heuristic rate with ``"pool"`` statistics (see the module's docstring).
+POOL_RATE = (0.1, 0.5)
+#: The default heuristic rate of a :func:`nonparametric` model with ``"pool"`` statistics: a
+#: slower learner, whose regret grows like ``n^(3/4)``.
+NONPARAMETRIC_POOL_RATE = (0.1, 0.75)
 #: Which model predicts: ``"best"``, the smallest upper bound over all models, or ``"policy"``,
 #: the policy's own deployed model (M-LCB: the smallest upper bound among those it trains).
 DEPLOY_RULES = ("best", "policy")
 #: The constructor parameters both estimators share.
-_SHARED = ("budget", "policy", "policy_params", "delta", "rate", "warm_start", "deploy", "horizon", "seed")
+_SHARED = (
+    "budget",
+    "policy",
+    "policy_params",
+    "statistics",
+    "window",
+    "delta",
+    "rate",
+    "warm_start",
+    "deploy",
+    "horizon",
+    "seed",
+)
 
 
 class _Budgeted:
@@ -152,13 +235,32 @@ class _Budgeted:
         from mlcb import policies
 
         n = len(self.models)
-        self._beta, self._alpha = _check_common(
+        statistics = self.statistics
+        if statistics is None:
+            statistics = "pool" if self.policy in POOL_POLICIES else "trained"
+        if statistics not in STATISTICS:
+            raise ValueError(f"statistics must be None or one of {STATISTICS}, got {self.statistics!r}")
+        if statistics == "pool" and self.policy not in POOL_POLICIES:
+            raise ValueError(
+                f"statistics='pool' needs an M-LCB policy ({', '.join(POOL_POLICIES)}), got "
+                f"{self.policy!r}; pass statistics='trained'"
+            )
+        window = self.window
+        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+            raise ValueError(f"window must be an integer >= 1, got {window!r}")
+        self._pool = statistics == "pool"
+        rate = self.rate
+        if rate is None and self._pool:
+            rate = [NONPARAMETRIC_POOL_RATE if nonparametric(m) else POOL_RATE for m in self.models]
+        elif rate is None:
+            rate = RATE
+        rates = _check_common(
             self.models,
             self.budget,
             self.policy,
             self.policy_params,
             self.delta,
-            self.rate,
+            rate,
             self.horizon,
             self.seed,
             self.warm_start,
@@ -171,8 +273,13 @@ class _Budgeted:
             else 1.0
         )
         self._upper_scale = float(scale)
-        self._policy = policies.make(self.policy, **(self.policy_params or {}))
+        params = dict(self.policy_params or {})
+        if self._pool:
+            # Every model's bounds change on every sample: M-LCB scans them all, no heap.
+            params["selection"] = "scan"
+        self._policy = policies.make(self.policy, **params)
         self._order = canonical_order(self.models)
+        self._rates = [rates[i] for i in self._order]  # (beta, alpha) by canonical position
         self._params, self._state = self._policy.build(
             n, int(self.budget), float(self.delta), int(self.horizon), np.zeros(n)
         )
@@ -189,6 +296,8 @@ class _Budgeted:
         self._upper = [math.inf] * n  # each model's upper confidence bound (deploy="best")
         self._warm_seen = 0  # samples of the warm start learnt so far
         self._warm_sums = [0.0] * n  # each model's summed loss over them
+        self._windows = [deque(maxlen=int(window)) for _ in range(n)]  # "pool": the last losses
+        self._window_sums = [0.0] * n
         self._warm = bool(getattr(self._policy, "warm_start", True))
         if not self._warm:
             self._begin(1)
@@ -211,12 +320,21 @@ class _Budgeted:
 
     def _update_upper(self, position: int) -> None:
         """Model ``position``'s upper bound: its mean loss plus M-LCB's width
-        ``sqrt(2 log(4 K n^2 / delta) / n)`` (times the policy's ``bonus_scale``, if any)."""
+        ``sqrt(2 log(4 K n^2 / delta) / n)`` (times the policy's ``bonus_scale``, if any); with
+        ``"pool"`` statistics its mean loss over the window, which every model shares."""
+        if self._pool:  # every window holds as many samples: the smallest mean is the smallest bound
+            self._upper[position] = self._window_sums[position] / len(self._windows[position])
+            return
         expert = self._stats[position]
         n = float(expert["n"])
         k = len(self.models)
         width = math.sqrt(2.0 * math.log(4.0 * k * n * n / float(self.delta)) / n)
         self._upper[position] = float(expert["loss_sum"]) / n + self._upper_scale * width
+
+    def _rate(self, position: int, n: Any) -> float:
+        """Model ``position``'s rate ``U(n)`` (its own ``(beta, alpha)``)."""
+        beta, alpha = self._rates[position]
+        return float(power_rate(n, beta, alpha, self._delta_prime))
 
     def _model(self, position: int) -> Any:
         return self.models[self._order[position]]
@@ -225,7 +343,17 @@ class _Budgeted:
         expert = self._stats[position]
         expert["n"] += 1
         expert["loss_sum"] += loss
-        expert["rate"] = float(power_rate(expert["n"], self._beta, self._alpha, self._delta_prime))
+        expert["rate"] = self._rate(position, expert["n"])
+        kernels.observe(self._params, self._state, self._stats, position, loss, t)
+        self._update_upper(position)
+
+    def _record_pool(self, position: int, loss: float, t: int) -> None:
+        """``"pool"`` statistics: model ``position`` keeps its count of updates ``n``, and its mean
+        loss becomes its mean over the window."""
+        expert = self._stats[position]
+        n = int(expert["n"])
+        expert["loss_sum"] = n * self._window_mean(position)
+        expert["rate"] = self._rate(position, n)
         kernels.observe(self._params, self._state, self._stats, position, loss, t)
         self._update_upper(position)
 
@@ -234,25 +362,43 @@ class _Budgeted:
         policy observes each model once, with its mean loss over the warm start and a count of
         ``warm_start`` (so M-LCB's widths are those of ``warm_start`` updates)."""
         sums = self._warm_sums
+        losses = self._score_pool(x, y) if self._pool else None
         for position in range(len(self.models)):
             model = self._model(position)
-            sums[position] += self._loss(model, x, y)
+            sums[position] += losses[position] if losses is not None else self._loss(model, x, y)
             model.learn_one(x, y)
         self._warm_seen += 1
         # Until the policy selects, predict with the best model so far (ties: canonical order).
-        self._deployed = min(range(len(sums)), key=sums.__getitem__)
+        means = self._window_sums if self._pool else sums
+        self._deployed = min(range(len(means)), key=means.__getitem__)
         if self._warm_seen < int(self.warm_start):
             return
         count = int(self.warm_start)
-        rate = float(power_rate(count, self._beta, self._alpha, self._delta_prime))
         for position, total in enumerate(sums):
             expert = self._stats[position]
             expert["n"] = count
-            expert["loss_sum"] = total
-            expert["rate"] = rate
+            expert["loss_sum"] = count * self._window_mean(position) if self._pool else total
+            expert["rate"] = self._rate(position, count)
             kernels.observe(self._params, self._state, self._stats, position, total / count, 0)
             self._update_upper(position)
         self._begin(1)
+
+    def _score_pool(self, x: dict, y: Any) -> list[float]:
+        """``"pool"`` statistics: every model's loss on the sample before any learns it, pushed
+        into its window."""
+        losses = []
+        for position in range(len(self.models)):
+            loss = self._loss(self._model(position), x, y)
+            window = self._windows[position]
+            if len(window) == window.maxlen:
+                self._window_sums[position] -= window[0]
+            window.append(loss)
+            self._window_sums[position] += loss
+            losses.append(loss)
+        return losses
+
+    def _window_mean(self, position: int) -> float:
+        return self._window_sums[position] / len(self._windows[position])
 
     def learn_one(self, x: dict, y: Any) -> None:
         self._before(y)
@@ -263,14 +409,23 @@ class _Budgeted:
             return
         positions = self._selected[: self._n_selected].tolist()
         deployed = self._chosen  # the policy's end of round hears of its own choice
-        deployed_loss = None if deployed in positions else self._loss(self._model(deployed), x, y)
-        for position in positions:
-            model = self._model(position)
-            loss = self._loss(model, x, y)
-            if position == deployed:
-                deployed_loss = loss
-            model.learn_one(x, y)
-            self._record(position, loss, t)
+        if self._pool:
+            losses = self._score_pool(x, y)
+            deployed_loss = losses[deployed]
+            for position in positions:
+                self._model(position).learn_one(x, y)
+                self._stats[position]["n"] += 1
+            for position in range(len(self.models)):  # every window moved: every bound changes
+                self._record_pool(position, losses[position], t)
+        else:
+            deployed_loss = None if deployed in positions else self._loss(self._model(deployed), x, y)
+            for position in positions:
+                model = self._model(position)
+                loss = self._loss(model, x, y)
+                if position == deployed:
+                    deployed_loss = loss
+                model.learn_one(x, y)
+                self._record(position, loss, t)
         kernels.end_round(
             self._params,
             self._state,
@@ -319,7 +474,9 @@ class _Budgeted:
 
     @property
     def mean_losses(self) -> list[float]:
-        """Each model's mean training loss so far (``nan`` before it learns), in the order given."""
+        """Each model's mean loss as the policy sees it (``nan`` before it learns), in the order
+        given: with ``"trained"`` statistics its mean over the samples it learnt; with ``"pool"``
+        ones, after the warm start, its mean over the last ``window`` samples."""
         out = [math.nan] * len(self.models)
         for (n, total), index in zip(self._counts_and_sums(), self._order):
             if n:
@@ -345,24 +502,41 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         ``"zero-one"`` (default): 1 when the model's prediction is wrong. ``"log"``: the log-loss of
         the probability the model gives the true label, scaled so that a probability of
         :data:`LOG_LOSS_FLOOR` or less costs 1: ``min(1, ln p / ln 0.01)``.
+    statistics
+        What the policy is told (the module's docstring). ``"pool"``: every model is scored on
+        every sample (``K`` predictions per sample; the budget caps updates, not predictions) and
+        a model's mean loss is its mean over the last ``window`` samples, its count its number of
+        updates; only M-LCB reads it (and then scans every bound on every sample: its
+        ``selection`` is ``"scan"``). ``"trained"``: the paper's, a model's mean loss over the
+        samples it learnt. ``None`` (default): ``"pool"`` for M-LCB (``"mlcb"``,
+        ``"mlcb-topm"``), ``"trained"`` for every other policy.
+    window
+        With ``"pool"`` statistics, over how many of the most recent samples a model's mean loss
+        is taken (an integer >= 1, default :data:`WINDOW`, 200).
     delta
         The policy's confidence level, ``0 < delta < 1``.
     rate
-        ``(beta, alpha)``: each model's heuristic rate ``beta n^alpha sqrt(log(2 n^2 / delta'))``;
-        default :data:`RATE`, ``(1/sqrt 2, 1/2)``.
+        ``(beta, alpha)``: each model's heuristic rate ``beta n^alpha sqrt(log(2 n^2 / delta'))``,
+        or a list of such pairs, one per model in the order given. ``None`` (default): with
+        ``"pool"`` statistics :data:`POOL_RATE`, ``(0.1, 1/2)``, for each model and
+        :data:`NONPARAMETRIC_POOL_RATE`, ``(0.1, 3/4)``, for each :func:`nonparametric` one;
+        with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2, 1/2)``, for every model.
     warm_start
         How many samples every model learns before the policy selects (an integer >= 1, default
         :data:`WARM_START`, 20); meanwhile the selector predicts with the model of smallest loss so
-        far. The policy then observes each model once, with its mean loss over them and a count
-        of ``warm_start``. (Policies that declare no warm start select from the first sample.)
+        far. The policy then observes each model once, with its mean loss (``"pool"``: over its
+        window) and a count of ``warm_start``. (Policies that declare no warm start select from
+        the first sample.)
     deploy
-        Which model predicts. ``"best"`` (default): the model with the smallest upper confidence
-        bound ``mean loss + sqrt(2 log(4 K n^2 / delta) / n)`` (M-LCB's, times its
-        ``bonus_scale``) over *all* models, ties in canonical order: the model whose loss is
-        certified smallest, whichever the policy trains now. ``"policy"``: the policy's own
-        deployed model (M-LCB: the smallest upper bound among the models it trains on the
-        sample, so at ``budget=1`` the model being trained). The policy's statistics are the
-        same either way; with ``budget`` equal to the number of models both rules agree.
+        Which model predicts. ``"best"`` (default): the model with the smallest upper bound over
+        *all* models, ties in canonical order, whichever the policy trains now: with ``"pool"``
+        statistics the smallest mean loss over the window (every model is scored on the same
+        samples); with ``"trained"`` ones the smallest ``mean loss + sqrt(2 log(4 K n^2 / delta)
+        / n)`` (M-LCB's upper bound, times its ``bonus_scale``), the model whose loss is
+        certified smallest. ``"policy"``: the policy's own deployed model (M-LCB: the smallest
+        upper bound among the models it trains on the sample, so at ``budget=1`` the model being
+        trained). The policy's statistics are the same either way; with ``budget`` equal to the
+        number of models both rules agree.
     horizon
         Passed to horizon-dependent policies (and sizes M-LCB's look-up table); nothing stops
         after it.
@@ -381,8 +555,8 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     >>> for x, y in datasets.Phishing().take(200):
     ...     _ = model.predict_one(x)
     ...     model.learn_one(x, y)
-    >>> model.trained_counts
-    [116, 104]
+    >>> model.trained_counts  # both learn the first 20; then the logistic regression scores better
+    [200, 20]
     """
 
     def __init__(
@@ -392,8 +566,10 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         policy: str = "mlcb",
         policy_params: dict | None = None,
         loss: str = "zero-one",
+        statistics: str | None = None,
+        window: int = WINDOW,
         delta: float = 0.1,
-        rate: tuple = RATE,
+        rate: tuple | None = None,
         warm_start: int = WARM_START,
         deploy: str = "best",
         horizon: int = 100_000,
@@ -481,8 +657,10 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
         policy: str = "mlcb",
         policy_params: dict | None = None,
         scale: float | None = None,
+        statistics: str | None = None,
+        window: int = WINDOW,
         delta: float = 0.1,
-        rate: tuple = RATE,
+        rate: tuple | None = None,
         warm_start: int = WARM_START,
         deploy: str = "best",
         horizon: int = 100_000,
@@ -539,7 +717,7 @@ def selector(name: str, models: list, budget: int = 1, horizon: int = 2_000, see
     """A fresh selector over clones of ``models``, as :func:`compare` runs it.
 
     ``"mlcb"``
-        :class:`BudgetedClassifier` with ``budget``.
+        :class:`BudgetedClassifier` with ``budget`` and its defaults (``"pool"`` statistics).
     ``"epsilon-greedy"``, ``"ucb"``
         river's ``BanditClassifier`` with the policy of river's own documentation example:
         ``EpsilonGreedy(epsilon=0.1, decay=0.001, burn_in=20, seed=seed)``, and
@@ -548,8 +726,9 @@ def selector(name: str, models: list, budget: int = 1, horizon: int = 2_000, see
         river's ``SuccessiveHalvingClassifier`` with ``budget = horizon`` model updates for its
         halving rounds and ``eta = 2`` (after them its best model keeps learning every sample).
     ``"train-everything"``
-        :class:`BudgetedClassifier` with ``budget = len(models)``: every model learns every sample
-        and the one with the smallest upper bound (with equal counts: the best so far) predicts.
+        :class:`BudgetedClassifier` with ``budget = len(models)`` and ``"trained"`` statistics:
+        every model learns every sample and the one with the smallest upper bound (with equal
+        counts: the smallest mean loss since the first sample, the best so far) predicts.
     """
     from river import bandit, metrics, model_selection
 
@@ -567,7 +746,7 @@ def selector(name: str, models: list, budget: int = 1, horizon: int = 2_000, see
             fresh, metric=metrics.Accuracy(), budget=horizon, eta=2
         )
     if name == "train-everything":
-        return BudgetedClassifier(fresh, budget=len(fresh), seed=seed)
+        return BudgetedClassifier(fresh, budget=len(fresh), statistics="trained", seed=seed)
     raise ValueError(f"selector must be one of {SELECTORS}, got {name!r}")
 
 
