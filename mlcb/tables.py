@@ -57,12 +57,12 @@ def table_length(horizon: int, rows: int, budget: int | None = None) -> int:
 # of the values' IEEE-754 bit patterns (read as int64): the functions are smooth, so past a few
 # million counts the second difference is the rounding noise of the last bits (|d2| <= 48 at
 # n = 10^7, <= 4 at 5 x 10^7). A value whose second difference does not fit in a byte is stored
-# whole, in order, in ``exceptions``. Decoding needs the two previous values, so each reader keeps
+# whole, in order, in ``Tail.words``. Decoding needs the two previous values, so each reader keeps
 # a cursor; it reproduces the computed values bit for bit because it stores nothing but them.
 
 #: Largest total size of one set of compressed continuations (one byte per count and row).
 TAIL_BUDGET_BYTES = 512 * 2**20
-#: The code of a value stored whole in ``exceptions``.
+#: The code of a value stored whole (in ``Tail.words``).
 ESCAPE = -128
 #: Fields of a cursor (int64): the count it is at (-1 or 0: none yet), the bit pattern of the
 #: value there, its first difference, the position of the row's next exception.
