@@ -436,6 +436,10 @@ class CorruptPartWarning(UserWarning):
     """A kept replication could not be used and is recomputed."""
 
 
+#: From this horizon on, :func:`run_replications` builds the shared tables before its workers start.
+LONG_HORIZON = 1_000_000
+
+
 def run_replications(
     problem: Any,
     seed: int,
@@ -461,6 +465,11 @@ def run_replications(
         # Compile (or load from the cache) once, in this thread, with a one-round run of the same
         # types, so that the workers start together instead of waiting on each other's compile.
         run_replication(problem, seed, todo[0], 1, checkpoints[:1], min(trace_rounds, 1))
+        if len(todo) > 1 and horizon >= LONG_HORIZON:
+            # Likewise the tables of functions of a count and their continuation (mlcb.tables),
+            # shared by every replication and seconds long to build at such horizons: built once
+            # here, not by every worker at the same time.
+            build_replication(problem, seed, todo[0], horizon, checkpoints[-1:])
     workers = max(1, min(threads or os.cpu_count() or 1, len(todo) or 1))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         futures = [

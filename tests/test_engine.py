@@ -190,3 +190,25 @@ def test_tables_cut_at_the_budget_are_shared_across_horizons(monkeypatch):
     other = engine.build_replication(problem, 0, 0, 20_000, np.array([20_000]))
     assert one[2].tables.shape == (3, 500) and one[4].hoeffding.shape == (1_500,)
     assert one[2].tables is other[2].tables and one[4].hoeffding is other[4].hoeffding
+
+
+def test_threads_share_one_build_of_the_continuation(monkeypatch):
+    """At long horizons the shared tables and their continuation are built once, in the calling
+    thread before the workers start, not by each worker at the same time."""
+    import functools
+    import threading
+
+    from agents import bandits
+
+    builders, build = [], bandits._pool_tail.__wrapped__
+
+    @functools.lru_cache(maxsize=2)
+    def recorded(*args):
+        builders.append(threading.current_thread() is threading.main_thread())
+        return build(*args)
+
+    monkeypatch.setattr(bandits, "_pool_tail", recorded)
+    monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * 500)
+    monkeypatch.setattr(engine, "LONG_HORIZON", 10_000)
+    mlcb.simulate(preset="trap", budget=2, horizon=20_000, replications=4, threads=2, seed=3)
+    assert builders == [True]
