@@ -105,6 +105,23 @@ def test_simulate_chooses_the_engine_and_both_give_one_result():
         pd.testing.assert_frame_equal(getattr(compiled, name), getattr(python, name))
 
 
+def test_both_engines_read_the_tables_continuation_alike(monkeypatch):
+    """Past tables cut short, both engines read the compressed continuation (mlcb.tables) and
+    agree bit for bit with each other and with the computed path."""
+    from mlcb import tables
+
+    fields = dict(preset="trap", budget=2, horizon=3_000, replications=2, seed=4)
+    monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 0)
+    computed = mlcb.simulate(**fields)
+    monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * 200)
+    compiled = mlcb.simulate(**fields)
+    python = mlcb.simulate(**fields, engine="python")
+    assert compiled.experts["trained"].max() > 2_000  # far past the 200 tabulated counts
+    for name in ("curves", "experts", "replications"):
+        pd.testing.assert_frame_equal(getattr(compiled, name), getattr(python, name))
+        pd.testing.assert_frame_equal(getattr(compiled, name), getattr(computed, name))
+
+
 def test_engine_argument_is_checked():
     with pytest.raises(ValueError, match=r"engine must be one of \('auto', 'compiled', 'python'\)"):
         mlcb.simulate(preset="trap", budget=2, horizon=10, replications=1, engine="gpu")
