@@ -266,7 +266,7 @@ class RealDataEnv(gym.Env):
         last = self._last.get(id(state))
         if last is not None and last.t == t and last.row == row:
             return last  # the same (row, round): the same data, whichever state it came from
-        data = SupervisedRound(self.table, row, t) if t else self._data(params, row, t)
+        data = self._data(params, row, t)
         if len(self._last) > 4096:
             self._last.clear()
         self._last[id(state)] = data

@@ -323,7 +323,7 @@ class _Budgeted:
         ``sqrt(2 log(4 K n^2 / delta) / n)`` (times the policy's ``bonus_scale``, if any); with
         ``"pool"`` statistics its mean loss over the window, which every model shares."""
         if self._pool:  # every window holds as many samples: the smallest mean is the smallest bound
-            self._upper[position] = self._window_sums[position] / len(self._windows[position])
+            self._upper[position] = self._window_mean(position)
             return
         expert = self._stats[position]
         n = float(expert["n"])

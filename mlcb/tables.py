@@ -64,8 +64,9 @@ def table_length(horizon: int, rows: int, budget: int | None = None) -> int:
 TAIL_BUDGET_BYTES = 512 * 2**20
 #: The code of a value stored whole (in ``Tail.words``).
 ESCAPE = -128
-#: Fields of a cursor (int64): the count it is at (-1 or 0: none yet), the bit pattern of the
-#: value there, its first difference, the position of the row's next exception.
+#: Fields of a cursor (int64): the count it is at (0: none yet; the counts read here are at least
+#: 2), the bit pattern of the value there, its first difference, the position of the row's next
+#: exception. A fresh cursor is all zeros, as a new state record's field is.
 CURSOR_FIELDS = 4
 _CHUNK = 1 << 16
 
@@ -98,10 +99,8 @@ def tail_length(horizon: int, length: int, rows: int, budget: int | None = None)
 
 
 def new_cursors(*shape: int) -> np.ndarray:
-    """Fresh cursors of shape ``(*shape, CURSOR_FIELDS)`` (int64)."""
-    cursors = np.zeros((*shape, CURSOR_FIELDS), dtype=np.int64)
-    cursors[..., 0] = -1
-    return cursors
+    """Fresh cursors of shape ``(*shape, CURSOR_FIELDS)`` (int64 zeros)."""
+    return np.zeros((*shape, CURSOR_FIELDS), dtype=np.int64)
 
 
 def _as_float_python(bits: Any) -> float:
