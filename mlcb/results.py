@@ -31,6 +31,7 @@ summarising and plotting a result use the frames and this metadata only.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import subprocess
@@ -42,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from mlcb import theory
+from mlcb._jit import kernel
 from mlcb.contracts import family_of
 
 SETTING_COLUMNS = ["setting", "policy", "budget", "calibration"]
@@ -69,7 +71,11 @@ def _versions() -> dict[str, str]:
     }
 
 
+@functools.lru_cache(maxsize=1)
 def _git_revision() -> str | None:
+    """The package's git revision (``-dirty`` with uncommitted changes), once per process: the
+    code a process runs is the code it imported, and two ``git`` calls cost milliseconds, a
+    noticeable part of a small simulation."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],
@@ -493,29 +499,61 @@ def _largest_sums_of_sorted(
     """:func:`_largest_sum` of ``widths[:, :t]`` for every ``t`` of ``rounds``, for rows that are
     non-increasing and >= 0: the ``size`` largest entries are a prefix of every row, cut at the
     ``size``-th largest value, found by bisection on the bits of the (ordered) positive floats."""
-    descending = -widths  # ascending rows, for searchsorted
+    widths = np.ascontiguousarray(widths + 0.0)  # no -0.0: the bits of floats >= 0 are ordered
     prefix = np.concatenate([np.zeros((len(widths), 1)), np.cumsum(widths, axis=1)], axis=1)
     weights = multiplicity.astype(np.int64)
-
-    def counts(t: int, value: float, side: str) -> np.ndarray:
-        return np.array([min(t, int(np.searchsorted(row, -value, side=side))) for row in descending])
-
+    rounds = np.asarray(rounds, dtype=np.int64)
+    cuts = np.empty(len(rounds), dtype=np.int64)
+    above = np.empty((len(rounds), len(widths)), dtype=np.int64)
+    _sorted_cuts(widths.view(np.int64), weights, rounds, np.asarray(sizes, dtype=np.int64), cuts, above)
     out = []
-    for t, size in zip(rounds, sizes):
-        t = int(t)
-        low = int(np.float64(widths[:, t - 1].min()).view(np.int64))  # every entry is >= it
-        high = int(np.float64(widths[:, 0].max()).view(np.int64)) + 1  # no entry is >= it
+    for p, size in enumerate(sizes):
+        cut = float(np.int64(cuts[p]).view(np.float64))  # the size-th largest entry
+        taken = float(weights @ prefix[np.arange(len(widths)), above[p]])
+        out.append(taken + (size - int(weights @ above[p])) * cut)
+    return out
+
+
+@kernel
+def _count_at_least(row, t, bits):
+    """How many of ``row[:t]`` (non-increasing bit patterns) are ``>= bits``."""
+    low, high = 0, t
+    while low < high:
+        middle = (low + high) // 2
+        if row[middle] >= bits:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@kernel
+def _sorted_cuts(bits, weights, rounds, sizes, cuts, above):
+    """For each ``t`` of ``rounds``, into ``cuts``: the bits of the ``size``-th largest of the
+    rows' first ``t`` entries (row ``j`` counted ``weights[j]`` times; bisection on the bit
+    patterns of floats >= 0, which order as the floats do); into ``above``: each row's count of
+    entries above it."""
+    n_rows = bits.shape[0]
+    for p in range(len(rounds)):
+        t = rounds[p]
+        low = bits[0, t - 1]  # every entry is >= it
+        high = bits[0, 0]
+        for j in range(1, n_rows):
+            low = min(low, bits[j, t - 1])
+            high = max(high, bits[j, 0])
+        high += 1  # no entry is >= it
         while high - low > 1:
-            middle = (low + high) // 2
-            if weights @ counts(t, float(np.int64(middle).view(np.float64)), "right") >= size:
+            middle = low + (high - low) // 2  # low + high would overflow past 2.0
+            total = 0
+            for j in range(n_rows):
+                total += weights[j] * _count_at_least(bits[j], t, middle)
+            if total >= sizes[p]:
                 low = middle
             else:
                 high = middle
-        cut = float(np.int64(low).view(np.float64))  # the size-th largest entry
-        above = counts(t, cut, "left")
-        taken = float(weights @ prefix[np.arange(len(widths)), above])
-        out.append(taken + (size - int(weights @ above)) * cut)
-    return out
+        cuts[p] = low
+        for j in range(n_rows):
+            above[p, j] = _count_at_least(bits[j], t, low + 1)
 
 
 def _largest_sum(values: np.ndarray, multiplicity: np.ndarray, size: int) -> float:
