@@ -57,6 +57,10 @@ class Environment(Protocol):
         whose round data is one object for every expert of a round may say so with the class
         attribute ``round_data_shared = True``: the Python engine then asks for it once per
         replication and round, not once per expert call.
+    ``round_data_block(params, states, t) -> list`` (optional, with ``round_data_shared``)
+        The shared round data of a block of replications at round ``t``: a list, one object per
+        ``(params[r], states[r])``, each what ``round_data`` gives. The Python engine then makes
+        one call per round for the whole block.
     ``reference`` (optional)
         A class attribute, a phrase naming what regret is measured against when it is not the
         experts' ``L_k*`` as usual (``mlcb/RealData-v0``: the best pool member trained on every

@@ -226,6 +226,17 @@ class _RateTable:
         return self.values
 
 
+def _defined_in(cls: type, name: str) -> type | None:
+    return next((c for c in cls.__mro__ if name in vars(c)), None)
+
+
+def _block_follows(env: Any) -> bool:
+    """Whether ``env``'s ``round_data_block`` is as specific as its ``round_data``: a subclass
+    that overrides ``round_data`` alone must not be bypassed by an inherited block method."""
+    block, single = _defined_in(type(env), "round_data_block"), _defined_in(type(env), "round_data")
+    return block is None or single is None or issubclass(block, single)
+
+
 class LearnerPool:
     """One fresh copy of every Python expert per replication, as a batched pool.
 
@@ -242,11 +253,15 @@ class LearnerPool:
         self._replications = list(batch.replications)
         self._data = [(batch.env_params[r], batch.env_states[r]) for r in range(len(batch.replications))]
         self._round_data = env.round_data
-        # An environment whose round data is the same for every expert: fetched once per
-        # replication and round, in deploy (which the engine calls first), reused by train.
+        # An environment whose round data is the same for every expert: fetched once per round
+        # for every replication (in deploy, which the engine calls first), reused by train.
         self._shared = bool(getattr(env, "round_data_shared", False))
-        self._fetched: list[Any] = [None] * len(batch.replications)
-        self._fetched_at: list[int] = [-1] * len(batch.replications)  # the round of each
+        block = getattr(env, "round_data_block", None) if self._shared else None
+        self._block = block if callable(block) and _block_follows(env) else None
+        self._params = [params for params, _ in self._data]
+        self._states = [state for _, state in self._data]
+        self._round: list[Any] = []  # the shared round data of every replication at _round_at
+        self._round_at = -1
         self.learners = [
             [spawn(expert, _seed(keys[k])) for k, expert in enumerate(experts)] for keys in batch.expert_keys
         ]
@@ -279,25 +294,42 @@ class LearnerPool:
         except Exception as error:
             raise raised(error, method, k, self._classes[k], self._replications[r], t) from error
 
+    def _shared_round(self, t: int, rows: list, counts: list, method: str) -> list:
+        """Every replication's round data at ``t`` (an environment whose round data is shared by
+        its experts): one call for the block where the environment offers ``round_data_block``,
+        else one per replication; kept for the rest of the round."""
+        if self._round_at != t:
+            data = None
+            if self._block is not None:
+                try:
+                    data = self._block(self._params, self._states, t)
+                except Exception:  # asked again replication by replication, to name the one
+                    data = None
+                if data is not None and len(data) != len(self._data):
+                    data = None
+            if data is None:
+                data = [self._fetch(r, t, rows[r][0] if counts[r] else 0, method) for r in range(len(rows))]
+            self._round, self._round_at = list(data), t
+        return self._round
+
     # train and deploy run once per round over the block: every replication's round costs a few
     # Python operations besides the experts' own calls, so the loops are kept lean (one round
-    # data per replication when it is shared, results written through a memoryview).
+    # data per replication and round when it is shared, results written through a memoryview).
     def train(
         self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, rates: np.ndarray
     ) -> None:
-        shared, fetched, fetched_at = self._shared, self._fetched, self._fetched_at
         out_losses, out_rates = _writable(losses), _writable(rates)
         warm = t == 0
-        rows = selected.tolist()
-        for r, count in enumerate(counts.tolist()):
+        rows, sizes = selected.tolist(), counts.tolist()
+        shared = self._shared_round(t, rows, sizes, "learn") if self._shared else None
+        tables = self._rates
+        for r, count in enumerate(sizes):
             if not count:
                 continue
             row = rows[r]
             learners = self.learners[r]
             steps = self._steps[r]
-            data = None
-            if shared:
-                data = fetched[r] if fetched_at[r] == t else self._fetch(r, t, row[0], "learn")
+            data = None if shared is None else shared[r]
             for j in range(count):
                 k = row[j]
                 try:
@@ -312,11 +344,10 @@ class LearnerPool:
                     loss, rate = out
                 else:
                     loss = out
-                    try:
-                        rate = self._rates[k][n]
-                    except IndexError:
-                        self._rates[k] = self._tables[k].extend(n)
-                        rate = self._rates[k][n]
+                    table = tables[k]
+                    if n >= len(table):
+                        table = tables[k] = self._tables[k].extend(n)
+                    rate = table[n]
                 try:
                     out_losses[r, j] = loss
                     out_rates[r, j] = rate
@@ -334,18 +365,15 @@ class LearnerPool:
     def deploy(
         self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, expected: np.ndarray
     ) -> None:
-        shared, fetched, fetched_at = self._shared, self._fetched, self._fetched_at
         out_losses, out_expected = _writable(losses), _writable(expected)
-        rows = selected.tolist()
-        for r, count in enumerate(counts.tolist()):
+        rows, sizes = selected.tolist(), counts.tolist()
+        shared = self._shared_round(t, rows, sizes, "deploy") if self._shared else None
+        for r, count in enumerate(sizes):
             if not count:
                 continue
             row = rows[r]
             learners = self.learners[r]
-            data = None
-            if shared:
-                data = fetched[r] = self._fetch(r, t, row[0], "deploy")
-                fetched_at[r] = t
+            data = None if shared is None else shared[r]
             for j in range(count):
                 k = row[j]
                 try:

@@ -363,16 +363,8 @@ def test_adapter_reuses_the_deployed_score_when_the_model_learns_the_same_data()
     assert calls[0] == 3
 
 
-def test_shared_round_data_is_fetched_once_per_replication_and_round(monkeypatch):
-    calls = []
-    original = RealDataEnv.round_data
-
-    def counted(self, params, state, t, expert):
-        calls.append(t)
-        return original(self, params, state, t, expert)
-
-    monkeypatch.setattr(RealDataEnv, "round_data", counted)
-    mlcb.simulate(
+def _simulate_small_phishing():
+    return mlcb.simulate(
         env="mlcb/RealData-v0",
         env_params={"dataset": "phishing", "horizon": 50},
         experts=[RiverExpert(m) for m in _small_pool()],
@@ -381,7 +373,53 @@ def test_shared_round_data_is_fetched_once_per_replication_and_round(monkeypatch
         replications=2,
         seed=0,
     )
-    assert sorted(calls) == sorted(list(range(51)) * 2)  # the warm start and 50 rounds, twice
+
+
+def _count_round_data(monkeypatch, block: bool | None) -> tuple[list, list, mlcb.Result]:
+    """Calls of the environment's round data during :func:`_simulate_small_phishing`: one entry
+    ``t`` per ``round_data`` call and ``(t, block size)`` per ``round_data_block`` call (removed
+    when ``block`` is false, failing when it is ``None``), and the result."""
+    single, blocks = [], []
+    original, original_block = RealDataEnv.round_data, RealDataEnv.round_data_block
+
+    def counted(self, params, state, t, expert):
+        single.append(t)
+        return original(self, params, state, t, expert)
+
+    def counted_block(self, params, states, t):
+        blocks.append((t, len(states)))
+        return original_block(self, params, states, t)
+
+    monkeypatch.setattr(RealDataEnv, "round_data", counted)
+
+    def failing_block(self, params, states, t):
+        blocks.append((t, len(states)))
+        raise RuntimeError("no block today")
+
+    if block:
+        monkeypatch.setattr(RealDataEnv, "round_data_block", counted_block)
+    elif block is None:
+        monkeypatch.setattr(RealDataEnv, "round_data_block", failing_block)
+    else:
+        monkeypatch.delattr(RealDataEnv, "round_data_block")
+    result = _simulate_small_phishing()
+    return single, blocks, result
+
+
+def test_shared_round_data_is_fetched_once_per_round_for_the_block(monkeypatch):
+    single, blocks, result = _count_round_data(monkeypatch, block=True)
+    assert single == [] and blocks == [(t, 2) for t in range(51)]  # the warm start and 50 rounds
+    # Without round_data_block: once per replication and round, and the same results.
+    monkeypatch.undo()
+    single, blocks, again = _count_round_data(monkeypatch, block=False)
+    assert sorted(single) == sorted(list(range(51)) * 2) and blocks == []
+    np.testing.assert_array_equal(result.curves["regret"], again.curves["regret"])
+    # A block call that fails is made again replication by replication (which names the failing
+    # one, if any).
+    monkeypatch.undo()
+    single, blocks, again = _count_round_data(monkeypatch, block=None)
+    assert sorted(single) == sorted(list(range(51)) * 2) and blocks == [(t, 2) for t in range(51)]
+    np.testing.assert_array_equal(result.curves["regret"], again.curves["regret"])
 
 
 def test_simulator_losses_equal_driving_the_models_by_hand():
@@ -611,3 +649,25 @@ def test_readme_river_example_runs(capsys):
     model = namespace["model"]
     assert model.n_updates == 8 * 20 + 1230
     assert "Accuracy" in capsys.readouterr().out
+
+
+def test_an_environment_that_overrides_round_data_alone_is_not_bypassed():
+    """A subclass that changes ``round_data`` but inherits ``round_data_block`` is asked through
+    its own ``round_data`` (the inherited block method would bypass it); one that overrides both,
+    or neither, through the block method."""
+    from mlcb.learners import _block_follows
+
+    class Relabelled(RealDataEnv):
+        def round_data(self, params, state, t, expert):
+            return super().round_data(params, state, t, expert)
+
+    class Both(Relabelled):
+        def round_data_block(self, params, states, t):
+            return super().round_data_block(params, states, t)
+
+    class Neither(RealDataEnv):
+        pass
+
+    assert _block_follows(RealDataEnv("phishing", horizon=5))
+    assert not _block_follows(Relabelled("phishing", horizon=5))
+    assert _block_follows(Both("phishing", horizon=5)) and _block_follows(Neither("phishing", horizon=5))
