@@ -296,6 +296,9 @@ def check_env(
       same after a second build, and for the documented shapes (bandit environments:
       ``n_arms``, ``loss(arm)``, ``mean(arm)``; GLM: ``x``, ``y``, ``loss(prediction)``,
       ``expected_loss(link, weights)``) values in range;
+    - where the environment offers ``round_data_block(params, states, t)`` (with
+      ``round_data_shared = True``): for replications 0 and 1 together, what ``round_data``
+      gives for each;
     - with ``gymnasium``, Gymnasium's own checker :func:`gymnasium.utils.env_checker.check_env`
       (spaces, ``reset`` / ``step`` determinism under a seed, returned data not reused).
 
@@ -386,9 +389,42 @@ def check_env(
             "gives different data for the same (seed, replication, round, expert) after two builds; "
             "draw xi_t from the counter-based streams keyed in build",
         )
+    _check_round_data_block(who, env, seed, rounds)
 
     if gymnasium:
         _gymnasium_check(who, env)
+
+
+def _check_round_data_block(who: str, env: Any, seed: int, rounds: int) -> None:
+    """An optional ``round_data_block`` gives, for replications 0 and 1 together, what
+    ``round_data`` gives for each."""
+    block = getattr(env, "round_data_block", None)
+    if block is None:
+        return
+    if not callable(block) or not getattr(env, "round_data_shared", False):
+        _fail(
+            f"{who}.round_data_block",
+            "is offered but the environment does not declare round_data_shared = True (or it is not a "
+            "method); the Python engine uses it only for round data shared by every expert",
+        )
+    pairs = [env.build(seed, 0), env.build(seed, 1)]
+    for t in range(rounds + 1):
+        for params, state in pairs:
+            _begin(who, params, state, t)
+        data = block([p for p, _ in pairs], [s for _, s in pairs], t)
+        if not isinstance(data, (list, tuple)) or len(data) != 2:
+            _fail(
+                f"{who}.round_data_block",
+                f"returned {_describe(data)} for a block of 2 replications at round {t}; return a list "
+                "with one round data per replication",
+            )
+        for r, ((params, state), got) in enumerate(zip(pairs, data)):
+            if _round_fingerprint(got) != _round_fingerprint(env.round_data(params, state, t, 0)):
+                _fail(
+                    f"{who}.round_data_block",
+                    f"differs from round_data for replication {r} at round {t}; it must give, for each "
+                    "replication of the block, what round_data gives",
+                )
 
 
 def _gymnasium_check(who: str, env: Any) -> None:

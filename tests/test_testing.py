@@ -487,3 +487,26 @@ def test_gymnasium_checker_runs():
     ):
         check_env(OldReset(n_experts=3))
     check_env(OldReset(n_experts=3), gymnasium=False)
+
+
+def test_a_round_data_block_that_disagrees_with_round_data_fails():
+    """A block method that hands every replication the first one's row is caught, and one offered
+    without ``round_data_shared`` too; the real-data environment's own passes."""
+    pytest.importorskip("river")
+    from envs.real_data import RealDataEnv
+
+    class FirstRowForAll(RealDataEnv):
+        def round_data_block(self, params, states, t):
+            return [self.round_data(params[0], states[0], t, 0)] * len(states)
+
+    class Unshared(RealDataEnv):
+        round_data_shared = False
+
+    check_env(RealDataEnv("phishing", horizon=10), gymnasium=False)
+    for env, fragment in (
+        (FirstRowForAll("phishing", horizon=10), "differs from round_data for replication 1"),
+        (Unshared("phishing", horizon=10), "round_data_shared = True"),
+    ):
+        with pytest.raises(ConformanceError, match="round_data_block") as info:
+            check_env(env, gymnasium=False)
+        assert fragment in str(info.value)
