@@ -129,6 +129,7 @@ class Result:
         index = np.array([r.index for r in replications])
         curves = pd.DataFrame(
             {
+                **setting,
                 "replication": np.repeat(index, n_points),
                 "round": np.tile(checkpoints, n_reps),
                 **{
@@ -139,6 +140,7 @@ class Result:
         )
         experts = pd.DataFrame(
             {
+                **setting,
                 "replication": np.repeat(index, n_points * n_experts),
                 "round": np.tile(np.repeat(checkpoints, n_experts), n_reps),
                 "expert": np.tile(np.arange(n_experts), n_reps * n_points),
@@ -157,13 +159,16 @@ class Result:
         ]
         reps = pd.DataFrame(
             {
+                **setting,
                 "replication": index,
                 "best_expert": [r.best_expert for r in replications],
                 "best_loss": [r.best_loss for r in replications],
                 "certificate_violated": violated,
             }
         )
-        frames = [_with_setting(frame, setting) for frame in (curves, experts, reps)]
+        # The setting's columns come first, one value broadcast over the rows (built into the
+        # frames: inserting columns afterwards cost milliseconds per result).
+        frames = [curves, experts, reps]
         env = config.make_env()
         pool = list(config.experts)
         family = family_of(pool)
@@ -583,12 +588,6 @@ def _largest_sum(values: np.ndarray, multiplicity: np.ndarray, size: int) -> flo
         need -= above_weight + equal_weight
         below = flat < pivot
         flat, weights = flat[below], weights[below]
-
-
-def _with_setting(frame: pd.DataFrame, setting: dict[str, Any]) -> pd.DataFrame:
-    for position, (name, value) in enumerate(setting.items()):
-        frame.insert(position, name, value)
-    return frame
 
 
 def load(path: str | Path) -> Result:
