@@ -15,12 +15,14 @@ scaled squared error for regression. What the policy is told, ``statistics``:
 ``"pool"`` (M-LCB's default)
     Every model, trained or not, is scored on every sample: ``K`` predictions per sample, while
     the budget caps the updates (``learn_one`` calls), not the predictions. A model's mean loss
-    is its mean over the last ``window`` samples (200 by default), an estimate of its loss *as it
-    is now*; its count ``n`` stays its number of updates. M-LCB's lower bound then reads ``mean -
+    is its mean over the last ``window`` samples (200 by default) that were scored when it had at
+    least half the updates it has now, an estimate of its loss *as it is now* (the losses of a
+    model that has since learnt much more, such as its first samples of the warm start, are
+    dropped); its count ``n`` stays its number of updates. M-LCB's lower bound then reads ``mean -
     U(n) / n``: if a model's loss only falls as it learns and its regret after ``n`` updates is
     at most ``U(n)``, then ``n (loss now - L*) <= U(n)``, so the bound is below the loss ``L*``
     it would reach. The model that predicts (``deploy="best"``) is the one with the smallest
-    mean over the window: every model is scored on the same samples. This departs from the
+    such mean: every model is scored on the same samples. This departs from the
     paper's M-LCB, whose statistics are each model's own training losses; it is the default
     because it measured better (docs/river.md). Only M-LCB (``"mlcb"``, ``"mlcb-topm"``), whose
     bounds depend on each model's statistics alone, reads it.
@@ -32,15 +34,16 @@ A model's rate is ``beta n^alpha sqrt(log(2 n^2 / delta'))`` with ``rate = (beta
 heuristic (no guarantee holds for an arbitrary river model). By default, with ``"pool"``
 statistics, :data:`POOL_RATE`, ``(0.1, 1/2)``, for a parametric model (a model's loss after ``n``
 updates is then taken to be at most ``0.1 sqrt(log(2 n^2 / delta') / n)`` above its limit, about
-0.04 at ``n = 100``) and :data:`NONPARAMETRIC_POOL_RATE`, ``(0.1, 3/4)``, for a
+0.04 at ``n = 100``) and :data:`NONPARAMETRIC_POOL_RATE`, ``(0.3, 3/4)``, for a
 :func:`nonparametric` one (k-NN, trees, forests: models that grow with the data learn more
-slowly, so their regret grows faster than ``sqrt(n)`` and they stay worth training longer); with
+slowly, from a poor start, so their regret grows faster than ``sqrt(n)`` and they stay worth
+training longer); with
 ``"trained"`` statistics :data:`RATE`, ``(1/sqrt 2, 1/2)``, for every model. ``rate`` may also
 give each model its own pair. The defaults and the warm start of 20 were chosen on shuffles other
 than the benchmark's (docs/river.md). At the end of the warm start the policy observes each
 model once, with a count of ``warm_start`` and its mean loss (over the warm start, or with
-``"pool"`` statistics over its window, which then holds the warm start's losses): its bounds are
-those of that many updates.
+``"pool"`` statistics over its window, which then holds the losses of the warm start's second
+half): its bounds are those of that many updates.
 
 The pool's order does not matter: the models are ranked once by a canonical key (their ``repr``,
 which lists their class and parameters) and the policy sees them in that order, so its ties are
@@ -60,7 +63,7 @@ Examples
 ... ] + [tree.HoeffdingTreeClassifier()]
 >>> model = BudgetedClassifier(models, budget=1)
 >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-Accuracy: 87.11%
+Accuracy: 87.91%
 >>> model.n_updates  # the warm start's 4 x 20, then one per sample
 1310
 """
@@ -194,8 +197,8 @@ RATE = (1 / math.sqrt(2), 0.5)
 #: The default heuristic rate with ``"pool"`` statistics (see the module's docstring).
 POOL_RATE = (0.1, 0.5)
 #: The default heuristic rate of a :func:`nonparametric` model with ``"pool"`` statistics: a
-#: slower learner, whose regret grows like ``n^(3/4)``.
-NONPARAMETRIC_POOL_RATE = (0.1, 0.75)
+#: slower learner from a poorer start, whose regret grows like ``n^(3/4)``.
+NONPARAMETRIC_POOL_RATE = (0.3, 0.75)
 #: Which model predicts: ``"best"``, the smallest upper bound over all models, or ``"policy"``,
 #: the policy's own deployed model (M-LCB: the smallest upper bound among those it trains).
 DEPLOY_RULES = ("best", "policy")
@@ -296,7 +299,8 @@ class _Budgeted:
         self._upper = [math.inf] * n  # each model's upper confidence bound (deploy="best")
         self._warm_seen = 0  # samples of the warm start learnt so far
         self._warm_sums = [0.0] * n  # each model's summed loss over them
-        self._windows = [deque(maxlen=int(window)) for _ in range(n)]  # "pool": the last losses
+        # "pool": the last losses, each with the model's count of updates when it was scored
+        self._windows = [deque(maxlen=int(window)) for _ in range(n)]
         self._window_sums = [0.0] * n
         self._warm = bool(getattr(self._policy, "warm_start", True))
         if not self._warm:
@@ -321,8 +325,8 @@ class _Budgeted:
     def _update_upper(self, position: int) -> None:
         """Model ``position``'s upper bound: its mean loss plus M-LCB's width
         ``sqrt(2 log(4 K n^2 / delta) / n)`` (times the policy's ``bonus_scale``, if any); with
-        ``"pool"`` statistics its mean loss over the window, which every model shares."""
-        if self._pool:  # every window holds as many samples: the smallest mean is the smallest bound
+        ``"pool"`` statistics its mean loss over its window (samples every model was scored on)."""
+        if self._pool:  # the smallest recent mean is the smallest bound
             self._upper[position] = self._window_mean(position)
             return
         expert = self._stats[position]
@@ -349,7 +353,7 @@ class _Budgeted:
 
     def _record_pool(self, position: int, loss: float, t: int) -> None:
         """``"pool"`` statistics: model ``position`` keeps its count of updates ``n``, and its mean
-        loss becomes its mean over the window."""
+        loss becomes its mean over its window (:meth:`_window_mean`)."""
         expert = self._stats[position]
         n = int(expert["n"])
         expert["loss_sum"] = n * self._window_mean(position)
@@ -391,14 +395,26 @@ class _Budgeted:
             loss = self._loss(self._model(position), x, y)
             window = self._windows[position]
             if len(window) == window.maxlen:
-                self._window_sums[position] -= window[0]
-            window.append(loss)
+                self._window_sums[position] -= window[0][0]
+            window.append((loss, self._count(position)))
             self._window_sums[position] += loss
             losses.append(loss)
         return losses
 
+    def _count(self, position: int) -> int:
+        """Model ``position``'s updates so far (during the warm start: the samples learnt)."""
+        return self._warm_seen if self._t == 0 else int(self._stats[position]["n"])
+
     def _window_mean(self, position: int) -> float:
-        return self._window_sums[position] / len(self._windows[position])
+        """``"pool"`` statistics: model ``position``'s mean loss over its window, after dropping
+        the losses scored when it had fewer than half its updates now (the most recent loss is
+        always kept). Counts only grow and the window is in scoring order, so the dropped
+        losses are its oldest."""
+        window = self._windows[position]
+        count = self._count(position)
+        while len(window) > 1 and 2 * window[0][1] < count:
+            self._window_sums[position] -= window.popleft()[0]
+        return self._window_sums[position] / len(window)
 
     def learn_one(self, x: dict, y: Any) -> None:
         self._before(y)
@@ -476,7 +492,8 @@ class _Budgeted:
     def mean_losses(self) -> list[float]:
         """Each model's mean loss as the policy sees it (``nan`` before it learns), in the order
         given: with ``"trained"`` statistics its mean over the samples it learnt; with ``"pool"``
-        ones, after the warm start, its mean over the last ``window`` samples."""
+        ones, after the warm start, its mean over its window (the last ``window`` samples, of
+        those the ones scored when it had at least half its current updates)."""
         out = [math.nan] * len(self.models)
         for (n, total), index in zip(self._counts_and_sums(), self._order):
             if n:
@@ -505,32 +522,34 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     statistics
         What the policy is told (the module's docstring). ``"pool"``: every model is scored on
         every sample (``K`` predictions per sample; the budget caps updates, not predictions) and
-        a model's mean loss is its mean over the last ``window`` samples, its count its number of
-        updates; only M-LCB reads it (and then scans every bound on every sample: its
-        ``selection`` is ``"scan"``). ``"trained"``: the paper's, a model's mean loss over the
-        samples it learnt. ``None`` (default): ``"pool"`` for M-LCB (``"mlcb"``,
-        ``"mlcb-topm"``), ``"trained"`` for every other policy.
+        a model's mean loss is its mean over the last ``window`` samples scored when it had at
+        least half its current updates, its count its number of updates; only M-LCB reads it
+        (and then scans every bound on every sample: its ``selection`` is ``"scan"``).
+        ``"trained"``: the paper's, a model's mean loss over the samples it learnt. ``None``
+        (default): ``"pool"`` for M-LCB (``"mlcb"``, ``"mlcb-topm"``), ``"trained"`` for every
+        other policy.
     window
         With ``"pool"`` statistics, over how many of the most recent samples a model's mean loss
-        is taken (an integer >= 1, default :data:`WINDOW`, 200).
+        is taken at most (an integer >= 1, default :data:`WINDOW`, 200); of those, only the ones
+        scored when the model had at least half its current updates count.
     delta
         The policy's confidence level, ``0 < delta < 1``.
     rate
         ``(beta, alpha)``: each model's heuristic rate ``beta n^alpha sqrt(log(2 n^2 / delta'))``,
         or a list of such pairs, one per model in the order given. ``None`` (default): with
         ``"pool"`` statistics :data:`POOL_RATE`, ``(0.1, 1/2)``, for each model and
-        :data:`NONPARAMETRIC_POOL_RATE`, ``(0.1, 3/4)``, for each :func:`nonparametric` one;
+        :data:`NONPARAMETRIC_POOL_RATE`, ``(0.3, 3/4)``, for each :func:`nonparametric` one;
         with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2, 1/2)``, for every model.
     warm_start
         How many samples every model learns before the policy selects (an integer >= 1, default
         :data:`WARM_START`, 20); meanwhile the selector predicts with the model of smallest loss so
         far. The policy then observes each model once, with its mean loss (``"pool"``: over its
-        window) and a count of ``warm_start``. (Policies that declare no warm start select from
-        the first sample.)
+        window, the warm start's second half) and a count of ``warm_start``. (Policies that
+        declare no warm start select from the first sample.)
     deploy
         Which model predicts. ``"best"`` (default): the model with the smallest upper bound over
         *all* models, ties in canonical order, whichever the policy trains now: with ``"pool"``
-        statistics the smallest mean loss over the window (every model is scored on the same
+        statistics the smallest mean loss over its window (every model is scored on the same
         samples); with ``"trained"`` ones the smallest ``mean loss + sqrt(2 log(4 K n^2 / delta)
         / n)`` (M-LCB's upper bound, times its ``bonus_scale``), the model whose loss is
         certified smallest. ``"policy"``: the policy's own deployed model (M-LCB: the smallest
@@ -555,8 +574,8 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     >>> for x, y in datasets.Phishing().take(200):
     ...     _ = model.predict_one(x)
     ...     model.learn_one(x, y)
-    >>> model.trained_counts  # both learn the first 20; then the logistic regression scores better
-    [200, 20]
+    >>> model.trained_counts  # both learn the first 20; then the logistic regression takes most updates
+    [195, 25]
     """
 
     def __init__(
