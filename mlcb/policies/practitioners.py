@@ -92,8 +92,8 @@ class LearnerBanditState(NamedTuple):
     index: np.ndarray  # (K,) float64 this round's index of every expert (scratch)
     permutation: np.ndarray  # (K,) int64 carried permutation for the uniform exploration draw
     total: np.ndarray  # (1,) int64 training steps so far, warm start included
-    mean: np.ndarray  # (K,) float64 L_k (epsilon-greedy's heap keys)
-    heap: np.ndarray  # (K,) int64 epsilon-greedy: experts on a heap ordered by (L_k, k)
+    mean: np.ndarray  # (K,) float64 L_k = loss_sum_k / n_k, stored when k trains
+    heap: np.ndarray  # (K,) int64 experts on a heap ordered by (L_k, k), when _heaped
     position: np.ndarray  # (K,) int64 slot of each expert in heap, -1 when out
     size: np.ndarray  # (1,) int64 heap size
     centre: np.ndarray  # (K,) float64 Thompson: loss_sum_k / (n_k + 1)
@@ -106,14 +106,37 @@ class LearnerBanditState(NamedTuple):
     popped: np.ndarray  # (K,) int64 UCB1: scratch of the experts examined this round
 
 
+@kernel
+def _heaped(params):
+    """Whether the experts are kept on the heap of means: epsilon-greedy pops its ``M`` best
+    indices from it, UCB1's branch and bound above ``SCAN_UP_TO`` experts reads the leader off
+    it; the other modes find ``argmin_k L_k`` by a scan."""
+    return params.mode == EPSILON_GREEDY or (params.mode == UCB1 and params.n_experts > SCAN_UP_TO)
+
+
+@kernel
+def _smallest_one(values):
+    """The index of the smallest value (ties: the smaller index)."""
+    chosen = 0
+    best = values[0]
+    for k in range(1, values.shape[0]):
+        if values[k] < best:
+            chosen = k
+            best = values[k]
+    return chosen
+
+
 @implements("select", LearnerBanditParams)
 @kernel
 def _bandit_select(params, state, stats, t, key, selected, widths):
     n_experts = params.n_experts
     budget = params.budget
     _nan_widths(widths, budget)
-    # Every expert is on the heap of means when a round starts: its top is argmin_k L_k.
-    leader = state.heap[0]
+    if _heaped(params):
+        # Every expert is on the heap of means when a round starts: its top is argmin_k L_k.
+        leader = state.heap[0]
+    else:
+        leader = _smallest_one(state.mean)
     if t <= params.burn_rounds:
         offset = ((t - 1) * budget) % n_experts
         for j in range(budget):
@@ -139,10 +162,12 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
         if n_experts > SCAN_UP_TO:
             _ucb_select(params, state, stats, selected)
             return budget, leader
-        log_total = math.log(state.total[0])
+        # L_k is state.mean[k] (loss_sum_k / n_k, stored when k trained) and c ln N is
+        # evaluated once: the same IEEE operations as loss_sum_k / n_k - sqrt(c ln N / n_k).
+        a = params.c * math.log(state.total[0])
+        mean = state.mean
         for k in range(n_experts):
-            n = stats[k].n
-            index[k] = stats[k].loss_sum / n - math.sqrt(params.c * log_total / n)
+            index[k] = mean[k] - math.sqrt(a / stats[k].n)
     else:
         # Box-Muller: one pair of uniforms (slots 2i, 2i + 1) gives the normals of experts 2i
         # (cosine) and 2i + 1 (sine).
@@ -246,7 +271,8 @@ def _bandit_observe(params, state, stats, k, loss, t):
     state.total[0] += 1
     n = stats[k].n
     state.mean[k] = stats[k].loss_sum / n
-    _resift(state.heap, state.position, state.size, state.mean, k)
+    if _heaped(params):
+        _resift(state.heap, state.position, state.size, state.mean, k)
     if params.mode == UCB1 and state.reference[0] > -math.inf:
         state.lower[k] = state.mean[k] - math.sqrt(state.reference[0] / n)
         _resift(state.ucb_heap, state.ucb_position, state.ucb_size, state.lower, k)
