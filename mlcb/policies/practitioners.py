@@ -35,7 +35,7 @@ import numpy as np
 
 from mlcb import checks
 from mlcb._jit import kernel
-from mlcb._random import draw, uniform
+from mlcb._random import draw, uniform, ziggurat_normal
 from mlcb.kernels import implements
 from mlcb.policies import _heap
 from mlcb.policies.limited_advice import draw_extra
@@ -169,14 +169,8 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
         for k in range(n_experts):
             index[k] = mean[k] - math.sqrt(a / stats[k].n)
     else:
-        # Box-Muller: one pair of uniforms (slots 2i, 2i + 1) gives the normals of experts 2i
-        # (cosine) and 2i + 1 (sine).
-        for i in range(0, n_experts, 2):
-            radius = math.sqrt(-2.0 * math.log(1.0 - uniform(key, t, i)))
-            angle = 2.0 * math.pi * uniform(key, t, i + 1)
-            index[i] = state.centre[i] + state.spread[i] * (radius * math.cos(angle))
-            if i + 1 < n_experts:
-                index[i + 1] = state.centre[i + 1] + state.spread[i + 1] * (radius * math.sin(angle))
+        for k in range(n_experts):  # expert k's normal: the ziggurat draw at base slot k
+            index[k] = state.centre[k] + state.spread[k] * ziggurat_normal(key, t, k)
     smallest(index, budget, selected)
     return budget, leader
 
@@ -452,10 +446,14 @@ class BanditThompson(_LearnerBandit):
 
         theta_k = loss_sum_k / m + scale * Z_k / sqrt(m),   Z_k ~ N(0, 1)
 
-    The normals come in Box-Muller pairs from the policy stream at counter ``t``: the uniforms
-    at slots ``2i`` and ``2i + 1`` give ``Z_{2i} = r cos(a)`` and ``Z_{2i+1} = r sin(a)`` with
-    ``r = sqrt(-2 ln(1 - u_{2i}))``, ``a = 2 pi u_{2i+1}``. ``S_t`` is the ``M`` smallest
-    samples.
+    The normals come from the policy stream at counter ``t`` by the ziggurat method (Marsaglia
+    and Tsang 2000, 256 layers; :func:`mlcb._random.ziggurat_normal`): ``Z_k`` reads the 64-bit
+    words at slots ``k, k + 2^32, k + 2 * 2^32, ...`` in turn, almost always only the first
+    (its low 8 bits pick a layer, bit 8 the sign, its top 53 bits the point in the layer; about
+    1 % of the draws fall outside their layer's inner rectangle and read further words for the
+    rejection test or the tail). Each ``Z_k`` is an exact N(0, 1) draw, up to double-precision
+    rounding, and a pure function of the stream's key, ``t`` and ``k``. ``S_t`` is the ``M``
+    smallest samples.
     Every expert is trained once before round 1 (the warm start), then for ``ceil(K burn_in / M)``
     rounds the experts are trained cyclically as by ``round-robin``, so that each has at least
     ``burn_in`` updates besides its warm start (river's ``burn_in``, during which every model
@@ -474,7 +472,8 @@ class BanditThompson(_LearnerBandit):
     -----
     River's default Thompson sampler uses a Beta posterior on binary rewards; losses here are in
     ``[0, 1]`` and need not be binary, so we use the Gaussian form. One normal draw per expert
-    and round: O(K M) per round. No certificate.
+    and round (the ziggurat's one word each, where Box-Muller would take a logarithm, a square
+    root, a cosine and a sine per pair): O(K M) per round. No certificate.
 
     Examples
     --------
