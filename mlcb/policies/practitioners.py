@@ -108,10 +108,11 @@ class LearnerBanditState(NamedTuple):
 
 @kernel
 def _heaped(params):
-    """Whether the experts are kept on the heap of means: epsilon-greedy pops its ``M`` best
-    indices from it, UCB1's branch and bound above ``SCAN_UP_TO`` experts reads the leader off
-    it; the other modes find ``argmin_k L_k`` by a scan."""
-    return params.mode == EPSILON_GREEDY or (params.mode == UCB1 and params.n_experts > SCAN_UP_TO)
+    """Whether the experts are kept on the heap of means: for epsilon-greedy, which pops its
+    ``M`` best indices from it, and above ``SCAN_UP_TO`` experts, where its top is the leader.
+    Up to ``SCAN_UP_TO`` experts, UCB1 and Thompson sampling find ``argmin_k L_k`` by a scan of
+    the stored means instead (cheaper than re-sifting the trained experts)."""
+    return params.mode == EPSILON_GREEDY or params.n_experts > SCAN_UP_TO
 
 
 @kernel
