@@ -117,11 +117,11 @@ def ziggurat_normal(key, a, b):
     as it needs (almost always one): a pure function of ``(key, a, b)`` that never meets the
     words of another base slot below ``2^32``. Each attempt takes one word: its low 8 bits pick
     the layer ``i``, bit 8 the sign and its top 53 bits a uniform ``u``; ``x = u x[i]`` is
-    accepted at once when ``x < x[i + 1]`` (99 % of the draws). Otherwise, in layer 0 the tail
-    beyond ``r`` is drawn by Marsaglia's method (two more uniforms per try: ``s = -ln(1 - u1) /
-    r``, ``y = -ln(1 - u2)``, accepted when ``2 y > s^2``, giving ``r + s``), and in the other
-    layers ``x`` is accepted when a further uniform's height ``f[i] + (f[i + 1] - f[i]) u'``
-    is below ``exp(-x^2 / 2)``, else a new attempt starts. Exact, up to rounding in double
+    accepted at once when ``x < x[i + 1]`` (98.5 % of the attempts). Otherwise, in layer 0 the
+    tail beyond ``r`` is drawn by Marsaglia's method (two more uniforms per try: ``s = -ln(1 -
+    u1) / r``, ``y = -ln(1 - u2)``, accepted when ``2 y > s^2``, giving ``r + s``), and in the
+    other layers ``x`` is accepted when a further uniform's height ``f[i] + (f[i + 1] - f[i])
+    u'`` is below ``exp(-x^2 / 2)``, else a new attempt starts. Exact, up to rounding in double
     precision (the tables of :func:`ziggurat_tables`).
     """
     s = 0

@@ -451,7 +451,7 @@ class BanditThompson(_LearnerBandit):
     and Tsang 2000, 256 layers; :func:`mlcb._random.ziggurat_normal`): ``Z_k`` reads the 64-bit
     words at slots ``k, k + 2^32, k + 2 * 2^32, ...`` in turn, almost always only the first
     (its low 8 bits pick a layer, bit 8 the sign, its top 53 bits the point in the layer; about
-    1 % of the draws fall outside their layer's inner rectangle and read further words for the
+    1.5 % of the draws fall outside their layer's inner rectangle and read further words for the
     rejection test or the tail). Each ``Z_k`` is an exact N(0, 1) draw, up to double-precision
     rounding, and a pure function of the stream's key, ``t`` and ``k``. ``S_t`` is the ``M``
     smallest samples.
