@@ -73,6 +73,83 @@ def normal(key, a, b):
     return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
 
 
+#: Layers of :func:`ziggurat_normal`'s ziggurat (drawn from the low 8 bits of a word).
+ZIGGURAT_LAYERS = 256
+#: Right edge of the ziggurat's base layer, where the tail starts (Marsaglia and Tsang 2000, for
+#: 256 layers): the root, to double precision, of the equation that makes the top layer close.
+ZIGGURAT_R = 3.654152885361009
+#: Slot stride between the successive words one :func:`ziggurat_normal` draw reads.
+ZIGGURAT_STRIDE = 1 << 32
+_LAYER_MASK = np.uint64(ZIGGURAT_LAYERS - 1)
+_S8 = np.uint64(8)
+_ONE = np.uint64(1)
+
+
+def ziggurat_tables(r: float = ZIGGURAT_R) -> tuple[np.ndarray, np.ndarray]:
+    """The ziggurat's layer edges ``x`` and heights ``f`` (each ``ZIGGURAT_LAYERS + 1`` long).
+
+    With ``f(x) = exp(-x^2 / 2)`` and ``v = r f(r) + integral_r^inf f``, the area every layer
+    holds: ``x[0] = v / f(r)`` (the base layer's rectangle of width ``x[0]`` holds the
+    rectangle ``[0, r]`` under ``f(r)`` and the tail), ``x[1] = r``, ``x[i + 1] =
+    f^-1(f(x[i]) + v / x[i])`` (layer ``i`` is the rectangle ``[0, x[i]] x [f(x[i]),
+    f(x[i + 1])]``) and ``x[256] = 0``; ``f[i] = f(x[i])``. Computed in double precision with
+    :mod:`math`, deterministically.
+    """
+    v = r * math.exp(-0.5 * r * r) + math.sqrt(0.5 * math.pi) * math.erfc(r / math.sqrt(2.0))
+    x = [0.0] * (ZIGGURAT_LAYERS + 1)
+    x[0] = v / math.exp(-0.5 * r * r)
+    x[1] = r
+    for i in range(1, ZIGGURAT_LAYERS - 1):
+        x[i + 1] = math.sqrt(-2.0 * math.log(v / x[i] + math.exp(-0.5 * x[i] * x[i])))
+    f = [math.exp(-0.5 * value * value) for value in x]
+    f[ZIGGURAT_LAYERS] = 1.0
+    return np.array(x), np.array(f)
+
+
+ZIGGURAT_X, ZIGGURAT_F = ziggurat_tables()
+
+
+@kernel
+def ziggurat_normal(key, a, b):
+    """A standard normal draw by the ziggurat method (Marsaglia and Tsang 2000, 256 layers).
+
+    The draw reads the 64-bit words at slots ``b, b + 2^32, b + 2 * 2^32, ...`` in turn, as many
+    as it needs (almost always one): a pure function of ``(key, a, b)`` that never meets the
+    words of another base slot below ``2^32``. Each attempt takes one word: its low 8 bits pick
+    the layer ``i``, bit 8 the sign and its top 53 bits a uniform ``u``; ``x = u x[i]`` is
+    accepted at once when ``x < x[i + 1]`` (98.5 % of the attempts). Otherwise, in layer 0 the
+    tail beyond ``r`` is drawn by Marsaglia's method (two more uniforms per try: ``s = -ln(1 -
+    u1) / r``, ``y = -ln(1 - u2)``, accepted when ``2 y > s^2``, giving ``r + s``), and in the
+    other layers ``x`` is accepted when a further uniform's height ``f[i] + (f[i + 1] - f[i])
+    u'`` is below ``exp(-x^2 / 2)``, else a new attempt starts. Exact, up to rounding in double
+    precision (the tables of :func:`ziggurat_tables`).
+    """
+    s = 0
+    while True:
+        bits = random_bits(key, a, b + s * ZIGGURAT_STRIDE)
+        s += 1
+        layer = np.int64(bits & _LAYER_MASK)
+        negative = ((bits >> _S8) & _ONE) == _ONE
+        x = np.float64(bits >> _S11) * _TWO_POW_MINUS_53 * ZIGGURAT_X[layer]
+        if x < ZIGGURAT_X[layer + 1]:
+            return -x if negative else x
+        if layer == 0:
+            while True:
+                tail = -math.log(1.0 - uniform(key, a, b + s * ZIGGURAT_STRIDE)) / ZIGGURAT_R
+                y = -math.log(1.0 - uniform(key, a, b + (s + 1) * ZIGGURAT_STRIDE))
+                s += 2
+                if y + y > tail * tail:
+                    break
+            x = ZIGGURAT_R + tail
+            return -x if negative else x
+        height = ZIGGURAT_F[layer] + (ZIGGURAT_F[layer + 1] - ZIGGURAT_F[layer]) * uniform(
+            key, a, b + s * ZIGGURAT_STRIDE
+        )
+        s += 1
+        if height < math.exp(-0.5 * x * x):
+            return -x if negative else x
+
+
 @kernel
 def standard_gamma(key, a, slot, shape):
     """A Gamma(shape, 1) draw (Marsaglia and Tsang 2000), using slots ``slot .. slot + 96``.

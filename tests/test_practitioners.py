@@ -44,10 +44,12 @@ def test_trap_matches_twin(policy, params, budget):
 
 
 @pytest.mark.parametrize(
-    ("policy", "budget"), [("bandit-ucb1", 1), ("bandit-ucb1", 3), ("bandit-epsilon-greedy", 2)]
+    ("policy", "budget"),
+    [("bandit-ucb1", 1), ("bandit-ucb1", 3), ("bandit-epsilon-greedy", 2), ("bandit-thompson", 2)],
 )
 def test_many_experts_match_twin(policy, budget):
-    """Above 64 experts UCB1 selects by branch and bound on a heap: still the twin's full sort."""
+    """Above 64 experts UCB1 selects by branch and bound on a heap, and the leader is read off a
+    heap of means instead of a scan: still the twin's full sorts."""
     config = presets.get("trap").config(
         budget,
         policy=policy,

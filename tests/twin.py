@@ -40,6 +40,44 @@ def normal(key: int, a: int, b: int) -> float:
     return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
 
 
+def bits(key: int, a: int, b: int) -> int:
+    return mix((mix((key + a * GOLDEN_1) & MASK) + b * GOLDEN_2) & MASK)
+
+
+def _ziggurat(r: float = 3.654152885361009, layers: int = 256) -> tuple[list[float], list[float]]:
+    """Layer edges and heights of a ziggurat of equal areas ``v`` under ``exp(-x^2 / 2)``."""
+    v = r * math.exp(-0.5 * r * r) + math.sqrt(0.5 * math.pi) * math.erfc(r / math.sqrt(2.0))
+    x = [v / math.exp(-0.5 * r * r), r]
+    while len(x) < layers:
+        x.append(math.sqrt(-2.0 * math.log(v / x[-1] + math.exp(-0.5 * x[-1] * x[-1]))))
+    x.append(0.0)
+    return x, [math.exp(-0.5 * e * e) for e in x[:-1]] + [1.0]
+
+
+ZIGGURAT_X, ZIGGURAT_F = _ziggurat()
+
+
+def ziggurat_normal(key: int, a: int, b: int) -> float:
+    """The ziggurat normal: the words at slots b, b + 2^32, ... consumed in turn."""
+    r = ZIGGURAT_X[1]
+    words = (bits(key, a, b + (s << 32)) for s in range(1 << 30))
+    while True:
+        word = next(words)
+        layer, sign = word & 255, -1.0 if (word >> 8) & 1 else 1.0
+        x = (word >> 11) * (1.0 / 9007199254740992.0) * ZIGGURAT_X[layer]
+        if x < ZIGGURAT_X[layer + 1]:
+            return sign * x
+        if layer == 0:
+            while True:
+                tail = -math.log(1.0 - (next(words) >> 11) * (1.0 / 9007199254740992.0)) / r
+                y = -math.log(1.0 - (next(words) >> 11) * (1.0 / 9007199254740992.0))
+                if y + y > tail * tail:
+                    return sign * (r + tail)
+        u = (next(words) >> 11) * (1.0 / 9007199254740992.0)
+        if ZIGGURAT_F[layer] + (ZIGGURAT_F[layer + 1] - ZIGGURAT_F[layer]) * u < math.exp(-0.5 * x * x):
+            return sign * x
+
+
 def gamma(key: int, a: int, slot: int, shape: float) -> float:
     boost = shape < 1.0
     s = shape + 1.0 if boost else shape

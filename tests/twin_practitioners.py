@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from tests.twin import register, uniform
+from tests.twin import register, uniform, ziggurat_normal
 from tests.twin_limited_corral import _draw, draw_extra
 
 
@@ -61,11 +61,7 @@ class TwinLearnerBandit:
             log_total = math.log(sum(stats.n))
             index = [means[k] - math.sqrt(self.spec.c * log_total / stats.n[k]) for k in range(K)]
         else:
-            normals = []
-            for i in range(0, K, 2):
-                radius = math.sqrt(-2.0 * math.log(1.0 - uniform(self.key, t, i)))
-                angle = 2.0 * math.pi * uniform(self.key, t, i + 1)
-                normals += [radius * math.cos(angle), radius * math.sin(angle)]
+            normals = [ziggurat_normal(self.key, t, k) for k in range(K)]
             index = []
             for k in range(K):
                 m = stats.n[k] + 1.0

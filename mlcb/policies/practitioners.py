@@ -35,7 +35,7 @@ import numpy as np
 
 from mlcb import checks
 from mlcb._jit import kernel
-from mlcb._random import draw, uniform
+from mlcb._random import draw, uniform, ziggurat_normal
 from mlcb.kernels import implements
 from mlcb.policies import _heap
 from mlcb.policies.limited_advice import draw_extra
@@ -92,8 +92,8 @@ class LearnerBanditState(NamedTuple):
     index: np.ndarray  # (K,) float64 this round's index of every expert (scratch)
     permutation: np.ndarray  # (K,) int64 carried permutation for the uniform exploration draw
     total: np.ndarray  # (1,) int64 training steps so far, warm start included
-    mean: np.ndarray  # (K,) float64 L_k (epsilon-greedy's heap keys)
-    heap: np.ndarray  # (K,) int64 epsilon-greedy: experts on a heap ordered by (L_k, k)
+    mean: np.ndarray  # (K,) float64 L_k = loss_sum_k / n_k, stored when k trains
+    heap: np.ndarray  # (K,) int64 experts on a heap ordered by (L_k, k), when _heaped
     position: np.ndarray  # (K,) int64 slot of each expert in heap, -1 when out
     size: np.ndarray  # (1,) int64 heap size
     centre: np.ndarray  # (K,) float64 Thompson: loss_sum_k / (n_k + 1)
@@ -106,14 +106,38 @@ class LearnerBanditState(NamedTuple):
     popped: np.ndarray  # (K,) int64 UCB1: scratch of the experts examined this round
 
 
+@kernel
+def _heaped(params):
+    """Whether the experts are kept on the heap of means: for epsilon-greedy, which pops its
+    ``M`` best indices from it, and above ``SCAN_UP_TO`` experts, where its top is the leader.
+    Up to ``SCAN_UP_TO`` experts, UCB1 and Thompson sampling find ``argmin_k L_k`` by a scan of
+    the stored means instead (cheaper than re-sifting the trained experts)."""
+    return params.mode == EPSILON_GREEDY or params.n_experts > SCAN_UP_TO
+
+
+@kernel
+def _smallest_one(values):
+    """The index of the smallest value (ties: the smaller index)."""
+    chosen = 0
+    best = values[0]
+    for k in range(1, values.shape[0]):
+        if values[k] < best:
+            chosen = k
+            best = values[k]
+    return chosen
+
+
 @implements("select", LearnerBanditParams)
 @kernel
 def _bandit_select(params, state, stats, t, key, selected, widths):
     n_experts = params.n_experts
     budget = params.budget
     _nan_widths(widths, budget)
-    # Every expert is on the heap of means when a round starts: its top is argmin_k L_k.
-    leader = state.heap[0]
+    if _heaped(params):
+        # Every expert is on the heap of means when a round starts: its top is argmin_k L_k.
+        leader = state.heap[0]
+    else:
+        leader = _smallest_one(state.mean)
     if t <= params.burn_rounds:
         offset = ((t - 1) * budget) % n_experts
         for j in range(budget):
@@ -139,19 +163,15 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
         if n_experts > SCAN_UP_TO:
             _ucb_select(params, state, stats, selected)
             return budget, leader
-        log_total = math.log(state.total[0])
+        # L_k is state.mean[k] (loss_sum_k / n_k, stored when k trained) and c ln N is
+        # evaluated once: the same IEEE operations as loss_sum_k / n_k - sqrt(c ln N / n_k).
+        a = params.c * math.log(state.total[0])
+        mean = state.mean
         for k in range(n_experts):
-            n = stats[k].n
-            index[k] = stats[k].loss_sum / n - math.sqrt(params.c * log_total / n)
+            index[k] = mean[k] - math.sqrt(a / stats[k].n)
     else:
-        # Box-Muller: one pair of uniforms (slots 2i, 2i + 1) gives the normals of experts 2i
-        # (cosine) and 2i + 1 (sine).
-        for i in range(0, n_experts, 2):
-            radius = math.sqrt(-2.0 * math.log(1.0 - uniform(key, t, i)))
-            angle = 2.0 * math.pi * uniform(key, t, i + 1)
-            index[i] = state.centre[i] + state.spread[i] * (radius * math.cos(angle))
-            if i + 1 < n_experts:
-                index[i + 1] = state.centre[i + 1] + state.spread[i + 1] * (radius * math.sin(angle))
+        for k in range(n_experts):  # expert k's normal: the ziggurat draw at base slot k
+            index[k] = state.centre[k] + state.spread[k] * ziggurat_normal(key, t, k)
     smallest(index, budget, selected)
     return budget, leader
 
@@ -246,7 +266,8 @@ def _bandit_observe(params, state, stats, k, loss, t):
     state.total[0] += 1
     n = stats[k].n
     state.mean[k] = stats[k].loss_sum / n
-    _resift(state.heap, state.position, state.size, state.mean, k)
+    if _heaped(params):
+        _resift(state.heap, state.position, state.size, state.mean, k)
     if params.mode == UCB1 and state.reference[0] > -math.inf:
         state.lower[k] = state.mean[k] - math.sqrt(state.reference[0] / n)
         _resift(state.ucb_heap, state.ucb_position, state.ucb_size, state.lower, k)
@@ -426,10 +447,14 @@ class BanditThompson(_LearnerBandit):
 
         theta_k = loss_sum_k / m + scale * Z_k / sqrt(m),   Z_k ~ N(0, 1)
 
-    The normals come in Box-Muller pairs from the policy stream at counter ``t``: the uniforms
-    at slots ``2i`` and ``2i + 1`` give ``Z_{2i} = r cos(a)`` and ``Z_{2i+1} = r sin(a)`` with
-    ``r = sqrt(-2 ln(1 - u_{2i}))``, ``a = 2 pi u_{2i+1}``. ``S_t`` is the ``M`` smallest
-    samples.
+    The normals come from the policy stream at counter ``t`` by the ziggurat method (Marsaglia
+    and Tsang 2000, 256 layers; :func:`mlcb._random.ziggurat_normal`): ``Z_k`` reads the 64-bit
+    words at slots ``k, k + 2^32, k + 2 * 2^32, ...`` in turn, almost always only the first
+    (its low 8 bits pick a layer, bit 8 the sign, its top 53 bits the point in the layer; about
+    1.5 % of the draws fall outside their layer's inner rectangle and read further words for the
+    rejection test or the tail). Each ``Z_k`` is an exact N(0, 1) draw, up to double-precision
+    rounding, and a pure function of the stream's key, ``t`` and ``k``. ``S_t`` is the ``M``
+    smallest samples.
     Every expert is trained once before round 1 (the warm start), then for ``ceil(K burn_in / M)``
     rounds the experts are trained cyclically as by ``round-robin``, so that each has at least
     ``burn_in`` updates besides its warm start (river's ``burn_in``, during which every model
@@ -448,7 +473,8 @@ class BanditThompson(_LearnerBandit):
     -----
     River's default Thompson sampler uses a Beta posterior on binary rewards; losses here are in
     ``[0, 1]`` and need not be binary, so we use the Gaussian form. One normal draw per expert
-    and round: O(K M) per round. No certificate.
+    and round (the ziggurat's one word each, where Box-Muller would take a logarithm, a square
+    root, a cosine and a sine per pair): O(K M) per round. No certificate.
 
     Examples
     --------
