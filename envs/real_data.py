@@ -275,10 +275,7 @@ class RealDataEnv(gym.Env):
     def round_data_block(self, params: list, states: list, t: int) -> list[SupervisedRound]:
         """:meth:`round_data` of every replication of a block at round ``t``: one call per
         round for the Python engine."""
-        if t == 0 and self.warm_start > 1:
-            return [self._data(p, s.row.item(0), 0) for p, s in zip(params, states)]
-        table = self.table
-        return [SupervisedRound(table, s.row.item(0), t) for s in states]
+        return [self._data(p, s.row.item(0), t) for p, s in zip(params, states)]
 
     def _data(self, params: RealDataParams, row: int, t: int) -> SupervisedRound:
         """Round ``t``'s data for ``row``, with the warm start's rows at round 0."""

@@ -251,15 +251,13 @@ class LearnerPool:
         delta_prime = delta / (2.0 * n_experts)
         self._classes = [class_name(e) for e in experts]
         self._replications = list(batch.replications)
-        self._data = [(batch.env_params[r], batch.env_states[r]) for r in range(len(batch.replications))]
+        self._params, self._states = list(batch.env_params), list(batch.env_states)
         self._round_data = env.round_data
         # An environment whose round data is the same for every expert: fetched once per round
         # for every replication (in deploy, which the engine calls first), reused by train.
         self._shared = bool(getattr(env, "round_data_shared", False))
         block = getattr(env, "round_data_block", None) if self._shared else None
         self._block = block if callable(block) and _block_follows(env) else None
-        self._params = [params for params, _ in self._data]
-        self._states = [state for _, state in self._data]
         self._round: list[Any] = []  # the shared round data of every replication at _round_at
         self._round_at = -1
         self.learners = [
@@ -288,7 +286,7 @@ class LearnerPool:
 
     def _fetch(self, r: int, t: int, k: int, method: str) -> Any:
         """Replication ``r``'s round data at ``t`` (shared by its experts), asked as for ``k``."""
-        params, state = self._data[r]
+        params, state = self._params[r], self._states[r]
         try:
             return self._round_data(params, state, t, k)
         except Exception as error:
@@ -305,7 +303,7 @@ class LearnerPool:
                     data = self._block(self._params, self._states, t)
                 except Exception:  # asked again replication by replication, to name the one
                     data = None
-                if data is not None and len(data) != len(self._data):
+                if data is not None and len(data) != len(self._states):
                     data = None
             if data is None:
                 data = [self._fetch(r, t, rows[r][0] if counts[r] else 0, method) for r in range(len(rows))]
