@@ -115,18 +115,6 @@ def _heaped(params):
     return params.mode == EPSILON_GREEDY or params.n_experts > SCAN_UP_TO
 
 
-@kernel
-def _smallest_one(values):
-    """The index of the smallest value (ties: the smaller index)."""
-    chosen = 0
-    best = values[0]
-    for k in range(1, values.shape[0]):
-        if values[k] < best:
-            chosen = k
-            best = values[k]
-    return chosen
-
-
 @implements("select", LearnerBanditParams)
 @kernel
 def _bandit_select(params, state, stats, t, key, selected, widths):
@@ -137,7 +125,7 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
         # Every expert is on the heap of means when a round starts: its top is argmin_k L_k.
         leader = state.heap[0]
     else:
-        leader = _smallest_one(state.mean)
+        leader = np.int64(np.argmin(state.mean))  # ties: the smaller index
     if t <= params.burn_rounds:
         offset = ((t - 1) * budget) % n_experts
         for j in range(budget):
