@@ -120,8 +120,19 @@ def load(name: str) -> Table:
     return table
 
 
-class SupervisedRound:
+class _RoundFields(NamedTuple):
+    t: int
+    row: int
+    features: dict
+    y: Any
+    warm: tuple | None
+    table: Table
+
+
+class SupervisedRound(_RoundFields):
     """``xi_t``, one labelled row, as a Python expert sees it (:meth:`RealDataEnv.round_data`).
+
+    ``SupervisedRound(table, row, t)`` builds round ``t``'s data for row ``row`` of ``table``.
 
     ``t``
         The round.
@@ -142,37 +153,48 @@ class SupervisedRound:
         ``None``, except at round 0 of an environment with ``warm_start = W > 1``: the ``W``
         rows of the warm start (this round's row first), each a ``SupervisedRound``; an expert
         learns them all and says how many updates it made (``warm_updates``).
+    ``table``
+        The loaded data set (:class:`Table`).
+
+    One round's data is built per replication and round, so its construction is part of the
+    engine's overhead: it is an immutable tuple underneath (built without a Python call by
+    :meth:`RealDataEnv.round_data_block`), and ``x``, ``classes`` and ``feature_names`` are read
+    from the table on demand. Two round data are equal only when they are the same object, as
+    for any other object, and they hash by identity.
     """
 
-    # x, classes and feature_names are read from the table on demand: one round's data is built
-    # per replication and round, so its construction is part of the engine's overhead.
-    __slots__ = ("t", "row", "features", "y", "warm", "_table")
+    __slots__ = ()
 
-    def __init__(self, table: Table, row: int, t: int) -> None:
-        self.t = int(t)
-        self.row = row
-        self.warm = None
-        self.features = table.rows[row]
-        self.y = table.y[row]
-        self._table = table
+    def __new__(cls, table: Table, row: int, t: int, warm: tuple | None = None) -> SupervisedRound:
+        return _new_round(cls, (int(t), row, table.rows[row], table.y[row], warm, table))
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
+    def __getnewargs__(self) -> tuple:  # copy and pickle rebuild through __new__'s signature
+        return self.table, self.row, self.t, self.warm
 
     @property
     def x(self) -> np.ndarray:
-        return self._table.x[self.row]
+        return self.table.x[self.row]
 
     @property
     def classes(self) -> tuple:
-        return self._table.classes
+        return self.table.classes
 
     @property
     def feature_names(self) -> tuple:
-        return self._table.feature_names
+        return self.table.feature_names
 
     def loss(self, prediction: Any) -> float:
         return 0.0 if prediction == self.y else 1.0
 
     def __repr__(self) -> str:
         return f"SupervisedRound(t={self.t}, y={self.y!r})"
+
+
+_new_round = tuple.__new__
 
 
 #: Cached references: (data set, horizon, stream key, expert key) -> mean loss.
@@ -275,16 +297,26 @@ class RealDataEnv(gym.Env):
     def round_data_block(self, params: list, states: list, t: int) -> list[SupervisedRound]:
         """:meth:`round_data` of every replication of a block at round ``t``: one call per
         round for the Python engine."""
-        return [self._data(p, s.row.item(0), t) for p, s in zip(params, states)]
+        if t == 0:
+            return [self._data(p, s.row.item(0), t) for p, s in zip(params, states)]
+        # Every later round: the tuples built inline (a Python call per replication would be a
+        # good part of the engine's cost per round).
+        table = self.table
+        rows, labels, new, cls = table.rows, table.y, _new_round, SupervisedRound
+        out = []
+        for state in states:
+            row = state.row.item(0)
+            out.append(new(cls, (t, row, rows[row], labels[row], None, table)))
+        return out
 
     def _data(self, params: RealDataParams, row: int, t: int) -> SupervisedRound:
         """Round ``t``'s data for ``row``, with the warm start's rows at round 0."""
-        data = SupervisedRound(self.table, row, t)
         if t == 0 and self.warm_start > 1:
             n = params.n_rows
             rows = [row] + [min(int(uniform(params.key, 0, j) * n), n - 1) for j in range(1, self.warm_start)]
-            data.warm = tuple(SupervisedRound(self.table, r, 0) for r in rows)
-        return data
+            warm = tuple(SupervisedRound(self.table, r, 0) for r in rows)
+            return SupervisedRound(self.table, row, t, warm)
+        return SupervisedRound(self.table, row, t)
 
     def rows(self, params: RealDataParams, rounds: int) -> np.ndarray:
         """The row indices of rounds ``0 .. rounds - 1`` (what ``begin_round`` draws)."""

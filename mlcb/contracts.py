@@ -186,6 +186,10 @@ class BatchedPool(Protocol):
         expert's learning state.
     ``describe(r, k) -> str``
         The class (and anything useful) of expert ``k`` of replication ``r``, for messages.
+    ``play(t, deployed, n_deployed, deploy_losses, deploy_expected, selected, n_selected,
+    train_losses, train_rates)`` (optional)
+        ``deploy`` and then ``train`` in one call: the engine calls it each round in their place
+        when the pool has it. The results must be those of the two calls.
 
     A failure inside an expert is raised as :class:`mlcb.errors.ExpertError` naming the expert,
     the replication and the round (:meth:`mlcb.errors.ExpertError.at`).

@@ -190,25 +190,35 @@ class LearnerFamily:
 LEARNERS = LearnerFamily()
 
 
-def _writable(array: np.ndarray) -> Any:
-    """Where the engine's (R, W) float64 outputs are written: a memoryview of ``array`` (faster to
-    write one number into than the array), or ``array`` itself when it offers none."""
-    try:
-        view = memoryview(array)
-    except (TypeError, ValueError):  # pragma: no cover - the engine's arrays always offer one
-        return array
-    return view if view.format == "d" and view.ndim == 2 else array
+class _Cells:
+    """Where the engine's (R, W) float64 outputs are written, one number at a time, by flat index
+    ``r * W + j``: a flat memoryview of the array (the fastest way to write one Python number into
+    it), or the array itself, indexed by row and column, when it offers none."""
 
+    __slots__ = ("array", "width", "flat")
 
-def _store(array: np.ndarray, r: int, j: int, value: Any) -> bool:
-    """Write ``value`` at ``(r, j)`` of ``array``; ``False`` when it is not a number. (A memoryview
-    takes only Python and NumPy scalars; this is the way for anything else a float64 array
-    accepts, a 0-d array say.)"""
-    try:
-        array[r, j] = value
-    except (TypeError, ValueError):
-        return False
-    return True
+    def __init__(self, array: np.ndarray) -> None:
+        self.array, self.width = array, array.shape[1]
+        try:
+            view = memoryview(array)
+            self.flat = view.cast("B").cast("d") if view.format == "d" and view.ndim == 2 else None
+        except (TypeError, ValueError):  # pragma: no cover - the engine's arrays always offer one
+            self.flat = None
+        if self.flat is None:
+            self.flat = self
+
+    def __setitem__(self, i: int, value: Any) -> None:  # the fallback: by row and column
+        self.array[divmod(i, self.width)] = value
+
+    def store(self, i: int, value: Any) -> bool:
+        """Write ``value`` at flat index ``i`` of the array; ``False`` when it is not a number.
+        (A memoryview takes only Python and NumPy scalars; this is the way for anything else a
+        float64 array accepts, a 0-d array say.)"""
+        try:
+            self.array[divmod(i, self.width)] = value
+        except (TypeError, ValueError):
+            return False
+        return True
 
 
 class _RateTable:
@@ -310,91 +320,119 @@ class LearnerPool:
             self._round, self._round_at = list(data), t
         return self._round
 
-    # train and deploy run once per round over the block: every replication's round costs a few
-    # Python operations besides the experts' own calls, so the loops are kept lean (one round
-    # data per replication and round when it is shared, results written through a memoryview).
+    # One round of the block runs through _play: every replication's round costs a few Python
+    # operations besides the experts' own calls, so the loop is kept lean (one round data per
+    # replication and round when it is shared, results written through flat memoryviews).
+    def play(
+        self,
+        t: int,
+        deployed: np.ndarray,
+        n_deployed: np.ndarray,
+        deploy_losses: np.ndarray,
+        deploy_expected: np.ndarray,
+        selected: np.ndarray,
+        n_selected: np.ndarray,
+        train_losses: np.ndarray,
+        train_rates: np.ndarray,
+    ) -> None:
+        """Round ``t`` of every replication: :meth:`deploy`, then :meth:`train`, replication after
+        replication (each replication's learners are its own, so this is the same as deploying
+        every replication and then training every one)."""
+        self._play(
+            t,
+            (deployed, n_deployed, deploy_losses, deploy_expected),
+            (selected, n_selected, train_losses, train_rates),
+        )
+
     def train(
         self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, rates: np.ndarray
     ) -> None:
-        out_losses, out_rates = _writable(losses), _writable(rates)
-        warm = t == 0
-        rows, sizes = selected.tolist(), counts.tolist()
-        shared = self._shared_round(t, rows, sizes, "learn") if self._shared else None
-        tables = self._rates
-        for r, count in enumerate(sizes):
-            if not count:
-                continue
-            row = rows[r]
-            learners = self.learners[r]
-            steps = self._steps[r]
-            data = None if shared is None else shared[r]
-            for j in range(count):
-                k = row[j]
-                try:
-                    out = learners[k].learn(self._fetch(r, t, k, "learn") if data is None else data)
-                except ExpertError:
-                    raise
-                except Exception as error:
-                    raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
-                # A learner that made several updates in the warm start says how many.
-                n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if warm else 1)
-                if out.__class__ is tuple and len(out) == 2:
-                    loss, rate = out
-                else:
-                    loss = out
-                    table = tables[k]
-                    if n >= len(table):
-                        table = tables[k] = self._tables[k].extend(n)
-                    rate = table[n]
-                try:
-                    out_losses[r, j] = loss
-                    out_rates[r, j] = rate
-                    stored = True
-                except (TypeError, ValueError):
-                    stored = _store(losses, r, j, loss) and _store(rates, r, j, rate)
-                if not stored:
-                    raise self._fault(
-                        f"learn must return a loss (a number in [0, 1]) or a pair (loss, rate), got {out!r}",
-                        k,
-                        r,
-                        t,
-                    )
+        self._play(t, None, (selected, counts, losses, rates))
 
     def deploy(
         self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, expected: np.ndarray
     ) -> None:
-        out_losses, out_expected = _writable(losses), _writable(expected)
-        rows, sizes = selected.tolist(), counts.tolist()
-        shared = self._shared_round(t, rows, sizes, "deploy") if self._shared else None
-        for r, count in enumerate(sizes):
-            if not count:
-                continue
-            row = rows[r]
-            learners = self.learners[r]
-            data = None if shared is None else shared[r]
-            for j in range(count):
-                k = row[j]
-                try:
-                    out = learners[k].deploy(self._fetch(r, t, k, "deploy") if data is None else data)
-                except ExpertError:
-                    raise
-                except Exception as error:
-                    raise raised(error, "deploy", k, self._classes[k], self._replications[r], t) from error
-                if out.__class__ is tuple and len(out) == 2:
-                    loss, value = out
-                else:
-                    loss, value = out, math.nan
-                try:
-                    out_losses[r, j] = loss
-                    out_expected[r, j] = value
-                    stored = True
-                except (TypeError, ValueError):
-                    stored = _store(losses, r, j, loss) and _store(expected, r, j, value)
-                if not stored:
-                    raise self._fault(
-                        f"deploy must return a loss (a number in [0, 1]) or a pair (loss, expected loss), "
-                        f"got {out!r}",
-                        k,
-                        r,
-                        t,
-                    )
+        self._play(t, (selected, counts, losses, expected), None)
+
+    def _play(self, t: int, deploying: tuple | None, training: tuple | None) -> None:
+        """Deploy (``deploying``: the engine's selected, counts, losses, expected losses) and then
+        train (``training``: selected, counts, losses, rates) every replication's experts."""
+        idle = [0] * len(self.learners)
+        d_rows = d_counts = t_rows = t_counts = idle
+        if deploying is not None:
+            d_rows, d_counts = deploying[0].tolist(), deploying[1].tolist()
+            d_loss, d_value = _Cells(deploying[2]), _Cells(deploying[3])
+            d_width, d_flat, v_flat = d_loss.width, d_loss.flat, d_value.flat
+        if training is not None:
+            t_rows, t_counts = training[0].tolist(), training[1].tolist()
+            t_loss, t_rate = _Cells(training[2]), _Cells(training[3])
+            t_width, t_flat, r_flat = t_loss.width, t_loss.flat, t_rate.flat
+        if self._shared:
+            first = (d_rows, d_counts) if deploying is not None else (t_rows, t_counts)
+            shared = self._shared_round(t, *first, "deploy" if deploying is not None else "learn")
+        else:
+            shared = [None] * len(idle)  # the data is asked for expert by expert
+        warm = t == 0
+        tables = self._rates
+        block = zip(self.learners, shared, d_rows, d_counts, t_rows, t_counts, self._steps)
+        for r, (learners, data, row, count, t_row, t_count, steps) in enumerate(block):
+            if count:
+                for j in range(count):
+                    k = row[j]
+                    try:
+                        out = learners[k].deploy(self._fetch(r, t, k, "deploy") if data is None else data)
+                    except ExpertError:
+                        raise
+                    except Exception as error:
+                        raise raised(
+                            error, "deploy", k, self._classes[k], self._replications[r], t
+                        ) from error
+                    if out.__class__ is tuple and len(out) == 2:
+                        loss, value = out
+                    else:
+                        loss, value = out, math.nan
+                    i = r * d_width + j
+                    try:
+                        d_flat[i] = loss
+                        v_flat[i] = value
+                    except (TypeError, ValueError):
+                        if not (d_loss.store(i, loss) and d_value.store(i, value)):
+                            raise self._fault(
+                                "deploy must return a loss (a number in [0, 1]) or a pair (loss, expected "
+                                f"loss), got {out!r}",
+                                k,
+                                r,
+                                t,
+                            ) from None
+            if t_count:
+                for j in range(t_count):
+                    k = t_row[j]
+                    try:
+                        out = learners[k].learn(self._fetch(r, t, k, "learn") if data is None else data)
+                    except ExpertError:
+                        raise
+                    except Exception as error:
+                        raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
+                    # A learner that made several updates in the warm start says how many.
+                    n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if warm else 1)
+                    if out.__class__ is tuple and len(out) == 2:
+                        loss, rate = out
+                    else:
+                        loss = out
+                        table = tables[k]
+                        if n >= len(table):
+                            table = tables[k] = self._tables[k].extend(n)
+                        rate = table[n]
+                    i = r * t_width + j
+                    try:
+                        t_flat[i] = loss
+                        r_flat[i] = rate
+                    except (TypeError, ValueError):
+                        if not (t_loss.store(i, loss) and t_rate.store(i, rate)):
+                            raise self._fault(
+                                "learn must return a loss (a number in [0, 1]) or a pair (loss, rate), "
+                                f"got {out!r}",
+                                k,
+                                r,
+                                t,
+                            ) from None

@@ -13,6 +13,9 @@ round:
 2. the pool deploys the chosen experts of every replication (``BatchedPool.deploy``);
 3. the pool trains the selected experts of every replication (``BatchedPool.train``).
 
+A pool that offers ``play`` does 2 and 3 in one call (:class:`mlcb.learners.LearnerPool`: one
+pass over the replications instead of two).
+
 Every number is computed in the same order as in the compiled engine, so for the same seed a
 compiled family gives the same results bit for bit on either path (a test checks every built-in
 family and policy). Replications are keyed by ``(seed, replication)`` as there: blocks, their
@@ -339,14 +342,28 @@ def _run_block(
     floats = np.zeros((4, n_reps, width))
     selected, deployed, n_selected, _, n_deployed = (ints[:, c] for c in _int_columns(width))
     deploy_losses, deploy_expected, train_losses, train_rates = floats
+    play = getattr(pool, "play", None)
     for t in range(1, horizon + 2):
         failed = advance(replications, stats, ints, floats, t - 1, t if t <= horizon else 0)
         if failed >= 0:
             fail(failed)
         if t > horizon:
             break
-        pool.deploy(t, deployed, n_deployed, deploy_losses, deploy_expected)
-        pool.train(t, selected, n_selected, train_losses, train_rates)
+        if play is not None:
+            play(
+                t,
+                deployed,
+                n_deployed,
+                deploy_losses,
+                deploy_expected,
+                selected,
+                n_selected,
+                train_losses,
+                train_rates,
+            )
+        else:
+            pool.deploy(t, deployed, n_deployed, deploy_losses, deploy_expected)
+            pool.train(t, selected, n_selected, train_losses, train_rates)
 
     return [engine.collect(b, block[position]) for position, b in enumerate(built)]
 

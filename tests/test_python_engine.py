@@ -368,3 +368,59 @@ def test_a_learner_with_a_generator_but_no_spawn_is_warned_about():
         UserWarning, match=r"experts\[0\]: .*NoSpawn holds a random generator \(rng\) but has no spawn"
     ):
         mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(NoSpawn(),) * 10, budget=2)
+
+
+class ScalarKinds(GreedyArms):
+    """GreedyArms returning its numbers as NumPy scalars and 0-d arrays instead of floats."""
+
+    def spawn(self, seed: int) -> ScalarKinds:
+        return ScalarKinds(self.epsilon, seed)
+
+    def learn(self, data):
+        return np.array(super().learn(data))
+
+    def deploy(self, data):
+        loss, expected = super().deploy(data)
+        return np.float32(loss).astype(np.float64), np.array(expected)
+
+
+def test_numpy_scalars_and_0d_arrays_are_numbers_like_floats():
+    fields = dict(env="mlcb/Trap-v0", budget=2, horizon=300, replications=3, seed=4)
+    plain = mlcb.simulate(experts=[GreedyArms(eps) for eps in (0.05, 0.1, 0.2, 0.3, 0.4)] * 2, **fields)
+    kinds = mlcb.simulate(experts=[ScalarKinds(eps) for eps in (0.05, 0.1, 0.2, 0.3, 0.4)] * 2, **fields)
+    np.testing.assert_array_equal(plain.curves["regret"], kinds.curves["regret"])
+    np.testing.assert_array_equal(plain.curves["pseudo_regret"], kinds.curves["pseudo_regret"])
+
+
+def test_a_deployed_value_that_is_not_a_number_is_named():
+    class Worded(GreedyArms):
+        def spawn(self, seed):
+            return Worded(self.epsilon, seed)
+
+        def deploy(self, data):
+            return "low", 0.5
+
+    with pytest.raises(
+        ExpertError,
+        match=r"^expert \d \(.*Worded\), replication 0, round 1: deploy must return a loss .*'low'",
+    ):
+        mlcb.simulate(env="mlcb/Trap-v0", experts=[Worded()] * 10, budget=2, horizon=20, replications=1)
+
+
+@pytest.mark.parametrize("env", ["mlcb/Trap-v0", "mlcb/RealData-v0"])
+def test_learner_pools_play_equals_deploying_then_training(monkeypatch, env):
+    """The engine calls ``LearnerPool.play`` (deploy and train, replication after replication) in
+    place of ``deploy`` for the block and then ``train`` for the block: the same results."""
+    from mlcb.learners import LearnerPool
+
+    if env == "mlcb/Trap-v0":
+        experts = [GreedyArms(eps) for eps in (0.01, 0.05, 0.1, 0.2, 0.4)] * 2
+    else:
+        pytest.importorskip("river")
+        experts = [RiverExpert(RiverStyleRegressor(lr)) for lr in (0.001, 0.01, 0.1)]
+    fields = dict(env=env, experts=experts, budget=2, horizon=300, replications=3, seed=1)
+    played = mlcb.simulate(**fields)
+    monkeypatch.setattr(LearnerPool, "play", None)  # the engine falls back to deploy, then train
+    apart = mlcb.simulate(**fields)
+    pd.testing.assert_frame_equal(played.curves, apart.curves)
+    pd.testing.assert_frame_equal(played.experts, apart.experts)

@@ -711,3 +711,27 @@ def test_an_environment_that_overrides_round_data_alone_is_not_bypassed():
     assert _block_follows(RealDataEnv("phishing", horizon=5))
     assert not _block_follows(Relabelled("phishing", horizon=5))
     assert _block_follows(Both("phishing", horizon=5)) and _block_follows(Neither("phishing", horizon=5))
+
+
+def test_round_data_is_a_light_tuple_with_the_identity_of_an_object():
+    import copy
+    import pickle
+
+    env = RealDataEnv("phishing")
+    params, state = env.build(0, 0)
+    _begin_round(params, state, 4)
+    row = int(state.row[0])
+    (block,) = env.round_data_block([params], [state], 4)
+    built = SupervisedRound(env.table, row, 4)
+    assert (
+        (block.t, block.row, block.y, block.warm)
+        == (built.t, built.row, built.y, None)
+        == (4, row, built.y, None)
+    )
+    assert block.features is env.table.rows[row] and block.x.tolist() == env.table.x[row].tolist()
+    assert block.classes == (False, True) and block.feature_names == env.table.feature_names
+    # Equal only to itself, and hashable (a dict of features inside would make a tuple neither).
+    assert block == block and block != built and len({block, built}) == 2
+    for other in (copy.copy(built), pickle.loads(pickle.dumps(built))):
+        assert (other.t, other.row, other.y, other.warm) == (4, row, built.y, None)
+    assert repr(built) == f"SupervisedRound(t=4, y={built.y!r})"
