@@ -374,13 +374,16 @@ class LearnerPool:
             shared = [None] * len(idle)  # the data is asked for expert by expert
         warm = t == 0
         tables = self._rates
-        block = zip(self.learners, shared, d_rows, d_counts, t_rows, t_counts, self._steps)
-        for r, (learners, data, row, count, t_row, t_count, steps) in enumerate(block):
+        fetch = self._round_data  # when the data is not shared: asked for each expert's call
+        block = zip(
+            self.learners, shared, d_rows, d_counts, t_rows, t_counts, self._steps, self._params, self._states
+        )
+        for r, (learners, data, row, count, t_row, t_count, steps, params, state) in enumerate(block):
             if count:
                 for j in range(count):
                     k = row[j]
                     try:
-                        out = learners[k].deploy(self._fetch(r, t, k, "deploy") if data is None else data)
+                        out = learners[k].deploy(fetch(params, state, t, k) if data is None else data)
                     except ExpertError:
                         raise
                     except Exception as error:
@@ -408,7 +411,7 @@ class LearnerPool:
                 for j in range(t_count):
                     k = t_row[j]
                     try:
-                        out = learners[k].learn(self._fetch(r, t, k, "learn") if data is None else data)
+                        out = learners[k].learn(fetch(params, state, t, k) if data is None else data)
                     except ExpertError:
                         raise
                     except Exception as error:
