@@ -47,6 +47,14 @@ class ExpertError(RuntimeError):
         super().__init__(f"expert {expert} ({expert_class}), {where}: {problem}")
 
 
+class PolicyStateFull(RuntimeError):
+    """A policy's state has no room left for what it must record: a policy whose memory grows
+    with its training steps (R-ed-UCB keeps every reward) is built with room for the horizon's.
+    Such a policy offers ``grow(params, state, updates)``, and the Python engine and the river
+    selectors (:mod:`mlcb.river`) use it to make room and go on; the state is unchanged when this
+    is raised."""
+
+
 class ExpertLossError(ExpertError, ValueError):
     """An expert's training or deployed loss (or expected loss) is NaN or outside [0, 1]."""
 

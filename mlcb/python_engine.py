@@ -280,20 +280,24 @@ def build_pool(problem: Any, batch: Batch, horizon: int) -> Any:
     return CompiledPool(family, experts, batch, problem.delta, problem.smoothing)
 
 
-def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray) -> None:
+def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray) -> np.ndarray:
     """Where an expert made ``c > 1`` updates in the warm start (``pool.warm_updates(r, k)``:
     a Python expert that learnt several samples of ``xi_0``, :class:`mlcb.learners.LearnerPool`),
     count them: its statistics start at ``c`` updates with ``c`` times its mean warm-start loss,
-    which the warm start's accounting then completes (it adds the one update and the loss)."""
+    which the warm start's accounting then completes (it adds the one update and the loss).
+    Returns each replication's updates beyond one per expert."""
+    extra = np.zeros(everyone.shape[0], dtype=np.int64)
     updates = getattr(pool, "warm_updates", None)
     if updates is None:
-        return
+        return extra
     for r in range(everyone.shape[0]):
         for j in range(everyone.shape[1]):
             c = int(updates(r, int(everyone[r, j])))
             if c > 1:
                 stats["n"][r, j] += c - 1
                 stats["loss_sum"][r, j] += (c - 1) * float(losses[r, j])
+                extra[r] += c - 1
+    return extra
 
 
 def _run_block(
@@ -317,9 +321,6 @@ def _run_block(
     width = built[0].record.selected.shape[0]
     envs = list(zip(batch.env_params, batch.env_states))
     policies = [(b.policy_params, b.policy_state) for b in built]
-    replications = typed_list(
-        [(env, policy, b.accounting, b.record) for env, policy, b in zip(envs, policies, built)]
-    )
     stats = np.stack([b.stats for b in built])
     samples = (batch.env_params[0], batch.env_states[0], built[0].policy_params, built[0].policy_state)
     advance = _pick(_ADVANCE, *samples)
@@ -332,12 +333,18 @@ def _run_block(
         everyone = np.stack([engine.full_order(b.record, n_experts) for b in built])  # identity order
         losses, rates = np.zeros((n_reps, n_experts)), np.zeros((n_reps, n_experts))
         pool.train(0, everyone, np.full(n_reps, n_experts, dtype=np.int64), losses, rates)
-        _count_warm_updates(pool, everyone, stats, losses)
+        extra = _count_warm_updates(pool, everyone, stats, losses)
+        grow = getattr(problem.policy, "grow", None)
+        if grow is not None and extra.any():  # a policy that records every update needs room
+            policies = [(p, grow(p, s, int(e)) if e else s) for (p, s), e in zip(policies, extra)]
         records = typed_list([b.record for b in built])
         failed = _pick(_WARM_FINISH, *samples[2:])(typed_list(policies), stats, records, losses, rates)
         if failed >= 0:
             fail(failed)
 
+    replications = typed_list(
+        [(env, policy, b.accounting, b.record) for env, policy, b in zip(envs, policies, built)]
+    )
     ints = np.full((n_reps, 2 * width + 3), -1, dtype=np.int64)
     floats = np.zeros((4, n_reps, width))
     selected, deployed, n_selected, _, n_deployed = (ints[:, c] for c in _int_columns(width))

@@ -84,6 +84,7 @@ except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
 
 from mlcb import _engine, kernels
 from mlcb.engine import selection_size
+from mlcb.errors import PolicyStateFull
 from mlcb.learners import power_rate
 from mlcb.seeding import check_seed, stream_keys
 
@@ -343,12 +344,26 @@ class _Budgeted:
     def _model(self, position: int) -> Any:
         return self.models[self._order[position]]
 
+    def _observe(self, position: int, loss: float, t: int) -> None:
+        """The policy's ``observe``; a policy whose memory grows with its updates and is full (a
+        stream past ``horizon``) is given room (its ``grow``) and asked again."""
+        while True:
+            try:
+                kernels.observe(self._params, self._state, self._stats, position, loss, t)
+                return
+            except PolicyStateFull:
+                grow = getattr(self._policy, "grow", None)
+                if grow is None:
+                    raise
+                room = max(1_000, int(self._stats["n"].sum()))
+                self._state = grow(self._params, self._state, room)
+
     def _record(self, position: int, loss: float, t: int) -> None:
         expert = self._stats[position]
         expert["n"] += 1
         expert["loss_sum"] += loss
         expert["rate"] = self._rate(position, expert["n"])
-        kernels.observe(self._params, self._state, self._stats, position, loss, t)
+        self._observe(position, loss, t)
         self._update_upper(position)
 
     def _record_pool(self, position: int, loss: float, t: int) -> None:
@@ -358,7 +373,7 @@ class _Budgeted:
         n = int(expert["n"])
         expert["loss_sum"] = n * self._window_mean(position)
         expert["rate"] = self._rate(position, n)
-        kernels.observe(self._params, self._state, self._stats, position, loss, t)
+        self._observe(position, loss, t)
         self._update_upper(position)
 
     def _learn_warm(self, x: dict, y: Any) -> None:
@@ -383,7 +398,7 @@ class _Budgeted:
             expert["n"] = count
             expert["loss_sum"] = count * self._window_mean(position) if self._pool else total
             expert["rate"] = self._rate(position, count)
-            kernels.observe(self._params, self._state, self._stats, position, total / count, 0)
+            self._observe(position, total / count, 0)
             self._update_upper(position)
         self._begin(1)
 

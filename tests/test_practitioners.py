@@ -155,6 +155,54 @@ def test_rising_index_forecasts_a_linear_curve():
     assert state.slope[0] == pytest.approx(0.01, abs=1e-9)
 
 
+def _rising_after(counts_and_losses, horizon=100, n_experts=2):
+    """R-ed-UCB's state after observing ``(expert, count, loss)`` in turn (the statistics set
+    to that count before each observation, as the engine's accounting does)."""
+    from mlcb._engine import new_stats
+    from mlcb.kernels import observe
+
+    spec = policies.make("r-ed-ucb")
+    params, state = spec.build(n_experts, 1, 0.1, horizon, np.zeros(n_experts))
+    stats = new_stats(n_experts)
+    for k, n, loss in counts_and_losses:
+        stats[k]["loss_sum"] += (n - stats[k]["n"]) * loss
+        stats[k]["n"] = n
+        observe(params, state, stats, k, loss, 0)
+    return state
+
+
+def test_rising_one_observation_of_several_updates_records_each_of_them():
+    """A warm start in which each expert made 20 updates (reported once, with their mean loss)
+    is recorded as 20 rewards of that value, each expert in its own part of the history: the
+    same forecasts as 20 observations of one update each."""
+    at_once = _rising_after([(0, 20, 0.0), (1, 20, 1.0), (0, 21, 0.5), (1, 21, 0.25)])
+    steps = [(k, n, 0.0 if k == 0 else 1.0) for n in range(1, 21) for k in (0, 1)]
+    one_by_one = _rising_after(steps + [(0, 21, 0.5), (1, 21, 0.25)])
+    for field in ("mu", "slope", "window", "spread", "pulls"):
+        np.testing.assert_array_equal(getattr(at_once, field), getattr(one_by_one, field))
+    flat = _rising_after([(0, 20, 0.0), (1, 20, 1.0)])
+    assert flat.mu.tolist() == [1.0, 0.0] and flat.slope.tolist() == [0.0, 0.0]
+
+
+def test_rising_history_that_is_full_raises_unchanged_and_grows():
+    from mlcb._engine import new_stats
+    from mlcb.errors import PolicyStateFull
+    from mlcb.kernels import observe
+
+    spec = policies.make("r-ed-ucb")
+    params, state = spec.build(2, 1, 0.1, 10, np.zeros(2))  # room for 2 x (2 + 10) + 4 entries
+    stats = new_stats(2)
+    stats[0]["n"], stats[0]["loss_sum"] = 20, 4.0
+    before = [a.copy() for a in state]
+    with pytest.raises(PolicyStateFull, match="r-ed-ucb: no room left"):
+        observe(params, state, stats, 0, 0.2, 0)
+    for a, b in zip(state, before):
+        np.testing.assert_array_equal(a, b)
+    state = spec.grow(params, state, 20)
+    observe(params, state, stats, 0, 0.2, 0)
+    assert state.pulls[0] == 20 and state.mu[0] == pytest.approx(0.8)
+
+
 @pytest.mark.parametrize(
     ("name", "params", "field"),
     [

@@ -735,3 +735,53 @@ def test_round_data_is_a_light_tuple_with_the_identity_of_an_object():
     for other in (copy.copy(built), pickle.loads(pickle.dumps(built))):
         assert (other.t, other.row, other.y, other.warm) == (4, row, built.y, None)
     assert repr(built) == f"SupervisedRound(t=4, y={built.y!r})"
+
+
+def test_r_ed_ucb_past_its_horizon_grows_its_history_and_decides_the_same():
+    """R-ed-UCB keeps every reward, in a history sized for ``horizon``: a stream that runs past it
+    gets more room (RisingUCB.grow), so a short horizon decides exactly as a long one."""
+    from river import datasets
+
+    rows = list(itertools.islice(datasets.Phishing(), 400))
+    predictions = []
+    for horizon in (30, 100_000):
+        model = BudgetedClassifier(_small_pool(), budget=1, policy="r-ed-ucb", horizon=horizon)
+        out = []
+        for x, y in rows:
+            out.append(model.predict_one(x))
+            model.learn_one(x, y)
+        predictions.append(out)
+        assert model.n_updates == 4 * 20 + (400 - 20)
+        # Every recorded reward lies inside the history (before, the compiled policy wrote past
+        # its end: an IndexError with NUMBA_BOUNDSCHECK=1).
+        assert 4 * 20 + (400 - 20) <= model._state.top[0] <= model._state.prefix.shape[0]
+    assert predictions[0] == predictions[1]
+
+
+def test_r_ed_ucb_gets_room_for_a_warm_start_of_several_rows(monkeypatch):
+    """With ``warm_start = 40`` each expert counts 40 updates in round 0, more than R-ed-UCB's
+    history is built for: the Python engine grows it (without that, the policy refuses to write
+    past its end)."""
+    from mlcb.errors import PolicyStateFull
+    from mlcb.policies.practitioners import RisingUCB
+
+    fields = dict(
+        env="mlcb/RealData-v0",
+        env_params={"dataset": "phishing", "horizon": 100, "warm_start": 40},
+        experts=[RiverExpert(m) for m in _small_pool()[:3]],
+        budget=1,
+        policy="r-ed-ucb",
+        horizon=100,
+        replications=2,
+        seed=0,
+    )
+    grown = []
+    original = RisingUCB.grow
+    monkeypatch.setattr(RisingUCB, "grow", lambda *a: grown.append(a[-1]) or original(*a))
+    result = mlcb.simulate(**fields)
+    assert grown == [3 * 39, 3 * 39]  # each replication: 39 updates beyond one, per expert
+    trained = result.experts[result.experts["round"] == 100].groupby("replication")["trained"].sum()
+    assert (trained == 3 * 40 + 100).all()
+    monkeypatch.setattr(RisingUCB, "grow", lambda self, params, state, updates: state)
+    with pytest.raises(PolicyStateFull):
+        mlcb.simulate(**fields)

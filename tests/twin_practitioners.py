@@ -171,7 +171,9 @@ class TwinRising:
         return chosen, deployed, [math.nan] * len(chosen)
 
     def observe(self, k, loss, t, stats) -> None:
-        self.rewards[k].append(1.0 - loss)
+        # An observation standing for several updates gives each of them its reward.
+        while len(self.rewards[k]) < stats.n[k]:
+            self.rewards[k].append(1.0 - loss)
 
     def end_round(self, chosen, deployed, loss, t, stats) -> None:
         pass

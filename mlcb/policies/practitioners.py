@@ -36,6 +36,7 @@ import numpy as np
 from mlcb import checks
 from mlcb._jit import kernel
 from mlcb._random import draw, uniform, ziggurat_normal
+from mlcb.errors import PolicyStateFull
 from mlcb.kernels import implements
 from mlcb.policies import _heap
 from mlcb.policies.limited_advice import draw_extra
@@ -698,6 +699,7 @@ class RisingState(NamedTuple):
     prefix: np.ndarray  # (A,) float64 arena: P(n) = sum of the first n rewards
     weighted: np.ndarray  # (A,) float64 arena: Q(n) = sum over l <= n of (l - 1) x_l
     top: np.ndarray  # (1,) int64 arena cursor
+    pulls: np.ndarray  # (K,) int64 rewards recorded per expert
 
 
 @kernel
@@ -739,11 +741,23 @@ def _rising_select(params, state, stats, t, key, selected, widths):
     return count, chosen
 
 
-@implements("observe", RisingParams)
 @kernel
-def _rising_observe(params, state, stats, k, loss, t):
-    n = stats[k].n
-    reward = 1.0 - loss
+def _rising_room(state, first, n):
+    """The arena size that recording counts ``first .. n`` of an expert needs: the cursor plus
+    the new doubling blocks (one of size ``m`` at every power of two ``m`` in that range)."""
+    need = state.top[0]
+    m = np.int64(1)
+    while m < first:
+        m *= 2
+    while m <= n:
+        need += m
+        m *= 2
+    return need
+
+
+@kernel
+def _rising_record(state, k, n, reward):
+    """Record ``reward`` as expert ``k``'s ``n``-th (its count of rewards so far plus one)."""
     if (n & (n - 1)) == 0:  # n is a power of two: a new block of n entries
         b = 0
         while (n >> (b + 1)) > 0:
@@ -754,6 +768,22 @@ def _rising_observe(params, state, stats, k, loss, t):
     s = _slot(state.blocks, k, n)
     state.prefix[s] = before_p + reward
     state.weighted[s] = before_q + (n - 1) * reward
+
+
+@implements("observe", RisingParams)
+@kernel
+def _rising_observe(params, state, stats, k, loss, t):
+    n = stats[k].n
+    reward = 1.0 - loss
+    first = state.pulls[k] + 1
+    if _rising_room(state, first, n) > state.prefix.shape[0]:
+        raise PolicyStateFull("r-ed-ucb: no room left for the rewards; RisingUCB.grow makes room")
+    # One observation may stand for several updates (a warm start in which a learner made
+    # several, reported with their mean loss): each of them is recorded with that reward.
+    for m in range(first, n + 1):
+        _rising_record(state, k, m, reward)
+    state.pulls[k] = n
+    s = _slot(state.blocks, k, n)
     h = np.int64(params.epsilon * n)
     state.window[k] = h
     if h > 0:
@@ -791,7 +821,11 @@ class RisingUCB:
     ``mu_hat + gamma_hat + beta``). With ``M = 1`` (as published) the expert with the largest
     ``B_k`` is trained and deployed (ties: the smaller index). The window sums come in O(1)
     from prefix sums of each expert's rewards, kept in doubling blocks of an arena (memory
-    twice the training steps).
+    twice the training steps), built for the warm start and ``horizon`` rounds; when it is full
+    the policy raises :class:`mlcb.errors.PolicyStateFull` before writing, and :meth:`grow`
+    makes room (the Python engine and :mod:`mlcb.river` call it). One observation that stands
+    for ``c`` updates (a warm start in which a learner made several, reported with their mean
+    loss) is recorded as ``c`` rewards of that value.
 
     Our generalisation to ``M > 1`` (not in the paper): train the ``M`` largest indices and
     deploy the one of them with the largest current estimate ``mu_k`` (0 while ``h = 0``; ties:
@@ -856,8 +890,19 @@ class RisingUCB:
             prefix=np.zeros(arena),
             weighted=np.zeros(arena),
             top=np.zeros(1, dtype=np.int64),
+            pulls=np.zeros(n_experts, dtype=np.int64),
         )
         return params, state
+
+    def grow(self, params: RisingParams, state: RisingState, updates: int) -> RisingState:
+        """``state`` with room for ``updates`` more rewards than it was built for (its history
+        holds twice the rewards it records, built for the warm start and ``horizon`` rounds of
+        ``budget`` updates). The Python engine grows it when a warm start counts several updates
+        per expert, the river selectors when a stream runs past ``horizon``."""
+        extra = np.zeros(2 * max(0, int(updates)))
+        return state._replace(
+            prefix=np.concatenate([state.prefix, extra]), weighted=np.concatenate([state.weighted, extra])
+        )
 
 
 # --- EXP3.P ------------------------------------------------------------------------------------
