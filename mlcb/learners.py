@@ -354,6 +354,31 @@ class LearnerPool:
     ) -> None:
         self._play(t, (selected, counts, losses, expected), None)
 
+    _RETURNS = {"deploy": "a pair (loss, expected loss)", "learn": "a pair (loss, rate)"}
+
+    def _store_slowly(
+        self,
+        first: _Cells,
+        second: _Cells,
+        i: int,
+        a: Any,
+        b: Any,
+        method: str,
+        out: Any,
+        k: int,
+        r: int,
+        t: int,
+    ) -> None:
+        """Where a flat memoryview refused a value: store through the arrays, or name the expert
+        whose ``method`` returned something that is not a number."""
+        if not (first.store(i, a) and second.store(i, b)):
+            raise self._fault(
+                f"{method} must return a loss (a number in [0, 1]) or {self._RETURNS[method]}, got {out!r}",
+                k,
+                r,
+                t,
+            ) from None
+
     def _play(self, t: int, deploying: tuple | None, training: tuple | None) -> None:
         """Deploy (``deploying``: the engine's selected, counts, losses, expected losses) and then
         train (``training``: selected, counts, losses, rates) every replication's experts."""
@@ -399,14 +424,7 @@ class LearnerPool:
                         d_flat[i] = loss
                         v_flat[i] = value
                     except (TypeError, ValueError):
-                        if not (d_loss.store(i, loss) and d_value.store(i, value)):
-                            raise self._fault(
-                                "deploy must return a loss (a number in [0, 1]) or a pair (loss, expected "
-                                f"loss), got {out!r}",
-                                k,
-                                r,
-                                t,
-                            ) from None
+                        self._store_slowly(d_loss, d_value, i, loss, value, "deploy", out, k, r, t)
             if t_count:
                 for j in range(t_count):
                     k = t_row[j]
@@ -431,11 +449,4 @@ class LearnerPool:
                         t_flat[i] = loss
                         r_flat[i] = rate
                     except (TypeError, ValueError):
-                        if not (t_loss.store(i, loss) and t_rate.store(i, rate)):
-                            raise self._fault(
-                                "learn must return a loss (a number in [0, 1]) or a pair (loss, rate), "
-                                f"got {out!r}",
-                                k,
-                                r,
-                                t,
-                            ) from None
+                        self._store_slowly(t_loss, t_rate, i, loss, rate, "learn", out, k, r, t)
