@@ -270,6 +270,7 @@ class LearnerPool:
         self._block = block if callable(block) and _block_follows(env) else None
         self._round: list[Any] = []  # the shared round data of every replication at _round_at
         self._round_at = -1
+        self._written: dict[int, _Cells] = {}  # the engine's output arrays, by identity
         self.learners = [
             [spawn(expert, _seed(keys[k])) for k, expert in enumerate(experts)] for keys in batch.expert_keys
         ]
@@ -354,6 +355,16 @@ class LearnerPool:
     ) -> None:
         self._play(t, (selected, counts, losses, expected), None)
 
+    def _cells(self, array: np.ndarray) -> _Cells:
+        """Where to write into ``array``: made once for each of the engine's output arrays (it
+        passes the same ones every round)."""
+        cells = self._written.get(id(array))
+        if cells is None or cells.array is not array:
+            if len(self._written) >= 16:  # a caller that passes new arrays each time
+                self._written.clear()
+            cells = self._written[id(array)] = _Cells(array)
+        return cells
+
     _RETURNS = {"deploy": "a pair (loss, expected loss)", "learn": "a pair (loss, rate)"}
 
     def _store_slowly(
@@ -386,11 +397,11 @@ class LearnerPool:
         d_rows = d_counts = t_rows = t_counts = idle
         if deploying is not None:
             d_rows, d_counts = deploying[0].tolist(), deploying[1].tolist()
-            d_loss, d_value = _Cells(deploying[2]), _Cells(deploying[3])
+            d_loss, d_value = self._cells(deploying[2]), self._cells(deploying[3])
             d_width, d_flat, v_flat = d_loss.width, d_loss.flat, d_value.flat
         if training is not None:
             t_rows, t_counts = training[0].tolist(), training[1].tolist()
-            t_loss, t_rate = _Cells(training[2]), _Cells(training[3])
+            t_loss, t_rate = self._cells(training[2]), self._cells(training[3])
             t_width, t_flat, r_flat = t_loss.width, t_loss.flat, t_rate.flat
         if self._shared:
             first = (d_rows, d_counts) if deploying is not None else (t_rows, t_counts)

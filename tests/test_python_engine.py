@@ -424,3 +424,24 @@ def test_learner_pools_play_equals_deploying_then_training(monkeypatch, env):
     apart = mlcb.simulate(**fields)
     pd.testing.assert_frame_equal(played.curves, apart.curves)
     pd.testing.assert_frame_equal(played.experts, apart.experts)
+
+
+def test_learner_pools_keep_few_writers_when_called_with_new_arrays():
+    """The pool remembers how to write into the engine's output arrays (the same ones every
+    round), but a caller that passes new arrays each step (the Gymnasium environment) does not
+    make it hold on to them all."""
+    import gymnasium as gym
+
+    import mlcb.selection_env  # noqa: F401  (registers the environment)
+
+    env = gym.make(
+        "mlcb/BudgetedSelection-v0",
+        preset="trap",
+        budget=2,
+        horizon=60,
+        experts=[GreedyArms(eps) for eps in (0.01, 0.05, 0.1, 0.2, 0.4)] * 2,
+    )
+    env.reset(seed=0)
+    for _ in range(60):
+        env.step(env.action_space.sample())
+    assert 0 < len(env.unwrapped._pool._written) <= 16
