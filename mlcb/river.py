@@ -346,17 +346,18 @@ class _Budgeted:
 
     def _observe(self, position: int, loss: float, t: int) -> None:
         """The policy's ``observe``; a policy whose memory grows with its updates and is full (a
-        stream past ``horizon``) is given room (its ``grow``) and asked again."""
-        while True:
-            try:
-                kernels.observe(self._params, self._state, self._stats, position, loss, t)
-                return
-            except PolicyStateFull:
-                grow = getattr(self._policy, "grow", None)
-                if grow is None:
-                    raise
-                room = max(1_000, int(self._stats["n"].sum()))
-                self._state = grow(self._params, self._state, room)
+        stream past ``horizon``) is given room (its ``grow``) and asked again. The room, at least
+        the updates so far, is more than one observation can need (it records at most the
+        model's count)."""
+        try:
+            kernels.observe(self._params, self._state, self._stats, position, loss, t)
+        except PolicyStateFull:
+            grow = getattr(self._policy, "grow", None)
+            if grow is None:
+                raise
+            room = max(1_000, int(self._stats["n"].sum()))
+            self._state = grow(self._params, self._state, room)
+            kernels.observe(self._params, self._state, self._stats, position, loss, t)
 
     def _record(self, position: int, loss: float, t: int) -> None:
         expert = self._stats[position]

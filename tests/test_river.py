@@ -758,6 +758,19 @@ def test_r_ed_ucb_past_its_horizon_grows_its_history_and_decides_the_same():
     assert predictions[0] == predictions[1]
 
 
+def test_a_policy_that_makes_no_room_is_not_asked_forever(monkeypatch):
+    from river import datasets
+
+    from mlcb.errors import PolicyStateFull
+    from mlcb.policies.practitioners import RisingUCB
+
+    monkeypatch.setattr(RisingUCB, "grow", lambda self, params, state, updates: state)
+    model = BudgetedClassifier(_small_pool(), budget=1, policy="r-ed-ucb", horizon=30)
+    with pytest.raises(PolicyStateFull, match="no room left"):
+        for x, y in itertools.islice(datasets.Phishing(), 400):
+            model.learn_one(x, y)
+
+
 def test_r_ed_ucb_gets_room_for_a_warm_start_of_several_rows(monkeypatch):
     """With ``warm_start = 40`` each expert counts 40 updates in round 0, more than R-ed-UCB's
     history is built for: the Python engine grows it (without that, the policy refuses to write
