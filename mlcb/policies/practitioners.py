@@ -746,6 +746,8 @@ def _rising_room(state, first, n):
     """The arena size that recording counts ``first .. n`` of an expert needs: the cursor plus
     the new doubling blocks (one of size ``m`` at every power of two ``m`` in that range)."""
     need = state.top[0]
+    if first == n and (n & (n - 1)) != 0:  # the usual case: one reward inside an existing block
+        return need
     m = np.int64(1)
     while m < first:
         m *= 2
