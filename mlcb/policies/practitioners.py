@@ -759,7 +759,8 @@ def _rising_room(state, first, n):
 
 @kernel
 def _rising_record(state, k, n, reward):
-    """Record ``reward`` as expert ``k``'s ``n``-th (its count of rewards so far plus one)."""
+    """Record ``reward`` as expert ``k``'s ``n``-th (its count of rewards so far plus one);
+    returns its arena slot."""
     if (n & (n - 1)) == 0:  # n is a power of two: a new block of n entries
         b = 0
         while (n >> (b + 1)) > 0:
@@ -770,6 +771,7 @@ def _rising_record(state, k, n, reward):
     s = _slot(state.blocks, k, n)
     state.prefix[s] = before_p + reward
     state.weighted[s] = before_q + (n - 1) * reward
+    return s
 
 
 @implements("observe", RisingParams)
@@ -782,10 +784,13 @@ def _rising_observe(params, state, stats, k, loss, t):
         raise PolicyStateFull("r-ed-ucb: no room left for the rewards; RisingUCB.grow makes room")
     # One observation may stand for several updates (a warm start in which a learner made
     # several, reported with their mean loss): each of them is recorded with that reward.
-    for m in range(first, n + 1):
-        _rising_record(state, k, m, reward)
-    state.pulls[k] = n
-    s = _slot(state.blocks, k, n)
+    if first > n:  # no new update: nothing to record
+        s = _slot(state.blocks, k, n)
+    else:
+        s = _rising_record(state, k, first, reward)
+        for m in range(first + 1, n + 1):
+            s = _rising_record(state, k, m, reward)
+        state.pulls[k] = n
     h = np.int64(params.epsilon * n)
     state.window[k] = h
     if h > 0:
