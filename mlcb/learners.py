@@ -215,7 +215,7 @@ class _Cells:
         (A memoryview takes only Python and NumPy scalars; this is the way for anything else a
         float64 array accepts, a 0-d array say.)"""
         try:
-            self.array[divmod(i, self.width)] = value
+            self[i] = value
         except (TypeError, ValueError):
             return False
         return True
@@ -264,7 +264,7 @@ class LearnerPool:
         self._params, self._states = list(batch.env_params), list(batch.env_states)
         self._round_data = env.round_data
         # An environment whose round data is the same for every expert: fetched once per round
-        # for every replication (in deploy, which the engine calls first), reused by train.
+        # for every replication (by the round's first call, play or deploy), reused by train.
         self._shared = bool(getattr(env, "round_data_shared", False))
         block = getattr(env, "round_data_block", None) if self._shared else None
         self._block = block if callable(block) and _block_follows(env) else None
@@ -415,49 +415,45 @@ class LearnerPool:
             self.learners, shared, d_rows, d_counts, t_rows, t_counts, self._steps, self._params, self._states
         )
         for r, (learners, data, row, count, t_row, t_count, steps, params, state) in enumerate(block):
-            if count:
-                for j in range(count):
-                    k = row[j]
-                    try:
-                        out = learners[k].deploy(fetch(params, state, t, k) if data is None else data)
-                    except ExpertError:
-                        raise
-                    except Exception as error:
-                        raise raised(
-                            error, "deploy", k, self._classes[k], self._replications[r], t
-                        ) from error
-                    if out.__class__ is tuple and len(out) == 2:
-                        loss, value = out
-                    else:
-                        loss, value = out, math.nan
-                    i = r * d_width + j
-                    try:
-                        d_flat[i] = loss
-                        v_flat[i] = value
-                    except (TypeError, ValueError):
-                        self._store_slowly(d_loss, d_value, i, loss, value, "deploy", out, k, r, t)
-            if t_count:
-                for j in range(t_count):
-                    k = t_row[j]
-                    try:
-                        out = learners[k].learn(fetch(params, state, t, k) if data is None else data)
-                    except ExpertError:
-                        raise
-                    except Exception as error:
-                        raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
-                    # A learner that made several updates in the warm start says how many.
-                    n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if warm else 1)
-                    if out.__class__ is tuple and len(out) == 2:
-                        loss, rate = out
-                    else:
-                        loss = out
-                        table = tables[k]
-                        if n >= len(table):
-                            table = tables[k] = self._tables[k].extend(n)
-                        rate = table[n]
-                    i = r * t_width + j
-                    try:
-                        t_flat[i] = loss
-                        r_flat[i] = rate
-                    except (TypeError, ValueError):
-                        self._store_slowly(t_loss, t_rate, i, loss, rate, "learn", out, k, r, t)
+            for j in range(count):
+                k = row[j]
+                try:
+                    out = learners[k].deploy(fetch(params, state, t, k) if data is None else data)
+                except ExpertError:
+                    raise
+                except Exception as error:
+                    raise raised(error, "deploy", k, self._classes[k], self._replications[r], t) from error
+                if out.__class__ is tuple and len(out) == 2:
+                    loss, value = out
+                else:
+                    loss, value = out, math.nan
+                i = r * d_width + j
+                try:
+                    d_flat[i] = loss
+                    v_flat[i] = value
+                except (TypeError, ValueError):
+                    self._store_slowly(d_loss, d_value, i, loss, value, "deploy", out, k, r, t)
+            for j in range(t_count):
+                k = t_row[j]
+                try:
+                    out = learners[k].learn(fetch(params, state, t, k) if data is None else data)
+                except ExpertError:
+                    raise
+                except Exception as error:
+                    raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
+                # A learner that made several updates in the warm start says how many.
+                n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if warm else 1)
+                if out.__class__ is tuple and len(out) == 2:
+                    loss, rate = out
+                else:
+                    loss = out
+                    table = tables[k]
+                    if n >= len(table):
+                        table = tables[k] = self._tables[k].extend(n)
+                    rate = table[n]
+                i = r * t_width + j
+                try:
+                    t_flat[i] = loss
+                    r_flat[i] = rate
+                except (TypeError, ValueError):
+                    self._store_slowly(t_loss, t_rate, i, loss, rate, "learn", out, k, r, t)
