@@ -124,6 +124,29 @@ def test_heap_and_scan_select_identically(budget):
     np.testing.assert_array_equal(runs[0].regret, runs[1].regret)
 
 
+@pytest.mark.parametrize("size", [1, 5, 64, 128, 129, 200, 1_000, 1_037])
+@pytest.mark.parametrize("count", [1, 2, 5, 64, 65])
+def test_blocked_selection_matches_the_scan(size, count):
+    """smallest_blocked (column minima, then only the columns that can hold a winner) returns
+    smallest's indices in smallest's order, ties (few distinct values) and -inf included."""
+    from mlcb.policies.mlcb import BLOCK, smallest, smallest_blocked
+
+    rng = np.random.default_rng(size * 100 + count)
+    cases = [
+        rng.normal(size=size),
+        rng.integers(0, 4, size).astype(float),  # many ties: the smaller index first
+        np.where(rng.random(size) < 0.05, -np.inf, rng.random(size)),
+        np.zeros(size),
+        np.arange(size, 0, -1, dtype=float),  # the winners in the last row
+    ]
+    for values in cases:
+        expected = np.full(max(count, 1), -1)
+        got = np.full(max(count, 1), -1)
+        filled = smallest(values, count, expected)
+        assert smallest_blocked(values, count, got, np.zeros(BLOCK)) == filled
+        np.testing.assert_array_equal(got[:filled], expected[:filled])
+
+
 def test_checkpoint_grid():
     grid = engine.checkpoint_grid(250_000, 100)
     assert grid[0] == 1 and grid[-1] == 250_000

@@ -61,6 +61,16 @@ def test_many_experts_match_twin(policy, budget):
     twin.assert_matches_engine(config, rounds=1_500)
 
 
+@pytest.mark.parametrize(("policy", "rounds"), [("r-ed-ucb", 400), ("bandit-thompson", 600)])
+def test_more_experts_than_two_blocks_match_twin(policy, rounds):
+    """Above 128 experts R-ed-UCB and Thompson sampling select through smallest_blocked."""
+    params = {"burn_in": 2} if policy.startswith("bandit") else {}
+    config = presets.get("trap").config(
+        2, policy=policy, policy_params=params, env_params={"n_experts": 160}, seed=5, horizon=rounds
+    )
+    twin.assert_matches_engine(config, rounds=rounds)
+
+
 @pytest.mark.parametrize("policy", policies.PRACTITIONERS)
 def test_glm_matches_twin(policy):
     params = {"burn_in": 5} if policy.startswith("bandit") else {}
@@ -178,7 +188,7 @@ def test_rising_one_observation_of_several_updates_records_each_of_them():
     at_once = _rising_after([(0, 20, 0.0), (1, 20, 1.0), (0, 21, 0.5), (1, 21, 0.25)])
     steps = [(k, n, 0.0 if k == 0 else 1.0) for n in range(1, 21) for k in (0, 1)]
     one_by_one = _rising_after(steps + [(0, 21, 0.5), (1, 21, 0.25)])
-    for field in ("mu", "slope", "window", "spread", "pulls"):
+    for field in ("mu", "base", "slope", "count", "lag", "spread", "pulls"):
         np.testing.assert_array_equal(getattr(at_once, field), getattr(one_by_one, field))
     flat = _rising_after([(0, 20, 0.0), (1, 20, 1.0)])
     assert flat.mu.tolist() == [1.0, 0.0] and flat.slope.tolist() == [0.0, 0.0]

@@ -171,6 +171,66 @@ def smallest(values, count, selected):
     return filled
 
 
+#: Width of the rows in which :func:`smallest_blocked` reads its values.
+BLOCK = 64
+
+
+@kernel
+def _insert(values, k, found, count, selected):
+    """Insert ``k`` into the ``found`` experts of ``selected`` (ascending ``(values[k], k)``,
+    at most ``count`` kept); returns the new number kept."""
+    if found < count:
+        position = found
+        found += 1
+    elif _heap._before(values, k, selected[count - 1]):
+        position = count - 1
+    else:
+        return found
+    while position > 0 and _heap._before(values, k, selected[position - 1]):
+        selected[position] = selected[position - 1]
+        position -= 1
+    selected[position] = k
+    return found
+
+
+@kernel
+def smallest_blocked(values, count, selected, mins):
+    """:func:`smallest`, for many values: the same indices, in the same order.
+
+    The values are read as rows of ``BLOCK`` (``k = j BLOCK + b``), and ``mins`` (``BLOCK``
+    scratch) gets each column's minimum in one pass that the compiler vectorises. The ``count``
+    smallest column minima are ``count`` distinct values, so the ``count``-th smallest value of
+    all is at most the largest of them, ``tau``; only the columns whose minimum is at most
+    ``tau`` can hold a value at most ``tau``, and only those are searched, value by value.
+    With distinct values that is ``count`` columns: O(K) vectorised plus O(count K / BLOCK).
+    """
+    size = values.shape[0]
+    if size <= 2 * BLOCK or count > BLOCK:
+        return smallest(values, count, selected)
+    for b in range(BLOCK):
+        mins[b] = values[b]
+    rows = size // BLOCK
+    for j in range(1, rows):
+        row = values[j * BLOCK : (j + 1) * BLOCK]
+        for b in range(BLOCK):
+            v = row[b]
+            m = mins[b]
+            mins[b] = v if v < m else m
+    for b in range(size - rows * BLOCK):
+        v = values[rows * BLOCK + b]
+        if v < mins[b]:
+            mins[b] = v
+    smallest(mins, count, selected)
+    tau = mins[selected[count - 1]]
+    found = 0
+    for b in range(BLOCK):
+        if mins[b] <= tau:
+            for k in range(b, size, BLOCK):
+                if values[k] <= tau:
+                    found = _insert(values, k, found, count, selected)
+    return found
+
+
 @implements("select", MLCBParams)
 @kernel
 def _select(params, state, stats, t, key, selected, widths):

@@ -40,7 +40,7 @@ from mlcb.errors import PolicyStateFull
 from mlcb.kernels import implements
 from mlcb.policies import _heap
 from mlcb.policies.limited_advice import draw_extra
-from mlcb.policies.mlcb import smallest
+from mlcb.policies.mlcb import BLOCK, smallest_blocked
 
 
 @kernel
@@ -105,6 +105,7 @@ class LearnerBanditState(NamedTuple):
     ucb_size: np.ndarray  # (1,) int64
     reference: np.ndarray  # (1,) float64 UCB1: c ln(N_ref), at least this round's c ln N
     popped: np.ndarray  # (K,) int64 UCB1: scratch of the experts examined this round
+    mins: np.ndarray  # (BLOCK,) float64 scratch of smallest_blocked
 
 
 @kernel
@@ -161,7 +162,7 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
     else:
         for k in range(n_experts):  # expert k's normal: the ziggurat draw at base slot k
             index[k] = state.centre[k] + state.spread[k] * ziggurat_normal(key, t, k)
-    smallest(index, budget, selected)
+    smallest_blocked(index, budget, selected, state.mins)
     return budget, leader
 
 
@@ -301,6 +302,7 @@ class _LearnerBandit:
             ucb_size=np.zeros(1, dtype=np.int64),
             reference=np.full(1, -np.inf),
             popped=np.zeros(n_experts, dtype=np.int64),
+            mins=np.zeros(BLOCK),
         )
         return params, state
 
@@ -691,10 +693,13 @@ class RisingParams(NamedTuple):
 
 class RisingState(NamedTuple):
     mu: np.ndarray  # (K,) float64 estimated reward at the expert's current count
+    base: np.ndarray  # (K,) float64 mu_k, +inf while h_k = 0 (the index's first term)
     slope: np.ndarray  # (K,) float64 estimated reward increase per step
-    window: np.ndarray  # (K,) int64 h_k
-    spread: np.ndarray  # (K,) float64 h_k^-3/2
+    count: np.ndarray  # (K,) float64 n_k
+    lag: np.ndarray  # (K,) float64 h_k - 1
+    spread: np.ndarray  # (K,) float64 h_k^-3/2 (0 while h_k = 0)
     key: np.ndarray  # (K,) float64 minus this round's index (scratch)
+    mins: np.ndarray  # (BLOCK,) float64 scratch of smallest_blocked
     blocks: np.ndarray  # (K, BLOCKS) int64 arena offset of each doubling block, -1 unallocated
     prefix: np.ndarray  # (A,) float64 arena: P(n) = sum of the first n rewards
     weighted: np.ndarray  # (A,) float64 arena: Q(n) = sum over l <= n of (l - 1) x_l
@@ -723,15 +728,17 @@ def _prefixes(state, k, n):
 @kernel
 def _rising_select(params, state, stats, t, key, selected, widths):
     confidence = math.sqrt(10.0 * params.alpha * math.log(t))
-    for k in range(params.n_experts):
-        h = state.window[k]
-        if h == 0:
-            state.key[k] = -math.inf
-        else:
-            ahead = t - stats[k].n
-            bonus = params.sigma * (ahead + h - 1) * confidence * state.spread[k]
-            state.key[k] = -(state.mu[k] + ahead * state.slope[k] + bonus)
-    count = smallest(state.key, params.budget, selected)
+    sigma, now = params.sigma, float(t)
+    key, base, slope, spread = state.key, state.base, state.slope, state.spread
+    count, lag = state.count, state.lag
+    for k in range(params.n_experts):  # contiguous arrays: a loop the compiler vectorises
+        # Integers below 2^53 are exact in binary64: ahead is t - n_k and ahead + lag is
+        # t - n_k + h_k - 1 as integers. While h_k = 0, base is +inf and slope and spread are
+        # 0, so the key is -inf.
+        ahead = now - count[k]
+        bonus = sigma * (ahead + lag[k]) * confidence * spread[k]
+        key[k] = -(base[k] + ahead * slope[k] + bonus)
+    count = smallest_blocked(key, params.budget, selected, state.mins)
     _nan_widths(widths, count)
     chosen = selected[0]
     for j in range(1, count):
@@ -792,7 +799,7 @@ def _rising_observe(params, state, stats, k, loss, t):
             s = _rising_record(state, k, m, reward)
         state.pulls[k] = n
     h = np.int64(params.epsilon * n)
-    state.window[k] = h
+    state.count[k] = n
     if h > 0:
         p_n, q_n = state.prefix[s], state.weighted[s]
         p_h, q_h = _prefixes(state, k, n - h)
@@ -803,7 +810,9 @@ def _rising_observe(params, state, stats, k, loss, t):
         d = q_h - q_2h
         hh = float(h) * float(h)
         state.mu[k] = ((2 * h - n + 1) * (a - b_) + (c - d)) / hh
+        state.base[k] = state.mu[k]
         state.slope[k] = (a - b_) / hh
+        state.lag[k] = h - 1
         state.spread[k] = 1.0 / (h * math.sqrt(h))
 
 
@@ -889,10 +898,13 @@ class RisingUCB:
         params = RisingParams(n_experts, budget, float(self.epsilon), float(self.sigma), float(self.alpha))
         state = RisingState(
             mu=np.zeros(n_experts),
+            base=np.full(n_experts, np.inf),
             slope=np.zeros(n_experts),
-            window=np.zeros(n_experts, dtype=np.int64),
+            count=np.zeros(n_experts),
+            lag=np.full(n_experts, -1.0),
             spread=np.zeros(n_experts),
             key=np.zeros(n_experts),
+            mins=np.zeros(BLOCK),
             blocks=np.full((n_experts, BLOCKS), -1, dtype=np.int64),
             prefix=np.zeros(arena),
             weighted=np.zeros(arena),
