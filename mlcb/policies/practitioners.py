@@ -729,7 +729,7 @@ def _prefixes(state, k, n):
 def _rising_select(params, state, stats, t, key, selected, widths):
     confidence = math.sqrt(10.0 * params.alpha * math.log(t))
     sigma, now = params.sigma, float(t)
-    key, base, slope, spread = state.key, state.base, state.slope, state.spread
+    keys, base, slope, spread = state.key, state.base, state.slope, state.spread
     count, lag = state.count, state.lag
     for k in range(params.n_experts):  # contiguous arrays: a loop the compiler vectorises
         # Integers below 2^53 are exact in binary64: ahead is t - n_k and ahead + lag is
@@ -737,15 +737,15 @@ def _rising_select(params, state, stats, t, key, selected, widths):
         # 0, so the key is -inf.
         ahead = now - count[k]
         bonus = sigma * (ahead + lag[k]) * confidence * spread[k]
-        key[k] = -(base[k] + ahead * slope[k] + bonus)
-    count = smallest_blocked(key, params.budget, selected, state.mins)
-    _nan_widths(widths, count)
+        keys[k] = -(base[k] + ahead * slope[k] + bonus)
+    found = smallest_blocked(keys, params.budget, selected, state.mins)
+    _nan_widths(widths, found)
     chosen = selected[0]
-    for j in range(1, count):
+    for j in range(1, found):
         k = selected[j]
         if state.mu[k] > state.mu[chosen] or (state.mu[k] == state.mu[chosen] and k < chosen):
             chosen = k
-    return count, chosen
+    return found, chosen
 
 
 @kernel
