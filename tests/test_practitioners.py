@@ -61,12 +61,16 @@ def test_many_experts_match_twin(policy, budget):
     twin.assert_matches_engine(config, rounds=1_500)
 
 
-@pytest.mark.parametrize(("policy", "rounds"), [("r-ed-ucb", 400), ("bandit-thompson", 600)])
-def test_more_experts_than_two_blocks_match_twin(policy, rounds):
-    """Above 128 experts R-ed-UCB and Thompson sampling select through smallest_blocked."""
+@pytest.mark.parametrize(
+    ("policy", "budget", "rounds"),
+    [("r-ed-ucb", 2, 400), ("bandit-thompson", 2, 600), ("bandit-ucb1", 1, 3_000), ("bandit-ucb1", 5, 3_000)],
+)
+def test_more_experts_than_two_blocks_match_twin(policy, budget, rounds):
+    """Above 128 experts R-ed-UCB and Thompson sampling select through smallest_blocked, and
+    UCB1's search by columns has several experts in every column."""
     params = {"burn_in": 2} if policy.startswith("bandit") else {}
     config = presets.get("trap").config(
-        2, policy=policy, policy_params=params, env_params={"n_experts": 160}, seed=5, horizon=rounds
+        budget, policy=policy, policy_params=params, env_params={"n_experts": 160}, seed=5, horizon=rounds
     )
     twin.assert_matches_engine(config, rounds=rounds)
 

@@ -176,7 +176,7 @@ BLOCK = 64
 
 
 @kernel
-def _insert(values, k, found, count, selected):
+def insert_smallest(values, k, found, count, selected):
     """Insert ``k`` into the ``found`` experts of ``selected`` (ascending ``(values[k], k)``,
     at most ``count`` kept); returns the new number kept."""
     if found < count:
@@ -194,6 +194,26 @@ def _insert(values, k, found, count, selected):
 
 
 @kernel
+def column_minima(values, mins):
+    """``mins[b]``: the smallest of ``values[b], values[b + BLOCK], ...`` (``+inf`` for a column
+    without values), row by row in a loop the compiler vectorises."""
+    size = values.shape[0]
+    rows = size // BLOCK
+    for b in range(BLOCK):
+        mins[b] = values[b] if rows else math.inf
+    for j in range(1, rows):
+        row = values[j * BLOCK : (j + 1) * BLOCK]
+        for b in range(BLOCK):
+            v = row[b]
+            m = mins[b]
+            mins[b] = v if v < m else m
+    for b in range(size - rows * BLOCK):
+        v = values[rows * BLOCK + b]
+        if v < mins[b]:
+            mins[b] = v
+
+
+@kernel
 def smallest_blocked(values, count, selected, mins):
     """:func:`smallest`, for many values: the same indices, in the same order.
 
@@ -207,19 +227,7 @@ def smallest_blocked(values, count, selected, mins):
     size = values.shape[0]
     if size <= 2 * BLOCK or count > BLOCK:
         return smallest(values, count, selected)
-    for b in range(BLOCK):
-        mins[b] = values[b]
-    rows = size // BLOCK
-    for j in range(1, rows):
-        row = values[j * BLOCK : (j + 1) * BLOCK]
-        for b in range(BLOCK):
-            v = row[b]
-            m = mins[b]
-            mins[b] = v if v < m else m
-    for b in range(size - rows * BLOCK):
-        v = values[rows * BLOCK + b]
-        if v < mins[b]:
-            mins[b] = v
+    column_minima(values, mins)
     smallest(mins, count, selected)
     tau = mins[selected[count - 1]]
     found = 0
@@ -227,7 +235,7 @@ def smallest_blocked(values, count, selected, mins):
         if mins[b] <= tau:
             for k in range(b, size, BLOCK):
                 if values[k] <= tau:
-                    found = _insert(values, k, found, count, selected)
+                    found = insert_smallest(values, k, found, count, selected)
     return found
 
 

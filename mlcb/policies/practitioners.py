@@ -40,7 +40,7 @@ from mlcb.errors import PolicyStateFull
 from mlcb.kernels import implements
 from mlcb.policies import _heap
 from mlcb.policies.limited_advice import draw_extra
-from mlcb.policies.mlcb import BLOCK, smallest_blocked
+from mlcb.policies.mlcb import BLOCK, column_minima, insert_smallest, smallest, smallest_blocked
 
 
 @kernel
@@ -100,11 +100,11 @@ class LearnerBanditState(NamedTuple):
     centre: np.ndarray  # (K,) float64 Thompson: loss_sum_k / (n_k + 1)
     spread: np.ndarray  # (K,) float64 Thompson: scale / sqrt(n_k + 1)
     lower: np.ndarray  # (K,) float64 UCB1: L_k - sqrt(reference / n_k), below the index
-    ucb_heap: np.ndarray  # (K,) int64 UCB1: experts on a heap ordered by (lower, k)
-    ucb_position: np.ndarray  # (K,) int64
-    ucb_size: np.ndarray  # (1,) int64
+    count: np.ndarray  # (K,) float64 UCB1: n_k, stored when k trains
+    column: np.ndarray  # (BLOCK,) float64 UCB1: the smallest lower bound of each column
+    visit: np.ndarray  # (BLOCK,) int64 UCB1: scratch, the columns of smallest bounds
+    seen: np.ndarray  # (K,) int64 UCB1: the training count N at which k's index was computed
     reference: np.ndarray  # (1,) float64 UCB1: c ln(N_ref), at least this round's c ln N
-    popped: np.ndarray  # (K,) int64 UCB1: scratch of the experts examined this round
     mins: np.ndarray  # (BLOCK,) float64 scratch of smallest_blocked
 
 
@@ -166,16 +166,37 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
     return budget, leader
 
 
-#: UCB1 scans every index up to this many experts, and uses the branch and bound above it.
+#: UCB1 scans every index up to this many experts, and searches by columns above it.
 SCAN_UP_TO = 64
 #: UCB1's reference count looks this fraction of K training steps ahead of the count at which
-#: its heap of lower bounds was last rebuilt.
+#: its lower bounds were last computed.
 LOOKAHEAD = 1.0 / 16.0
 
 
 @kernel
-def _before(values, a, b):
-    return values[a] < values[b] or (values[a] == values[b] and a < b)
+def _ucb_index(state, stats, k, a, found, budget, selected):
+    """Compute expert ``k``'s index, keep the ``M`` best, mark it computed this round."""
+    n = stats[k].n
+    state.index[k] = stats[k].loss_sum / n - math.sqrt(a / n)
+    state.seen[k] = state.total[0]
+    return insert_smallest(state.index, k, found, budget, selected)
+
+
+@kernel
+def _ucb_column(state, stats, b, a, found, budget, selected):
+    """Compute the index of every expert of column ``b`` (``k = b, b + BLOCK, ...``) whose
+    lower bound could beat the ``M``-th best index found, and keep the ``M`` best."""
+    index, lower, seen, now = state.index, state.lower, state.seen, state.total[0]
+    for k in range(b, index.shape[0], BLOCK):
+        if seen[k] == now:
+            continue
+        if found == budget:
+            worst = selected[budget - 1]
+            bound = lower[k]
+            if bound > index[worst] or (bound == index[worst] and k > worst):
+                continue
+        found = _ucb_index(state, stats, k, a, found, budget, selected)
+    return found
 
 
 @kernel
@@ -183,60 +204,57 @@ def _ucb_select(params, state, stats, selected):
     """The ``M`` smallest UCB1 indices, exactly, without computing all ``K`` (branch and bound).
 
     ``lower_k = L_k - sqrt(c ln N_ref / n_k)`` with ``N_ref >= N`` is below expert ``k``'s index
-    ``L_k - sqrt(c ln N / n_k)`` and changes only when ``k`` trains, so the experts sit on a heap
-    ordered by ``(lower_k, k)``. Experts are taken off it in that order and their true index
-    computed until the next one's bound cannot beat the ``M``-th best index found; the examined
-    experts that are not selected go back. When ``c ln N`` passes ``c ln N_ref`` the heap is
-    rebuilt with ``N_ref = N + max(1, K / 16)`` (O(K log K) every ``K / (16 M)`` rounds or so:
-    O(M log K) a round amortised). With ``(c ln N)`` evaluated as by the scan, the selection is
-    identical to sorting all ``K`` indices.
+    ``L_k - sqrt(c ln N / n_k)`` and changes only when ``k`` trains. The experts are read in
+    columns of ``BLOCK`` (expert ``k`` in column ``k mod BLOCK``), each with the smallest lower
+    bound of its experts. The experts holding the ``M`` smallest column bounds (the ``M``
+    smallest bounds of all) get their index computed first; then every column whose bound is
+    not above the ``M``-th best index found so far is searched, and in it only the experts whose
+    own bound is not above it. When ``c ln N`` passes ``c ln N_ref``, every bound is recomputed
+    with ``N_ref = N + max(1, K / 16)`` (a vectorised pass every ``K / (16 M)`` rounds or so).
+    With ``c ln N`` evaluated as by the scan, the selection is identical to sorting all ``K``
+    indices.
     """
     n_experts = params.n_experts
     budget = params.budget
-    index = state.index
     a = params.c * math.log(state.total[0])
+    column, lower = state.column, state.lower
     if a > state.reference[0]:
         ahead = max(1.0, math.floor(n_experts * LOOKAHEAD))
-        state.reference[0] = params.c * math.log(state.total[0] + ahead)
-        state.ucb_size[0] = 0
-        for k in range(n_experts):
-            state.ucb_position[k] = -1
-            state.lower[k] = state.mean[k] - math.sqrt(state.reference[0] / stats[k].n)
-        for k in range(n_experts):
-            _heap.push(state.ucb_heap, state.ucb_position, state.ucb_size, state.lower, k)
+        reference = params.c * math.log(state.total[0] + ahead)
+        state.reference[0] = reference
+        mean, count = state.mean, state.count
+        for k in range(n_experts):  # contiguous arrays: a loop the compiler vectorises
+            lower[k] = mean[k] - math.sqrt(reference / count[k])
+        column_minima(lower, column)
+    visit = state.visit
     found = 0
-    examined = 0
-    while state.ucb_size[0] > 0:
-        top = state.ucb_heap[0]
-        if found == budget:
-            worst = selected[budget - 1]
-            bound = state.lower[top]
-            if bound > index[worst] or (bound == index[worst] and top > worst):
-                break
-        _heap.pop(state.ucb_heap, state.ucb_position, state.ucb_size, state.lower)
-        state.popped[examined] = top
-        examined += 1
-        n = stats[top].n
-        index[top] = stats[top].loss_sum / n - math.sqrt(a / n)
-        if found < budget:
-            position = found
-            found += 1
-        elif _before(index, top, selected[budget - 1]):
-            position = budget - 1
-        else:
-            continue
-        while position > 0 and _before(index, top, selected[position - 1]):
-            selected[position] = selected[position - 1]
-            position -= 1
-        selected[position] = top
-    for j in range(examined):
-        k = state.popped[j]
-        chosen = False
-        for i in range(found):
-            if selected[i] == k:
-                chosen = True
-        if not chosen:
-            _heap.push(state.ucb_heap, state.ucb_position, state.ucb_size, state.lower, k)
+    for j in range(smallest(column, min(budget, BLOCK), visit)):
+        b = visit[j]
+        k = b
+        while k < n_experts and lower[k] != column[b]:
+            k += BLOCK
+        if k < n_experts:
+            found = _ucb_index(state, stats, k, a, found, budget, selected)
+    index = state.index
+    for b in range(BLOCK):
+        if found < budget or not column[b] > index[selected[budget - 1]]:
+            found = _ucb_column(state, stats, b, a, found, budget, selected)
+
+
+@kernel
+def _ucb_lower(params, state, stats, k, n):
+    """Expert ``k``'s new lower bound (it trained), and its column's smallest bound."""
+    old = state.lower[k]
+    new = state.mean[k] - math.sqrt(state.reference[0] / n)
+    state.lower[k] = new
+    b = k % BLOCK
+    if new <= state.column[b]:
+        state.column[b] = new
+    elif old == state.column[b]:  # it was the column's smallest: look again
+        smallest_bound = math.inf
+        for j in range(b, params.n_experts, BLOCK):
+            smallest_bound = min(smallest_bound, state.lower[j])
+        state.column[b] = smallest_bound
 
 
 @kernel
@@ -258,9 +276,10 @@ def _bandit_observe(params, state, stats, k, loss, t):
     state.mean[k] = stats[k].loss_sum / n
     if _heaped(params):
         _resift(state.heap, state.position, state.size, state.mean, k)
-    if params.mode == UCB1 and state.reference[0] > -math.inf:
-        state.lower[k] = state.mean[k] - math.sqrt(state.reference[0] / n)
-        _resift(state.ucb_heap, state.ucb_position, state.ucb_size, state.lower, k)
+    if params.mode == UCB1:
+        state.count[k] = n
+        if state.reference[0] > -math.inf:
+            _ucb_lower(params, state, stats, k, n)
     elif params.mode == THOMPSON:
         m = n + 1.0
         state.centre[k] = stats[k].loss_sum / m
@@ -297,11 +316,11 @@ class _LearnerBandit:
             centre=np.zeros(n_experts),
             spread=np.zeros(n_experts),
             lower=np.zeros(n_experts),
-            ucb_heap=np.zeros(n_experts, dtype=np.int64),
-            ucb_position=np.full(n_experts, -1, dtype=np.int64),
-            ucb_size=np.zeros(1, dtype=np.int64),
+            count=np.zeros(n_experts),
+            column=np.zeros(BLOCK),
+            visit=np.zeros(BLOCK, dtype=np.int64),
+            seen=np.full(n_experts, -1, dtype=np.int64),
             reference=np.full(1, -np.inf),
-            popped=np.zeros(n_experts, dtype=np.int64),
             mins=np.zeros(BLOCK),
         )
         return params, state
