@@ -194,23 +194,37 @@ def insert_smallest(values, k, found, count, selected):
 
 
 @kernel
+def _smaller(a, b):
+    return a if a < b else b
+
+
+@kernel
 def column_minima(values, mins):
     """``mins[b]``: the smallest of ``values[b], values[b + BLOCK], ...`` (``+inf`` for a column
-    without values), row by row in a loop the compiler vectorises."""
+    without values), in loops the compiler vectorises. Four rows are folded together before
+    each update of ``mins``: the updates form a chain through memory, a quarter as long."""
     size = values.shape[0]
     rows = size // BLOCK
     for b in range(BLOCK):
         mins[b] = values[b] if rows else math.inf
-    for j in range(1, rows):
-        row = values[j * BLOCK : (j + 1) * BLOCK]
-        for b in range(BLOCK):
-            v = row[b]
-            m = mins[b]
-            mins[b] = v if v < m else m
+    j = 1
+    while j < rows:
+        if j + 4 <= rows:
+            r0 = values[j * BLOCK : (j + 1) * BLOCK]
+            r1 = values[(j + 1) * BLOCK : (j + 2) * BLOCK]
+            r2 = values[(j + 2) * BLOCK : (j + 3) * BLOCK]
+            r3 = values[(j + 3) * BLOCK : (j + 4) * BLOCK]
+            for b in range(BLOCK):
+                low = _smaller(_smaller(r0[b], r1[b]), _smaller(r2[b], r3[b]))
+                mins[b] = _smaller(low, mins[b])
+            j += 4
+        else:
+            row = values[j * BLOCK : (j + 1) * BLOCK]
+            for b in range(BLOCK):
+                mins[b] = _smaller(row[b], mins[b])
+            j += 1
     for b in range(size - rows * BLOCK):
-        v = values[rows * BLOCK + b]
-        if v < mins[b]:
-            mins[b] = v
+        mins[b] = _smaller(values[rows * BLOCK + b], mins[b])
 
 
 @kernel
