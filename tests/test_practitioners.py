@@ -192,8 +192,9 @@ def test_rising_one_observation_of_several_updates_records_each_of_them():
     at_once = _rising_after([(0, 20, 0.0), (1, 20, 1.0), (0, 21, 0.5), (1, 21, 0.25)])
     steps = [(k, n, 0.0 if k == 0 else 1.0) for n in range(1, 21) for k in (0, 1)]
     one_by_one = _rising_after(steps + [(0, 21, 0.5), (1, 21, 0.25)])
-    for field in ("mu", "base", "slope", "count", "lag", "spread", "pulls"):
-        np.testing.assert_array_equal(getattr(at_once, field), getattr(one_by_one, field))
+    # Every per-expert number but the selection's scratch (its last row), and the counts.
+    np.testing.assert_array_equal(at_once.expert[:-1], one_by_one.expert[:-1])
+    np.testing.assert_array_equal(at_once.pulls, one_by_one.pulls)
     flat = _rising_after([(0, 20, 0.0), (1, 20, 1.0)])
     assert flat.mu.tolist() == [1.0, 0.0] and flat.slope.tolist() == [0.0, 0.0]
 

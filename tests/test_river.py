@@ -754,7 +754,7 @@ def test_r_ed_ucb_past_its_horizon_grows_its_history_and_decides_the_same():
         assert model.n_updates == 4 * 20 + (400 - 20)
         # Every recorded reward lies inside the history (before, the compiled policy wrote past
         # its end: an IndexError with NUMBA_BOUNDSCHECK=1).
-        assert 4 * 20 + (400 - 20) <= model._state.top[0] <= model._state.prefix.shape[0]
+        assert 4 * 20 + (400 - 20) <= model._state.top[0] <= model._state.history.shape[1]
     assert predictions[0] == predictions[1]
 
 

@@ -710,20 +710,32 @@ class RisingParams(NamedTuple):
     alpha: float  # confidence schedule delta_t = t^-alpha
 
 
+#: Rows of ``RisingState.expert``, one float per expert each.
+MU, BASE, SLOPE, COUNT, LAG, SPREAD, KEY = range(7)
+
+
 class RisingState(NamedTuple):
-    mu: np.ndarray  # (K,) float64 estimated reward at the expert's current count
-    base: np.ndarray  # (K,) float64 mu_k, +inf while h_k = 0 (the index's first term)
-    slope: np.ndarray  # (K,) float64 estimated reward increase per step
-    count: np.ndarray  # (K,) float64 n_k
-    lag: np.ndarray  # (K,) float64 h_k - 1
-    spread: np.ndarray  # (K,) float64 h_k^-3/2 (0 while h_k = 0)
-    key: np.ndarray  # (K,) float64 minus this round's index (scratch)
+    # Few arrays: the round loop passes the state to every kernel call field by field.
+    expert: np.ndarray  # (7, K) float64, rows:
+    #   MU the estimated reward at the expert's current count; BASE mu_k, +inf while h_k = 0
+    #   (the index's first term); SLOPE the estimated reward increase per step; COUNT n_k;
+    #   LAG h_k - 1; SPREAD h_k^-3/2 (0 while h_k = 0); KEY minus this round's index (scratch)
     mins: np.ndarray  # (BLOCK,) float64 scratch of smallest_blocked
     blocks: np.ndarray  # (K, BLOCKS) int64 arena offset of each doubling block, -1 unallocated
-    prefix: np.ndarray  # (A,) float64 arena: P(n) = sum of the first n rewards
-    weighted: np.ndarray  # (A,) float64 arena: Q(n) = sum over l <= n of (l - 1) x_l
+    history: np.ndarray  # (2, A) float64 arena: row 0 P(n) = sum of the first n rewards,
+    #   row 1 Q(n) = sum over l <= n of (l - 1) x_l
     top: np.ndarray  # (1,) int64 arena cursor
     pulls: np.ndarray  # (K,) int64 rewards recorded per expert
+
+    @property
+    def mu(self) -> np.ndarray:
+        """Each expert's estimated reward at its current count."""
+        return self.expert[MU]
+
+    @property
+    def slope(self) -> np.ndarray:
+        """Each expert's estimated reward increase per step."""
+        return self.expert[SLOPE]
 
 
 @kernel
@@ -740,7 +752,7 @@ def _prefixes(state, k, n):
     if n == 0:
         return 0.0, 0.0
     s = _slot(state.blocks, k, n)
-    return state.prefix[s], state.weighted[s]
+    return state.history[0, s], state.history[1, s]
 
 
 @implements("select", RisingParams)
@@ -748,8 +760,9 @@ def _prefixes(state, k, n):
 def _rising_select(params, state, stats, t, key, selected, widths):
     confidence = math.sqrt(10.0 * params.alpha * math.log(t))
     sigma, now = params.sigma, float(t)
-    keys, base, slope, spread = state.key, state.base, state.slope, state.spread
-    count, lag = state.count, state.lag
+    expert = state.expert
+    keys, base, slope, spread = expert[KEY], expert[BASE], expert[SLOPE], expert[SPREAD]
+    count, lag, mu = expert[COUNT], expert[LAG], expert[MU]
     for k in range(params.n_experts):  # contiguous arrays: a loop the compiler vectorises
         # Integers below 2^53 are exact in binary64: ahead is t - n_k and ahead + lag is
         # t - n_k + h_k - 1 as integers. While h_k = 0, base is +inf and slope and spread are
@@ -762,7 +775,7 @@ def _rising_select(params, state, stats, t, key, selected, widths):
     chosen = selected[0]
     for j in range(1, found):
         k = selected[j]
-        if state.mu[k] > state.mu[chosen] or (state.mu[k] == state.mu[chosen] and k < chosen):
+        if mu[k] > mu[chosen] or (mu[k] == mu[chosen] and k < chosen):
             chosen = k
     return found, chosen
 
@@ -795,8 +808,8 @@ def _rising_record(state, k, n, reward):
         state.top[0] += n
     before_p, before_q = _prefixes(state, k, n - 1)
     s = _slot(state.blocks, k, n)
-    state.prefix[s] = before_p + reward
-    state.weighted[s] = before_q + (n - 1) * reward
+    state.history[0, s] = before_p + reward
+    state.history[1, s] = before_q + (n - 1) * reward
     return s
 
 
@@ -806,7 +819,7 @@ def _rising_observe(params, state, stats, k, loss, t):
     n = stats[k].n
     reward = 1.0 - loss
     first = state.pulls[k] + 1
-    if _rising_room(state, first, n) > state.prefix.shape[0]:
+    if _rising_room(state, first, n) > state.history.shape[1]:
         raise PolicyStateFull("r-ed-ucb: no room left for the rewards; RisingUCB.grow makes room")
     # One observation may stand for several updates (a warm start in which a learner made
     # several, reported with their mean loss): each of them is recorded with that reward.
@@ -818,9 +831,10 @@ def _rising_observe(params, state, stats, k, loss, t):
             s = _rising_record(state, k, m, reward)
         state.pulls[k] = n
     h = np.int64(params.epsilon * n)
-    state.count[k] = n
+    expert = state.expert
+    expert[COUNT, k] = n
     if h > 0:
-        p_n, q_n = state.prefix[s], state.weighted[s]
+        p_n, q_n = state.history[0, s], state.history[1, s]
         p_h, q_h = _prefixes(state, k, n - h)
         p_2h, q_2h = _prefixes(state, k, n - 2 * h)
         a = p_n - p_h
@@ -828,11 +842,12 @@ def _rising_observe(params, state, stats, k, loss, t):
         c = q_n - q_h
         d = q_h - q_2h
         hh = float(h) * float(h)
-        state.mu[k] = ((2 * h - n + 1) * (a - b_) + (c - d)) / hh
-        state.base[k] = state.mu[k]
-        state.slope[k] = (a - b_) / hh
-        state.lag[k] = h - 1
-        state.spread[k] = 1.0 / (h * math.sqrt(h))
+        mu = ((2 * h - n + 1) * (a - b_) + (c - d)) / hh
+        expert[MU, k] = mu
+        expert[BASE, k] = mu
+        expert[SLOPE, k] = (a - b_) / hh
+        expert[LAG, k] = h - 1
+        expert[SPREAD, k] = 1.0 / (h * math.sqrt(h))
 
 
 @dataclass(frozen=True)
@@ -915,18 +930,14 @@ class RisingUCB:
         n_experts, budget = _check_budget(n_experts, budget)
         arena = 2 * (n_experts + int(horizon) * budget) + 2 * n_experts
         params = RisingParams(n_experts, budget, float(self.epsilon), float(self.sigma), float(self.alpha))
+        expert = np.zeros((7, n_experts))
+        expert[BASE] = np.inf
+        expert[LAG] = -1.0
         state = RisingState(
-            mu=np.zeros(n_experts),
-            base=np.full(n_experts, np.inf),
-            slope=np.zeros(n_experts),
-            count=np.zeros(n_experts),
-            lag=np.full(n_experts, -1.0),
-            spread=np.zeros(n_experts),
-            key=np.zeros(n_experts),
+            expert=expert,
             mins=np.zeros(BLOCK),
             blocks=np.full((n_experts, BLOCKS), -1, dtype=np.int64),
-            prefix=np.zeros(arena),
-            weighted=np.zeros(arena),
+            history=np.zeros((2, arena)),
             top=np.zeros(1, dtype=np.int64),
             pulls=np.zeros(n_experts, dtype=np.int64),
         )
@@ -937,10 +948,8 @@ class RisingUCB:
         holds twice the rewards it records, built for the warm start and ``horizon`` rounds of
         ``budget`` updates). The Python engine grows it when a warm start counts several updates
         per expert, the river selectors when a stream runs past ``horizon``."""
-        extra = np.zeros(2 * max(0, int(updates)))
-        return state._replace(
-            prefix=np.concatenate([state.prefix, extra]), weighted=np.concatenate([state.weighted, extra])
-        )
+        extra = np.zeros((2, 2 * max(0, int(updates))))
+        return state._replace(history=np.concatenate([state.history, extra], axis=1))
 
 
 # --- EXP3.P ------------------------------------------------------------------------------------
