@@ -229,25 +229,32 @@ def column_minima(values, mins):
 
 @kernel
 def smallest_blocked(values, count, selected, mins):
-    """:func:`smallest`, for many values: the same indices, in the same order.
+    """:func:`smallest`, for many values: the same indices, in the same order (values without
+    NaN), with ``mins`` a scratch of ``BLOCK`` floats.
 
-    The values are read as rows of ``BLOCK`` (``k = j BLOCK + b``), and ``mins`` (``BLOCK``
-    scratch) gets each column's minimum in one pass that the compiler vectorises. The ``count``
-    smallest column minima are ``count`` distinct values, so the ``count``-th smallest value of
-    all is at most the largest of them, ``tau``; only the columns whose minimum is at most
-    ``tau`` can hold a value at most ``tau``, and only those are searched, value by value.
-    With distinct values that is ``count`` columns: O(K) vectorised plus O(count K / BLOCK).
+    Up to ``2 BLOCK`` values (or above ``BLOCK`` selected), :func:`smallest` itself. Above, the
+    values are read as rows of ``BLOCK`` (``k = j BLOCK + b``) and ``mins`` gets each column's
+    minimum in one pass that the compiler vectorises. The ``count`` smallest column minima are
+    ``count`` distinct values, so the ``count``-th smallest value of all is at most the largest
+    of them, ``tau``; only the columns whose minimum is at most ``tau`` can hold a value at most
+    ``tau``, and only those are searched, value by value. With distinct values that is
+    ``count`` columns: O(K) vectorised plus O(count K / BLOCK).
     """
-    size = values.shape[0]
-    if size <= 2 * BLOCK or count > BLOCK:
+    # A small function the compiler inlines: small pools pay no extra call.
+    if values.shape[0] <= 2 * BLOCK or count > BLOCK:
         return smallest(values, count, selected)
+    return _smallest_by_columns(values, count, selected, mins)
+
+
+@kernel
+def _smallest_by_columns(values, count, selected, mins):
     column_minima(values, mins)
     smallest(mins, count, selected)
     tau = mins[selected[count - 1]]
     found = 0
     for b in range(BLOCK):
         if mins[b] <= tau:
-            for k in range(b, size, BLOCK):
+            for k in range(b, values.shape[0], BLOCK):
                 if values[k] <= tau:
                     found = insert_smallest(values, k, found, count, selected)
     return found

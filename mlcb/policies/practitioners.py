@@ -101,11 +101,11 @@ class LearnerBanditState(NamedTuple):
     spread: np.ndarray  # (K,) float64 Thompson: scale / sqrt(n_k + 1)
     lower: np.ndarray  # (K,) float64 UCB1: L_k - sqrt(reference / n_k), below the index
     count: np.ndarray  # (K,) float64 UCB1: n_k, stored when k trains
-    column: np.ndarray  # (BLOCK,) float64 UCB1: the smallest lower bound of each column
+    column: np.ndarray  # (BLOCK,) float64 UCB1: the smallest lower bound of each column;
+    #   Thompson: scratch of smallest_blocked (one array for both: the state's arrays are few)
     visit: np.ndarray  # (BLOCK,) int64 UCB1: scratch, the columns of smallest bounds
     seen: np.ndarray  # (K,) int64 UCB1: the training count N at which k's index was computed
     reference: np.ndarray  # (1,) float64 UCB1: c ln(N_ref), at least this round's c ln N
-    mins: np.ndarray  # (BLOCK,) float64 scratch of smallest_blocked
 
 
 @kernel
@@ -162,7 +162,7 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
     else:
         for k in range(n_experts):  # expert k's normal: the ziggurat draw at base slot k
             index[k] = state.centre[k] + state.spread[k] * ziggurat_normal(key, t, k)
-    smallest_blocked(index, budget, selected, state.mins)
+    smallest_blocked(index, budget, selected, state.column)
     return budget, leader
 
 
@@ -321,7 +321,6 @@ class _LearnerBandit:
             visit=np.zeros(BLOCK, dtype=np.int64),
             seen=np.full(n_experts, -1, dtype=np.int64),
             reference=np.full(1, -np.inf),
-            mins=np.zeros(BLOCK),
         )
         return params, state
 
