@@ -420,10 +420,10 @@ class BanditUCB1(_LearnerBandit):
     The losses are training losses of *learning* experts, not i.i.d. draws: UCB1's guarantee
     does not carry over (a slow learner's early losses understate it). The index changes every
     round for every expert (through ``ln N``). Up to 64 experts all indices are computed each
-    round (O(K M)); above, the ``M`` smallest are found exactly by branch and bound on a heap of
-    lower bounds that change only when an expert trains (rebuilt every ``K / 16`` training
-    steps), so a round examines the few experts whose index could compete instead of all
-    ``K``. No certificate.
+    round (O(K M)); above, the ``M`` smallest are found exactly by branch and bound over lower
+    bounds that change only when an expert trains (recomputed every ``K / 16`` training steps),
+    searched by columns of 64 experts, so a round computes the index of the few experts that
+    could compete instead of all ``K``. No certificate.
 
     Examples
     --------
@@ -483,7 +483,8 @@ class BanditThompson(_LearnerBandit):
     River's default Thompson sampler uses a Beta posterior on binary rewards; losses here are in
     ``[0, 1]`` and need not be binary, so we use the Gaussian form. One normal draw per expert
     and round (the ziggurat's one word each, where Box-Muller would take a logarithm, a square
-    root, a cosine and a sine per pair): O(K M) per round. No certificate.
+    root, a cosine and a sine per pair), then the ``M`` smallest by column minima above 128
+    experts (:func:`mlcb.policies.mlcb.smallest_blocked`): O(K) per round. No certificate.
 
     Examples
     --------
@@ -897,7 +898,9 @@ class RisingUCB:
     was last pulled; we use the current round, as the paper's estimator. Their code starts with
     two round-robin passes; here the warm start and the ``+inf`` index while ``h = 0`` train
     every expert until ``n >= 1 / epsilon``. Ties go to the smaller index, not at random.
-    Anytime. No certificate. O(K M) per round (every index moves with ``t``).
+    Anytime. No certificate. Every index moves with ``t``: all ``K`` are computed each round,
+    in a loop the compiler vectorises, and the ``M`` largest found by column minima
+    (:func:`mlcb.policies.mlcb.smallest_blocked`): O(K) per round.
 
     Examples
     --------
