@@ -104,7 +104,6 @@ class LearnerBanditState(NamedTuple):
     column: np.ndarray  # (BLOCK,) float64 UCB1: the smallest lower bound of each column;
     #   Thompson: scratch of smallest_blocked (one array for both: the state's arrays are few)
     visit: np.ndarray  # (BLOCK,) int64 UCB1: scratch, the columns of smallest bounds
-    seen: np.ndarray  # (K,) int64 UCB1: the training count N at which k's index was computed
     reference: np.ndarray  # (1,) float64 UCB1: c ln(N_ref), at least this round's c ln N
 
 
@@ -175,27 +174,29 @@ LOOKAHEAD = 1.0 / 16.0
 
 @kernel
 def _ucb_index(state, stats, k, a, found, budget, selected):
-    """Compute expert ``k``'s index, keep the ``M`` best, mark it computed this round."""
+    """Compute expert ``k``'s index and keep the ``M`` best."""
     n = stats[k].n
     state.index[k] = stats[k].loss_sum / n - math.sqrt(a / n)
-    state.seen[k] = state.total[0]
     return insert_smallest(state.index, k, found, budget, selected)
 
 
 @kernel
 def _ucb_column(state, stats, b, a, found, budget, selected):
     """Compute the index of every expert of column ``b`` (``k = b, b + BLOCK, ...``) whose
-    lower bound could beat the ``M``-th best index found, and keep the ``M`` best."""
-    index, lower, seen, now = state.index, state.lower, state.seen, state.total[0]
+    lower bound could beat the ``M``-th best index found, and keep the ``M`` best (an expert
+    already kept is not computed again; one computed and dropped cannot come back)."""
+    index, lower = state.index, state.lower
     for k in range(b, index.shape[0], BLOCK):
-        if seen[k] == now:
-            continue
         if found == budget:
             worst = selected[budget - 1]
             bound = lower[k]
             if bound > index[worst] or (bound == index[worst] and k > worst):
                 continue
-        found = _ucb_index(state, stats, k, a, found, budget, selected)
+        kept = False
+        for j in range(found):
+            kept = kept or selected[j] == k
+        if not kept:
+            found = _ucb_index(state, stats, k, a, found, budget, selected)
     return found
 
 
@@ -242,7 +243,7 @@ def _ucb_select(params, state, stats, selected):
 
 
 @kernel
-def _ucb_lower(params, state, stats, k, n):
+def _ucb_lower(params, state, k, n):
     """Expert ``k``'s new lower bound (it trained), and its column's smallest bound."""
     old = state.lower[k]
     new = state.mean[k] - math.sqrt(state.reference[0] / n)
@@ -279,7 +280,7 @@ def _bandit_observe(params, state, stats, k, loss, t):
     if params.mode == UCB1:
         state.count[k] = n
         if state.reference[0] > -math.inf:
-            _ucb_lower(params, state, stats, k, n)
+            _ucb_lower(params, state, k, n)
     elif params.mode == THOMPSON:
         m = n + 1.0
         state.centre[k] = stats[k].loss_sum / m
@@ -319,7 +320,6 @@ class _LearnerBandit:
             count=np.zeros(n_experts),
             column=np.zeros(BLOCK),
             visit=np.zeros(BLOCK, dtype=np.int64),
-            seen=np.full(n_experts, -1, dtype=np.int64),
             reference=np.full(1, -np.inf),
         )
         return params, state
