@@ -75,6 +75,33 @@ def test_more_experts_than_two_blocks_match_twin(policy, budget, rounds):
     twin.assert_matches_engine(config, rounds=rounds)
 
 
+@pytest.mark.parametrize("budget", [1, 3, 70])
+def test_ucb1_search_by_columns_selects_as_the_sort_again_without_training(budget):
+    """UCB1's search over 160 experts (a column of 64 holds two or three) returns the M smallest
+    indices by (index, k), as sorting all of them does, also when it is asked again before any
+    expert has trained; M = 70 is more than a column count."""
+    from mlcb._engine import new_stats
+    from mlcb.kernels import observe, select
+
+    n_experts = 160
+    spec = policies.make("bandit-ucb1", burn_in=0)
+    params, state = spec.build(n_experts, budget, 0.1, 1_000, np.zeros(n_experts))
+    stats = new_stats(n_experts)
+    rng = np.random.default_rng(budget)
+    for k in range(n_experts):
+        n = int(rng.integers(1, 40))
+        stats[k]["n"] = n
+        stats[k]["loss_sum"] = n * float(rng.choice([0.25, 0.5, 0.75]))  # ties in the means
+        observe(params, state, stats, k, 0.5, 0)
+    a = 2.0 * math.log(n_experts)
+    index = [stats[k]["loss_sum"] / stats[k]["n"] - math.sqrt(a / stats[k]["n"]) for k in range(n_experts)]
+    expected = sorted(range(n_experts), key=lambda k: (index[k], k))[:budget]
+    for _ in range(2):
+        selected, widths = np.full(budget, -1), np.zeros(budget)
+        select(params, state, stats, 1, 0, selected, widths)
+        assert selected.tolist() == expected
+
+
 @pytest.mark.parametrize("policy", policies.PRACTITIONERS)
 def test_glm_matches_twin(policy):
     params = {"burn_in": 5} if policy.startswith("bandit") else {}
