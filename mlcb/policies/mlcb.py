@@ -178,7 +178,12 @@ BLOCK = 64
 @kernel
 def insert_smallest(values, k, found, count, selected):
     """Insert ``k`` into the ``found`` experts of ``selected`` (ascending ``(values[k], k)``,
-    at most ``count`` kept); returns the new number kept."""
+    at most ``count`` kept); returns the new number kept.
+
+    For candidates met in any order. :func:`smallest` keeps its own copy of this loop: it meets
+    them in index order, so a value alone decides, and calling this instead made it 12 % slower
+    over 10 values and 55 % over 1000 (measured).
+    """
     if found < count:
         position = found
         found += 1
