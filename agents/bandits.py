@@ -43,7 +43,7 @@ import numpy as np
 
 from agents.rates import expert_rate
 from envs.bandit import BanditEnvParams, arm_loss
-from mlcb import checks, smoothing, tables
+from mlcb import smoothing, tables, validation
 from mlcb._jit import kernel, njit
 from mlcb.kernels import DEPLOY_SLOTS, implements
 from mlcb.random import GAMMA_SLOTS, beta, uniform
@@ -524,10 +524,10 @@ class UCB1:
     family: ClassVar[BanditFamily] = BANDITS
 
     def __post_init__(self) -> None:
-        checks.positive("c", self.c)
-        checks.positive("rate_coef", self.rate_coef)
-        checks.choice("rate", self.rate, _RATES)
-        checks.positive("rate_scale", self.rate_scale)
+        validation.positive("c", self.c)
+        validation.positive("rate_coef", self.rate_coef)
+        validation.choice("rate", self.rate, _RATES)
+        validation.positive("rate_scale", self.rate_scale)
         if self.rate == "theory" and self.c <= 1:
             raise ValueError(
                 f"c must be > 1 for UCB1's theory rate (docs/rates.md §1b), got {self.c!r}; "
@@ -557,12 +557,12 @@ class EpsilonGreedy:
     family: ClassVar[BanditFamily] = BANDITS
 
     def __post_init__(self) -> None:
-        checks.positive("c", self.c)
-        checks.positive("rate_coef", self.rate_coef)
+        validation.positive("c", self.c)
+        validation.positive("rate_coef", self.rate_coef)
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise ValueError(f"alpha must be a number in (0, 1), got {self.alpha!r}")
-        checks.choice("rate", self.rate, _RATES)
-        checks.positive("rate_scale", self.rate_scale)
+        validation.choice("rate", self.rate, _RATES)
+        validation.positive("rate_scale", self.rate_scale)
 
     @property
     def heuristic(self) -> bool:
@@ -583,7 +583,7 @@ class ThompsonSampling:
     family: ClassVar[BanditFamily] = BANDITS
 
     def __post_init__(self) -> None:
-        checks.positive("rate_scale", self.rate_scale)
+        validation.positive("rate_scale", self.rate_scale)
 
     @property
     def code(self) -> int:

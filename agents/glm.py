@@ -36,7 +36,7 @@ import numpy as np
 
 from envs.glm import expected_loss, square_loss
 from envs.links import link_derivative, link_index, link_value
-from mlcb import checks, smoothing, tables
+from mlcb import smoothing, tables, validation
 from mlcb._jit import kernel, njit
 from mlcb.kernels import DEPLOY_SLOTS, implements
 from mlcb.random import uniform
@@ -263,8 +263,8 @@ class OnlineGradientDescent:
     def __post_init__(self) -> None:
         link_index(self.link)
         for name in ("radius", "step_scale", "rate_scale"):
-            checks.positive(name, getattr(self, name))
-        if not (checks.is_real(self.init_norm) and 0 <= self.init_norm <= self.radius):
+            validation.positive(name, getattr(self, name))
+        if not (validation.is_real(self.init_norm) and 0 <= self.init_norm <= self.radius):
             raise ValueError(
                 f"init_norm must be a number in [0, radius={self.radius}], got {self.init_norm!r}"
             )

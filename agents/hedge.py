@@ -42,7 +42,7 @@ import numpy as np
 
 from agents.bandits import BanditEnvironmentFamily
 from envs.bandit import arm_loss
-from mlcb import checks
+from mlcb import validation
 from mlcb.kernels import implements, kernel, njit
 from mlcb.smoothing import LAST
 from mlcb.smoothing import code as smoothing_code
@@ -238,7 +238,7 @@ class Hedge:
     family: ClassVar[HedgeFamily] = HEDGE_FAMILY
 
     def __post_init__(self) -> None:
-        checks.positive("rate_scale", self.rate_scale)
+        validation.positive("rate_scale", self.rate_scale)
 
     @property
     def alpha(self) -> float:

@@ -49,7 +49,7 @@ import numpy as np
 
 from agents.bandits import BanditEnvironmentFamily, deploy_by_counts
 from envs.bandit import arm_loss
-from mlcb import checks
+from mlcb import validation
 from mlcb.kernels import implements, kernel, njit
 from mlcb.smoothing import LAST
 from mlcb.smoothing import code as smoothing_code
@@ -285,8 +285,8 @@ class KLUCB:
     family: ClassVar[KLUCBFamily] = KLUCB_FAMILY
 
     def __post_init__(self) -> None:
-        checks.non_negative("c", self.c)
-        checks.positive("rate_scale", self.rate_scale)
+        validation.non_negative("c", self.c)
+        validation.positive("rate_scale", self.rate_scale)
 
     @property
     def heuristic(self) -> bool:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mlcb import checks
+from mlcb import validation
 
 __all__ = [
     "authors_epsilon_greedy_rate",
@@ -172,8 +172,8 @@ def ucb_delta_rate(n: Counts, n_arms: int, delta_prime: float) -> Rate:
     array([0.108, 0.037, 0.024, 0.013])
     """
     counts = _counts(n)
-    m = checks.integer("n_arms", n_arms)
-    dp = checks.open_unit("delta_prime", delta_prime)
+    m = validation.integer("n_arms", n_arms)
+    dp = validation.open_unit("delta_prime", delta_prime)
     return _capped(counts, _ucb_delta_value(counts, m, dp))
 
 
@@ -219,10 +219,10 @@ def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float) -> Rate:
     array([0.127, 0.043, 0.028, 0.015])
     """
     counts = _counts(n)
-    m = checks.integer("n_arms", n_arms)
-    if not (checks.is_real(c) and c > 1):
+    m = validation.integer("n_arms", n_arms)
+    if not (validation.is_real(c) and c > 1):
         raise ValueError(f"c must be a finite number > 1 for UCB1's rate (docs/rates.md §1b), got {c!r}")
-    dp = checks.open_unit("delta_prime", delta_prime)
+    dp = validation.open_unit("delta_prime", delta_prime)
     return _capped(counts, _ucb1_value(counts, m, float(c), dp))
 
 
@@ -258,9 +258,9 @@ def epsilon_greedy_schedule(j: Counts, n_arms: int, c: float, alpha: float) -> R
     array([1.    , 0.7722, 0.24  ])
     """
     rounds = _counts(j, "j")
-    m = checks.integer("n_arms", n_arms)
-    scale = checks.positive("c", c)
-    exponent = checks.open_unit("alpha", alpha)
+    m = validation.integer("n_arms", n_arms)
+    scale = validation.positive("c", c)
+    exponent = validation.open_unit("alpha", alpha)
     out = _schedule(rounds, m, scale, exponent)
     return out[()] if out.ndim == 0 else out
 
@@ -312,10 +312,10 @@ def epsilon_greedy_rate(n: Counts, n_arms: int, c: float, alpha: float, delta_pr
     array([0.53, 0.26, 0.19, 0.12])
     """
     counts = _counts(n)
-    m = checks.integer("n_arms", n_arms)
-    scale = checks.positive("c", c)
-    exponent = checks.open_unit("alpha", alpha)
-    dp = checks.open_unit("delta_prime", delta_prime)
+    m = validation.integer("n_arms", n_arms)
+    scale = validation.positive("c", c)
+    exponent = validation.open_unit("alpha", alpha)
+    dp = validation.open_unit("delta_prime", delta_prime)
     return _capped(counts, _epsilon_greedy_value(counts, m, scale, exponent, dp))
 
 
@@ -362,10 +362,10 @@ def epsilon_greedy_closed_form(n: Counts, n_arms: int, c: float, alpha: float, d
     array([1.  , 0.52, 0.38, 0.24])
     """
     counts = _counts(n)
-    m = checks.integer("n_arms", n_arms)
-    scale = checks.positive("c", c)
-    a = checks.open_unit("alpha", alpha)
-    dp = checks.open_unit("delta_prime", delta_prime)
+    m = validation.integer("n_arms", n_arms)
+    scale = validation.positive("c", c)
+    a = validation.open_unit("alpha", alpha)
+    dp = validation.open_unit("delta_prime", delta_prime)
     ell = np.maximum(1.0, np.log(counts))
     log_e = np.log(12.0 * m * counts * counts / dp)
     log_n = np.log(6.0 * m * counts * counts / dp)
@@ -419,8 +419,8 @@ def thompson_rate(n: Counts, n_arms: int, delta_prime: float, clipped: bool) -> 
     1447.1
     """
     counts = _counts(n)
-    m = checks.integer("n_arms", n_arms)
-    dp = checks.open_unit("delta_prime", delta_prime)
+    m = validation.integer("n_arms", n_arms)
+    dp = validation.open_unit("delta_prime", delta_prime)
     return _capped(counts, _ucb_delta_value(counts, m, dp, 1.5 if clipped else 1.0))
 
 
@@ -458,9 +458,9 @@ def ogd_rate(n: Counts, lipschitz: float, diameter: float, delta_prime: float) -
     649.4
     """
     counts = _counts(n)
-    gradient = checks.non_negative("lipschitz", lipschitz)
-    size = checks.non_negative("diameter", diameter)
-    dp = checks.open_unit("delta_prime", delta_prime)
+    gradient = validation.non_negative("lipschitz", lipschitz)
+    size = validation.non_negative("diameter", diameter)
+    dp = validation.open_unit("delta_prime", delta_prime)
     sampling = np.sqrt(0.5 * counts * np.log(2.0 * counts * counts / dp))
     value = 1.5 * gradient * size * np.sqrt(counts) + sampling
     return _capped(counts, value)
@@ -501,8 +501,8 @@ def hedge_rate(n: Counts, n_predictors: int, delta_prime: float, capped: bool = 
     array([0.056, 0.019, 0.012, 0.006])
     """
     counts = _counts(n)
-    size = checks.integer("n_predictors", n_predictors)
-    dp = checks.open_unit("delta_prime", delta_prime)
+    size = validation.integer("n_predictors", n_predictors)
+    dp = validation.open_unit("delta_prime", delta_prime)
     log_size = math.log(size)
     value = (
         np.sqrt(2.0 * counts * log_size)
@@ -585,10 +585,10 @@ def heavy_tailed_rate(
     array([1.   , 0.497, 0.24 , 0.115])
     """
     counts = _counts(n)
-    m = checks.integer("n_arms", n_arms)
+    m = validation.integer("n_arms", n_arms)
     order = _eps(eps)
-    dp = checks.open_unit("delta_prime", delta_prime)
-    u = checks.positive("moment", moment)
+    dp = validation.open_unit("delta_prime", delta_prime)
+    u = validation.positive("moment", moment)
     exponent = 1.0 / (1.0 + order)
     # Same expression order as the kernel agents.robust_ucb.rate, so that the two agree to the last bits.
     value = (
@@ -604,7 +604,7 @@ def heavy_tailed_rate(
 
 
 def _eps(eps: float) -> float:
-    if not (checks.is_real(eps) and 0 < eps <= 1):
+    if not (validation.is_real(eps) and 0 < eps <= 1):
         raise ValueError(f"eps must be a number in (0, 1], got {eps!r}")
     return float(eps)
 
@@ -651,9 +651,9 @@ def authors_epsilon_greedy_rate(n: Counts, n_arms: int, alpha: float, coef: floa
     119.975
     """
     counts = _counts(n)
-    m = checks.integer("n_arms", n_arms)
-    exponent = checks.open_unit("alpha", alpha)
-    constant = checks.positive("coef", coef)
+    m = validation.integer("n_arms", n_arms)
+    exponent = validation.open_unit("alpha", alpha)
+    constant = validation.positive("coef", coef)
     return _capped(counts, _authors_epsilon_greedy_value(counts, m, exponent, constant))
 
 
@@ -718,8 +718,8 @@ def expert_rate(expert: Any, n: Counts, n_arms: int, delta_prime: float) -> Rate
         return _capped(counts, value)
 
     counts = _counts(n)
-    m = checks.integer("n_arms", n_arms)
-    dp = checks.open_unit("delta_prime", delta_prime)
+    m = validation.integer("n_arms", n_arms)
+    dp = validation.open_unit("delta_prime", delta_prime)
     if isinstance(expert, UCB1):
         if expert.rate == "authors":
             raise ValueError(

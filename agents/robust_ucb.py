@@ -47,7 +47,7 @@ import numpy as np
 
 from agents.bandits import BanditEnvironmentFamily, deploy_by_counts
 from envs.bandit import arm_loss
-from mlcb import checks
+from mlcb import validation
 from mlcb.kernels import implements, kernel, njit
 from mlcb.smoothing import LAST
 from mlcb.smoothing import code as smoothing_code
@@ -282,10 +282,10 @@ class RobustUCB:
     family: ClassVar[RobustUCBFamily] = ROBUST_UCB_FAMILY
 
     def __post_init__(self) -> None:
-        if not (checks.is_real(self.eps) and 0 < self.eps <= 1):
+        if not (validation.is_real(self.eps) and 0 < self.eps <= 1):
             raise ValueError(f"eps must be a number in (0, 1], got {self.eps!r}")
-        checks.positive("moment", self.moment)
-        checks.positive("rate_scale", self.rate_scale)
+        validation.positive("moment", self.moment)
+        validation.positive("rate_scale", self.rate_scale)
 
     @property
     def alpha(self) -> float:

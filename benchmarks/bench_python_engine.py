@@ -27,7 +27,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mlcb  # noqa: E402
-from mlcb import engine, presets, python_engine  # noqa: E402
+from mlcb import engine, presets  # noqa: E402
+from mlcb.engine import python_loop
 from mlcb.simulation import Problem  # noqa: E402
 
 TARGET_OVERHEAD_US = 5.0
@@ -75,11 +76,11 @@ def compiled_rate(config, repeats: int) -> float:
 def python_run(config, repeats: int) -> tuple[float, list]:
     problem = Problem.from_config(config)
     grid = engine.checkpoint_grid(config.horizon, 100)
-    python_engine.run_replications(problem, config.seed, [0], 50, grid[grid <= 50])  # compile
+    python_loop.run_replications(problem, config.seed, [0], 50, grid[grid <= 50])  # compile
     out: list = []
 
     def run() -> None:
-        out[:] = python_engine.run_replications(
+        out[:] = python_loop.run_replications(
             problem, config.seed, range(config.replications), config.horizon, grid, block=config.replications
         )
 

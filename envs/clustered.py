@@ -43,8 +43,8 @@ import numpy as np
 
 from envs._stream import FeatureStreamEnv
 from mlcb._jit import kernel
-from mlcb._random import normal, uniform
 from mlcb.kernels import implements
+from mlcb.random import normal, uniform
 from mlcb.seeding import instance_rng, stream_keys
 
 REGRESSION, CLASSIFICATION = 0, 1

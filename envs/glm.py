@@ -29,8 +29,8 @@ from envs import glm_math
 from envs._stream import FeatureStreamEnv
 from envs.links import LINK_NAMES, link_index, link_value
 from mlcb._jit import kernel
-from mlcb._random import normal
 from mlcb.kernels import implements
+from mlcb.random import normal
 from mlcb.seeding import instance_rng, stream_keys
 
 

@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize, special
 
 from envs.links import link_derivative, link_derivatives, link_index, link_value, link_values
-from mlcb import checks
+from mlcb import validation
 from mlcb._jit import njit
 
 __all__ = [
@@ -123,10 +123,10 @@ def plane_quadrature(dim: int, radius: float, n_radial: int = 24, n_angular: int
     >>> round(float(w @ x1**2), 12)  # E x1^2 = R^2 / d
     0.8
     """
-    dim = checks.integer("dim", dim, 2)
-    radius = checks.positive("radius", radius)
-    n_radial = checks.integer("n_radial", n_radial, 1)
-    n_angular = checks.integer("n_angular", n_angular, 1)
+    dim = validation.integer("dim", dim, 2)
+    radius = validation.positive("radius", radius)
+    n_radial = validation.integer("n_radial", n_radial, 1)
+    n_angular = validation.integer("n_angular", n_angular, 1)
     theta = 2.0 * np.pi * (np.arange(n_angular) + 0.5) / n_angular
     if dim == 2:
         weights = np.full(n_angular, 1.0 / n_angular)
@@ -220,9 +220,9 @@ def expected_loss(
     """
     link = link_index(link)
     target_link = link_index(target_link)
-    target_norm = checks.non_negative("target_norm", target_norm)
-    noise = checks.non_negative("noise", noise)
-    scale = checks.positive("scale", scale)
+    target_norm = validation.non_negative("target_norm", target_norm)
+    noise = validation.non_negative("noise", noise)
+    scale = validation.positive("scale", scale)
     x1, x2, weights = _check_nodes(nodes)
     a, b = np.broadcast_arrays(np.asarray(alpha, dtype=np.float64), np.asarray(beta, dtype=np.float64))
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
@@ -293,11 +293,11 @@ def optimal_loss(
     """
     link = link_index(link)
     target_link = link_index(target_link)
-    target_norm = checks.non_negative("target_norm", target_norm)
-    radius_w = checks.positive("radius_w", radius_w)
-    noise = checks.non_negative("noise", noise)
-    scale = checks.positive("scale", scale)
-    n_starts = checks.integer("n_starts", n_starts, 1)
+    target_norm = validation.non_negative("target_norm", target_norm)
+    radius_w = validation.positive("radius_w", radius_w)
+    noise = validation.non_negative("noise", noise)
+    scale = validation.positive("scale", scale)
+    n_starts = validation.integer("n_starts", n_starts, 1)
     x1, x2, weights = _check_nodes(nodes)
     noise_loss = noise * noise / (scale * scale)
     if link == target_link and target_norm <= radius_w:
@@ -428,11 +428,11 @@ def loss_scale(
         raise ValueError(f"links must be a non-empty sequence of link names or indices, got {links!r}")
     indices = [link_index(link) for link in links]
     target_link = link_index(target_link)
-    radius_x = checks.positive("radius_x", radius_x)
-    radius_w = checks.positive("radius_w", radius_w)
-    max_target_norm = checks.non_negative("max_target_norm", max_target_norm)
-    noise = checks.non_negative("noise", noise)
-    noise_margin = checks.non_negative("noise_margin", noise_margin)
+    radius_x = validation.positive("radius_x", radius_x)
+    radius_w = validation.positive("radius_w", radius_w)
+    max_target_norm = validation.non_negative("max_target_norm", max_target_norm)
+    noise = validation.non_negative("noise", noise)
+    noise_margin = validation.non_negative("noise_margin", noise_margin)
     reach = max_target_norm * radius_x
     target_min, target_max = _range(target_link, -reach, reach)
     y_min = target_min - noise_margin * noise
@@ -470,7 +470,7 @@ def lipschitz(link: str | int, bound: float) -> float:
     (0.5, 6.0)
     """
     link = link_index(link)
-    bound = checks.non_negative("bound", bound)
+    bound = validation.non_negative("bound", bound)
     return _maximum(lambda z: np.abs(link_derivatives(link, z)), -bound, bound)
 
 
@@ -515,12 +515,12 @@ def is_convex_loss(
     (True, False)
     """
     link = link_index(link)
-    bound = checks.non_negative("bound", bound)
+    bound = validation.non_negative("bound", bound)
     y_min, y_max = float(y_min), float(y_max)
     if not (math.isfinite(y_min) and math.isfinite(y_max) and y_min <= y_max):
         raise ValueError(f"need finite y_min <= y_max, got {y_min!r}, {y_max!r}")
-    n_grid = checks.integer("n_grid", n_grid, 2)
-    tol = checks.non_negative("tol", tol)
+    n_grid = validation.integer("n_grid", n_grid, 2)
+    tol = validation.non_negative("tol", tol)
     step = 1e-5
     z = np.union1d(np.linspace(-bound, bound, n_grid), [0.0])
     f = link_values(link, z)

@@ -37,8 +37,8 @@ import gymnasium as gym
 import numpy as np
 
 from mlcb._jit import kernel
-from mlcb._random import uniform
 from mlcb.kernels import implements
+from mlcb.random import uniform
 from mlcb.seeding import check_seed, stream_keys
 
 #: The bundled data sets: name -> (package, loader description).

@@ -260,7 +260,7 @@ def _toml_configs(path: Path, args: argparse.Namespace) -> tuple[str, list]:
     """Settings described by a TOML file (one per budget), every key checked before any work."""
     import dataclasses
 
-    from mlcb import checks
+    from mlcb import validation
     from mlcb.config import SimulationConfig
 
     try:
@@ -283,7 +283,7 @@ def _toml_configs(path: Path, args: argparse.Namespace) -> tuple[str, list]:
     experts = []
     for index, entry in enumerate(tables):
         entry = dict(entry)
-        count = checks.integer(f"experts[{index}].count", entry.pop("count", 1), maximum=MAX_COUNT)
+        count = validation.integer(f"experts[{index}].count", entry.pop("count", 1), maximum=MAX_COUNT)
         if "family" not in entry:
             raise ValueError(f"experts[{index}]: each [[experts]] table needs a family (see `mlcb list`)")
         try:
@@ -291,14 +291,14 @@ def _toml_configs(path: Path, args: argparse.Namespace) -> tuple[str, list]:
         except TypeError as error:  # an unknown parameter of the family
             raise ValueError(f"experts[{index}]: {error}") from None
         experts.extend([expert] * count)
-    budgets = checks.budgets("budget", data.pop("budget", 1))
+    budgets = validation.budgets("budget", data.pop("budget", 1))
     if "name" in data:
-        name = checks.plain_name("name", data.pop("name"))
+        name = validation.plain_name("name", data.pop("name"))
     else:
-        name = checks.plain_name(f"name (from the file name {path.name!r}; set name = ...)", path.stem)
+        name = validation.plain_name(f"name (from the file name {path.name!r}; set name = ...)", path.stem)
     fields = {**data, **_overrides(args)}
     if args.budget is not None:
-        budgets = checks.budgets("budget", args.budget)
+        budgets = validation.budgets("budget", args.budget)
     return name, [SimulationConfig(experts=tuple(experts), budget=m, **fields) for m in budgets]
 
 
@@ -335,10 +335,10 @@ def _configs(args: argparse.Namespace) -> tuple[str, list]:
         if not path.is_file():
             raise ValueError(f"target: no such TOML file {args.target!r}")
         return _toml_configs(path, args)
-    from mlcb import checks, presets
+    from mlcb import presets, validation
 
     preset = presets.get(args.target)
-    budgets = list(preset.budgets) if args.budget is None else checks.budgets("budget", args.budget)
+    budgets = list(preset.budgets) if args.budget is None else validation.budgets("budget", args.budget)
     fields = _overrides(args)
     return preset.name, [preset.config(m, args.calibration, **fields) for m in budgets]
 
@@ -349,12 +349,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from mlcb import checks, presets
+    from mlcb import presets, validation
     from mlcb.compare import comparison_configs
 
     fields = _overrides(args)
     if args.budget is not None:
-        fields["budget"] = checks.budgets("budget", args.budget)
+        fields["budget"] = validation.budgets("budget", args.budget)
     entry_set = getattr(args, "entry_set", None)
     configs = comparison_configs(args.target, None, args.calibration, args.policies, entry_set, **fields)
     configs = _with_device(configs, getattr(args, "device", None))

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mlcb import checks
+from mlcb import validation
 from mlcb.config import SimulationConfig
 from mlcb.presets import Entry
 from mlcb.results import Result
@@ -41,7 +41,7 @@ def _entries(items: Iterable[Any]) -> list[Entry]:
             item = Entry(*item)
         if not isinstance(item.policy, str):
             raise ValueError(f"entries: a policy must be a name (str), got {item.policy!r}")
-        budgets = tuple(checks.budgets(f"entries: budgets of {item.policy!r}", item.budgets))
+        budgets = tuple(validation.budgets(f"entries: budgets of {item.policy!r}", item.budgets))
         if not isinstance(item.policy_params, dict):
             raise ValueError(
                 f"entries: policy_params of {item.policy!r} must be a dict, got {item.policy_params!r}"
@@ -108,7 +108,7 @@ def comparison_configs(
         entries = [e for e in entries if e.policy in wanted]
     budgets = fields.pop("budget", None)
     if budgets is not None:
-        budgets = checks.budgets("budget", budgets)
+        budgets = validation.budgets("budget", budgets)
         missing = [b for b in budgets if b not in offered]
         if missing:
             raise ValueError(
@@ -179,7 +179,7 @@ def compare(
     from mlcb.simulation import _check_threads, simulate
 
     _check_threads(threads)
-    checks.flag("progress", progress)
+    validation.flag("progress", progress)
     configs = comparison_configs(preset, entries, calibration, policies, entry_set, **fields)
     results = []
     for config in configs:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mlcb import checks
+from mlcb import validation
 from mlcb.seeding import check_seed
 
 #: The largest horizon ``T``: the engines count rounds, pulls and updates in int64 and feed
@@ -178,7 +178,7 @@ class SimulationConfig:
         object.__setattr__(self, "experts", tuple(self.experts))
         family = family_of(list(self.experts))
         n_experts = len(self.experts)
-        budget = checks.integer("budget", self.budget)
+        budget = validation.integer("budget", self.budget)
         if budget > n_experts:
             raise ValueError(f"budget must be an integer in [1, n_experts={n_experts}], got {self.budget!r}")
         object.__setattr__(self, "budget", budget)
@@ -187,9 +187,9 @@ class SimulationConfig:
             ("replications", MAX_REPLICATIONS),
             ("checkpoints", MAX_CHECKPOINTS),
         ):
-            object.__setattr__(self, name, checks.integer(name, getattr(self, name), maximum=maximum))
+            object.__setattr__(self, name, validation.integer(name, getattr(self, name), maximum=maximum))
         object.__setattr__(self, "seed", check_seed(self.seed))
-        object.__setattr__(self, "delta", checks.open_unit("delta", self.delta))
+        object.__setattr__(self, "delta", validation.open_unit("delta", self.delta))
         policies.make(self.policy, **self.policy_params)  # unknown names and bad parameters raise
         smoothing = self.smoothing or family.smoothing[0]
         object.__setattr__(self, "smoothing", smoothing)

@@ -20,7 +20,7 @@ string, no registration beyond what a protocol names.
 
 The engine (:mod:`mlcb.engine`) runs on two paths behind one :func:`mlcb.simulate`: the compiled
 round loop when the family has a compiled pool (``build_pool``), and the Python round loop
-(:mod:`mlcb.python_engine`) for any :class:`BatchedPool`, with every replication in lockstep.
+(:mod:`mlcb.engine.python_loop`) for any :class:`BatchedPool`, with every replication in lockstep.
 The compiled kernels' own contract (``train``, ``deploy``, ``select``, ...) is in
 :mod:`mlcb.kernels`.
 """
@@ -107,8 +107,8 @@ class ExpertFamily(Protocol):
         (K,) uint64 are the experts' random stream keys, derived from their identities.
     ``batched_pool(experts, env, batch, delta, smoothing, horizon)``
         Optional: a :class:`BatchedPool` over every replication of ``batch``
-        (:class:`mlcb.python_engine.Batch`). A family with ``build_pool`` gets one for free
-        (:class:`mlcb.python_engine.CompiledPool`).
+        (:class:`mlcb.engine.python_loop.Batch`). A family with ``build_pool`` gets one for free
+        (:class:`mlcb.engine.python_loop.CompiledPool`).
     """
 
     name: str

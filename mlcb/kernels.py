@@ -1,6 +1,6 @@
 """The compiled-kernel contract: how environments, expert pools and policies plug into the engine.
 
-The engine's round loop (:mod:`mlcb._engine`) is written once. It calls the generic operations
+The engine's round loop (:mod:`mlcb.engine.compiled_loop`) is written once. It calls the generic operations
 below, and Numba resolves each call at compile time from the *type* of its first argument, a
 ``NamedTuple`` of parameters. A new environment, expert pool or policy joins the fast path by
 defining its parameter and state ``NamedTuple`` classes and registering one function per

@@ -13,7 +13,7 @@ stream: ``x``, ``y`` and ``loss(prediction)``).
 
 A pool of such experts belongs to the generic family :data:`LEARNERS`; :class:`LearnerPool`
 holds one fresh copy of every expert per replication and drives them through the batched
-interface of the Python engine (:mod:`mlcb.python_engine`).
+interface of the Python engine (:mod:`mlcb.engine.python_loop`).
 
 Examples
 --------

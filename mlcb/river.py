@@ -82,8 +82,9 @@ try:
 except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError("mlcb.river needs river: pip install 'mlcb[river]'") from None
 
-from mlcb import _engine, kernels
-from mlcb.engine import selection_size
+from mlcb import kernels
+from mlcb.engine import compiled_loop
+from mlcb.engine.replications import selection_size
 from mlcb.errors import PolicyStateFull
 from mlcb.learners import power_rate
 from mlcb.seeding import check_seed, stream_keys
@@ -288,7 +289,7 @@ class _Budgeted:
             n, int(self.budget), float(self.delta), int(self.horizon), np.zeros(n)
         )
         width = selection_size(self._policy, n, int(self.budget))
-        self._stats = _engine.new_stats(n)
+        self._stats = compiled_loop.new_stats(n)
         self._selected = np.zeros(width, dtype=np.int64)
         self._widths = np.zeros(width)
         self._key = stream_keys(int(self.seed), 0, n).policy

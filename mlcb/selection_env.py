@@ -85,7 +85,7 @@ class BudgetedSelectionEnv(gym.Env):
         warm_start: bool = True,
         **fields: Any,
     ) -> None:
-        from mlcb import checks, presets
+        from mlcb import presets, validation
         from mlcb.config import SimulationConfig
         from mlcb.simulation import Problem
 
@@ -96,8 +96,8 @@ class BudgetedSelectionEnv(gym.Env):
         if not isinstance(config, SimulationConfig):
             raise ValueError(f"config must be a SimulationConfig, got {type(config).__name__}")
         self.config = config
-        self.replication = checks.integer("replication", replication, minimum=0)
-        self.warm_start = checks.flag("warm_start", warm_start)
+        self.replication = validation.integer("replication", replication, minimum=0)
+        self.warm_start = validation.flag("warm_start", warm_start)
         self._problem = Problem.from_config(config)
         self.n_experts = len(self._problem.experts)
         self.budget = int(config.budget)
@@ -119,11 +119,12 @@ class BudgetedSelectionEnv(gym.Env):
 
     # --- episode ------------------------------------------------------------------------------
     def _build(self, seed: int, replication: int) -> None:
-        from mlcb import engine, python_engine
+        from mlcb import engine
+        from mlcb.engine import python_loop
 
         problem, horizon = self._problem, self.horizon
         built = engine.build_common(problem, seed, replication, horizon, np.array([horizon]))
-        batch = python_engine.Batch(
+        batch = python_loop.Batch(
             env=problem.env,
             replications=[replication],
             env_params=[built.env_params],
@@ -133,7 +134,7 @@ class BudgetedSelectionEnv(gym.Env):
             seed=seed,
             horizon=horizon,
         )
-        self._pool = python_engine.build_pool(problem, batch, horizon)
+        self._pool = python_loop.build_pool(problem, batch, horizon)
         self._built = built
         self._n = np.zeros(self.n_experts, dtype=np.int64)
         self._loss_sum = np.zeros(self.n_experts)

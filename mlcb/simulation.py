@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlcb import python_engine
 from mlcb.config import SimulationConfig
 from mlcb.contracts import family_of
-from mlcb.engine import checkpoint_grid
-from mlcb.engine import run_replications as run_compiled
+from mlcb.engine import python_loop
+from mlcb.engine.replications import checkpoint_grid
+from mlcb.engine.replications import run_replications as run_compiled
 from mlcb.results import Result
 
 ENGINES = ("auto", "compiled", "python")
@@ -102,7 +102,7 @@ def simulate(
     engine : {"auto", "compiled", "python"}
         The round loop. ``"compiled"`` runs everything in compiled code, replications in
         parallel threads; ``"python"`` runs any pool, Python experts included, with the
-        replications in lockstep (:mod:`mlcb.python_engine`). ``"auto"`` (default) takes the
+        replications in lockstep (:mod:`mlcb.engine.python_loop`). ``"auto"`` (default) takes the
         compiled engine whenever the experts' family is compiled. For the same seed both give
         the same results.
     **fields
@@ -164,7 +164,7 @@ def simulate(
                 **common,
             )
         else:
-            replications = python_engine.run_replications(
+            replications = python_loop.run_replications(
                 problem, config.seed, range(config.replications), config.horizon, grid, **common
             )
     finally:

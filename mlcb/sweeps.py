@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlcb import checks
+from mlcb import validation
 
 EXECUTORS = ("local", "dask")
 SWEEP_FILE = "sweep.json"
@@ -246,11 +246,11 @@ def make_grid(data: dict, name: str | None = None) -> Grid:
     if not isinstance(preset, str):
         raise ValueError(f"preset must be a preset name, got {preset!r}")
     base_preset = presets.get(preset)
-    grid_name = checks.plain_name("name", data.pop("name", name or f"{preset}-sweep"))
-    replications = checks.integer(
+    grid_name = validation.plain_name("name", data.pop("name", name or f"{preset}-sweep"))
+    replications = validation.integer(
         "replications", data.pop("replications", base_preset.replications), maximum=10**6
     )
-    block = checks.integer("block", data.pop("block", 1), maximum=10**6)
+    block = validation.integer("block", data.pop("block", 1), maximum=10**6)
     table = data.pop("grid", None)
     explicit = data.pop("settings", None)
     for key in data:
@@ -350,9 +350,9 @@ def run_task(task: dict) -> dict:
     """Run one task given as plain data (``preset``, ``values``, ``replications``, ``key``,
     ``label``, ``first``, ``stop``); returns the three tidy frames and the setting's description
     (plain JSON). Raises when the worker builds a different setting than the client validated."""
-    from mlcb import python_engine
-    from mlcb.engine import checkpoint_grid
-    from mlcb.engine import run_replications as run_compiled
+    from mlcb.engine import python_loop
+    from mlcb.engine.replications import checkpoint_grid
+    from mlcb.engine.replications import run_replications as run_compiled
     from mlcb.results import Result
     from mlcb.simulation import Problem, choose_engine
 
@@ -372,7 +372,7 @@ def run_task(task: dict) -> dict:
             problem, config.seed, wanted, config.horizon, grid, threads=task.get("threads", 1)
         )
     else:
-        replications = python_engine.run_replications(problem, config.seed, wanted, config.horizon, grid)
+        replications = python_loop.run_replications(problem, config.seed, wanted, config.horizon, grid)
     if task["key"] not in _EXPONENTS:  # once per setting and process
         while len(_EXPONENTS) >= 64:
             _EXPONENTS.pop(next(iter(_EXPONENTS)))
@@ -426,7 +426,7 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     """Read and validate one part: the frames' columns and dtypes, the setting's label, the
     replications of the block and the rows each must have. A problem is a ``ValueError`` naming
     the file."""
-    from mlcb.engine import checkpoint_grid
+    from mlcb.engine.replications import checkpoint_grid
     from mlcb.results import _SCHEMA, _check_columns
 
     match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
@@ -717,7 +717,7 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
 def _check_workers(workers: Any) -> int:
     if workers is None:
         return max(1, os.cpu_count() or 1)
-    return checks.integer("workers", workers, maximum=4096)
+    return validation.integer("workers", workers, maximum=4096)
 
 
 def sweep(
@@ -789,7 +789,7 @@ def sweep(
         raise ValueError("scheduler: an address is only used with executor 'dask' (--executor dask)")
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
         raise ValueError(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
-    if not (checks.is_real(timeout) and 0 < timeout <= 3600):
+    if not (validation.is_real(timeout) and 0 < timeout <= 3600):
         raise ValueError(f"timeout must be a number of seconds in (0, 3600], got {timeout!r}")
     workers = _check_workers(workers)
     if block is not None:
@@ -797,7 +797,7 @@ def sweep(
             grid.name,
             grid.preset,
             grid.replications,
-            checks.integer("block", block, maximum=10**6),
+            validation.integer("block", block, maximum=10**6),
             grid.settings,
             grid.description,
         )
@@ -940,8 +940,8 @@ class _Recorded:
         config = data["config"]
         recorded = _RecordedConfig(
             str(data["key"]),
-            int(checks.integer("horizon", config["horizon"], maximum=10**10)),
-            int(checks.integer("checkpoints", config["checkpoints"], maximum=10**5)),
+            int(validation.integer("horizon", config["horizon"], maximum=10**10)),
+            int(validation.integer("checkpoints", config["checkpoints"], maximum=10**5)),
             len(config["experts"]),
         )
         return Setting(str(data["label"]), dict(data.get("values") or {}), recorded)

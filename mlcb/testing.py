@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from mlcb import _engine
 from mlcb._jit import JIT_DISABLED, KERNEL_OPTIONS, kernel, uncached
 from mlcb.contracts import FAMILY_ATTRIBUTE
+from mlcb.engine import compiled_loop
 from mlcb.kernels import begin_round, end_round, observe, select
 
 __all__ = ["ConformanceError", "check_env", "check_expert", "check_policy"]
@@ -576,7 +576,7 @@ def check_policy(
       stream key gives the same rounds;
     - with ``simulate``, a short simulation of the policy object on a trap of ``n_experts`` UCB1
       experts (two replications of ``horizon`` rounds) runs twice on the compiled engine and once
-      on the Python engine (:mod:`mlcb.python_engine`), and all three agree round by round
+      on the Python engine (:mod:`mlcb.engine.python_loop`), and all three agree round by round
       (training sets, deployed experts, regret, training counts).
 
     Parameters
@@ -663,7 +663,7 @@ def check_policy(
                 f"{who}.select",
                 f"is not deterministic: {label} differs at round {round_} between two runs with the same "
                 "stream key and the same losses; draw randomness from the key argument "
-                "(mlcb._random.uniform(key, t, slot)), never from a global generator",
+                "(mlcb.random.uniform(key, t, slot)), never from a global generator",
             )
 
     if simulate:
@@ -672,7 +672,7 @@ def check_policy(
 
 def _probe_policy(who, policy, n_experts, budget, size, horizon, losses, rates, key, warm):
     params, state = policy.build(n_experts, budget, DELTA, horizon, np.linspace(0.2, 0.8, n_experts))
-    stats = _engine.new_stats(n_experts)
+    stats = compiled_loop.new_stats(n_experts)
     guard = n_experts + size + 8
     buffer = np.full(guard, _UNSET, dtype=np.int64)
     width_buffer = np.full(guard, _UNSET_WIDTH)
@@ -780,8 +780,9 @@ def _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizo
     experts, with the policy object itself (a registered name's config is built, then its policy
     replaced): they must run, and agree round by round."""
     import agents
-    from mlcb import engine, python_engine
+    from mlcb import engine
     from mlcb.config import SimulationConfig
+    from mlcb.engine import python_loop
     from mlcb.simulation import Problem
 
     config = SimulationConfig(
@@ -801,7 +802,7 @@ def _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizo
     for label, run in (
         ("the compiled engine", engine.run_replications),
         ("the compiled engine again", engine.run_replications),
-        ("the Python engine", python_engine.run_replications),
+        ("the Python engine", python_loop.run_replications),
     ):
         try:
             runs[label] = run(problem, seed, range(2), horizon, grid, trace_rounds=horizon)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mlcb import checks
+from mlcb import validation
 
 __all__ = [
     "certificate_allowance",
@@ -43,7 +43,7 @@ Curve = np.float64 | npt.NDArray[np.float64]
 
 
 def _experts_and_budget(n_experts: Any, budget: Any) -> tuple[int, int]:
-    experts = checks.integer("n_experts", n_experts)
+    experts = validation.integer("n_experts", n_experts)
     if isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or not 1 <= budget <= experts:
         raise ValueError(f"budget must be an integer in [1, n_experts] = [1, {experts}], got {budget!r}")
     return experts, int(budget)
@@ -75,7 +75,7 @@ def _horizon(horizon: npt.ArrayLike) -> npt.NDArray[np.float64]:
 
 
 def _alpha(alpha: Any) -> float:
-    if not (checks.is_real(alpha) and 0 <= alpha < 1):
+    if not (validation.is_real(alpha) and 0 <= alpha < 1):
         raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
     return float(alpha)
 
@@ -151,8 +151,8 @@ def theorem_rate(
     t = _horizon(horizon)
     k, m = _experts_and_budget(n_experts, budget)
     a = _alpha(alpha)
-    d = checks.open_unit("delta", delta)
-    c = checks.positive("c_delta", c_delta)
+    d = validation.open_unit("delta", delta)
+    c = validation.positive("c_delta", c_delta)
     first = np.sqrt(k * t / m * np.log(k * t / d))
     if beta is None:
         return _out(first + (k / m) ** (1.0 - a) * t**a * c)
@@ -207,8 +207,8 @@ def lower_bound(
     t = _horizon(horizon)
     k, m = _experts_and_budget(n_experts, budget)
     a = _alpha(alpha)
-    first = checks.positive("c1", c1)
-    second = checks.positive("c2", c2)
+    first = validation.positive("c1", c1)
+    second = validation.positive("c2", c2)
     return _out(first * np.sqrt(k * t / m) + second * t**a * (k / m) ** (1.0 - a))
 
 
@@ -247,8 +247,8 @@ def confidence_width(n: npt.ArrayLike, n_experts: int, delta: float, rate: npt.A
     1.0514
     """
     counts = _array("n", n, 1.0, "finite numbers >= 1")
-    k = checks.integer("n_experts", n_experts)
-    d = checks.open_unit("delta", delta)
+    k = validation.integer("n_experts", n_experts)
+    d = validation.open_unit("delta", delta)
     values = _array("rate", rate, 0.0, "finite numbers >= 0")
     return _out(np.sqrt(2.0 * np.log(4.0 * k * counts * counts / d) / counts) + values / counts)
 
@@ -413,8 +413,8 @@ def ucb_pool_bound(horizon: npt.ArrayLike, n_experts: int, budget: int, n_arms: 
     """
     t = _horizon(horizon)
     k, m = _experts_and_budget(n_experts, budget)
-    arms = checks.integer("n_arms", n_arms)
-    d = checks.open_unit("delta", delta)
+    arms = validation.integer("n_arms", n_arms)
+    d = validation.open_unit("delta", delta)
     width = (
         np.sqrt(2.0 * np.log(4.0 * k * t * t / d))
         + np.sqrt(2.0 * (arms - 1) * np.log(16.0 * k * arms * t * t / d))
@@ -458,7 +458,7 @@ def loglog_slope(rounds: npt.ArrayLike, values: npt.ArrayLike, tail: float = 0.5
         raise ValueError(f"rounds and values must be 1-d of one length, got shapes {x.shape} and {y.shape}")
     if np.any(x <= 0):
         raise ValueError("rounds must hold finite numbers > 0")
-    if not (checks.is_real(tail) and 0 < tail <= 1):
+    if not (validation.is_real(tail) and 0 < tail <= 1):
         raise ValueError(f"tail must be a number in (0, 1], got {tail!r}")
     keep = np.isfinite(y) & (y > 0)
     x, y = x[keep], y[keep]
@@ -510,8 +510,8 @@ def certificate_allowance(
     r = np.asarray(replications)
     if r.dtype == bool or not np.issubdtype(r.dtype, np.integer) or (r.size and np.any(r < 1)):
         raise ValueError(f"replications must hold integers >= 1, got {replications!r}")
-    d = checks.open_unit("delta", delta)
-    a = checks.open_unit("alpha", alpha)
+    d = validation.open_unit("delta", delta)
+    a = validation.open_unit("alpha", alpha)
     from scipy import stats  # here: the rest of the module serves simulations without scipy
 
     c = stats.binom.ppf(1.0 - a, r, d)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import tests.twin_balancing  # noqa: F401  (registers the twins)
-from mlcb import _engine, engine, presets
+from mlcb import engine, presets
+from mlcb.engine import compiled_loop
 from mlcb.policies import make
 from mlcb.policies.balancing import DataDrivenBalancing, DynamicBalancing
 from mlcb.simulation import Problem
@@ -82,7 +83,7 @@ def _step(config, rounds: int = ROUNDS, replication: int = 0):
     args = engine.build_replication(
         Problem.from_config(config), config.seed, replication, rounds, np.arange(1, rounds + 1), rounds
     )
-    warm_start, run_rounds = _engine.kernels_for(*args[:6])
+    warm_start, run_rounds = compiled_loop.kernels_for(*args[:6])
     record, state, stats = args[-1], args[5], args[6]
     warm_start(*args[:7], record)
     history = [(state.experts.copy(), getattr(state, "phi", np.zeros(0)).copy(), stats["n"].copy())]
@@ -164,7 +165,7 @@ def test_infinite_rate_goes_first():
 
     policy = DynamicBalancing(c=0.01)
     params, state = policy.build(4, 2, 0.1, 100, np.zeros(4))
-    stats = _engine.new_stats(4)
+    stats = compiled_loop.new_stats(4)
     stats["n"] = 5
     stats["loss_sum"] = [0.0, 5.0, 5.0, 0.0]
     stats["rate"] = [1.0, 2.0, math.inf, 0.5]

@@ -11,7 +11,8 @@ from scipy import stats
 
 import agents
 import mlcb
-from mlcb import _random, engine, presets, tables
+from mlcb import engine, presets, tables
+from mlcb import random as counter_random
 from mlcb.simulation import Problem
 from tests import twin
 
@@ -129,7 +130,7 @@ def test_heap_and_scan_select_identically(budget):
 def test_blocked_selection_matches_the_scan(size, count):
     """smallest_blocked (column minima, then only the columns that can hold a winner) returns
     smallest's indices in smallest's order, ties (few distinct values) and -inf included."""
-    from mlcb.policies.mlcb import BLOCK, smallest, smallest_blocked
+    from mlcb.policies.m_lcb import BLOCK, smallest, smallest_blocked
 
     rng = np.random.default_rng(size * 100 + count)
     cases = [
@@ -158,8 +159,8 @@ def test_checkpoint_grid():
 def test_counter_based_stream_matches_python_and_is_uniform():
     key = np.uint64(0x1234_5678_9ABC_DEF0)
     for a, b in [(0, 0), (1, 0), (0, 1), (2**40 + 3, 77), (123_456_789, 2**31)]:
-        assert _random.uniform(key, a, b) == twin.uniform(int(key), a, b)
-        assert _random.normal(key, a, b) == twin.normal(int(key), a, b)
+        assert counter_random.uniform(key, a, b) == twin.uniform(int(key), a, b)
+        assert counter_random.normal(key, a, b) == twin.normal(int(key), a, b)
     draws = np.array([twin.uniform(int(key), t, 5) for t in range(20_000)])
     # Kolmogorov-Smirnov against U(0, 1): a p-value below 1e-4 would be a 1-in-10^4 accident.
     assert stats.kstest(draws, "uniform").pvalue > 1e-4
@@ -191,17 +192,17 @@ def test_ziggurat_normal_matches_python_on_every_path():
         a += 1
     for path, cases in found.items():
         for a, b in cases[:200]:
-            compiled = _random.ziggurat_normal(np.uint64(key), a, b)
+            compiled = counter_random.ziggurat_normal(np.uint64(key), a, b)
             assert compiled == twin.ziggurat_normal(key, a, b), (path, a, b)
             if path == "tail":
-                assert abs(compiled) > _random.ZIGGURAT_R
-    np.testing.assert_array_equal(_random.ZIGGURAT_X, twin.ZIGGURAT_X)
-    np.testing.assert_array_equal(_random.ZIGGURAT_F, twin.ZIGGURAT_F)
+                assert abs(compiled) > counter_random.ZIGGURAT_R
+    np.testing.assert_array_equal(counter_random.ZIGGURAT_X, twin.ZIGGURAT_X)
+    np.testing.assert_array_equal(counter_random.ZIGGURAT_F, twin.ZIGGURAT_F)
 
 
 def test_ziggurat_layers_have_equal_areas():
-    x, f = _random.ziggurat_tables()
-    r = _random.ZIGGURAT_R
+    x, f = counter_random.ziggurat_tables()
+    r = counter_random.ZIGGURAT_R
     tail = math.sqrt(math.pi / 2.0) * math.erfc(r / math.sqrt(2.0))
     v = x[0] * f[1]  # the base layer: the rectangle [0, x[0]] under f(r)
     assert x[1] == r and x[-1] == 0.0 and f[-1] == 1.0
@@ -221,7 +222,7 @@ def test_ziggurat_normals_have_the_normal_law():
     would fail the tail's mean by 8 standard errors."""
     import numba
 
-    n, r = 20_000_000, _random.ZIGGURAT_R
+    n, r = 20_000_000, counter_random.ZIGGURAT_R
     edges = stats.norm.ppf(np.linspace(0.0, 1.0, 201)[1:-1])
 
     @numba.njit
@@ -229,7 +230,7 @@ def test_ziggurat_normals_have_the_normal_law():
         counts = np.zeros(edges.shape[0] + 1, dtype=np.int64)
         moments = np.zeros(5)  # sum, sum of squares, tail count, tail sum, tail sum of squares
         for i in range(n):
-            z = _random.ziggurat_normal(key, i >> 5, i & 31)
+            z = counter_random.ziggurat_normal(key, i >> 5, i & 31)
             counts[np.searchsorted(edges, z)] += 1
             moments[0] += z
             moments[1] += z * z
@@ -256,7 +257,7 @@ def test_beta_draws_have_the_beta_law(alpha, beta_):
     key = 0xFEED
     draws = np.array([twin.beta(key, t, 0, alpha, beta_) for t in range(6_000)])
     assert stats.kstest(draws, "beta", args=(alpha, beta_)).pvalue > 1e-4
-    compiled = [_random.beta(np.uint64(key), t, 0, alpha, beta_) for t in range(50)]
+    compiled = [counter_random.beta(np.uint64(key), t, 0, alpha, beta_) for t in range(50)]
     np.testing.assert_array_equal(compiled, draws[:50])
 
 
@@ -312,6 +313,6 @@ def test_threads_share_one_build_of_the_continuation(monkeypatch):
 
     monkeypatch.setattr(bandits, "_pool_tail", recorded)
     monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * 500)
-    monkeypatch.setattr(engine, "LONG_HORIZON", 10_000)
+    monkeypatch.setattr(engine.replications, "LONG_HORIZON", 10_000)
     mlcb.simulate(preset="trap", budget=2, horizon=20_000, replications=4, threads=2, seed=3)
     assert builders == [True]

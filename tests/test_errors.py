@@ -29,8 +29,8 @@ def no_work(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("work started before the input was validated")
 
-    monkeypatch.setattr(engine, "run_replications", refuse)
-    monkeypatch.setattr(engine, "run_replication", refuse)
+    monkeypatch.setattr(engine.replications, "run_replications", refuse)
+    monkeypatch.setattr(engine.replications, "run_replication", refuse)
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from mlcb import _engine, engine, presets, theory
+from mlcb import engine, presets, theory
+from mlcb.engine import compiled_loop
 from mlcb.kernels import observe, select
 from mlcb.policies import make
 from mlcb.simulation import Problem
@@ -38,7 +39,7 @@ def test_certificate_is_the_sum_of_confidence_widths_over_training_rounds():
 
 
 def _stats(n, loss_sum, rate):
-    stats = _engine.new_stats(len(n))
+    stats = compiled_loop.new_stats(len(n))
     stats["n"], stats["loss_sum"], stats["rate"] = n, loss_sum, rate
     return stats
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import tests.twin_limited_corral as twins
-from mlcb import _engine, presets
+from mlcb import presets
+from mlcb.engine import compiled_loop
 from mlcb.policies import corral, limited_advice, make
 from tests import twin
 
@@ -81,7 +82,7 @@ def test_inclusion_probabilities_match_frequencies(budget):
     policy = limited_advice.LimitedAdvice()
     params, state = policy.build(n_experts, budget, 0.1, 1_000, np.zeros(n_experts))
     state.experts["lhat"] = np.linspace(0.0, 12.0, n_experts)[::-1]
-    stats = _engine.new_stats(n_experts)
+    stats = compiled_loop.new_stats(n_experts)
     selected = np.zeros(budget, dtype=np.int64)
     widths = np.zeros(budget)
     included = np.zeros(n_experts)
@@ -111,7 +112,7 @@ def test_inclusion_probabilities_match_frequencies(budget):
 
 def test_limited_advice_single_expert():
     params, state = limited_advice.LimitedAdvice().build(1, 1, 0.1, 10, np.zeros(1))
-    stats = _engine.new_stats(1)
+    stats = compiled_loop.new_stats(1)
     selected, widths = np.zeros(1, dtype=np.int64), np.zeros(1)
     assert limited_advice._select(params, state, stats, 1, np.uint64(3), selected, widths) == (1, 0)
     limited_advice._observe(params, state, stats, 0, 0.25, 1)

@@ -13,7 +13,7 @@ import pytest
 import envs
 import mlcb
 from envs.clustered import _begin_round, bayes_loss, regression_expected_loss
-from mlcb.python_engine import Batch
+from mlcb.engine.python_loop import Batch
 from mlcb.seeding import stream_keys
 
 torch = pytest.importorskip("torch")

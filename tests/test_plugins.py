@@ -156,7 +156,7 @@ from mlcb import policies
 
 pathlib.Path(__file__).with_suffix(".imported").write_text("imported")
 agents.register("wide-ucb", "agents.bandits:UCB1", summary="UCB1 with c = 4", c=4.0)
-policies.register("plugin-mlcb", "mlcb.policies.mlcb:MLCB", summary="M-LCB, registered by a plugin")
+policies.register("plugin-mlcb", "mlcb.policies.m_lcb:MLCB", summary="M-LCB, registered by a plugin")
 
 
 class WideUCB(UCB1):

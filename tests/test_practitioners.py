@@ -80,7 +80,7 @@ def test_ucb1_search_by_columns_selects_as_the_sort_again_without_training(budge
     """UCB1's search over 160 experts (a column of 64 holds two or three) returns the M smallest
     indices by (index, k), as sorting all of them does, also when it is asked again before any
     expert has trained; M = 70 is more than a column count."""
-    from mlcb._engine import new_stats
+    from mlcb.engine.compiled_loop import new_stats
     from mlcb.kernels import observe, select
 
     n_experts = 160
@@ -139,7 +139,7 @@ def test_halving_spends_its_budget_then_keeps_the_winner():
 
 def test_hyperband_restarts_brackets_with_doubled_budgets():
     """Driven by hand: each bracket spends at most its budget, then the budget doubles."""
-    from mlcb._engine import new_stats
+    from mlcb.engine.compiled_loop import new_stats
     from mlcb.kernels import end_round, observe, select
     from mlcb.policies.practitioners import BRACKET
 
@@ -180,7 +180,7 @@ def test_exp3p_default_constants_follow_the_theorem():
 
 def test_rising_index_forecasts_a_linear_curve():
     """On rewards rising exactly linearly, R-ed-UCB's mean forecast is the line itself."""
-    from mlcb._engine import new_stats
+    from mlcb.engine.compiled_loop import new_stats
     from mlcb.kernels import observe
 
     spec = policies.make("r-ed-ucb", epsilon=0.5)
@@ -199,7 +199,7 @@ def test_rising_index_forecasts_a_linear_curve():
 def _rising_after(counts_and_losses, horizon=100, n_experts=2):
     """R-ed-UCB's state after observing ``(expert, count, loss)`` in turn (the statistics set
     to that count before each observation, as the engine's accounting does)."""
-    from mlcb._engine import new_stats
+    from mlcb.engine.compiled_loop import new_stats
     from mlcb.kernels import observe
 
     spec = policies.make("r-ed-ucb")
@@ -227,7 +227,7 @@ def test_rising_one_observation_of_several_updates_records_each_of_them():
 
 
 def test_rising_history_that_is_full_raises_unchanged_and_grows():
-    from mlcb._engine import new_stats
+    from mlcb.engine.compiled_loop import new_stats
     from mlcb.errors import PolicyStateFull
     from mlcb.kernels import observe
 

@@ -7,8 +7,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from agents.bandits import UCB1, EpsilonGreedy, ThompsonSampling
-from mlcb import _engine, engine
+from mlcb import engine
 from mlcb.config import SimulationConfig
+from mlcb.engine import compiled_loop
 from mlcb.simulation import Problem
 from tests import twin
 
@@ -97,11 +98,11 @@ def test_untrained_experts_do_not_change(config):
         trace_rounds=config.horizon,
     )
     pool_state, policy_state, stats, record = args[3], args[5], args[6], args[-1]
-    _engine.warm_start(*args[:7], record)
+    compiled_loop.warm_start(*args[:7], record)
     for t in range(1, config.horizon + 1):
         before = [np.copy(a) for a in (*pool_state, stats)]
         bounds = policy_state.bounds.copy()
-        _engine.run_rounds(*args, t, t)
+        compiled_loop.run_rounds(*args, t, t)
         trained = set(record.trace_selected[t - 1][record.trace_selected[t - 1] >= 0].tolist())
         untrained = [k for k in range(config.n_experts) if k not in trained]
         for old, new in zip(before[:-1], pool_state):
@@ -117,10 +118,10 @@ def test_untrained_glm_experts_do_not_change():
     config = presets.get("glm").config(3, horizon=60, replications=1)
     args = engine.build_replication(Problem.from_config(config), 0, 0, 60, np.arange(1, 61), trace_rounds=60)
     pool_state, record = args[3], args[-1]
-    _engine.warm_start(*args[:7], record)
+    compiled_loop.warm_start(*args[:7], record)
     for t in range(1, 61):
         before = [np.copy(a) for a in pool_state]
-        _engine.run_rounds(*args, t, t)
+        compiled_loop.run_rounds(*args, t, t)
         untrained = sorted(set(range(10)) - set(record.trace_selected[t - 1].tolist()))
         for old, new in zip(before, pool_state):
             np.testing.assert_array_equal(old[untrained], new[untrained])

@@ -11,8 +11,9 @@ import pytest
 
 import agents
 import mlcb
-from mlcb import engine, policies, presets, python_engine
+from mlcb import engine, policies, presets
 from mlcb.contracts import family_of
+from mlcb.engine import python_loop
 from mlcb.errors import ExpertError, ExpertLossError
 from mlcb.simulation import Problem
 
@@ -27,7 +28,7 @@ def assert_engines_agree(config, replications=(0, 2), rounds: int | None = None,
     grid = engine.checkpoint_grid(rounds, 40)
     problem = Problem.from_config(config)
     compiled = [engine.run_replication(problem, config.seed, r, rounds, grid, rounds) for r in replications]
-    python = python_engine.run_replications(
+    python = python_loop.run_replications(
         problem, config.seed, replications, rounds, grid, trace_rounds=rounds, block=block
     )
     for one, other in zip(compiled, python):
@@ -221,8 +222,8 @@ def test_results_do_not_depend_on_blocks_or_the_pool_order():
     config = mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2, horizon=500, seed=2)
     problem = Problem.from_config(config)
     grid = engine.checkpoint_grid(500, 20)
-    whole = python_engine.run_replications(problem, 2, range(5), 500, grid, block=5)
-    blocks = python_engine.run_replications(problem, 2, range(5), 500, grid, block=2)
+    whole = python_loop.run_replications(problem, 2, range(5), 500, grid, block=5)
+    blocks = python_loop.run_replications(problem, 2, range(5), 500, grid, block=2)
     for a, b in zip(whole, blocks):
         np.testing.assert_array_equal(a.regret, b.regret)
 
@@ -334,7 +335,7 @@ def test_finished_replications_are_kept_and_a_rerun_resumes(tmp_path, monkeypatc
     from mlcb.seeding import stream_keys
 
     victim = _seed(stream_keys(0, 2, 10).experts[3])  # expert 3 of replication 2 fails
-    monkeypatch.setattr(python_engine, "DEFAULT_BLOCK", 1)
+    monkeypatch.setattr(python_loop, "DEFAULT_BLOCK", 1)
     fields = {"env": "mlcb/Trap-v0", "budget": 4, "policy": "round-robin", "horizon": 300, "replications": 4}
     with pytest.raises(ExpertError, match=r"expert 3 \(Faulty\), replication 2, round"):
         mlcb.simulate(experts=_faulty_pool("raise", victims={victim}), parts=tmp_path, **fields, seed=0)
@@ -342,8 +343,8 @@ def test_finished_replications_are_kept_and_a_rerun_resumes(tmp_path, monkeypatc
     assert kept == ["replication-000000.npz", "replication-000001.npz"]
 
     ran = []
-    original = python_engine._run_block
-    monkeypatch.setattr(python_engine, "_run_block", lambda *a, **k: ran.append(a[2]) or original(*a, **k))
+    original = python_loop._run_block
+    monkeypatch.setattr(python_loop, "_run_block", lambda *a, **k: ran.append(a[2]) or original(*a, **k))
     # The same setting (same key) with the fault disarmed: only replications 2 and 3 run again.
     monkeypatch.setattr(Faulty, "_armed", lambda self: False)
     result = mlcb.simulate(experts=_faulty_pool("raise", victims={victim}), parts=tmp_path, **fields, seed=0)

@@ -186,7 +186,7 @@ def test_interrupted_run_resumes_from_parts(tmp_path, monkeypatch):
             ran.append(replication)
         return original(problem, seed, replication, horizon, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "run_replication", counting)
+    monkeypatch.setattr(engine.replications, "run_replication", counting)
     resumed = mlcb.simulate(preset="trap", budget=2, horizon=2_000, replications=4, parts=tmp_path)
     assert ran == [2]
     pd.testing.assert_frame_equal(full.curves, resumed.curves)

@@ -18,7 +18,7 @@ from agents.river_experts import RiverExpert, SklearnExpert, log_loss, river_poo
 from envs.real_data import RealDataEnv, SupervisedRound, _begin_round  # noqa: E402
 from mlcb.config import SimulationConfig  # noqa: E402
 from mlcb.engine import checkpoint_grid  # noqa: E402
-from mlcb.python_engine import run_replications  # noqa: E402
+from mlcb.engine.python_loop import run_replications  # noqa: E402
 from mlcb.river import BudgetedClassifier, BudgetedRegressor, canonical_order, compare  # noqa: E402
 from mlcb.simulation import Problem  # noqa: E402
 from mlcb.testing import check_env, check_expert  # noqa: E402

@@ -109,14 +109,14 @@ def test_readme_random_agent_example_runs(capsys):
 
 
 def test_reproduces_the_python_engine_with_python_experts():
-    from mlcb import python_engine
+    from mlcb.engine import python_loop
     from tests.test_python_engine import GreedyArms
 
     config = presets.get("trap").config(
         2, seed=3, horizon=200, experts=tuple(GreedyArms(0.1) for _ in range(10)), smoothing="learner"
     )
     rounds = config.horizon
-    (result,) = python_engine.run_replications(
+    (result,) = python_loop.run_replications(
         Problem.from_config(config), config.seed, [0], rounds, np.arange(1, rounds + 1), trace_rounds=rounds
     )
     env = BudgetedSelectionEnv(config)

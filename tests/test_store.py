@@ -47,7 +47,7 @@ def _counting(monkeypatch, stop_at: int | None = None) -> list[int]:
             ran.append(replication)
         return original(problem, seed, replication, horizon, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "run_replication", counting)
+    monkeypatch.setattr(engine.replications, "run_replication", counting)
     return ran
 
 

@@ -253,7 +253,7 @@ def test_a_failing_task_is_reported_with_its_setting_while_the_others_finish(mon
             raise RuntimeError("an expert diverged")
         return real(problem, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "run_replications", failing)
+    monkeypatch.setattr(engine.replications, "run_replications", failing)
     monkeypatch.setattr(sweeps, "_start_method", lambda: "fork")  # the workers inherit the patch
     outcome = mlcb.sweep(GRID, out=tmp_path, workers=2)
     assert outcome.computed == 6 and len(outcome.failed) == 6
@@ -262,7 +262,7 @@ def test_a_failing_task_is_reported_with_its_setting_while_the_others_finish(mon
     assert outcome.result.settings == ["mlcb M=1 K=4", "mlcb M=1 K=6"]
     meta = json.loads((outcome.path / "sweep.json").read_text())
     assert len(meta["failed"]) == 6 and len(meta["parts_to_do"]) == 6
-    monkeypatch.setattr(engine, "run_replications", real)
+    monkeypatch.setattr(engine.replications, "run_replications", real)
     healed = mlcb.sweep(GRID, out=tmp_path, workers=2)
     assert (healed.computed, healed.skipped, healed.failed) == (6, 6, [])
 
@@ -275,7 +275,7 @@ def test_cli_lists_failed_tasks_and_exits_1(monkeypatch, tmp_path, capsys):
             raise RuntimeError("boom")
         return real(problem, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "run_replications", failing)
+    monkeypatch.setattr(engine.replications, "run_replications", failing)
     monkeypatch.setattr(sweeps, "_start_method", lambda: "fork")
     grid_file = tmp_path / "g.toml"
     grid_file.write_text(

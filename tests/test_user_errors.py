@@ -15,10 +15,11 @@ import pytest
 
 import agents
 import mlcb
-from mlcb import python_engine, simulation
+from mlcb import simulation
 from mlcb.cli import main
 from mlcb.compare import comparison_configs
 from mlcb.config import MAX_CHECKPOINTS, MAX_HORIZON, MAX_REPLICATIONS, SimulationConfig
+from mlcb.engine import python_loop
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -231,7 +232,7 @@ def no_work(monkeypatch):
         raise AssertionError("work started before the input was validated")
 
     monkeypatch.setattr(simulation, "run_compiled", refuse)
-    monkeypatch.setattr(python_engine, "run_replications", refuse)
+    monkeypatch.setattr(python_loop, "run_replications", refuse)
 
 
 def _argv(case_id: str, tmp_path: Path) -> tuple[list[str], str]:

@@ -367,7 +367,7 @@ def _mlcb_twin(spec, n_experts, budget, delta, horizon, optimal, key):
 
 
 def _register_mlcb() -> None:
-    from mlcb.policies.mlcb import MLCB
+    from mlcb.policies.m_lcb import MLCB
 
     register(MLCB, _mlcb_twin)
 

@@ -27,12 +27,12 @@ from mlcb.registry import Registry
 registry = Registry("policy")
 registry.register(
     "mlcb",
-    "mlcb.policies.mlcb:MLCB",
+    "mlcb.policies.m_lcb:MLCB",
     summary="M-LCB: train the M smallest LCBs, deploy the smallest UCB among them",
 )
 registry.register(
     "mlcb-topm",
-    "mlcb.policies.mlcb:MLCB",
+    "mlcb.policies.m_lcb:MLCB",
     top_m=True,
     summary="M-LCB's multiple-play variant: deploy all of S_t and pay their mean loss",
 )

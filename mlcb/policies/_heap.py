@@ -3,7 +3,7 @@
 Used by policies whose keys change only for the experts trained in a round (M-LCB's LCB depends
 on ``n_k`` only): pop the ``M`` smallest, train them, push them back with their new keys:
 ``O(M log K)`` per round instead of scanning all ``K``. Ties go to the smaller index, exactly as
-the reference scan :func:`mlcb.policies.mlcb.smallest`.
+the reference scan :func:`mlcb.policies.m_lcb.smallest`.
 
 Arrays (caller-owned): ``heap`` (K,) int64 expert indices in heap order, ``position`` (K,) int64
 each expert's slot in ``heap`` (-1 when out), ``size`` (1,) int64.

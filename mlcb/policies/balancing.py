@@ -26,11 +26,11 @@ Shared notation (loss form, K experts, budget M; the papers' number of learners 
 
 ``c`` and ``delta`` are each policy's own constants, not the simulation's ``delta`` (which only
 enters through the experts' rates ``U_k(n, delta / 2K)`` in ``stats.rate``). Selection breaks
-ties by the smaller expert index and costs ``O(K M)`` per round (:func:`mlcb.policies.mlcb.smallest`).
+ties by the smaller expert index and costs ``O(K M)`` per round (:func:`mlcb.policies.m_lcb.smallest`).
 No confidence bound of the deployed decision is claimed: every width passed to the engine is
 ``nan`` and no certificate is recorded.
 
-The warm start trains every expert once on ``xi_0`` (:func:`mlcb._engine.warm_start`, experts
+The warm start trains every expert once on ``xi_0`` (:func:`mlcb.engine.compiled_loop.warm_start`, experts
 ``0 .. K-1`` in order); after the last of them the policy runs the update of a round whose
 training set is every expert, exactly as after any other round.
 """
@@ -43,10 +43,10 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from mlcb import checks
+from mlcb import validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
-from mlcb.policies.mlcb import smallest
+from mlcb.policies.m_lcb import smallest
 
 _COMPARATORS = ("pessimistic", "optimistic")
 _DEPLOYS = ("head", "ucb")
@@ -252,16 +252,16 @@ class DynamicBalancing:
     certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        checks.within("delta", self.delta, 0.0, 1.0)
-        checks.within("c", self.c, 0.0)
+        validation.within("delta", self.delta, 0.0, 1.0)
+        validation.within("c", self.c, 0.0)
         if self.weights is not None:
             if isinstance(self.weights, (str, bytes)) or not hasattr(self.weights, "__len__"):
                 raise ValueError(f"weights must be None or a sequence of numbers > 0, got {self.weights!r}")
             for v in self.weights:
-                checks.within("every entry of weights", v, 0.0)
+                validation.within("every entry of weights", v, 0.0)
             object.__setattr__(self, "weights", tuple(float(v) for v in self.weights))
-        checks.choice("comparator", self.comparator, _COMPARATORS)
-        checks.choice("deploy", self.deploy, _DEPLOYS)
+        validation.choice("comparator", self.comparator, _COMPARATORS)
+        validation.choice("deploy", self.deploy, _DEPLOYS)
 
     @property
     def label(self) -> str:
@@ -482,12 +482,12 @@ class DataDrivenBalancing:
     def __post_init__(self) -> None:
         if not isinstance(self.empirical, (bool, np.bool_)):
             raise ValueError(f"empirical must be True (ED2RB) or False (D3RB), got {self.empirical!r}")
-        checks.within("d_min", self.d_min, 0.0)
-        checks.within("c", self.c, 0.0)
-        checks.within("delta", self.delta, 0.0, 1.0)
+        validation.within("d_min", self.d_min, 0.0)
+        validation.within("c", self.c, 0.0)
+        validation.within("delta", self.delta, 0.0, 1.0)
         if self.max_coefficient is not None:
-            checks.within("max_coefficient", self.max_coefficient, self.d_min, closed_low=True)
-        checks.choice("deploy", self.deploy, _DEPLOYS)
+            validation.within("max_coefficient", self.max_coefficient, self.d_min, closed_low=True)
+        validation.choice("deploy", self.deploy, _DEPLOYS)
 
     @property
     def name(self) -> str:

@@ -21,7 +21,7 @@ with ``eta_j = sqrt(K / T)``, ``gamma = 1 / T``, ``beta = exp(1 / ln T)``, ``rho
 returns ``q(lambda) / F(lambda)``.
 
 The update runs in ``end_round``, once both the training loss (stored by ``observe``) and the
-deployed loss are known. Random draws: stream ``key`` of :func:`mlcb._random.uniform`, counter
+deployed loss are known. Random draws: stream ``key`` of :func:`mlcb.random.uniform`, counter
 ``t``, slot 0 (inversion of the cumulative ``pbar``; the last positive weight catches a target
 rounded up to the sum).
 """
@@ -34,10 +34,10 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from mlcb import checks
+from mlcb import validation
 from mlcb._jit import kernel
-from mlcb._random import draw, uniform
 from mlcb.kernels import implements
+from mlcb.random import draw, uniform
 
 #: Codes of ``loss_feed``: the loss that the master's update sees.
 FEEDS = {"train": 0, "deployed": 1, "mean": 2}
@@ -315,8 +315,8 @@ class SmoothCORRAL:
                     f"horizon must be None with schedule='doubling' (epochs start at "
                     f"2**ceil(log2(8K)) rounds), got {self.horizon!r}"
                 )
-        checks.choice("loss_feed", self.loss_feed, tuple(FEEDS))
-        checks.positive("eta_scale", self.eta_scale)
+        validation.choice("loss_feed", self.loss_feed, tuple(FEEDS))
+        validation.positive("eta_scale", self.eta_scale)
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray

@@ -21,7 +21,7 @@ literature, adapted to the budgeted problem (each round: train at most ``M`` exp
 
 Every kernel only reads the statistics the engine keeps (``n_k``, the summed training losses)
 and the losses it is shown; the random numbers come from the policy's counter-based stream
-(:func:`mlcb._random.uniform` with counter ``t``). Ties go to the smaller expert index. None of
+(:func:`mlcb.random.uniform` with counter ``t``). Ties go to the smaller expert index. None of
 them has confidence bounds the certificate could use: their widths are ``nan``.
 """
 
@@ -33,14 +33,14 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from mlcb import checks
+from mlcb import validation
 from mlcb._jit import kernel
-from mlcb._random import draw, uniform, ziggurat_normal
 from mlcb.errors import PolicyStateFull
 from mlcb.kernels import implements
 from mlcb.policies import _heap
 from mlcb.policies.limited_advice import draw_extra
-from mlcb.policies.mlcb import BLOCK, column_minima, insert_smallest, smallest, smallest_blocked
+from mlcb.policies.m_lcb import BLOCK, column_minima, insert_smallest, smallest, smallest_blocked
+from mlcb.random import draw, uniform, ziggurat_normal
 
 
 @kernel
@@ -70,7 +70,7 @@ def _check_budget(n_experts: int, budget: int) -> tuple[int, int]:
 
 
 def _unit(name: str, value: object) -> None:
-    if not (checks.is_real(value) and 0.0 <= value <= 1.0):
+    if not (validation.is_real(value) and 0.0 <= value <= 1.0):
         raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
 
 
@@ -382,8 +382,8 @@ class BanditEpsilonGreedy(_LearnerBandit):
 
     def __post_init__(self) -> None:
         _unit("epsilon", self.epsilon)
-        checks.non_negative("decay", self.decay)
-        checks.integer("burn_in", self.burn_in, minimum=0)
+        validation.non_negative("decay", self.decay)
+        validation.integer("burn_in", self.burn_in, minimum=0)
 
     def _numbers(self) -> tuple[float, float, float, float]:
         return float(self.epsilon), float(self.decay), 0.0, 0.0
@@ -439,8 +439,8 @@ class BanditUCB1(_LearnerBandit):
     mode: ClassVar[int] = UCB1
 
     def __post_init__(self) -> None:
-        checks.positive("c", self.c)
-        checks.integer("burn_in", self.burn_in, minimum=0)
+        validation.positive("c", self.c)
+        validation.integer("burn_in", self.burn_in, minimum=0)
 
     def _numbers(self) -> tuple[float, float, float, float]:
         return 0.0, 0.0, float(self.c), 0.0
@@ -457,7 +457,7 @@ class BanditThompson(_LearnerBandit):
         theta_k = loss_sum_k / m + scale * Z_k / sqrt(m),   Z_k ~ N(0, 1)
 
     The normals come from the policy stream at counter ``t`` by the ziggurat method (Marsaglia
-    and Tsang 2000, 256 layers; :func:`mlcb._random.ziggurat_normal`): ``Z_k`` reads the 64-bit
+    and Tsang 2000, 256 layers; :func:`mlcb.random.ziggurat_normal`): ``Z_k`` reads the 64-bit
     words at slots ``k, k + 2^32, k + 2 * 2^32, ...`` in turn, almost always only the first
     (its low 8 bits pick a layer, bit 8 the sign, its top 53 bits the point in the layer; about
     1.5 % of the draws fall outside their layer's inner rectangle and read further words for the
@@ -484,7 +484,7 @@ class BanditThompson(_LearnerBandit):
     ``[0, 1]`` and need not be binary, so we use the Gaussian form. One normal draw per expert
     and round (the ziggurat's one word each, where Box-Muller would take a logarithm, a square
     root, a cosine and a sine per pair), then the ``M`` smallest by column minima above 128
-    experts (:func:`mlcb.policies.mlcb.smallest_blocked`): O(K) per round. No certificate.
+    experts (:func:`mlcb.policies.m_lcb.smallest_blocked`): O(K) per round. No certificate.
 
     Examples
     --------
@@ -500,8 +500,8 @@ class BanditThompson(_LearnerBandit):
     mode: ClassVar[int] = THOMPSON
 
     def __post_init__(self) -> None:
-        checks.positive("scale", self.scale)
-        checks.integer("burn_in", self.burn_in, minimum=0)
+        validation.positive("scale", self.scale)
+        validation.integer("burn_in", self.burn_in, minimum=0)
 
     def _numbers(self) -> tuple[float, float, float, float]:
         return 0.0, 0.0, 0.0, float(self.scale)
@@ -670,8 +670,8 @@ class SuccessiveHalving:
     certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        checks.choice("variant", self.variant, _HALVING_VARIANTS)
-        checks.integer("steps", self.steps, minimum=0)
+        validation.choice("variant", self.variant, _HALVING_VARIANTS)
+        validation.integer("steps", self.steps, minimum=0)
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
@@ -900,7 +900,7 @@ class RisingUCB:
     every expert until ``n >= 1 / epsilon``. Ties go to the smaller index, not at random.
     Anytime. No certificate. Every index moves with ``t``: all ``K`` are computed each round,
     in a loop the compiler vectorises, and the ``M`` largest found by column minima
-    (:func:`mlcb.policies.mlcb.smallest_blocked`): O(K) per round.
+    (:func:`mlcb.policies.m_lcb.smallest_blocked`): O(K) per round.
 
     Examples
     --------
@@ -919,10 +919,10 @@ class RisingUCB:
     certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        if not (checks.is_real(self.epsilon) and 0.0 < self.epsilon <= 0.5):
+        if not (validation.is_real(self.epsilon) and 0.0 < self.epsilon <= 0.5):
             raise ValueError(f"epsilon must be a number in (0, 0.5], got {self.epsilon!r}")
-        checks.positive("sigma", self.sigma)
-        checks.positive("alpha", self.alpha)
+        validation.positive("sigma", self.sigma)
+        validation.positive("alpha", self.alpha)
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
@@ -1073,7 +1073,7 @@ class EXP3P:
 
     def __post_init__(self) -> None:
         _unit("gamma", self.gamma)
-        checks.non_negative("alpha", self.alpha)
+        validation.non_negative("alpha", self.alpha)
 
     def constants(self, n_experts: int, horizon: int, delta: float) -> tuple[float, float]:
         """``(gamma, alpha)`` for ``n_experts``, ``horizon`` and ``delta`` (the theorem's where

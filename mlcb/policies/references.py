@@ -30,12 +30,12 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from mlcb import checks, tables
+from mlcb import tables, validation
 from mlcb._jit import kernel
-from mlcb._random import uniform
 from mlcb.kernels import implements
 from mlcb.policies import _heap
-from mlcb.policies.mlcb import _hoeffding_table, hoeffding_width
+from mlcb.policies.m_lcb import _hoeffding_table, hoeffding_width
+from mlcb.random import uniform
 
 
 # --- RoundRobin --------------------------------------------------------------------------------
@@ -124,7 +124,7 @@ class RoundRobin:
     certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        checks.flag("deploy_within_S", self.deploy_within_S)
+        validation.flag("deploy_within_S", self.deploy_within_S)
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
@@ -381,7 +381,7 @@ class FullBudget:
     certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        checks.positive("bonus_scale", self.bonus_scale)
+        validation.positive("bonus_scale", self.bonus_scale)
 
     def selection_size(self, n_experts: int, budget: int) -> int:
         """Experts trained per round: all ``n_experts``, whatever the budget."""

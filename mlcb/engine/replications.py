@@ -1,6 +1,6 @@
 """The engine's Python side: build one replication's arrays, run the compiled loop, collect.
 
-Replications run in a thread pool over the ``nogil`` kernels of :mod:`mlcb._engine`; each one's
+Replications run in a thread pool over the ``nogil`` kernels of :mod:`mlcb.engine.compiled_loop`; each one's
 randomness is keyed by ``(seed, replication)`` only, so results do not depend on the number of
 threads or on the order in which replications finish. With a ``parts`` directory every finished
 replication is written to disk at once and skipped by a later run: an interrupted run loses at most
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mlcb import _engine
+from mlcb.engine import compiled_loop
 from mlcb.errors import ExpertLossError, class_name
 from mlcb.seeding import stream_keys
 
@@ -206,8 +206,8 @@ class Built:
     policy_params: Any
     policy_state: Any
     stats: np.ndarray
-    accounting: _engine.Accounting
-    record: _engine.Record
+    accounting: compiled_loop.Accounting
+    record: compiled_loop.Record
 
 
 def identity_order(n_experts: int, identities: Any = None) -> np.ndarray:
@@ -229,7 +229,7 @@ def identity_order(n_experts: int, identities: Any = None) -> np.ndarray:
     return np.argsort(values, kind="stable").astype(np.int64)
 
 
-def full_order(record: _engine.Record, n_experts: int) -> np.ndarray:
+def full_order(record: compiled_loop.Record, n_experts: int) -> np.ndarray:
     """``record.order`` as a (K,) array (an empty one stands for ``0 .. K-1``)."""
     return record.order if record.order.size else np.arange(n_experts, dtype=np.int64)
 
@@ -247,12 +247,12 @@ def build_common(
     pool_optimal = np.asarray(
         problem.family.optimal_losses(list(problem.experts), problem.env, env_params), dtype=float
     )
-    # The policy and the accounting see the experts in identity order (mlcb._engine).
+    # The policy and the accounting see the experts in identity order (mlcb.engine.compiled_loop).
     optimal = pool_optimal[order]
     best_expert = int(np.argmin(optimal))
     policy_params, policy_state = problem.policy.build(n_experts, budget, problem.delta, horizon, optimal)
     width = selection_size(problem.policy, n_experts, budget)
-    accounting = _engine.Accounting(
+    accounting = compiled_loop.Accounting(
         optimal,
         float(optimal[best_expert]),
         best_expert,
@@ -263,7 +263,7 @@ def build_common(
     )
     c = len(checkpoints)
     trace_rounds = min(trace_rounds, horizon)
-    record = _engine.Record(
+    record = compiled_loop.Record(
         checkpoints=np.asarray(checkpoints, dtype=np.int64),
         regret=np.zeros(c),
         pseudo_regret=np.zeros(c),
@@ -286,14 +286,14 @@ def build_common(
         error=np.zeros(4),
         order=order if np.any(order != np.arange(n_experts)) else np.zeros(0, dtype=np.int64),
     )
-    stats = _engine.new_stats(n_experts)
+    stats = compiled_loop.new_stats(n_experts)
     return Built(env_params, env_state, keys, policy_params, policy_state, stats, accounting, record)
 
 
 def build_replication(
     problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
 ) -> tuple:
-    """All kernel arguments of one replication, ready for :func:`mlcb._engine.run_rounds`."""
+    """All kernel arguments of one replication, ready for :func:`mlcb.engine.compiled_loop.run_rounds`."""
     built = build_common(problem, seed, replication, horizon, checkpoints, trace_rounds)
     pool_params, pool_state = problem.family.build_pool(
         list(problem.experts),
@@ -320,19 +320,19 @@ def build_replication(
 
 
 _FAULTS = {
-    _engine.BAD_TRAINING_LOSS: "training loss",
-    _engine.BAD_DEPLOYED_LOSS: "deployed loss",
-    _engine.BAD_EXPECTED_LOSS: "expected loss of the deployed decision",
+    compiled_loop.BAD_TRAINING_LOSS: "training loss",
+    compiled_loop.BAD_DEPLOYED_LOSS: "deployed loss",
+    compiled_loop.BAD_EXPECTED_LOSS: "expected loss of the deployed decision",
 }
 
 
 def raise_for_error(
-    record: _engine.Record, replication: int | None = None, describe: Callable[[int], str] | None = None
+    record: compiled_loop.Record, replication: int | None = None, describe: Callable[[int], str] | None = None
 ) -> None:
     """Turn the kernel's error slot into an :class:`ExpertLossError` naming the expert (index and,
     with ``describe(k)``, class), the replication and the round."""
     code = int(record.error[0])
-    if code == _engine.OK:
+    if code == compiled_loop.OK:
         return
     expert = int(record.error[2])
     raise ExpertLossError(
@@ -375,7 +375,7 @@ def run_replication(
     """Simulate one replication from the warm start to ``horizon`` on the compiled engine."""
     args = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
     record = args[-1]
-    warm_start, run_rounds = _engine.kernels_for(*args[:6])
+    warm_start, run_rounds = compiled_loop.kernels_for(*args[:6])
 
     def describe(k: int) -> str:
         return class_name(problem.experts[k])

@@ -1,6 +1,6 @@
 """The Python round loop: any :class:`~mlcb.contracts.BatchedPool`, every replication in lockstep.
 
-The compiled engine (:mod:`mlcb._engine`) needs every expert compiled. This loop serves any pool
+The compiled engine (:mod:`mlcb.engine.compiled_loop`) needs every expert compiled. This loop serves any pool
 that satisfies the batched interface: learners written in Python (:mod:`mlcb.learners`), a
 compiled family driven from Python (:class:`CompiledPool`), a pool of torch networks that advances
 every replication in one tensor operation. A block of replications advances together, round by
@@ -32,8 +32,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from mlcb import _engine
 from mlcb._jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
+from mlcb.engine import compiled_loop
+from mlcb.engine import replications as _replications
 from mlcb.errors import class_name
 from mlcb.kernels import begin_round, deploy, select, train
 
@@ -44,14 +45,14 @@ DEFAULT_BLOCK = 16
 
 def _compiled(function: Callable) -> tuple[Callable, Callable]:
     """``function`` compiled twice: cached on disk, and uncached for user-defined argument types
-    (whose classes a cache index must not pickle, see :func:`mlcb._engine.kernels_for`). With
+    (whose classes a cache index must not pickle, see :func:`mlcb.engine.compiled_loop.kernels_for`). With
     ``NUMBA_DISABLE_JIT=1`` both run it as Python (:func:`mlcb._jit.interpreted`)."""
     cached = jit(function, **JIT_OPTIONS)
     return cached, uncached(cached, **JIT_OPTIONS)
 
 
 def _pick(pair: tuple[Callable, Callable], *samples: Any) -> Callable:
-    return pair[0] if _engine.own_types(*samples) else pair[1]
+    return pair[0] if compiled_loop.own_types(*samples) else pair[1]
 
 
 def typed_list(items: list) -> Any:
@@ -82,8 +83,10 @@ def _warm_finish(policies, stats, records, losses, rates):
     failing replication's position in the block, or -1."""
     for r in range(len(records)):
         policy = policies[r]
-        code = _engine.account_warm_start(policy[0], policy[1], stats[r], records[r], losses[r], rates[r])
-        if code != _engine.OK:
+        code = compiled_loop.account_warm_start(
+            policy[0], policy[1], stats[r], records[r], losses[r], rates[r]
+        )
+        if code != compiled_loop.OK:
             return r
     return -1
 
@@ -111,13 +114,13 @@ def _advance(replications, stats, ints, floats, t_finish, t_begin):
         if t_finish > 0:
             n = ints[r, n_column]
             chosen = ints[r, n_column + 1]
-            code, loss = _engine.account_deployed(
+            code, loss = compiled_loop.account_deployed(
                 row, accounting, record, t_finish, n, chosen, floats[0, r], floats[1, r]
             )
-            if code != _engine.OK:
+            if code != compiled_loop.OK:
                 return r
             for j in range(n):
-                code = _engine.account_trained(
+                code = compiled_loop.account_trained(
                     policy[0],
                     policy[1],
                     row,
@@ -128,27 +131,29 @@ def _advance(replications, stats, ints, floats, t_finish, t_begin):
                     floats[2, r, j],
                     floats[3, r, j],
                 )
-                if code != _engine.OK:
+                if code != compiled_loop.OK:
                     return r
-            _engine.account_end(policy[0], policy[1], row, accounting, record, t_finish, n, chosen, loss)
+            compiled_loop.account_end(
+                policy[0], policy[1], row, accounting, record, t_finish, n, chosen, loss
+            )
         if t_begin > 0:
             begin_round(env[0], env[1], t_begin)
             n, k = select(
                 policy[0], policy[1], row, t_begin, accounting.policy_key, record.selected, record.widths
             )
-            # The pool is called with its own indices (record.order: see mlcb._engine).
+            # The pool is called with its own indices (record.order: see mlcb.engine.compiled_loop).
             order = record.order
             for j in range(width):
-                ints[r, j] = _engine.pool_index(order, record.selected[j]) if j < n else -1
+                ints[r, j] = compiled_loop.pool_index(order, record.selected[j]) if j < n else -1
                 ints[r, width + j] = -1
             ints[r, n_column] = n
             ints[r, n_column + 1] = k
             if k >= 0:
-                ints[r, width] = _engine.pool_index(order, k)
+                ints[r, width] = compiled_loop.pool_index(order, k)
                 ints[r, n_column + 2] = 1
             else:
                 for j in range(n):
-                    ints[r, width + j] = _engine.pool_index(order, record.selected[j])
+                    ints[r, width + j] = compiled_loop.pool_index(order, record.selected[j])
                 ints[r, n_column + 2] = n
     return -1
 
@@ -302,10 +307,8 @@ def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, loss
 
 def _run_block(
     problem: Any, seed: int, block: list[int], horizon: int, checkpoints: np.ndarray, trace_rounds: int
-) -> list[_engine.Replication]:
-    from mlcb import engine
-
-    built = [engine.build_common(problem, seed, r, horizon, checkpoints, trace_rounds) for r in block]
+) -> list[compiled_loop.Replication]:
+    built = [_replications.build_common(problem, seed, r, horizon, checkpoints, trace_rounds) for r in block]
     batch = Batch(
         env=problem.env,
         replications=list(block),
@@ -326,11 +329,13 @@ def _run_block(
     advance = _pick(_ADVANCE, *samples)
 
     def fail(position: int) -> None:
-        engine.raise_for_error(built[position].record, block[position], lambda k: pool.describe(position, k))
+        _replications.raise_for_error(
+            built[position].record, block[position], lambda k: pool.describe(position, k)
+        )
 
     if getattr(problem.policy, "warm_start", True):
         _pick(_WARM_BEGIN, *samples[:2])(typed_list(envs))
-        everyone = np.stack([engine.full_order(b.record, n_experts) for b in built])  # identity order
+        everyone = np.stack([_replications.full_order(b.record, n_experts) for b in built])  # identity order
         losses, rates = np.zeros((n_reps, n_experts)), np.zeros((n_reps, n_experts))
         pool.train(0, everyone, np.full(n_reps, n_experts, dtype=np.int64), losses, rates)
         extra = _count_warm_updates(pool, everyone, stats, losses)
@@ -372,7 +377,7 @@ def _run_block(
             pool.deploy(t, deployed, n_deployed, deploy_losses, deploy_expected)
             pool.train(t, selected, n_selected, train_losses, train_rates)
 
-    return [engine.collect(b, block[position]) for position, b in enumerate(built)]
+    return [_replications.collect(b, block[position]) for position, b in enumerate(built)]
 
 
 def run_replications(
@@ -383,9 +388,9 @@ def run_replications(
     checkpoints: np.ndarray,
     parts: Path | None = None,
     trace_rounds: int = 0,
-    on_done: Callable[[_engine.Replication], None] | None = None,
+    on_done: Callable[[compiled_loop.Replication], None] | None = None,
     block: int | None = None,
-) -> list[_engine.Replication]:
+) -> list[compiled_loop.Replication]:
     """Run ``replications`` on the Python engine, ``block`` (default :data:`DEFAULT_BLOCK`) at a
     time; returns them sorted.
 
@@ -393,16 +398,14 @@ def run_replications(
     saved as soon as it finishes: an interruption or a failing expert loses at most the block in
     flight, and a re-run resumes.
     """
-    from mlcb import engine
-
     wanted = list(replications)
     trace = min(trace_rounds, horizon)
-    done = engine.load_parts(wanted, parts, on_done, len(checkpoints), len(problem.experts), trace)
+    done = _replications.load_parts(wanted, parts, on_done, len(checkpoints), len(problem.experts), trace)
     todo = [r for r in wanted if r not in done]
     size = max(1, int(DEFAULT_BLOCK if block is None else block))
     for start in range(0, len(todo), size):
         for result in _run_block(
             problem, seed, todo[start : start + size], horizon, checkpoints, trace_rounds
         ):
-            engine.finish(result, done, parts, on_done)
+            _replications.finish(result, done, parts, on_done)
     return [done[r] for r in wanted]

@@ -31,7 +31,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from mlcb import checks, tables
+from mlcb import tables, validation
 from mlcb._jit import kernel, njit
 from mlcb.kernels import implements
 from mlcb.policies import _heap
@@ -341,11 +341,11 @@ class MLCB:
     has_certificate: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        checks.positive("bonus_scale", self.bonus_scale)
-        checks.choice("bounds", self.bounds, _BOUNDS)
-        checks.positive("authors_c", self.authors_c)
-        checks.choice("selection", self.selection, _SELECTIONS)
-        checks.flag("top_m", self.top_m)
+        validation.positive("bonus_scale", self.bonus_scale)
+        validation.choice("bounds", self.bounds, _BOUNDS)
+        validation.positive("authors_c", self.authors_c)
+        validation.choice("selection", self.selection, _SELECTIONS)
+        validation.flag("top_m", self.top_m)
 
     @property
     def label(self) -> str:
