@@ -65,8 +65,9 @@ def register(name: str, entry_point: str, summary: str = "", **defaults: Any) ->
     """Register an expert specification class under ``name`` (entry point ``"module:attr"``),
     made by ``make(name, **params)`` with ``defaults`` updated by ``params``.
 
-    A plugin module (``mlcb run ... --plugin MODULE``, or the ``mlcb.plugins`` entry-point group
-    of an installed package) calls it when imported. Re-registering a name replaces it.
+    The same call as ``mlcb.policies.register`` and ``envs.register``: a plugin module (``mlcb run
+    ... --plugin MODULE``, or the ``mlcb.plugins`` entry-point group of an installed package) calls
+    it when imported. Re-registering a name replaces it.
     """
     registry.register(name, entry_point, summary, **defaults)
 

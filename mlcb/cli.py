@@ -578,7 +578,7 @@ def _list(args: argparse.Namespace) -> int:
         print(f"  {name:<16} {agents.registry.entry(name).summary}")
     print("environments:")
     for name in envs.names():
-        print(f"  {name}")
+        print(f"  {name:<24} {envs.registry.entry(name).summary}")
     return 0
 
 

@@ -55,7 +55,7 @@ def no_work(monkeypatch):
         ({"policy_params": {"bonus_scale": -1}}, r"bonus_scale must be a finite number > 0, got -1"),
         ({"policy_params": {"bounds": "x"}}, r"bounds must be one of \('theory', 'authors'\)"),
         ({"smoothing": "median"}, r"smoothing must be one of \('counts', 'average', 'uniform', 'last'\)"),
-        ({"env": "mlcb/Nope-v0"}, r"unknown environment 'mlcb/Nope-v0'; registered: "),
+        ({"env": "mlcb/Nope-v0"}, r"unknown environment 'mlcb/Nope-v0'; registered environment names: "),
         ({"experts": ()}, r"experts must be a non-empty list"),
     ],
 )

@@ -125,5 +125,11 @@ def names() -> list[str]:
 
 
 def register(name: str, entry_point: str, summary: str = "", **defaults: Any) -> None:
-    """Register a policy class under ``name`` (entry point ``"module:attr"``)."""
+    """Register a policy class under ``name`` (entry point ``"module:attr"``), made by
+    ``make(name, **params)`` with ``defaults`` updated by ``params``.
+
+    The same call as ``agents.register`` and ``envs.register``: a plugin module (``mlcb run ...
+    --plugin MODULE``, or the ``mlcb.plugins`` entry-point group of an installed package) calls it
+    when imported. Re-registering a name replaces it.
+    """
     registry.register(name, entry_point, summary, **defaults)
