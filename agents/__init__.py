@@ -1,12 +1,14 @@
 """The experts: self-learning online algorithms and their rate functions (docs/theory.md §1, §5).
 
-Each expert is a frozen dataclass, a *specification* (its hyper-parameters and rate function);
-a *pool* is a list of them, one per expert, all of one family, and the family
+Each expert is a frozen dataclass, a *specification* (its hyper-parameters and its rate function
+``rate_function``); a *pool* is a list of them, one per expert, all of one family, and the family
 (:class:`mlcb.contracts.ExpertFamily`, named by the specification's class in ``family``) owns
-everything else: which environments the pool runs on, its compiled pool, its rates and whether
-they are heuristic on the environment being run (:data:`agents.bandits.BANDITS` on
+everything else: which environments the pool runs on, its compiled pool, and the rates and
+whether they are heuristic on the environment being run (:data:`agents.bandits.BANDITS` on
 :mod:`envs.bandit` environments, with :mod:`agents.klucb`, :mod:`agents.robust_ucb` and
-:mod:`agents.hedge`; :data:`agents.glm.GLMS` on the GLM stream).
+:mod:`agents.hedge`; :data:`agents.glm.GLMS` on the GLM stream; :mod:`agents.moe`'s torch
+networks on the clustered stream). :mod:`agents.family` holds the base classes that give a family
+all but what is its own; :mod:`agents.rates` the rates' formulas.
 ``make(name, **params)`` builds a registered expert; ``names()`` lists them.
 
 Examples

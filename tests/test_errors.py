@@ -183,10 +183,9 @@ class FaultyFamily:
     def heuristic(self, experts, env):
         return [True] * len(experts)
 
-    def build_pool(self, experts, env, env_params, delta, keys, smoothing, horizon, seed, replication):
-        return FaultyParams(float(experts[0].loss), int(experts[0].after)), FaultyState(
-            np.zeros(len(experts), np.int64)
-        )
+    def build_pool(self, context):
+        expert = context.experts[0]
+        return FaultyParams(float(expert.loss), int(expert.after)), FaultyState(context.zeros(dtype=np.int64))
 
 
 @dataclass(frozen=True)

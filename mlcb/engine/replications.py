@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mlcb.contracts import BuildContext, compiled_pool
 from mlcb.engine import compiled_loop
 from mlcb.errors import ExpertLossError, class_name
 from mlcb.seeding import stream_keys
@@ -295,8 +296,8 @@ def build_replication(
 ) -> tuple:
     """All kernel arguments of one replication, ready for :func:`mlcb.engine.compiled_loop.run_rounds`."""
     built = build_common(problem, seed, replication, horizon, checkpoints, trace_rounds)
-    pool_params, pool_state = problem.family.build_pool(
-        list(problem.experts),
+    context = BuildContext(
+        problem.experts,
         problem.env,
         built.env_params,
         problem.delta,
@@ -306,6 +307,7 @@ def build_replication(
         seed,
         replication,
     )
+    pool_params, pool_state = compiled_pool(problem.family, context)
     return (
         built.env_params,
         built.env_state,
