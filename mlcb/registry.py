@@ -12,7 +12,8 @@ beside it:
 **params)`` builds it with ``defaults`` updated by ``params``; ``names()`` lists the registered
 names, and ``registry.entry(name).summary`` describes one (``mlcb list`` prints them). Entry points
 are ``"module:attr"`` strings, imported on first use, so registering costs nothing and third-party
-packages can add names without importing heavy modules.
+packages can add names without importing heavy modules. docs/extending.md has a recipe for each
+kind.
 
 Plugins. Code of one's own (policies, expert families, environments) joins the command line through a
 *plugin*: a module that registers its names when imported (``mlcb.policies.register(...)``,
