@@ -102,9 +102,9 @@ die() {
 }
 
 # The distributions the package and its tests need (pyproject.toml: the dependencies and, of the
-# dev extra, pytest and hypothesis) that this Python lacks or holds at a version outside the
-# range asked for, one requirement a line; torch is checked apart.
-missing_requirements() {
+# dev extra, pytest and hypothesis) that this Python lacks ("missing<TAB>requirement") or holds at
+# a version outside the range asked for ("old<TAB>requirement<TAB>version"); torch is checked apart.
+requirements() {
     "$PYTHON" - <<'EOF'
 import importlib.metadata as metadata
 import tomllib
@@ -122,11 +122,24 @@ for requirement in wanted:
     try:
         version = metadata.version(requirement.name)
     except metadata.PackageNotFoundError:
-        print(requirement)
+        print(f"missing\t{requirement}")
         continue
     if not requirement.specifier.contains(version, prereleases=True):
-        print(requirement)
+        print(f"old\t{requirement}\t{version}")
 EOF
+}
+
+# Fill the arrays ABSENT (requirements) and OLD ("requirement (VERSION here)") from `requirements`.
+read_requirements() {
+    local listed kind requirement version
+    ABSENT=() OLD=()
+    listed=$(requirements)
+    while IFS=$'\t' read -r kind requirement version; do
+        case $kind in
+            missing) ABSENT+=("$requirement") ;;
+            old) OLD+=("$requirement ($version here)") ;;
+        esac
+    done <<<"$listed"
 }
 
 dependencies() {
@@ -143,19 +156,22 @@ dependencies() {
     if [[ $DEVICE == cuda ]] && ! "$PYTHON" -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then
         die "torch sees no CUDA device here; run DEVICE=cpu for the CPU rehearsal"
     fi
-    local listed missing=()
-    listed=$(missing_requirements)
-    [[ -z $listed ]] || mapfile -t missing <<<"$listed"
-    if ((${#missing[@]})); then
-        echo "missing: ${missing[*]}"
+    read_requirements
+    if ((${#ABSENT[@]})); then
+        echo "missing: ${ABSENT[*]}"
         if compgen -G "$WHEELS/*.whl" >/dev/null; then
-            run "$PYTHON" -m pip install --quiet --no-index --no-deps --no-compile --target "$SITE" "$WHEELS"/*.whl
+            run "$PYTHON" -m pip install --quiet --no-index --no-deps --no-compile --target "$SITE" "$WHEELS"/*.whl ||
+                echo "warning: the wheels in $WHEELS did not install"
             export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
-        else
-            run "$PYTHON" -m pip install --quiet -c constraints.txt "${missing[@]}"
+        else # from the index, if there is one (a few seconds' patience where there is none)
+            run "$PYTHON" -m pip install --quiet --retries 1 --timeout 10 -c constraints.txt "${ABSENT[@]}" ||
+                echo "warning: pip could not install them"
         fi
-        listed=$(missing_requirements)
-        [[ -z $listed ]] || die "still missing: ${listed//$'\n'/ } (put their wheels in $WHEELS: --fetch-wheels)"
+        read_requirements
+        ((${#ABSENT[@]} == 0)) || die "still missing: ${ABSENT[*]} (carry their wheels in $WHEELS: see --fetch-wheels)"
+    fi
+    if ((${#OLD[@]})); then # the machine's own versions are kept: upgrading them could break its torch
+        echo "warning: older than pyproject.toml asks, kept as they are: ${OLD[*]}"
     fi
     echo "dependencies: all there"
 }
