@@ -18,8 +18,9 @@
 # per-member loop on the GPU and the CPU, the targets, and the agreement with the CPU.
 # Everything printed goes to $OUT/gpu_check.log; the benchmark's table and numbers to
 # $OUT/bench_moe.md and $OUT/bench_moe.json (rewritten after each R), the tests' report to
-# $OUT/gpu_tests.xml. A failing step is reported and the next one still runs; the exit status
-# is 1 when any step failed.
+# $OUT/gpu_tests.xml. No torch, a torch that sees no GPU or a dependency that cannot be installed
+# stops it at once; a failing later step is reported and the next one still runs; the exit
+# status is 1 when any step failed.
 #
 # Sizing (DEVICE=cuda; the target is the whole run under 8 minutes on one H200). The benchmark
 # sizes each timed run from the rate of a short one so that its rounds last about
