@@ -88,7 +88,7 @@ def moe_network(spec: Any, input_dim: int, output_dim: int, parameters: dict | N
             _, index = torch.topk(logits, spec.top_k, dim=-1)
             gates = torch.gather(probs, -1, index)
             rows = []
-            counts = torch.zeros(spec.n_experts, dtype=x.dtype)
+            counts = torch.zeros(spec.n_experts, dtype=x.dtype, device=x.device)
             for b in range(x.shape[0]):
                 total = 0.0
                 for j in range(spec.top_k):
