@@ -10,7 +10,7 @@ import pytest
 
 import envs
 import mlcb
-from agents.bandits import UCB1, EpsilonGreedy, epsilon
+from agents.bandits import EpsilonGreedy, epsilon
 from envs.lower_bound import (
     DEFAULT_C0,
     LowerBoundEnv,
@@ -21,6 +21,9 @@ from envs.lower_bound import (
     paper_constants,
     regret_lower_bound,
 )
+from mlcb import theory
+from mlcb.paper import Section
+from mlcb.paper import lower_bound as experiment
 from mlcb.testing import check_env
 
 ENV = "mlcb/LowerBound-v0"
@@ -190,7 +193,7 @@ def test_no_policy_beats_the_bound_but_the_oracle_does(alpha):
     k, budget, horizon = 4, 1, 4_000
     params = {"n_experts": k, "budget": budget, "horizon": horizon, "alpha": alpha}
     bound = regret_lower_bound(horizon, k, budget, alpha)
-    pool = [UCB1()] * k if alpha <= 0.5 else [EpsilonGreedy(alpha=alpha)] * k
+    pool = experiment.experts_for(alpha, k)
     run = {"env": ENV, "env_params": params, "experts": pool, "budget": budget, "horizon": horizon}
     run.update(replications=24, seed=3, checkpoints=2)
     for policy in POLICIES:
@@ -224,3 +227,60 @@ def test_epsilon_greedy_pays_its_exploration():
     mean, error = _final(result)
     assert mean + 3 * error >= floor, (mean, error, floor)
     assert floor > 0.2 * env.gap * horizon ** (2 / 3)  # of order Delta T^alpha
+
+
+@pytest.mark.parametrize("alpha", [0.5, 2 / 3])
+def test_mlcb_lies_between_the_curves(alpha):
+    # Moderate size: K = 10, M = 2, T = 2e4. The lower curve (paper form, explicit constants) is a
+    # theorem about the mean: allowed 3 standard errors. The upper curve holds run by run with
+    # probability >= 1 - delta; it sits orders of magnitude above (checked with no margin).
+    k, budget, horizon = 10, 2, 20_000
+    point = experiment.measure(alpha, budget, horizon, replications=16, n_experts=k, seed=1)
+    c1, c2 = paper_constants(k, budget, alpha, np.geomspace(1_000, horizon, 10))
+    lower = theory.lower_bound(horizon, k, budget, alpha, c1, c2)
+    assert lower <= point["lower_exact"]
+    assert point["mean"] + 3 * point["stderr"] >= lower
+    upper = experiment.upper_bound([horizon], k, budget, alpha)[0]
+    assert point["mean"] <= upper
+    assert upper > 50 * point["mean"]  # the certificate does not know the gaps are tiny
+
+
+def test_upper_curve_is_the_numeric_worst_case():
+    k, budget, horizon, alpha = 3, 2, 400, 2 / 3
+    pool = experiment.experts_for(alpha, k)
+    env = LowerBoundEnv(k, budget, horizon, alpha)
+    counts = np.arange(1, horizon + 1)
+    rates = pool[0].family.rates(pool, env, counts, experiment.DELTA / (2 * k))
+    widths = theory.confidence_width(counts, k, experiment.DELTA, rates)
+    gaps = construction(k, budget, horizon, alpha)
+    expected = theory.numeric_worst_case(widths, 0, budget)
+    expected += experiment.DELTA * horizon * (gaps.epsilon + 2 * gaps.gap)
+    assert experiment.upper_bound([horizon], k, budget, alpha)[0] == pytest.approx(expected, rel=1e-12)
+
+
+# --- the experiment ------------------------------------------------------------------------------
+def test_quick_experiment_returns_a_section(tmp_path):
+    small = {"horizons": (200, 1_000), "replications": 3, "budgets": (1, 2), "n_experts": 4}
+    section = experiment.run("quick", tmp_path, seed=0, threads=1, **small)
+    assert isinstance(section, Section) and section.key == "lower-bound" and section.text
+    assert section.figures == (tmp_path / "lower_bound.png",)
+    assert section.figures[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "lower_bound.csv").is_file()
+    assert len(section.tables) == 2  # one per alpha
+    for table in section.tables:
+        assert len(table.rows) == 2  # one per budget
+        for row in table.rows:
+            assert "T = 1,000" in row.quantity and row.paper == "lower bound <= E Reg(T) <= upper bound"
+            assert math.isfinite(row.package) and math.isfinite(row.stderr) and "upper bound" in row.note
+
+
+def test_experiment_refuses_bad_input_before_running(tmp_path):
+    with pytest.raises(ValueError, match="size must be one of"):
+        experiment.run("huge", tmp_path)
+    with pytest.raises(ValueError, match="unknown overrides"):
+        experiment.run("quick", tmp_path, horizon=10)
+    with pytest.raises(ValueError, match="must lie in"):
+        experiment.run("quick", tmp_path, horizons=(1,), alphas=(0.5,), budgets=(1,), n_experts=40)
+    with pytest.raises(ValueError, match="horizons must be >= K / M"):
+        experiment.run("quick", tmp_path, horizons=(2,), alphas=(0.5,), budgets=(1,), n_experts=4)
+    assert not any(tmp_path.iterdir())
