@@ -291,7 +291,7 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None, **overr
     Parameters
     ----------
     size : {"quick", "paper"}
-        :data:`SIZES`; quick takes about two minutes on two cores.
+        :data:`SIZES`.
     out : path
         Directory of the figure (``lower_bound.png``) and of the measured points
         (``lower_bound.csv``); created if missing.
@@ -344,7 +344,8 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None, **overr
         "every policy that does not know h, with the constants in the legend, at every horizon "
         "drawn; the upper curve is the certificate's worst case plus the runs it may miss. "
         "M-LCB cannot tell the experts apart within T rounds here (no policy can, which is what "
-        "the lower bound says) and pays about (1 - 1/K) (eps + Delta) T."
+        "the lower bound says) and pays about (1 - 1/K) (eps + Delta) T plus its experts' own "
+        "regret."
     )
     tables = tuple(_table(frame, alpha, bounds[alpha], n_experts) for alpha in alphas)
     return Section("lower-bound", "The minimax lower bound", text, (path,), tables)
