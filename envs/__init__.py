@@ -54,6 +54,11 @@ register(
     summary="rows of a data set shipped with river or scikit-learn, drawn with replacement",
 )
 register(
+    "mlcb/LowerBound-v0",
+    "envs.lower_bound:LowerBoundEnv",
+    summary="the lower bound's hard instances: a null game and K perturbed two-armed games",
+)
+register(
     "mlcb/Clustered-v0",
     "envs.clustered:ClusteredEnv",
     summary="a clustered regression or classification stream, for mixture-of-experts pools",
