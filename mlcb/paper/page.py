@@ -27,8 +27,8 @@ p.meta { color: #555; font-size: 0.9em; }
 
 
 def number(row: Row) -> str:
-    """The package's estimate as the page prints it: ``mean ± standard error`` with a precision
-    that suits the value.
+    """The package's estimate as the page prints it: ``mean ± standard error``, the error to two
+    significant digits and the mean to the same decimal place (without an error, three digits).
 
     Examples
     --------
@@ -40,16 +40,21 @@ def number(row: Row) -> str:
     '0.730'
     """
 
-    def fmt(value: float) -> str:
-        if not math.isfinite(value):
-            return "n/a"
-        return (
-            f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3f}"
+    if not math.isfinite(row.package):
+        text = "n/a"
+    elif math.isfinite(row.stderr) and row.stderr > 0:
+        # two significant digits of the error, the mean to the same decimal place
+        decimals = min(6, max(0, 1 - math.floor(math.log10(row.stderr))))
+        text = f"{row.package:,.{decimals}f} ± {row.stderr:,.{decimals}f}"
+    else:
+        size = abs(row.package)
+        text = (
+            f"{row.package:,.0f}"
+            if size >= 100
+            else f"{row.package:,.1f}"
+            if size >= 10
+            else f"{row.package:.3f}"
         )
-
-    text = fmt(row.package)
-    if math.isfinite(row.stderr):
-        text += f" ± {fmt(row.stderr)}"
     return f"{text} {row.unit}".rstrip()
 
 
