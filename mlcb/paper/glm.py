@@ -73,7 +73,9 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Sect
     figures, tables = [], []
     for calibration in CALIBRATIONS:
         result = mlcb.compare("glm", calibration=calibration, seed=seed, threads=threads, **sizes)
-        figures.append(save_figure(plot.panels(result, "pseudo_regret"), out / f"glm-{calibration}.png"))
+        figure = plot.panels(result, "pseudo_regret")
+        figure.suptitle(f"GLMs, {calibration} calibration, T = {sizes['horizon']:,}", y=1.03)
+        figures.append(save_figure(figure, out / f"glm-{calibration}.png"))
         tables.append(_table(result, calibration))
     text = (
         f"K = 10 online GLMs (projected OGD, one link each) on x uniform on a sphere of radius 2 in "

@@ -91,7 +91,8 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Sect
     figures, tables = [], []
     for calibration in CALIBRATIONS:
         result = mlcb.compare("trap", calibration=calibration, seed=seed, threads=threads, **sizes)
-        figures.append(save_figure(_panels(result, METRIC), out / f"trap-{calibration}.png"))
+        figure = _panels(result, METRIC, f"The trap, {calibration} calibration, T = {sizes['horizon']:,}")
+        figures.append(save_figure(figure, out / f"trap-{calibration}.png"))
         tables += [_comparison_table(result, calibration), _behaviour_table(result, calibration)]
     text = (
         f"K = 10 two-armed Bernoulli experts (the paper's trap: expert k's arms have rewards "
@@ -109,7 +110,9 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Sect
     )
 
 
-def _panels(result, metric: str):
+def _panels(result, metric: str, title: str):
     from mlcb import plot
 
-    return plot.panels(result, metric)
+    figure = plot.panels(result, metric)
+    figure.suptitle(title, y=1.03)
+    return figure
