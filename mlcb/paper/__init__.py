@@ -1,23 +1,47 @@
-"""The paper, reproduced: every experiment of M-LCB's paper as a section of one report.
+"""The paper, reproduced: every experiment of M-LCB's paper as a section of one HTML page.
 
-Each experiment module of this package has a function
+Each experiment module of this package (:data:`EXPERIMENTS`) has a function
 
     run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Section
 
-that runs the experiment at ``size`` (``"quick"``: minutes on a laptop; ``"paper"``: the
-paper's own size), writes its figures under ``out`` and returns a :class:`Section`: the figures,
-and tables that set each number the paper publishes beside the package's estimate with its
-standard error. ``mlcb paper`` runs them all and writes one HTML page.
+that runs the experiment at ``size`` (:data:`SIZES`: ``"quick"``, minutes on a laptop, or
+``"paper"``, the paper's own size), writes its figures under ``out`` and returns a
+:class:`Section`: prose, the figures, and tables that set each number the paper publishes beside
+the package's estimate with its standard error. Where the paper publishes a claim and no number,
+the row states the claim in words and gives the number that checks it.
+
+:func:`reproduce` (``mlcb paper``) runs them all and writes ``index.html``; every finished
+section is kept as JSON beside its figures, so an interrupted run resumes where it stopped.
+
+Examples
+--------
+>>> from mlcb.paper import Row
+>>> Row("mean accuracy, M = 4", "95.0 %", 0.93, 0.004).paper
+'95.0 %'
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import json
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: The sizes an experiment runs at.
 SIZES = ("quick", "paper")
+
+#: The sections of the page, in the paper's order: key -> module of this package.
+EXPERIMENTS = {
+    "trap": "mlcb.paper.trap",
+    "glm": "mlcb.paper.glm",
+}
+
+#: The version of a saved section's JSON (a section saved by another version is recomputed).
+FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -56,3 +80,171 @@ class Section:
     text: str
     figures: tuple[Path, ...] = field(default_factory=tuple)
     tables: tuple[Table, ...] = field(default_factory=tuple)
+
+    def to_json(self, root: Path) -> dict[str, Any]:
+        """Plain data: figure paths relative to ``root``, numbers as JSON numbers (``nan`` as null)."""
+
+        def number(value: float) -> float | None:
+            return None if not math.isfinite(value) else float(value)
+
+        return {
+            "key": self.key,
+            "title": self.title,
+            "text": self.text,
+            "figures": [Path(f).resolve().relative_to(root.resolve()).as_posix() for f in self.figures],
+            "tables": [
+                {
+                    "title": t.title,
+                    "note": t.note,
+                    "rows": [
+                        {**dataclasses.asdict(r), "package": number(r.package), "stderr": number(r.stderr)}
+                        for r in t.rows
+                    ],
+                }
+                for t in self.tables
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, root: Path) -> Section:
+        """The section ``data`` describes; a ``ValueError`` naming what is wrong. Figures must be
+        regular files under ``root``."""
+        try:
+            figures = []
+            for name in data["figures"]:
+                path = root / str(name)
+                if ".." in Path(str(name)).parts or path.is_symlink() or not path.is_file():
+                    raise ValueError(f"figure {name!r} is not a regular file under {root}")
+                figures.append(path)
+            tables = tuple(
+                Table(
+                    str(t["title"]),
+                    tuple(
+                        Row(
+                            str(r["quantity"]),
+                            str(r["paper"]),
+                            math.nan if r["package"] is None else float(r["package"]),
+                            math.nan if r["stderr"] is None else float(r["stderr"]),
+                            str(r["unit"]),
+                            str(r["note"]),
+                        )
+                        for r in t["rows"]
+                    ),
+                    str(t["note"]),
+                )
+                for t in data["tables"]
+            )
+            return cls(str(data["key"]), str(data["title"]), str(data["text"]), tuple(figures), tables)
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"not a saved section: {type(error).__name__}: {error}") from None
+
+
+def save_figure(figure: Any, path: Path) -> Path:
+    """Save a matplotlib ``figure`` as a PNG at ``path`` (parents made), close it, return ``path``."""
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png", dpi=100, bbox_inches="tight")
+    plt.close(figure)
+    return path
+
+
+def _check_names(only: Any) -> list[str]:
+    if only is None:
+        return list(EXPERIMENTS)
+    names = [only] if isinstance(only, str) else list(only)
+    unknown = [name for name in names if name not in EXPERIMENTS]
+    if unknown or not names:
+        raise ValueError(f"only must name sections among {', '.join(EXPERIMENTS)}, got {only!r}")
+    return [name for name in EXPERIMENTS if name in names]
+
+
+def reproduce(
+    size: str = "quick",
+    out: str | Path = "results/paper",
+    *,
+    seed: int = 0,
+    threads: int | None = None,
+    only: Any = None,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> Path:
+    """Run the paper's experiments and write ``out/index.html``; returns its path.
+
+    Parameters
+    ----------
+    size : {"quick", "paper"}
+        ``"quick"``: every experiment at a size that runs in well under half an hour on two cores;
+        ``"paper"``: the paper's own sizes.
+    out : str or Path
+        The directory of the page, its figures (``figures/``) and finished sections
+        (``sections/<key>.json``).
+    seed : int
+        The seed of every simulation.
+    threads : int, optional
+        Threads per simulation (default: every core).
+    only : str or list of str, optional
+        Run only these sections (:data:`EXPERIMENTS`); the page shows every finished section.
+    overwrite : bool
+        Recompute sections already finished at this size and seed (default: keep them).
+    progress : bool
+        Print one line per section as it starts and ends.
+    """
+    from mlcb import validation
+    from mlcb.paper import page
+    from mlcb.seeding import check_seed
+
+    validation.choice("size", size, SIZES)
+    names = _check_names(only)
+    check_seed(seed)
+    validation.flag("overwrite", overwrite)
+    validation.flag("progress", progress)
+    if str(out).strip() == "":
+        raise ValueError("out must name a directory, got an empty path")
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"out: {root} exists and is not a directory")
+    sections_dir, figures_dir = root / "sections", root / "figures"
+    sections_dir.mkdir(parents=True, exist_ok=True)
+    for key in names:
+        saved = sections_dir / f"{key}.json"
+        if not overwrite and _load(saved, root, size, seed) is not None:
+            if progress:
+                print(f"{key}: kept from an earlier run ({saved})")
+            continue
+        if progress:
+            print(f"{key}: running ({size})", flush=True)
+        started = time.perf_counter()
+        section = importlib.import_module(EXPERIMENTS[key]).run(size, figures_dir, seed=seed, threads=threads)
+        seconds = time.perf_counter() - started
+        record = {"format": FORMAT, "size": size, "seed": seed, "seconds": seconds, **section.to_json(root)}
+        _write_json(saved, record)
+        if progress:
+            print(f"{key}: done in {seconds:.0f} s", flush=True)
+    finished = {key: _load(sections_dir / f"{key}.json", root, size, seed) for key in EXPERIMENTS}
+    return page.write(root, {k: v for k, v in finished.items() if v is not None}, size=size, seed=seed)
+
+
+def _write_json(path: Path, data: dict) -> None:
+    from mlcb.store import write_file
+
+    text = json.dumps(data, indent=1, allow_nan=False).encode()
+    write_file(path, lambda handle: handle.write(text))
+
+
+def _load(path: Path, root: Path, size: str, seed: int) -> tuple[Section, float] | None:
+    """The section saved at ``path`` for this size and seed, with its seconds; ``None`` when there is
+    none (or it is damaged, or from another size, seed or format: it is then recomputed)."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or (data.get("format"), data.get("size"), data.get("seed")) != (
+            FORMAT,
+            size,
+            seed,
+        ):
+            return None
+        return Section.from_json(data, root), float(data.get("seconds", math.nan))
+    except (ValueError, OSError):
+        return None
