@@ -16,6 +16,13 @@ from mlcb.paper import Row, Section, Table
 TINY = {
     "mlcb.paper.trap": {"horizon": 2_000, "replications": 3},
     "mlcb.paper.glm": {"horizon": 300, "replications": 3},
+    "mlcb.paper.lower_bound": {
+        "horizons": (200, 1_000),
+        "replications": 3,
+        "alphas": (0.5,),
+        "budgets": (1, 2),
+        "n_experts": 4,
+    },
 }
 
 
@@ -126,7 +133,7 @@ def test_section_json_round_trip_and_what_it_refuses(tmp_path):
     ("arguments", "message"),
     [
         ({"size": "huge"}, r"size must be one of \('quick', 'paper'\), got 'huge'"),
-        ({"only": ["trap", "nope"]}, "only must name sections among trap, glm"),
+        ({"only": ["trap", "nope"]}, "only must name sections among trap, glm, lower-bound"),
         ({"only": []}, "only must name sections among"),
         ({"seed": -1}, "seed must be a non-negative integer"),
         ({"out": ""}, "out must name a directory, got an empty path"),

@@ -38,6 +38,7 @@ SIZES = ("quick", "paper")
 EXPERIMENTS = {
     "trap": "mlcb.paper.trap",
     "glm": "mlcb.paper.glm",
+    "lower-bound": "mlcb.paper.lower_bound",
 }
 
 #: The version of a saved section's JSON (a section saved by another version is recomputed).
