@@ -23,6 +23,7 @@ _ENVIRONMENTS = {
     "mlcb/GLM-v0": "envs.glm:GLMEnv",
     "mlcb/RealData-v0": "envs.real_data:RealDataEnv",
     "mlcb/Clustered-v0": "envs.clustered:ClusteredEnv",
+    "mlcb/ConvexBandit-v0": "envs.convex:ConvexBanditEnv",
 }
 for _name, _entry_point in _ENVIRONMENTS.items():
     if _name not in gym.registry:
