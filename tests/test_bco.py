@@ -304,6 +304,20 @@ def test_check_and_heuristic():
     assert BCO_FAMILY.heuristic(list(POOL), env) == [False, False, False, False, True]
 
 
+def test_lipschitz_case_without_a_lipschitz_constant_is_heuristic():
+    class Steep(ConvexBanditEnv):
+        """A stream that claims no finite Lipschitz constant (the bounded analysis still applies)."""
+
+        def lipschitz(self, dim, radius):
+            return math.inf
+
+    env = Steep()
+    pool = [BCO(), BCO(case="bounded")]
+    assert BCO_FAMILY.heuristic(pool, env) == [True, False]
+    n = np.array([1, 10, 10**6])
+    np.testing.assert_array_equal(BCO_FAMILY.rates(pool, env, n, 0.01)[0], n)
+
+
 def test_kernel_steps_by_hand():
     """One expert driven by hand: centre, played point, loss and the projected step."""
     env = envs.make(ENV, theta=[0.5, 0.2], noise=0.1, level_noise=0.1)
