@@ -6,9 +6,10 @@ Each expert is a frozen dataclass, a *specification* (its hyper-parameters and i
 everything else: which environments the pool runs on, its compiled pool, and the rates and
 whether they are heuristic on the environment being run (:data:`agents.bandits.BANDITS` on
 :mod:`envs.bandit` environments, with :mod:`agents.klucb`, :mod:`agents.robust_ucb` and
-:mod:`agents.hedge`; :data:`agents.glm.GLMS` on the GLM stream; :mod:`agents.moe`'s torch
-networks on the clustered stream). :mod:`agents.family` holds the base classes that give a family
-all but what is its own; :mod:`agents.rates` the rates' formulas.
+:mod:`agents.hedge`; :data:`agents.glm.GLMS` on the GLM stream; :data:`agents.bco.BCO_FAMILY` on
+the convex stream; :mod:`agents.moe`'s torch networks on the clustered stream). :mod:`agents.family`
+holds the base classes that give a family all but what is its own; :mod:`agents.rates` the rates'
+formulas.
 ``make(name, **params)`` builds a registered expert; ``names()`` lists them.
 
 Examples
@@ -60,6 +61,17 @@ registry.register(
     "hedge",
     "agents.hedge:Hedge",
     summary="Hedge over the expert's arms as fixed predictors, full information, alpha = 1/2",
+)
+registry.register(
+    "bco",
+    "agents.bco:BCO",
+    summary="bandit gradient descent (Flaxman et al. 2005) on a convex stream, Lipschitz case, alpha = 3/4",
+)
+registry.register(
+    "bco-bounded",
+    "agents.bco:BCO",
+    case="bounded",
+    summary="bandit gradient descent (Flaxman et al. 2005), bounded convex losses, alpha = 5/6",
 )
 
 

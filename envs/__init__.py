@@ -54,6 +54,11 @@ register(
     summary="rows of a data set shipped with river or scikit-learn, drawn with replacement",
 )
 register(
+    "mlcb/ConvexBandit-v0",
+    "envs.convex:ConvexBanditEnv",
+    summary="stochastic convex losses on a ball, seen one point at a time (bandit convex optimisation)",
+)
+register(
     "mlcb/LowerBound-v0",
     "envs.lower_bound:LowerBoundEnv",
     summary="the lower bound's hard instances: a null game and K perturbed two-armed games",

@@ -56,6 +56,8 @@ def test_policy_object_conforms():
 def test_registered_expert_family_conforms(name):
     if name == "ogd":
         assert check_expert(agents.make(name), "mlcb/GLM-v0", rounds=20) is None
+    elif name.startswith("bco"):
+        assert check_expert(agents.make(name), "mlcb/ConvexBandit-v0", rounds=20) is None
     else:
         assert check_expert(agents.make(name), "mlcb/Trap-v0", env_params={"n_experts": 4}) is None
 
