@@ -254,7 +254,7 @@ def test_a_failing_task_is_reported_with_its_setting_while_the_others_finish(mon
         return real(problem, *args, **kwargs)
 
     monkeypatch.setattr(engine.replications, "run_replications", failing)
-    monkeypatch.setattr(sweeps, "_start_method", lambda: "fork")  # the workers inherit the patch
+    monkeypatch.setattr(sweeps.executors, "_start_method", lambda: "fork")  # the workers inherit the patch
     outcome = mlcb.sweep(GRID, out=tmp_path, workers=2)
     assert outcome.computed == 6 and len(outcome.failed) == 6
     assert {task.split(",")[0] for task, _ in outcome.failed} == {"mlcb M=2 K=4", "mlcb M=2 K=6"}
@@ -276,7 +276,7 @@ def test_cli_lists_failed_tasks_and_exits_1(monkeypatch, tmp_path, capsys):
         return real(problem, *args, **kwargs)
 
     monkeypatch.setattr(engine.replications, "run_replications", failing)
-    monkeypatch.setattr(sweeps, "_start_method", lambda: "fork")
+    monkeypatch.setattr(sweeps.executors, "_start_method", lambda: "fork")
     grid_file = tmp_path / "g.toml"
     grid_file.write_text(
         'preset = "trap"\nname = "g"\nhorizon = 300\nreplications = 1\n[grid]\nbudget = [1, 2]\nn_experts = [4, 6]\n'
@@ -293,7 +293,7 @@ def test_cli_lists_failed_tasks_and_exits_1(monkeypatch, tmp_path, capsys):
 def test_worker_builds_the_setting_it_was_sent():
     grid = sweeps.make_grid({**GRID, "replications": 1})
     task = grid.tasks()[0]
-    payload = sweeps._payload(grid, task)
+    payload = sweeps.payload(grid, task)
     output = sweeps.run_task(payload)
     assert set(output) >= {"curves", "experts", "replications", "setting"}
     assert (output["curves"]["setting"] == task.label).all()
