@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlcb.collect import collect_result
 from mlcb.config import SimulationConfig
 from mlcb.contracts import family_of
 from mlcb.engine import python_loop
@@ -171,4 +172,4 @@ def simulate(
         if bar is not None:
             bar.close()
     elapsed = time.perf_counter() - started
-    return Result.from_replications(config, replications, grid, {"seconds": elapsed, "engine": chosen})
+    return collect_result(config, replications, grid, {"seconds": elapsed, "engine": chosen})

@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mlcb import result_files
+from mlcb.result_files import FRAMES
 from mlcb.sweeps.grid import Grid, Setting, Task, blocks
 
 #: The sweep's Parquet dataset, below its directory.
 DATA = "data"
-#: The tidy frames of a part (one file each).
-FRAMES = ("curves", "experts", "replications")
 
 
 def part_files(root: Path, key: str, name: str) -> dict[str, Path]:
@@ -59,17 +59,13 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     replications of the block and the rows each must have. A problem is a ``ValueError`` naming
     the file."""
     from mlcb.engine.replications import checkpoint_grid
-    from mlcb.results import _SCHEMA, _check_columns
 
     match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
     if match is None:
         raise ValueError(f"{name}: not a part name")
     first, stop = int(match[1]), int(match[2])
     files = part_files(root, setting.key, name)
-    try:
-        meta = json.loads(files["settings"].read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise ValueError(f"{files['settings']}: not readable JSON ({error})") from None
+    meta = result_files.read_json(files["settings"])
     if not isinstance(meta, dict) or meta.get("key") != setting.key:
         raise ValueError(f"{files['settings']}: does not describe the setting {setting.label!r}")
     config = setting.config
@@ -79,11 +75,7 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     frames = {}
     for frame_name in FRAMES:
         path = files[frame_name]
-        try:
-            frame = pd.read_parquet(path)
-        except Exception as error:  # pyarrow raises many kinds on a damaged file
-            raise ValueError(f"{path}: not a readable Parquet file ({type(error).__name__})") from None
-        _check_columns(path, frame, _SCHEMA[frame_name])
+        frame = result_files.read_frame(path, frame_name)
         if len(frame) != rows[frame_name]:
             raise ValueError(f"{path}: {len(frame)} rows, expected {rows[frame_name]}")
         if not (frame["setting"] == setting.label).all():

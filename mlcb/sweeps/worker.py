@@ -66,10 +66,10 @@ def run_task(task: dict) -> dict:
     """Run one task given as plain data (``preset``, ``values``, ``replications``, ``key``,
     ``label``, ``first``, ``stop``); returns the three tidy frames and the setting's description
     (plain JSON). Raises when the worker builds a different setting than the client validated."""
+    from mlcb.collect import collect_result
     from mlcb.engine import python_loop
     from mlcb.engine.replications import checkpoint_grid
     from mlcb.engine.replications import run_replications as run_compiled
-    from mlcb.results import Result
     from mlcb.simulation import Problem, choose_engine
 
     started = time.perf_counter()
@@ -103,7 +103,7 @@ def run_task(task: dict) -> dict:
         "horizon": config.horizon,
         "grid": task["values"],
     }
-    result = Result.from_replications(config, replications, grid, extra)
+    result = collect_result(config, replications, grid, extra)
     label = task["label"]
     frames = {}
     for name in FRAMES:
