@@ -213,46 +213,11 @@ def test_a_different_experiment_is_refused_without_overwrite(tmp_path, capsys):
     assert mlcb.load(folder).settings == ["mlcb M=2"]
     assert not (folder / "regret.png").exists()  # old figures went with the old result
     assert _cli(tmp_path, "--no-plot", budget="2") == 0  # the same experiment runs again
-    assert (
-        main(
-            [
-                "compare",
-                "trap",
-                "--policies",
-                "mlcb",
-                "--horizon",
-                "300",
-                "--replications",
-                "2",
-                "--out",
-                str(tmp_path),
-                "--quiet",
-                "--no-plot",
-                "--budget",
-                "1",
-            ]
-        )
-        == 0
-    )
+    compare = ["compare", "trap", "--policies", "mlcb", "--horizon", "300", "--replications", "2"]
+    compare += ["--out", str(tmp_path), "--quiet", "--no-plot", "--budget"]
+    assert main([*compare, "1"]) == 0
     capsys.readouterr()
-    code = main(
-        [
-            "compare",
-            "trap",
-            "--policies",
-            "mlcb",
-            "--horizon",
-            "300",
-            "--replications",
-            "2",
-            "--out",
-            str(tmp_path),
-            "--quiet",
-            "--no-plot",
-            "--budget",
-            "2",
-        ]
-    )
+    code = main([*compare, "2"])
     assert "different experiment" in _one_line_error(capsys, code)
 
 

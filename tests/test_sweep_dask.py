@@ -10,29 +10,16 @@ import signal
 import socket
 import time
 
-import pandas as pd
 import pytest
 
 import mlcb
 from mlcb import sweeps
+from tests.test_sweep import GRID as SWEEP_GRID
+from tests.test_sweep import assert_same
 
 distributed = pytest.importorskip("distributed")
 
-FRAMES = ("curves", "experts", "replications")
-GRID = {
-    "preset": "trap",
-    "name": "dasky",
-    "horizon": 1_500,
-    "replications": 4,
-    "block": 2,
-    "checkpoints": 20,
-    "grid": {"budget": [1, 2], "n_experts": [4, 6]},
-}
-
-
-def assert_same(left, right) -> None:
-    for name in FRAMES:
-        pd.testing.assert_frame_equal(getattr(left, name), getattr(right, name))
+GRID = {**SWEEP_GRID, "name": "dasky", "replications": 4, "checkpoints": 20}
 
 
 def test_local_cluster_of_two_workers_equals_the_local_executor(tmp_path):

@@ -43,30 +43,15 @@ def _expert(**keys: str) -> str:
 # (id, TOML text, extra command-line arguments, what the one line must contain)
 TOML_CASES = [
     ("no-family", SETTING + _expert(count="2"), [], "experts[0]: each [[experts]] table needs a family"),
-    (
-        "count-float",
-        SETTING + _expert(family='"ucb1"', count="2.7"),
-        [],
-        "experts[0].count must be an integer >= 1, got 2.7",
-    ),
-    (
-        "count-negative",
-        SETTING + _expert(family='"ucb1"', count="-1"),
-        [],
-        "experts[0].count must be an integer >= 1, got -1",
-    ),
-    (
-        "count-bool",
-        SETTING + _expert(family='"ucb1"', count="true"),
-        [],
-        "experts[0].count must be an integer >= 1, got True",
-    ),
-    (
-        "count-huge",
-        SETTING + _expert(family='"ucb1"', count="10_000_000_000"),
-        [],
-        "experts[0].count must be an integer in [1, 1_000_000]",
-    ),
+    *[
+        (f"count-{name}", SETTING + _expert(family='"ucb1"', count=count), [], message)
+        for name, count, message in [
+            ("float", "2.7", "experts[0].count must be an integer >= 1, got 2.7"),
+            ("negative", "-1", "experts[0].count must be an integer >= 1, got -1"),
+            ("bool", "true", "experts[0].count must be an integer >= 1, got True"),
+            ("huge", "10_000_000_000", "experts[0].count must be an integer in [1, 1_000_000]"),
+        ]
+    ],
     (
         "experts-strings",
         'experts = ["ucb1"]\n' + SETTING,
@@ -86,24 +71,26 @@ TOML_CASES = [
         [],
         "experts[0]: UCB1.__init__() got an unexpected keyword argument 'bogus'",
     ),
-    (
-        "budget-empty",
-        "budget = []\n" + SETTING + EXPERTS,
-        [],
-        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got []",
-    ),
-    (
-        "budget-repeated",
-        "budget = [1, 1]\n" + SETTING + EXPERTS,
-        [],
-        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got [1, 1] (repeated: 1)",
-    ),
-    (
-        "budget-string",
-        'budget = "2"\n' + SETTING + EXPERTS,
-        [],
-        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got '2'",
-    ),
+    *[
+        (f"budget-{name}", f"budget = {budget}\n" + SETTING + EXPERTS, [], message)
+        for name, budget, message in [
+            (
+                "empty",
+                "[]",
+                "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got []",
+            ),
+            (
+                "repeated",
+                "[1, 1]",
+                "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got [1, 1] (repeated: 1)",
+            ),
+            (
+                "string",
+                '"2"',
+                "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got '2'",
+            ),
+        ]
+    ],
     (
         "budget-option-repeated",
         SETTING + EXPERTS,
@@ -122,18 +109,41 @@ TOML_CASES = [
     ("name-backslash", 'name = "a\\\\b"\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
     ("name-dotdot", 'name = ".."\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
     ("name-hidden", 'name = ".x"\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
-    (
-        "ragged-reward-means",
-        SETTING.replace("[0.5, 0.3]]", "[0.5]]") + EXPERTS,
-        [],
-        "reward_means must be a rectangular (K, m) array",
-    ),
-    (
-        "reward-means-text",
-        SETTING.replace("[0.5, 0.3]]", '["a", 0.3]]') + EXPERTS,
-        [],
-        "reward_means must be a rectangular (K, m) array",
-    ),
+    *[
+        (name, SETTING.replace(old, new) + EXPERTS, [], message)
+        for name, old, new, message in [
+            (
+                "ragged-reward-means",
+                "[0.5, 0.3]]",
+                "[0.5]]",
+                "reward_means must be a rectangular (K, m) array",
+            ),
+            (
+                "reward-means-text",
+                "[0.5, 0.3]]",
+                '["a", 0.3]]',
+                "reward_means must be a rectangular (K, m) array",
+            ),
+            (
+                "horizon-huge",
+                "horizon = 100",
+                "horizon = 9223372036854775807",
+                "horizon must be an integer in [1, 10_000_000_000], got 9223372036854775807",
+            ),
+            (
+                "horizon-float",
+                "horizon = 100",
+                "horizon = 1e4",
+                "horizon must be an integer >= 1, got 10000.0",
+            ),
+            (
+                "replications-huge",
+                "replications = 1",
+                "replications = 10_000_000",
+                "replications must be an integer in [1, 1_000_000]",
+            ),
+        ]
+    ],
     (
         "env-params-not-table",
         'env_params = 5\nenv = "mlcb/Trap-v0"\n' + _expert(family='"ucb1"', count="10"),
@@ -147,24 +157,6 @@ TOML_CASES = [
         "unknown key(s) 'bogus'; allowed keys: budget, calibration, checkpoints, delta, env, env_params, experts, horizon, name, policy",
     ),
     ("misspelt-table", SETTING + EXPERTS + "[env_param]\nx = 1\n", [], "unknown key(s) 'env_param'"),
-    (
-        "horizon-huge",
-        SETTING.replace("horizon = 100", "horizon = 9223372036854775807") + EXPERTS,
-        [],
-        "horizon must be an integer in [1, 10_000_000_000], got 9223372036854775807",
-    ),
-    (
-        "horizon-float",
-        SETTING.replace("horizon = 100", "horizon = 1e4") + EXPERTS,
-        [],
-        "horizon must be an integer >= 1, got 10000.0",
-    ),
-    (
-        "replications-huge",
-        SETTING.replace("replications = 1", "replications = 10_000_000") + EXPERTS,
-        [],
-        "replications must be an integer in [1, 1_000_000]",
-    ),
     (
         "checkpoints-huge",
         "checkpoints = 1_000_000_000\n" + SETTING + EXPERTS,
