@@ -81,11 +81,63 @@ def run_local(payloads: list[dict], workers: int, on_result: Callable, on_error:
         on_error(index, RuntimeError("worker processes kept dying"))
 
 
+def _unreachable(scheduler: str, timeout: float, error: BaseException) -> str:
+    return (
+        f"scheduler: cannot reach a Dask scheduler at {scheduler!r} within {timeout:g} s "
+        f"({first_line(error)})"
+    )
+
+
+def _check_scheduler(scheduler: str, timeout: float) -> None:
+    """Raise a one-line ``ValueError`` naming ``scheduler`` unless a Dask scheduler answers there
+    within ``timeout`` seconds, the handshake included.
+
+    ``distributed.Client`` bounds only the opening of the connection: a peer that accepts it and
+    then stays silent keeps it waiting for the handshake, and a peer speaking another protocol (a
+    web server's ``400 Bad Request``) has its reply read as a message length, which fails with a
+    memory error. So the client's first exchange (handshake, then ``identity``) is made here first,
+    in a thread of its own (the caller may be running an event loop), with the whole of it bounded.
+    """
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def identity() -> Any:
+        comm = await connect(scheduler, timeout=timeout)
+        try:
+            await comm.write({"op": "identity"})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded() -> Any:
+        return await asyncio.wait_for(identity(), timeout)
+
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mlcb-scheduler-check") as pool:
+        try:
+            reply = pool.submit(asyncio.run, bounded()).result()
+        except (OSError, TimeoutError, ValueError) as error:  # refused, silent, or a bad address
+            if isinstance(error, TimeoutError) and not str(error):
+                error = TimeoutError("no answer to Dask's handshake")
+            raise ValueError(_unreachable(scheduler, timeout, error)) from None
+        except Exception:  # a reply that is not Dask's protocol
+            raise ValueError(
+                f"scheduler: {scheduler!r} answers, but not as a Dask scheduler (its reply is not "
+                "Dask's protocol); check the address and port"
+            ) from None
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind != "Scheduler":
+        what = f"a Dask {kind}" if isinstance(kind, str) else "something that speaks Dask's protocol"
+        raise ValueError(
+            f"scheduler: {scheduler!r} is {what}, not a Dask scheduler; give the scheduler's address"
+        )
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str | None, workers: int, timeout: float = CONNECT_TIMEOUT):
-    """A ``distributed.Client``: connected to ``scheduler`` (a ``ValueError`` naming it when it
-    cannot be reached within ``timeout`` seconds), or to a LocalCluster of ``workers`` processes
-    on 127.0.0.1, closed on exit."""
+    """A ``distributed.Client``: connected to ``scheduler`` (a one-line ``ValueError`` naming it
+    when no Dask scheduler answers there within ``timeout`` seconds, whatever the reason), or to a
+    LocalCluster of ``workers`` processes on 127.0.0.1, closed on exit."""
     try:
         import distributed
     except ImportError:
@@ -106,13 +158,11 @@ def dask_client(scheduler: str | None, workers: int, timeout: float = CONNECT_TI
             warnings.simplefilter("ignore")
             yield client
         return
+    _check_scheduler(scheduler, timeout)
     try:
         client = distributed.Client(scheduler, timeout=timeout)
-    except (OSError, TimeoutError, ValueError) as error:
-        raise ValueError(
-            f"scheduler: cannot reach a Dask scheduler at {scheduler!r} within {timeout:g} s "
-            f"({first_line(error)})"
-        ) from None
+    except Exception as error:  # whatever a failed connection raises, one line naming the address
+        raise ValueError(_unreachable(scheduler, timeout, error)) from None
     try:
         yield client
     finally:
