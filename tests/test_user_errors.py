@@ -125,6 +125,12 @@ TOML_CASES = [
                 "reward_means must be a rectangular (K, m) array",
             ),
             (
+                "reward-means-infinite",
+                "[0.5, 0.3]]",
+                "[0.5, inf]]",
+                "reward_means must lie in [0, 1] (Bernoulli reward probabilities), got inf at expert 1, arm 1",
+            ),
+            (
                 "horizon-huge",
                 "horizon = 100",
                 "horizon = 9223372036854775807",
