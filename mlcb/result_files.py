@@ -8,13 +8,21 @@ every setting of the frames. Every problem is a ``ValueError`` of one line namin
 named in the files is imported or called. A sweep's parts are read with the same checks
 (:mod:`mlcb.sweeps.parts`); where the files go, atomically and under a lock, is :mod:`mlcb.store`'s
 part.
+
+Every file of a result, a part or a sweep is opened with :func:`open_regular`: a symbolic link is
+refused rather than followed (a result's ``metadata.json`` linked to a file elsewhere, or its
+Parquet file linked to another result's, is not read), as is anything but a regular file (a
+directory, a named pipe, a device).
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 #: The tidy frames, in the order of :class:`~mlcb.results.Result`'s fields.
 FRAMES = ("curves", "experts", "replications")
@@ -51,6 +59,60 @@ SCHEMA = {
 }
 
 
+def _link(path: Path) -> str:
+    return (
+        f"{path}: is a symbolic link; mlcb reads only regular files in saved results, parts and sweeps "
+        "(copy the file instead of linking it)"
+    )
+
+
+def open_regular(file: str | Path, within: str | Path | None = None) -> BinaryIO:
+    """``file`` opened for reading in binary mode, refusing (a one-line ``ValueError`` naming it)
+    a symbolic link, anything but a regular file, and, with ``within``, a file reached through a
+    linked directory below ``within``.
+
+    The link is refused when the file is opened (``O_NOFOLLOW``), not by a check made before, so a
+    link put in place in between is refused too; ``O_NONBLOCK`` keeps a named pipe from blocking
+    the open.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "data.json").write_text("{}")
+    >>> (folder / "link.json").symlink_to(folder / "data.json")
+    >>> with open_regular(folder / "data.json") as handle:
+    ...     handle.read()
+    b'{}'
+    >>> open_regular(folder / "link.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: ...link.json: is a symbolic link; mlcb reads only regular files in saved results, ...
+    """
+    file = Path(file)
+    if within is not None:
+        for parent in file.parents:
+            if parent == Path(within):
+                break
+            if parent.is_symlink():
+                raise ValueError(_link(parent))
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(file, flags)
+    except OSError as error:
+        if error.errno == errno.ELOOP or file.is_symlink():
+            raise ValueError(_link(file)) from None
+        raise ValueError(f"{file}: cannot be read ({error.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{file}: not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def first_line(error: BaseException) -> str:
     """The first line of ``error``'s message (its type's name when it has none)."""
     text = str(error).strip()
@@ -65,22 +127,26 @@ def write(directory: Path, frames: list, metadata: dict) -> None:
     (directory / METADATA).write_text(json.dumps(metadata, indent=2, default=str))
 
 
-def read_json(file: Path) -> Any:
-    """The JSON value in ``file``, or a one-line ``ValueError`` naming it."""
-    try:
-        return json.loads(Path(file).read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise ValueError(f"{file}: not readable JSON ({first_line(error)})") from None
+def read_json(file: Path, within: Path | None = None) -> Any:
+    """The JSON value in the regular ``file`` (:func:`open_regular`), or a one-line
+    ``ValueError`` naming it."""
+    with open_regular(file, within) as handle:
+        try:
+            return json.loads(handle.read().decode("utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise ValueError(f"{file}: not readable JSON ({first_line(error)})") from None
 
 
-def read_frame(file: Path, kind: str) -> Any:
-    """The frame ``kind`` (one of :data:`FRAMES`) in the Parquet ``file``, its columns checked."""
+def read_frame(file: Path, kind: str, within: Path | None = None) -> Any:
+    """The frame ``kind`` (one of :data:`FRAMES`) in the regular Parquet ``file``
+    (:func:`open_regular`), its columns checked."""
     import pandas as pd
 
-    try:
-        frame = pd.read_parquet(file)
-    except Exception as error:  # pyarrow raises many kinds on a damaged file
-        raise ValueError(f"{file}: not a readable Parquet file ({first_line(error)})") from None
+    with open_regular(file, within) as handle:
+        try:
+            frame = pd.read_parquet(handle)
+        except Exception as error:  # pyarrow raises many kinds on a damaged file
+            raise ValueError(f"{file}: not a readable Parquet file ({first_line(error)})") from None
     check_columns(file, frame, SCHEMA[kind])
     return frame
 
@@ -129,6 +195,8 @@ def read(path: str | Path) -> tuple[list, dict]:
         raise FileNotFoundError(f"{path} is not a saved mlcb result (missing {list(NAMES)})")
     for name in NAMES:
         file = path / name
+        if file.is_symlink():
+            raise ValueError(_link(file))
         if not file.exists():
             raise ValueError(f"{file}: missing; {path} is a damaged mlcb result")
         if not file.is_file():

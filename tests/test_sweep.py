@@ -16,6 +16,7 @@ import pytest
 import mlcb
 from mlcb import engine, sweeps
 from mlcb.cli import main
+from mlcb.engine import CorruptPartWarning
 
 FRAMES = ("curves", "experts", "replications")
 GRID = {
@@ -134,6 +135,31 @@ def test_rerun_skips_done_parts_and_recomputes_missing_and_damaged(reference, tm
     assert_same(reference.result, again.result)
     third = mlcb.sweep(GRID, out=out, workers=2)
     assert (third.computed, third.skipped) == (0, 12)
+
+
+def test_a_damaged_part_is_one_line_on_the_command_line(reference, tmp_path):
+    """What `mlcb sweep` prints about a damaged part it recomputes: one line naming the file and
+    what was done, no line of mlcb's source."""
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    key = sweeps.make_grid(GRID).settings[0].key
+    damaged = tmp_path / "small" / "data" / "replications" / f"key={key}" / "block-000002-000004.parquet"
+    damaged.write_bytes(b"PAR1 not parquet")
+    grid_file = tmp_path / "small.toml"
+    lines = [f"{k} = {json.dumps(v)}" for k, v in GRID.items() if k != "grid"]
+    grid_file.write_text("\n".join([*lines, "[grid]", "budget = [1, 2]", "n_experts = [4, 6]"]) + "\n")
+    command = [sys.executable, "-m", "mlcb.cli", "sweep", str(grid_file), "--out", str(tmp_path)]
+    done = subprocess.run(
+        [*command, "-w", "1", "--no-plot", "-q"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"mlcb: CorruptPartWarning: {damaged}: not a readable Parquet file (")
+    assert line.endswith(
+        "); the part's files renamed *.corrupt, replications 2-3 of 'mlcb M=1 K=4' recomputed"
+    )
+    assert "1 task(s) run, 11 already done, 0 failed" in done.stdout
 
 
 def test_more_replications_reuse_the_parts(reference, tmp_path):
@@ -311,6 +337,43 @@ def test_a_damaged_sweep_file_is_named(reference, tmp_path):
     with pytest.raises(FileNotFoundError, match="is not an mlcb sweep"):
         sweeps.load(tmp_path)
     assert np.isfinite(reference.result.summary()["pseudo_regret"]).all()
+
+
+def test_part_and_sweep_files_that_are_links_are_refused(reference, tmp_path):
+    """A part linked to the same, valid, part of another sweep is not read: loading names it, a
+    re-run sets it aside and recomputes it; a linked ``sweep.json`` or data folder is refused too."""
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    key = sweeps.make_grid(GRID).settings[1].key
+    name = f"key={key}/block-000000-000002.parquet"
+    linked = tmp_path / "small" / "data" / "curves" / name
+    linked.unlink()
+    linked.symlink_to(reference.path / "data" / "curves" / name)
+    with pytest.raises(ValueError, match="block-000000-000002.parquet: is a symbolic link"):
+        sweeps.load(tmp_path / "small")
+    with pytest.warns(CorruptPartWarning, match="block-000000-000002.parquet: is a symbolic link"):
+        again = mlcb.sweep(GRID, out=tmp_path, workers=1)
+    assert (again.computed, again.skipped) == (1, 11) and not linked.is_symlink()
+    assert_same(reference.result, again.result)
+
+    folder = tmp_path / "small" / "data" / "experts" / f"key={key}"
+    shutil.move(folder, tmp_path / "elsewhere")
+    folder.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ValueError, match=f"key={key}: is a symbolic link"):
+        sweeps.load(tmp_path / "small")
+    before = sorted(p.name for p in (tmp_path / "elsewhere").iterdir())
+    with pytest.warns(CorruptPartWarning, match=f"key={key}: is a symbolic link"):
+        healed = mlcb.sweep(GRID, out=tmp_path, workers=1)
+    assert healed.computed == 3 and not folder.is_symlink()  # the setting's three blocks
+    assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == before  # left alone
+    assert_same(reference.result, healed.result)
+
+    meta = tmp_path / "small" / "sweep.json"
+    meta.rename(tmp_path / "sweep-copy.json")
+    meta.symlink_to(tmp_path / "sweep-copy.json")
+    with pytest.raises(ValueError, match="sweep.json: is a symbolic link"):
+        sweeps.load(tmp_path / "small")
 
 
 def test_the_documented_grids_are_valid():

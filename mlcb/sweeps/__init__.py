@@ -51,7 +51,7 @@ from typing import Any
 
 import pandas as pd
 
-from mlcb import validation
+from mlcb import result_files, validation
 from mlcb.sweeps.executors import (
     CONNECT_TIMEOUT,
     DASK_HINT,
@@ -123,15 +123,14 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
         return False
     meta_path = path / SWEEP_FILE
     keys = {s.key for s in grid.settings}
-    if meta_path.is_file():
+    if is_sweep(path):
         try:
-            saved = json.loads(meta_path.read_text())
-            saved_keys = {s["key"] for s in saved["settings"]}
-        except (OSError, ValueError, KeyError, TypeError):
-            saved_keys = None
+            saved = result_files.read_json(meta_path)
+            saved_keys, why = {s["key"] for s in saved["settings"]}, "holds a sweep of other settings"
+        except (ValueError, KeyError, TypeError) as error:
+            saved_keys, why = None, f"holds a damaged {SWEEP_FILE} ({first_line(error)})"
         if saved_keys == keys:
             return False
-        why = "holds a sweep of other settings" if saved_keys is not None else f"holds a damaged {SWEEP_FILE}"
     elif path.is_dir() and any(path.iterdir()):
         why = "holds files that are no part of an mlcb sweep"
     elif path.is_dir():
@@ -297,8 +296,10 @@ def sweep(
 
 # --- reading a sweep back ------------------------------------------------------------------------
 def is_sweep(path: str | Path) -> bool:
-    """Whether ``path`` is a sweep directory (holds ``sweep.json``)."""
-    return (Path(path) / SWEEP_FILE).is_file()
+    """Whether ``path`` is a sweep directory (holds ``sweep.json``, or a link named so, which
+    :func:`load` then refuses by name)."""
+    meta_path = Path(path) / SWEEP_FILE
+    return meta_path.is_file() or meta_path.is_symlink()
 
 
 def load(path: str | Path) -> Any:
@@ -313,10 +314,12 @@ def load(path: str | Path) -> Any:
 
     path = Path(path)
     meta_path = path / SWEEP_FILE
-    if not meta_path.is_file():
+    if not is_sweep(path):
         raise FileNotFoundError(f"{path} is not an mlcb sweep (no {SWEEP_FILE})")
+    with result_files.open_regular(meta_path) as handle:  # a link or no regular file: refused
+        text = handle.read()
     try:
-        meta = json.loads(meta_path.read_text())
+        meta = json.loads(text)
         settings_meta = meta["settings"]
         grid = Grid(
             str(meta["name"]),

@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import time
 import warnings
 from pathlib import Path
 
@@ -25,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from mlcb import result_files
+from mlcb.engine.replications import CorruptPartWarning
 from mlcb.result_files import FRAMES
 from mlcb.sweeps.grid import Grid, Setting, Task, blocks
 
@@ -65,7 +67,7 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
         raise ValueError(f"{name}: not a part name")
     first, stop = int(match[1]), int(match[2])
     files = part_files(root, setting.key, name)
-    meta = result_files.read_json(files["settings"])
+    meta = result_files.read_json(files["settings"], within=root)
     if not isinstance(meta, dict) or meta.get("key") != setting.key:
         raise ValueError(f"{files['settings']}: does not describe the setting {setting.label!r}")
     config = setting.config
@@ -75,7 +77,7 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     frames = {}
     for frame_name in FRAMES:
         path = files[frame_name]
-        frame = result_files.read_frame(path, frame_name)
+        frame = result_files.read_frame(path, frame_name, within=root)
         if len(frame) != rows[frame_name]:
             raise ValueError(f"{path}: {len(frame)} rows, expected {rows[frame_name]}")
         if not (frame["setting"] == setting.label).all():
@@ -88,11 +90,20 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
 
 
 def set_aside(root: Path, key: str, name: str) -> None:
-    """Rename the files of a damaged part ``*.corrupt`` (kept for inspection, never read again)."""
+    """Rename the files of a damaged part ``*.corrupt`` (kept for inspection, never read again).
+    A file reached through a linked folder is left alone: the link is renamed instead, so that
+    nothing outside the sweep is touched and new parts are written into a folder of its own."""
     for path in part_files(root, key, name).values():
-        if path.exists():
-            with contextlib.suppress(OSError):
-                os.replace(path, path.with_name(path.name + ".corrupt"))
+        inside = path.relative_to(root).parts
+        entries = [root.joinpath(*inside[: i + 1]) for i in range(len(inside))]  # data, ..., the file
+        target = next((entry for entry in entries if entry.is_symlink()), path)
+        if not (target.exists() or target.is_symlink()):
+            continue
+        aside = target.with_name(target.name + ".corrupt")
+        if target != path and aside.exists():  # a folder: never onto another one
+            aside = target.with_name(f"{target.name}.corrupt-{os.getpid()}-{time.time_ns()}")
+        with contextlib.suppress(OSError):
+            os.replace(target, aside)
 
 
 def found_parts(root: Path, key: str) -> list[str]:
@@ -128,12 +139,19 @@ def plan(root: Path, grid: Grid, check: bool = True) -> tuple[list[Task], list[T
     for setting in grid.settings:
         covered: set[int] = set()
         for first, stop, name in choose(found_parts(root, setting.key), grid.replications):
+            if not all(p.is_file() for p in part_files(root, setting.key, name).values()):
+                continue  # its folder was a link, set aside with an earlier part: planned again
             if check:
                 try:
                     read_part(root, setting, name)
                 except ValueError as error:
                     set_aside(root, setting.key, name)
-                    warnings.warn(f"{error}; set aside as *.corrupt, recomputed", stacklevel=2)
+                    warnings.warn(
+                        f"{error}; the part's files renamed *.corrupt, replications {first}-{stop - 1} of "
+                        f"{setting.label!r} recomputed",
+                        CorruptPartWarning,
+                        stacklevel=2,
+                    )
                     continue
             done.append(Task(setting.label, setting.key, first, stop))
             covered.update(range(first, stop))
