@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mlcb.collect import collect_result
 from mlcb.config import SimulationConfig
 from mlcb.contracts import family_of
@@ -72,6 +74,16 @@ def _check_threads(threads: Any) -> int | None:
     return threads
 
 
+def _check_one_budget(budget: Any) -> None:
+    """A ``ValueError`` for a list of budgets: ``simulate`` runs one setting."""
+    if isinstance(budget, (list, tuple, range, set, frozenset, np.ndarray)):
+        raise ValueError(
+            f"budget: simulate runs one setting and takes one integer budget, got {budget!r}; for "
+            "several budgets use mlcb.compare(preset, budget=[...]), mlcb.sweep (a grid) or the "
+            "command line's --budget M1 M2 ..."
+        )
+
+
 def simulate(
     config: SimulationConfig | None = None,
     *,
@@ -132,6 +144,7 @@ def simulate(
         raise TypeError(f"preset must be a preset name (str), got {preset!r}")
     if parts is not None and not isinstance(parts, (str, os.PathLike)):
         raise TypeError(f"parts must be None or a directory path, got {parts!r}")
+    _check_one_budget(fields.get("budget"))
     if preset is not None:
         from mlcb import presets
 

@@ -236,6 +236,18 @@ def test_cli_rejects_a_bad_grid_in_one_line(tmp_path, capsys):
         ({"preset": "trap", "grid": {"horizon": [100, 0]}}, "grid setting horizon=0 is invalid: horizon"),
         ({"preset": "trap", "grid": {"delta": [0.1, 2.0]}}, "grid setting delta=2.0 is invalid: delta"),
         ({"preset": "trap", "replications": 0}, "replications must be an integer >= 1"),
+        (
+            {"preset": "trap", "budget": [1, 11]},
+            "grid file: budget = [1, 11] gives several values to one setting; list the values under [grid]",
+        ),
+        (
+            {"preset": "trap", "settings": [{"budget": [1, 2]}]},
+            "settings[0]: budget = [1, 2] gives several values",
+        ),
+        (
+            {"preset": "trap", "horizon": 0},
+            "grid: the shared setting is invalid: horizon must be an integer >= 1, got 0",
+        ),
         ({"preset": "trap", "settings": [{"budget": 1}, {"budget": 1}]}, "share the label"),
         ({"preset": "trap", "name": "../x"}, "name"),
     ],

@@ -359,6 +359,22 @@ def test_simulate_refuses_config_with_preset(no_work):
         mlcb.simulate(preset="trap", horizon=2**63)
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda budget: mlcb.simulate(preset="trap", budget=budget, horizon=100, replications=1),
+        lambda budget: mlcb.simulate(budget=budget, experts=(agents.make("ucb1"),) * 12, horizon=100),
+        lambda budget: mlcb.simulate(_config(), budget=budget),
+    ],
+    ids=["preset", "fields", "config"],
+)
+def test_simulate_takes_one_budget_and_says_where_lists_go(no_work, call):
+    message = "budget: simulate runs one setting and takes one integer budget, got [1, 11]; for several budgets use mlcb.compare(preset, budget=[...]), mlcb.sweep (a grid) or the command line's --budget M1 M2 ..."
+    with pytest.raises(ValueError) as caught:
+        call([1, 11])
+    assert str(caught.value) == message
+
+
 def test_compare_takes_one_budget_as_an_int():
     configs = comparison_configs("trap", budget=2)
     assert [(c.policy, c.budget) for c in configs] == [("mlcb", 2), ("limited-advice", 2)]

@@ -108,15 +108,22 @@ def _as_list(key: str, value: Any) -> list:
     return [value]
 
 
-def _check_field(key: str, where: str) -> None:
+def _check_field(key: str, where: str, value: Any = None) -> None:
+    """A ``ValueError`` for a key that is no setting field, or a list given to a field of one
+    value outside ``[grid]`` (``where`` names the place)."""
     if key in FIELDS or re.fullmatch(r"(env_params|policy_params)\.[A-Za-z_]\w*", key):
+        if isinstance(value, list) and key in FIELDS and key not in ("env_params", "policy_params"):
+            raise ValueError(
+                f"{where}: {key} = {value!r} gives several values to one setting; list the values "
+                f"under [grid] to run a setting for each (e.g. [grid] {key} = {json.dumps(value)})"
+            )
         return
     allowed = ", ".join(FIELDS) + ", env_params.NAME, policy_params.NAME"
     raise ValueError(f"{where}: unknown key {key!r}; allowed: {allowed}")
 
 
 def _describe_values(values: dict) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in values.items()) or "the base setting"
+    return ", ".join(f"{k}={v!r}" for k, v in values.items()) or "the shared setting"
 
 
 def build_config(preset_name: str, values: dict, replications: int) -> Any:
@@ -199,8 +206,8 @@ def make_grid(data: dict, name: str | None = None) -> Grid:
     block = validation.integer("block", data.pop("block", 1), maximum=10**6)
     table = data.pop("grid", None)
     explicit = data.pop("settings", None)
-    for key in data:
-        _check_field(key, "grid file")
+    for key, value in data.items():
+        _check_field(key, "grid file", value)
     base = data
     if table is not None and explicit is not None:
         raise ValueError("grid and settings: give [grid] (a product) or [[settings]] (a list), not both")
@@ -219,8 +226,8 @@ def make_grid(data: dict, name: str | None = None) -> Grid:
         if not isinstance(explicit, list) or not explicit or not all(isinstance(s, dict) for s in explicit):
             raise ValueError("settings must be one or more [[settings]] tables of setting fields")
         for index, entry in enumerate(explicit):
-            for key in entry:
-                _check_field(key, f"settings[{index}]")
+            for key, value in entry.items():
+                _check_field(key, f"settings[{index}]", value)
         combos = [dict(entry) for entry in explicit]
         keys = sorted({k for entry in combos for k in entry})
         varied = [k for k in keys if len({json.dumps(c.get(k), sort_keys=True) for c in combos}) > 1]
@@ -235,7 +242,8 @@ def make_grid(data: dict, name: str | None = None) -> Grid:
             config = build_config(preset, values, replications)
         except (ValueError, TypeError) as error:
             message = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise ValueError(f"grid setting {_describe_values(combo)} is invalid: {message}") from None
+            where = f"grid setting {_describe_values(combo)}" if combo else "grid: the shared setting"
+            raise ValueError(f"{where} is invalid: {message}") from None
         label = _label(values, varied, config)
         if label in labels:
             raise ValueError(
