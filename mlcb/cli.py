@@ -46,6 +46,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"mlcb: error: {message}\n")
 
 
+def _path(text: str) -> Path:
+    """A path argument; an empty one is refused (it would mean the current directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path; give a directory or file name")
+    return Path(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mlcb",
@@ -92,15 +99,15 @@ def _parser() -> argparse.ArgumentParser:
 
     plot = commands.add_parser("plot", help="draw the figures of a saved result or sweep")
     plot.add_argument(
-        "result", type=Path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
+        "result", type=_path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
     )
-    plot.add_argument("--out", "-o", type=Path, help="figure directory (default: the result's)")
+    plot.add_argument("--out", "-o", type=_path, help="figure directory (default: the result's)")
     _plot_kind_option(plot)
     _sweep_parser(commands)
     _report_parser(commands)
 
     show = commands.add_parser("show", help="print a saved result's summary and metadata")
-    show.add_argument("result", type=Path, help="a directory written by `mlcb run` or `mlcb compare`")
+    show.add_argument("result", type=_path, help="a directory written by `mlcb run` or `mlcb compare`")
 
     listing = commands.add_parser("list", help="list presets, policies, expert families and environments")
     _plugin_option(listing)
@@ -133,7 +140,7 @@ def _sweep_parser(commands: Any) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sweep.add_argument("grid", type=Path, help="a grid TOML file (see docs/sweeps.md)")
+    sweep.add_argument("grid", type=_path, help="a grid TOML file (see docs/sweeps.md)")
     sweep.add_argument("--executor", "-e", default="local", help="local (default) or dask")
     sweep.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler, e.g. tcp://host:8786")
     sweep.add_argument(
@@ -144,7 +151,7 @@ def _sweep_parser(commands: Any) -> None:
         "--timeout", type=float, default=10.0, help="seconds to wait for --scheduler (default 10)"
     )
     sweep.add_argument(
-        "--out", "-o", type=Path, default=Path("results"), help="output directory (default: results)"
+        "--out", "-o", type=_path, default=Path("results"), help="output directory (default: results)"
     )
     sweep.add_argument("--overwrite", action="store_true", help="replace OUT/NAME if it holds something else")
     sweep.add_argument("--no-plot", action="store_true", help="skip the figures")
@@ -158,8 +165,8 @@ def _report_parser(commands: Any) -> None:
         description="Write an HTML page with the summary tables and every figure (embedded PNG) of "
         "a saved run or sweep: one file to share.",
     )
-    report.add_argument("result", type=Path, help="a directory written by `mlcb run`, `compare` or `sweep`")
-    report.add_argument("--out", "-o", type=Path, help="the HTML file (default: RESULT/report.html)")
+    report.add_argument("result", type=_path, help="a directory written by `mlcb run`, `compare` or `sweep`")
+    report.add_argument("--out", "-o", type=_path, help="the HTML file (default: RESULT/report.html)")
 
 
 def _with_device(configs: list, device: str | None) -> list:
@@ -222,7 +229,7 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     parser.add_argument(
         "--out",
         "-o",
-        type=Path,
+        type=_path,
         default=Path("results"),
         help="output directory (default: results); writes OUT/NAME/",
     )

@@ -18,6 +18,8 @@ from typing import Any
 
 import pandas as pd
 
+from mlcb import validation
+
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
@@ -208,9 +210,9 @@ def report(path: str | Path, out: str | Path | None = None) -> Path:
     from mlcb.store import write_file
     from mlcb.sweeps import load_any
 
-    path = Path(path)
+    path = validation.path("path", path)
     result = load_any(path)
-    target = Path(out) if out is not None else path / "report.html"
+    target = validation.path("out", out) if out is not None else path / "report.html"
     if target.is_dir():
         raise ValueError(f"--out {target} is a directory; give a file name such as report.html")
     try:

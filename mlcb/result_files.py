@@ -24,6 +24,8 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from mlcb import validation
+
 #: The tidy frames, in the order of :class:`~mlcb.results.Result`'s fields.
 FRAMES = ("curves", "experts", "replications")
 METADATA = "metadata.json"
@@ -190,7 +192,7 @@ def read(path: str | Path) -> tuple[list, dict]:
     """The frames (curves, experts, replications) and the metadata of the result saved in
     ``path``, all checked (see the module docstring). A directory holding none of the files is a
     ``FileNotFoundError``; any other problem a ``ValueError`` naming the file."""
-    path = Path(path)
+    path = validation.path("path", path)
     if not path.is_dir() or not any((path / n).exists() or (path / n).is_symlink() for n in NAMES):
         raise FileNotFoundError(f"{path} is not a saved mlcb result (missing {list(NAMES)})")
     for name in NAMES:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from mlcb import validation
 from mlcb.collect import collect_result
 from mlcb.config import SimulationConfig
 from mlcb.contracts import family_of
@@ -144,6 +145,8 @@ def simulate(
         raise TypeError(f"preset must be a preset name (str), got {preset!r}")
     if parts is not None and not isinstance(parts, (str, os.PathLike)):
         raise TypeError(f"parts must be None or a directory path, got {parts!r}")
+    if parts is not None:
+        validation.path("parts", parts)
     _check_one_budget(fields.get("budget"))
     if preset is not None:
         from mlcb import presets

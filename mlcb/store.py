@@ -40,7 +40,7 @@ import socket
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from mlcb import result_files
+from mlcb import result_files, validation
 
 #: The files of a saved result, and what else may sit in a result directory.
 RESULT_FILES = result_files.NAMES
@@ -161,7 +161,7 @@ def save(path: str | Path, fill: Callable[[Path], None]) -> Path:
     """Save a result into the directory ``path`` atomically (:func:`replace_directory`) under its
     writer's lock (:func:`lock`): ``fill(tmp)`` writes the files. ``path`` may be missing or hold a
     result; a file, or a directory holding other files, is refused with a ``ValueError``."""
-    path = Path(path)
+    path = validation.path("path", path)
     _not_a_file(path)
     make_directory(path.parent)
     with lock(path):
@@ -223,7 +223,7 @@ class Store:
     (created if missing), and ``root / name`` must stay inside it and not be a file."""
 
     def __init__(self, root: str | Path, name: str):
-        root = Path(root)
+        root = validation.path("out", root)
         if not isinstance(name, str) or not name or "\x00" in name:
             raise ValueError(f"out: the result name must be a non-empty string, got {name!r}")
         if root.exists() and not root.is_dir():

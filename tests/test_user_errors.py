@@ -427,3 +427,71 @@ def test_compare_refuses_with_the_parameter_named(no_work, kwargs, error, messag
         return
     with pytest.raises(error, match=message):
         mlcb.compare(preset, **kwargs)
+
+
+# --- empty paths --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A small saved result, outside the directory the empty-path tests run in."""
+    return mlcb.simulate(preset="trap", budget=1, horizon=100, replications=1).save(
+        tmp_path_factory.mktemp("saved") / "run"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "trap", "--horizon", "100", "--replications", "1", "--out", ""],
+        ["compare", "trap", "--horizon", "100", "--replications", "1", "--budget", "1", "--out", ""],
+        ["sweep", "GRID", "--out", ""],
+        ["plot", "RESULT", "--out", ""],
+        ["report", "RESULT", "--out", ""],
+        ["plot", ""],
+        ["report", ""],
+        ["show", ""],
+    ],
+    ids=lambda argv: "-".join(a or "EMPTY" for a in argv if not a.isdigit()),
+)
+def test_cli_refuses_an_empty_path(argv, saved, tmp_path, monkeypatch, capsys, no_work):
+    """An empty path would mean the current directory: refused in one line, nothing written."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text('preset = "trap"\nhorizon = 100\nreplications = 1\n')
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    argv = [{"GRID": str(grid), "RESULT": str(saved)}.get(a, a) for a in argv]
+    try:
+        status = main([*argv, "--quiet"] if argv[0] in ("run", "compare", "sweep") else argv)
+    except SystemExit as exit:  # argparse refuses the argument itself
+        status = exit.code
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert err.startswith("mlcb: error: argument ") and err.endswith(
+        ": an empty path; give a directory or file name\n"
+    )
+    assert list(here.iterdir()) == []
+
+
+def test_api_refuses_an_empty_path(saved, tmp_path, monkeypatch, no_work):
+    from mlcb.report import report
+
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    result = mlcb.load(saved)
+    path = "path must be a non-empty path (a directory or file name), got ''"
+    out = "out must be a non-empty path (a directory or file name), got ''"
+    parts = "parts must be a non-empty path (a directory or file name), got ''"
+    for message, call in [
+        (path, lambda: result.save("")),
+        (path, lambda: mlcb.load("")),
+        (out, lambda: mlcb.sweep({"preset": "trap", "horizon": 100, "replications": 1}, out="")),
+        (out, lambda: report(saved, out="")),
+        (path, lambda: report("")),
+        (parts, lambda: mlcb.simulate(preset="trap", horizon=100, replications=1, parts="")),
+        (parts, lambda: mlcb.compare("trap", horizon=100, replications=1, budget=1, parts="")),
+    ]:
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value) == message
+    assert list(here.iterdir()) == []

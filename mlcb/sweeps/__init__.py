@@ -312,7 +312,7 @@ def load(path: str | Path) -> Any:
     each part's description), so a file whose rows do not fit its block is a ``ValueError``."""
     from mlcb.results import Result
 
-    path = Path(path)
+    path = validation.path("path", path)
     meta_path = path / SWEEP_FILE
     if not is_sweep(path):
         raise FileNotFoundError(f"{path} is not an mlcb sweep (no {SWEEP_FILE})")
