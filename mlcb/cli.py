@@ -106,8 +106,10 @@ def _parser() -> argparse.ArgumentParser:
     _sweep_parser(commands)
     _report_parser(commands)
 
-    show = commands.add_parser("show", help="print a saved result's summary and metadata")
-    show.add_argument("result", type=_path, help="a directory written by `mlcb run` or `mlcb compare`")
+    show = commands.add_parser("show", help="print a saved result's or sweep's summary and metadata")
+    show.add_argument(
+        "result", type=_path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
+    )
 
     listing = commands.add_parser("list", help="list presets, policies, expert families and environments")
     _plugin_option(listing)
@@ -492,15 +494,27 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    """Print a saved result's summary table and its metadata (validated by ``load``)."""
-    from mlcb.results import load
+    """Print a saved run's or sweep's summary table and its metadata (validated when read)."""
+    import json
 
-    result = load(args.result)
+    from mlcb.sweeps import is_sweep, load_any
+
+    result = load_any(args.result)
     meta = result.metadata
     settings = meta["settings"]
     seconds = [s.get("seconds") for s in settings.values()]
     total = sum(v for v in seconds if isinstance(v, (int, float)))
-    print(f"result: {args.result}")
+    sweep = meta.get("sweep") if is_sweep(args.result) else None
+    if isinstance(sweep, dict):
+        failed = sweep.get("failed") or []
+        print(
+            f"sweep: {args.result} ({sweep.get('name')}, preset {sweep.get('preset')}, "
+            f"{sweep.get('replications')} replication(s) per setting in tasks of {sweep.get('block')}; "
+            f"{len(failed)} task(s) failed in its last run)"
+        )
+        print(f"grid: {json.dumps(sweep.get('grid'), default=str)}")
+    else:
+        print(f"result: {args.result}")
     _print_summary(result, total)
     print("settings:")
     for label, setting in settings.items():

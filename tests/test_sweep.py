@@ -113,6 +113,17 @@ def test_sweep_metadata_lists_the_grid_and_the_parts(reference):
     assert len(table) == len(reference.result.curves) and table["key"].nunique() == 4
 
 
+def test_show_prints_a_sweep(reference, capsys):
+    assert main(["show", str(reference.path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        f"sweep: {reference.path} (small, preset trap, 5 replication(s) per setting in tasks of 2"
+    )
+    assert f"grid: {json.dumps(GRID)}" in out and "pseudo-regret" in out and "versions: mlcb" in out
+    for label in ("mlcb M=1 K=4", "mlcb M=1 K=6", "mlcb M=2 K=4", "mlcb M=2 K=6"):
+        assert f"  {label}: policy mlcb, budget {label[7]}, calibration theory, engine compiled" in out
+
+
 def test_task_size_does_not_change_results(reference, tmp_path):
     other = mlcb.sweep(GRID, out=tmp_path, workers=2, block=3)
     assert other.computed == 8

@@ -51,7 +51,7 @@ from typing import Any
 
 import pandas as pd
 
-from mlcb import result_files, validation
+from mlcb import provenance, result_files, validation
 from mlcb.sweeps.executors import (
     CONNECT_TIMEOUT,
     DASK_HINT,
@@ -105,6 +105,8 @@ def _metadata(grid: Grid, done: set[str], todo: list[Task], failed: list[tuple[s
         "parts_done": sorted(done),
         "parts_to_do": sorted(f"key={t.key}/{t.name}" for t in todo if f"key={t.key}/{t.name}" not in done),
         "failed": [{"task": name, "error": error} for name, error in failed],
+        "versions": provenance.versions(),
+        "git_revision": provenance.git_revision(),
         "updated": pd.Timestamp.now(tz="UTC").isoformat(),
     }
 
@@ -359,6 +361,7 @@ def load(path: str | Path) -> Any:
         "settings": settings,
         "sweep": {k: meta.get(k) for k in ("name", "preset", "replications", "block", "grid", "failed")},
         "versions": meta.get("versions"),
+        "git_revision": meta.get("git_revision"),
         "created": meta.get("updated"),
     }
     return Result(joined["curves"], joined["experts"], joined["replications"], metadata=metadata)
