@@ -495,3 +495,28 @@ def test_api_refuses_an_empty_path(saved, tmp_path, monkeypatch, no_work):
             call()
         assert str(caught.value) == message
     assert list(here.iterdir()) == []
+
+
+# --- the page that lists them -------------------------------------------------------------------
+#: The tests whose checks docs/bad-inputs.md quotes.
+CHECKING_TESTS = (
+    "test_user_errors.py",
+    "test_errors.py",
+    "test_store.py",
+    "test_sweep.py",
+    "test_sweep_dask.py",
+    "test_results_cli.py",
+    "test_report.py",
+)
+
+
+def test_the_bad_inputs_page_quotes_what_the_tests_check():
+    """Every message in the tables of docs/bad-inputs.md appears word for word in a test that
+    checks it: a message that changes fails its test, and then this one until the page follows."""
+    page = (ROOT / "docs" / "bad-inputs.md").read_text(encoding="utf-8")
+    rows = [line for line in page.splitlines() if line.startswith("| ") and not line.startswith("| where")]
+    checked = "".join((ROOT / "tests" / name).read_text(encoding="utf-8") for name in CHECKING_TESTS)
+    messages = [row.rstrip().removesuffix("|").rsplit("|", 1)[-1].strip() for row in rows]
+    assert len(rows) >= 90 and all(m.startswith("`") and m.endswith("`") for m in messages), messages
+    missing = [m for m in messages if m.strip("`") not in checked]
+    assert not missing, f"messages on the page that no test quotes: {missing}"
