@@ -4,7 +4,7 @@ plain metadata only: nothing named in a result is ever imported or called).
 ``regret``
     mean regret against rounds with a 5-95% band over replications, the data-dependent certificate
     Delta(t) and, where the result recorded it, the numeric worst-case bound B_num(t)
-    (:func:`mlcb.results.worst_case_curve`), log-log, with the slope fitted over the last decade
+    (:func:`mlcb.worst_case.worst_case_curve`), log-log, with the slope fitted over the last decade
     of rounds in the legend.
 ``panels``
     the paper's three panels: cumulative regret, deployment counts per expert, training counts
