@@ -78,8 +78,8 @@ def _figure(path: Path) -> str:
 
 def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> str:
     """The page of ``sections`` (key -> (section, seconds it took)), as a string."""
-    from mlcb import __version__
-    from mlcb.results import _git_revision
+    from mlcb._version import __version__
+    from mlcb.provenance import git_revision
 
     toc = "".join(
         f'<li><a href="#{html.escape(key)}">{html.escape(section.title)}</a></li>'
@@ -95,7 +95,7 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
             + "".join(_table(t) for t in section.tables)
             + "</section>"
         )
-    revision = _git_revision() or "unknown"
+    revision = git_revision() or "unknown"
     meta = (
         f"mlcb {__version__}, revision {html.escape(revision)}, size {html.escape(size)}, seed {seed}, "
         f"written {time.strftime('%Y-%m-%d %H:%M')}"
