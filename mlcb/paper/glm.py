@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlcb.paper import Row, Section, Table, save_figure
 from mlcb.paper import measure as m
+from mlcb.paper.section import Row, Section, Table, save_figure
 
 #: The paper's size is small enough for both: T = 2,500 rounds and 30 runs.
 SIZES = {"quick": {"horizon": 2_500, "replications": 30}, "paper": {"horizon": 2_500, "replications": 30}}

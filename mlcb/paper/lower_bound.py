@@ -47,8 +47,8 @@ from envs.lower_bound import (
     regret_lower_bound,
 )
 from mlcb import theory, validation
-from mlcb.paper import SIZES as SIZE_NAMES
-from mlcb.paper import Row, Section, Table
+from mlcb.paper.section import SIZES as SIZE_NAMES
+from mlcb.paper.section import Row, Section, Table
 from mlcb.simulation import simulate
 
 #: The experiment at each size: horizons (each its own instance), replications per point, the

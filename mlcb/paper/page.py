@@ -12,7 +12,7 @@ import math
 import time
 from pathlib import Path
 
-from mlcb.paper import Row, Section, Table
+from mlcb.paper.section import Row, Section, Table
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }

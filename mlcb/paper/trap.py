@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlcb.paper import Row, Section, Table, save_figure
 from mlcb.paper import measure as m
+from mlcb.paper.section import Row, Section, Table, save_figure
 
 #: Horizon and replications of each size ("paper": the paper's own, T = 250,000 and 100 runs).
 SIZES = {
