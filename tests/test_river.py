@@ -528,7 +528,7 @@ def test_real_data_figures_draw_the_regret_against_the_stated_reference():
     (meta,) = result.metadata["settings"].values()
     assert meta["reference"] == RealDataEnv.reference
     assert plot.default_metric(result) == "regret"
-    ax = plot.regret(result)
+    (ax,) = plot.regret(result).axes
     assert ax.get_ylabel() == "regret" and RealDataEnv.reference in ax.get_title()
     mean = ax.get_lines()[0].get_ydata()
     assert np.isfinite(mean).all() and len(mean) > 10
