@@ -41,9 +41,13 @@ from mlcb import result_files, store
 SETTING_COLUMNS = ["setting", "policy", "budget", "calibration"]
 
 
-@dataclass
+@dataclass(repr=False)
 class Result:
-    """Tidy results of one or more simulation settings; see the module docstring."""
+    """Tidy results of one or more simulation settings; see the module docstring.
+
+    In a notebook a result shows itself as a compact HTML summary (:meth:`_repr_html_`); its
+    ``repr`` is one line.
+    """
 
     curves: pd.DataFrame
     experts: pd.DataFrame
@@ -124,6 +128,49 @@ class Result:
         violated = self.replications.groupby("setting")["certificate_violated"].mean()
         table["certificate_violations"] = table["setting"].map(violated)
         return table
+
+    # --- display -------------------------------------------------------------------------
+    def _describe(self) -> str:
+        """One line: the settings, replications, horizon and calibration."""
+        settings = self.settings
+        shown = ", ".join(settings[:4]) + (f", ... ({len(settings)} in all)" if len(settings) > 4 else "")
+        replications = self.replications.groupby("setting")["replication"].nunique()
+        rounds = self.curves.groupby("setting")["round"].max()
+
+        def span(values: pd.Series, form: str) -> str:
+            low, high = (int(values.min()), int(values.max())) if len(values) else (0, 0)
+            return form.format(low) if low == high else f"{form.format(low)} to {form.format(high)}"
+
+        calibrations = ", ".join(sorted(str(c) for c in self.curves["calibration"].unique()))
+        return (
+            f"{len(settings)} setting{'s' if len(settings) != 1 else ''} ({shown}); "
+            f"{span(replications, '{}')} replications, T = {span(rounds, '{:,}')}; calibration {calibrations}"
+        )
+
+    def __repr__(self) -> str:
+        return f"Result({self._describe()})"
+
+    def _repr_html_(self) -> str:
+        """A compact HTML summary for notebooks: one line describing the result and the summary
+        table (final regret with its standard deviation, pseudo-regret, the share of rounds the
+        best expert was deployed, and how often the certificate was exceeded)."""
+        import html
+
+        columns = {
+            "setting": "setting",
+            "rounds": "T",
+            "replications": "R",
+            "regret": "regret",
+            "regret_std": "sd",
+            "pseudo_regret": "pseudo-regret",
+            "best_deployed_share": "best deployed",
+            "certificate_violations": "PR > Delta",
+        }
+        table = self.summary()[list(columns)].rename(columns=columns)
+        body = table.to_html(
+            index=False, na_rep="", float_format=lambda v: f"{v:,.3f}" if abs(v) < 10 else f"{v:,.0f}"
+        )
+        return f"<div><p><b>mlcb Result</b>: {html.escape(self._describe())}</p>{body}</div>"
 
     # --- storage -------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:

@@ -304,3 +304,26 @@ def test_every_figure_returns_its_figure_and_draws_into_axes_given(result):
         plt.close(figure)
     with pytest.raises(ValueError, match="axes must be a sequence of at least 3 matplotlib Axes"):
         plot.panels(result, axes=[None])
+
+
+def test_a_result_shows_itself_compactly(result):
+    """One line as ``repr``; in a notebook an HTML summary with a row per setting, well formed."""
+    from html.parser import HTMLParser
+
+    text = repr(result)
+    assert "\n" not in text and text.startswith("Result(") and len(text) < 300
+    page = result._repr_html_()
+    opened: list[str] = []
+
+    class Checker(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            opened.append(tag)
+
+        def handle_endtag(self, tag):
+            assert opened.pop() == tag
+
+    Checker().feed(page)
+    assert not opened
+    for setting in result.settings:
+        assert f"<td>{setting}</td>" in page
+    assert page.count("<tr>") == len(result.settings) + 1
