@@ -183,6 +183,8 @@ class RiverExpert(_Adapter):
     rate : (float, float)
         ``(beta, alpha)`` of the heuristic rate.
 
+    Notes
+    -----
     ``spawn(seed)`` clones the model (river's ``clone``), setting its ``seed`` parameter when it
     has one, so each replication gets an untrained copy with its own random stream.
     """

@@ -116,6 +116,8 @@ class BanditExpertsEnv(gym.Env):
         order, arm draws and internal randomness follow its identity, so reordering the rows of
         ``reward_means`` together with ``streams`` relabels the experts and changes nothing else.
 
+    Notes
+    -----
     The engine reads (:class:`mlcb.contracts.Environment`):
 
     ``n_experts``

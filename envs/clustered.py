@@ -271,6 +271,8 @@ class ClusteredEnv(FeatureStreamEnv):
     holdout : int
         Size of the held-out sample on which expected losses are estimated (256).
 
+    Notes
+    -----
     The engine and the expert families read (:class:`mlcb.contracts.Environment`):
 
     ``n_experts``

@@ -165,6 +165,8 @@ class GLMEnv(FeatureStreamEnv):
     quadrature : (int, int)
         Radial and angular nodes of the expected-loss quadrature.
 
+    Notes
+    -----
     The engine and the expert families read (:class:`mlcb.contracts.Environment`):
 
     ``n_experts``

@@ -220,6 +220,8 @@ class RealDataEnv(gym.Env):
         which no later round uses); experts that learn them all count ``W`` updates, as the
         river selectors' warm start does (:mod:`mlcb.river`). Later rounds are unchanged.
 
+    Notes
+    -----
     The engine and the expert families read (:class:`mlcb.contracts.Environment`):
 
     ``n_experts``

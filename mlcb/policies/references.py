@@ -187,12 +187,9 @@ class Uniform:
     slot ``s = j`` for the swap ``j`` and slot ``s = M`` for the deployed member; every
     ``floor`` is capped at its range's last index against rounding.
 
-    Parameters
-    ----------
-    None.
-
     Notes
     -----
+    Parameters: none.
     docs/baselines.md §5. Warm start: every expert trained once. Regret linear in ``T``: a
     sanity floor, not a competitor. No confidence bounds: widths ``nan``, no certificate.
 
@@ -262,12 +259,9 @@ class Greedy:
     trained experts' keys change, so ``S_t`` is popped from an indexed heap (``O(M log K)`` per
     round).
 
-    Parameters
-    ----------
-    None.
-
     Notes
     -----
+    Parameters: none.
     docs/baselines.md §5. Warm start: every expert trained once, so an expert whose first
     losses were unlucky may never be trained again: the trap preset (fast-learning suboptimal
     experts look best early) is built to catch this. No confidence bounds: widths ``nan``, no
@@ -435,12 +429,9 @@ class Oracle:
     may look at them). Its regret is ``k*``'s own learning regret: a lower reference curve, not a
     competitor.
 
-    Parameters
-    ----------
-    None: ``k*`` comes from the simulator at :meth:`build`.
-
     Notes
     -----
+    Parameters: none; ``k*`` comes from the simulator at :meth:`build`.
     docs/baselines.md §5. No warm start (``warm_start`` is False): only ``k*`` is ever trained,
     and in round 1 it deploys its initial decision. It trains one expert per round and leaves the
     rest of the budget unused (docs/baselines.md §0, single-update methods). No confidence
