@@ -7,7 +7,7 @@ drawn with replacement, the presets' pool of 8 river classifiers):
    deviation over ``--shuffles`` shuffles) and model updates per sample of M-LCB at M = 1, 2, 3
    (:class:`mlcb.river.BudgetedClassifier`), river's ``BanditClassifier`` with epsilon-greedy and
    UCB, river's successive halving and training every model; every selector meets the same rows;
-   and writes the figure ``benchmarks/figures/river-selectors.png`` (accuracy against updates);
+   and writes the figure ``docs/figures/river-selectors.png`` (accuracy against updates);
 2. the speed of the preset run through the simulator (``mlcb.simulate``, the Python engine, M = 1):
    rounds/s, and the share of the time spent in the engine against inside the river models. The
    baseline is measured in the same run: every ``learn`` / ``deploy`` / ``spawn`` call of the river
@@ -36,7 +36,7 @@ from mlcb.river import compare  # noqa: E402
 
 DATASETS = ("phishing", "bananas")
 ENGINE_SHARE_TARGET = 0.10
-FIGURE = Path(__file__).resolve().parent / "figures" / "river-selectors.png"
+FIGURE = Path(__file__).resolve().parent.parent / "docs" / "figures" / "river-selectors.png"
 ORDER = [
     "mlcb M=1",
     "mlcb M=2",
