@@ -1,4 +1,4 @@
-"""M-LCB against the policies practitioners run: the README's two tables.
+"""M-LCB against the policies practitioners run: the two tables of docs/comparisons.md.
 
 1. The trap preset with the authors' calibration (``mlcb compare trap --set practitioners
    --calibration authors``): pseudo-regret at the horizon, mean and standard error over the

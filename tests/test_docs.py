@@ -18,7 +18,7 @@ SOURCES = sorted(
     for folder in ("mlcb", "envs", "agents", "tests", "benchmarks")
     for path in (ROOT / folder).rglob("*.py")
     if path != Path(__file__).resolve()  # this file's own examples are not references
-) + [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+) + [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 #: ``docs/theory.md``, ``docs/rates.md §1b``, ``docs/theory.md §4, §5``.
 DOC_REFERENCE = re.compile(r"docs/([A-Za-z0-9_-]+\.md)((?:,? §[0-9]+[a-z]?)*)")

@@ -334,14 +334,10 @@ def test_without_torch_one_line_message_and_everything_else_works(tmp_path):
 
 
 def test_readme_own_module_example_runs(capsys):
-    import re
-    from pathlib import Path
+    from tests.test_readme import _example
 
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    match = re.search(r"<!-- example: own-module -->\n```python\n(.*?)```", text, re.S)
-    assert match, "README.md has no example marked 'own-module'"
     namespace: dict = {"__name__": "readme_example"}
-    exec(compile(match.group(1), "README.md", "exec"), namespace)  # noqa: S102 (the project's own README)
+    exec(compile(_example("own-module"), "docs/moe.md", "exec"), namespace)  # noqa: S102 (the project's own docs)
     result = namespace["result"]
     assert result.metadata["settings"]["mlcb M=2"]["family"] == "moe"
     assert result.metadata["settings"]["mlcb M=2"]["reference"] == "the Bayes loss of the stream"

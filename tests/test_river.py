@@ -679,13 +679,10 @@ def test_without_river_one_line_message_and_the_rest_works():
 
 
 def test_readme_river_example_runs(capsys):
-    import re
+    from tests.test_readme import _example
 
-    text = (ROOT / "README.md").read_text()
-    match = re.search(r"<!-- example: river-selector -->\n```python\n(.*?)```", text, re.S)
-    assert match, "README.md has no example marked 'river-selector'"
     namespace: dict = {"__name__": "readme_river_example"}
-    exec(compile(match.group(1), "README.md", "exec"), namespace)  # noqa: S102 (the project's own README)
+    exec(compile(_example("river-selector"), "docs/river.md", "exec"), namespace)  # noqa: S102 (the project's own docs)
     model = namespace["model"]
     assert model.n_updates == 8 * 20 + 1230
     assert "Accuracy" in capsys.readouterr().out
