@@ -1,12 +1,13 @@
 # Two commands on a fresh machine with Python 3.11 and make:
 #   make run    set up .venv and run the main job (the paper's trap instance, M in {1, 2, 4})
 #   make test   set up .venv and run the test suite
+# and: make docs (the documentation site, into site/), make bench (the benchmarks)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test bench lint clean
+.PHONY: setup run test docs bench lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +23,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# Strict: a broken link or a docstring that does not parse is an error. The tutorials are executed
+# (a few minutes); MLCB_DOCS_EXECUTE=false renders them without running them.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_suite.py
 	$(BIN)/python benchmarks/bench_python_engine.py
@@ -36,4 +42,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check mlcb envs agents tests benchmarks conftest.py
 
 clean:
-	rm -rf $(VENV) results .pytest_cache .hypothesis .benchmarks
+	rm -rf $(VENV) results site .cache .pytest_cache .hypothesis .benchmarks
