@@ -358,6 +358,8 @@ class LowerBoundEnv(BanditExpertsEnv):
     shuffle : bool
         Shuffle each expert's two arms per replication (default, as in the proof).
 
+    Notes
+    -----
     Beyond :class:`envs.bandit.BanditExpertsEnv`'s interface: ``epsilon`` and ``gap`` (the gaps),
     ``loss_means(game)``, ``game_of(seed, replication)`` (the game a replication plays: an index or
     ``None`` for the null game), :meth:`regret_lower_bound`, and ``"game"`` in ``reset``'s info
