@@ -208,3 +208,26 @@ def test_the_api_reference_has_an_entry_for_every_public_name(site):
     for identifier in DIRECTIVE.findall((DOCS / "api" / "mlcb.md").read_text(encoding="utf-8")):
         assert identifier in ids.ids, f"api/mlcb has no entry {identifier}"
     assert len(mlcb.__all__) == len(DIRECTIVE.findall((DOCS / "api" / "mlcb.md").read_text()))
+
+
+def test_docstring_markup_becomes_markdown():
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
+    import importlib.util
+
+    import markdown
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    source = (
+        "See :func:`~mlcb.theory.theorem_rate`.\n\n>>> 1 + 1\n2\n\n.. math::\n\n    U(n) = n\n\n"
+        "After.\n\n```python\n>>> left alone\n```\n"
+    )
+    html = markdown.Markdown(extensions=[hooks.DocstringExtension(), "fenced_code"]).convert(source)
+    assert (
+        '<autoref identifier="mlcb.theory.theorem_rate" optional><code>theorem_rate</code></autoref>' in html
+    )
+    assert '<code class="language-pycon">&gt;&gt;&gt; 1 + 1\n2\n</code>' in html
+    assert '<code class="language-tex">U(n) = n\n</code>' in html
+    assert "<p>After.</p>" in html
+    assert '<code class="language-python">&gt;&gt;&gt; left alone\n</code>' in html
