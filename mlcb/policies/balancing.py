@@ -26,7 +26,7 @@ Shared notation (loss form, K experts, budget M; the papers' number of learners 
 
 ``c`` and ``delta`` are each policy's own constants, not the simulation's ``delta`` (which only
 enters through the experts' rates ``U_k(n, delta / 2K)`` in ``stats.rate``). Selection breaks
-ties by the smaller expert index and costs ``O(K M)`` per round (:func:`mlcb.policies.m_lcb.smallest`).
+ties by the smaller expert index and costs ``O(K M)`` per round (:func:`mlcb.policies.selection.smallest`).
 No confidence bound of the deployed decision is claimed: every width passed to the engine is
 ``nan`` and no certificate is recorded.
 
@@ -46,7 +46,7 @@ import numpy as np
 from mlcb import validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
-from mlcb.policies.m_lcb import smallest
+from mlcb.policies.selection import smallest
 
 _COMPARATORS = ("pessimistic", "optimistic")
 _DEPLOYS = ("head", "ucb")

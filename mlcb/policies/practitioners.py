@@ -39,7 +39,7 @@ from mlcb.errors import PolicyStateFull
 from mlcb.kernels import implements
 from mlcb.policies import _heap
 from mlcb.policies.limited_advice import draw_extra
-from mlcb.policies.m_lcb import BLOCK, column_minima, insert_smallest, smallest, smallest_blocked
+from mlcb.policies.selection import BLOCK, column_minima, insert_smallest, smallest, smallest_blocked
 from mlcb.random import draw, uniform, ziggurat_normal
 
 
@@ -258,17 +258,6 @@ def _ucb_lower(params, state, k, n):
         state.column[b] = smallest_bound
 
 
-@kernel
-def _resift(heap, position, size, keys, k):
-    """Insert ``k`` into the heap, or restore the order after its key changed while on it."""
-    slot = position[k]
-    if slot < 0:
-        _heap.push(heap, position, size, keys, k)
-    else:
-        _heap._sift_up(heap, position, keys, slot)
-        _heap._sift_down(heap, position, keys, position[k], size[0])
-
-
 @implements("observe", LearnerBanditParams)
 @kernel
 def _bandit_observe(params, state, stats, k, loss, t):
@@ -276,7 +265,7 @@ def _bandit_observe(params, state, stats, k, loss, t):
     n = stats[k].n
     state.mean[k] = stats[k].loss_sum / n
     if _heaped(params):
-        _resift(state.heap, state.position, state.size, state.mean, k)
+        _heap.resift(state.heap, state.position, state.size, state.mean, k)
     if params.mode == UCB1:
         state.count[k] = n
         if state.reference[0] > -math.inf:
@@ -484,7 +473,7 @@ class BanditThompson(_LearnerBandit):
     ``[0, 1]`` and need not be binary, so we use the Gaussian form. One normal draw per expert
     and round (the ziggurat's one word each, where Box-Muller would take a logarithm, a square
     root, a cosine and a sine per pair), then the ``M`` smallest by column minima above 128
-    experts (:func:`mlcb.policies.m_lcb.smallest_blocked`): O(K) per round. No certificate.
+    experts (:func:`mlcb.policies.selection.smallest_blocked`): O(K) per round. No certificate.
 
     Examples
     --------
@@ -900,7 +889,7 @@ class RisingUCB:
     every expert until ``n >= 1 / epsilon``. Ties go to the smaller index, not at random.
     Anytime. No certificate. Every index moves with ``t``: all ``K`` are computed each round,
     in a loop the compiler vectorises, and the ``M`` largest found by column minima
-    (:func:`mlcb.policies.m_lcb.smallest_blocked`): O(K) per round.
+    (:func:`mlcb.policies.selection.smallest_blocked`): O(K) per round.
 
     Examples
     --------

@@ -34,7 +34,7 @@ from mlcb import tables, validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
 from mlcb.policies import _heap
-from mlcb.policies.m_lcb import _hoeffding_table, hoeffding_width
+from mlcb.policies.hoeffding import hoeffding_table, hoeffding_width
 from mlcb.random import uniform
 
 
@@ -392,7 +392,7 @@ class FullBudget:
     ) -> tuple[FullBudgetParams, FullBudgetState]:
         """Kernel parameters and a fresh state (``budget`` and ``optimal`` unused; ``horizon``
         sizes the width table)."""
-        hoeffding = _hoeffding_table(int(n_experts), float(delta), int(horizon), tables.TABLE_BUDGET_BYTES)
+        hoeffding = hoeffding_table(int(n_experts), float(delta), int(horizon), tables.TABLE_BUDGET_BYTES)
         params = FullBudgetParams(int(n_experts), float(delta), float(self.bonus_scale), hoeffding)
         return params, FullBudgetState(ucb=np.zeros(n_experts))
 

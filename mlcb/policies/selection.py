@@ -1,0 +1,139 @@
+"""Compiled selection helpers shared by the policies: the ``count`` smallest of many values.
+
+Every helper breaks ties by the smaller index, so a policy built on them keeps the package's tie
+rule (the smaller expert identity, :mod:`mlcb.policies`). All of them are kernels
+(:func:`mlcb._jit.kernel`): called from a policy's kernel, they compile into the round loop, and
+they write into caller-owned arrays only.
+
+:func:`smallest`
+    the ``count`` indices with the smallest values, ascending, by insertion: O(K count) worst case;
+:func:`smallest_blocked`
+    the same indices in the same order for many values, by column minima (:data:`BLOCK` columns);
+:func:`insert_smallest`
+    insert one candidate into such a sorted selection, for candidates met in any order;
+:func:`column_minima`
+    the minimum of each column of :data:`BLOCK` values, in loops the compiler vectorises.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlcb._jit import kernel
+from mlcb.policies import _heap
+
+#: Width of the rows in which :func:`smallest_blocked` reads its values.
+BLOCK = 64
+
+
+@kernel
+def smallest(values, count, selected):
+    """Write the ``count`` indices with the smallest ``values`` into ``selected``, ascending.
+
+    Ties go to the smaller index. Insertion into a sorted buffer: O(K count) worst case.
+    """
+    filled = 0
+    for k in range(values.shape[0]):
+        v = values[k]
+        if filled < count:
+            position = filled
+            filled += 1
+        elif v < values[selected[count - 1]]:
+            position = count - 1
+        else:
+            continue
+        while position > 0 and values[selected[position - 1]] > v:
+            selected[position] = selected[position - 1]
+            position -= 1
+        selected[position] = k
+    return filled
+
+
+@kernel
+def insert_smallest(values, k, found, count, selected):
+    """Insert ``k`` into the ``found`` experts of ``selected`` (ascending ``(values[k], k)``,
+    at most ``count`` kept); returns the new number kept.
+
+    For candidates met in any order. :func:`smallest` keeps its own copy of this loop: it meets
+    them in index order, so a value alone decides, and its inner comparison stays one load and
+    one compare instead of this one's tie-breaking pair.
+    """
+    if found < count:
+        position = found
+        found += 1
+    elif _heap.before(values, k, selected[count - 1]):
+        position = count - 1
+    else:
+        return found
+    while position > 0 and _heap.before(values, k, selected[position - 1]):
+        selected[position] = selected[position - 1]
+        position -= 1
+    selected[position] = k
+    return found
+
+
+@kernel
+def _smaller(a, b):
+    return a if a < b else b
+
+
+@kernel
+def column_minima(values, mins):
+    """``mins[b]``: the smallest of ``values[b], values[b + BLOCK], ...`` (``+inf`` for a column
+    without values), in loops the compiler vectorises. Four rows are folded together before
+    each update of ``mins``: the updates form a chain through memory, a quarter as long."""
+    size = values.shape[0]
+    rows = size // BLOCK
+    for b in range(BLOCK):
+        mins[b] = values[b] if rows else math.inf
+    j = 1
+    while j < rows:
+        if j + 4 <= rows:
+            r0 = values[j * BLOCK : (j + 1) * BLOCK]
+            r1 = values[(j + 1) * BLOCK : (j + 2) * BLOCK]
+            r2 = values[(j + 2) * BLOCK : (j + 3) * BLOCK]
+            r3 = values[(j + 3) * BLOCK : (j + 4) * BLOCK]
+            for b in range(BLOCK):
+                low = _smaller(_smaller(r0[b], r1[b]), _smaller(r2[b], r3[b]))
+                mins[b] = _smaller(low, mins[b])
+            j += 4
+        else:
+            row = values[j * BLOCK : (j + 1) * BLOCK]
+            for b in range(BLOCK):
+                mins[b] = _smaller(row[b], mins[b])
+            j += 1
+    for b in range(size - rows * BLOCK):
+        mins[b] = _smaller(values[rows * BLOCK + b], mins[b])
+
+
+@kernel
+def smallest_blocked(values, count, selected, mins):
+    """:func:`smallest`, for many values: the same indices, in the same order (values without
+    NaN), with ``mins`` a scratch of ``BLOCK`` floats.
+
+    Up to ``2 BLOCK`` values (or above ``BLOCK`` selected), :func:`smallest` itself. Above, the
+    values are read as rows of ``BLOCK`` (``k = j BLOCK + b``) and ``mins`` gets each column's
+    minimum in one pass that the compiler vectorises. The ``count`` smallest column minima are
+    ``count`` distinct values, so the ``count``-th smallest value of all is at most the largest
+    of them, ``tau``; only the columns whose minimum is at most ``tau`` can hold a value at most
+    ``tau``, and only those are searched, value by value. With distinct values that is
+    ``count`` columns: O(K) vectorised plus O(count K / BLOCK).
+    """
+    # A small function the compiler inlines: small pools pay no extra call.
+    if values.shape[0] <= 2 * BLOCK or count > BLOCK:
+        return smallest(values, count, selected)
+    return _smallest_by_columns(values, count, selected, mins)
+
+
+@kernel
+def _smallest_by_columns(values, count, selected, mins):
+    column_minima(values, mins)
+    smallest(mins, count, selected)
+    tau = mins[selected[count - 1]]
+    found = 0
+    for b in range(BLOCK):
+        if mins[b] <= tau:
+            for k in range(b, values.shape[0], BLOCK):
+                if values[k] <= tau:
+                    found = insert_smallest(values, k, found, count, selected)
+    return found
