@@ -31,6 +31,7 @@ import numpy as np
 from mlcb import validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
+from mlcb.policies.selection import draw_extra
 from mlcb.random import draw, uniform
 
 
@@ -51,26 +52,6 @@ EXPERT_DTYPE = np.dtype([("lhat", np.float64), ("p", np.float64)], align=True)
 class LimitedAdviceState(NamedTuple):
     experts: np.ndarray  # (K,) EXPERT_DTYPE
     order: np.ndarray  # (K,) int64 scratch of the Fisher-Yates draw
-
-
-@kernel
-def draw_extra(order, chosen, n_experts, extra, key, t, selected, widths):
-    """Fill ``selected[1 : 1 + extra]`` with experts drawn uniformly without replacement from
-    ``[K] \\ {chosen}``: a partial Fisher-Yates shuffle held in the scratch array ``order``, slot
-    ``1 + j`` of the stream ``key`` at counter ``t`` for the ``j``-th draw (widths ``nan``)."""
-    for k in range(n_experts):
-        order[k] = k
-    order[chosen] = n_experts - 1
-    order[n_experts - 1] = chosen
-    pool = n_experts - 1
-    for j in range(extra):
-        left = pool - j
-        r = j + min(int(uniform(key, t, 1 + j) * left), left - 1)
-        k = order[r]
-        order[r] = order[j]
-        order[j] = k
-        selected[1 + j] = k
-        widths[1 + j] = math.nan
 
 
 @implements("select", LimitedAdviceParams)

@@ -1,4 +1,5 @@
-"""Compiled selection helpers shared by the policies: the ``count`` smallest of many values.
+"""Compiled selection helpers shared by the policies: the ``count`` smallest of many values, and
+uniform draws of experts without replacement.
 
 Every helper breaks ties by the smaller index, so a policy built on them keeps the package's tie
 rule (the smaller expert identity, :mod:`mlcb.policies`). All of them are kernels
@@ -12,15 +13,24 @@ they write into caller-owned arrays only.
 :func:`insert_smallest`
     insert one candidate into such a sorted selection, for candidates met in any order;
 :func:`column_minima`
-    the minimum of each column of :data:`BLOCK` values, in loops the compiler vectorises.
+    the minimum of each column of :data:`BLOCK` values, in loops the compiler vectorises;
+:func:`shuffle_prefix`
+    ``count`` steps of a Fisher-Yates shuffle: a uniformly random ordered ``count``-subset;
+:func:`draw_extra`
+    experts drawn uniformly without replacement from all but one;
+:func:`nan_widths`
+    the widths a policy without confidence bounds reports.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from mlcb._jit import kernel
 from mlcb.policies import _heap
+from mlcb.random import uniform
 
 #: Width of the rows in which :func:`smallest_blocked` reads its values.
 BLOCK = 64
@@ -137,3 +147,45 @@ def _smallest_by_columns(values, count, selected, mins):
                 if values[k] <= tau:
                     found = insert_smallest(values, k, found, count, selected)
     return found
+
+
+@kernel
+def shuffle_prefix(order, size, count, key, t, slot, out, start):
+    """``count`` steps of a Fisher-Yates shuffle of ``order[:size]``, the drawn experts written to
+    ``out[start : start + count]``.
+
+    Step ``j`` swaps position ``j`` with position ``j + floor(u_j (size - j))`` (the ``floor``
+    capped at ``size - 1 - j`` against rounding), ``u_j = uniform(key, t, slot + j)``, and writes
+    the expert it brought to position ``j``. Whatever order ``order[:size]`` holds, the result is
+    a uniformly random ordered ``count``-subset of it; the shuffled ``order`` may be carried to
+    the next round (O(count), no reset).
+    """
+    for j in range(count):
+        span = size - j
+        r = j + min(np.int64(uniform(key, t, slot + j) * span), span - 1)
+        k = order[r]
+        order[r] = order[j]
+        order[j] = k
+        out[start + j] = k
+
+
+@kernel
+def draw_extra(order, chosen, n_experts, extra, key, t, selected, widths):
+    """Fill ``selected[1 : 1 + extra]`` with experts drawn uniformly without replacement from
+    ``[K] \\ {chosen}``: a partial Fisher-Yates shuffle (:func:`shuffle_prefix`) of the identity
+    with ``chosen`` swapped to the end, held in the scratch array ``order``, slot ``1 + j`` of the
+    stream ``key`` at counter ``t`` for the ``j``-th draw (widths ``nan``)."""
+    for k in range(n_experts):
+        order[k] = k
+    order[chosen] = n_experts - 1
+    order[n_experts - 1] = chosen
+    shuffle_prefix(order, n_experts - 1, extra, key, t, 1, selected, 1)
+    for j in range(extra):
+        widths[1 + j] = math.nan
+
+
+@kernel
+def nan_widths(widths, count):
+    """``widths[:count] = nan``: the widths of a policy without confidence bounds."""
+    for j in range(count):
+        widths[j] = math.nan
