@@ -90,12 +90,6 @@ def _observe(params, state, stats, k, loss, t):
     expert.lhat += loss / (p + (1.0 - p) * params.ratio)
 
 
-@implements("end_round", LimitedAdviceParams)
-@kernel
-def _end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
-
-
 @dataclass(frozen=True)
 class LimitedAdvice:
     """Exponential weights over importance-weighted losses with ``M - 1`` extra queries.

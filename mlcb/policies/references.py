@@ -83,12 +83,6 @@ def _round_robin_observe(params, state, stats, k, loss, t):
     state.mean[k] = stats[k].loss_sum / stats[k].n
 
 
-@implements("end_round", RoundRobinParams)
-@kernel
-def _round_robin_end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
-
-
 @dataclass(frozen=True)
 class RoundRobin:
     """Round robin: train ``M`` experts cyclically, deploy the best empirical mean.
@@ -162,18 +156,6 @@ def _uniform_select(params, state, stats, t, key, selected, widths):
     return budget, selected[position]
 
 
-@implements("observe", UniformParams)
-@kernel
-def _uniform_observe(params, state, stats, k, loss, t):
-    pass
-
-
-@implements("end_round", UniformParams)
-@kernel
-def _uniform_end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
-
-
 @dataclass(frozen=True)
 class Uniform:
     """Uniform random selection: train a uniform random ``M``-subset, deploy a uniform member.
@@ -245,12 +227,6 @@ def _greedy_select(params, state, stats, t, key, selected, widths):
 def _greedy_observe(params, state, stats, k, loss, t):
     state.mean[k] = stats[k].loss_sum / stats[k].n
     _heap.push(state.heap, state.position, state.size, state.mean, k)
-
-
-@implements("end_round", GreedyParams)
-@kernel
-def _greedy_end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
 
 
 @dataclass(frozen=True)
@@ -334,12 +310,6 @@ def _full_budget_observe(params, state, stats, k, loss, t):
     state.ucb[k] = expert.loss_sum / n + params.bonus_scale * width
 
 
-@implements("end_round", FullBudgetParams)
-@kernel
-def _full_budget_end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
-
-
 @dataclass(frozen=True)
 class FullBudget:
     """Full budget: train all ``K`` experts every round, deploy the smallest UCB.
@@ -412,18 +382,6 @@ def _oracle_select(params, state, stats, t, key, selected, widths):
     selected[0] = params.best
     widths[0] = math.nan
     return 1, params.best
-
-
-@implements("observe", OracleParams)
-@kernel
-def _oracle_observe(params, state, stats, k, loss, t):
-    pass
-
-
-@implements("end_round", OracleParams)
-@kernel
-def _oracle_end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
 
 
 @dataclass(frozen=True)
