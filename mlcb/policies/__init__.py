@@ -84,8 +84,6 @@ _BASELINES = [
     ),
     ("oracle", "references:Oracle", {}, "always train and deploy the best expert k*: a lower reference"),
 ]
-for _name, _entry, _defaults, _summary in _BASELINES:
-    registry.register(_name, f"mlcb.policies.{_entry}", summary=_summary, **_defaults)
 
 # What practitioners run over a pool of learners, one module per family of rules.
 _PRACTITIONERS = [
@@ -127,7 +125,7 @@ _PRACTITIONERS = [
     ),
     ("exp3p", "exp3p:EXP3P", {}, "Auer et al. 2002: EXP3.P over the experts, the adversarial reference"),
 ]
-for _name, _entry, _defaults, _summary in _PRACTITIONERS:
+for _name, _entry, _defaults, _summary in _BASELINES + _PRACTITIONERS:
     registry.register(_name, f"mlcb.policies.{_entry}", summary=_summary, **_defaults)
 
 #: The policies of the practitioners' comparison (``mlcb compare trap --set practitioners``).

@@ -11,7 +11,26 @@ each expert's slot in ``heap`` (-1 when out), ``size`` (1,) int64.
 
 from __future__ import annotations
 
+import numpy as np
+
 from mlcb._jit import kernel
+
+
+def empty(n_experts: int) -> dict[str, np.ndarray]:
+    """The arrays ``heap``, ``position`` and ``size`` of an empty heap for ``n_experts`` experts,
+    by name, for a policy state that holds them (``State(..., **empty(n_experts))``).
+
+    Examples
+    --------
+    >>> arrays = empty(3)
+    >>> arrays["position"], arrays["size"]
+    (array([-1, -1, -1]), array([0]))
+    """
+    return {
+        "heap": np.zeros(n_experts, dtype=np.int64),
+        "position": np.full(n_experts, -1, dtype=np.int64),
+        "size": np.zeros(1, dtype=np.int64),
+    }
 
 
 @kernel

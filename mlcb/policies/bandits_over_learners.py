@@ -39,6 +39,7 @@ from mlcb.policies.base import BasePolicy, check_budget, check_unit
 from mlcb.policies.selection import (
     BLOCK,
     column_minima,
+    cycle,
     insert_smallest,
     nan_widths,
     shuffle_prefix,
@@ -100,9 +101,7 @@ def _bandit_select(params, state, stats, t, key, selected, widths):
     else:
         leader = np.int64(np.argmin(state.mean))  # ties: the smaller index
     if t <= params.burn_rounds:
-        offset = ((t - 1) * budget) % n_experts
-        for j in range(budget):
-            selected[j] = (offset + j) % n_experts
+        cycle(n_experts, budget, t, selected)
         return budget, leader
     index = state.index
     if params.mode == EPSILON_GREEDY:
@@ -262,9 +261,6 @@ class _LearnerBandit(BasePolicy):
             permutation=np.arange(n_experts, dtype=np.int64),
             total=np.zeros(1, dtype=np.int64),
             mean=np.zeros(n_experts),
-            heap=np.zeros(n_experts, dtype=np.int64),
-            position=np.full(n_experts, -1, dtype=np.int64),
-            size=np.zeros(1, dtype=np.int64),
             centre=np.zeros(n_experts),
             spread=np.zeros(n_experts),
             lower=np.zeros(n_experts),
@@ -272,6 +268,7 @@ class _LearnerBandit(BasePolicy):
             column=np.zeros(BLOCK),
             visit=np.zeros(BLOCK, dtype=np.int64),
             reference=np.full(1, -np.inf),
+            **_heap.empty(n_experts),
         )
         return params, state
 

@@ -19,7 +19,7 @@ from mlcb import validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
 from mlcb.policies.base import BasePolicy, check_budget, check_unit
-from mlcb.policies.selection import draw_extra
+from mlcb.policies.selection import draw_extra, extra_draws, inclusion
 from mlcb.random import draw, uniform
 
 
@@ -64,17 +64,13 @@ def _exp3p_select(params, state, stats, t, key, selected, widths):
         p[k] = (1.0 - params.gamma) * p[k] / total + floor_
         mass += p[k]
     chosen = draw(p, mass, uniform(key, t, 0))
-    selected[0] = chosen
-    widths[0] = math.nan
-    draw_extra(state.order, chosen, n_experts, params.extra, key, t, selected, widths)
-    return 1 + params.extra, chosen
+    return draw_extra(state.order, chosen, n_experts, params.extra, key, t, selected, widths), chosen
 
 
 @implements("observe", EXP3PParams)
 @kernel
 def _exp3p_observe(params, state, stats, k, loss, t):
-    p = state.p[k]
-    state.gain[k] = (1.0 - loss) / (p + (1.0 - p) * params.ratio)
+    state.gain[k] = (1.0 - loss) / inclusion(state.p[k], params.ratio)
 
 
 @implements("end_round", EXP3PParams)
@@ -155,16 +151,8 @@ class EXP3P(BasePolicy):
         """Kernel parameters and a fresh state (``optimal`` unused)."""
         n_experts, budget = check_budget(n_experts, budget)
         gamma, alpha = self.constants(n_experts, horizon, delta)
-        extra = min(budget - 1, n_experts - 1)
-        params = EXP3PParams(
-            n_experts,
-            budget,
-            gamma,
-            gamma / (3.0 * n_experts),
-            alpha / math.sqrt(n_experts * int(horizon)),
-            extra,
-            extra / (n_experts - 1) if n_experts > 1 else 0.0,
-        )
+        step, bias = gamma / (3.0 * n_experts), alpha / math.sqrt(n_experts * int(horizon))
+        params = EXP3PParams(n_experts, budget, gamma, step, bias, *extra_draws(n_experts, budget))
         state = EXP3PState(
             log_weight=np.zeros(n_experts),
             p=np.full(n_experts, 1.0 / n_experts),

@@ -31,7 +31,8 @@ import numpy as np
 from mlcb import validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
-from mlcb.policies.selection import draw_extra
+from mlcb.policies.base import BasePolicy, check_budget
+from mlcb.policies.selection import draw_extra, extra_draws, inclusion
 from mlcb.random import draw, uniform
 
 
@@ -76,22 +77,18 @@ def _select(params, state, stats, t, key, selected, widths):
     chosen = draw(experts.p, total, uniform(key, t, 0))
     for k in range(n_experts):
         experts[k].p = experts[k].p / total
-    selected[0] = chosen
-    widths[0] = math.nan
-    draw_extra(state.order, chosen, n_experts, params.extra, key, t, selected, widths)
-    return 1 + params.extra, chosen
+    return draw_extra(state.order, chosen, n_experts, params.extra, key, t, selected, widths), chosen
 
 
 @implements("observe", LimitedAdviceParams)
 @kernel
 def _observe(params, state, stats, k, loss, t):
     expert = state.experts[k]
-    p = expert.p
-    expert.lhat += loss / (p + (1.0 - p) * params.ratio)
+    expert.lhat += loss / inclusion(expert.p, params.ratio)
 
 
 @dataclass(frozen=True)
-class LimitedAdvice:
+class LimitedAdvice(BasePolicy):
     """Exponential weights over importance-weighted losses with ``M - 1`` extra queries.
 
     Seldin, Bartlett, Crammer and Abbasi-Yadkori, "Prediction with Limited Advice and Multiarmed
@@ -136,8 +133,6 @@ class LimitedAdvice:
 
     name: ClassVar[str] = "limited-advice"
     warm_start: ClassVar[bool] = False
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         validation.positive("eta_scale", self.eta_scale)
@@ -147,17 +142,10 @@ class LimitedAdvice:
     ) -> tuple[LimitedAdviceParams, LimitedAdviceState]:
         """Kernel parameters and a fresh state (``delta``, ``horizon`` and ``optimal`` unused:
         the policy is anytime and has no confidence bounds)."""
-        n_experts, budget = int(n_experts), int(budget)
-        if not 1 <= budget <= n_experts:
-            raise ValueError(f"budget must be an integer in [1, n_experts={n_experts}], got {budget!r}")
-        extra = min(budget - 1, n_experts - 1)
+        n_experts, budget = check_budget(n_experts, budget)
+        extra, ratio = extra_draws(n_experts, budget)
         params = LimitedAdviceParams(
-            n_experts,
-            budget,
-            float(self.eta_scale),
-            math.log(n_experts),
-            extra,
-            extra / (n_experts - 1) if n_experts > 1 else 0.0,
+            n_experts, budget, float(self.eta_scale), math.log(n_experts), extra, ratio
         )
         state = LimitedAdviceState(
             experts=np.zeros(n_experts, dtype=EXPERT_DTYPE),

@@ -34,6 +34,7 @@ from mlcb import tables, validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
 from mlcb.policies import _heap
+from mlcb.policies.base import BasePolicy
 from mlcb.policies.hoeffding import hoeffding_table, hoeffding_tail, hoeffding_width
 from mlcb.policies.selection import smallest
 
@@ -141,7 +142,7 @@ _SELECTIONS = ("heap", "scan")
 
 
 @dataclass(frozen=True)
-class MLCB:
+class MLCB(BasePolicy):
     """M-LCB: train the M smallest LCBs, deploy the smallest UCB among them (docs/theory.md §2).
 
     Parameters
@@ -215,10 +216,6 @@ class MLCB:
         )
 
         state = MLCBState(
-            bounds=np.zeros(n_experts, dtype=BOUNDS_DTYPE),
-            lcb=np.zeros(n_experts),
-            heap=np.zeros(n_experts, dtype=np.int64),
-            position=np.full(n_experts, -1, dtype=np.int64),
-            size=np.zeros(1, dtype=np.int64),
+            bounds=np.zeros(n_experts, dtype=BOUNDS_DTYPE), lcb=np.zeros(n_experts), **_heap.empty(n_experts)
         )
         return params, state

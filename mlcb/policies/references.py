@@ -34,7 +34,9 @@ from mlcb import tables, validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
 from mlcb.policies import _heap
+from mlcb.policies.base import BasePolicy
 from mlcb.policies.hoeffding import hoeffding_table, hoeffding_width
+from mlcb.policies.selection import cycle, nan_widths, shuffle_prefix
 from mlcb.random import uniform
 
 
@@ -53,10 +55,8 @@ class RoundRobinState(NamedTuple):
 @kernel
 def _round_robin_select(params, state, stats, t, key, selected, widths):
     n_experts = params.n_experts
-    offset = ((t - 1) * params.budget) % n_experts
-    for j in range(params.budget):
-        selected[j] = (offset + j) % n_experts
-        widths[j] = math.nan
+    cycle(n_experts, params.budget, t, selected)
+    nan_widths(widths, params.budget)
     chosen = selected[0]
     best = math.inf
     if params.deploy_within_s:
@@ -84,7 +84,7 @@ def _round_robin_observe(params, state, stats, k, loss, t):
 
 
 @dataclass(frozen=True)
-class RoundRobin:
+class RoundRobin(BasePolicy):
     """Round robin: train ``M`` experts cyclically, deploy the best empirical mean.
 
     Round ``t`` trains ``S_t = {(o_t + j) mod K : j < M}`` with ``o_t = ((t - 1) M) mod K``, so
@@ -113,9 +113,6 @@ class RoundRobin:
     deploy_within_S: bool = False  # the option's name in docs/baselines.md §5
 
     name: ClassVar[str] = "round-robin"
-    warm_start: ClassVar[bool] = True
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         validation.flag("deploy_within_S", self.deploy_within_S)
@@ -141,23 +138,15 @@ class UniformState(NamedTuple):
 @implements("select", UniformParams)
 @kernel
 def _uniform_select(params, state, stats, t, key, selected, widths):
-    n_experts = params.n_experts
     budget = params.budget
-    permutation = state.permutation
-    for j in range(budget):
-        span = n_experts - j
-        r = j + min(np.int64(uniform(key, t, j) * span), span - 1)
-        k = permutation[r]
-        permutation[r] = permutation[j]
-        permutation[j] = k
-        selected[j] = k
-        widths[j] = math.nan
+    shuffle_prefix(state.permutation, params.n_experts, budget, key, t, 0, selected, 0)
+    nan_widths(widths, budget)
     position = min(np.int64(uniform(key, t, budget) * budget), budget - 1)
     return budget, selected[position]
 
 
 @dataclass(frozen=True)
-class Uniform:
+class Uniform(BasePolicy):
     """Uniform random selection: train a uniform random ``M``-subset, deploy a uniform member.
 
     ``S_t`` comes from ``M`` steps of a Fisher-Yates shuffle of a permutation of ``0..K-1`` kept
@@ -168,10 +157,6 @@ class Uniform:
     Uniforms: ``u_s = uniform(key, t, s)`` with the policy's stream ``key`` and round ``t``,
     slot ``s = j`` for the swap ``j`` and slot ``s = M`` for the deployed member; every
     ``floor`` is capped at its range's last index against rounding.
-
-    Parameters
-    ----------
-    None.
 
     Notes
     -----
@@ -186,9 +171,6 @@ class Uniform:
     """
 
     name: ClassVar[str] = "uniform"
-    warm_start: ClassVar[bool] = True
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
@@ -230,17 +212,13 @@ def _greedy_observe(params, state, stats, k, loss, t):
 
 
 @dataclass(frozen=True)
-class Greedy:
+class Greedy(BasePolicy):
     """Greedy: train the ``M`` smallest empirical means, deploy the smallest; no bonus.
 
     ``S_t`` is the ``M`` experts with the smallest ``L_k`` in increasing order (ties: smaller
     index first) and the deployed expert is its head, ``argmin_k L_k``. As in M-LCB only the
     trained experts' keys change, so ``S_t`` is popped from an indexed heap (``O(M log K)`` per
     round).
-
-    Parameters
-    ----------
-    None.
 
     Notes
     -----
@@ -257,20 +235,12 @@ class Greedy:
     """
 
     name: ClassVar[str] = "greedy"
-    warm_start: ClassVar[bool] = True
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
     ) -> tuple[GreedyParams, GreedyState]:
         """Kernel parameters and a fresh state (``delta``, ``horizon`` and ``optimal`` unused)."""
-        state = GreedyState(
-            mean=np.zeros(n_experts),
-            heap=np.zeros(n_experts, dtype=np.int64),
-            position=np.full(n_experts, -1, dtype=np.int64),
-            size=np.zeros(1, dtype=np.int64),
-        )
+        state = GreedyState(mean=np.zeros(n_experts), **_heap.empty(n_experts))
         return GreedyParams(int(n_experts), int(budget)), state
 
 
@@ -311,7 +281,7 @@ def _full_budget_observe(params, state, stats, k, loss, t):
 
 
 @dataclass(frozen=True)
-class FullBudget:
+class FullBudget(BasePolicy):
     """Full budget: train all ``K`` experts every round, deploy the smallest UCB.
 
     ``S_t = {0, ..., K-1}`` whatever the run's budget ``M`` (``selection_size`` is ``K``), so a
@@ -346,9 +316,6 @@ class FullBudget:
     bonus_scale: float = 1.0
 
     name: ClassVar[str] = "full-budget"
-    warm_start: ClassVar[bool] = True
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         validation.positive("bonus_scale", self.bonus_scale)
@@ -385,7 +352,7 @@ def _oracle_select(params, state, stats, t, key, selected, widths):
 
 
 @dataclass(frozen=True)
-class Oracle:
+class Oracle(BasePolicy):
     """Oracle: train and deploy the best expert ``k* = argmin_k L_k*`` every round.
 
     ``S_t = {k*}`` and ``i_t = k*``, with ``k*`` the smallest index among the minimisers of the
@@ -415,8 +382,6 @@ class Oracle:
 
     name: ClassVar[str] = "oracle"
     warm_start: ClassVar[bool] = False
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray

@@ -14,10 +14,13 @@ they write into caller-owned arrays only.
     insert one candidate into such a sorted selection, for candidates met in any order;
 :func:`column_minima`
     the minimum of each column of :data:`BLOCK` values, in loops the compiler vectorises;
+:func:`cycle`
+    the next ``count`` experts of a cycle through all of them;
 :func:`shuffle_prefix`
     ``count`` steps of a Fisher-Yates shuffle: a uniformly random ordered ``count``-subset;
 :func:`draw_extra`
-    experts drawn uniformly without replacement from all but one;
+    the deployed expert and others drawn uniformly without replacement (:func:`extra_draws`,
+    :func:`inclusion`: how many, and each expert's chance to train);
 :func:`nan_widths`
     the widths a policy without confidence bounds reports.
 """
@@ -150,6 +153,16 @@ def _smallest_by_columns(values, count, selected, mins):
 
 
 @kernel
+def cycle(n_experts, count, t, selected):
+    """Round ``t``'s ``count`` experts of a cycle through all: ``selected[j] = (o_t + j) mod K``
+    for ``j < count``, with ``o_t = ((t - 1) count) mod K``, so that after ``t`` rounds every
+    expert was selected ``floor(t count / K)`` or ``ceil(t count / K)`` times."""
+    offset = ((t - 1) * count) % n_experts
+    for j in range(count):
+        selected[j] = (offset + j) % n_experts
+
+
+@kernel
 def shuffle_prefix(order, size, count, key, t, slot, out, start):
     """``count`` steps of a Fisher-Yates shuffle of ``order[:size]``, the drawn experts written to
     ``out[start : start + count]``.
@@ -169,12 +182,33 @@ def shuffle_prefix(order, size, count, key, t, slot, out, start):
         out[start + j] = k
 
 
+def extra_draws(n_experts: int, budget: int) -> tuple[int, float]:
+    """``(extra, ratio)`` of a policy that trains the expert it deploys and ``extra`` more, drawn
+    uniformly (:func:`draw_extra`): ``extra = min(M - 1, K - 1)`` and ``ratio = extra / (K - 1)``
+    (0 when K = 1), the chance that a given other expert is drawn, so that an expert deployed
+    with probability ``p`` trains with probability :func:`inclusion` ``(p, ratio)``.
+
+    Examples
+    --------
+    >>> extra_draws(5, 3)
+    (2, 0.5)
+    """
+    extra = min(budget - 1, n_experts - 1)
+    return extra, extra / (n_experts - 1) if n_experts > 1 else 0.0
+
+
 @kernel
 def draw_extra(order, chosen, n_experts, extra, key, t, selected, widths):
-    """Fill ``selected[1 : 1 + extra]`` with experts drawn uniformly without replacement from
-    ``[K] \\ {chosen}``: a partial Fisher-Yates shuffle (:func:`shuffle_prefix`) of the identity
-    with ``chosen`` swapped to the end, held in the scratch array ``order``, slot ``1 + j`` of the
-    stream ``key`` at counter ``t`` for the ``j``-th draw (widths ``nan``)."""
+    """Write the training set ``selected[: 1 + extra]``: the deployed expert ``chosen`` first,
+    then ``extra`` experts drawn uniformly without replacement from ``[K] \\ {chosen}``
+    (widths ``nan``); returns its size ``1 + extra``.
+
+    The draw is a partial Fisher-Yates shuffle (:func:`shuffle_prefix`) of the identity with
+    ``chosen`` swapped to the end, held in the scratch array ``order``: slot ``1 + j`` of the
+    stream ``key`` at counter ``t`` for the ``j``-th draw.
+    """
+    selected[0] = chosen
+    widths[0] = math.nan
     for k in range(n_experts):
         order[k] = k
     order[chosen] = n_experts - 1
@@ -182,6 +216,14 @@ def draw_extra(order, chosen, n_experts, extra, key, t, selected, widths):
     shuffle_prefix(order, n_experts - 1, extra, key, t, 1, selected, 1)
     for j in range(extra):
         widths[1 + j] = math.nan
+    return 1 + extra
+
+
+@kernel
+def inclusion(p, ratio):
+    """``P(k in S_t) = p + (1 - p) ratio`` for an expert deployed with probability ``p``, when
+    each other expert is drawn with probability ``ratio`` (:func:`extra_draws`)."""
+    return p + (1.0 - p) * ratio
 
 
 @kernel
