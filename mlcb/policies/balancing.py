@@ -47,7 +47,7 @@ from mlcb import validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
 from mlcb.policies.base import BasePolicy
-from mlcb.policies.selection import nan_widths, smallest
+from mlcb.policies.selection import inline_kernel, nan_widths, smallest
 
 _COMPARATORS = ("pessimistic", "optimistic")
 _DEPLOYS = ("head", "ucb")
@@ -77,7 +77,7 @@ def _smallest_upper(selected, n_selected, upper):
     return chosen
 
 
-@kernel
+@inline_kernel
 def _train_smallest(keys, count, upper, deploy_ucb, selected, widths):
     """Select the ``count`` experts with the smallest ``keys`` (ties: smaller index) and deploy
     the first of them, or with ``deploy_ucb`` the one with the smallest ``upper``."""

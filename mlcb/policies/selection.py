@@ -31,9 +31,14 @@ import math
 
 import numpy as np
 
-from mlcb._jit import kernel
+from mlcb._jit import KERNEL_OPTIONS, jit, kernel
 from mlcb.policies import _heap
 from mlcb.random import uniform
+
+#: ``@kernel`` for the few-line helpers below that stand for loops a policy would otherwise write
+#: in place: Numba inlines them into each caller (``inline="always"``), so that sharing one adds
+#: no function call to a round. (LLVM does not inline one compiled kernel into another.)
+inline_kernel = jit(inline="always", **KERNEL_OPTIONS)
 
 #: Width of the rows in which :func:`smallest_blocked` reads its values.
 BLOCK = 64
@@ -152,7 +157,7 @@ def _smallest_by_columns(values, count, selected, mins):
     return found
 
 
-@kernel
+@inline_kernel
 def cycle(n_experts, count, t, selected):
     """Round ``t``'s ``count`` experts of a cycle through all: ``selected[j] = (o_t + j) mod K``
     for ``j < count``, with ``o_t = ((t - 1) count) mod K``, so that after ``t`` rounds every
@@ -162,7 +167,7 @@ def cycle(n_experts, count, t, selected):
         selected[j] = (offset + j) % n_experts
 
 
-@kernel
+@inline_kernel
 def shuffle_prefix(order, size, count, key, t, slot, out, start):
     """``count`` steps of a Fisher-Yates shuffle of ``order[:size]``, the drawn experts written to
     ``out[start : start + count]``.
@@ -197,7 +202,7 @@ def extra_draws(n_experts: int, budget: int) -> tuple[int, float]:
     return extra, extra / (n_experts - 1) if n_experts > 1 else 0.0
 
 
-@kernel
+@inline_kernel
 def draw_extra(order, chosen, n_experts, extra, key, t, selected, widths):
     """Write the training set ``selected[: 1 + extra]``: the deployed expert ``chosen`` first,
     then ``extra`` experts drawn uniformly without replacement from ``[K] \\ {chosen}``
@@ -219,14 +224,14 @@ def draw_extra(order, chosen, n_experts, extra, key, t, selected, widths):
     return 1 + extra
 
 
-@kernel
+@inline_kernel
 def inclusion(p, ratio):
     """``P(k in S_t) = p + (1 - p) ratio`` for an expert deployed with probability ``p``, when
     each other expert is drawn with probability ``ratio`` (:func:`extra_draws`)."""
     return p + (1.0 - p) * ratio
 
 
-@kernel
+@inline_kernel
 def nan_widths(widths, count):
     """``widths[:count] = nan``: the widths of a policy without confidence bounds."""
     for j in range(count):
