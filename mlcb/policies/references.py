@@ -158,6 +158,10 @@ class Uniform(BasePolicy):
     slot ``s = j`` for the swap ``j`` and slot ``s = M`` for the deployed member; every
     ``floor`` is capped at its range's last index against rounding.
 
+    Parameters
+    ----------
+    None: the randomness is the policy's own stream of the simulation's seed.
+
     Notes
     -----
     docs/baselines.md §5. Warm start: every expert trained once. Regret linear in ``T``: a
@@ -219,6 +223,10 @@ class Greedy(BasePolicy):
     index first) and the deployed expert is its head, ``argmin_k L_k``. As in M-LCB only the
     trained experts' keys change, so ``S_t`` is popped from an indexed heap (``O(M log K)`` per
     round).
+
+    Parameters
+    ----------
+    None: no exploration, hence no constant to set.
 
     Notes
     -----
