@@ -59,6 +59,12 @@ registry.register(
     "agents.hedge:Hedge",
     summary="Hedge over the expert's arms as fixed predictors, full information, alpha = 1/2",
 )
+registry.register(
+    "softmax", "agents.classifiers:OnlineSoftmax", summary="online softmax regression (OGD), real data"
+)
+registry.register(
+    "perceptron", "agents.classifiers:OnlinePerceptron", summary="multiclass perceptron, real data"
+)
 
 
 def register(name: str, entry_point: str, summary: str = "", **defaults: Any) -> None:
