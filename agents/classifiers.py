@@ -97,7 +97,7 @@ CLASSIFIER_DTYPE = np.dtype(
         ("offset", np.int64),
         ("step", np.float64),  # softmax: eta_j = step / sqrt(j)
         ("radius", np.float64),  # softmax: the Frobenius ball; inf for the perceptron
-        ("clip", np.float64),  # standardised values are clipped to [-clip, clip]
+        ("clip_at", np.float64),  # standardised values are clipped to [-clip_at, clip_at]
         ("rate_coef", np.float64),  # c of the rate
         ("rate_scale", np.float64),
     ],
@@ -152,7 +152,7 @@ def _train(params, state, env_params, env_state, k, t):
     z[0] = 1.0
     for i in range(d):
         z[i + 1] = _standardised(
-            x, row, params.features[offset + i], state.mean[k, i], state.inverse_sd[k, i], expert.clip
+            x, row, params.features[offset + i], state.mean[k, i], state.inverse_sd[k, i], expert.clip_at
         )
     weights = state.weights[k]
     scores = state.scores[k]
@@ -223,7 +223,7 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
         for i in range(d):
             column = params.features[offset + i]
             score += weights[c, i + 1] * _standardised(
-                x, row, column, state.mean[k, i], state.inverse_sd[k, i], expert.clip
+                x, row, column, state.mean[k, i], state.inverse_sd[k, i], expert.clip_at
             )
         if score > best:
             predicted = c

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -353,3 +358,26 @@ def test_segments_is_loaded_with_its_seven_classes():
     names = sorted({y for _, y in datasets.ImageSegments()})
     assert names[0] == "brickface" and names[-1] == "window"
     assert [names[y] for y in table.y[:50]] == [y for _, y in itertools.islice(datasets.ImageSegments(), 50)]
+
+
+def test_the_family_runs_as_python_with_the_jit_disabled():
+    """``NUMBA_DISABLE_JIT=1`` (a debugger's mode) gives the compiled results (record fields are
+    not shadowed by NumPy attributes)."""
+    script = (
+        "import mlcb\n"
+        "from agents.classifiers import mixed_pool\n"
+        "result = mlcb.simulate(env='mlcb/RealData-v0', env_params={'dataset': 'segments', 'horizon': 60,\n"
+        "    'order': 'shuffle'}, experts=mixed_pool(18, 5), budget=2, horizon=60, replications=2, seed=3)\n"
+        "print(result.final()[['regret', 'top_m_regret']].to_numpy().tolist())\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    environment = {**os.environ, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(root)}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, cwd=root, check=True
+    )
+    interpreted = np.array(ast.literal_eval(out.stdout.strip().splitlines()[-1]))
+    result = mlcb.simulate(
+        env="mlcb/RealData-v0", env_params={"dataset": "segments", "horizon": 60, "order": "shuffle"},
+        experts=mixed_pool(18, 5), budget=2, horizon=60, replications=2, seed=3,
+    )  # fmt: skip
+    np.testing.assert_array_equal(interpreted, result.final()[["regret", "top_m_regret"]].to_numpy())
