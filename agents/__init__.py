@@ -1,12 +1,15 @@
 """The experts: self-learning online algorithms and their rate functions (docs/theory.md §1, §5).
 
-Each expert is a frozen dataclass, a *specification* (its hyper-parameters and rate function);
-a *pool* is a list of them, one per expert, all of one family, and the family
+Each expert is a frozen dataclass, a *specification* (its hyper-parameters and its rate function
+``rate_function``); a *pool* is a list of them, one per expert, all of one family, and the family
 (:class:`mlcb.contracts.ExpertFamily`, named by the specification's class in ``family``) owns
-everything else: which environments the pool runs on, its compiled pool, its rates and whether
-they are heuristic on the environment being run (:data:`agents.bandits.BANDITS` on
+everything else: which environments the pool runs on, its compiled pool, and the rates and
+whether they are heuristic on the environment being run (:data:`agents.bandits.BANDITS` on
 :mod:`envs.bandit` environments, with :mod:`agents.klucb`, :mod:`agents.robust_ucb` and
-:mod:`agents.hedge`; :data:`agents.glm.GLMS` on the GLM stream).
+:mod:`agents.hedge`; :data:`agents.glm.GLMS` on the GLM stream; :data:`agents.bco.BCO_FAMILY` on
+the convex stream; :mod:`agents.moe`'s torch networks on the clustered stream). :mod:`agents.family`
+holds the base classes that give a family all but what is its own; :mod:`agents.rates` the rates'
+formulas.
 ``make(name, **params)`` builds a registered expert; ``names()`` lists them.
 
 Examples
@@ -65,14 +68,26 @@ registry.register(
 registry.register(
     "perceptron", "agents.classifiers:OnlinePerceptron", summary="multiclass perceptron, real data"
 )
+registry.register(
+    "bco",
+    "agents.bco:BCO",
+    summary="bandit gradient descent (Flaxman et al. 2005) on a convex stream, Lipschitz case, alpha = 3/4",
+)
+registry.register(
+    "bco-bounded",
+    "agents.bco:BCO",
+    case="bounded",
+    summary="bandit gradient descent (Flaxman et al. 2005), bounded convex losses, alpha = 5/6",
+)
 
 
 def register(name: str, entry_point: str, summary: str = "", **defaults: Any) -> None:
     """Register an expert specification class under ``name`` (entry point ``"module:attr"``),
     made by ``make(name, **params)`` with ``defaults`` updated by ``params``.
 
-    A plugin module (``mlcb run ... --plugin MODULE``, or the ``mlcb.plugins`` entry-point group
-    of an installed package) calls it when imported. Re-registering a name replaces it.
+    The same call as ``mlcb.policies.register`` and ``envs.register``: a plugin module (``mlcb run
+    ... --plugin MODULE``, or the ``mlcb.plugins`` entry-point group of an installed package) calls
+    it when imported. Re-registering a name replaces it.
     """
     registry.register(name, entry_point, summary, **defaults)
 

@@ -41,10 +41,12 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.rates import expert_rate
-from envs.bandit import BanditEnvParams, arm_loss
+from agents import rates
+from agents.family import BanditEnvironmentFamily
+from envs.bandit import arm_loss
 from mlcb import smoothing, tables, validation
 from mlcb._jit import kernel, njit
+from mlcb.contracts import BuildContext
 from mlcb.kernels import DEPLOY_SLOTS, implements
 from mlcb.random import GAMMA_SLOTS, beta, uniform
 
@@ -125,34 +127,33 @@ def epsilon(c, alpha, m, j):
 
 
 @kernel
-def _greedy_arm(arms, k, m):
-    best = 0
-    best_mean = math.inf
-    for a in range(m):
-        arm = arms[k, a]
-        if arm.pulls == 0:
-            return a
-        mean = arm.losses / arm.pulls
-        if mean < best_mean:
-            best = a
-            best_mean = mean
-    return best
-
-
-@kernel
-def _ucb1_arm(c, arms, k, m, j):
-    log_j = math.log(j)
+def _smallest_index(arms, k, m, width):
+    """The arm of expert ``k`` with the smallest index ``mean_a - sqrt(width / N_a)`` (the
+    smallest empirical mean for ``width = 0``), an unplayed arm first, ties to the lowest."""
     best = 0
     best_index = math.inf
     for a in range(m):
         arm = arms[k, a]
         if arm.pulls == 0:
             return a
-        index = arm.losses / arm.pulls - math.sqrt(c * log_j / arm.pulls)
+        index = arm.losses / arm.pulls
+        if width > 0.0:
+            index -= math.sqrt(width / arm.pulls)
         if index < best_index:
             best = a
             best_index = index
     return best
+
+
+@kernel
+def _greedy_arm(arms, k, m):
+    return _smallest_index(arms, k, m, 0.0)
+
+
+@kernel
+def _ucb1_arm(c, arms, k, m, j):
+    """UCB1's arm at the expert's own round ``j``: index ``mean_a - sqrt(c ln j / N_a)``."""
+    return _smallest_index(arms, k, m, c * math.log(j))
 
 
 @kernel
@@ -322,13 +323,20 @@ def _rate(expert, state, k, n, dp):
     elif code == EPSILON_GREEDY_FAMILY:
         value = state.experts[k].rate_sum + math.sqrt(0.5 * n * math.log(6.0 * n * n / dp))
     else:
-        factor = 1.5 if code == CLIPPED_THOMPSON_FAMILY else 1.0
-        value = (
-            factor * math.sqrt(2.0 * (m - 1) * n * math.log(8.0 * m * n * n / dp))
-            + math.sqrt(0.5 * n * math.log(4.0 * n * n / dp))
-            + (m - 1)
-        )
+        value = ucb_delta_value(m, n, dp, 1.5 if code == CLIPPED_THOMPSON_FAMILY else 1.0)
     return min(float(n), expert.rate_scale * value)
+
+
+@kernel
+def ucb_delta_value(m, n, delta_prime, factor):
+    """The UCB(delta0) rate before the cap (docs/rates.md §1a), its first term times ``factor``:
+    1 for UCB(delta0) and the heuristic rates that borrow it (vanilla Thompson sampling,
+    KL-UCB), 3/2 for clipped Thompson sampling (docs/rates.md §3)."""
+    return (
+        factor * math.sqrt(2.0 * (m - 1) * n * math.log(8.0 * m * n * n / delta_prime))
+        + math.sqrt(0.5 * n * math.log(4.0 * n * n / delta_prime))
+        + (m - 1)
+    )
 
 
 @kernel
@@ -377,6 +385,13 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
 
 
 @kernel
+def deploy_arm(env_params, k, t, arm):
+    """Deploy arm ``arm`` of expert ``k`` at round ``t``: ``(loss, expected_loss)``, its loss and
+    its loss mean. Shared by the families whose decisions are single arms (KL-UCB, robust UCB)."""
+    return arm_loss(env_params, t, k, arm), env_params.loss_means[k, arm]
+
+
+@kernel
 def deploy_by_counts(pulls, env_params, k, m, n, key, t, slot):
     """Deploy an arm of expert ``k`` drawn from its empirical distribution of pulls (``n >= 1``
     pulls over its ``m`` arms): returns ``(loss, expected_loss)``, the drawn arm's loss at round
@@ -400,46 +415,15 @@ def deploy_by_counts(pulls, env_params, k, m, n, key, t, slot):
 
 
 # --- the family ------------------------------------------------------------------------------
-class BanditEnvironmentFamily:
-    """What every family on the bandit experts environments (:mod:`envs.bandit`) shares: expert
-    ``k`` plays the environment's ``n_arms[k]`` arms, so a pool holds exactly ``env.n_experts``
-    experts, and ``L_k*`` is the loss mean of expert ``k``'s best arm. A family of one's own on
-    these environments (:mod:`agents.klucb`) inherits :meth:`check` and :meth:`optimal_losses`
-    and names itself in ``name``.
-    """
-
-    name = "bandit"
-
-    def check(self, experts: list, env: Any) -> None:
-        """A ``ValueError`` unless ``experts`` are ``env.n_experts`` experts of this family for
-        ``env``."""
-        n_experts = getattr(env, "n_experts", None)
-        if (
-            getattr(env, "n_arms", None) is None
-            or not callable(getattr(env, "optimal_loss", None))
-            or not isinstance(n_experts, (int, np.integer))
-        ):
-            raise ValueError(
-                f"experts: {self.name} experts need a bandit experts environment (one with n_arms, e.g. "
-                f"mlcb/Trap-v0 or mlcb/BanditExperts-v0), got {type(env).__name__}"
-            )
-        if len(experts) != n_experts:
-            raise ValueError(f"experts: this environment has {n_experts} bandit experts, got {len(experts)}")
-        for k, expert in enumerate(experts):
-            if getattr(type(expert), "family", None) is not self:
-                raise ValueError(f"experts[{k}]: {expert!r} is not a {self.name} expert")
-
-    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
-        """``L_k*`` of every expert: the loss mean of its best arm (``env.optimal_loss``)."""
-        return np.array([env.optimal_loss(env_params, k) for k in range(len(experts))], dtype=float)
-
-
 class BanditFamily(BanditEnvironmentFamily):
     """The bandit experts (:class:`UCB1`, :class:`EpsilonGreedy`, :class:`ThompsonSampling`) as an
     :class:`mlcb.contracts.ExpertFamily`; its one instance is :data:`BANDITS`.
 
     A pool runs on a bandit experts environment (:mod:`envs.bandit`): expert ``k`` plays the
-    environment's ``n_arms[k]`` arms, so a pool holds exactly ``env.n_experts`` experts.
+    environment's ``n_arms[k]`` arms, so a pool holds exactly ``env.n_experts`` experts
+    (:class:`agents.family.BanditEnvironmentFamily`). Rates and heuristic flags are the
+    specifications' own; a pool with the authors' UCB1 rate, which reads pull counts, has no
+    count-only rates (``None``).
 
     Examples
     --------
@@ -453,46 +437,11 @@ class BanditFamily(BanditEnvironmentFamily):
     """
 
     name = "bandit"
-    #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
     smoothing = ("counts", "average", "uniform", "last")
 
-    def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray | None:
-        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), as the kernels
-        compute them; ``None`` when some rate reads more than the count (the authors' UCB1)."""
-        if not all(_count_only(expert) for expert in experts):
-            return None
-        n = np.atleast_1d(np.asarray(n))
-        computed: dict = {}  # pools repeat the same specifications: compute each rate once
-        rows = []
-        for k, expert in enumerate(experts):
-            key = (id(expert), int(env.n_arms[k]))
-            if key not in computed:
-                computed[key] = np.asarray(expert_rate(expert, n, key[1], delta_prime), dtype=float)
-            rows.append(computed[key])
-        return np.stack(rows)
-
-    def heuristic(self, experts: list, env: Any) -> list[bool]:
-        """Whether each expert's rate is outside the theory: an authors' rate, vanilla Thompson
-        sampling, or a rescaled rate (the same on every bandit environment)."""
-        return [bool(expert.heuristic) for expert in experts]
-
-    def build_pool(
-        self,
-        experts: list,
-        env: Any,
-        env_params: BanditEnvParams,
-        delta: float,
-        keys: np.ndarray,
-        smoothing: str,
-        horizon: int,
-        seed: int = 0,
-        replication: int = 0,
-    ) -> tuple[BanditPoolParams, BanditPoolState]:
-        """Kernel parameters and fresh state of the pool ``experts`` on one replication."""
-        return _build_pool(list(experts), env.n_arms, env_params, delta, keys, smoothing, horizon)
-
-    def __repr__(self) -> str:
-        return "agents.bandits.BANDITS"
+    def build_pool(self, context: BuildContext) -> tuple[BanditPoolParams, BanditPoolState]:
+        """Kernel parameters and fresh state of the pool ``context.experts`` on one replication."""
+        return _build_pool(context)
 
 
 #: The bandit family (:class:`BanditFamily`).
@@ -500,10 +449,31 @@ BANDITS = BanditFamily()
 
 
 # --- expert specifications -------------------------------------------------------------------
+class _BanditExpert:
+    """What every bandit specification shares: its family, :data:`BANDITS`."""
+
+    family: ClassVar[BanditFamily] = BANDITS
+
+
+class _TheoryOrAuthors(_BanditExpert):
+    """What UCB1 and epsilon-greedy share: the constant ``c > 0`` of their arm choice, and a rate
+    chosen by ``rate`` (``"theory"`` or ``"authors"``, the latter with the constant
+    ``rate_coef``), multiplied by ``rate_scale``."""
+
+    def _check_rate(self) -> None:
+        validation.positive("c", self.c)
+        validation.positive("rate_coef", self.rate_coef)
+        validation.choice("rate", self.rate, _RATES)
+        validation.positive("rate_scale", self.rate_scale)
+
+    @property
+    def heuristic(self) -> bool:
+        """Whether the rate is outside the theory: the authors' rate, or a rescaled one."""
+        return self.rate != "theory" or self.rate_scale != 1.0
 
 
 @dataclass(frozen=True)
-class UCB1:
+class UCB1(_TheoryOrAuthors):
     """UCB1 over the expert's arms, radius ``sqrt(c ln j / N_a)`` (Auer et al. 2002: c = 2).
 
     ``rate="theory"`` needs ``c > 1`` (docs/rates.md §1b); the authors' code used ``c = 0.25`` (their
@@ -521,13 +491,9 @@ class UCB1:
     rate_scale: float = 1.0
 
     code: ClassVar[int] = UCB1_FAMILY
-    family: ClassVar[BanditFamily] = BANDITS
 
     def __post_init__(self) -> None:
-        validation.positive("c", self.c)
-        validation.positive("rate_coef", self.rate_coef)
-        validation.choice("rate", self.rate, _RATES)
-        validation.positive("rate_scale", self.rate_scale)
+        self._check_rate()
         if self.rate == "theory" and self.c <= 1:
             raise ValueError(
                 f"c must be > 1 for UCB1's theory rate (docs/rates.md §1b), got {self.c!r}; "
@@ -535,12 +501,24 @@ class UCB1:
             )
 
     @property
-    def heuristic(self) -> bool:
-        return self.rate != "theory" or self.rate_scale != 1.0
+    def count_only(self) -> bool:
+        """Whether the rate depends on the update count alone (not the authors' rate)."""
+        return self.rate != "authors"
+
+    def rate_function(self, n: rates.Counts, n_arms: int, delta_prime: float) -> rates.Rate:
+        """``U(n, delta')`` on ``n_arms`` arms: :func:`agents.rates.ucb1_rate` times ``rate_scale``,
+        capped at ``n``; a ``ValueError`` for the authors' rate, which reads the pull counts."""
+        if not self.count_only:
+            raise ValueError(
+                "the authors' UCB1 rate coef * sqrt(ln n) * sum_a sqrt(N_a) depends on the arms' pull "
+                "counts, not on n alone: it has no count-only form (use rate='theory')"
+            )
+        value = rates.ucb1_rate(n, n_arms, self.c, delta_prime, capped=False)
+        return rates.scale_and_cap(n, self.rate_scale, value)
 
 
 @dataclass(frozen=True)
-class EpsilonGreedy:
+class EpsilonGreedy(_TheoryOrAuthors):
     """Decaying epsilon-greedy, ``eps_j = min(1, c (m max(1, ln j) / j)^(1 - alpha))``.
 
     ``alpha = 2/3`` (the project's schedule) gives regret of order ``n^(2/3)``: the family with
@@ -554,23 +532,24 @@ class EpsilonGreedy:
     rate_scale: float = 1.0
 
     code: ClassVar[int] = EPSILON_GREEDY_FAMILY
-    family: ClassVar[BanditFamily] = BANDITS
 
     def __post_init__(self) -> None:
-        validation.positive("c", self.c)
-        validation.positive("rate_coef", self.rate_coef)
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise ValueError(f"alpha must be a number in (0, 1), got {self.alpha!r}")
-        validation.choice("rate", self.rate, _RATES)
-        validation.positive("rate_scale", self.rate_scale)
+        self._check_rate()
 
-    @property
-    def heuristic(self) -> bool:
-        return self.rate != "theory" or self.rate_scale != 1.0
+    def rate_function(self, n: rates.Counts, n_arms: int, delta_prime: float) -> rates.Rate:
+        """``U(n, delta')`` on ``n_arms`` arms: :func:`agents.rates.epsilon_greedy_rate` (``U#``) or
+        :func:`agents.rates.authors_epsilon_greedy_rate`, times ``rate_scale``, capped at ``n``."""
+        if self.rate == "authors":
+            value = rates.authors_epsilon_greedy_rate(n, n_arms, self.alpha, self.rate_coef, capped=False)
+        else:
+            value = rates.epsilon_greedy_rate(n, n_arms, self.c, self.alpha, delta_prime, capped=False)
+        return rates.scale_and_cap(n, self.rate_scale, value)
 
 
 @dataclass(frozen=True)
-class ThompsonSampling:
+class ThompsonSampling(_BanditExpert):
     """Bernoulli Thompson sampling with a uniform Beta(1, 1) prior on each arm's loss.
 
     ``clipped=True`` keeps each sample inside ``[mean - 2 rho, mean - rho]`` (docs/rates.md §3), which
@@ -579,8 +558,6 @@ class ThompsonSampling:
 
     clipped: bool = False
     rate_scale: float = 1.0
-
-    family: ClassVar[BanditFamily] = BANDITS
 
     def __post_init__(self) -> None:
         validation.positive("rate_scale", self.rate_scale)
@@ -596,6 +573,12 @@ class ThompsonSampling:
     @property
     def heuristic(self) -> bool:
         return not self.clipped or self.rate_scale != 1.0
+
+    def rate_function(self, n: rates.Counts, n_arms: int, delta_prime: float) -> rates.Rate:
+        """``U(n, delta')`` on ``n_arms`` arms: :func:`agents.rates.thompson_rate` (clipped, or the
+        UCB(delta0) formula as a heuristic) times ``rate_scale``, capped at ``n``."""
+        value = rates.thompson_rate(n, n_arms, delta_prime, self.clipped, capped=False)
+        return rates.scale_and_cap(n, self.rate_scale, value)
 
 
 def _tabulate_rate(expert, m, delta_prime, length):
@@ -733,18 +716,9 @@ def _ucb1_offset(code: int, rate: str, c: float, m: int, delta_prime: float) -> 
     return (m - 1) + math.ceil((8.0 * m / delta_prime) ** (1.0 / (2.0 * c - 2.0)))
 
 
-def _build_pool(
-    experts: list,
-    n_arms: np.ndarray,
-    env_params: BanditEnvParams,
-    delta: float,
-    keys: np.ndarray,
-    smoothing_name: str,
-    horizon: int,
-) -> tuple[BanditPoolParams, BanditPoolState]:
-    """Kernel parameters and fresh state of a pool of bandit experts on ``env_params``."""
-    n_experts = len(experts)
-    delta_prime = delta / (2.0 * n_experts)
+def _build_pool(context: BuildContext) -> tuple[BanditPoolParams, BanditPoolState]:
+    """Kernel parameters and fresh state of a pool of bandit experts on one replication."""
+    delta_prime = context.delta_prime
     described: dict = {}  # pools repeat the same specification objects: describe each once
 
     def signature(expert, m):
@@ -761,9 +735,11 @@ def _build_pool(
             )
         return described[key]
 
-    signatures = [signature(e, int(m)) for e, m in zip(experts, n_arms)]
+    signatures = [signature(e, int(m)) for e, m in zip(context.experts, context.env.n_arms)]
     distinct = list(dict.fromkeys(signatures))
-    shared, tail, tails, rows = _pool_tables(tuple(distinct), delta_prime, horizon, tables.TABLE_BUDGET_BYTES)
+    shared, tail, tails, rows = _pool_tables(
+        tuple(distinct), delta_prime, context.horizon, tables.TABLE_BUDGET_BYTES
+    )
     # One record per distinct signature, then one fancy-indexed copy: O(K) in NumPy, not Python.
     prototypes = np.array(
         [
@@ -779,14 +755,14 @@ def _build_pool(
     )
     index = {signature: i for i, signature in enumerate(distinct)}
     records = prototypes[[index[signature] for signature in signatures]]
-    records["key"] = keys
+    records["key"] = context.keys
     params = BanditPoolParams(
         experts=records,
         tables=shared,
         tail=tail,
         tails=tails,
-        delta_prime=float(delta_prime),
+        delta_prime=delta_prime,
         delta0=float(delta_prime / 2.0),
-        smoothing=smoothing.code(smoothing_name, BANDITS.smoothing),
+        smoothing=context.smoothing_code(BANDITS.smoothing),
     )
-    return params, new_state(env_params.loss_means.shape, n_experts)
+    return params, new_state(context.env_params.loss_means.shape, context.n_experts)

@@ -77,9 +77,11 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from agents.family import CompiledFamily
 from envs.real_data import RealDataState
 from mlcb import smoothing, validation
 from mlcb._jit import kernel, njit
+from mlcb.contracts import BuildContext
 from mlcb.kernels import begin_round, implements, train
 
 #: Cached references: (data set, order, horizon, stream key, expert) -> L_k*.
@@ -252,7 +254,7 @@ def _tabulate(rate_coef, rate_scale, delta_prime, n):
     return out
 
 
-class ClassifierFamily:
+class ClassifierFamily(CompiledFamily):
     """The online classifiers (:class:`OnlineSoftmax`, :class:`OnlinePerceptron`, mixed in one
     pool) as an :class:`mlcb.contracts.ExpertFamily`; its one instance is :data:`CLASSIFIERS`.
 
@@ -273,7 +275,10 @@ class ClassifierFamily:
     #: What regret is measured against (recorded in results, printed on figures).
     reference = "the best fixed expert (trained on every round)"
 
-    def check(self, experts: list, env: Any) -> None:
+    #: How messages call one expert of the family.
+    label = "classifier"
+
+    def check_environment(self, experts: list, env: Any) -> None:
         """A ``ValueError`` unless ``env`` is a real-data stream with one row per round and every
         expert's columns exist."""
         table = getattr(env, "table", None)
@@ -289,9 +294,7 @@ class ClassifierFamily:
             )
         n_columns = table.x.shape[1]
         for k, expert in enumerate(experts):
-            if getattr(type(expert), "family", None) is not self:
-                raise ValueError(f"experts[{k}]: {expert!r} is not a classifier expert")
-            if expert.features is not None and max(expert.features) >= n_columns:
+            if getattr(expert, "features", None) is not None and max(expert.features) >= n_columns:
                 raise ValueError(
                     f"experts[{k}]: features must be column indices in [0, {n_columns}) of "
                     f"{env.dataset!r}, got {expert.features!r}"
@@ -306,9 +309,9 @@ class ClassifierFamily:
         known = {expert: _REFERENCES.get((*stream, expert)) for expert in experts}
         missing = [expert for expert, value in known.items() if value is None]
         if missing:
-            params, state = self.build_pool(
-                missing, env, env_params, 0.1, np.zeros(len(missing), dtype=np.uint64), "last", env.horizon
-            )
+            keys = np.zeros(len(missing), dtype=np.uint64)
+            context = BuildContext(tuple(missing), env, env_params, 0.1, keys, "last", env.horizon)
+            params, state = self.build_pool(context)
             totals = np.zeros(len(missing))
             env_state = RealDataState(np.zeros(1, dtype=np.int64))
             _reference_pass(env_params, env_state, params, state, env.horizon, totals)
@@ -331,24 +334,10 @@ class ClassifierFamily:
         """``True`` for every expert: no rate bounds the 0-1 loss's regret (module docstring)."""
         return [True] * len(experts)
 
-    def build_pool(
-        self,
-        experts: list,
-        env: Any,
-        env_params: Any,
-        delta: float,
-        keys: np.ndarray,
-        smoothing: str,
-        horizon: int,
-        seed: int = 0,
-        replication: int = 0,
-    ) -> tuple[ClassifierParams, ClassifierState]:
-        """Kernel parameters and fresh state of the pool ``experts`` on one replication (the
-        learners are deterministic: ``keys``, ``seed`` and ``replication`` are not used)."""
-        return _build_pool(list(experts), env, delta, smoothing)
-
-    def __repr__(self) -> str:
-        return "agents.classifiers.CLASSIFIERS"
+    def build_pool(self, context: BuildContext) -> tuple[ClassifierParams, ClassifierState]:
+        """Kernel parameters and fresh state of the pool ``context.experts`` on one replication (the
+        learners are deterministic: the keys, seed and replication are not read)."""
+        return _build_pool(list(context.experts), context.env, context.delta, context.smoothing)
 
 
 #: The classifier family (:class:`ClassifierFamily`).

@@ -34,10 +34,13 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from agents.family import CompiledFamily, rate_values
+from agents.rates import Counts, Rate
 from envs.glm import expected_loss, square_loss
 from envs.links import link_derivative, link_index, link_value
 from mlcb import smoothing, tables, validation
 from mlcb._jit import kernel, njit
+from mlcb.contracts import BuildContext
 from mlcb.kernels import DEPLOY_SLOTS, implements
 from mlcb.random import uniform
 
@@ -67,13 +70,6 @@ class GLMPoolState(NamedTuple):
     weight_sums: np.ndarray  # (K, d) sums of the iterates used in training (for "average")
     steps: np.ndarray  # (K,) int64 updates so far
     history: np.ndarray  # (K, H, d) every training iterate (for "uniform"), H = 0 otherwise
-
-
-@kernel
-def ogd_rate(rate_coef, rate_scale, n, delta_prime):
-    """``min(n, rate_scale (rate_coef sqrt(n) + sqrt((n/2) log(2 n^2 / delta'))))``."""
-    value = rate_coef * math.sqrt(n) + math.sqrt(0.5 * n * math.log(2.0 * n * n / delta_prime))
-    return min(float(n), rate_scale * value)
 
 
 @implements("train", GLMPoolParams)
@@ -144,12 +140,13 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
     return loss, expected_loss(env_params, link, along, across)
 
 
-class GLMFamily:
+class GLMFamily(CompiledFamily):
     """The OGD experts (:class:`OnlineGradientDescent`) as an :class:`mlcb.contracts.ExpertFamily`;
     its one instance is :data:`GLMS`.
 
-    A pool of any size runs on a GLM stream (:class:`envs.glm.GLMEnv`). An expert's rate is valid
-    where its loss is convex on the stream being run and its step and rate are unscaled.
+    A pool of any size runs on a GLM stream (:class:`envs.glm.GLMEnv`). An expert's rate reads the
+    stream's gradient bound ``G`` of its link and ball (:meth:`rate_input`); it is valid where its
+    loss is convex on the stream being run and its step and rate are unscaled (:meth:`heuristic`).
 
     Examples
     --------
@@ -162,37 +159,24 @@ class GLMFamily:
     """
 
     name = "glm"
-    #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
+    label = "GLM"
     smoothing = ("average", "uniform", "last")
 
-    def check(self, experts: list, env: Any) -> None:
-        """A ``ValueError`` unless ``env`` is a GLM stream and ``experts`` are OGD experts."""
+    def check_environment(self, experts: list, env: Any) -> None:
+        """A ``ValueError`` unless ``env`` is a GLM stream."""
         needed = ("lipschitz", "convex", "optimal_loss_of", "initial_weights")
         if getattr(env, "dim", None) is None or not all(callable(getattr(env, m, None)) for m in needed):
             raise ValueError(
                 f"experts: GLM experts need a GLM stream (e.g. mlcb/GLM-v0), got {type(env).__name__}"
             )
-        for k, expert in enumerate(experts):
-            if getattr(type(expert), "family", None) is not self:
-                raise ValueError(f"experts[{k}]: {expert!r} is not a GLM expert")
 
     def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
         """``L_k*`` of every expert: the least expected loss of its link on its ball."""
         return np.array([env.optimal_loss_of(env_params, e.link, e.radius) for e in experts], dtype=float)
 
-    def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray:
-        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), as the kernels
-        compute them: ``min(n, rate_scale (1.5 G D sqrt(n) + sqrt((n/2) log(2 n^2 / delta'))))``."""
-        n = np.atleast_1d(np.asarray(n, dtype=np.int64))
-        length = int(n.max()) + 1 if n.size else 1
-        computed: dict = {}
-        rows = []
-        for expert in experts:
-            key = (self._rate_coef(expert, env), float(expert.rate_scale))
-            if key not in computed:
-                computed[key] = _tabulate_ogd(key[0], key[1], float(delta_prime), length)[n]
-            rows.append(computed[key])
-        return np.stack(rows)
+    def rate_input(self, expert: Any, env: Any, k: int) -> float:
+        """The gradient bound ``G`` of the expert's link on its ball, on this stream."""
+        return env.lipschitz(expert.link, expert.radius)
 
     def heuristic(self, experts: list, env: Any) -> list[bool]:
         """Whether each expert's rate is outside the theory on ``env``: a loss not convex on this
@@ -201,28 +185,9 @@ class GLMFamily:
             not env.convex(e.link, e.radius) or e.step_scale != 1.0 or e.rate_scale != 1.0 for e in experts
         ]
 
-    def build_pool(
-        self,
-        experts: list,
-        env: Any,
-        env_params: Any,
-        delta: float,
-        keys: np.ndarray,
-        smoothing: str,
-        horizon: int,
-        seed: int = 0,
-        replication: int = 0,
-    ) -> tuple[GLMPoolParams, GLMPoolState]:
-        """Kernel parameters and fresh state of the pool ``experts`` on one GLM replication."""
-        return _build_pool(list(experts), env, delta, smoothing, horizon, seed, replication)
-
-    @staticmethod
-    def _rate_coef(expert: Any, env: Any) -> float:
-        """``1.5 G D`` of an expert on ``env``."""
-        return 1.5 * env.lipschitz(expert.link, expert.radius) * 2.0 * expert.radius
-
-    def __repr__(self) -> str:
-        return "agents.glm.GLMS"
+    def build_pool(self, context: BuildContext) -> tuple[GLMPoolParams, GLMPoolState]:
+        """Kernel parameters and fresh state of the pool on one GLM replication."""
+        return _build_pool(context)
 
 
 #: The GLM family (:class:`GLMFamily`).
@@ -269,6 +234,19 @@ class OnlineGradientDescent:
                 f"init_norm must be a number in [0, radius={self.radius}], got {self.init_norm!r}"
             )
 
+    def rate_function(self, n: Counts, lipschitz: float, delta_prime: float) -> Rate:
+        """``U(n, delta')`` with the gradient bound ``G = lipschitz`` of the stream, as the kernels
+        report it (:func:`ogd_rate`, with ``1.5 G D`` and ``D = 2 radius``)."""
+        coefficients = (1.5 * lipschitz * 2.0 * self.radius, float(self.rate_scale))
+        return rate_values(ogd_rate, n, coefficients, delta_prime)
+
+
+@kernel
+def ogd_rate(rate_coef, rate_scale, n, delta_prime):
+    """``min(n, rate_scale (rate_coef sqrt(n) + sqrt((n/2) log(2 n^2 / delta'))))``."""
+    value = rate_coef * math.sqrt(n) + math.sqrt(0.5 * n * math.log(2.0 * n * n / delta_prime))
+    return min(float(n), rate_scale * value)
+
 
 @njit
 def _tabulate_ogd(rate_coef, rate_scale, delta_prime, length):
@@ -288,18 +266,10 @@ def _rate_tables(signatures: tuple, delta_prime: float, horizon: int, budget: in
     return out, {signature: row for row, signature in enumerate(signatures)}
 
 
-def _build_pool(
-    experts: list,
-    env: Any,
-    delta: float,
-    smoothing_name: str,
-    horizon: int,
-    seed: int,
-    replication: int,
-) -> tuple[GLMPoolParams, GLMPoolState]:
+def _build_pool(context: BuildContext) -> tuple[GLMPoolParams, GLMPoolState]:
     """Kernel parameters and fresh state of a pool of OGD experts on one GLM replication."""
-    n_experts, dim = len(experts), env.dim
-    delta_prime = delta / (2.0 * n_experts)
+    experts, env, horizon = context.experts, context.env, context.horizon
+    n_experts, dim, delta_prime = context.n_experts, env.dim, context.delta_prime
     records = np.zeros(n_experts, dtype=GLM_EXPERT_DTYPE)
     signatures = []
     for k, expert in enumerate(experts):
@@ -314,12 +284,10 @@ def _build_pool(
     )
     for k, signature in enumerate(signatures):
         records[k]["rate_row"] = rows.get(signature, -1)
-    params = GLMPoolParams(
-        records, shared, float(delta_prime), smoothing.code(smoothing_name, GLMS.smoothing)
-    )
+    params = GLMPoolParams(records, shared, delta_prime, context.smoothing_code(GLMS.smoothing))
     start = np.zeros((n_experts, dim))
     for k, expert in enumerate(experts):
-        start[k] = env.initial_weights(seed, replication, expert.init_norm)
-    history = np.zeros((n_experts, horizon + 2 if smoothing_name == "uniform" else 0, dim))
+        start[k] = env.initial_weights(context.seed, context.replication, expert.init_norm)
+    history = np.zeros((n_experts, horizon + 2 if context.smoothing == "uniform" else 0, dim))
     state = GLMPoolState(start, np.zeros((n_experts, dim)), np.zeros(n_experts, dtype=np.int64), history)
     return params, state

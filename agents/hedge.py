@@ -26,26 +26,28 @@ Smoothing: ``"average"`` (the default) deploys the average of the past decisions
 
 Examples
 --------
->>> import agents
->>> expert = agents.make("hedge")
->>> expert.family.name, expert.heuristic
-('hedge', False)
+>>> expert = Hedge()
+>>> expert.family, expert.heuristic, expert.alpha
+(agents.hedge.HEDGE_FAMILY, False, 0.5)
+>>> bool(expert.rate_function(10_000, 10, 0.005) < 0.06 * 10_000)  # U(n) / n, docs/rates.md §0
+True
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.bandits import BanditEnvironmentFamily
+from agents.family import BanditEnvironmentFamily, rate_values
+from agents.rates import Counts, Rate
 from envs.bandit import arm_loss
 from mlcb import validation
-from mlcb.kernels import implements, kernel, njit
+from mlcb.contracts import BuildContext
+from mlcb.kernels import implements, kernel
 from mlcb.smoothing import LAST
-from mlcb.smoothing import code as smoothing_code
 
 __all__ = ["HEDGE_FAMILY", "Hedge", "HedgeFamily", "HedgeParams", "HedgeState", "learning_rate", "rate"]
 
@@ -74,18 +76,6 @@ def learning_rate(m, j):
 
 
 @kernel
-def _normaliser(cumulative, k, m, eta):
-    """``(min_l S_l, sum_l exp(-eta (S_l - min_l S_l)))`` of expert ``k``."""
-    smallest = math.inf
-    for a in range(m):
-        smallest = min(smallest, cumulative[k, a])
-    total = 0.0
-    for a in range(m):
-        total += math.exp(-eta * (cumulative[k, a] - smallest))
-    return smallest, total
-
-
-@kernel
 def rate(m, scale, n, delta_prime):
     """``U(n, delta')`` of Hedge over ``m`` predictors (docs/rates.md, section 5), capped at ``n``;
     0 for ``n < 1``."""
@@ -100,12 +90,16 @@ def rate(m, scale, n, delta_prime):
     return min(float(n), scale * value)
 
 
-@njit
-def _rates(m, scale, n, delta_prime):
-    out = np.empty(n.shape[0])
-    for i in range(n.shape[0]):
-        out[i] = rate(m, scale, n[i], delta_prime)
-    return out
+@kernel
+def _normaliser(cumulative, k, m, eta):
+    """``(min_l S_l, sum_l exp(-eta (S_l - min_l S_l)))`` of expert ``k``."""
+    smallest = math.inf
+    for a in range(m):
+        smallest = min(smallest, cumulative[k, a])
+    total = 0.0
+    for a in range(m):
+        total += math.exp(-eta * (cumulative[k, a] - smallest))
+    return smallest, total
 
 
 # --- the kernels the engine calls ---------------------------------------------------------------
@@ -161,60 +155,17 @@ class HedgeFamily(BanditEnvironmentFamily):
     A pool runs on a bandit experts environment (``mlcb/Trap-v0``, ``mlcb/BanditExperts-v0``):
     expert ``k``'s predictors are the environment's ``n_arms[k]`` arms, so a pool holds exactly
     ``env.n_experts`` experts; ``L_k*`` is the best arm's loss mean
-    (:class:`agents.bandits.BanditEnvironmentFamily`).
+    (:class:`agents.family.BanditEnvironmentFamily`). Rates are computed by the kernels' own
+    :func:`rate` (:meth:`Hedge.rate_function`).
     """
 
     name = "hedge"
-    #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
     smoothing = ("average", "last")
 
-    def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray:
-        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), computed by the
-        kernels' own :func:`rate`."""
-        counts = np.atleast_1d(np.asarray(n)).astype(np.int64)
-        return np.stack(
-            [
-                _rates(int(env.n_arms[k]), float(expert.rate_scale), counts, float(delta_prime))
-                for k, expert in enumerate(experts)
-            ]
-        )
-
-    def heuristic(self, experts: list, env: Any) -> list[bool]:
-        """``True`` for an expert whose ``rate_scale`` is not 1 (the rate is otherwise valid)."""
-        return [bool(expert.heuristic) for expert in experts]
-
-    def build_pool(
-        self,
-        experts: list,
-        env: Any,
-        env_params: Any,
-        delta: float,
-        keys: np.ndarray,
-        smoothing: str,
-        horizon: int,
-        seed: int = 0,
-        replication: int = 0,
-    ) -> tuple[HedgeParams, HedgeState]:
-        """Kernel parameters and fresh state of the pool ``experts`` on one replication (Hedge
-        plays mixtures and draws nothing: ``keys`` are not needed)."""
-        n_experts = len(experts)
-        n_arms = np.asarray(env.n_arms, dtype=np.int64).copy()
-        m_max = int(n_arms.max())
-        params = HedgeParams(
-            n_arms=n_arms,
-            rate_scale=np.array([float(expert.rate_scale) for expert in experts]),
-            delta_prime=float(delta / (2.0 * n_experts)),
-            smoothing=smoothing_code(smoothing, self.smoothing),
-        )
-        state = HedgeState(
-            cumulative=np.zeros((n_experts, m_max)),
-            weights=np.zeros((n_experts, m_max)),
-            steps=np.zeros(n_experts, dtype=np.int64),
-        )
-        return params, state
-
-    def __repr__(self) -> str:
-        return "agents.hedge.HEDGE_FAMILY"
+    def build_pool(self, context: BuildContext) -> tuple[HedgeParams, HedgeState]:
+        # Hedge plays mixtures and draws nothing: the experts' keys are not needed.
+        state = HedgeState(self.arm_zeros(context), self.arm_zeros(context), context.zeros(dtype=np.int64))
+        return self.kernel_params(HedgeParams, context), state
 
 
 #: The Hedge family (:class:`HedgeFamily`).
@@ -249,9 +200,7 @@ class Hedge:
     def heuristic(self) -> bool:
         return self.rate_scale != 1.0
 
-    def rate_function(self, n: Any, n_arms: int, delta_prime: float) -> Any:
-        """``U(n, delta')`` (:func:`agents.rates.hedge_rate` times ``rate_scale``, capped)."""
-        from agents.rates import hedge_rate
-
-        counts = np.asarray(n, dtype=float)
-        return np.minimum(counts, self.rate_scale * hedge_rate(n, n_arms, delta_prime, capped=False))
+    def rate_function(self, n: Counts, n_arms: int, delta_prime: float) -> Rate:
+        """``U(n, delta')`` over ``n_arms`` predictors, as the kernels report it (:func:`rate`):
+        :func:`agents.rates.hedge_rate` times ``rate_scale``, capped at ``n``."""
+        return rate_values(rate, n, (int(n_arms), float(self.rate_scale)), delta_prime)

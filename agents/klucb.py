@@ -29,6 +29,13 @@ the empirical distribution of its pulls: ``"counts"`` (the default), ``"average"
 ``"uniform"`` all deploy an arm drawn from the pull counts; ``"last"`` deploys the current
 KL-UCB arm.
 
+As a family of one's own (docs/compiled-families.md), it writes only what is KL-UCB's: the
+kernels (the index, :func:`rate`, ``train`` and ``deploy``), their params and state, the
+specification :class:`KLUCB` with its ``rate_function`` (the kernel :func:`rate` at every count,
+:func:`agents.family.rate_values`) and ``heuristic``, and :class:`KLUCBFamily` with its name, its
+smoothing wrappers and ``build_pool``. Everything else comes from
+:class:`agents.family.BanditEnvironmentFamily`.
+
 Examples
 --------
 >>> import agents
@@ -43,16 +50,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.bandits import BanditEnvironmentFamily, deploy_by_counts
+from agents.bandits import deploy_arm, deploy_by_counts, ucb_delta_value
+from agents.family import BanditEnvironmentFamily, rate_values
+from agents.rates import Counts, Rate
 from envs.bandit import arm_loss
 from mlcb import validation
-from mlcb.kernels import implements, kernel, njit
+from mlcb.contracts import BuildContext
+from mlcb.kernels import implements, kernel
 from mlcb.smoothing import LAST
-from mlcb.smoothing import code as smoothing_code
 
 __all__ = [
     "BISECTION_STEPS",
@@ -158,20 +167,7 @@ def rate(m, scale, n, delta_prime):
     at ``n``; 0 for ``n < 1``."""
     if n < 1:
         return 0.0
-    value = (
-        math.sqrt(2.0 * (m - 1) * n * math.log(8.0 * m * n * n / delta_prime))
-        + math.sqrt(0.5 * n * math.log(4.0 * n * n / delta_prime))
-        + (m - 1)
-    )
-    return min(float(n), scale * value)
-
-
-@njit
-def _rates(m, scale, n, delta_prime):
-    out = np.empty(n.shape[0])
-    for i in range(n.shape[0]):
-        out[i] = rate(m, scale, n[i], delta_prime)
-    return out
+    return min(float(n), scale * ucb_delta_value(m, n, delta_prime, 1.0))
 
 
 # --- the kernels the engine calls ---------------------------------------------------------------
@@ -192,12 +188,10 @@ def _train(params, state, env_params, env_state, k, t):
 @kernel
 def _deploy(params, state, env_params, env_state, k, t, key, slot):
     m = params.n_arms[k]
-    means = env_params.loss_means  # (K, m_max): the arms' loss means (expected losses)
     n = state.steps[k]
     # An expert never trained yet has no past decision: its current one is deployed.
     if params.smoothing == LAST or n == 0:
-        arm = klucb_arm(state.pulls, state.losses, k, m, params.c[k], n + 1)
-        return arm_loss(env_params, t, k, arm), means[k, arm]
+        return deploy_arm(env_params, k, t, klucb_arm(state.pulls, state.losses, k, m, params.c[k], n + 1))
     return deploy_by_counts(state.pulls, env_params, k, m, n, key, t, slot)
 
 
@@ -206,64 +200,25 @@ class KLUCBFamily(BanditEnvironmentFamily):
     """KL-UCB experts (:class:`KLUCB`) as an :class:`mlcb.contracts.ExpertFamily`; its one
     instance is :data:`KLUCB_FAMILY`.
 
-    A pool runs on a bandit experts environment (one with ``n_arms``, ``n_experts`` and
-    ``optimal_loss``, e.g. ``mlcb/Trap-v0``): expert ``k`` plays the environment's ``n_arms[k]``
-    arms, so a pool holds exactly ``env.n_experts`` experts. The pool check and ``L_k*`` (each
-    expert's best arm) come from :class:`agents.bandits.BanditEnvironmentFamily`.
+    All that is KL-UCB's own is here: its name, its smoothing wrappers and :meth:`build_pool`.
+    The pool check (a bandit experts environment with one expert per expert of the environment),
+    ``L_k*`` (each expert's best arm) and the rates and heuristic flags read from the
+    specifications come from :class:`agents.family.BanditEnvironmentFamily`.
     """
 
     name = "kl-ucb"
-    #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
     smoothing = ("counts", "average", "uniform", "last")
 
-    def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray:
-        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), computed by the
-        kernels' own :func:`rate`."""
-        counts = np.atleast_1d(np.asarray(n)).astype(np.int64)
-        return np.stack(
-            [
-                _rates(int(env.n_arms[k]), float(expert.rate_scale), counts, float(delta_prime))
-                for k, expert in enumerate(experts)
-            ]
-        )
-
-    def heuristic(self, experts: list, env: Any) -> list[bool]:
-        """Every KL-UCB rate is heuristic (no explicit anytime high-probability bound is used)."""
-        return [True] * len(experts)
-
-    def build_pool(
-        self,
-        experts: list,
-        env: Any,
-        env_params: Any,
-        delta: float,
-        keys: np.ndarray,
-        smoothing: str,
-        horizon: int,
-        seed: int = 0,
-        replication: int = 0,
-    ) -> tuple[KLUCBParams, KLUCBState]:
-        """Kernel parameters and fresh state of the pool ``experts`` on one replication
-        (KL-UCB trains deterministically: ``keys`` are not needed)."""
-        n_experts = len(experts)
-        n_arms = np.asarray(env.n_arms, dtype=np.int64).copy()
-        m_max = int(n_arms.max())
-        params = KLUCBParams(
-            n_arms=n_arms,
-            c=np.array([float(expert.c) for expert in experts]),
-            rate_scale=np.array([float(expert.rate_scale) for expert in experts]),
-            delta_prime=float(delta / (2.0 * n_experts)),
-            smoothing=smoothing_code(smoothing, self.smoothing),
-        )
+    def build_pool(self, context: BuildContext) -> tuple[KLUCBParams, KLUCBState]:
+        """Kernel parameters (``n_arms``, ``c``, ``rate_scale``, ``delta_prime`` and ``smoothing``,
+        filled by name: :meth:`~agents.family.CompiledFamily.kernel_params`) and fresh state of
+        the pool on one replication. KL-UCB trains deterministically: no keys."""
         state = KLUCBState(
-            pulls=np.zeros((n_experts, m_max), dtype=np.int64),
-            losses=np.zeros((n_experts, m_max)),
-            steps=np.zeros(n_experts, dtype=np.int64),
+            pulls=self.arm_zeros(context, np.int64),  # (K, m_max)
+            losses=self.arm_zeros(context),
+            steps=context.zeros(dtype=np.int64),  # (K,)
         )
-        return params, state
-
-    def __repr__(self) -> str:
-        return "agents.klucb.KLUCB_FAMILY"
+        return self.kernel_params(KLUCBParams, context), state
 
 
 #: The KL-UCB family (:class:`KLUCBFamily`).
@@ -290,4 +245,10 @@ class KLUCB:
 
     @property
     def heuristic(self) -> bool:
+        """Always ``True``: no explicit anytime high-probability bound is used (see :mod:`agents.klucb`)."""
         return True
+
+    def rate_function(self, n: Counts, n_arms: int, delta_prime: float) -> Rate:
+        """``U(n, delta')`` on ``n_arms`` arms, as the kernels report it (:func:`rate`): the UCB-type
+        heuristic rate times ``rate_scale``, capped at ``n``."""
+        return rate_values(rate, n, (int(n_arms), float(self.rate_scale)), delta_prime)

@@ -22,9 +22,16 @@ function                            rate                                      do
 :func:`hedge_rate`                  Hedge over N fixed predictors             5
 ==================================  ========================================  ===============
 
-:func:`authors_epsilon_greedy_rate` is the authors' heuristic, and :func:`expert_rate` reads the
-rate of an expert specification (:mod:`agents.bandits`, or any object with ``rate_function``).
-All logarithms are natural.
+:func:`authors_epsilon_greedy_rate` is the authors' heuristic. Every function takes ``capped``
+(default ``True``); ``capped=False`` gives the value before the cap, which an expert's
+``rate_scale`` multiplies before :func:`scale_and_cap` caps it. Each expert specification
+carries its own rate as ``rate_function(n, rate_input, delta_prime)``, built from these formulas
+or from its family's kernels (:mod:`agents.family`); :func:`expert_rate` reads it. This module
+knows no specification. All logarithms are natural.
+
+The parameters every rate shares (``n``, ``n_arms``, ``delta_prime``, ``capped``) and the
+``Returns`` section are written once, in ``_SHARED``, and spliced into each docstring where it
+says ``%(n)s`` and so on (:func:`_shared_doc`).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from mlcb import validation
 
 __all__ = [
     "authors_epsilon_greedy_rate",
+    "check_counts",
     "epsilon_greedy_closed_form",
     "epsilon_greedy_rate",
     "epsilon_greedy_schedule",
@@ -47,6 +55,7 @@ __all__ = [
     "heavy_tailed_rate",
     "hedge_rate",
     "ogd_rate",
+    "scale_and_cap",
     "thompson_rate",
     "ucb1_rate",
     "ucb_delta_rate",
@@ -58,9 +67,19 @@ Counts = npt.ArrayLike
 Rate = np.float64 | npt.NDArray[np.float64]
 
 
-# --- validation --------------------------------------------------------------------------------
-def _counts(n: Counts, name: str = "n") -> npt.NDArray[np.float64]:
-    """``n`` as a float64 array after checking that it holds integers ``>= 1``."""
+# --- validation and the cap ------------------------------------------------------------------
+def check_counts(n: Counts, name: str = "n") -> npt.NDArray[np.float64]:
+    """``n`` as a float64 array, after checking that it holds integers ``>= 1``.
+
+    Examples
+    --------
+    >>> check_counts([1, 2, 3])
+    array([1., 2., 3.])
+    >>> check_counts(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: n must hold integers >= 1, got 0.0
+    """
     array = np.asarray(n)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or np.iscomplexobj(array):
         raise ValueError(f"{name} must hold integers >= 1, got dtype {array.dtype}")
@@ -78,9 +97,75 @@ def _capped(n: npt.NDArray[np.float64], value: npt.NDArray[np.float64]) -> Rate:
     return out[()] if out.ndim == 0 else out
 
 
-# --- uncapped rate values (shared by the public functions and by expert_rate's rate_scale) -----
+def _uncapped(value: npt.NDArray[np.float64]) -> Rate:
+    value = np.asarray(value, dtype=np.float64)
+    return value[()] if value.ndim == 0 else value
+
+
+def _finish(counts: npt.NDArray[np.float64], value: npt.NDArray[np.float64], capped: bool) -> Rate:
+    return _capped(counts, value) if capped else _uncapped(value)
+
+
+def _checked(n: Counts, n_arms: int, delta_prime: float) -> tuple[npt.NDArray[np.float64], int, float]:
+    """The counts, the number of arms and ``delta'``, checked (the arguments of most rates)."""
+    return (
+        check_counts(n),
+        validation.integer("n_arms", n_arms),
+        validation.open_unit("delta_prime", delta_prime),
+    )
+
+
+def _schedule_constants(c: float, alpha: float) -> tuple[float, float]:
+    """Epsilon-greedy's ``c > 0`` and ``alpha`` in ``(0, 1)``, checked."""
+    return validation.positive("c", c), validation.open_unit("alpha", alpha)
+
+
+def scale_and_cap(n: Counts, rate_scale: float, value: Any) -> Rate:
+    """``min(n, rate_scale * value)``: an expert's rate from an uncapped formula (``capped=False``)
+    and its ``rate_scale``, which multiplies before the cap (as the kernels do).
+
+    Examples
+    --------
+    >>> float(scale_and_cap(100, 0.5, ucb_delta_rate(100, 2, 0.01, capped=False))) < 100
+    True
+    >>> float(scale_and_cap(4, 1.0, 10.0))
+    4.0
+    """
+    return _capped(check_counts(n), float(rate_scale) * np.asarray(value, dtype=np.float64))
+
+
+#: Descriptions every rate function shares, spliced into the docstrings by :func:`_shared_doc`.
+_SHARED = {
+    "n": "n : int or array_like of int\n    The expert's own update counts, ``n >= 1``.",
+    "n_arms": "n_arms : int\n    Number of arms ``m >= 1``.",
+    "delta_prime": "delta_prime : float\n    Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.",
+    "capped": (
+        "capped : bool, default True\n"
+        "    Cap at ``n`` (``False``: the uncapped value, which a ``rate_scale`` multiplies first)."
+    ),
+    "schedule": (
+        "c : float\n    Scale of the schedule, ``c > 0``.\n"
+        "alpha : float\n    Exponent of the schedule in ``(0, 1)``."
+    ),
+    "epsilon_greedy": "Parameters\n----------\n%(n)s\n%(n_arms)s\n%(schedule)s\n%(rest)s",
+    "rest": "%(delta_prime)s\n%(capped)s\n\n%(returns)s",
+    "returns": "Returns\n-------\nfloat or ndarray\n    ``U(n, delta')`` (float64), of the shape of ``n``.",
+}
+
+
+def _shared_doc(function: Any) -> Any:
+    """``function`` with every ``%(key)s`` of its docstring replaced by ``_SHARED[key]``."""
+    doc = function.__doc__
+    for _ in range(3):  # a shared text may name others ("epsilon_greedy" names "rest")
+        for key, text in _SHARED.items():
+            doc = doc.replace(f"%({key})s", text.replace("\n", "\n    ").replace("\n    \n", "\n\n"))
+    function.__doc__ = doc
+    return function
+
+
+# --- uncapped rate values (the public functions cap them, or not: capped=False) ------------------
 def _ucb_delta_value(n: npt.NDArray[np.float64], m: int, delta_prime: float, factor: float = 1.0):
-    # Same expression order as agents.bandits._rate, so that the two agree to the last bits.
+    # The expression order of the kernel agents.bandits.ucb_delta_value: the two agree to the last bits.
     return (
         factor * np.sqrt(2.0 * (m - 1) * n * np.log(8.0 * m * n * n / delta_prime))
         + np.sqrt(0.5 * n * np.log(4.0 * n * n / delta_prime))
@@ -138,7 +223,8 @@ def _authors_epsilon_greedy_value(n: npt.NDArray[np.float64], m: int, alpha: flo
 
 
 # --- public rates ------------------------------------------------------------------------------
-def ucb_delta_rate(n: Counts, n_arms: int, delta_prime: float) -> Rate:
+@_shared_doc
+def ucb_delta_rate(n: Counts, n_arms: int, delta_prime: float, capped: bool = True) -> Rate:
     r"""Anytime UCB(delta0) on ``m`` arms, built with ``delta0 = delta' / 2`` (docs/rates.md §1a).
 
     .. math::
@@ -153,31 +239,24 @@ def ucb_delta_rate(n: Counts, n_arms: int, delta_prime: float) -> Rate:
 
     Parameters
     ----------
-    n : int or array_like of int
-        The expert's own update counts, ``n >= 1``.
-    n_arms : int
-        Number of arms ``m >= 1``.
-    delta_prime : float
-        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
-
-    Returns
-    -------
-    float or ndarray
-        ``U(n, delta')`` (float64), of the shape of ``n``.
+    %(n)s
+    %(n_arms)s
+    %(rest)s
 
     Examples
     --------
+    ``U(n) / n`` on two arms at ``delta' = 0.005`` (docs/rates.md §0):
+
     >>> n = np.array([10_000, 100_000, 250_000, 1_000_000])
     >>> np.round(ucb_delta_rate(n, n_arms=2, delta_prime=0.005) / n, 3)
     array([0.108, 0.037, 0.024, 0.013])
     """
-    counts = _counts(n)
-    m = validation.integer("n_arms", n_arms)
-    dp = validation.open_unit("delta_prime", delta_prime)
-    return _capped(counts, _ucb_delta_value(counts, m, dp))
+    counts, m, dp = _checked(n, n_arms, delta_prime)
+    return _finish(counts, _ucb_delta_value(counts, m, dp), capped)
 
 
-def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float) -> Rate:
+@_shared_doc
+def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float, capped: bool = True) -> Rate:
     r"""UCB1 with radius ``sqrt(c ln j / N_a)``, ``c > 1`` (docs/rates.md §1b).
 
     .. math::
@@ -193,19 +272,11 @@ def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float) -> Rate:
 
     Parameters
     ----------
-    n : int or array_like of int
-        The expert's own update counts, ``n >= 1``.
-    n_arms : int
-        Number of arms ``m >= 1``.
+    %(n)s
+    %(n_arms)s
     c : float
         Radius constant, ``c > 1``.
-    delta_prime : float
-        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
-
-    Returns
-    -------
-    float or ndarray
-        ``U(n, delta')`` (float64), of the shape of ``n``.
+    %(rest)s
 
     Raises
     ------
@@ -214,18 +285,20 @@ def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float) -> Rate:
 
     Examples
     --------
-    >>> n = np.array([10_000, 100_000, 250_000, 1_000_000])
-    >>> np.round(ucb1_rate(n, n_arms=2, c=2.0, delta_prime=0.005) / n, 3)
-    array([0.127, 0.043, 0.028, 0.015])
+    With Auer et al.'s ``c = 2`` on two arms (``t0 = 57`` at ``delta' = 0.005``), ``U(n) / n`` falls
+    as ``sqrt(ln n / n)``:
+
+    >>> rates = ucb1_rate([10_000, 100_000, 250_000, 1_000_000], n_arms=2, c=2.0, delta_prime=0.005)
+    >>> (rates / [10_000, 100_000, 250_000, 1_000_000]).round(3).tolist()
+    [0.127, 0.043, 0.028, 0.015]
     """
-    counts = _counts(n)
-    m = validation.integer("n_arms", n_arms)
+    counts, m, dp = _checked(n, n_arms, delta_prime)
     if not (validation.is_real(c) and c > 1):
         raise ValueError(f"c must be a finite number > 1 for UCB1's rate (docs/rates.md §1b), got {c!r}")
-    dp = validation.open_unit("delta_prime", delta_prime)
-    return _capped(counts, _ucb1_value(counts, m, float(c), dp))
+    return _finish(counts, _ucb1_value(counts, m, float(c), dp), capped)
 
 
+@_shared_doc
 def epsilon_greedy_schedule(j: Counts, n_arms: int, c: float, alpha: float) -> Rate:
     r"""Exploration probabilities of decaying epsilon-greedy (docs/rates.md §2).
 
@@ -240,8 +313,7 @@ def epsilon_greedy_schedule(j: Counts, n_arms: int, c: float, alpha: float) -> R
     ----------
     j : int or array_like of int
         The expert's own rounds, ``j >= 1``.
-    n_arms : int
-        Number of arms ``m >= 1``.
+    %(n_arms)s
     c : float
         Scale ``c > 0``.
     alpha : float
@@ -257,15 +329,17 @@ def epsilon_greedy_schedule(j: Counts, n_arms: int, c: float, alpha: float) -> R
     >>> np.round(epsilon_greedy_schedule([1, 10, 1000], n_arms=2, c=1.0, alpha=2 / 3), 4)
     array([1.    , 0.7722, 0.24  ])
     """
-    rounds = _counts(j, "j")
+    rounds = check_counts(j, "j")
     m = validation.integer("n_arms", n_arms)
-    scale = validation.positive("c", c)
-    exponent = validation.open_unit("alpha", alpha)
+    scale, exponent = _schedule_constants(c, alpha)
     out = _schedule(rounds, m, scale, exponent)
     return out[()] if out.ndim == 0 else out
 
 
-def epsilon_greedy_rate(n: Counts, n_arms: int, c: float, alpha: float, delta_prime: float) -> Rate:
+@_shared_doc
+def epsilon_greedy_rate(
+    n: Counts, n_arms: int, c: float, alpha: float, delta_prime: float, capped: bool = True
+) -> Rate:
     r"""Computable rate ``U#`` of decaying epsilon-greedy (docs/rates.md §2, the shipped rate).
 
     With ``mu_j = (1/m) sum_{i<j} eps_i`` and
@@ -287,23 +361,7 @@ def epsilon_greedy_rate(n: Counts, n_arms: int, c: float, alpha: float, delta_pr
     The sums are accumulated in the kernel's order (``agents.bandits.sharp_rate_step``), so the
     result equals the compiled rate to rounding; the cost is ``O(max(n))``.
 
-    Parameters
-    ----------
-    n : int or array_like of int
-        The expert's own update counts, ``n >= 1``.
-    n_arms : int
-        Number of arms ``m >= 1``.
-    c : float
-        Scale of the schedule, ``c > 0``.
-    alpha : float
-        Exponent of the schedule in ``(0, 1)``.
-    delta_prime : float
-        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
-
-    Returns
-    -------
-    float or ndarray
-        ``U#(n, delta')`` (float64), of the shape of ``n``.
+    %(epsilon_greedy)s
 
     Examples
     --------
@@ -311,15 +369,15 @@ def epsilon_greedy_rate(n: Counts, n_arms: int, c: float, alpha: float, delta_pr
     >>> np.round(epsilon_greedy_rate(n, n_arms=2, c=1.0, alpha=2 / 3, delta_prime=0.005) / n, 2)
     array([0.53, 0.26, 0.19, 0.12])
     """
-    counts = _counts(n)
-    m = validation.integer("n_arms", n_arms)
-    scale = validation.positive("c", c)
-    exponent = validation.open_unit("alpha", alpha)
-    dp = validation.open_unit("delta_prime", delta_prime)
-    return _capped(counts, _epsilon_greedy_value(counts, m, scale, exponent, dp))
+    counts, m, dp = _checked(n, n_arms, delta_prime)
+    scale, exponent = _schedule_constants(c, alpha)
+    return _finish(counts, _epsilon_greedy_value(counts, m, scale, exponent, dp), capped)
 
 
-def epsilon_greedy_closed_form(n: Counts, n_arms: int, c: float, alpha: float, delta_prime: float) -> Rate:
+@_shared_doc
+def epsilon_greedy_closed_form(
+    n: Counts, n_arms: int, c: float, alpha: float, delta_prime: float, capped: bool = True
+) -> Rate:
     r"""Closed-form rate ``U_eG`` of decaying epsilon-greedy (docs/rates.md §2).
 
     .. math::
@@ -337,35 +395,19 @@ def epsilon_greedy_closed_form(n: Counts, n_arms: int, c: float, alpha: float, d
     an upper bound on :func:`epsilon_greedy_rate`. Its exponent is ``max(alpha, 1 - alpha/2)``:
     ``n^(2/3)`` at ``alpha = 2/3``.
 
-    Parameters
-    ----------
-    n : int or array_like of int
-        The expert's own update counts, ``n >= 1``.
-    n_arms : int
-        Number of arms ``m >= 1``.
-    c : float
-        Scale of the schedule, ``c > 0``.
-    alpha : float
-        Exponent of the schedule in ``(0, 1)``.
-    delta_prime : float
-        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
-
-    Returns
-    -------
-    float or ndarray
-        ``U_eG(n, delta')`` (float64), of the shape of ``n``.
+    %(epsilon_greedy)s
 
     Examples
     --------
-    >>> n = np.array([10_000, 100_000, 250_000, 1_000_000])
-    >>> np.round(epsilon_greedy_closed_form(n, n_arms=2, c=1.0, alpha=2 / 3, delta_prime=0.005) / n, 2)
-    array([1.  , 0.52, 0.38, 0.24])
+    At ``m = 2``, ``c = 1``, ``alpha = 2/3``, ``delta' = 0.005`` (docs/rates.md §2), ``U_eG / n`` at
+    ``n = 10^4, 10^5, 2.5 10^5, 10^6``, an upper bound on ``U# / n``:
+
+    >>> closed = epsilon_greedy_closed_form([10_000, 100_000, 250_000, 1_000_000], 2, 1.0, 2 / 3, 0.005)
+    >>> (closed / [10_000, 100_000, 250_000, 1_000_000]).round(2).tolist()
+    [1.0, 0.52, 0.38, 0.24]
     """
-    counts = _counts(n)
-    m = validation.integer("n_arms", n_arms)
-    scale = validation.positive("c", c)
-    a = validation.open_unit("alpha", alpha)
-    dp = validation.open_unit("delta_prime", delta_prime)
+    counts, m, dp = _checked(n, n_arms, delta_prime)
+    scale, a = _schedule_constants(c, alpha)
     ell = np.maximum(1.0, np.log(counts))
     log_e = np.log(12.0 * m * counts * counts / dp)
     log_n = np.log(6.0 * m * counts * counts / dp)
@@ -376,11 +418,11 @@ def epsilon_greedy_closed_form(n: Counts, n_arms: int, c: float, alpha: float, d
     exploit_coef = 2.0 * np.sqrt(a / (theta * scale)) / (1.0 - a / 2.0) * m ** (a / 2.0)
     exploit = exploit_coef * np.sqrt(log_e) * counts ** (1.0 - a / 2.0)
     sampling = np.sqrt(0.5 * counts * np.log(6.0 * counts * counts / dp))
-    value = explore + exploit + j0 + sampling
-    return _capped(counts, value)
+    return _finish(counts, explore + exploit + j0 + sampling, capped)
 
 
-def thompson_rate(n: Counts, n_arms: int, delta_prime: float, clipped: bool) -> Rate:
+@_shared_doc
+def thompson_rate(n: Counts, n_arms: int, delta_prime: float, clipped: bool, capped: bool = True) -> Rate:
     r"""Rate of Bernoulli Thompson sampling (docs/rates.md §3).
 
     Clipped TS (docs/rates.md §3, valid; internal level ``delta0 = delta' / 2``):
@@ -399,32 +441,26 @@ def thompson_rate(n: Counts, n_arms: int, delta_prime: float, clipped: bool) -> 
 
     Parameters
     ----------
-    n : int or array_like of int
-        The expert's own update counts, ``n >= 1``.
-    n_arms : int
-        Number of arms ``m >= 1``.
-    delta_prime : float
-        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+    %(n)s
+    %(n_arms)s
+    %(delta_prime)s
     clipped : bool
         The clipped variant (a valid rate) or vanilla TS (a heuristic).
+    %(capped)s
 
-    Returns
-    -------
-    float or ndarray
-        ``U(n, delta')`` (float64), of the shape of ``n``.
+    %(returns)s
 
     Examples
     --------
     >>> float(np.round(thompson_rate(10_000, n_arms=2, delta_prime=0.005, clipped=True), 1))
     1447.1
     """
-    counts = _counts(n)
-    m = validation.integer("n_arms", n_arms)
-    dp = validation.open_unit("delta_prime", delta_prime)
-    return _capped(counts, _ucb_delta_value(counts, m, dp, 1.5 if clipped else 1.0))
+    counts, m, dp = _checked(n, n_arms, delta_prime)
+    return _finish(counts, _ucb_delta_value(counts, m, dp, 1.5 if clipped else 1.0), capped)
 
 
-def ogd_rate(n: Counts, lipschitz: float, diameter: float, delta_prime: float) -> Rate:
+@_shared_doc
+def ogd_rate(n: Counts, lipschitz: float, diameter: float, delta_prime: float, capped: bool = True) -> Rate:
     r"""Projected online gradient descent, ``eta_n = D / (G sqrt(n))`` ("sharper version", docs/rates.md §4).
 
     .. math::
@@ -438,34 +474,27 @@ def ogd_rate(n: Counts, lipschitz: float, diameter: float, delta_prime: float) -
 
     Parameters
     ----------
-    n : int or array_like of int
-        The expert's own update counts, ``n >= 1``.
+    %(n)s
     lipschitz : float
         Gradient bound ``G >= 0``.
     diameter : float
         Diameter ``D >= 0`` of the decision set (``2 r`` for a ball of radius ``r``).
-    delta_prime : float
-        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
-
-    Returns
-    -------
-    float or ndarray
-        ``U(n, delta')`` (float64), of the shape of ``n``.
+    %(rest)s
 
     Examples
     --------
     >>> float(np.round(ogd_rate(10_000, lipschitz=1.0, diameter=2.0, delta_prime=0.005), 1))
     649.4
     """
-    counts = _counts(n)
+    counts = check_counts(n)
     gradient = validation.non_negative("lipschitz", lipschitz)
     size = validation.non_negative("diameter", diameter)
     dp = validation.open_unit("delta_prime", delta_prime)
     sampling = np.sqrt(0.5 * counts * np.log(2.0 * counts * counts / dp))
-    value = 1.5 * gradient * size * np.sqrt(counts) + sampling
-    return _capped(counts, value)
+    return _finish(counts, 1.5 * gradient * size * np.sqrt(counts) + sampling, capped)
 
 
+@_shared_doc
 def hedge_rate(n: Counts, n_predictors: int, delta_prime: float, capped: bool = True) -> Rate:
     r"""Hedge over ``N`` fixed predictors, ``eta_t = sqrt(8 ln N / t)``, mixture loss (docs/rates.md §5).
 
@@ -480,19 +509,10 @@ def hedge_rate(n: Counts, n_predictors: int, delta_prime: float, capped: bool = 
 
     Parameters
     ----------
-    n : int or array_like of int
-        The expert's own update counts, ``n >= 1``.
+    %(n)s
     n_predictors : int
         Number of predictors ``N >= 1``.
-    delta_prime : float
-        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
-    capped : bool, default True
-        Cap at ``n`` (``False``: the uncapped value, which a ``rate_scale`` multiplies first).
-
-    Returns
-    -------
-    float or ndarray
-        ``U(n, delta')`` (float64), of the shape of ``n``.
+    %(rest)s
 
     Examples
     --------
@@ -500,7 +520,7 @@ def hedge_rate(n: Counts, n_predictors: int, delta_prime: float, capped: bool = 
     >>> np.round(hedge_rate(n, n_predictors=10, delta_prime=0.005) / n, 3)
     array([0.056, 0.019, 0.012, 0.006])
     """
-    counts = _counts(n)
+    counts = check_counts(n)
     size = validation.integer("n_predictors", n_predictors)
     dp = validation.open_unit("delta_prime", delta_prime)
     log_size = math.log(size)
@@ -509,7 +529,7 @@ def hedge_rate(n: Counts, n_predictors: int, delta_prime: float, capped: bool = 
         + math.sqrt(log_size / 8.0)
         + np.sqrt(0.5 * counts * np.log(2.0 * counts * counts / dp))
     )
-    return _capped(counts, value) if capped else _uncapped(value)
+    return _finish(counts, value, capped)
 
 
 def heavy_tailed_constant(eps: float) -> float:
@@ -537,6 +557,7 @@ def heavy_tailed_constant(eps: float) -> float:
     return 1.0 + order + math.sqrt(2.0) + 2.0 / 3.0
 
 
+@_shared_doc
 def heavy_tailed_rate(
     n: Counts, n_arms: int, eps: float, delta_prime: float, moment: float = 1.0, capped: bool = True
 ) -> Rate:
@@ -560,23 +581,16 @@ def heavy_tailed_rate(
 
     Parameters
     ----------
-    n : int or array_like of int
-        The expert's own update counts, ``n >= 1``.
-    n_arms : int
-        Number of arms ``m >= 1``.
+    %(n)s
+    %(n_arms)s
     eps : float
         Moment order minus one, in ``(0, 1]``.
-    delta_prime : float
-        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+    %(delta_prime)s
     moment : float, default 1.0
         ``u > 0``, a bound on every arm's ``E|Z|^(1+eps)`` (1 for losses in ``[0, 1]``).
-    capped : bool, default True
-        Cap at ``n`` (``False``: the uncapped value, which a ``rate_scale`` multiplies first).
+    %(capped)s
 
-    Returns
-    -------
-    float or ndarray
-        ``U(n, delta')`` (float64), of the shape of ``n``.
+    %(returns)s
 
     Examples
     --------
@@ -584,10 +598,8 @@ def heavy_tailed_rate(
     >>> np.round(heavy_tailed_rate(n, n_arms=2, eps=0.5, delta_prime=0.005) / n, 3)
     array([1.   , 0.497, 0.24 , 0.115])
     """
-    counts = _counts(n)
-    m = validation.integer("n_arms", n_arms)
+    counts, m, dp = _checked(n, n_arms, delta_prime)
     order = _eps(eps)
-    dp = validation.open_unit("delta_prime", delta_prime)
     u = validation.positive("moment", moment)
     exponent = 1.0 / (1.0 + order)
     # Same expression order as the kernel agents.robust_ucb.rate, so that the two agree to the last bits.
@@ -600,7 +612,7 @@ def heavy_tailed_rate(
         + (m - 1)
         + np.sqrt(0.5 * counts * np.log(4.0 * counts * counts / dp))
     )
-    return _capped(counts, value) if capped else _uncapped(value)
+    return _finish(counts, value, capped)
 
 
 def _eps(eps: float) -> float:
@@ -609,12 +621,10 @@ def _eps(eps: float) -> float:
     return float(eps)
 
 
-def _uncapped(value: npt.NDArray[np.float64]) -> Rate:
-    value = np.asarray(value, dtype=np.float64)
-    return value[()] if value.ndim == 0 else value
-
-
-def authors_epsilon_greedy_rate(n: Counts, n_arms: int, alpha: float, coef: float = 0.5) -> Rate:
+@_shared_doc
+def authors_epsilon_greedy_rate(
+    n: Counts, n_arms: int, alpha: float, coef: float = 0.5, capped: bool = True
+) -> Rate:
     r"""The authors' epsilon-greedy rate, a heuristic without ``delta`` and without proof (docs/rates.md §2).
 
     .. math::
@@ -631,14 +641,13 @@ def authors_epsilon_greedy_rate(n: Counts, n_arms: int, alpha: float, coef: floa
 
     Parameters
     ----------
-    n : int or array_like of int
-        The expert's own update counts, ``n >= 1``.
-    n_arms : int
-        Number of arms ``m >= 1``.
+    %(n)s
+    %(n_arms)s
     alpha : float
         Exponent in ``(0, 1)``.
     coef : float, default 0.5
         Constant ``> 0``.
+    %(capped)s
 
     Returns
     -------
@@ -650,51 +659,44 @@ def authors_epsilon_greedy_rate(n: Counts, n_arms: int, alpha: float, coef: floa
     >>> float(np.round(authors_epsilon_greedy_rate(1000, n_arms=2, alpha=2 / 3), 3))
     119.975
     """
-    counts = _counts(n)
+    counts = check_counts(n)
     m = validation.integer("n_arms", n_arms)
     exponent = validation.open_unit("alpha", alpha)
     constant = validation.positive("coef", coef)
-    return _capped(counts, _authors_epsilon_greedy_value(counts, m, exponent, constant))
+    return _finish(counts, _authors_epsilon_greedy_value(counts, m, exponent, constant), capped)
 
 
+@_shared_doc
 def expert_rate(expert: Any, n: Counts, n_arms: int, delta_prime: float) -> Rate:
-    r"""``U(n, delta')`` of an expert specification, as M-LCB reads it.
+    r"""``U(n, delta')`` of an expert specification, as M-LCB reads it: its own
+    ``rate_function(n, n_arms, delta_prime)``, as float64, capped at ``n`` (a no-op for a
+    conforming rate).
 
-    For the bandit experts of :mod:`agents.bandits` this is what the kernel ``_rate`` computes:
-    ``min(n, rate_scale * U)`` with ``U`` chosen by the family and its ``rate`` attribute
-    (``rate_scale`` multiplies the uncapped rate, then the cap applies):
-
-    * :class:`~agents.bandits.UCB1`: ``"theory"`` -- :func:`ucb1_rate`; ``"authors"`` -- depends on
-      the pull counts of the arms, so it has no count-only form (``ValueError``).
-    * :class:`~agents.bandits.EpsilonGreedy`: ``"theory"`` -- :func:`epsilon_greedy_rate` (``U#``);
-      ``"authors"`` -- :func:`authors_epsilon_greedy_rate` with the expert's ``rate_coef``.
-    * :class:`~agents.bandits.ThompsonSampling`: :func:`thompson_rate` (clipped or vanilla).
-
-    Any other object with a method ``rate_function(n, n_arms, delta_prime)`` (e.g. a GLM expert)
-    plugs in: its values are returned as float64, capped at ``n`` (a no-op for a conforming rate).
+    Every specification of the package carries its rate (:mod:`agents.family`): the bandit
+    experts of :mod:`agents.bandits` compute it with this module's formulas (``rate_scale``
+    multiplies the uncapped rate, then the cap applies, as in the kernels), the compiled families
+    of :mod:`agents.klucb`, :mod:`agents.robust_ucb` and :mod:`agents.hedge` with their own rate
+    kernels. The authors' UCB1 rate depends on the arms' pull counts and has no count-only form
+    (``ValueError``).
 
     Parameters
     ----------
     expert : object
-        An expert specification.
-    n : int or array_like of int
-        The expert's own update counts, ``n >= 1``.
+        An expert specification with a method ``rate_function(n, rate_input, delta_prime)``.
+    %(n)s
     n_arms : int
-        Number of arms ``m >= 1`` of a bandit expert (passed on to ``rate_function`` otherwise).
-    delta_prime : float
-        Confidence level ``delta' = delta / (2K)`` in ``(0, 1)``.
+        What the environment tells the rate, passed on as ``rate_input``: the number of arms
+        ``m >= 1`` of an expert of a bandit experts environment.
+    %(delta_prime)s
 
-    Returns
-    -------
-    float or ndarray
-        ``U(n, delta')`` (float64), of the shape of ``n``.
+    %(returns)s
 
     Raises
     ------
     ValueError
         For a rate that depends on more than the count (the authors' UCB1 rate) or bad arguments.
     TypeError
-        For an object that is neither a bandit expert nor has ``rate_function``.
+        For an object without ``rate_function``.
 
     Examples
     --------
@@ -703,35 +705,11 @@ def expert_rate(expert: Any, n: Counts, n_arms: int, delta_prime: float) -> Rate
     ...     ucb1_rate(10_000, n_arms=2, c=2.0, delta_prime=0.005))
     True
     """
-    # Imported here: agents.bandits builds compiled kernels and may one day import this module.
-    from agents.bandits import UCB1, EpsilonGreedy, ThompsonSampling
-
-    if not isinstance(expert, (UCB1, EpsilonGreedy, ThompsonSampling)):
-        rate_function = getattr(expert, "rate_function", None)
-        if not callable(rate_function):
-            raise TypeError(
-                f"expert_rate needs a bandit expert (UCB1, EpsilonGreedy, ThompsonSampling) or an object "
-                f"with a method rate_function(n, n_arms, delta_prime), got {type(expert).__name__}"
-            )
-        counts = _counts(n)
-        value = np.asarray(rate_function(n, n_arms, delta_prime), dtype=np.float64)
-        return _capped(counts, value)
-
-    counts = _counts(n)
-    m = validation.integer("n_arms", n_arms)
-    dp = validation.open_unit("delta_prime", delta_prime)
-    if isinstance(expert, UCB1):
-        if expert.rate == "authors":
-            raise ValueError(
-                "the authors' UCB1 rate coef * sqrt(ln n) * sum_a sqrt(N_a) depends on the arms' pull "
-                "counts, not on n alone: it has no count-only form (use rate='theory')"
-            )
-        value = _ucb1_value(counts, m, float(expert.c), dp)
-    elif isinstance(expert, EpsilonGreedy):
-        if expert.rate == "authors":
-            value = _authors_epsilon_greedy_value(counts, m, float(expert.alpha), float(expert.rate_coef))
-        else:
-            value = _epsilon_greedy_value(counts, m, float(expert.c), float(expert.alpha), dp)
-    else:
-        value = _ucb_delta_value(counts, m, dp, 1.5 if expert.clipped else 1.0)
-    return _capped(counts, float(expert.rate_scale) * value)
+    rate_function = getattr(expert, "rate_function", None)
+    if not callable(rate_function):
+        raise TypeError(
+            "expert_rate needs an expert specification with a method rate_function(n, n_arms, "
+            f"delta_prime), got {type(expert).__name__}"
+        )
+    counts = check_counts(n)
+    return _capped(counts, np.asarray(rate_function(n, n_arms, delta_prime), dtype=np.float64))

@@ -41,16 +41,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.bandits import BanditEnvironmentFamily, deploy_by_counts
+from agents.bandits import deploy_arm, deploy_by_counts
+from agents.family import BanditEnvironmentFamily, rate_values
+from agents.rates import Counts, Rate
 from envs.bandit import arm_loss
 from mlcb import validation
-from mlcb.kernels import implements, kernel, njit
+from mlcb.contracts import BuildContext
+from mlcb.kernels import implements, kernel
 from mlcb.smoothing import LAST
-from mlcb.smoothing import code as smoothing_code
 
 __all__ = [
     "ROBUST_UCB_FAMILY",
@@ -108,24 +110,6 @@ def radius(eps, moment, m, s, delta0):
 
 
 @kernel
-def robust_arm(pulls, sums, k, m, eps, moment, delta0):
-    """The arm expert ``k`` plays: an unplayed arm (lowest first), else the arm of smallest
-    ``T_a / N_a - rho(N_a)`` (lowest on ties)."""
-    for a in range(m):
-        if pulls[k, a] == 0:
-            return a
-    best = 0
-    best_index = math.inf
-    for a in range(m):
-        s = pulls[k, a]
-        index = sums[k, a] / s - radius(eps, moment, m, s, delta0)
-        if index < best_index:
-            best = a
-            best_index = index
-    return best
-
-
-@kernel
 def rate(m, eps, moment, scale, n, delta_prime):
     """``U(n, delta')`` of a robust UCB expert with ``m`` arms (docs/rates.md, section 6), capped at
     ``n``; 0 for ``n < 1``."""
@@ -143,12 +127,22 @@ def rate(m, eps, moment, scale, n, delta_prime):
     return min(float(n), scale * value)
 
 
-@njit
-def _rates(m, eps, moment, scale, n, delta_prime):
-    out = np.empty(n.shape[0])
-    for i in range(n.shape[0]):
-        out[i] = rate(m, eps, moment, scale, n[i], delta_prime)
-    return out
+@kernel
+def robust_arm(pulls, sums, k, m, eps, moment, delta0):
+    """The arm expert ``k`` plays: an unplayed arm (lowest first), else the arm of smallest
+    ``T_a / N_a - rho(N_a)`` (lowest on ties)."""
+    for a in range(m):
+        if pulls[k, a] == 0:
+            return a
+    best = 0
+    best_index = math.inf
+    for a in range(m):
+        s = pulls[k, a]
+        index = sums[k, a] / s - radius(eps, moment, m, s, delta0)
+        if index < best_index:
+            best = a
+            best_index = index
+    return best
 
 
 # --- the kernels the engine calls ---------------------------------------------------------------
@@ -173,12 +167,10 @@ def _train(params, state, env_params, env_state, k, t):
 @kernel
 def _deploy(params, state, env_params, env_state, k, t, key, slot):
     m = params.n_arms[k]
-    means = env_params.loss_means  # (K, m_max): the arms' loss means (expected losses)
     n = state.steps[k]
-    # An expert never trained yet has no past decision: its current one is deployed.
-    if params.smoothing == LAST or n == 0:
+    if params.smoothing == LAST or n == 0:  # never trained: no past decision, the current one
         arm = robust_arm(state.pulls, state.sums, k, m, params.eps[k], params.moment[k], params.delta0)
-        return arm_loss(env_params, t, k, arm), means[k, arm]
+        return deploy_arm(env_params, k, t, arm)
     return deploy_by_counts(state.pulls, env_params, k, m, n, key, t, slot)
 
 
@@ -189,72 +181,22 @@ class RobustUCBFamily(BanditEnvironmentFamily):
 
     A pool runs on a bandit experts environment (``mlcb/Trap-v0``, ``mlcb/BanditExperts-v0``):
     expert ``k`` plays the environment's ``n_arms[k]`` arms, so a pool holds exactly
-    ``env.n_experts`` experts (:class:`agents.bandits.BanditEnvironmentFamily`).
+    ``env.n_experts`` experts (:class:`agents.family.BanditEnvironmentFamily`).
     """
 
     name = "robust-ucb"
-    #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
     smoothing = ("counts", "average", "uniform", "last")
 
-    def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray:
-        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), computed by the
-        kernels' own :func:`rate`."""
-        counts = np.atleast_1d(np.asarray(n)).astype(np.int64)
-        return np.stack(
-            [
-                _rates(
-                    int(env.n_arms[k]),
-                    float(expert.eps),
-                    float(expert.moment),
-                    float(expert.rate_scale),
-                    counts,
-                    float(delta_prime),
-                )
-                for k, expert in enumerate(experts)
-            ]
-        )
-
-    def heuristic(self, experts: list, env: Any) -> list[bool]:
-        """``True`` for an expert with ``moment < 1`` (not implied by losses in [0, 1]) or a
-        ``rate_scale`` other than 1."""
-        return [bool(expert.heuristic) for expert in experts]
-
-    def build_pool(
-        self,
-        experts: list,
-        env: Any,
-        env_params: Any,
-        delta: float,
-        keys: np.ndarray,
-        smoothing: str,
-        horizon: int,
-        seed: int = 0,
-        replication: int = 0,
-    ) -> tuple[RobustUCBParams, RobustUCBState]:
-        """Kernel parameters and fresh state of the pool ``experts`` on one replication (robust
-        UCB trains deterministically: ``keys`` are not needed)."""
-        n_experts = len(experts)
-        n_arms = np.asarray(env.n_arms, dtype=np.int64).copy()
-        m_max = int(n_arms.max())
-        delta_prime = float(delta / (2.0 * n_experts))
-        params = RobustUCBParams(
-            n_arms=n_arms,
-            eps=np.array([float(expert.eps) for expert in experts]),
-            moment=np.array([float(expert.moment) for expert in experts]),
-            rate_scale=np.array([float(expert.rate_scale) for expert in experts]),
-            delta_prime=delta_prime,
-            delta0=delta_prime / 2.0,
-            smoothing=smoothing_code(smoothing, self.smoothing),
-        )
+    def build_pool(self, context: BuildContext) -> tuple[RobustUCBParams, RobustUCBState]:
+        """Kernel parameters and fresh state of the pool on one replication; the estimates' level is
+        ``delta0 = delta' / 2``. Robust UCB trains deterministically: the keys are not needed."""
+        params = self.kernel_params(RobustUCBParams, context, delta0=context.delta_prime / 2.0)
         state = RobustUCBState(
-            pulls=np.zeros((n_experts, m_max), dtype=np.int64),
-            sums=np.zeros((n_experts, m_max)),
-            steps=np.zeros(n_experts, dtype=np.int64),
+            pulls=self.arm_zeros(context, np.int64),
+            sums=self.arm_zeros(context),
+            steps=context.zeros(dtype=np.int64),
         )
         return params, state
-
-    def __repr__(self) -> str:
-        return "agents.robust_ucb.ROBUST_UCB_FAMILY"
 
 
 #: The robust UCB family (:class:`RobustUCBFamily`).
@@ -296,10 +238,8 @@ class RobustUCB:
     def heuristic(self) -> bool:
         return self.moment < 1.0 or self.rate_scale != 1.0
 
-    def rate_function(self, n: Any, n_arms: int, delta_prime: float) -> Any:
-        """``U(n, delta')`` (:func:`agents.rates.heavy_tailed_rate` times ``rate_scale``, capped)."""
-        from agents.rates import heavy_tailed_rate
-
-        counts = np.asarray(n, dtype=float)
-        uncapped = heavy_tailed_rate(n, n_arms, self.eps, delta_prime, self.moment, capped=False)
-        return np.minimum(counts, self.rate_scale * uncapped)
+    def rate_function(self, n: Counts, n_arms: int, delta_prime: float) -> Rate:
+        """``U(n, delta')`` on ``n_arms`` arms, as the kernels report it (:func:`rate`):
+        :func:`agents.rates.heavy_tailed_rate` times ``rate_scale``, capped at ``n``."""
+        coefficients = (int(n_arms), float(self.eps), float(self.moment), float(self.rate_scale))
+        return rate_values(rate, n, coefficients, delta_prime)

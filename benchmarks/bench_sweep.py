@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     spec = sweeps.make_grid(short)
     tasks = spec.tasks()
     started = time.perf_counter()
-    outputs = [sweeps.run_task(sweeps._payload(spec, task)) for task in tasks]
+    outputs = [sweeps.run_task(sweeps.payload(spec, task)) for task in tasks]
     serial = time.perf_counter() - started
     started = time.perf_counter()
     local = mlcb.sweep(short, out=work / "local", workers=args.workers)

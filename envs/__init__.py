@@ -14,33 +14,69 @@ from __future__ import annotations
 import gymnasium as gym
 
 from envs.bandit import BanditExpertsEnv, TrapEnv, trap_reward_means
+from mlcb.registry import Registry
 
-__all__ = ["BanditExpertsEnv", "TrapEnv", "trap_reward_means", "make"]
+__all__ = ["BanditExpertsEnv", "TrapEnv", "make", "names", "register", "registry", "trap_reward_means"]
 
-_ENVIRONMENTS = {
-    "mlcb/Trap-v0": "envs.bandit:TrapEnv",
-    "mlcb/BanditExperts-v0": "envs.bandit:BanditExpertsEnv",
-    "mlcb/GLM-v0": "envs.glm:GLMEnv",
-    "mlcb/RealData-v0": "envs.real_data:RealDataEnv",
-    "mlcb/Clustered-v0": "envs.clustered:ClusteredEnv",
-}
-for _name, _entry_point in _ENVIRONMENTS.items():
-    if _name not in gym.registry:
-        gym.register(id=_name, entry_point=_entry_point, disable_env_checker=False)
+registry = Registry("environment")
 
 
-#: Ids under ``mlcb/`` that are not streams ``xi_t``: the selection problem itself
-#: (``mlcb/selection_env.py``), which an agent plays and a simulation cannot draw from.
-NOT_STREAMS = frozenset({"mlcb/BudgetedSelection-v0"})
+def register(name: str, entry_point: str, summary: str = "", **defaults) -> None:
+    """Register an environment class under the id ``name`` (entry point ``"module:attr"``), made by
+    ``make(name, **params)`` with ``defaults`` updated by ``params``.
+
+    The same call as ``agents.register`` and ``mlcb.policies.register``: a plugin module
+    (``mlcb run ... --plugin MODULE``, or the ``mlcb.plugins`` entry-point group of an installed
+    package) calls it when imported. The id is also registered with Gymnasium, so that
+    ``gymnasium.make(name)`` builds the same environment; use a namespaced, versioned id such as
+    ``"mine/Stream-v0"``. Re-registering a name replaces it.
+    """
+    registry.register(name, entry_point, summary, **defaults)
+    if name in gym.registry:
+        del gym.registry[name]
+    gym.register(id=name, entry_point=entry_point, kwargs=dict(defaults), disable_env_checker=False)
+
+
+register(
+    "mlcb/Trap-v0", "envs.bandit:TrapEnv", summary="the paper's bandit trap: K experts over Bernoulli arms"
+)
+register(
+    "mlcb/BanditExperts-v0",
+    "envs.bandit:BanditExpertsEnv",
+    summary="K bandit experts over Bernoulli arms of given reward means",
+)
+register(
+    "mlcb/GLM-v0", "envs.glm:GLMEnv", summary="the paper's GLM stream: x on a sphere, y from a target link"
+)
+register(
+    "mlcb/RealData-v0",
+    "envs.real_data:RealDataEnv",
+    summary="rows of a data set shipped with river or scikit-learn, drawn with replacement",
+)
+register(
+    "mlcb/ConvexBandit-v0",
+    "envs.convex:ConvexBanditEnv",
+    summary="stochastic convex losses on a ball, seen one point at a time (bandit convex optimisation)",
+)
+register(
+    "mlcb/LowerBound-v0",
+    "envs.lower_bound:LowerBoundEnv",
+    summary="the lower bound's hard instances: a null game and K perturbed two-armed games",
+)
+register(
+    "mlcb/Clustered-v0",
+    "envs.clustered:ClusteredEnv",
+    summary="a clustered regression or classification stream, for mixture-of-experts pools",
+)
 
 
 def make(name: str, **params):
-    """The unwrapped environment registered as ``name`` (a ``ValueError`` if unknown)."""
-    if name not in names():
-        raise ValueError(f"unknown environment {name!r}; registered: {', '.join(names())}")
+    """The environment registered as ``name``, built through Gymnasium (``gymnasium.make``) and
+    unwrapped; a ``ValueError`` listing the registered ids if there is none."""
+    registry.entry(name)
     return gym.make(name, **params).unwrapped
 
 
 def names() -> list[str]:
-    """Registered environment ids (the streams a simulation draws from)."""
-    return sorted(k for k in gym.registry if k.startswith("mlcb/") and k not in NOT_STREAMS)
+    """Registered environment ids (the streams a simulation draws from), sorted."""
+    return registry.names()

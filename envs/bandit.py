@@ -151,12 +151,17 @@ class BanditExpertsEnv(gym.Env):
             raise ValueError(f"reward_means must be {shape}, got {reward_means!r}") from None
         if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
             raise ValueError(f"reward_means must be {shape}, got shape {means.shape}")
-        finite = np.isfinite(means)
+        finite = ~np.isnan(means)  # nan is padding; an infinite mean is a value out of range
+        outside = np.argwhere(finite & ~((means >= 0) & (means <= 1)))
+        if len(outside):
+            k, a = outside[0]
+            raise ValueError(
+                f"reward_means must lie in [0, 1] (Bernoulli reward probabilities), got "
+                f"{float(means[k, a])!r} at expert {k}, arm {a}"
+            )
         n_arms = finite.sum(axis=1)
         if np.any(n_arms < 1) or np.any(finite & (np.cumsum(~finite, axis=1) > 0)):
             raise ValueError("reward_means: each expert needs >= 1 arm; nan only as trailing padding")
-        if np.any((means[finite] < 0) | (means[finite] > 1)):
-            raise ValueError("reward_means must lie in [0, 1] (Bernoulli reward probabilities)")
         ids = np.arange(means.shape[0]) if streams is None else np.asarray(streams)
         if (
             ids.shape != (means.shape[0],)

@@ -8,15 +8,15 @@
 
 from __future__ import annotations
 
-from mlcb import _jit  # noqa: F401  (configures Numba's cache before any kernel is defined)
-
-__version__ = "0.1.0"
-
-from mlcb import selection_env  # noqa: E402, F401  (registers mlcb/BudgetedSelection-v0)
-from mlcb.compare import compare  # noqa: E402
-from mlcb.config import SimulationConfig  # noqa: E402
-from mlcb.results import Result, load  # noqa: E402
-from mlcb.simulation import simulate  # noqa: E402
-from mlcb.sweeps import sweep  # noqa: E402
+from mlcb import (
+    _jit,  # noqa: F401  (configures Numba's cache before any kernel is defined)
+    selection_env,  # noqa: F401  (registers mlcb/BudgetedSelection-v0)
+)
+from mlcb._version import __version__
+from mlcb.compare import compare
+from mlcb.config import SimulationConfig
+from mlcb.results import Result, load
+from mlcb.simulation import simulate
+from mlcb.sweeps import sweep
 
 __all__ = ["Result", "SimulationConfig", "compare", "load", "simulate", "sweep", "__version__"]

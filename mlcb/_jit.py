@@ -59,8 +59,8 @@ JIT_OPTIONS = {"cache": True, "nogil": True, "error_model": "numpy"}
 #: Options of the round loop's kernels: as ``JIT_OPTIONS`` but without Numba's reference-counting
 #: runtime (NRT). Passing a NamedTuple of arrays to a function copies it and increments the
 #: reference count of every array, atomically; Numba's pruning pass removes few of these pairs in
-#: branchy code, and in the round loop they cost more than the arithmetic (measured: 140 ns per
-#: rate-function call with NRT, 25 ns without). Kernels built this way must not allocate arrays;
+#: branchy code, and in the round loop they cost more than the arithmetic around them (several times
+#: a rate-function call's own work). Kernels built this way must not allocate arrays;
 #: all arrays they touch are owned by the Python caller.
 KERNEL_OPTIONS = {**JIT_OPTIONS, "_nrt": False}
 

@@ -46,6 +46,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"mlcb: error: {message}\n")
 
 
+def _path(text: str) -> Path:
+    """A path argument; an empty one is refused (it would mean the current directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path; give a directory or file name")
+    return Path(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mlcb",
@@ -67,8 +74,6 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("target", help="a preset name (see `mlcb list`) or a .toml file")
     run.add_argument("--policy", help="a policy name (see `mlcb list`; default mlcb)")
     _common_options(run, budgets_help="budgets to run (default: the preset's)")
-    _device_option(run)
-    _store_options(run)
     _plugin_option(run)
 
     compare = commands.add_parser(
@@ -90,21 +95,21 @@ def _parser() -> argparse.ArgumentParser:
         "river-style bandits, successive halving, R-ed-UCB and EXP3.P at equal budget)",
     )
     _common_options(compare, budgets_help="keep only these budgets (default: the comparison's)")
-    _device_option(compare)
-    _store_options(compare)
     _plugin_option(compare)
 
     plot = commands.add_parser("plot", help="draw the figures of a saved result or sweep")
     plot.add_argument(
-        "result", type=Path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
+        "result", type=_path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
     )
-    plot.add_argument("--out", "-o", type=Path, help="figure directory (default: the result's)")
+    plot.add_argument("--out", "-o", type=_path, help="figure directory (default: the result's)")
     _plot_kind_option(plot)
     _sweep_parser(commands)
     _report_parser(commands)
 
-    show = commands.add_parser("show", help="print a saved result's summary and metadata")
-    show.add_argument("result", type=Path, help="a directory written by `mlcb run` or `mlcb compare`")
+    show = commands.add_parser("show", help="print a saved result's or sweep's summary and metadata")
+    show.add_argument(
+        "result", type=_path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
+    )
 
     listing = commands.add_parser("list", help="list presets, policies, expert families and environments")
     _plugin_option(listing)
@@ -137,7 +142,7 @@ def _sweep_parser(commands: Any) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sweep.add_argument("grid", type=Path, help="a grid TOML file (see docs/sweeps.md)")
+    sweep.add_argument("grid", type=_path, help="a grid TOML file (see docs/sweeps.md)")
     sweep.add_argument("--executor", "-e", default="local", help="local (default) or dask")
     sweep.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler, e.g. tcp://host:8786")
     sweep.add_argument(
@@ -148,7 +153,7 @@ def _sweep_parser(commands: Any) -> None:
         "--timeout", type=float, default=10.0, help="seconds to wait for --scheduler (default 10)"
     )
     sweep.add_argument(
-        "--out", "-o", type=Path, default=Path("results"), help="output directory (default: results)"
+        "--out", "-o", type=_path, default=Path("results"), help="output directory (default: results)"
     )
     sweep.add_argument("--overwrite", action="store_true", help="replace OUT/NAME if it holds something else")
     sweep.add_argument("--no-plot", action="store_true", help="skip the figures")
@@ -162,26 +167,8 @@ def _report_parser(commands: Any) -> None:
         description="Write an HTML page with the summary tables and every figure (embedded PNG) of "
         "a saved run or sweep: one file to share.",
     )
-    report.add_argument("result", type=Path, help="a directory written by `mlcb run`, `compare` or `sweep`")
-    report.add_argument("--out", "-o", type=Path, help="the HTML file (default: RESULT/report.html)")
-
-
-def _store_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace OUT/NAME when it holds a different experiment (default: refuse; the same "
-        "experiment resumes)",
-    )
-
-
-def _device_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--device",
-        metavar="DEVICE",
-        help="where pools of torch networks run (the moe preset): auto (CUDA when present, the "
-        "default), cpu, cuda or cuda:N",
-    )
+    report.add_argument("result", type=_path, help="a directory written by `mlcb run`, `compare` or `sweep`")
+    report.add_argument("--out", "-o", type=_path, help="the HTML file (default: RESULT/report.html)")
 
 
 def _with_device(configs: list, device: str | None) -> list:
@@ -244,12 +231,24 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     parser.add_argument(
         "--out",
         "-o",
-        type=Path,
+        type=_path,
         default=Path("results"),
         help="output directory (default: results); writes OUT/NAME/",
     )
     parser.add_argument("--no-plot", action="store_true", help="skip the figures")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--device",
+        metavar="DEVICE",
+        help="where pools of torch networks run (the moe preset): auto (CUDA when present, the "
+        "default), cpu, cuda or cuda:N",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace OUT/NAME when it holds a different experiment (default: refuse; the same "
+        "experiment resumes)",
+    )
 
 
 #: Experts one ``[[experts]]`` table may stand for (``count``).
@@ -356,7 +355,8 @@ def _compare(args: argparse.Namespace) -> int:
     if args.budget is not None:
         fields["budget"] = validation.budgets("budget", args.budget)
     entry_set = getattr(args, "entry_set", None)
-    configs = comparison_configs(args.target, None, args.calibration, args.policies, entry_set, **fields)
+    options = {"calibration": args.calibration, "policies": args.policies, "entry_set": entry_set}
+    configs = comparison_configs(args.target, None, **options, **fields)
     configs = _with_device(configs, getattr(args, "device", None))
     suffix = f"-{entry_set}" if entry_set else ""
     return _simulate_all(args, f"{presets.get(args.target).name}-comparison{suffix}", configs)
@@ -366,6 +366,7 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
     """Run ``configs`` into the store ``args.out / name`` (:mod:`mlcb.store`): the path checked,
     the writer's lock held and the experiment in place compared before any work; the result and
     its figures saved atomically; then only these settings' parts removed."""
+    from mlcb.report import save_figures
     from mlcb.results import Result
     from mlcb.simulation import simulate
     from mlcb.store import Store
@@ -390,7 +391,8 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
         def fill(directory: Path) -> None:
             result.write_files(directory)
             if not args.no_plot:
-                figures.extend(store.path / figure.name for figure in _draw(result, directory))
+                drawn = save_figures(result, directory, RUN_FIGURES)
+                figures.extend(store.path / figure.name for figure in drawn)
 
         out = store.write(fill)
         elapsed = time.perf_counter() - started
@@ -402,75 +404,44 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
     return 0
 
 
+#: The summary columns printed (names of :data:`mlcb.report.SUMMARY_COLUMNS`), before the seconds.
+PRINTED_COLUMNS = (
+    "setting",
+    "rounds",
+    "replications",
+    "regret",
+    "regret_std",
+    "pseudo_regret",
+    "best_deployed_share",
+    "certificate_violations",
+)
+#: The figures of a run or a comparison (a sweep draws every kind).
+RUN_FIGURES = ("regret", "panels")
+
+
 def _print_summary(result, elapsed: float) -> None:
-    table = result.summary()
-    calibration = ", ".join(sorted(table["calibration"].unique()))
+    from mlcb.report import number, summary_table
+
+    summary = result.summary()
+    calibration = ", ".join(sorted(summary["calibration"].unique()))
+    table = summary_table(summary, PRINTED_COLUMNS)
     print(f"{len(table)} setting(s), calibration {calibration}, {elapsed:.1f} s")
-    columns = {
-        "setting": "setting",
-        "rounds": "T",
-        "replications": "R",
-        "regret": "regret",
-        "regret_std": "sd",
-        "pseudo_regret": "pseudo-regret",
-        "best_deployed_share": "best deployed",
-        "certificate_violations": "PR > Delta",
-    }
     settings = result.metadata.get("settings", {})
     table["seconds"] = [settings.get(label, {}).get("seconds", float("nan")) for label in table["setting"]]
-    columns["seconds"] = "seconds"
-    shown = table[list(columns)].rename(columns=columns)
-    print(shown.to_string(index=False, float_format=lambda v: f"{v:,.3f}" if abs(v) < 10 else f"{v:,.0f}"))
-
-
-def _draw(result, out: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from mlcb import plot
-
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    figure = plot.regret(result).figure
-    paths.append(out / "regret.png")
-    figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
-    figure = plot.panels(result)
-    paths.append(out / "panels.png")
-    figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
-    return paths
+    print(table.to_string(index=False, float_format=number))
 
 
 def _plot(args: argparse.Namespace) -> int:
+    from mlcb.report import save_figures
     from mlcb.sweeps import is_sweep, load_any
 
     result = load_any(args.result)
     kinds = args.kind
     if kinds is None and not is_sweep(args.result):
-        paths = _draw(result, args.out or args.result)
-    else:
-        paths = _draw_kinds(result, args.out or args.result, kinds)
-    for figure in paths:
+        kinds = RUN_FIGURES
+    for figure in save_figures(result, args.out or args.result, kinds):
         print(f"figure: {figure}")
     return 0
-
-
-def _draw_kinds(result, out: Path, kinds: list[str] | None) -> list[Path]:
-    """Draw the figures ``kinds`` (default: all of :data:`mlcb.plot.KINDS`) into ``out/KIND.png``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from mlcb import plot
-
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for kind in kinds or plot.KINDS:
-        figure = plot.draw(result, kind)
-        paths.append(out / f"{kind}.png")
-        figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
-        plt.close(figure)
-    return paths
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -497,7 +468,9 @@ def _sweep(args: argparse.Namespace) -> int:
     print(sweeps.summary_line(outcome))
     _print_summary(outcome.result, outcome.seconds)
     if not args.no_plot:
-        for figure in _draw_kinds(outcome.result, outcome.path, None):
+        from mlcb.report import save_figures
+
+        for figure in save_figures(outcome.result, outcome.path):
             print(f"figure: {figure}")
     print(f"results: {outcome.path}/ (sweep.json; data/ Parquet dataset partitioned by setting)")
     for task, error in outcome.failed:
@@ -521,15 +494,27 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    """Print a saved result's summary table and its metadata (validated by ``load``)."""
-    from mlcb.results import load
+    """Print a saved run's or sweep's summary table and its metadata (validated when read)."""
+    import json
 
-    result = load(args.result)
+    from mlcb.sweeps import is_sweep, load_any
+
+    result = load_any(args.result)
     meta = result.metadata
     settings = meta["settings"]
     seconds = [s.get("seconds") for s in settings.values()]
     total = sum(v for v in seconds if isinstance(v, (int, float)))
-    print(f"result: {args.result}")
+    sweep = meta.get("sweep") if is_sweep(args.result) else None
+    if isinstance(sweep, dict):
+        failed = sweep.get("failed") or []
+        print(
+            f"sweep: {args.result} ({sweep.get('name')}, preset {sweep.get('preset')}, "
+            f"{sweep.get('replications')} replication(s) per setting in tasks of {sweep.get('block')}; "
+            f"{len(failed)} task(s) failed in its last run)"
+        )
+        print(f"grid: {json.dumps(sweep.get('grid'), default=str)}")
+    else:
+        print(f"result: {args.result}")
     _print_summary(result, total)
     print("settings:")
     for label, setting in settings.items():
@@ -578,7 +563,7 @@ def _list(args: argparse.Namespace) -> int:
         print(f"  {name:<16} {agents.registry.entry(name).summary}")
     print("environments:")
     for name in envs.names():
-        print(f"  {name}")
+        print(f"  {name:<24} {envs.registry.entry(name).summary}")
     return 0
 
 

@@ -67,16 +67,22 @@ def _policies(policies: Any) -> list[str]:
     return wanted
 
 
-def comparison_configs(
-    preset: str,
-    entries: Iterable[Any] | None = None,
-    calibration: str | None = None,
-    policies: Iterable[str] | None = None,
-    entry_set: str | None = None,
-    **fields: Any,
-) -> list:
-    """The validated settings of a comparison (all built before anything runs)."""
+def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **options: Any) -> list:
+    """The validated settings of a comparison, all built before anything runs: ``preset``,
+    ``entries`` and the keyword ``options`` (``calibration``, ``policies``, ``entry_set`` and
+    :class:`~mlcb.config.SimulationConfig` fields) as :func:`compare` takes them.
+
+    Examples
+    --------
+    >>> [c.label for c in comparison_configs("trap", policies=["mlcb"], budget=[1, 2])]
+    ['mlcb M=1', 'mlcb M=2']
+    """
     from mlcb import presets
+
+    calibration = options.pop("calibration", None)
+    policies = options.pop("policies", None)
+    entry_set = options.pop("entry_set", None)
+    fields = options
 
     if not isinstance(preset, str):
         raise ValueError(f"preset must be a preset name (str), got {preset!r}")
@@ -180,7 +186,8 @@ def compare(
 
     _check_threads(threads)
     validation.flag("progress", progress)
-    configs = comparison_configs(preset, entries, calibration, policies, entry_set, **fields)
+    options = {"calibration": calibration, "policies": policies, "entry_set": entry_set}
+    configs = comparison_configs(preset, entries, **options, **fields)
     results = []
     for config in configs:
         started = time.perf_counter()

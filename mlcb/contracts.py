@@ -27,6 +27,9 @@ The compiled kernels' own contract (``train``, ``deploy``, ``select``, ...) is i
 
 from __future__ import annotations
 
+import inspect
+import warnings
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -101,10 +104,16 @@ class ExpertFamily(Protocol):
         For each expert, whether its rate is *not* a valid high-probability bound on this very
         environment (then M-LCB's certificate is marked not valid). Decided on ``env``, the
         environment being run, never on a default one.
-    ``build_pool(experts, env, env_params, delta, keys, smoothing, horizon, seed, replication)``
+    ``build_pool(context)``
         Optional: the compiled pool of one replication, ``(params, state)`` ``NamedTuple``\\ s
-        whose ``train`` and ``deploy`` kernels are registered (:mod:`mlcb.kernels`). ``keys``
-        (K,) uint64 are the experts' random stream keys, derived from their identities.
+        whose ``train`` and ``deploy`` kernels are registered (:mod:`mlcb.kernels`), from a
+        :class:`BuildContext` (the experts, the environment and its replication, ``delta``, the
+        experts' random stream keys, the smoothing wrapper, the horizon). A family written for
+        the former nine-argument form ``build_pool(experts, env, env_params, delta, keys,
+        smoothing, horizon, seed, replication)`` still runs, with a ``DeprecationWarning``
+        (:func:`compiled_pool`). :class:`agents.family.CompiledFamily` is a base class that
+        gives ``check``, ``optimal_losses``, ``rates`` and ``heuristic`` from the
+        specifications, so that a family writes only ``build_pool`` and its kernels.
     ``batched_pool(experts, env, batch, delta, smoothing, horizon)``
         Optional: a :class:`BatchedPool` over every replication of ``batch``
         (:class:`mlcb.engine.python_loop.Batch`). A family with ``build_pool`` gets one for free
@@ -121,6 +130,158 @@ class ExpertFamily(Protocol):
     def rates(self, experts: list, env: Any, n: np.ndarray, delta_prime: float) -> np.ndarray | None: ...
 
     def heuristic(self, experts: list, env: Any) -> list[bool]: ...
+
+
+@dataclass(frozen=True, eq=False)
+class BuildContext:
+    """Everything a compiled family's ``build_pool(context)`` receives for one replication.
+
+    Attributes
+    ----------
+    experts : tuple
+        The pool: ``K`` specifications of the family, in pool order.
+    env : Environment
+        The environment being run.
+    env_params : NamedTuple
+        Its replication, from ``env.build(seed, replication)``.
+    delta : float
+        M-LCB's confidence; the experts' rates are read at ``delta' = delta / (2K)``
+        (:attr:`delta_prime`).
+    keys : ndarray
+        (K,) uint64 random stream keys of the experts, derived from the seed, the replication
+        and each expert's identity (:mod:`mlcb.seeding`): the first argument of every draw in
+        ``train`` (:mod:`mlcb.random`).
+    smoothing : str
+        The smoothing wrapper's name, one of the family's ``smoothing``
+        (:meth:`smoothing_code` turns it into the integer the kernels compare).
+    horizon : int
+        Rounds of the run (to size tables and histories).
+    seed, replication : int
+        The simulation's seed and the replication's index (for state drawn at random, e.g. a
+        shared starting point).
+
+    ``build_pool`` is called once per replication and replications run in parallel threads:
+    it returns fresh arrays every time, never arrays shared between calls.
+
+    Examples
+    --------
+    >>> import envs
+    >>> from agents.bandits import UCB1
+    >>> env = envs.make("mlcb/Trap-v0", n_experts=3)
+    >>> env_params, _ = env.build(0, 0)
+    >>> keys = np.arange(3, dtype=np.uint64)
+    >>> context = BuildContext((UCB1(),) * 3, env, env_params, 0.1, keys, "counts", 100)
+    >>> context.n_experts, round(context.delta_prime, 4), context.smoothing_code(("counts", "last"))
+    (3, 0.0167, 0)
+    >>> context.column("c"), context.zeros(2, dtype=np.int64).shape
+    (array([2., 2., 2.]), (3, 2))
+    """
+
+    experts: tuple
+    env: Any
+    env_params: Any
+    delta: float
+    keys: np.ndarray
+    smoothing: str
+    horizon: int
+    seed: int = 0
+    replication: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "experts", tuple(self.experts))
+        keys = np.asarray(self.keys, dtype=np.uint64)
+        if keys.shape != (len(self.experts),):
+            raise ValueError(
+                f"keys must be one uint64 key per expert, shape ({len(self.experts)},), got {keys.shape}"
+            )
+        object.__setattr__(self, "keys", keys)
+
+    @property
+    def n_experts(self) -> int:
+        """``K``, the size of the pool."""
+        return len(self.experts)
+
+    @property
+    def delta_prime(self) -> float:
+        """``delta' = delta / (2K)``, the level at which M-LCB reads the experts' rates."""
+        return float(self.delta / (2.0 * self.n_experts))
+
+    def smoothing_code(self, allowed: tuple[str, ...]) -> int:
+        """The :mod:`mlcb.smoothing` code of :attr:`smoothing`; a ``ValueError`` naming ``allowed``
+        (the family's wrappers) when it is not one of them."""
+        from mlcb.smoothing import code
+
+        return code(self.smoothing, allowed)
+
+    def column(self, attribute: str, dtype: Any = np.float64) -> np.ndarray:
+        """A fresh (K,) array of every specification's ``attribute`` (a kernel parameter)."""
+        return np.array([getattr(expert, attribute) for expert in self.experts], dtype=dtype)
+
+    def zeros(self, *shape: int, dtype: Any = np.float64) -> np.ndarray:
+        """A fresh array of zeros of shape ``(K, *shape)`` (per-expert state)."""
+        return np.zeros((self.n_experts, *shape), dtype=dtype)
+
+
+#: Family classes by whether their ``build_pool`` has the former nine-argument form.
+_NINE_ARGUMENTS: dict[type, bool] = {}
+
+
+def compiled_pool(family: Any, context: BuildContext) -> tuple[Any, Any]:
+    """``(params, state)`` of one replication of a compiled family: ``family.build_pool(context)``.
+
+    A family written for the former form ``build_pool(experts, env, env_params, delta, keys,
+    smoothing, horizon, seed, replication)`` is recognised once, by the signature of its
+    ``build_pool`` (more than one required positional parameter), called in that form and
+    reported by a ``DeprecationWarning`` that names the method and how to migrate
+    (docs/compiled-families.md, "Migrating from the nine-argument build_pool").
+    """
+    kind = type(family)
+    legacy = _NINE_ARGUMENTS.get(kind)
+    if legacy is None:
+        legacy = _NINE_ARGUMENTS[kind] = _nine_arguments(family.build_pool)
+        if legacy:
+            _warn_nine_arguments(family)
+    if legacy:
+        return family.build_pool(
+            list(context.experts),
+            context.env,
+            context.env_params,
+            context.delta,
+            context.keys,
+            context.smoothing,
+            context.horizon,
+            context.seed,
+            context.replication,
+        )
+    return family.build_pool(context)
+
+
+def _nine_arguments(method: Any) -> bool:
+    """Whether a bound ``build_pool`` requires more than the one ``context`` argument."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: the current form
+        return False
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p for p in parameters if p.kind in positional and p.default is inspect.Parameter.empty]
+    return len(required) > 1
+
+
+def _warn_nine_arguments(family: Any) -> None:
+    method = getattr(family.build_pool, "__func__", family.build_pool)
+    code = getattr(method, "__code__", None)
+    message = (
+        f"{type(family).__qualname__}.build_pool(experts, env, env_params, delta, keys, smoothing, "
+        "horizon, seed, replication) is deprecated: write build_pool(self, context) and read the same "
+        "values from the mlcb.contracts.BuildContext (context.experts, context.env, ...), or derive the "
+        "family from agents.family.CompiledFamily (docs/compiled-families.md)"
+    )
+    if code is None:
+        warnings.warn(message, DeprecationWarning, stacklevel=3)
+        return
+    warnings.warn_explicit(
+        message, DeprecationWarning, code.co_filename, code.co_firstlineno, module=type(family).__module__
+    )
 
 
 @runtime_checkable

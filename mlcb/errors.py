@@ -1,7 +1,9 @@
-"""Exceptions with messages that name the parameter and what is allowed, or the faulty expert."""
+"""Exceptions with messages that name the parameter and what is allowed, or the faulty expert;
+and the warnings about a user's files, shown in one line."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 
@@ -88,6 +90,34 @@ def raised(
         replication=replication,
         round_=round_,
     )
+
+
+class FileWarning(UserWarning):
+    """Something in a user's files was found wrong and dealt with (the message names the file and
+    what was done). Shown as one line, ``mlcb: CATEGORY: MESSAGE``, without the line of mlcb's
+    source that issued it; otherwise an ordinary warning, which ``warnings.filterwarnings``,
+    ``python -W`` and ``pytest.warns`` select by its category.
+
+    Examples
+    --------
+    >>> print(warnings.formatwarning("run/x.npz: damaged; recomputed", FileWarning, "mlcb/x.py", 3), end="")
+    mlcb: FileWarning: run/x.npz: damaged; recomputed
+    """
+
+
+_format_others = warnings.formatwarning
+
+
+def _format_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+) -> str:
+    """:class:`FileWarning` in one line; every other warning as before."""
+    if issubclass(category, FileWarning):
+        return f"mlcb: {category.__name__}: {message}\n"
+    return _format_others(message, category, filename, lineno, line)
+
+
+warnings.formatwarning = _format_warning
 
 
 def class_name(obj: Any) -> str:

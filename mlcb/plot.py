@@ -4,7 +4,7 @@ plain metadata only: nothing named in a result is ever imported or called).
 ``regret``
     mean regret against rounds with a 5-95% band over replications, the data-dependent certificate
     Delta(t) and, where the result recorded it, the numeric worst-case bound B_num(t)
-    (:func:`mlcb.results.worst_case_curve`), log-log, with the slope fitted over the last decade
+    (:func:`mlcb.worst_case.worst_case_curve`), log-log, with the slope fitted over the last decade
     of rounds in the legend.
 ``panels``
     the paper's three panels: cumulative regret, deployment counts per expert, training counts
@@ -70,7 +70,7 @@ def _value_scale(ax: Any, values: Any) -> None:
 
 
 def regret(result: Result, metric: str | None = None, theory_curves: bool = True, ax: Any = None) -> Any:
-    """Regret against rounds, one colour per setting; returns the matplotlib Axes.
+    """Regret against rounds, one colour per setting; returns the matplotlib Figure.
 
     Parameters
     ----------
@@ -80,6 +80,8 @@ def regret(result: Result, metric: str | None = None, theory_curves: bool = True
     theory_curves : bool
         Also draw, per setting, the mean certificate Delta(t) (dashed) and, where the result
         recorded it, the worst-case bound B_num(t) (dotted).
+    ax : matplotlib Axes, optional
+        Draw into these axes (a panel of a figure of one's own); default: a new figure.
     """
     metric = _metric(result, metric)
     curves = result.curves[result.curves["round"] > 0]
@@ -137,7 +139,7 @@ def regret(result: Result, metric: str | None = None, theory_curves: bool = True
         ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     else:
         ax.legend(handles, labels, fontsize=7, loc="upper left")
-    return ax
+    return ax.figure
 
 
 def last_decade_slope(rounds: Any, values: Any) -> float:
@@ -198,15 +200,32 @@ def _bound_curve(result: Result, setting: str) -> tuple[np.ndarray, np.ndarray] 
     return rounds, values
 
 
-def panels(result: Result, metric: str | None = None) -> Any:
+def _axes(axes: Any, count: int, figsize: tuple[float, float], columns: int | None = None) -> tuple[Any, Any]:
+    """``(figure, axes)``: ``count`` axes given by the caller (any sequence or array of at least
+    ``count`` matplotlib Axes of one figure), or a new figure of ``count`` panels in a grid of
+    ``columns`` (default: one row). ``axes`` is returned as a 2-D array, filled row by row."""
+    if axes is None:
+        columns = count if columns is None else columns
+        rows = -(-count // columns)
+        return plt.subplots(rows, columns, figsize=figsize, squeeze=False)
+    given = np.asarray(axes, dtype=object).ravel()
+    if given.size < count or not all(hasattr(ax, "plot") and hasattr(ax, "figure") for ax in given):
+        raise ValueError(f"axes must be a sequence of at least {count} matplotlib Axes, got {axes!r}")
+    return given[0].figure, given.reshape(1, -1)
+
+
+def panels(result: Result, metric: str | None = None, axes: Any = None) -> Any:
     """The paper's three panels; returns the matplotlib Figure.
 
     (a) ``metric`` (default :func:`default_metric`) against rounds with a band over replications;
     (b) deployment counts per expert at the horizon (mean over replications); (c) training
-    counts per expert at the horizon.
+    counts per expert at the horizon. ``axes``: three matplotlib Axes to draw into (default: a new
+    figure).
     """
     metric = _metric(result, metric)
-    figure, axes = plt.subplots(1, 3, figsize=(16, 4.6))
+    own = axes is None
+    figure, grid = _axes(axes, 3, (16, 4.6))
+    axes = grid[0]
     curves = result.curves
     sns.lineplot(
         data=curves,
@@ -230,9 +249,10 @@ def panels(result: Result, metric: str | None = None) -> Any:
         )
         ax.set_title(title)
         ax.set_yscale("log")
-    for ax in axes[1:]:
+    for ax in axes[1:3]:
         ax.get_legend().remove()
-    figure.tight_layout()
+    if own:  # a figure of one's own is laid out by its owner
+        figure.tight_layout()
     return figure
 
 
@@ -271,14 +291,17 @@ def setting_values(result: Result, setting: str) -> dict[str, Any]:
     }
 
 
-def theory_figure(result: Result, metric: str | None = None, settings: list[str] | None = None) -> Any:
+def theory_figure(
+    result: Result, metric: str | None = None, settings: list[str] | None = None, axes: Any = None
+) -> Any:
     """The theory figure: one log-log panel per setting (at most :data:`THEORY_PANELS`) with the
     mean ``metric`` and its 5-95% band, the mean certificate Delta(t), the worst case B_num(t)
     where recorded, and the main theorem's curve with unit constants
     (:func:`mlcb.theory.theorem_rate`). The legend gives the slope of the regret fitted over the
     last decade of rounds, the theorem curve's slope there, and the theorem's exponent
     ``max(1/2, alpha)``, the rate a slope approaches only for very long horizons. ``metric``
-    defaults to :func:`default_metric`. Returns the matplotlib Figure."""
+    defaults to :func:`default_metric`; ``axes``, one matplotlib Axes per setting drawn, to draw
+    into (default: a new figure). Returns the matplotlib Figure."""
     metric = _metric(result, metric)
     chosen = list(settings) if settings is not None else result.settings[:THEORY_PANELS]
     unknown = [s for s in chosen if s not in result.settings]
@@ -288,7 +311,8 @@ def theory_figure(result: Result, metric: str | None = None, settings: list[str]
         )
     columns = 2 if len(chosen) == 4 else min(3, len(chosen))
     rows_count = -(-len(chosen) // columns)
-    figure, axes = plt.subplots(rows_count, columns, figsize=(5.6 * columns, 4.6 * rows_count), squeeze=False)
+    own = axes is None
+    figure, axes = _axes(axes, len(chosen), (5.6 * columns, 4.6 * rows_count), columns)
     colours = sns.color_palette(n_colors=4)
     for ax, setting in zip(axes.ravel(), chosen):
         values = setting_values(result, setting)
@@ -343,11 +367,12 @@ def theory_figure(result: Result, metric: str | None = None, settings: list[str]
         ax.set_ylabel(metric.replace("_", " "))
         ax.set_title(f"{setting} (K={values['K']}, {values['calibration']})", fontsize=10)
         ax.legend(fontsize=7, loc="upper left")
-    for ax in axes.ravel()[len(chosen) :]:
-        ax.set_axis_off()
-    if settings is None and len(result.settings) > len(chosen):
-        figure.suptitle(f"first {len(chosen)} of {len(result.settings)} settings", fontsize=9)
-    figure.tight_layout()
+    if own:
+        for ax in axes.ravel()[len(chosen) :]:
+            ax.set_axis_off()
+        if settings is None and len(result.settings) > len(chosen):
+            figure.suptitle(f"first {len(chosen)} of {len(result.settings)} settings", fontsize=9)
+        figure.tight_layout()
     return figure
 
 
@@ -386,18 +411,20 @@ _SHAPE_TEXT = {
 }
 
 
-def budget_figure(result: Result, metric: str | None = None) -> Any:
+def budget_figure(result: Result, metric: str | None = None, axes: Any = None) -> Any:
     """Final ``metric`` (mean, error bars two standard errors over replications) against the
     budget M, one line per policy and other setting values, with the theorem's shape
     ``sqrt(K/M) + (K/M)^(1-alpha)`` overlaid (dotted, scaled to each line by a least-squares fit
     in log space: the theorem fixes the shape, not the constant); and, when the result holds
     several values of K or T, the same against K and against T with the theorem's curve
     (:func:`mlcb.theory.theorem_rate`) in that variable. ``metric`` defaults to
-    :func:`default_metric`. Returns the matplotlib Figure."""
+    :func:`default_metric`; ``axes``, one matplotlib Axes per panel (M, then K and T where the
+    result varies them), to draw into (default: a new figure). Returns the matplotlib Figure."""
     metric = _metric(result, metric)
     final = _final_table(result, metric)
     dimensions = ["M"] + [d for d in ("K", "T") if final[d].nunique() > 1]
-    figure, axes = plt.subplots(1, len(dimensions), figsize=(6.2 * len(dimensions), 4.8), squeeze=False)
+    own = axes is None
+    figure, axes = _axes(axes, len(dimensions), (6.2 * len(dimensions), 4.8))
     for ax, dimension in zip(axes[0], dimensions):
         others = [
             c for c in ("policy", "calibration", "M", "K", "T") if c != dimension and final[c].nunique() > 1
@@ -462,7 +489,8 @@ def budget_figure(result: Result, metric: str | None = None) -> Any:
         ax.set_xlabel(name)
         ax.set_ylabel(f"final {metric.replace('_', ' ')}")
         ax.set_title(f"final {metric.replace('_', ' ')} against {dimension}", fontsize=10)
-    figure.tight_layout()
+    if own:
+        figure.tight_layout()
     return figure
 
 
@@ -471,7 +499,7 @@ def draw(result: Result, kind: str) -> Any:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if kind == "regret":
-        return regret(result).figure
+        return regret(result)
     if kind == "panels":
         return panels(result)
     if kind == "theory":

@@ -149,8 +149,8 @@ def _moe_experts(beta: float) -> Callable[[dict[str, Any]], list]:
 
 
 def _practitioners(budgets: tuple[int, ...], smoothing: str) -> tuple[Entry, ...]:
-    """M-LCB against the policies practitioners run (mlcb/policies/practitioners.py), every one
-    at the same budgets and with the same smoothing wrapper: equal training budget."""
+    """M-LCB against the policies practitioners run (docs/policies.md), every one at the same
+    budgets and with the same smoothing wrapper: equal training budget."""
     from mlcb.policies import PRACTITIONERS
 
     return tuple(Entry(name, budgets, smoothing=smoothing) for name in ("mlcb", *PRACTITIONERS))

@@ -1,13 +1,25 @@
-"""One small registry idiom for policies and expert families (Gymnasium's ``register``/``make``).
+"""One registry idiom for policies, expert families and environments (Gymnasium's ``register``/``make``).
 
-Entry points are ``"module:attr"`` strings, imported on first use, so registering costs nothing and
-third-party packages can add names without importing heavy modules.
+Each kind of thing a simulation names has one :class:`Registry` and the same three functions
+beside it:
 
-Plugins. Code of one's own (expert families, policies) joins the command line through a *plugin*:
-a module that registers its names when imported (``agents.register(...)``,
-``mlcb.policies.register(...)``). Only two things are ever imported as plugins: modules the user
-names on the command line (``mlcb run setting.toml --plugin my_families``, :func:`load_plugin`),
-and the entry points of installed packages in the group :data:`PLUGIN_GROUP`
+* meta-policies: ``mlcb.policies.register``, ``make``, ``names`` and ``mlcb.policies.registry``;
+* expert families: ``agents.register``, ``make``, ``names`` and ``agents.registry``;
+* environments: ``envs.register``, ``make``, ``names`` and ``envs.registry`` (each id is also
+  registered with Gymnasium, so that ``gymnasium.make`` builds it too).
+
+``register(name, "module:attr", summary="...", **defaults)`` names a class; ``make(name,
+**params)`` builds it with ``defaults`` updated by ``params``; ``names()`` lists the registered
+names, and ``registry.entry(name).summary`` describes one (``mlcb list`` prints them). Entry points
+are ``"module:attr"`` strings, imported on first use, so registering costs nothing and third-party
+packages can add names without importing heavy modules. docs/extending.md has a recipe for each
+kind.
+
+Plugins. Code of one's own (policies, expert families, environments) joins the command line through a
+*plugin*: a module that registers its names when imported (``mlcb.policies.register(...)``,
+``agents.register(...)``, ``envs.register(...)``). Only two things are ever imported as plugins:
+modules the user names on the command line (``mlcb run setting.toml --plugin my_families``,
+:func:`load_plugin`), and the entry points of installed packages in the group :data:`PLUGIN_GROUP`
 (:func:`load_entry_points`). Nothing read from a file (a TOML setting, a saved result) is ever
 imported, called or unpickled: a TOML ``family = "module:Class"`` is resolved by
 :func:`plugin_attribute` among the modules already loaded with ``--plugin``, and refused otherwise.
@@ -45,7 +57,7 @@ class Entry:
 
 
 class Registry:
-    """Names to entry points for one kind of object (``"policy"``, ``"expert"``)."""
+    """Names to entry points for one kind of object (``"policy"``, ``"expert"``, ``"environment"``)."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind

@@ -12,10 +12,13 @@ import base64
 import html
 import io
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from mlcb import validation
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -40,13 +43,64 @@ _CAPTIONS = {
 }
 
 
-def _png(figure: Any) -> str:
+#: The columns of :meth:`~mlcb.results.Result.summary` as a reader sees them, in order.
+SUMMARY_COLUMNS = {
+    "setting": "setting",
+    "rounds": "T",
+    "replications": "R",
+    "regret": "regret",
+    "regret_std": "sd",
+    "pseudo_regret": "pseudo-regret",
+    "top_m_regret": "Top-M regret",
+    "certificate": "certificate",
+    "best_deployed_share": "best deployed",
+    "certificate_violations": "PR > Delta",
+}
+
+
+def summary_table(summary: pd.DataFrame, columns: Iterable[str] = tuple(SUMMARY_COLUMNS)) -> pd.DataFrame:
+    """The ``columns`` (names of :data:`SUMMARY_COLUMNS`) of a result's ``summary()`` under their
+    headings."""
+    return summary[list(columns)].rename(columns=SUMMARY_COLUMNS)
+
+
+def number(value: float) -> str:
+    """A number as the tables show it: three decimals below 10, thousands separators above."""
+    return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.0f}"
+
+
+def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
+    """The figure ``kind`` (one of :data:`mlcb.plot.KINDS`) of ``result`` as PNG bytes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from mlcb import plot
+
+    figure = plot.draw(result, kind)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    plt.close(figure)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    try:
+        figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    finally:
+        plt.close(figure)
+    return buffer.getvalue()
+
+
+def save_figures(
+    result: Any, out: str | Path, kinds: Iterable[str] | None = None, dpi: int = 120
+) -> list[Path]:
+    """Write the figures ``kinds`` of ``result`` (default: all of :data:`mlcb.plot.KINDS`) into
+    ``out/KIND.png``; returns the files written."""
+    from mlcb import plot
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for kind in plot.KINDS if kinds is None else kinds:
+        paths.append(out / f"{kind}.png")
+        paths[-1].write_bytes(figure_png(result, kind, dpi))
+    return paths
 
 
 def _table(frame: pd.DataFrame) -> str:
@@ -54,7 +108,7 @@ def _table(frame: pd.DataFrame) -> str:
 
     def cell(value: Any) -> str:
         if isinstance(value, float):
-            text = "" if value != value else (f"{value:,.3f}" if abs(value) < 10 else f"{value:,.0f}")
+            text = "" if value != value else number(value)
         else:
             text = str(value)
         return html.escape(text)
@@ -99,27 +153,11 @@ def settings_table(result: Any) -> pd.DataFrame:
 
 def render(result: Any, title: str, kinds: tuple[str, ...] | None = None) -> str:
     """The HTML page of ``result`` (a string); ``kinds`` are the figures (default: all)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     from mlcb import plot
 
     kinds = plot.KINDS if kinds is None else kinds
     meta = result.metadata if isinstance(result.metadata, dict) else {}
-    summary = result.summary()
-    columns = {
-        "setting": "setting",
-        "rounds": "T",
-        "replications": "R",
-        "regret": "regret",
-        "regret_std": "sd",
-        "pseudo_regret": "pseudo-regret",
-        "top_m_regret": "Top-M regret",
-        "certificate": "certificate",
-        "best_deployed_share": "best deployed",
-        "certificate_violations": "PR > Delta",
-    }
-    summary = summary[list(columns)].rename(columns=columns)
+    summary = summary_table(result.summary())
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -156,7 +194,7 @@ def render(result: Any, title: str, kinds: tuple[str, ...] | None = None) -> str
             parts += ["<h3>Failed tasks</h3>", _table(frame)]
     parts.append("<h2>Figures</h2>")
     for kind in kinds:
-        data = _png(plot.draw(result, kind))
+        data = base64.b64encode(figure_png(result, kind)).decode("ascii")
         caption = html.escape(_CAPTIONS.get(kind, kind))
         parts.append(
             f'<figure id="figure-{kind}"><img alt="{kind} figure" src="data:image/png;base64,{data}" />'
@@ -172,9 +210,9 @@ def report(path: str | Path, out: str | Path | None = None) -> Path:
     from mlcb.store import write_file
     from mlcb.sweeps import load_any
 
-    path = Path(path)
+    path = validation.path("path", path)
     result = load_any(path)
-    target = Path(out) if out is not None else path / "report.html"
+    target = validation.path("out", out) if out is not None else path / "report.html"
     if target.is_dir():
         raise ValueError(f"--out {target} is a directory; give a file name such as report.html")
     try:

@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from mlcb import validation
+from mlcb.collect import collect_result
 from mlcb.config import SimulationConfig
 from mlcb.contracts import family_of
 from mlcb.engine import python_loop
@@ -71,6 +75,16 @@ def _check_threads(threads: Any) -> int | None:
     return threads
 
 
+def _check_one_budget(budget: Any) -> None:
+    """A ``ValueError`` for a list of budgets: ``simulate`` runs one setting."""
+    if isinstance(budget, (list, tuple, range, set, frozenset, np.ndarray)):
+        raise ValueError(
+            f"budget: simulate runs one setting and takes one integer budget, got {budget!r}; for "
+            "several budgets use mlcb.compare(preset, budget=[...]), mlcb.sweep (a grid) or the "
+            "command line's --budget M1 M2 ..."
+        )
+
+
 def simulate(
     config: SimulationConfig | None = None,
     *,
@@ -131,6 +145,9 @@ def simulate(
         raise TypeError(f"preset must be a preset name (str), got {preset!r}")
     if parts is not None and not isinstance(parts, (str, os.PathLike)):
         raise TypeError(f"parts must be None or a directory path, got {parts!r}")
+    if parts is not None:
+        validation.path("parts", parts)
+    _check_one_budget(fields.get("budget"))
     if preset is not None:
         from mlcb import presets
 
@@ -171,4 +188,4 @@ def simulate(
         if bar is not None:
             bar.close()
     elapsed = time.perf_counter() - started
-    return Result.from_replications(config, replications, grid, {"seconds": elapsed, "engine": chosen})
+    return collect_result(config, replications, grid, {"seconds": elapsed, "engine": chosen})

@@ -40,8 +40,10 @@ import socket
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from mlcb import result_files, validation
+
 #: The files of a saved result, and what else may sit in a result directory.
-RESULT_FILES = ("curves.parquet", "experts.parquet", "replications.parquet", "metadata.json")
+RESULT_FILES = result_files.NAMES
 #: The figure kinds of :mod:`mlcb.plot` (here, so that the command line lists them without
 #: importing matplotlib and seaborn).
 FIGURE_KINDS = ("regret", "panels", "theory", "budget")
@@ -56,6 +58,20 @@ class LockedError(ValueError):
 
 def _suffix() -> str:
     return f"{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def make_directory(path: Path, where: str = "") -> None:
+    """Create the directory ``path`` and its parents, or raise a one-line ``ValueError`` (its text
+    prefixed by ``where``)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"{where}{path}: cannot create the directory ({error.strerror})") from None
+
+
+def _not_a_file(path: Path) -> None:
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{path} is not a directory; cannot save a result there")
 
 
 def fsync_directory(path: Path) -> None:
@@ -110,8 +126,7 @@ def replace_directory(path: Path, fill: Callable[[Path], None], force: bool = Fa
     carried over, then removed). Refuses (``ValueError``) to replace a file, or a directory holding
     entries that are no part of a result unless ``force``."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{path} is not a directory; cannot save a result there")
+    _not_a_file(path)
     if path.is_dir() and not force:
         foreign = foreign_entries(path)
         if foreign:
@@ -120,10 +135,7 @@ def replace_directory(path: Path, fill: Callable[[Path], None], force: bool = Fa
                 "save elsewhere or remove them"
             )
     parent = path.parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ValueError(f"{parent}: cannot create the directory ({error.strerror})") from None
+    make_directory(parent)
     suffix = _suffix()
     tmp = parent / f".{path.name}.tmp-{suffix}"
     old = parent / f".{path.name}.old-{suffix}"
@@ -143,6 +155,17 @@ def replace_directory(path: Path, fill: Callable[[Path], None], force: bool = Fa
         shutil.rmtree(old, ignore_errors=True)
     fsync_directory(parent)
     return path
+
+
+def save(path: str | Path, fill: Callable[[Path], None]) -> Path:
+    """Save a result into the directory ``path`` atomically (:func:`replace_directory`) under its
+    writer's lock (:func:`lock`): ``fill(tmp)`` writes the files. ``path`` may be missing or hold a
+    result; a file, or a directory holding other files, is refused with a ``ValueError``."""
+    path = validation.path("path", path)
+    _not_a_file(path)
+    make_directory(path.parent)
+    with lock(path):
+        return replace_directory(path, fill)
 
 
 def _holder(lock: Path) -> str:
@@ -200,15 +223,12 @@ class Store:
     (created if missing), and ``root / name`` must stay inside it and not be a file."""
 
     def __init__(self, root: str | Path, name: str):
-        root = Path(root)
+        root = validation.path("out", root)
         if not isinstance(name, str) or not name or "\x00" in name:
             raise ValueError(f"out: the result name must be a non-empty string, got {name!r}")
         if root.exists() and not root.is_dir():
             raise ValueError(f"--out {root} is a file, not a directory")
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ValueError(f"--out {root}: cannot create the directory ({error.strerror})") from None
+        make_directory(root, "--out ")
         if not os.access(root, os.W_OK | os.X_OK):
             raise ValueError(f"--out {root} is not writable")
         resolved, path = root.resolve(), (root / name).resolve()
@@ -216,10 +236,7 @@ class Store:
             raise ValueError(f"result name {name!r} would write outside --out {root}")
         if path.exists() and not path.is_dir():
             raise ValueError(f"--out {root}: {path} is a file, not a result directory")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ValueError(f"--out {root}: cannot create {path.parent} ({error.strerror})") from None
+        make_directory(path.parent, f"--out {root}: ")
         self.root, self.name, self.path = root, name, root / name
 
     @property
@@ -257,14 +274,11 @@ class Store:
             return None, f"holds files that are no part of an mlcb result ({', '.join(foreign[:3])})"
         if not present:
             return None, None  # only parts or figures: nothing saved yet
-        from mlcb.results import load
-
         try:
-            result = load(self.path)
+            _, metadata = result_files.read(self.path)
         except (ValueError, OSError) as error:
-            return None, f"holds a damaged result ({str(error).splitlines()[0]})"
-        settings = result.metadata["settings"]
-        return {str(s.get("key")) for s in settings.values()}, None
+            return None, f"holds a damaged result ({result_files.first_line(error)})"
+        return {str(s.get("key")) for s in metadata["settings"].values()}, None
 
     def check_experiment(self, keys: Iterable[str], overwrite: bool) -> None:
         """Refuse (``ValueError``) a directory holding a different experiment than the settings

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -57,6 +59,24 @@ def plain_name(name: str, value: Any) -> str:
             f"with '.'), got {value!r}"
         )
     return value
+
+
+def path(name: str, value: Any) -> Path:
+    """``value`` (a ``str`` or ``os.PathLike``) as a ``Path``, or a ``ValueError``; the empty string
+    is refused, as ``Path("")`` would silently mean the current directory.
+
+    Examples
+    --------
+    >>> path("out", "results")
+    PosixPath('results')
+    >>> path("out", "")
+    Traceback (most recent call last):
+    ...
+    ValueError: out must be a non-empty path (a directory or file name), got ''
+    """
+    if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value):
+        raise ValueError(f"{name} must be a non-empty path (a directory or file name), got {value!r}")
+    return Path(value)
 
 
 def positive(name: str, value: Any) -> float:

@@ -28,6 +28,7 @@ from agents.classifiers import (  # noqa: E402
 )
 from envs.real_data import RealDataEnv, load, permutation  # noqa: E402
 from mlcb import kernels  # noqa: E402
+from mlcb.contracts import BuildContext  # noqa: E402
 from mlcb.engine import checkpoint_grid, run_replication  # noqa: E402
 from mlcb.random import uniform  # noqa: E402
 from mlcb.simulation import Problem  # noqa: E402
@@ -66,9 +67,8 @@ def test_kernels_agree_with_the_python_twin(smoothing, order):
     env = RealDataEnv("segments", horizon=ROUNDS, order=order)
     pool = _pool()
     env_params, env_state = env.build(3, 1)
-    params, state = CLASSIFIERS.build_pool(
-        pool, env, env_params, 0.1, np.zeros(5, np.uint64), smoothing, ROUNDS
-    )
+    context = BuildContext(tuple(pool), env, env_params, 0.1, np.zeros(5, np.uint64), smoothing, ROUNDS)
+    params, state = CLASSIFIERS.build_pool(context)
     n_columns, n_classes = env.table.x.shape[1], len(env.table.classes)
     twins = [_twin(e, n_columns, n_classes, 0.1 / (2 * len(pool)), smoothing) for e in pool]
     mistakes = np.zeros(len(pool))

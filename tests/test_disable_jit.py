@@ -60,6 +60,12 @@ SCRIPT = textwrap.dedent(
                 budget=2, horizon=150, replications=2, seed=3,
             )
         ),
+        "bco": final(
+            mlcb.simulate(
+                env="mlcb/ConvexBandit-v0", experts=[agents.make("bco", dim=3), agents.make("bco-bounded")] * 2,
+                budget=2, horizon=150, replications=2, seed=3, smoothing="uniform",
+            )
+        ),
     }
     json.dump({"disabled": bool(numba.config.DISABLE_JIT), "runs": runs}, sys.stdout)
     """

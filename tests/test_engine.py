@@ -130,7 +130,7 @@ def test_heap_and_scan_select_identically(budget):
 def test_blocked_selection_matches_the_scan(size, count):
     """smallest_blocked (column minima, then only the columns that can hold a winner) returns
     smallest's indices in smallest's order, ties (few distinct values) and -inf included."""
-    from mlcb.policies.m_lcb import BLOCK, smallest, smallest_blocked
+    from mlcb.policies.selection import BLOCK, smallest, smallest_blocked
 
     rng = np.random.default_rng(size * 100 + count)
     cases = [

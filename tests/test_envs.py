@@ -216,3 +216,24 @@ def test_padded_arms_are_arms_that_always_lose():
         assert info["losses"][0, 2] == 1.0
     with pytest.raises(ValueError, match="action must be"):
         env.step((3, 0))
+
+
+def test_register_names_an_environment_for_make_names_and_gymnasium():
+    """``envs.register`` is the same call as ``agents.register`` and ``mlcb.policies.register``; the id
+    is registered with Gymnasium too, and re-registering replaces it."""
+    name = "test/TrapOfThree-v0"
+    try:
+        envs.register(name, "envs.bandit:TrapEnv", summary="a trap of three experts", n_experts=3)
+        assert name in envs.names() and envs.registry.entry(name).summary == "a trap of three experts"
+        assert envs.make(name).n_experts == 3 and envs.make(name, n_experts=4).n_experts == 4
+        assert gym.make(name).unwrapped.n_experts == 3
+        envs.register(name, "envs.bandit:TrapEnv", n_experts=5)
+        assert envs.make(name).n_experts == 5 and gym.make(name).unwrapped.n_experts == 5
+    finally:
+        envs.registry._entries.pop(name, None)
+        gym.registry.pop(name, None)
+    assert name not in envs.names()
+    with pytest.raises(
+        ValueError, match=r"unknown environment 'test/TrapOfThree-v0'; registered environment"
+    ):
+        envs.make(name)

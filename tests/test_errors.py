@@ -55,7 +55,7 @@ def no_work(monkeypatch):
         ({"policy_params": {"bonus_scale": -1}}, r"bonus_scale must be a finite number > 0, got -1"),
         ({"policy_params": {"bounds": "x"}}, r"bounds must be one of \('theory', 'authors'\)"),
         ({"smoothing": "median"}, r"smoothing must be one of \('counts', 'average', 'uniform', 'last'\)"),
-        ({"env": "mlcb/Nope-v0"}, r"unknown environment 'mlcb/Nope-v0'; registered: "),
+        ({"env": "mlcb/Nope-v0"}, r"unknown environment 'mlcb/Nope-v0'; registered environment names: "),
         ({"experts": ()}, r"experts must be a non-empty list"),
     ],
 )
@@ -183,10 +183,9 @@ class FaultyFamily:
     def heuristic(self, experts, env):
         return [True] * len(experts)
 
-    def build_pool(self, experts, env, env_params, delta, keys, smoothing, horizon, seed, replication):
-        return FaultyParams(float(experts[0].loss), int(experts[0].after)), FaultyState(
-            np.zeros(len(experts), np.int64)
-        )
+    def build_pool(self, context):
+        expert = context.experts[0]
+        return FaultyParams(float(expert.loss), int(expert.after)), FaultyState(context.zeros(dtype=np.int64))
 
 
 @dataclass(frozen=True)

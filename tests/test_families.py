@@ -3,6 +3,8 @@ on the environment being run."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -10,11 +12,12 @@ import agents
 import envs
 import mlcb
 from agents.bandits import BANDITS, UCB1, BanditFamily, EpsilonGreedy, ThompsonSampling
+from agents.family import BanditEnvironmentFamily, CompiledFamily, Family, rate_values
 from agents.glm import GLMS, GLMFamily, OnlineGradientDescent
 from agents.rates import expert_rate
 from envs.links import LINK_NAMES
 from mlcb import presets
-from mlcb.contracts import ExpertFamily, family_of
+from mlcb.contracts import BuildContext, ExpertFamily, family_of
 
 #: The links whose loss is convex on the GLM stream with a small feature radius, not on the default.
 CONVEX_AT_SMALL_RADIUS = ("logistic", "arctan", "softplus")
@@ -177,3 +180,147 @@ def test_configs_of_any_experts_are_recorded():
             raise RuntimeError("no")
 
     assert expert_to_dict(Broken())["class"].endswith("Broken")
+
+
+# --- the family base classes (agents.family) and the build context -----------------------------------
+def _registered_specifications():
+    return [agents.make(name) for name in agents.names()]
+
+
+def test_every_registered_specification_carries_its_rate():
+    for spec in _registered_specifications():
+        family = type(spec).family
+        assert isinstance(family, Family), family
+        assert callable(spec.rate_function), spec
+        if isinstance(family, BanditEnvironmentFamily):  # (the GLM family decides on the stream)
+            assert isinstance(spec.heuristic, bool), spec
+            env = envs.make("mlcb/Trap-v0", n_experts=2)
+            n = np.array([1, 7, 1_000])
+            rates = family.rates([spec, spec], env, n, 0.01)
+            np.testing.assert_array_equal(rates[1], expert_rate(spec, n, 2, 0.01))
+
+
+def test_families_name_themselves_by_their_module_attribute():
+    from agents.hedge import HEDGE_FAMILY
+    from agents.klucb import KLUCB_FAMILY
+
+    assert [repr(f) for f in (BANDITS, GLMS, HEDGE_FAMILY, KLUCB_FAMILY)] == [
+        "agents.bandits.BANDITS",
+        "agents.glm.GLMS",
+        "agents.hedge.HEDGE_FAMILY",
+        "agents.klucb.KLUCB_FAMILY",
+    ]
+
+    class Unnamed(CompiledFamily):
+        name = "unnamed"
+
+    assert (
+        repr(Unnamed())
+        == "<test_families_name_themselves_by_their_module_attribute.<locals>.Unnamed 'unnamed'>"
+    )
+    with pytest.raises(NotImplementedError, match="must define build_pool"):
+        Unnamed().build_pool(None)
+
+
+def test_glm_rate_function_reads_the_streams_gradient_bound():
+    env = envs.make("mlcb/GLM-v0")
+    expert = OnlineGradientDescent(link="logistic", radius=0.5, rate_scale=0.5)
+    lipschitz = GLMS.rate_input(expert, env, 0)
+    assert lipschitz == env.lipschitz("logistic", 0.5)
+    n = np.arange(1, 500)
+    np.testing.assert_array_equal(
+        GLMS.rates([expert], env, n, 0.01)[0], expert.rate_function(n, lipschitz, 0.01)
+    )
+    assert float(expert.rate_function(499, lipschitz, 0.01)) == GLMS.rates([expert], env, [499], 0.01)[0, 0]
+
+
+def test_rate_values_is_the_kernel_at_every_count():
+    from agents.klucb import rate
+
+    n = np.array([[1, 2], [50, 10_000]])
+    values = rate_values(rate, n, (3, 0.5), 0.02)
+    assert values.shape == (2, 2) and values.dtype == np.float64
+    assert values.tolist() == [[rate(3, 0.5, int(v), 0.02) for v in row] for row in n]
+    assert isinstance(rate_values(rate, 7, (3, 0.5), 0.02), float)
+    with pytest.raises(ValueError, match="n must hold integers >= 1"):
+        rate_values(rate, [1, 0], (3, 0.5), 0.02)
+
+
+def test_build_context_checks_its_keys_and_gives_fresh_arrays():
+    env = envs.make("mlcb/Trap-v0", n_experts=2)
+    params, _ = env.build(0, 0)
+    context = BuildContext(
+        [UCB1(), UCB1(c=3.0)], env, params, 0.1, np.arange(2, dtype=np.uint64), "counts", 10
+    )
+    assert context.experts == (UCB1(), UCB1(c=3.0)) and context.delta_prime == 0.1 / 4
+    assert context.column("c").tolist() == [2.0, 3.0] and context.column("c") is not context.column("c")
+    assert context.zeros(3, dtype=np.int64).shape == (2, 3)
+    assert BanditEnvironmentFamily.arms(context).tolist() == [2, 2]
+    with pytest.raises(ValueError, match=r"smoothing must be one of \('last',\)"):
+        context.smoothing_code(("last",))
+    with pytest.raises(ValueError, match=r"keys must be one uint64 key per expert, shape \(2,\), got \(3,\)"):
+        BuildContext([UCB1()] * 2, env, params, 0.1, np.arange(3, dtype=np.uint64), "counts", 10)
+
+
+def test_a_family_with_the_nine_argument_build_pool_still_runs_with_a_warning():
+    """A family written for the former build_pool(experts, env, env_params, delta, keys, smoothing,
+    horizon, seed, replication) gives the same results, on both engines, with one warning."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from agents.klucb import KLUCB, KLUCBFamily
+
+    class LegacyFamily(KLUCBFamily):
+        name = "legacy-kl-ucb"
+
+        def build_pool(
+            self, experts, env, env_params, delta, keys, smoothing, horizon, seed=0, replication=0
+        ):
+            context = BuildContext(
+                experts, env, env_params, delta, keys, smoothing, horizon, seed, replication
+            )
+            return super().build_pool(context)
+
+    legacy_family = LegacyFamily()
+
+    @dataclass(frozen=True)
+    class LegacyKLUCB(KLUCB):
+        family: ClassVar[LegacyFamily] = legacy_family
+
+    settings = dict(env="mlcb/Trap-v0", budget=2, horizon=300, replications=2, seed=3)
+    expected = mlcb.simulate(experts=[KLUCB(c=1.0)] * 10, **settings).curves
+    with pytest.warns(
+        DeprecationWarning, match=r"LegacyFamily\.build_pool\(experts, env, .*\) is deprecated"
+    ):
+        compiled = mlcb.simulate(experts=[LegacyKLUCB(c=1.0)] * 10, **settings).curves
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # recognised once per class: no second warning
+        python = mlcb.simulate(experts=[LegacyKLUCB(c=1.0)] * 10, engine="python", **settings).curves
+    columns = ["regret", "pseudo_regret", "certificate"]
+    for result in (compiled, python):
+        np.testing.assert_array_equal(result[columns].to_numpy(), expected[columns].to_numpy())
+
+
+def test_kernel_params_fill_fields_by_name_and_name_what_is_missing():
+    from typing import NamedTuple
+
+    from agents.klucb import KLUCB, KLUCB_FAMILY, KLUCBParams
+
+    class Odd(NamedTuple):
+        n_arms: np.ndarray
+        width: np.ndarray
+        smoothing: int
+
+    env = envs.make("mlcb/Trap-v0", n_experts=2, n_arms=3)
+    params, _ = env.build(0, 0)
+    context = BuildContext(
+        [KLUCB(c=1.0), KLUCB(rate_scale=2.0)], env, params, 0.1, np.zeros(2, np.uint64), "last", 5
+    )
+    built = KLUCB_FAMILY.kernel_params(KLUCBParams, context)
+    assert built.n_arms.tolist() == [3, 3] and built.c.tolist() == [1.0, 0.0]
+    assert built.rate_scale.tolist() == [1.0, 2.0] and built.delta_prime == 0.025 and built.smoothing == 3
+    assert KLUCB_FAMILY.kernel_params(Odd, context, width=np.ones(2)).width.tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match=r"Odd\.width: the kl-ucb specifications have no attribute 'width'"):
+        KLUCB_FAMILY.kernel_params(Odd, context)
+    with pytest.raises(ValueError, match=r"KLUCBParams has no field 'widths'"):
+        KLUCB_FAMILY.kernel_params(KLUCBParams, context, widths=1.0)

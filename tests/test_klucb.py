@@ -14,7 +14,7 @@ import mlcb
 from agents.klucb import KLUCB, KLUCB_FAMILY, KLUCBParams, bernoulli_kl, kl_lower_bound, rate
 from envs.bandit import arm_loss
 from mlcb import kernels
-from mlcb.contracts import ExpertFamily, family_of
+from mlcb.contracts import BuildContext, ExpertFamily, family_of
 
 
 # --- a slow KL-UCB, written from the paper (rewards, upper confidence bounds) -------------------
@@ -87,7 +87,7 @@ def test_train_kernel_plays_the_reference_arm(c):
     env_params, env_state = env.build(11, 0)
     experts = [KLUCB(c=c)] * 3
     keys = np.arange(3, dtype=np.uint64)
-    params, state = KLUCB_FAMILY.build_pool(experts, env, env_params, 0.1, keys, "counts", 400)
+    params, state = KLUCB_FAMILY.build_pool(BuildContext(experts, env, env_params, 0.1, keys, "counts", 400))
     assert isinstance(params, KLUCBParams)
     delta_prime = 0.1 / 6
     for k in range(3):
@@ -109,8 +109,12 @@ def test_deploy_kernel_last_and_counts():
     env = envs.make("mlcb/BanditExperts-v0", reward_means=[[0.9, 0.5, 0.4]])
     env_params, env_state = env.build(3, 0)
     keys = np.zeros(1, dtype=np.uint64)
-    last, last_state = KLUCB_FAMILY.build_pool([KLUCB()], env, env_params, 0.1, keys, "last", 100)
-    counts, counts_state = KLUCB_FAMILY.build_pool([KLUCB()], env, env_params, 0.1, keys, "counts", 100)
+    last, last_state = KLUCB_FAMILY.build_pool(
+        BuildContext([KLUCB()], env, env_params, 0.1, keys, "last", 100)
+    )
+    counts, counts_state = KLUCB_FAMILY.build_pool(
+        BuildContext([KLUCB()], env, env_params, 0.1, keys, "counts", 100)
+    )
     key = np.uint64(99)
     # never trained: the current decision (arm 0) is deployed under every wrapper
     assert (

@@ -1,4 +1,5 @@
-"""The practitioners' policies (mlcb/policies/practitioners.py).
+"""The practitioners' policies (bandits over learners, successive halving and Hyperband, R-ed-UCB,
+EXP3.P: mlcb/policies/bandits_over_learners.py, halving.py, rising_ucb.py, exp3p.py).
 
 Compiled runs against the pure-Python twins of tests/twin_practitioners.py (identical decisions,
 losses and regret, bit for bit), then each policy's defining behaviour, then parameter checks.
@@ -141,7 +142,7 @@ def test_hyperband_restarts_brackets_with_doubled_budgets():
     """Driven by hand: each bracket spends at most its budget, then the budget doubles."""
     from mlcb.engine.compiled_loop import new_stats
     from mlcb.kernels import end_round, observe, select
-    from mlcb.policies.practitioners import BRACKET
+    from mlcb.policies.halving import BRACKET
 
     n_experts, budget, steps = 10, 2, 80
     params, state = policies.make("hyperband", steps=steps).build(

@@ -92,7 +92,9 @@ def test_every_registered_family_runs_on_both_engines():
     for name in agents.names():
         expert = agents.make(name)
         family = family_of([expert]).name
-        env = {"glm": "mlcb/GLM-v0", "classifiers": "mlcb/RealData-v0"}.get(family, "mlcb/Trap-v0")
+        env = {"glm": "mlcb/GLM-v0", "classifiers": "mlcb/RealData-v0", "bco": "mlcb/ConvexBandit-v0"}.get(
+            family, "mlcb/Trap-v0"
+        )
         n = 10 if env == "mlcb/Trap-v0" else 4
         env_params = {"dataset": "breast-cancer", "horizon": 300} if family == "classifiers" else {}
         config = mlcb.SimulationConfig(

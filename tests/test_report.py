@@ -87,7 +87,7 @@ def test_budget_figure_has_m_k_and_t_panels_with_the_theory_shape(saved):
 
 
 def test_regret_legend_states_the_last_decade(saved):
-    ax = plot.regret(sweeps.load(saved))
+    (ax,) = plot.regret(sweeps.load(saved)).axes
     texts = legend_texts(ax)
     assert sum("over the last decade)" in t for t in texts) == 12
     assert "certificate Delta(t) (colour of its setting)" in texts

@@ -15,7 +15,8 @@ import pytest
 import mlcb
 from mlcb import engine, plot, presets
 from mlcb.cli import main
-from mlcb.results import SETTING_COLUMNS, Result, worst_case_curve
+from mlcb.results import SETTING_COLUMNS, Result
+from mlcb.worst_case import worst_case_curve
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +153,7 @@ def test_a_result_is_read_and_drawn_without_importing_or_calling_what_it_names(r
 
 def test_figures_default_to_pseudo_regret_where_recorded(result):
     assert plot.default_metric(result) == "pseudo_regret"
-    ax = plot.regret(result)
+    (ax,) = plot.regret(result).axes
     assert ax.get_ylabel() == "pseudo regret" and ax.get_yscale() == "log"
     with pytest.raises(ValueError, match="metric must be one of"):
         plot.regret(result, metric="loss")
@@ -266,7 +267,7 @@ def test_largest_sums_of_sorted_rows_match_the_plain_selection():
     """The bisection on float bits (rows non-increasing, >= 0) gives the same sums as the plain
     weighted selection, at every scale (bit patterns past 2.0 overflow a naive midpoint), with
     ties and multiplicities."""
-    from mlcb.results import _largest_sum, _largest_sums_of_sorted
+    from mlcb.worst_case import _largest_sum, _largest_sums_of_sorted
 
     rng = np.random.default_rng(7)
     for trial in range(60):
@@ -282,3 +283,47 @@ def test_largest_sums_of_sorted_rows_match_the_plain_selection():
         fast = _largest_sums_of_sorted(rows, multiplicity, rounds, sizes)
         plain = [_largest_sum(rows[:, :t], multiplicity, size) for t, size in zip(rounds, sizes)]
         np.testing.assert_allclose(fast, plain, rtol=1e-12)
+
+
+def test_every_figure_returns_its_figure_and_draws_into_axes_given(result):
+    """Each plot function returns the matplotlib Figure; given Axes of one's own (a panel of a
+    larger figure), it draws there and leaves the figure's layout to its owner."""
+    import matplotlib.pyplot as plt
+
+    for draw in (plot.regret, plot.panels, plot.theory_figure, plot.budget_figure):
+        alone = draw(result)
+        assert isinstance(alone, plt.Figure)
+        count = sum(ax.axison for ax in alone.axes)  # the panels it draws
+        assert count >= 1
+        plt.close(alone)
+        figure, axes = plt.subplots(1, count + 1, figsize=(4 * (count + 1), 3))
+        given = axes[0] if draw is plot.regret else axes[:count]
+        keyword = "ax" if draw is plot.regret else "axes"
+        assert draw(result, **{keyword: given}) is figure
+        assert all(ax.has_data() for ax in axes[:count]) and not axes[count].has_data()
+        plt.close(figure)
+    with pytest.raises(ValueError, match="axes must be a sequence of at least 3 matplotlib Axes"):
+        plot.panels(result, axes=[None])
+
+
+def test_a_result_shows_itself_compactly(result):
+    """One line as ``repr``; in a notebook an HTML summary with a row per setting, well formed."""
+    from html.parser import HTMLParser
+
+    text = repr(result)
+    assert "\n" not in text and text.startswith("Result(") and len(text) < 300
+    page = result._repr_html_()
+    opened: list[str] = []
+
+    class Checker(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            opened.append(tag)
+
+        def handle_endtag(self, tag):
+            assert opened.pop() == tag
+
+    Checker().feed(page)
+    assert not opened
+    for setting in result.settings:
+        assert f"<td>{setting}</td>" in page
+    assert page.count("<tr") == len(result.settings) + 1  # the header and a row per setting

@@ -528,7 +528,7 @@ def test_real_data_figures_draw_the_regret_against_the_stated_reference():
     (meta,) = result.metadata["settings"].values()
     assert meta["reference"] == RealDataEnv.reference
     assert plot.default_metric(result) == "regret"
-    ax = plot.regret(result)
+    (ax,) = plot.regret(result).axes
     assert ax.get_ylabel() == "regret" and RealDataEnv.reference in ax.get_title()
     mean = ax.get_lines()[0].get_ydata()
     assert np.isfinite(mean).all() and len(mean) > 10
@@ -762,7 +762,7 @@ def test_a_policy_that_makes_no_room_is_not_asked_forever(monkeypatch):
     from river import datasets
 
     from mlcb.errors import PolicyStateFull
-    from mlcb.policies.practitioners import RisingUCB
+    from mlcb.policies.rising_ucb import RisingUCB
 
     monkeypatch.setattr(RisingUCB, "grow", lambda self, params, state, updates: state)
     model = BudgetedClassifier(_small_pool(), budget=1, policy="r-ed-ucb", horizon=30)
@@ -776,7 +776,7 @@ def test_r_ed_ucb_gets_room_for_a_warm_start_of_several_rows(monkeypatch):
     history is built for: the Python engine grows it (without that, the policy refuses to write
     past its end)."""
     from mlcb.errors import PolicyStateFull
-    from mlcb.policies.practitioners import RisingUCB
+    from mlcb.policies.rising_ucb import RisingUCB
 
     fields = dict(
         env="mlcb/RealData-v0",

@@ -20,7 +20,7 @@ from agents.rates import expert_rate, heavy_tailed_constant, heavy_tailed_rate, 
 from agents.robust_ucb import ROBUST_UCB_FAMILY, RobustUCB, RobustUCBParams, radius, threshold
 from envs.bandit import arm_loss
 from mlcb import kernels
-from mlcb.contracts import ExpertFamily, family_of
+from mlcb.contracts import BuildContext, ExpertFamily, family_of
 from tests import twin
 
 ROUNDS = 1_500
@@ -151,7 +151,9 @@ def test_hedge_kernel_plays_exponential_weights():
     env = envs.make("mlcb/BanditExperts-v0", reward_means=[[0.9, 0.2]])
     env_params, env_state = env.build(0, 0)
     keys = np.zeros(1, dtype=np.uint64)
-    params, state = HEDGE_FAMILY.build_pool([Hedge()], env, env_params, 0.1, keys, "average", 100)
+    params, state = HEDGE_FAMILY.build_pool(
+        BuildContext([Hedge()], env, env_params, 0.1, keys, "average", 100)
+    )
     assert isinstance(params, HedgeParams)
     sums = np.zeros(2)
     for t in range(1, 51):
@@ -173,7 +175,7 @@ def test_robust_ucb_kernel_finds_the_best_arm():
     env_params, env_state = env.build(0, 0)
     keys = np.zeros(1, dtype=np.uint64)
     params, state = ROBUST_UCB_FAMILY.build_pool(
-        [RobustUCB(eps=1.0)], env, env_params, 0.1, keys, "counts", 10
+        BuildContext([RobustUCB(eps=1.0)], env, env_params, 0.1, keys, "counts", 10)
     )
     assert isinstance(params, RobustUCBParams) and params.delta0 == params.delta_prime / 2
     for t in range(1, 20_001):

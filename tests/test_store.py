@@ -162,20 +162,45 @@ def _bad_shape(path: Path) -> None:
         np.savez(handle, **arrays)
 
 
-@pytest.mark.parametrize("damage", [_truncate, _empty, _garbage, _mislabel, _bad_shape])
+def _linked(path: Path) -> None:
+    """The part replaced by a link to a valid copy of it outside the parts directory."""
+    outside = path.parent.parent / "elsewhere.npz"
+    outside.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(outside)
+
+
+@pytest.mark.parametrize("damage", [_truncate, _empty, _garbage, _mislabel, _bad_shape, _linked])
 def test_a_corrupt_part_is_named_set_aside_and_recomputed(tmp_path, monkeypatch, damage):
-    full = mlcb.simulate(preset="trap", budget=2, parts=tmp_path, **SMALL)
-    (folder,) = tmp_path.iterdir()
+    full = mlcb.simulate(preset="trap", budget=2, parts=tmp_path / "parts", **SMALL)
+    (folder,) = (tmp_path / "parts").iterdir()
     victim = folder / "replication-000001.npz"
     damage(victim)
     ran = _counting(monkeypatch)
     with pytest.warns(CorruptPartWarning, match="replication-000001.npz") as caught:
-        resumed = mlcb.simulate(preset="trap", budget=2, parts=tmp_path, **SMALL)
+        resumed = mlcb.simulate(preset="trap", budget=2, parts=tmp_path / "parts", **SMALL)
     assert len(caught) == 1 and "allow_pickle" not in str(caught[0].message)
     assert ran == [1]
     _assert_same(resumed, full)
     assert (folder / "replication-000001.npz.corrupt").is_file()
     assert engine.Replication.load(victim).index == 1  # recomputed and kept again
+
+
+def test_a_corrupt_part_is_one_line_on_the_command_line(tmp_path):
+    """What `mlcb run` prints about a damaged part it recomputes: one line naming the file and
+    what was done, no line of mlcb's source."""
+    key = presets.get("trap").config(1, **SMALL).key()
+    mlcb.simulate(preset="trap", budget=1, parts=tmp_path / "trap" / ".parts", **SMALL)
+    damaged = tmp_path / "trap" / ".parts" / key / "replication-000001.npz"
+    damaged.write_bytes(b"")
+    command = [sys.executable, "-m", "mlcb.cli", "run", "trap", "--budget", "1", "--horizon", "300"]
+    command += ["--replications", "3", "--seed", "4", "--out", str(tmp_path), "--no-plot", "--quiet"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"mlcb: CorruptPartWarning: {damaged}: not a valid replication part (an empty file); moved to "
+        "replication-000001.npz.corrupt, replication 1 is recomputed"
+    ]
 
 
 def test_parts_are_written_under_unique_temporary_names(tmp_path, monkeypatch):
@@ -213,46 +238,11 @@ def test_a_different_experiment_is_refused_without_overwrite(tmp_path, capsys):
     assert mlcb.load(folder).settings == ["mlcb M=2"]
     assert not (folder / "regret.png").exists()  # old figures went with the old result
     assert _cli(tmp_path, "--no-plot", budget="2") == 0  # the same experiment runs again
-    assert (
-        main(
-            [
-                "compare",
-                "trap",
-                "--policies",
-                "mlcb",
-                "--horizon",
-                "300",
-                "--replications",
-                "2",
-                "--out",
-                str(tmp_path),
-                "--quiet",
-                "--no-plot",
-                "--budget",
-                "1",
-            ]
-        )
-        == 0
-    )
+    compare = ["compare", "trap", "--policies", "mlcb", "--horizon", "300", "--replications", "2"]
+    compare += ["--out", str(tmp_path), "--quiet", "--no-plot", "--budget"]
+    assert main([*compare, "1"]) == 0
     capsys.readouterr()
-    code = main(
-        [
-            "compare",
-            "trap",
-            "--policies",
-            "mlcb",
-            "--horizon",
-            "300",
-            "--replications",
-            "2",
-            "--out",
-            str(tmp_path),
-            "--quiet",
-            "--no-plot",
-            "--budget",
-            "2",
-        ]
-    )
+    code = main([*compare, "2"])
     assert "different experiment" in _one_line_error(capsys, code)
 
 
@@ -317,26 +307,73 @@ def _not_parquet(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "damage, file",
+    "damage, file, what",
     [
-        (_metadata_list, "metadata.json"),
-        (_settings_list, "metadata.json"),
-        (_missing_frame, "experts.parquet"),
-        (_frame_is_a_directory, "curves.parquet"),
-        (_wrong_dtype, "curves.parquet"),
-        (_not_parquet, "replications.parquet"),
+        (_metadata_list, "metadata.json", "metadata.json: expected a JSON object, got list"),
+        (
+            _settings_list,
+            "metadata.json",
+            "metadata.json: 'settings' must be an object of settings, got list",
+        ),
+        (_missing_frame, "experts.parquet", "experts.parquet: missing; "),
+        (_frame_is_a_directory, "curves.parquet", "curves.parquet: not a regular file; "),
+        (_wrong_dtype, "curves.parquet", "curves.parquet: column 'regret' has dtype "),
+        (_not_parquet, "replications.parquet", "replications.parquet: not a readable Parquet file"),
     ],
 )
-def test_a_damaged_result_is_one_line_everywhere(tmp_path, capsys, damage, file):
+def test_a_damaged_result_is_one_line_everywhere(tmp_path, capsys, damage, file, what):
     path = mlcb.simulate(preset="trap", budget=1, **SMALL).save(tmp_path / "run")
     damage(path)
     with pytest.raises(ValueError) as caught:
         mlcb.load(path)
     message = str(caught.value)
-    assert file in message and len(message.splitlines()) == 1
+    assert what in message and len(message.splitlines()) == 1
     for command in (["show", str(path)], ["plot", str(path), "--out", str(tmp_path / "figures")]):
         line = _one_line_error(capsys, main(command))
         assert file in line
+    assert not (tmp_path / "figures").exists()
+
+
+def _link_to_a_copy(path: Path) -> None:
+    """``metadata.json`` linked to a valid copy outside the result directory."""
+    outside = path.parent / "outside.json"
+    outside.write_bytes((path / "metadata.json").read_bytes())
+    (path / "metadata.json").unlink()
+    (path / "metadata.json").symlink_to(outside)
+
+
+def _link_to_another_result(path: Path) -> None:
+    """``replications.parquet`` linked to the same file of another saved result."""
+    other = mlcb.simulate(preset="trap", budget=1, **SMALL).save(path.parent / "other")
+    (path / "replications.parquet").unlink()
+    (path / "replications.parquet").symlink_to(other / "replications.parquet")
+
+
+def _named_pipe(path: Path) -> None:
+    (path / "metadata.json").unlink()
+    os.mkfifo(path / "metadata.json")
+
+
+@pytest.mark.parametrize(
+    "damage, file, what",
+    [
+        (_link_to_a_copy, "metadata.json", "is a symbolic link"),
+        (_link_to_another_result, "replications.parquet", "is a symbolic link"),
+        (_named_pipe, "metadata.json", "not a regular file"),
+    ],
+)
+def test_result_files_that_are_links_or_not_regular_files_are_refused(tmp_path, capsys, damage, file, what):
+    """A result's files are never read through a link (the linked file may be valid: it is still
+    not this result's), nor from a pipe; the API, show, plot and a run into it name the file."""
+    path = mlcb.simulate(preset="trap", budget=1, **SMALL).save(tmp_path / "trap")
+    damage(path)
+    with pytest.raises(ValueError, match=f"{file}: {what}"):
+        mlcb.load(path)
+    for command in (["show", str(path)], ["plot", str(path), "--out", str(tmp_path / "figures")]):
+        line = _one_line_error(capsys, main(command))
+        assert f"{file}: {what}" in line
+    line = _one_line_error(capsys, _cli(tmp_path, "--no-plot"))
+    assert "holds a damaged result" in line and f"{file}: {what}" in line
     assert not (tmp_path / "figures").exists()
 
 

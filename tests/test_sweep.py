@@ -16,6 +16,7 @@ import pytest
 import mlcb
 from mlcb import engine, sweeps
 from mlcb.cli import main
+from mlcb.engine import CorruptPartWarning
 
 FRAMES = ("curves", "experts", "replications")
 GRID = {
@@ -112,6 +113,17 @@ def test_sweep_metadata_lists_the_grid_and_the_parts(reference):
     assert len(table) == len(reference.result.curves) and table["key"].nunique() == 4
 
 
+def test_show_prints_a_sweep(reference, capsys):
+    assert main(["show", str(reference.path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        f"sweep: {reference.path} (small, preset trap, 5 replication(s) per setting in tasks of 2"
+    )
+    assert f"grid: {json.dumps(GRID)}" in out and "pseudo-regret" in out and "versions: mlcb" in out
+    for label in ("mlcb M=1 K=4", "mlcb M=1 K=6", "mlcb M=2 K=4", "mlcb M=2 K=6"):
+        assert f"  {label}: policy mlcb, budget {label[7]}, calibration theory, engine compiled" in out
+
+
 def test_task_size_does_not_change_results(reference, tmp_path):
     other = mlcb.sweep(GRID, out=tmp_path, workers=2, block=3)
     assert other.computed == 8
@@ -134,6 +146,31 @@ def test_rerun_skips_done_parts_and_recomputes_missing_and_damaged(reference, tm
     assert_same(reference.result, again.result)
     third = mlcb.sweep(GRID, out=out, workers=2)
     assert (third.computed, third.skipped) == (0, 12)
+
+
+def test_a_damaged_part_is_one_line_on_the_command_line(reference, tmp_path):
+    """What `mlcb sweep` prints about a damaged part it recomputes: one line naming the file and
+    what was done, no line of mlcb's source."""
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    key = sweeps.make_grid(GRID).settings[0].key
+    damaged = tmp_path / "small" / "data" / "replications" / f"key={key}" / "block-000002-000004.parquet"
+    damaged.write_bytes(b"PAR1 not parquet")
+    grid_file = tmp_path / "small.toml"
+    lines = [f"{k} = {json.dumps(v)}" for k, v in GRID.items() if k != "grid"]
+    grid_file.write_text("\n".join([*lines, "[grid]", "budget = [1, 2]", "n_experts = [4, 6]"]) + "\n")
+    command = [sys.executable, "-m", "mlcb.cli", "sweep", str(grid_file), "--out", str(tmp_path)]
+    done = subprocess.run(
+        [*command, "-w", "1", "--no-plot", "-q"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"mlcb: CorruptPartWarning: {damaged}: not a readable Parquet file (")
+    assert line.endswith(
+        "); the part's files renamed *.corrupt, replications 2-3 of 'mlcb M=1 K=4' recomputed"
+    )
+    assert "1 task(s) run, 11 already done, 0 failed" in done.stdout
 
 
 def test_more_replications_reuse_the_parts(reference, tmp_path):
@@ -210,6 +247,18 @@ def test_cli_rejects_a_bad_grid_in_one_line(tmp_path, capsys):
         ({"preset": "trap", "grid": {"horizon": [100, 0]}}, "grid setting horizon=0 is invalid: horizon"),
         ({"preset": "trap", "grid": {"delta": [0.1, 2.0]}}, "grid setting delta=2.0 is invalid: delta"),
         ({"preset": "trap", "replications": 0}, "replications must be an integer >= 1"),
+        (
+            {"preset": "trap", "budget": [1, 11]},
+            "grid file: budget = [1, 11] gives several values to one setting; list the values under [grid]",
+        ),
+        (
+            {"preset": "trap", "settings": [{"budget": [1, 2]}]},
+            "settings[0]: budget = [1, 2] gives several values",
+        ),
+        (
+            {"preset": "trap", "horizon": 0},
+            "grid: the shared setting is invalid: horizon must be an integer >= 1, got 0",
+        ),
         ({"preset": "trap", "settings": [{"budget": 1}, {"budget": 1}]}, "share the label"),
         ({"preset": "trap", "name": "../x"}, "name"),
     ],
@@ -254,7 +303,7 @@ def test_a_failing_task_is_reported_with_its_setting_while_the_others_finish(mon
         return real(problem, *args, **kwargs)
 
     monkeypatch.setattr(engine.replications, "run_replications", failing)
-    monkeypatch.setattr(sweeps, "_start_method", lambda: "fork")  # the workers inherit the patch
+    monkeypatch.setattr(sweeps.executors, "_start_method", lambda: "fork")  # the workers inherit the patch
     outcome = mlcb.sweep(GRID, out=tmp_path, workers=2)
     assert outcome.computed == 6 and len(outcome.failed) == 6
     assert {task.split(",")[0] for task, _ in outcome.failed} == {"mlcb M=2 K=4", "mlcb M=2 K=6"}
@@ -276,7 +325,7 @@ def test_cli_lists_failed_tasks_and_exits_1(monkeypatch, tmp_path, capsys):
         return real(problem, *args, **kwargs)
 
     monkeypatch.setattr(engine.replications, "run_replications", failing)
-    monkeypatch.setattr(sweeps, "_start_method", lambda: "fork")
+    monkeypatch.setattr(sweeps.executors, "_start_method", lambda: "fork")
     grid_file = tmp_path / "g.toml"
     grid_file.write_text(
         'preset = "trap"\nname = "g"\nhorizon = 300\nreplications = 1\n[grid]\nbudget = [1, 2]\nn_experts = [4, 6]\n'
@@ -293,7 +342,7 @@ def test_cli_lists_failed_tasks_and_exits_1(monkeypatch, tmp_path, capsys):
 def test_worker_builds_the_setting_it_was_sent():
     grid = sweeps.make_grid({**GRID, "replications": 1})
     task = grid.tasks()[0]
-    payload = sweeps._payload(grid, task)
+    payload = sweeps.payload(grid, task)
     output = sweeps.run_task(payload)
     assert set(output) >= {"curves", "experts", "replications", "setting"}
     assert (output["curves"]["setting"] == task.label).all()
@@ -311,6 +360,43 @@ def test_a_damaged_sweep_file_is_named(reference, tmp_path):
     with pytest.raises(FileNotFoundError, match="is not an mlcb sweep"):
         sweeps.load(tmp_path)
     assert np.isfinite(reference.result.summary()["pseudo_regret"]).all()
+
+
+def test_part_and_sweep_files_that_are_links_are_refused(reference, tmp_path):
+    """A part linked to the same, valid, part of another sweep is not read: loading names it, a
+    re-run sets it aside and recomputes it; a linked ``sweep.json`` or data folder is refused too."""
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    key = sweeps.make_grid(GRID).settings[1].key
+    name = f"key={key}/block-000000-000002.parquet"
+    linked = tmp_path / "small" / "data" / "curves" / name
+    linked.unlink()
+    linked.symlink_to(reference.path / "data" / "curves" / name)
+    with pytest.raises(ValueError, match="block-000000-000002.parquet: is a symbolic link"):
+        sweeps.load(tmp_path / "small")
+    with pytest.warns(CorruptPartWarning, match="block-000000-000002.parquet: is a symbolic link"):
+        again = mlcb.sweep(GRID, out=tmp_path, workers=1)
+    assert (again.computed, again.skipped) == (1, 11) and not linked.is_symlink()
+    assert_same(reference.result, again.result)
+
+    folder = tmp_path / "small" / "data" / "experts" / f"key={key}"
+    shutil.move(folder, tmp_path / "elsewhere")
+    folder.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ValueError, match=f"key={key}: is a symbolic link"):
+        sweeps.load(tmp_path / "small")
+    before = sorted(p.name for p in (tmp_path / "elsewhere").iterdir())
+    with pytest.warns(CorruptPartWarning, match=f"key={key}: is a symbolic link"):
+        healed = mlcb.sweep(GRID, out=tmp_path, workers=1)
+    assert healed.computed == 3 and not folder.is_symlink()  # the setting's three blocks
+    assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == before  # left alone
+    assert_same(reference.result, healed.result)
+
+    meta = tmp_path / "small" / "sweep.json"
+    meta.rename(tmp_path / "sweep-copy.json")
+    meta.symlink_to(tmp_path / "sweep-copy.json")
+    with pytest.raises(ValueError, match="sweep.json: is a symbolic link"):
+        sweeps.load(tmp_path / "small")
 
 
 def test_the_documented_grids_are_valid():

@@ -5,34 +5,25 @@ without dask the executor says what to install."""
 from __future__ import annotations
 
 import builtins
+import http.server
 import os
 import signal
 import socket
+import subprocess
+import sys
+import threading
 import time
 
-import pandas as pd
 import pytest
 
 import mlcb
 from mlcb import sweeps
+from tests.test_sweep import GRID as SWEEP_GRID
+from tests.test_sweep import assert_same
 
 distributed = pytest.importorskip("distributed")
 
-FRAMES = ("curves", "experts", "replications")
-GRID = {
-    "preset": "trap",
-    "name": "dasky",
-    "horizon": 1_500,
-    "replications": 4,
-    "block": 2,
-    "checkpoints": 20,
-    "grid": {"budget": [1, 2], "n_experts": [4, 6]},
-}
-
-
-def assert_same(left, right) -> None:
-    for name in FRAMES:
-        pd.testing.assert_frame_equal(getattr(left, name), getattr(right, name))
+GRID = {**SWEEP_GRID, "name": "dasky", "replications": 4, "checkpoints": 20}
 
 
 def test_local_cluster_of_two_workers_equals_the_local_executor(tmp_path):
@@ -111,6 +102,62 @@ def test_cli_unreachable_scheduler_is_one_line(tmp_path, capsys):
     assert status == 2 and err.count("\n") == 1
     assert err.startswith(
         "mlcb: error: scheduler: cannot reach a Dask scheduler at 'tcp://127.0.0.1:9' within 1 s"
+    )
+
+
+class _Refuses(http.server.BaseHTTPRequestHandler):
+    """Answers every connection at once with ``400 Bad Request``, as a web server answers bytes it
+    cannot parse (Dask would read the status line as a message length)."""
+
+    def handle(self) -> None:
+        self.wfile.write(b"HTTP/1.0 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+
+@pytest.fixture
+def web_server():
+    """The address of an HTTP server on a free port of 127.0.0.1."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refuses)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _grid_file(tmp_path):
+    grid_file = tmp_path / "g.toml"
+    grid_file.write_text('preset = "trap"\nhorizon = 100\nreplications = 1\n')
+    return grid_file
+
+
+def test_cli_something_else_than_a_scheduler_answering_is_one_line(tmp_path, capsys, web_server):
+    from mlcb.cli import main
+
+    argv = ["sweep", str(_grid_file(tmp_path)), "-o", str(tmp_path / "out"), "-e", "dask"]
+    status = main([*argv, "--scheduler", web_server, "--timeout", "2"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"mlcb: error: scheduler: {web_server!r} answers, but not as a Dask scheduler")
+    assert not any((tmp_path / "out").glob("*/data"))
+
+
+def test_cli_a_silent_listener_is_one_line_within_the_timeout(tmp_path):
+    """A port that accepts connections and never answers (a listening socket nobody serves): the
+    handshake is bounded by --timeout too."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        argv = ["sweep", str(_grid_file(tmp_path)), "-o", str(tmp_path / "out"), "-e", "dask"]
+        done = subprocess.run(
+            [sys.executable, "-m", "mlcb.cli", *argv, "--scheduler", address, "--timeout", "2"],
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(
+        f"mlcb: error: scheduler: cannot reach a Dask scheduler at {address!r} within 2 s"
     )
 
 

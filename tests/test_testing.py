@@ -59,6 +59,8 @@ def test_registered_expert_family_conforms(name):
     elif name in ("softmax", "perceptron"):  # classifiers of a real-data stream
         env_params = {"dataset": "breast-cancer", "horizon": 100}
         assert check_expert(agents.make(name), "mlcb/RealData-v0", env_params=env_params) is None
+    elif name.startswith("bco"):
+        assert check_expert(agents.make(name), "mlcb/ConvexBandit-v0", rounds=20) is None
     else:
         assert check_expert(agents.make(name), "mlcb/Trap-v0", env_params={"n_experts": 4}) is None
 

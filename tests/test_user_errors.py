@@ -43,30 +43,15 @@ def _expert(**keys: str) -> str:
 # (id, TOML text, extra command-line arguments, what the one line must contain)
 TOML_CASES = [
     ("no-family", SETTING + _expert(count="2"), [], "experts[0]: each [[experts]] table needs a family"),
-    (
-        "count-float",
-        SETTING + _expert(family='"ucb1"', count="2.7"),
-        [],
-        "experts[0].count must be an integer >= 1, got 2.7",
-    ),
-    (
-        "count-negative",
-        SETTING + _expert(family='"ucb1"', count="-1"),
-        [],
-        "experts[0].count must be an integer >= 1, got -1",
-    ),
-    (
-        "count-bool",
-        SETTING + _expert(family='"ucb1"', count="true"),
-        [],
-        "experts[0].count must be an integer >= 1, got True",
-    ),
-    (
-        "count-huge",
-        SETTING + _expert(family='"ucb1"', count="10_000_000_000"),
-        [],
-        "experts[0].count must be an integer in [1, 1_000_000]",
-    ),
+    *[
+        (f"count-{name}", SETTING + _expert(family='"ucb1"', count=count), [], message)
+        for name, count, message in [
+            ("float", "2.7", "experts[0].count must be an integer >= 1, got 2.7"),
+            ("negative", "-1", "experts[0].count must be an integer >= 1, got -1"),
+            ("bool", "true", "experts[0].count must be an integer >= 1, got True"),
+            ("huge", "10_000_000_000", "experts[0].count must be an integer in [1, 1_000_000]"),
+        ]
+    ],
     (
         "experts-strings",
         'experts = ["ucb1"]\n' + SETTING,
@@ -86,24 +71,26 @@ TOML_CASES = [
         [],
         "experts[0]: UCB1.__init__() got an unexpected keyword argument 'bogus'",
     ),
-    (
-        "budget-empty",
-        "budget = []\n" + SETTING + EXPERTS,
-        [],
-        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got []",
-    ),
-    (
-        "budget-repeated",
-        "budget = [1, 1]\n" + SETTING + EXPERTS,
-        [],
-        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got [1, 1] (repeated: 1)",
-    ),
-    (
-        "budget-string",
-        'budget = "2"\n' + SETTING + EXPERTS,
-        [],
-        "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got '2'",
-    ),
+    *[
+        (f"budget-{name}", f"budget = {budget}\n" + SETTING + EXPERTS, [], message)
+        for name, budget, message in [
+            (
+                "empty",
+                "[]",
+                "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got []",
+            ),
+            (
+                "repeated",
+                "[1, 1]",
+                "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got [1, 1] (repeated: 1)",
+            ),
+            (
+                "string",
+                '"2"',
+                "budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got '2'",
+            ),
+        ]
+    ],
     (
         "budget-option-repeated",
         SETTING + EXPERTS,
@@ -122,18 +109,47 @@ TOML_CASES = [
     ("name-backslash", 'name = "a\\\\b"\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
     ("name-dotdot", 'name = ".."\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
     ("name-hidden", 'name = ".x"\n' + SETTING + EXPERTS, [], "name must be a plain file name"),
-    (
-        "ragged-reward-means",
-        SETTING.replace("[0.5, 0.3]]", "[0.5]]") + EXPERTS,
-        [],
-        "reward_means must be a rectangular (K, m) array",
-    ),
-    (
-        "reward-means-text",
-        SETTING.replace("[0.5, 0.3]]", '["a", 0.3]]') + EXPERTS,
-        [],
-        "reward_means must be a rectangular (K, m) array",
-    ),
+    *[
+        (name, SETTING.replace(old, new) + EXPERTS, [], message)
+        for name, old, new, message in [
+            (
+                "ragged-reward-means",
+                "[0.5, 0.3]]",
+                "[0.5]]",
+                "reward_means must be a rectangular (K, m) array",
+            ),
+            (
+                "reward-means-text",
+                "[0.5, 0.3]]",
+                '["a", 0.3]]',
+                "reward_means must be a rectangular (K, m) array",
+            ),
+            (
+                "reward-means-infinite",
+                "[0.5, 0.3]]",
+                "[0.5, inf]]",
+                "reward_means must lie in [0, 1] (Bernoulli reward probabilities), got inf at expert 1, arm 1",
+            ),
+            (
+                "horizon-huge",
+                "horizon = 100",
+                "horizon = 9223372036854775807",
+                "horizon must be an integer in [1, 10_000_000_000], got 9223372036854775807",
+            ),
+            (
+                "horizon-float",
+                "horizon = 100",
+                "horizon = 1e4",
+                "horizon must be an integer >= 1, got 10000.0",
+            ),
+            (
+                "replications-huge",
+                "replications = 1",
+                "replications = 10_000_000",
+                "replications must be an integer in [1, 1_000_000]",
+            ),
+        ]
+    ],
     (
         "env-params-not-table",
         'env_params = 5\nenv = "mlcb/Trap-v0"\n' + _expert(family='"ucb1"', count="10"),
@@ -147,24 +163,6 @@ TOML_CASES = [
         "unknown key(s) 'bogus'; allowed keys: budget, calibration, checkpoints, delta, env, env_params, experts, horizon, name, policy",
     ),
     ("misspelt-table", SETTING + EXPERTS + "[env_param]\nx = 1\n", [], "unknown key(s) 'env_param'"),
-    (
-        "horizon-huge",
-        SETTING.replace("horizon = 100", "horizon = 9223372036854775807") + EXPERTS,
-        [],
-        "horizon must be an integer in [1, 10_000_000_000], got 9223372036854775807",
-    ),
-    (
-        "horizon-float",
-        SETTING.replace("horizon = 100", "horizon = 1e4") + EXPERTS,
-        [],
-        "horizon must be an integer >= 1, got 10000.0",
-    ),
-    (
-        "replications-huge",
-        SETTING.replace("replications = 1", "replications = 10_000_000") + EXPERTS,
-        [],
-        "replications must be an integer in [1, 1_000_000]",
-    ),
     (
         "checkpoints-huge",
         "checkpoints = 1_000_000_000\n" + SETTING + EXPERTS,
@@ -361,6 +359,22 @@ def test_simulate_refuses_config_with_preset(no_work):
         mlcb.simulate(preset="trap", horizon=2**63)
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda budget: mlcb.simulate(preset="trap", budget=budget, horizon=100, replications=1),
+        lambda budget: mlcb.simulate(budget=budget, experts=(agents.make("ucb1"),) * 12, horizon=100),
+        lambda budget: mlcb.simulate(_config(), budget=budget),
+    ],
+    ids=["preset", "fields", "config"],
+)
+def test_simulate_takes_one_budget_and_says_where_lists_go(no_work, call):
+    message = "budget: simulate runs one setting and takes one integer budget, got [1, 11]; for several budgets use mlcb.compare(preset, budget=[...]), mlcb.sweep (a grid) or the command line's --budget M1 M2 ..."
+    with pytest.raises(ValueError) as caught:
+        call([1, 11])
+    assert str(caught.value) == message
+
+
 def test_compare_takes_one_budget_as_an_int():
     configs = comparison_configs("trap", budget=2)
     assert [(c.policy, c.budget) for c in configs] == [("mlcb", 2), ("limited-advice", 2)]
@@ -413,3 +427,96 @@ def test_compare_refuses_with_the_parameter_named(no_work, kwargs, error, messag
         return
     with pytest.raises(error, match=message):
         mlcb.compare(preset, **kwargs)
+
+
+# --- empty paths --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A small saved result, outside the directory the empty-path tests run in."""
+    return mlcb.simulate(preset="trap", budget=1, horizon=100, replications=1).save(
+        tmp_path_factory.mktemp("saved") / "run"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "trap", "--horizon", "100", "--replications", "1", "--out", ""],
+        ["compare", "trap", "--horizon", "100", "--replications", "1", "--budget", "1", "--out", ""],
+        ["sweep", "GRID", "--out", ""],
+        ["plot", "RESULT", "--out", ""],
+        ["report", "RESULT", "--out", ""],
+        ["plot", ""],
+        ["report", ""],
+        ["show", ""],
+    ],
+    ids=lambda argv: "-".join(a or "EMPTY" for a in argv if not a.isdigit()),
+)
+def test_cli_refuses_an_empty_path(argv, saved, tmp_path, monkeypatch, capsys, no_work):
+    """An empty path would mean the current directory: refused in one line, nothing written."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text('preset = "trap"\nhorizon = 100\nreplications = 1\n')
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    argv = [{"GRID": str(grid), "RESULT": str(saved)}.get(a, a) for a in argv]
+    try:
+        status = main([*argv, "--quiet"] if argv[0] in ("run", "compare", "sweep") else argv)
+    except SystemExit as exit:  # argparse refuses the argument itself
+        status = exit.code
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert err.startswith("mlcb: error: argument ") and err.endswith(
+        ": an empty path; give a directory or file name\n"
+    )
+    assert list(here.iterdir()) == []
+
+
+def test_api_refuses_an_empty_path(saved, tmp_path, monkeypatch, no_work):
+    from mlcb.report import report
+
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    result = mlcb.load(saved)
+    path = "path must be a non-empty path (a directory or file name), got ''"
+    out = "out must be a non-empty path (a directory or file name), got ''"
+    parts = "parts must be a non-empty path (a directory or file name), got ''"
+    for message, call in [
+        (path, lambda: result.save("")),
+        (path, lambda: mlcb.load("")),
+        (out, lambda: mlcb.sweep({"preset": "trap", "horizon": 100, "replications": 1}, out="")),
+        (out, lambda: report(saved, out="")),
+        (path, lambda: report("")),
+        (parts, lambda: mlcb.simulate(preset="trap", horizon=100, replications=1, parts="")),
+        (parts, lambda: mlcb.compare("trap", horizon=100, replications=1, budget=1, parts="")),
+    ]:
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value) == message
+    assert list(here.iterdir()) == []
+
+
+# --- the page that lists them -------------------------------------------------------------------
+#: The tests whose checks docs/bad-inputs.md quotes.
+CHECKING_TESTS = (
+    "test_user_errors.py",
+    "test_errors.py",
+    "test_store.py",
+    "test_sweep.py",
+    "test_sweep_dask.py",
+    "test_results_cli.py",
+    "test_report.py",
+)
+
+
+def test_the_bad_inputs_page_quotes_what_the_tests_check():
+    """Every message in the tables of docs/bad-inputs.md appears word for word in a test that
+    checks it: a message that changes fails its test, and then this one until the page follows."""
+    page = (ROOT / "docs" / "bad-inputs.md").read_text(encoding="utf-8")
+    rows = [line for line in page.splitlines() if line.startswith("| ") and not line.startswith("| where")]
+    checked = "".join((ROOT / "tests" / name).read_text(encoding="utf-8") for name in CHECKING_TESTS)
+    messages = [row.rstrip().removesuffix("|").rsplit("|", 1)[-1].strip() for row in rows]
+    assert len(rows) >= 90 and all(m.startswith("`") and m.endswith("`") for m in messages), messages
+    missing = [m for m in messages if m.strip("`") not in checked]
+    assert not missing, f"messages on the page that no test quotes: {missing}"

@@ -409,7 +409,9 @@ def run(config, replication: int, rounds: int) -> TwinRun:
     policy = POLICIES[type(policy_spec)](
         policy_spec, config.n_experts, config.budget, config.delta, config.horizon, optimal, int(keys.policy)
     )
-    if family.name == "bandit" or family.name in BANDIT_WORLDS:
+    if family.name in WORLDS:
+        world = WORLDS[family.name](config, env, env_params, keys, replication)
+    elif family.name == "bandit" or family.name in BANDIT_WORLDS:
         world = _BanditWorld(config, env, env_params, keys, BANDIT_WORLDS.get(family.name))
     else:
         world = _GLMWorld(config, env, env_params, keys, replication)
@@ -472,6 +474,11 @@ def run(config, replication: int, rounds: int) -> TwinRun:
 #: (loss, expected)``, ``loss_of(arm)`` being the arm's loss under the round's ``xi_t``
 #: (``tests/twin_robust_hedge.py`` registers robust UCB and Hedge).
 BANDIT_WORLDS: dict = {}
+
+#: Twins of families on environments of their own, by family name: ``make_world(config, env,
+#: env_params, keys, replication)`` with ``begin(t)``, ``train(k, t) -> (loss, rate)`` and
+#: ``deploy(k, t, slot) -> (loss, expected)`` (``tests/twin_bco.py`` registers BCO).
+WORLDS: dict = {}
 
 
 class _BanditWorld:

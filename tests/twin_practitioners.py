@@ -1,4 +1,6 @@
-"""Slow, obvious pure-Python twins of the practitioners' policies (mlcb/policies/practitioners.py).
+"""Slow, obvious pure-Python twins of the practitioners' policies (bandits over learners, successive
+halving and Hyperband, R-ed-UCB, EXP3.P: mlcb/policies/bandits_over_learners.py, halving.py,
+rising_ucb.py, exp3p.py).
 
 Each twin recomputes its choice from the definitions every round (full sorts over all experts,
 means from the raw statistics, R-ed-UCB's window sums from each expert's whole reward history)
@@ -225,16 +227,19 @@ class TwinEXP3P:
 
 
 def _register() -> None:
-    from mlcb.policies import practitioners as p
+    from mlcb.policies.bandits_over_learners import BanditEpsilonGreedy, BanditThompson, BanditUCB1
+    from mlcb.policies.exp3p import EXP3P
+    from mlcb.policies.halving import SuccessiveHalving
+    from mlcb.policies.rising_ucb import RisingUCB
 
-    for cls in (p.BanditEpsilonGreedy, p.BanditUCB1, p.BanditThompson):
+    for cls in (BanditEpsilonGreedy, BanditUCB1, BanditThompson):
         register(cls, lambda spec, n, m, delta, horizon, optimal, key: TwinLearnerBandit(spec, n, m, key))
     register(
-        p.SuccessiveHalving, lambda spec, n, m, delta, horizon, optimal, key: TwinHalving(spec, n, m, horizon)
+        SuccessiveHalving, lambda spec, n, m, delta, horizon, optimal, key: TwinHalving(spec, n, m, horizon)
     )
-    register(p.RisingUCB, lambda spec, n, m, delta, horizon, optimal, key: TwinRising(spec, n, m))
+    register(RisingUCB, lambda spec, n, m, delta, horizon, optimal, key: TwinRising(spec, n, m))
     register(
-        p.EXP3P, lambda spec, n, m, delta, horizon, optimal, key: TwinEXP3P(spec, n, m, delta, horizon, key)
+        EXP3P, lambda spec, n, m, delta, horizon, optimal, key: TwinEXP3P(spec, n, m, delta, horizon, key)
     )
 
 

@@ -33,6 +33,7 @@ import numba
 import numpy as np
 
 from mlcb._jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
+from mlcb.contracts import BuildContext, compiled_pool
 from mlcb.engine import compiled_loop
 from mlcb.engine import replications as _replications
 from mlcb.errors import class_name
@@ -230,16 +231,19 @@ class CompiledPool:
 
     def __init__(self, family: Any, experts: list, batch: Batch, delta: float, smoothing: str) -> None:
         built = [
-            family.build_pool(
-                list(experts),
-                batch.env,
-                batch.env_params[r],
-                delta,
-                batch.expert_keys[r],
-                smoothing,
-                batch.horizon,
-                batch.seed,
-                replication,
+            compiled_pool(
+                family,
+                BuildContext(
+                    experts,
+                    batch.env,
+                    batch.env_params[r],
+                    delta,
+                    batch.expert_keys[r],
+                    smoothing,
+                    batch.horizon,
+                    batch.seed,
+                    replication,
+                ),
             )
             for r, replication in enumerate(batch.replications)
         ]

@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from mlcb.contracts import BuildContext, compiled_pool
 from mlcb.engine import compiled_loop
-from mlcb.errors import ExpertLossError, class_name
+from mlcb.errors import ExpertLossError, FileWarning, class_name
 from mlcb.seeding import stream_keys
 
 
@@ -101,10 +102,13 @@ class Replication:
         array present with the shapes of its setting (``checkpoints`` C, ``n_experts`` K and
         ``trace_rounds`` where given), its stored index equal to the file name's. Any problem is a
         ``ValueError`` naming the file."""
+        from mlcb.result_files import open_regular
+
         path = Path(path)
+        handle = open_regular(path)  # a link or no regular file: a ValueError naming it
         try:
             # Our own handle: np.load leaves a path's file open when the archive is damaged.
-            with open(path, "rb") as handle:
+            with handle:
                 head = handle.read(4)
                 if head != b"PK\x03\x04":
                     raise ValueError("an empty file" if not head else "not an .npz archive")
@@ -295,8 +299,8 @@ def build_replication(
 ) -> tuple:
     """All kernel arguments of one replication, ready for :func:`mlcb.engine.compiled_loop.run_rounds`."""
     built = build_common(problem, seed, replication, horizon, checkpoints, trace_rounds)
-    pool_params, pool_state = problem.family.build_pool(
-        list(problem.experts),
+    context = BuildContext(
+        problem.experts,
         problem.env,
         built.env_params,
         problem.delta,
@@ -306,6 +310,7 @@ def build_replication(
         seed,
         replication,
     )
+    pool_params, pool_state = compiled_pool(problem.family, context)
     return (
         built.env_params,
         built.env_state,
@@ -413,7 +418,7 @@ def load_parts(
     parts.mkdir(parents=True, exist_ok=True)
     for r in wanted:
         path = part_path(parts, r)
-        if path.exists():
+        if path.exists() or path.is_symlink():
             try:
                 done[r] = Replication.load(path, checkpoints, n_experts, trace_rounds)
             except ValueError as error:
@@ -432,8 +437,8 @@ def load_parts(
     return done
 
 
-class CorruptPartWarning(UserWarning):
-    """A kept replication could not be used and is recomputed."""
+class CorruptPartWarning(FileWarning):
+    """A kept part could not be used and is recomputed (shown in one line naming the file)."""
 
 
 #: From this horizon on, :func:`run_replications` builds the shared tables before its workers start.

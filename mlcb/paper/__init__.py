@@ -1,58 +1,145 @@
-"""The paper, reproduced: every experiment of M-LCB's paper as a section of one report.
+"""The paper, reproduced: every experiment of M-LCB's paper as a section of one HTML page.
 
-Each experiment module of this package has a function
+Each experiment module of this package (:data:`EXPERIMENTS`) has a function
 
     run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Section
 
-that runs the experiment at ``size`` (``"quick"``: minutes on a laptop; ``"paper"``: the
-paper's own size), writes its figures under ``out`` and returns a :class:`Section`: the figures,
-and tables that set each number the paper publishes beside the package's estimate with its
-standard error. ``mlcb paper`` runs them all and writes one HTML page.
+that runs the experiment at ``size`` (:data:`SIZES`: ``"quick"``, minutes on a laptop, or
+``"paper"``, the paper's own size), writes its figures under ``out`` and returns a
+:class:`Section`: prose, the figures, and tables that set each number the paper publishes beside
+the package's estimate with its standard error. Where the paper publishes a claim and no number,
+the row states the claim in words and gives the number that checks it.
+
+:func:`reproduce` (``mlcb paper``) runs them all and writes ``index.html``; every finished
+section is kept as JSON beside its figures, so an interrupted run resumes where it stopped.
+
+Examples
+--------
+>>> from mlcb.paper import Row
+>>> Row("mean accuracy, M = 4", "95.0 %", 0.93, 0.004).paper
+'95.0 %'
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 import math
-from dataclasses import dataclass, field
+import time
 from pathlib import Path
+from typing import Any
 
-#: The sizes an experiment runs at.
-SIZES = ("quick", "paper")
+from mlcb.paper.section import SIZES, Row, Section, Table, save_figure
+
+__all__ = ["EXPERIMENTS", "SIZES", "Row", "Section", "Table", "reproduce", "save_figure"]
+
+#: The sections of the page, in the paper's order: key -> module of this package.
+EXPERIMENTS = {
+    "trap": "mlcb.paper.trap",
+    "glm": "mlcb.paper.glm",
+    "lower-bound": "mlcb.paper.lower_bound",
+}
+
+#: The version of a saved section's JSON (a section saved by another version is recomputed).
+FORMAT = 1
 
 
-@dataclass(frozen=True)
-class Row:
-    """One reproduced number: what is measured, the paper's value and the package's estimate.
+def _check_names(only: Any) -> list[str]:
+    if only is None:
+        return list(EXPERIMENTS)
+    names = [only] if isinstance(only, str) else list(only)
+    unknown = [name for name in names if name not in EXPERIMENTS]
+    if unknown or not names:
+        raise ValueError(f"only must name sections among {', '.join(EXPERIMENTS)}, got {only!r}")
+    return [name for name in EXPERIMENTS if name in names]
 
-    ``paper`` is the published value as the paper prints it (``"95.0 %"``), or its claim in words
-    where it publishes none (``"M-LCB below LimitedAdvice"``); ``package`` and ``stderr`` are the
-    package's mean and its standard error over replications (``nan`` where none applies);
-    ``note`` says what stands in for the paper's setting and why the numbers may differ.
+
+def reproduce(
+    size: str = "quick",
+    out: str | Path = "results/paper",
+    *,
+    seed: int = 0,
+    threads: int | None = None,
+    only: Any = None,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> Path:
+    """Run the paper's experiments and write ``out/index.html``; returns its path.
+
+    Parameters
+    ----------
+    size : {"quick", "paper"}
+        ``"quick"``: every experiment at a size that runs in well under half an hour on two cores;
+        ``"paper"``: the paper's own sizes.
+    out : str or Path
+        The directory of the page, its figures (``figures/``) and finished sections
+        (``sections/<key>.json``).
+    seed : int
+        The seed of every simulation.
+    threads : int, optional
+        Threads per simulation (default: every core).
+    only : str or list of str, optional
+        Run only these sections (:data:`EXPERIMENTS`); the page shows every finished section.
+    overwrite : bool
+        Recompute sections already finished at this size and seed (default: keep them).
+    progress : bool
+        Print one line per section as it starts and ends.
     """
+    from mlcb import validation
+    from mlcb.paper import page
+    from mlcb.seeding import check_seed
 
-    quantity: str
-    paper: str
-    package: float
-    stderr: float = math.nan
-    unit: str = ""
-    note: str = ""
+    validation.choice("size", size, SIZES)
+    names = _check_names(only)
+    check_seed(seed)
+    validation.flag("overwrite", overwrite)
+    validation.flag("progress", progress)
+    if str(out).strip() == "":
+        raise ValueError("out must name a directory, got an empty path")
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"out: {root} exists and is not a directory")
+    sections_dir, figures_dir = root / "sections", root / "figures"
+    sections_dir.mkdir(parents=True, exist_ok=True)
+    for key in names:
+        saved = sections_dir / f"{key}.json"
+        if not overwrite and _load(saved, root, size, seed) is not None:
+            if progress:
+                print(f"{key}: kept from an earlier run ({saved})")
+            continue
+        if progress:
+            print(f"{key}: running ({size})", flush=True)
+        started = time.perf_counter()
+        section = importlib.import_module(EXPERIMENTS[key]).run(size, figures_dir, seed=seed, threads=threads)
+        seconds = time.perf_counter() - started
+        record = {"format": FORMAT, "size": size, "seed": seed, "seconds": seconds, **section.to_json(root)}
+        _write_json(saved, record)
+        if progress:
+            print(f"{key}: done in {seconds:.0f} s", flush=True)
+    finished = {key: _load(sections_dir / f"{key}.json", root, size, seed) for key in EXPERIMENTS}
+    return page.write(root, {k: v for k, v in finished.items() if v is not None}, size=size, seed=seed)
 
 
-@dataclass(frozen=True)
-class Table:
-    """A table of reproduced numbers, one :class:`Row` each."""
+def _write_json(path: Path, data: dict) -> None:
+    from mlcb.store import write_file
 
-    title: str
-    rows: tuple[Row, ...]
-    note: str = ""
+    text = json.dumps(data, indent=1, allow_nan=False).encode()
+    write_file(path, lambda handle: handle.write(text))
 
 
-@dataclass(frozen=True)
-class Section:
-    """One experiment of the paper as reproduced: prose, figures (PNG files) and tables."""
-
-    key: str
-    title: str
-    text: str
-    figures: tuple[Path, ...] = field(default_factory=tuple)
-    tables: tuple[Table, ...] = field(default_factory=tuple)
+def _load(path: Path, root: Path, size: str, seed: int) -> tuple[Section, float] | None:
+    """The section saved at ``path`` for this size and seed, with its seconds; ``None`` when there is
+    none (or it is damaged, or from another size, seed or format: it is then recomputed)."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or (data.get("format"), data.get("size"), data.get("seed")) != (
+            FORMAT,
+            size,
+            seed,
+        ):
+            return None
+        return Section.from_json(data, root), float(data.get("seconds", math.nan))
+    except (ValueError, OSError):
+        return None

@@ -84,31 +84,49 @@ _BASELINES = [
     ),
     ("oracle", "references:Oracle", {}, "always train and deploy the best expert k*: a lower reference"),
 ]
-for _name, _entry, _defaults, _summary in _BASELINES:
-    registry.register(_name, f"mlcb.policies.{_entry}", summary=_summary, **_defaults)
 
-# What practitioners run over a pool of learners (mlcb/policies/practitioners.py).
+# What practitioners run over a pool of learners, one module per family of rules.
 _PRACTITIONERS = [
-    ("bandit-epsilon-greedy", "BanditEpsilonGreedy", {}, "river's bandit selection: epsilon-greedy"),
-    ("bandit-ucb1", "BanditUCB1", {}, "river's bandit selection: UCB1 on training losses"),
-    ("bandit-thompson", "BanditThompson", {}, "river's bandit selection: Gaussian Thompson sampling"),
+    (
+        "bandit-epsilon-greedy",
+        "bandits_over_learners:BanditEpsilonGreedy",
+        {},
+        "river's bandit selection: epsilon-greedy",
+    ),
+    (
+        "bandit-ucb1",
+        "bandits_over_learners:BanditUCB1",
+        {},
+        "river's bandit selection: UCB1 on training losses",
+    ),
+    (
+        "bandit-thompson",
+        "bandits_over_learners:BanditThompson",
+        {},
+        "river's bandit selection: Gaussian Thompson sampling",
+    ),
     (
         "successive-halving",
-        "SuccessiveHalving",
+        "halving:SuccessiveHalving",
         {"variant": "once"},
         "Jamieson & Talwalkar 2016: halve the experts by rung loss within a training budget",
     ),
     (
         "hyperband",
-        "SuccessiveHalving",
+        "halving:SuccessiveHalving",
         {"variant": "doubling"},
         "successive halving in doubling brackets (Li et al. 2018's infinite horizon): anytime",
     ),
-    ("r-ed-ucb", "RisingUCB", {}, "Metelli et al. 2022: optimistic forecasts for rising (learning) arms"),
-    ("exp3p", "EXP3P", {}, "Auer et al. 2002: EXP3.P over the experts, the adversarial reference"),
+    (
+        "r-ed-ucb",
+        "rising_ucb:RisingUCB",
+        {},
+        "Metelli et al. 2022: optimistic forecasts for rising (learning) arms",
+    ),
+    ("exp3p", "exp3p:EXP3P", {}, "Auer et al. 2002: EXP3.P over the experts, the adversarial reference"),
 ]
-for _name, _entry, _defaults, _summary in _PRACTITIONERS:
-    registry.register(_name, f"mlcb.policies.practitioners:{_entry}", summary=_summary, **_defaults)
+for _name, _entry, _defaults, _summary in _BASELINES + _PRACTITIONERS:
+    registry.register(_name, f"mlcb.policies.{_entry}", summary=_summary, **_defaults)
 
 #: The policies of the practitioners' comparison (``mlcb compare trap --set practitioners``).
 PRACTITIONERS = tuple(name for name, *_ in _PRACTITIONERS)
@@ -125,5 +143,11 @@ def names() -> list[str]:
 
 
 def register(name: str, entry_point: str, summary: str = "", **defaults: Any) -> None:
-    """Register a policy class under ``name`` (entry point ``"module:attr"``)."""
+    """Register a policy class under ``name`` (entry point ``"module:attr"``), made by
+    ``make(name, **params)`` with ``defaults`` updated by ``params``.
+
+    The same call as ``agents.register`` and ``envs.register``: a plugin module (``mlcb run ...
+    --plugin MODULE``, or the ``mlcb.plugins`` entry-point group of an installed package) calls it
+    when imported. Re-registering a name replaces it.
+    """
     registry.register(name, entry_point, summary, **defaults)

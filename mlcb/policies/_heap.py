@@ -3,7 +3,7 @@
 Used by policies whose keys change only for the experts trained in a round (M-LCB's LCB depends
 on ``n_k`` only): pop the ``M`` smallest, train them, push them back with their new keys:
 ``O(M log K)`` per round instead of scanning all ``K``. Ties go to the smaller index, exactly as
-the reference scan :func:`mlcb.policies.m_lcb.smallest`.
+the reference scan :func:`mlcb.policies.selection.smallest`.
 
 Arrays (caller-owned): ``heap`` (K,) int64 expert indices in heap order, ``position`` (K,) int64
 each expert's slot in ``heap`` (-1 when out), ``size`` (1,) int64.
@@ -11,11 +11,31 @@ each expert's slot in ``heap`` (-1 when out), ``size`` (1,) int64.
 
 from __future__ import annotations
 
+import numpy as np
+
 from mlcb._jit import kernel
 
 
+def empty(n_experts: int) -> dict[str, np.ndarray]:
+    """The arrays ``heap``, ``position`` and ``size`` of an empty heap for ``n_experts`` experts,
+    by name, for a policy state that holds them (``State(..., **empty(n_experts))``).
+
+    Examples
+    --------
+    >>> arrays = empty(3)
+    >>> arrays["position"], arrays["size"]
+    (array([-1, -1, -1]), array([0]))
+    """
+    return {
+        "heap": np.zeros(n_experts, dtype=np.int64),
+        "position": np.full(n_experts, -1, dtype=np.int64),
+        "size": np.zeros(1, dtype=np.int64),
+    }
+
+
 @kernel
-def _before(keys, a, b):
+def before(keys, a, b):
+    """Whether ``a`` comes before ``b`` in the order ``(keys[k], k)``."""
     return keys[a] < keys[b] or (keys[a] == keys[b] and a < b)
 
 
@@ -25,7 +45,7 @@ def _sift_up(heap, position, keys, slot):
     while slot > 0:
         parent = (slot - 1) >> 1
         other = heap[parent]
-        if not _before(keys, item, other):
+        if not before(keys, item, other):
             break
         heap[slot] = other
         position[other] = slot
@@ -41,10 +61,10 @@ def _sift_down(heap, position, keys, slot, size):
         child = 2 * slot + 1
         if child >= size:
             break
-        if child + 1 < size and _before(keys, heap[child + 1], heap[child]):
+        if child + 1 < size and before(keys, heap[child + 1], heap[child]):
             child += 1
         other = heap[child]
-        if not _before(keys, other, item):
+        if not before(keys, other, item):
             break
         heap[slot] = other
         position[other] = slot
@@ -73,3 +93,14 @@ def pop(heap, position, size, keys):
         heap[0] = heap[last]
         _sift_down(heap, position, keys, 0, last)
     return top
+
+
+@kernel
+def resift(heap, position, size, keys, k):
+    """Insert ``k`` into the heap, or restore the order after its key changed while on it."""
+    slot = position[k]
+    if slot < 0:
+        push(heap, position, size, keys, k)
+    else:
+        _sift_up(heap, position, keys, slot)
+        _sift_down(heap, position, keys, position[k], size[0])

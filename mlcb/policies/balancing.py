@@ -26,7 +26,7 @@ Shared notation (loss form, K experts, budget M; the papers' number of learners 
 
 ``c`` and ``delta`` are each policy's own constants, not the simulation's ``delta`` (which only
 enters through the experts' rates ``U_k(n, delta / 2K)`` in ``stats.rate``). Selection breaks
-ties by the smaller expert index and costs ``O(K M)`` per round (:func:`mlcb.policies.m_lcb.smallest`).
+ties by the smaller expert index and costs ``O(K M)`` per round (:func:`mlcb.policies.selection.smallest`).
 No confidence bound of the deployed decision is claimed: every width passed to the engine is
 ``nan`` and no certificate is recorded.
 
@@ -46,7 +46,8 @@ import numpy as np
 from mlcb import validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
-from mlcb.policies.m_lcb import smallest
+from mlcb.policies.base import BasePolicy
+from mlcb.policies.selection import inline_kernel, nan_widths, smallest
 
 _COMPARATORS = ("pessimistic", "optimistic")
 _DEPLOYS = ("head", "ucb")
@@ -64,12 +65,6 @@ def balancing_width(n_experts, delta, c, n):
 
 
 @kernel
-def _nan_widths(widths, n_selected):
-    for j in range(n_selected):
-        widths[j] = math.nan
-
-
-@kernel
 def _smallest_upper(selected, n_selected, upper):
     """The expert of ``selected[:n_selected]`` with the smallest ``upper`` (ties: smaller index)."""
     chosen = selected[0]
@@ -80,6 +75,17 @@ def _smallest_upper(selected, n_selected, upper):
             chosen = k
             best = upper[k]
     return chosen
+
+
+@inline_kernel
+def _train_smallest(keys, count, upper, deploy_ucb, selected, widths):
+    """Select the ``count`` experts with the smallest ``keys`` (ties: smaller index) and deploy
+    the first of them, or with ``deploy_ucb`` the one with the smallest ``upper``."""
+    n_selected = smallest(keys, count, selected)
+    nan_widths(widths, n_selected)
+    if deploy_ucb:
+        return n_selected, _smallest_upper(selected, n_selected, upper)
+    return n_selected, selected[0]
 
 
 # --- Dynamic Balancing / RBBE --------------------------------------------------------------------
@@ -130,11 +136,8 @@ def _eliminate(params, state, stats):
 @implements("select", DynamicBalancingParams)
 @kernel
 def _balancing_select(params, state, stats, t, key, selected, widths):
-    n_selected = smallest(state.key, min(params.budget, state.n_active[0]), selected)
-    _nan_widths(widths, n_selected)
-    if params.deploy_ucb:
-        return n_selected, _smallest_upper(selected, n_selected, state.upper)
-    return n_selected, selected[0]
+    count = min(params.budget, state.n_active[0])
+    return _train_smallest(state.key, count, state.upper, params.deploy_ucb, selected, widths)
 
 
 @implements("observe", DynamicBalancingParams)
@@ -162,7 +165,7 @@ def _balancing_end_round(params, state, stats, selected, n_selected, deployed, l
 
 
 @dataclass(frozen=True)
-class DynamicBalancing:
+class DynamicBalancing(BasePolicy):
     r"""Regret bound balancing and elimination / Dynamic Balancing with the experts' rates as bounds.
 
     Pacchiano, Dann, Gentile, Bartlett (2020), "Regret Bound Balancing and Elimination for Model
@@ -247,9 +250,6 @@ class DynamicBalancing:
     deploy: str = "head"
 
     name: ClassVar[str] = "dynamic-balancing"
-    warm_start: ClassVar[bool] = True
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         validation.within("delta", self.delta, 0.0, 1.0)
@@ -356,11 +356,7 @@ def _update_coefficient(params, state, stats, k, best):
 @implements("select", DataDrivenParams)
 @kernel
 def _data_driven_select(params, state, stats, t, key, selected, widths):
-    n_selected = smallest(state.phi, params.budget, selected)
-    _nan_widths(widths, n_selected)
-    if params.deploy_ucb:
-        return n_selected, _smallest_upper(selected, n_selected, state.upper)
-    return n_selected, selected[0]
+    return _train_smallest(state.phi, params.budget, state.upper, params.deploy_ucb, selected, widths)
 
 
 @implements("observe", DataDrivenParams)
@@ -387,7 +383,7 @@ def _data_driven_end_round(params, state, stats, selected, n_selected, deployed,
 
 
 @dataclass(frozen=True)
-class DataDrivenBalancing:
+class DataDrivenBalancing(BasePolicy):
     r"""D3RB (doubling) and ED2RB (estimating) data-driven regret balancing.
 
     Dann, Gentile, Pacchiano (AISTATS 2024), "Data-Driven Online Model Selection With Regret
@@ -474,10 +470,6 @@ class DataDrivenBalancing:
     delta: float = 0.01
     max_coefficient: float | None = 1e4
     deploy: str = "head"
-
-    warm_start: ClassVar[bool] = True
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.empirical, (bool, np.bool_)):

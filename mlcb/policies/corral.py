@@ -37,6 +37,7 @@ import numpy as np
 from mlcb import validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
+from mlcb.policies.base import BasePolicy
 from mlcb.random import draw, uniform
 
 #: Codes of ``loss_feed``: the loss that the master's update sees.
@@ -235,7 +236,7 @@ def first_epoch(n_experts: int) -> int:
 
 
 @dataclass(frozen=True)
-class SmoothCORRAL:
+class SmoothCORRAL(BasePolicy):
     """Smooth CORRAL: a log-barrier OMD master with increasing rates over smoothed experts.
 
     Agarwal, Luo, Neyshabur and Schapire, "Corralling a Band of Bandit Algorithms", COLT 2017
@@ -297,12 +298,9 @@ class SmoothCORRAL:
 
     name: ClassVar[str] = "smooth-corral"
     warm_start: ClassVar[bool] = False
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+        validation.choice("schedule", self.schedule, SCHEDULES)
         if self.horizon is not None:
             if (
                 isinstance(self.horizon, bool)

@@ -31,6 +31,8 @@ import numpy as np
 from mlcb import validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
+from mlcb.policies.base import BasePolicy, check_budget
+from mlcb.policies.selection import draw_extra, extra_draws, inclusion
 from mlcb.random import draw, uniform
 
 
@@ -51,26 +53,6 @@ EXPERT_DTYPE = np.dtype([("lhat", np.float64), ("p", np.float64)], align=True)
 class LimitedAdviceState(NamedTuple):
     experts: np.ndarray  # (K,) EXPERT_DTYPE
     order: np.ndarray  # (K,) int64 scratch of the Fisher-Yates draw
-
-
-@kernel
-def draw_extra(order, chosen, n_experts, extra, key, t, selected, widths):
-    """Fill ``selected[1 : 1 + extra]`` with experts drawn uniformly without replacement from
-    ``[K] \\ {chosen}``: a partial Fisher-Yates shuffle held in the scratch array ``order``, slot
-    ``1 + j`` of the stream ``key`` at counter ``t`` for the ``j``-th draw (widths ``nan``)."""
-    for k in range(n_experts):
-        order[k] = k
-    order[chosen] = n_experts - 1
-    order[n_experts - 1] = chosen
-    pool = n_experts - 1
-    for j in range(extra):
-        left = pool - j
-        r = j + min(int(uniform(key, t, 1 + j) * left), left - 1)
-        k = order[r]
-        order[r] = order[j]
-        order[j] = k
-        selected[1 + j] = k
-        widths[1 + j] = math.nan
 
 
 @implements("select", LimitedAdviceParams)
@@ -95,28 +77,18 @@ def _select(params, state, stats, t, key, selected, widths):
     chosen = draw(experts.p, total, uniform(key, t, 0))
     for k in range(n_experts):
         experts[k].p = experts[k].p / total
-    selected[0] = chosen
-    widths[0] = math.nan
-    draw_extra(state.order, chosen, n_experts, params.extra, key, t, selected, widths)
-    return 1 + params.extra, chosen
+    return draw_extra(state.order, chosen, n_experts, params.extra, key, t, selected, widths), chosen
 
 
 @implements("observe", LimitedAdviceParams)
 @kernel
 def _observe(params, state, stats, k, loss, t):
     expert = state.experts[k]
-    p = expert.p
-    expert.lhat += loss / (p + (1.0 - p) * params.ratio)
-
-
-@implements("end_round", LimitedAdviceParams)
-@kernel
-def _end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
+    expert.lhat += loss / inclusion(expert.p, params.ratio)
 
 
 @dataclass(frozen=True)
-class LimitedAdvice:
+class LimitedAdvice(BasePolicy):
     """Exponential weights over importance-weighted losses with ``M - 1`` extra queries.
 
     Seldin, Bartlett, Crammer and Abbasi-Yadkori, "Prediction with Limited Advice and Multiarmed
@@ -161,8 +133,6 @@ class LimitedAdvice:
 
     name: ClassVar[str] = "limited-advice"
     warm_start: ClassVar[bool] = False
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         validation.positive("eta_scale", self.eta_scale)
@@ -172,17 +142,10 @@ class LimitedAdvice:
     ) -> tuple[LimitedAdviceParams, LimitedAdviceState]:
         """Kernel parameters and a fresh state (``delta``, ``horizon`` and ``optimal`` unused:
         the policy is anytime and has no confidence bounds)."""
-        n_experts, budget = int(n_experts), int(budget)
-        if not 1 <= budget <= n_experts:
-            raise ValueError(f"budget must be an integer in [1, n_experts={n_experts}], got {budget!r}")
-        extra = min(budget - 1, n_experts - 1)
+        n_experts, budget = check_budget(n_experts, budget)
+        extra, ratio = extra_draws(n_experts, budget)
         params = LimitedAdviceParams(
-            n_experts,
-            budget,
-            float(self.eta_scale),
-            math.log(n_experts),
-            extra,
-            extra / (n_experts - 1) if n_experts > 1 else 0.0,
+            n_experts, budget, float(self.eta_scale), math.log(n_experts), extra, ratio
         )
         state = LimitedAdviceState(
             experts=np.zeros(n_experts, dtype=EXPERT_DTYPE),

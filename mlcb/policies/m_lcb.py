@@ -24,7 +24,6 @@ expert of ``S_t`` is deployed and the round costs their mean loss.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
@@ -32,9 +31,12 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from mlcb import tables, validation
-from mlcb._jit import kernel, njit
+from mlcb._jit import kernel
 from mlcb.kernels import implements
 from mlcb.policies import _heap
+from mlcb.policies.base import BasePolicy
+from mlcb.policies.hoeffding import hoeffding_table, hoeffding_tail, hoeffding_width
+from mlcb.policies.selection import smallest
 
 
 class MLCBParams(NamedTuple):
@@ -46,7 +48,7 @@ class MLCBParams(NamedTuple):
     authors_c: float
     top_m: bool
     use_heap: bool  # incremental O(M log K) selection; False: the reference O(K M) scan
-    hoeffding: np.ndarray  # (L,) tabulated hoeffding_width(n) for n < L (mlcb.tables); (0,) none
+    hoeffding: np.ndarray  # (L,) tabulated hoeffding_width(n) for n < L (hoeffding_table); (0,) none
     hoeffding_tail: tables.Tail  # its compressed continuation, one row
 
 
@@ -66,53 +68,6 @@ class MLCBState(NamedTuple):
     heap: np.ndarray  # (K,) int64 experts not selected this round, a heap on (lcb, index)
     position: np.ndarray  # (K,) int64 slot of each expert in heap, -1 when out
     size: np.ndarray  # (1,) int64 heap size
-
-
-@kernel
-def hoeffding_width(n_experts, delta, n):
-    """Width of M-LCB's upper bound: ``sqrt(2 log(4 K n^2 / delta) / n)``."""
-    return math.sqrt(2.0 * math.log(4.0 * n_experts * n * n / delta) / n)
-
-
-@njit
-def _fill_hoeffding(n_experts, delta, start, out):
-    for i in range(out.shape[0]):
-        out[i] = hoeffding_width(n_experts, delta, start + i)
-
-
-def _tabulate_hoeffding(n_experts, delta, length):
-    table = np.zeros(length)
-    if length > 1:
-        _fill_hoeffding(n_experts, delta, 1, table[1:])
-    return table
-
-
-def _hoeffding_table(n_experts: int, delta: float, horizon: int, budget: int) -> np.ndarray:
-    # Cached by length: every horizon whose table is cut at the budget shares one.
-    return _hoeffding_table_of_length(n_experts, delta, tables.table_length(horizon, 1, budget))
-
-
-@functools.lru_cache(maxsize=16)
-def _hoeffding_table_of_length(n_experts: int, delta: float, length: int) -> np.ndarray:
-    table = _tabulate_hoeffding(n_experts, delta, length) if length else np.zeros(0)
-    table.setflags(write=False)
-    return table
-
-
-def _hoeffding_tail(n_experts: int, delta: float, table: np.ndarray, horizon: int) -> tables.Tail:
-    """The continuation of ``table`` (mlcb.tables) up to count ``horizon + 1``, or none."""
-    size = tables.tail_length(horizon, table.shape[0], 1)
-    if size == 0:
-        return tables.empty_tail(1)
-    return _hoeffding_tail_of_size(n_experts, delta, table.shape[0], size)
-
-
-@functools.lru_cache(maxsize=2)  # up to TAIL_BUDGET_BYTES each
-def _hoeffding_tail_of_size(n_experts: int, delta: float, length: int, size: int) -> tables.Tail:
-    table = _hoeffding_table_of_length(n_experts, delta, length)
-    return tables.encode(
-        table[None, :], lambda row, start, out: _fill_hoeffding(n_experts, delta, start, out), size
-    )
 
 
 @kernel
@@ -146,123 +101,6 @@ def _authors_bounds(params, state, stats, t):
         bounds.lcb = mean - expert.rate / n - bonus
         bounds.ucb = mean + bonus
         state.lcb[k] = bounds.lcb
-
-
-@kernel
-def smallest(values, count, selected):
-    """Write the ``count`` indices with the smallest ``values`` into ``selected``, ascending.
-
-    Ties go to the smaller index. Insertion into a sorted buffer: O(K count) worst case.
-    """
-    filled = 0
-    for k in range(values.shape[0]):
-        v = values[k]
-        if filled < count:
-            position = filled
-            filled += 1
-        elif v < values[selected[count - 1]]:
-            position = count - 1
-        else:
-            continue
-        while position > 0 and values[selected[position - 1]] > v:
-            selected[position] = selected[position - 1]
-            position -= 1
-        selected[position] = k
-    return filled
-
-
-#: Width of the rows in which :func:`smallest_blocked` reads its values.
-BLOCK = 64
-
-
-@kernel
-def insert_smallest(values, k, found, count, selected):
-    """Insert ``k`` into the ``found`` experts of ``selected`` (ascending ``(values[k], k)``,
-    at most ``count`` kept); returns the new number kept.
-
-    For candidates met in any order. :func:`smallest` keeps its own copy of this loop: it meets
-    them in index order, so a value alone decides, and calling this instead made it 12 % slower
-    over 10 values and 55 % over 1000 (measured).
-    """
-    if found < count:
-        position = found
-        found += 1
-    elif _heap._before(values, k, selected[count - 1]):
-        position = count - 1
-    else:
-        return found
-    while position > 0 and _heap._before(values, k, selected[position - 1]):
-        selected[position] = selected[position - 1]
-        position -= 1
-    selected[position] = k
-    return found
-
-
-@kernel
-def _smaller(a, b):
-    return a if a < b else b
-
-
-@kernel
-def column_minima(values, mins):
-    """``mins[b]``: the smallest of ``values[b], values[b + BLOCK], ...`` (``+inf`` for a column
-    without values), in loops the compiler vectorises. Four rows are folded together before
-    each update of ``mins``: the updates form a chain through memory, a quarter as long."""
-    size = values.shape[0]
-    rows = size // BLOCK
-    for b in range(BLOCK):
-        mins[b] = values[b] if rows else math.inf
-    j = 1
-    while j < rows:
-        if j + 4 <= rows:
-            r0 = values[j * BLOCK : (j + 1) * BLOCK]
-            r1 = values[(j + 1) * BLOCK : (j + 2) * BLOCK]
-            r2 = values[(j + 2) * BLOCK : (j + 3) * BLOCK]
-            r3 = values[(j + 3) * BLOCK : (j + 4) * BLOCK]
-            for b in range(BLOCK):
-                low = _smaller(_smaller(r0[b], r1[b]), _smaller(r2[b], r3[b]))
-                mins[b] = _smaller(low, mins[b])
-            j += 4
-        else:
-            row = values[j * BLOCK : (j + 1) * BLOCK]
-            for b in range(BLOCK):
-                mins[b] = _smaller(row[b], mins[b])
-            j += 1
-    for b in range(size - rows * BLOCK):
-        mins[b] = _smaller(values[rows * BLOCK + b], mins[b])
-
-
-@kernel
-def smallest_blocked(values, count, selected, mins):
-    """:func:`smallest`, for many values: the same indices, in the same order (values without
-    NaN), with ``mins`` a scratch of ``BLOCK`` floats.
-
-    Up to ``2 BLOCK`` values (or above ``BLOCK`` selected), :func:`smallest` itself. Above, the
-    values are read as rows of ``BLOCK`` (``k = j BLOCK + b``) and ``mins`` gets each column's
-    minimum in one pass that the compiler vectorises. The ``count`` smallest column minima are
-    ``count`` distinct values, so the ``count``-th smallest value of all is at most the largest
-    of them, ``tau``; only the columns whose minimum is at most ``tau`` can hold a value at most
-    ``tau``, and only those are searched, value by value. With distinct values that is
-    ``count`` columns: O(K) vectorised plus O(count K / BLOCK).
-    """
-    # A small function the compiler inlines: small pools pay no extra call.
-    if values.shape[0] <= 2 * BLOCK or count > BLOCK:
-        return smallest(values, count, selected)
-    return _smallest_by_columns(values, count, selected, mins)
-
-
-@kernel
-def _smallest_by_columns(values, count, selected, mins):
-    column_minima(values, mins)
-    smallest(mins, count, selected)
-    tau = mins[selected[count - 1]]
-    found = 0
-    for b in range(BLOCK):
-        if mins[b] <= tau:
-            for k in range(b, values.shape[0], BLOCK):
-                if values[k] <= tau:
-                    found = insert_smallest(values, k, found, count, selected)
-    return found
 
 
 @implements("select", MLCBParams)
@@ -304,7 +142,7 @@ _SELECTIONS = ("heap", "scan")
 
 
 @dataclass(frozen=True)
-class MLCB:
+class MLCB(BasePolicy):
     """M-LCB: train the M smallest LCBs, deploy the smallest UCB among them (docs/theory.md §2).
 
     Parameters
@@ -363,9 +201,7 @@ class MLCB:
         (``optimal``, the experts' L_k*, is for reference policies only and not used here)."""
         hoeffding = np.zeros(0)
         if self.bounds == "theory":
-            hoeffding = _hoeffding_table(
-                int(n_experts), float(delta), int(horizon), tables.TABLE_BUDGET_BYTES
-            )
+            hoeffding = hoeffding_table(int(n_experts), float(delta), int(horizon), tables.TABLE_BUDGET_BYTES)
         params = MLCBParams(
             int(n_experts),
             int(budget),
@@ -376,14 +212,10 @@ class MLCB:
             bool(self.top_m),
             self.selection == "heap",
             hoeffding,
-            _hoeffding_tail(int(n_experts), float(delta), hoeffding, int(horizon)),
+            hoeffding_tail(int(n_experts), float(delta), hoeffding, int(horizon)),
         )
 
         state = MLCBState(
-            bounds=np.zeros(n_experts, dtype=BOUNDS_DTYPE),
-            lcb=np.zeros(n_experts),
-            heap=np.zeros(n_experts, dtype=np.int64),
-            position=np.full(n_experts, -1, dtype=np.int64),
-            size=np.zeros(1, dtype=np.int64),
+            bounds=np.zeros(n_experts, dtype=BOUNDS_DTYPE), lcb=np.zeros(n_experts), **_heap.empty(n_experts)
         )
         return params, state

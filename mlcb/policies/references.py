@@ -34,7 +34,9 @@ from mlcb import tables, validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
 from mlcb.policies import _heap
-from mlcb.policies.m_lcb import _hoeffding_table, hoeffding_width
+from mlcb.policies.base import BasePolicy
+from mlcb.policies.hoeffding import hoeffding_table, hoeffding_width
+from mlcb.policies.selection import cycle, nan_widths, shuffle_prefix
 from mlcb.random import uniform
 
 
@@ -53,10 +55,8 @@ class RoundRobinState(NamedTuple):
 @kernel
 def _round_robin_select(params, state, stats, t, key, selected, widths):
     n_experts = params.n_experts
-    offset = ((t - 1) * params.budget) % n_experts
-    for j in range(params.budget):
-        selected[j] = (offset + j) % n_experts
-        widths[j] = math.nan
+    cycle(n_experts, params.budget, t, selected)
+    nan_widths(widths, params.budget)
     chosen = selected[0]
     best = math.inf
     if params.deploy_within_s:
@@ -83,14 +83,8 @@ def _round_robin_observe(params, state, stats, k, loss, t):
     state.mean[k] = stats[k].loss_sum / stats[k].n
 
 
-@implements("end_round", RoundRobinParams)
-@kernel
-def _round_robin_end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
-
-
 @dataclass(frozen=True)
-class RoundRobin:
+class RoundRobin(BasePolicy):
     """Round robin: train ``M`` experts cyclically, deploy the best empirical mean.
 
     Round ``t`` trains ``S_t = {(o_t + j) mod K : j < M}`` with ``o_t = ((t - 1) M) mod K``, so
@@ -119,9 +113,6 @@ class RoundRobin:
     deploy_within_S: bool = False  # the option's name in docs/baselines.md §5
 
     name: ClassVar[str] = "round-robin"
-    warm_start: ClassVar[bool] = True
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         validation.flag("deploy_within_S", self.deploy_within_S)
@@ -147,35 +138,15 @@ class UniformState(NamedTuple):
 @implements("select", UniformParams)
 @kernel
 def _uniform_select(params, state, stats, t, key, selected, widths):
-    n_experts = params.n_experts
     budget = params.budget
-    permutation = state.permutation
-    for j in range(budget):
-        span = n_experts - j
-        r = j + min(np.int64(uniform(key, t, j) * span), span - 1)
-        k = permutation[r]
-        permutation[r] = permutation[j]
-        permutation[j] = k
-        selected[j] = k
-        widths[j] = math.nan
+    shuffle_prefix(state.permutation, params.n_experts, budget, key, t, 0, selected, 0)
+    nan_widths(widths, budget)
     position = min(np.int64(uniform(key, t, budget) * budget), budget - 1)
     return budget, selected[position]
 
 
-@implements("observe", UniformParams)
-@kernel
-def _uniform_observe(params, state, stats, k, loss, t):
-    pass
-
-
-@implements("end_round", UniformParams)
-@kernel
-def _uniform_end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
-
-
 @dataclass(frozen=True)
-class Uniform:
+class Uniform(BasePolicy):
     """Uniform random selection: train a uniform random ``M``-subset, deploy a uniform member.
 
     ``S_t`` comes from ``M`` steps of a Fisher-Yates shuffle of a permutation of ``0..K-1`` kept
@@ -189,7 +160,7 @@ class Uniform:
 
     Parameters
     ----------
-    None.
+    None: the randomness is the policy's own stream of the simulation's seed.
 
     Notes
     -----
@@ -204,9 +175,6 @@ class Uniform:
     """
 
     name: ClassVar[str] = "uniform"
-    warm_start: ClassVar[bool] = True
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
@@ -247,14 +215,8 @@ def _greedy_observe(params, state, stats, k, loss, t):
     _heap.push(state.heap, state.position, state.size, state.mean, k)
 
 
-@implements("end_round", GreedyParams)
-@kernel
-def _greedy_end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
-
-
 @dataclass(frozen=True)
-class Greedy:
+class Greedy(BasePolicy):
     """Greedy: train the ``M`` smallest empirical means, deploy the smallest; no bonus.
 
     ``S_t`` is the ``M`` experts with the smallest ``L_k`` in increasing order (ties: smaller
@@ -264,7 +226,7 @@ class Greedy:
 
     Parameters
     ----------
-    None.
+    None: no exploration, hence no constant to set.
 
     Notes
     -----
@@ -281,20 +243,12 @@ class Greedy:
     """
 
     name: ClassVar[str] = "greedy"
-    warm_start: ClassVar[bool] = True
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
     ) -> tuple[GreedyParams, GreedyState]:
         """Kernel parameters and a fresh state (``delta``, ``horizon`` and ``optimal`` unused)."""
-        state = GreedyState(
-            mean=np.zeros(n_experts),
-            heap=np.zeros(n_experts, dtype=np.int64),
-            position=np.full(n_experts, -1, dtype=np.int64),
-            size=np.zeros(1, dtype=np.int64),
-        )
+        state = GreedyState(mean=np.zeros(n_experts), **_heap.empty(n_experts))
         return GreedyParams(int(n_experts), int(budget)), state
 
 
@@ -334,14 +288,8 @@ def _full_budget_observe(params, state, stats, k, loss, t):
     state.ucb[k] = expert.loss_sum / n + params.bonus_scale * width
 
 
-@implements("end_round", FullBudgetParams)
-@kernel
-def _full_budget_end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
-
-
 @dataclass(frozen=True)
-class FullBudget:
+class FullBudget(BasePolicy):
     """Full budget: train all ``K`` experts every round, deploy the smallest UCB.
 
     ``S_t = {0, ..., K-1}`` whatever the run's budget ``M`` (``selection_size`` is ``K``), so a
@@ -376,9 +324,6 @@ class FullBudget:
     bonus_scale: float = 1.0
 
     name: ClassVar[str] = "full-budget"
-    warm_start: ClassVar[bool] = True
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         validation.positive("bonus_scale", self.bonus_scale)
@@ -392,7 +337,7 @@ class FullBudget:
     ) -> tuple[FullBudgetParams, FullBudgetState]:
         """Kernel parameters and a fresh state (``budget`` and ``optimal`` unused; ``horizon``
         sizes the width table)."""
-        hoeffding = _hoeffding_table(int(n_experts), float(delta), int(horizon), tables.TABLE_BUDGET_BYTES)
+        hoeffding = hoeffding_table(int(n_experts), float(delta), int(horizon), tables.TABLE_BUDGET_BYTES)
         params = FullBudgetParams(int(n_experts), float(delta), float(self.bonus_scale), hoeffding)
         return params, FullBudgetState(ucb=np.zeros(n_experts))
 
@@ -414,20 +359,8 @@ def _oracle_select(params, state, stats, t, key, selected, widths):
     return 1, params.best
 
 
-@implements("observe", OracleParams)
-@kernel
-def _oracle_observe(params, state, stats, k, loss, t):
-    pass
-
-
-@implements("end_round", OracleParams)
-@kernel
-def _oracle_end_round(params, state, stats, selected, n_selected, deployed, loss, t):
-    pass
-
-
 @dataclass(frozen=True)
-class Oracle:
+class Oracle(BasePolicy):
     """Oracle: train and deploy the best expert ``k* = argmin_k L_k*`` every round.
 
     ``S_t = {k*}`` and ``i_t = k*``, with ``k*`` the smallest index among the minimisers of the
@@ -457,8 +390,6 @@ class Oracle:
 
     name: ClassVar[str] = "oracle"
     warm_start: ClassVar[bool] = False
-    has_certificate: ClassVar[bool] = False
-    certificate_valid: ClassVar[bool] = False
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray

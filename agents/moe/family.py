@@ -1,0 +1,85 @@
+"""The family of torch network pools (:class:`mlcb.contracts.ExpertFamily`): :data:`MOES`.
+
+It has no compiled kernels: its pool is the batched one of :mod:`agents.moe.pool`, run by the
+Python engine. Its rates and heuristic flags come from the members (:mod:`agents.moe.specs`),
+its ``L_k*`` from the stream.
+
+Examples
+--------
+>>> MOES, MOES.smoothing
+(agents.moe.family.MOES, ('ema', 'last'))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.family import Family
+from agents.moe.pool import MoEPool
+from agents.moe.specs import ModuleExpert, MoEExpert
+from agents.moe.torch_support import require_torch, resolve_device
+
+__all__ = ["MOES", "MoEFamily"]
+
+
+class MoEFamily(Family):
+    """Pools of torch networks on the clustered stream (:class:`mlcb.contracts.ExpertFamily`).
+
+    Smoothing ``"ema"`` (default) or ``"last"``; ``L_k*`` is replaced by the stream's Bayes loss
+    (a lower bound: regret against it bounds the regret against the best member from above);
+    rates are heuristic (alpha = 1/2, ``beta`` per member).
+    """
+
+    name = "moe"
+    smoothing = ("ema", "last")
+    #: What regret is measured against (recorded in every result's metadata).
+    reference = "the Bayes loss of the stream"
+
+    def check_environment(self, experts: list, env: Any) -> None:
+        """A ``ValueError`` (a :class:`MissingTorch` without torch) unless the pool can run on
+        ``env``: the clustered stream, one device, dtype, thread count and MoE backend for the
+        pool, and modules of one's own that map ``(B, input_dim)`` to ``(B, output_dim)``."""
+        torch = require_torch()
+        for attribute in ("input_dim", "output_dim", "task", "scale", "noise", "targets"):
+            if not hasattr(env, attribute):
+                raise ValueError(
+                    f"experts: torch network pools run on the clustered stream (mlcb/Clustered-v0); "
+                    f"{type(env).__name__} has no {attribute!r}"
+                )
+        for name in ("device", "dtype", "threads"):
+            values = {getattr(e, name) for e in experts}
+            if len(values) > 1:
+                raise ValueError(
+                    f"experts: every member of a pool must have one {name}, got {sorted(values)}"
+                )
+        backends = {e.backend for e in experts if isinstance(e, MoEExpert)}
+        if len(backends) > 1:
+            raise ValueError(
+                f"experts: the MoE members of a pool must share one backend, got {sorted(backends)}"
+            )
+        resolve_device(experts[0].device)
+        for k, spec in enumerate(experts):
+            if isinstance(spec, ModuleExpert):
+                try:
+                    module = spec.build_module(env.input_dim, env.output_dim, 0)
+                    out = module(torch.zeros((2, env.input_dim), dtype=torch.float64))
+                except ValueError as error:
+                    raise ValueError(f"experts[{k}]: {error}") from None
+                out = out[0] if isinstance(out, tuple) else out
+                if tuple(out.shape) != (2, env.output_dim):
+                    raise ValueError(
+                        f"experts[{k}]: the module must map (B, {env.input_dim}) to (B, {env.output_dim}), "
+                        f"got output shape {tuple(out.shape)}"
+                    )
+
+    def batched_pool(
+        self, experts: list, env: Any, batch: Any, delta: float, smoothing: str, horizon: int
+    ) -> MoEPool:
+        """The batched pool of every replication of ``batch``."""
+        return MoEPool(experts, env, batch, delta, smoothing)
+
+
+#: The family of :class:`MoEExpert` and :class:`ModuleExpert` members.
+MOES = MoEFamily()
+MoEExpert.family = MOES
+ModuleExpert.family = MOES

@@ -1,0 +1,225 @@
+"""The members of a pool of torch networks: :class:`MoEExpert` (a built-in mixture of experts) and
+:class:`ModuleExpert` (a ``torch.nn.Module`` of one's own), frozen dataclasses checked on
+construction.
+
+Both report the heuristic rate ``U(n, delta') = min(n, beta n^(1/2) sqrt(log(2 n^2 / delta')))``
+(:func:`mlcb.learners.power_rate`, ``alpha = 1/2``, ``beta`` per member) and are ``heuristic``:
+networks are non-convex and no valid rate is known. Their family is
+:data:`agents.moe.family.MOES`.
+
+Examples
+--------
+>>> expert = MoEExpert(n_experts=2, hidden=4)
+>>> expert.rate, expert.heuristic
+((0.5, 0.5), True)
+>>> float(expert.rate_function(1, None, 0.01))
+1.0
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from agents.moe.network import moe_shapes
+from agents.moe.torch_support import require_torch
+from agents.rates import Counts, Rate
+from mlcb.learners import power_rate
+
+__all__ = ["BACKENDS", "DTYPES", "OPTIMIZERS", "ModuleExpert", "MoEExpert"]
+
+OPTIMIZERS = ("adam", "sgd")
+BACKENDS = ("bmm", "vmap")
+DTYPES = ("float32", "float64")
+
+
+def _check_common(spec: Any) -> None:
+    checks = (
+        ("lr", spec.lr, 0.0, math.inf),
+        ("weight_decay", spec.weight_decay, 0.0, math.inf),
+        ("ema", spec.ema, 0.0, 1.0),
+        ("beta", spec.beta, 0.0, math.inf),
+    )
+    for name, value, low, high in checks:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not (ok and low <= value <= high and (name not in ("lr", "beta") or value > 0)):
+            bound = f"(0, {high}]" if name in ("lr", "beta") else f"[{low}, {high}]"
+            raise ValueError(f"{name} must be a number in {bound}, got {value!r}")
+    if spec.optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {spec.optimizer!r}")
+    if spec.dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}, got {spec.dtype!r}")
+    _positive_int("threads", spec.threads)
+    if not isinstance(spec.device, str):
+        raise ValueError(f"device must be a string ('auto', 'cpu', 'cuda'), got {spec.device!r}")
+
+
+def _positive_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+class _Member:
+    """What every member shares: its heuristic rate (``beta``, ``alpha = 1/2``)."""
+
+    #: No valid rate is known for a network: every member is heuristic.
+    heuristic: ClassVar[bool] = True
+
+    @property
+    def rate(self) -> tuple[float, float]:
+        """``(beta, alpha)`` of the rate, as a Python expert reports it (:class:`agents.moe.TorchLearner`)."""
+        return (float(self.beta), 0.5)
+
+    def rate_function(self, n: Counts, rate_input: Any, delta_prime: float) -> Rate:
+        """``min(n, beta n^(1/2) sqrt(log(2 n^2 / delta')))`` (``rate_input`` is not read)."""
+        return power_rate(np.asarray(n, dtype=np.float64), self.beta, 0.5, delta_prime)
+
+
+@dataclass(frozen=True)
+class MoEExpert(_Member):
+    """One mixture-of-experts member: router, top-k gating over ``n_experts`` MLP sub-experts.
+
+    Parameters
+    ----------
+    n_experts : int
+        ``E >= 1`` sub-experts.
+    top_k : int
+        Sub-experts evaluated per sample, ``1 <= top_k <= E``.
+    hidden : int
+        Hidden width of each sub-expert.
+    lr : float
+        Step size (> 0).
+    optimizer : str
+        ``"adam"`` (default) or ``"sgd"`` (plain gradient steps).
+    balance : float
+        Weight (>= 0) of the load-balancing term.
+    weight_decay : float
+        L2 penalty added to the gradient (>= 0), as ``torch.optim`` does.
+    ema : float
+        Decay in ``[0, 1]`` of the parameter average deployed by the ``"ema"`` smoothing.
+    beta : float
+        Constant of the heuristic rate ``beta n^(1/2) sqrt(log(2 n^2 / delta'))``.
+    init_scale : float
+        Multiplier of the default (``1/sqrt(fan_in)``) initial weights.
+    backend : str
+        ``"bmm"`` (grouped batched matrix products) or ``"vmap"`` (``torch.func.vmap`` of the
+        one-member function); the same numbers, only the speed differs.
+    device, dtype : str
+        ``"auto"``/``"cpu"``/``"cuda"``; ``"float32"`` or ``"float64"`` (the same for a pool).
+    threads : int
+        torch's CPU threads while the pool works (restored after each call). The default is 1:
+        the tensors of one round are small, and more threads mostly cost synchronisation.
+    """
+
+    family: ClassVar[Any] = None  # agents.moe.family.MOES, set there
+    n_experts: int = 4
+    top_k: int = 1
+    hidden: int = 16
+    lr: float = 0.01
+    optimizer: str = "adam"
+    balance: float = 0.01
+    weight_decay: float = 0.0
+    ema: float = 0.99
+    beta: float = 0.5
+    init_scale: float = 1.0
+    backend: str = "bmm"
+    device: str = "auto"
+    dtype: str = "float32"
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        _positive_int("n_experts", self.n_experts)
+        _positive_int("hidden", self.hidden)
+        _positive_int("top_k", self.top_k)
+        if self.top_k > self.n_experts:
+            raise ValueError(f"top_k must be in [1, n_experts={self.n_experts}], got {self.top_k!r}")
+        if not (isinstance(self.balance, (int, float)) and math.isfinite(self.balance) and self.balance >= 0):
+            raise ValueError(f"balance must be a finite number >= 0, got {self.balance!r}")
+        if not (
+            isinstance(self.init_scale, (int, float))
+            and math.isfinite(self.init_scale)
+            and self.init_scale > 0
+        ):
+            raise ValueError(f"init_scale must be a finite number > 0, got {self.init_scale!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
+        _check_common(self)
+
+    def initial_parameters(self, input_dim: int, output_dim: int, generator: Any) -> dict:
+        """This member's initial parameters (float64, unpadded), drawn from ``generator``."""
+        torch = require_torch()
+        shapes = moe_shapes(input_dim, self.n_experts, self.hidden, output_dim)
+        # Weights and the hidden biases are uniform in +-init_scale/sqrt(fan_in), drawn in this
+        # order; the router's and the outputs' biases start at zero.
+        fan_in = {"gate_w": input_dim, "w1": input_dim, "b1": input_dim, "w2": self.hidden}
+
+        def draw(shape: tuple, fan_in: int) -> Any:
+            bound = self.init_scale / math.sqrt(fan_in)
+            return (torch.rand(shape, generator=generator, dtype=torch.float64) * 2.0 - 1.0) * bound
+
+        return {
+            name: draw(shape, fan_in[name]) if name in fan_in else torch.zeros(shape, dtype=torch.float64)
+            for name, shape in shapes.items()
+        }
+
+
+@dataclass(frozen=True)
+class ModuleExpert(_Member):
+    """A member of one's own architecture: ``factory(input_dim, output_dim) -> torch.nn.Module``.
+
+    The module maps a batch ``x`` of shape ``(B, input_dim)`` to predictions ``(B, output_dim)``
+    (regression: the value; classification: logits, turned into probabilities by a softmax), or to
+    a pair ``(predictions, aux)`` whose scalar ``aux`` is added to the training loss (a
+    load-balancing term, for example). It must have parameters and no buffers. Members whose
+    modules have the same parameter names and shapes are stacked and run by one
+    ``torch.func.vmap`` call per round; the module is initialised by its own constructor under
+    the member's seed. ``architecture`` (default: the factory's module and name) labels it in
+    results. Other parameters as in :class:`MoEExpert`.
+    """
+
+    family: ClassVar[Any] = None  # agents.moe.family.MOES, set there
+    factory: Any = None
+    lr: float = 0.01
+    optimizer: str = "adam"
+    weight_decay: float = 0.0
+    ema: float = 0.99
+    beta: float = 0.5
+    device: str = "auto"
+    dtype: str = "float32"
+    threads: int = 1
+    architecture: str = ""
+
+    def __post_init__(self) -> None:
+        if not callable(self.factory):
+            raise ValueError(
+                "factory must be a callable factory(input_dim, output_dim) -> torch.nn.Module, "
+                f"got {self.factory!r}"
+            )
+        if not self.architecture:  # names the factory in results and in the setting's key
+            label = f"{getattr(self.factory, '__module__', '?')}:{getattr(self.factory, '__qualname__', '?')}"
+            object.__setattr__(self, "architecture", label)
+        _check_common(self)
+
+    def build_module(self, input_dim: int, output_dim: int, seed: int) -> Any:
+        """The module, its parameters initialised under ``seed`` (torch's global generator is
+        saved and restored around the constructor, so nothing outside changes)."""
+        torch = require_torch()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            module = self.factory(input_dim, output_dim)
+        if not isinstance(module, torch.nn.Module):
+            raise ValueError(f"factory must return a torch.nn.Module, got {type(module).__name__}")
+        if not list(module.parameters()):
+            raise ValueError(f"factory's module {type(module).__name__} has no parameters")
+        if list(module.buffers()):
+            raise ValueError(
+                f"factory's module {type(module).__name__} has buffers; members must hold parameters only"
+            )
+        return module.to(torch.float64)
+
+    def initial_parameters(self, input_dim: int, output_dim: int, seed: int) -> dict:
+        module = self.build_module(input_dim, output_dim, seed)
+        return {name: p.detach().clone() for name, p in module.named_parameters()}

@@ -1,0 +1,65 @@
+"""torch, optional: importing it with a one-line message when it is missing, devices, CPU threads.
+
+Nothing in :mod:`agents.moe` imports torch when the package is imported; every function that needs
+it calls :func:`require_torch`, which raises :class:`MissingTorch` saying what to install.
+
+Examples
+--------
+>>> TORCH_MESSAGE
+"mixture-of-experts pools need torch: pip install 'mlcb[torch]'"
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["TORCH_MESSAGE", "CPUThreads", "MissingTorch", "require_torch", "resolve_device"]
+
+#: What to install when torch is missing (one line).
+TORCH_MESSAGE = "mixture-of-experts pools need torch: pip install 'mlcb[torch]'"
+
+
+class MissingTorch(ImportError, ValueError):
+    """torch is not installed (an ``ImportError``, and a ``ValueError`` so that the command line
+    reports it in one line like any other bad setting)."""
+
+
+def require_torch() -> Any:
+    """The ``torch`` module, or :class:`MissingTorch` saying in one line what to install."""
+    try:
+        import torch
+    except ImportError:
+        raise MissingTorch(TORCH_MESSAGE) from None
+    return torch
+
+
+def resolve_device(device: str) -> Any:
+    """``torch.device`` for ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``..."""
+    torch = require_torch()
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        chosen = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}") from None
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"device {device!r} was asked for but torch sees no CUDA device; use 'auto' or 'cpu'"
+        )
+    return chosen
+
+
+class CPUThreads:
+    """Context: torch's CPU thread count set to ``threads`` (0: unchanged), then restored."""
+
+    def __init__(self, torch: Any, threads: int) -> None:
+        self.torch, self.threads, self.before = torch, threads, 0
+
+    def __enter__(self) -> None:
+        if self.threads:
+            self.before = self.torch.get_num_threads()
+            self.torch.set_num_threads(self.threads)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.threads:
+            self.torch.set_num_threads(self.before)

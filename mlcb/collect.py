@@ -1,0 +1,135 @@
+"""A setting's finished replications collected into a tidy :class:`~mlcb.results.Result`.
+
+:func:`collect_result` lays the recorded arrays out as the three long frames (one row per
+replication and checkpoint, per expert, per replication) and describes the setting in plain JSON,
+computed once from the configuration in memory: its record and key, the experts' family, which
+experts' rates are heuristic on the environment run, whether the certificate is valid, the
+worst-case certificate curve (:mod:`mlcb.worst_case`) and what produced it
+(:mod:`mlcb.provenance`). Reading a result back never rebuilds any of this.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mlcb import provenance
+from mlcb.contracts import family_of
+from mlcb.results import Result
+from mlcb.worst_case import worst_case_of
+
+
+def _unrecorded(replication: Any) -> bool:
+    """Whether ``replication``'s final pseudo-regret is nan (not recorded)."""
+    values = replication.pseudo_regret
+    return bool(len(values)) and bool(np.isnan(values[-1]))
+
+
+def collect_result(
+    config: Any, replications: list, checkpoints: np.ndarray, extra: dict[str, Any] | None = None
+) -> Result:
+    """The :class:`~mlcb.results.Result` of the finished ``replications`` of one setting.
+
+    Parameters
+    ----------
+    config : SimulationConfig
+        The setting the replications ran.
+    replications : list of Replication
+        Their recorded arrays (:class:`mlcb.engine.Replication`), in the order of the rows.
+    checkpoints : ndarray
+        The rounds at which they were recorded (:func:`mlcb.engine.checkpoint_grid`).
+    extra : dict, optional
+        Further plain-JSON entries of the setting's description (``engine``, ``seconds``, ...).
+
+    Examples
+    --------
+    >>> from mlcb import presets
+    >>> from mlcb.engine import checkpoint_grid, run_replications
+    >>> from mlcb.simulation import Problem
+    >>> config = presets.get("trap").config(2, horizon=500, replications=2)
+    >>> grid = checkpoint_grid(config.horizon, config.checkpoints)
+    >>> done = run_replications(Problem.from_config(config), config.seed, range(2), config.horizon, grid)
+    >>> result = collect_result(config, done, grid, {"engine": "compiled"})
+    >>> result.settings, result.metadata["settings"]["mlcb M=2"]["engine"]
+    (['mlcb M=2'], 'compiled')
+    """
+    setting = {
+        "setting": config.label,
+        "policy": config.policy,
+        "budget": config.budget,
+        "calibration": config.calibration,
+    }
+    n_reps, n_points, n_experts = len(replications), len(checkpoints), config.n_experts
+    index = np.array([r.index for r in replications])
+    curves = pd.DataFrame(
+        {
+            **setting,
+            "replication": np.repeat(index, n_points),
+            "round": np.tile(checkpoints, n_reps),
+            **{
+                name: np.concatenate([getattr(r, name) for r in replications])
+                for name in ("regret", "pseudo_regret", "top_m_regret", "certificate")
+            },
+        }
+    )
+    experts = pd.DataFrame(
+        {
+            **setting,
+            "replication": np.repeat(index, n_points * n_experts),
+            "round": np.tile(np.repeat(checkpoints, n_experts), n_reps),
+            "expert": np.tile(np.arange(n_experts), n_reps * n_points),
+            "trained": np.concatenate([r.trained.ravel() for r in replications]),
+            "deployed": np.concatenate([r.deployed.ravel() for r in replications]),
+        }
+    )
+    policy = config.make_policy()
+    has_certificate = bool(getattr(policy, "has_certificate", False))
+    # A pseudo-regret that is not recorded (nan: a stream without expected losses, such as
+    # real data) cannot be checked against the certificate; an exceedance seen before it
+    # became nan still counts.
+    violated = [
+        float(r.exceeded) if has_certificate and (r.exceeded or not _unrecorded(r)) else np.nan
+        for r in replications
+    ]
+    reps = pd.DataFrame(
+        {
+            **setting,
+            "replication": index,
+            "best_expert": [r.best_expert for r in replications],
+            "best_loss": [r.best_loss for r in replications],
+            "certificate_violated": violated,
+        }
+    )
+    # The setting's columns come first, one value broadcast over the rows, built into the
+    # frames (inserting them afterwards would copy every frame again).
+    frames = [curves, experts, reps]
+    env = config.make_env()
+    pool = list(config.experts)
+    family = family_of(pool)
+    heuristic = [k for k, flag in enumerate(family.heuristic(pool, env)) if flag]
+    best = np.bincount([r.best_expert for r in replications], minlength=n_experts)
+    theory = worst_case_of(config, family, pool, env, int(np.argmax(best)))
+    # What regret is measured against, where it is not the experts' L_k*: the family's
+    # statement (e.g. the Bayes loss), else the environment's (e.g. a real-data stream's).
+    reference = getattr(family, "reference", None) or getattr(env, "reference", None)
+    reference = reference if isinstance(reference, str) else None
+    metadata = {
+        "settings": {
+            config.label: {
+                "config": config.to_dict(),
+                "key": config.key(),
+                "family": str(getattr(family, "name", type(family).__name__)),
+                "certificate_valid": bool(getattr(policy, "certificate_valid", False)) and not heuristic,
+                "heuristic_experts": heuristic,
+                "theory": theory,
+                **({"reference": str(reference)} if reference else {}),
+                **(extra or {}),
+            }
+        },
+        "versions": provenance.versions(),
+        "git_revision": provenance.git_revision(),
+        "created": pd.Timestamp.now(tz="UTC").isoformat(),
+    }
+    return Result(*frames, metadata=metadata)

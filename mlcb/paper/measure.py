@@ -1,0 +1,98 @@
+"""Numbers the paper's sections report, read from a :class:`~mlcb.results.Result`.
+
+Every function reads the tidy frames only. Means come with their standard error over
+replications; a difference between two policies of one comparison is taken replication by
+replication (both faced the same stream, common random numbers), so its standard error is that of
+the paired differences.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from mlcb.plot import last_decade_slope
+from mlcb.results import Result
+
+
+def mean_and_error(values: np.ndarray) -> tuple[float, float]:
+    """The mean of ``values`` and its standard error (``nan`` with fewer than two values).
+
+    Examples
+    --------
+    >>> mean_and_error(np.array([1.0, 2.0, 3.0]))
+    (2.0, 0.5773502691896258)
+    """
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return math.nan, math.nan
+    error = float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else math.nan
+    return float(values.mean()), error
+
+
+def final(result: Result, setting: str, metric: str = "regret") -> pd.Series:
+    """``metric`` at the horizon of every replication of ``setting``, indexed by replication."""
+    curves = result.curves[result.curves["setting"] == setting]
+    if curves.empty:
+        raise ValueError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
+    last = curves[curves["round"] == curves["round"].max()]
+    return last.set_index("replication")[metric].sort_index()
+
+
+def final_mean(result: Result, setting: str, metric: str = "regret") -> tuple[float, float]:
+    """Mean and standard error over replications of ``metric`` at the horizon."""
+    return mean_and_error(final(result, setting, metric).to_numpy())
+
+
+def paired_difference(result: Result, first: str, second: str, metric: str = "regret") -> tuple[float, float]:
+    """Mean and standard error of ``metric(first) - metric(second)`` at the horizon, replication by
+    replication (the replications both settings share)."""
+    a, b = final(result, first, metric), final(result, second, metric)
+    shared = a.index.intersection(b.index)
+    return mean_and_error((a[shared] - b[shared]).to_numpy())
+
+
+def slope(result: Result, setting: str, metric: str = "regret") -> float:
+    """The log-log slope of the mean ``metric`` of ``setting`` over the last decade of rounds."""
+    curves = result.curves[result.curves["setting"] == setting]
+    mean = curves.groupby("round")[metric].mean()
+    return last_decade_slope(mean.index.to_numpy(float), mean.to_numpy(float))
+
+
+def best_share(result: Result, setting: str, column: str = "deployed") -> tuple[float, float]:
+    """Mean and standard error over replications of the share of ``column`` (``"deployed"`` or
+    ``"trained"`` rounds, counted to the horizon) that went to the replication's best expert k*."""
+    experts = result.experts[result.experts["setting"] == setting]
+    last = experts[experts["round"] == experts["round"].max()]
+    best = result.replications[result.replications["setting"] == setting].set_index("replication")[
+        "best_expert"
+    ]
+    totals = last.groupby("replication")[column].sum()
+    on_best = last[last["expert"].to_numpy() == best.reindex(last["replication"]).to_numpy()]
+    shares = on_best.groupby("replication")[column].sum().reindex(totals.index, fill_value=0) / totals
+    return mean_and_error(shares.to_numpy())
+
+
+def verdict(mean: float, error: float, below: bool = True) -> str:
+    """Whether a difference is below (``below=True``) or above zero, in standard errors: the note a
+    claim's row carries.
+
+    Examples
+    --------
+    >>> verdict(-30.0, 10.0)
+    'holds: 3.0 s.e. below 0'
+    >>> verdict(5.0, 10.0)
+    'not shown: 0.5 s.e. above 0'
+    >>> verdict(40.0, 10.0)
+    'does not hold: 4.0 s.e. above 0'
+    """
+    if not (math.isfinite(mean) and math.isfinite(error)) or error <= 0:
+        return ""
+    z = mean / error
+    side = "below" if z < 0 else "above"
+    agrees = (z < 0) == below
+    if abs(z) >= 2:
+        return f"{'holds' if agrees else 'does not hold'}: {abs(z):.1f} s.e. {side} 0"
+    return f"not shown: {abs(z):.1f} s.e. {side} 0"

@@ -1,0 +1,121 @@
+"""The reproduced paper as one self-contained HTML page: every section's prose, figures and tables.
+
+Figures are embedded as base64 PNGs, so ``index.html`` is the only file a reader needs. Each table
+sets the paper's number (or claim) beside the package's mean and standard error.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import time
+from pathlib import Path
+
+from mlcb.paper.section import Row, Section, Table
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; }
+td.number { text-align: right; white-space: nowrap; }
+figure { margin: 1em 0 2em; }
+img { max-width: 100%; height: auto; }
+p.meta { color: #555; font-size: 0.9em; }
+"""
+
+
+def number(row: Row) -> str:
+    """The package's estimate as the page prints it: ``mean ± standard error``, the error to two
+    significant digits and the mean to the same decimal place (without an error, three digits).
+
+    Examples
+    --------
+    >>> number(Row("regret", "lower", 1234.56, 12.3))
+    '1,235 ± 12'
+    >>> number(Row("share", "grows", 0.4567, 0.0123))
+    '0.457 ± 0.012'
+    >>> number(Row("slope", "< 1", 0.73))
+    '0.730'
+    """
+
+    if not math.isfinite(row.package):
+        text = "n/a"
+    elif math.isfinite(row.stderr) and row.stderr > 0:
+        # two significant digits of the error, the mean to the same decimal place
+        decimals = min(6, max(0, 1 - math.floor(math.log10(row.stderr))))
+        text = f"{row.package:,.{decimals}f} ± {row.stderr:,.{decimals}f}"
+    else:
+        size = abs(row.package)
+        text = (
+            f"{row.package:,.0f}"
+            if size >= 100
+            else f"{row.package:,.1f}"
+            if size >= 10
+            else f"{row.package:.3f}"
+        )
+    return f"{text} {row.unit}".rstrip()
+
+
+def _table(table: Table) -> str:
+    head = "<tr><th>quantity</th><th>paper</th><th>package (mean ± s.e.)</th><th>note</th></tr>"
+    rows = "".join(
+        f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.paper)}</td>"
+        f'<td class="number">{html.escape(number(r))}</td><td>{html.escape(r.note)}</td></tr>'
+        for r in table.rows
+    )
+    note = f"<p>{html.escape(table.note)}</p>" if table.note else ""
+    return (
+        f"<h3>{html.escape(table.title)}</h3>{note}<table><thead>{head}</thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _figure(path: Path) -> str:
+    encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{encoded}"></figure>'
+
+
+def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> str:
+    """The page of ``sections`` (key -> (section, seconds it took)), as a string."""
+    from mlcb._version import __version__
+    from mlcb.provenance import git_revision
+
+    toc = "".join(
+        f'<li><a href="#{html.escape(key)}">{html.escape(section.title)}</a></li>'
+        for key, (section, _) in sections.items()
+    )
+    body = []
+    for key, (section, seconds) in sections.items():
+        took = f" ({seconds:,.0f} s)" if math.isfinite(seconds) else ""
+        body.append(
+            f'<section id="{html.escape(key)}"><h2>{html.escape(section.title)}</h2>'
+            f'<p class="meta">section {html.escape(key)}{took}</p><p>{html.escape(section.text)}</p>'
+            + "".join(_figure(f) for f in section.figures)
+            + "".join(_table(t) for t in section.tables)
+            + "</section>"
+        )
+    revision = git_revision() or "unknown"
+    meta = (
+        f"mlcb {__version__}, revision {html.escape(revision)}, size {html.escape(size)}, seed {seed}, "
+        f"written {time.strftime('%Y-%m-%d %H:%M')}"
+    )
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>M-LCB's paper, reproduced</title><style>{_STYLE}</style></head><body>"
+        "<h1>UCB-type Algorithm for Budget-Constrained Expert Learning, reproduced</h1>"
+        f'<p class="meta">{meta}</p><p>Latypov, Suvorikova, Kroshnin, Gasnikov, Dorn, arXiv 2510.22654. '
+        "Each table sets the paper's published number, or its claim where it publishes none, beside "
+        "the package's mean and standard error over replications.</p>"
+        f"<ul>{toc}</ul>{''.join(body)}</body></html>"
+    )
+
+
+def write(root: Path, sections: dict[str, tuple[Section, float]], size: str, seed: int) -> Path:
+    """Write ``root/index.html`` (atomically) and return its path."""
+    from mlcb.store import write_file
+
+    path = root / "index.html"
+    text = render(sections, size, seed).encode()
+    write_file(path, lambda handle: handle.write(text))
+    return path

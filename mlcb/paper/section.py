@@ -1,0 +1,118 @@
+"""What one reproduced experiment returns: a :class:`Section` of prose, figures and tables of
+:class:`Row` s, each setting the paper's number beside the package's (see :mod:`mlcb.paper`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: The sizes an experiment runs at.
+SIZES = ("quick", "paper")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One reproduced number: what is measured, the paper's value and the package's estimate.
+
+    ``paper`` is the published value as the paper prints it (``"95.0 %"``), or its claim in words
+    where it publishes none (``"M-LCB below LimitedAdvice"``); ``package`` and ``stderr`` are the
+    package's mean and its standard error over replications (``nan`` where none applies);
+    ``note`` says what stands in for the paper's setting and why the numbers may differ.
+    """
+
+    quantity: str
+    paper: str
+    package: float
+    stderr: float = math.nan
+    unit: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of reproduced numbers, one :class:`Row` each."""
+
+    title: str
+    rows: tuple[Row, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    """One experiment of the paper as reproduced: prose, figures (PNG files) and tables."""
+
+    key: str
+    title: str
+    text: str
+    figures: tuple[Path, ...] = field(default_factory=tuple)
+    tables: tuple[Table, ...] = field(default_factory=tuple)
+
+    def to_json(self, root: Path) -> dict[str, Any]:
+        """Plain data: figure paths relative to ``root``, numbers as JSON numbers (``nan`` as null)."""
+
+        def number(value: float) -> float | None:
+            return None if not math.isfinite(value) else float(value)
+
+        return {
+            "key": self.key,
+            "title": self.title,
+            "text": self.text,
+            "figures": [Path(f).resolve().relative_to(root.resolve()).as_posix() for f in self.figures],
+            "tables": [
+                {
+                    "title": t.title,
+                    "note": t.note,
+                    "rows": [
+                        {**dataclasses.asdict(r), "package": number(r.package), "stderr": number(r.stderr)}
+                        for r in t.rows
+                    ],
+                }
+                for t in self.tables
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, root: Path) -> Section:
+        """The section ``data`` describes; a ``ValueError`` naming what is wrong. Figures must be
+        regular files under ``root``."""
+        try:
+            figures = []
+            for name in data["figures"]:
+                path = root / str(name)
+                if ".." in Path(str(name)).parts or path.is_symlink() or not path.is_file():
+                    raise ValueError(f"figure {name!r} is not a regular file under {root}")
+                figures.append(path)
+            tables = tuple(
+                Table(
+                    str(t["title"]),
+                    tuple(
+                        Row(
+                            str(r["quantity"]),
+                            str(r["paper"]),
+                            math.nan if r["package"] is None else float(r["package"]),
+                            math.nan if r["stderr"] is None else float(r["stderr"]),
+                            str(r["unit"]),
+                            str(r["note"]),
+                        )
+                        for r in t["rows"]
+                    ),
+                    str(t["note"]),
+                )
+                for t in data["tables"]
+            )
+            return cls(str(data["key"]), str(data["title"]), str(data["text"]), tuple(figures), tables)
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"not a saved section: {type(error).__name__}: {error}") from None
+
+
+def save_figure(figure: Any, path: Path) -> Path:
+    """Save a matplotlib ``figure`` as a PNG at ``path`` (parents made), close it, return ``path``."""
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png", dpi=100, bbox_inches="tight")
+    plt.close(figure)
+    return path

@@ -1,0 +1,65 @@
+"""What the built-in policy classes share in Python: the policy contract's class attributes with
+their defaults, and the checks of their arguments.
+
+Every built-in policy is a frozen dataclass that derives from :class:`BasePolicy` and states only
+where it departs from the defaults (no warm start; confidence bounds with a certificate).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from mlcb import validation
+
+
+class BasePolicy:
+    """The class attributes of the policy contract (:class:`mlcb.contracts.Policy`), at their
+    defaults: every expert trained once before round 1, no certificate.
+
+    Examples
+    --------
+    >>> from mlcb.policies import make
+    >>> policy = make("bandit-ucb1")
+    >>> isinstance(policy, BasePolicy), policy.warm_start, policy.has_certificate
+    (True, True, False)
+    """
+
+    #: Train every expert once before round 1.
+    warm_start: ClassVar[bool] = True
+    #: Whether the policy reports confidence widths ``UCB - LCB`` for the certificate.
+    has_certificate: ClassVar[bool] = False
+    #: Whether the pseudo-regret is then bounded by the certificate with probability 1 - delta.
+    certificate_valid: ClassVar[bool] = False
+
+
+def check_budget(n_experts: int, budget: int) -> tuple[int, int]:
+    """``(n_experts, budget)`` as integers, or a ``ValueError`` unless ``1 <= budget <= n_experts``.
+
+    Examples
+    --------
+    >>> check_budget(10, 2)
+    (10, 2)
+    >>> check_budget(3, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: budget must be an integer in [1, n_experts=3], got 4
+    """
+    n_experts, budget = int(n_experts), int(budget)
+    if not 1 <= budget <= n_experts:
+        raise ValueError(f"budget must be an integer in [1, n_experts={n_experts}], got {budget!r}")
+    return n_experts, budget
+
+
+def check_unit(name: str, value: object) -> None:
+    """A ``ValueError`` naming ``name`` unless ``value`` is a number in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> check_unit("epsilon", 0.1)
+    >>> check_unit("epsilon", 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon must be a number in [0, 1], got 2
+    """
+    if not (validation.is_real(value) and 0.0 <= value <= 1.0):
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")

@@ -1,0 +1,237 @@
+"""M-LCB as river's classifier and regressor selectors (:mod:`mlcb.river` describes them)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from river import base
+from river.model_selection.base import ModelSelector
+
+from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _SHARED, LOG_LOSS_FLOOR, WARM_START, WINDOW, _Budgeted
+
+
+class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
+    """Train at most ``budget`` models per sample, chosen by an mlcb policy; predict with the
+    deployed one.
+
+    Parameters
+    ----------
+    models
+        At least two river classifiers.
+    budget
+        ``M``, the most models that learn from one sample (``1 <= budget <= len(models)``).
+    policy
+        A registered policy (:func:`mlcb.policies.names`); ``"mlcb"`` by default.
+    policy_params
+        The policy's parameters (e.g. ``{"bonus_scale": 0.5}``).
+    loss
+        ``"zero-one"`` (default): 1 when the model's prediction is wrong. ``"log"``: the log-loss of
+        the probability the model gives the true label, scaled so that a probability of
+        :data:`LOG_LOSS_FLOOR` or less costs 1: ``min(1, ln p / ln 0.01)``.
+    statistics
+        What the policy is told (the module's docstring). ``"pool"``: every model is scored on
+        every sample (``K`` predictions per sample; the budget caps updates, not predictions) and
+        a model's mean loss is its mean over the last ``window`` samples scored when it had at
+        least half its current updates, its count its number of updates; only M-LCB reads it
+        (and then scans every bound on every sample: its ``selection`` is ``"scan"``).
+        ``"trained"``: the paper's, a model's mean loss over the samples it learnt. ``None``
+        (default): ``"pool"`` for M-LCB (``"mlcb"``, ``"mlcb-topm"``), ``"trained"`` for every
+        other policy.
+    window
+        With ``"pool"`` statistics, over how many of the most recent samples a model's mean loss
+        is taken at most (an integer >= 1, default :data:`WINDOW`, 200); of those, only the ones
+        scored when the model had at least half its current updates count.
+    delta
+        The policy's confidence level, ``0 < delta < 1``.
+    rate
+        ``(beta, alpha)``: each model's heuristic rate ``beta n^alpha sqrt(log(2 n^2 / delta'))``,
+        or a list of such pairs, one per model in the order given. ``None`` (default): with
+        ``"pool"`` statistics :data:`POOL_RATE`, ``(0.1, 1/2)``, for each model and
+        :data:`NONPARAMETRIC_POOL_RATE`, ``(0.3, 3/4)``, for each :func:`nonparametric` one;
+        with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2, 1/2)``, for every model.
+    warm_start
+        How many samples every model learns before the policy selects (an integer >= 1, default
+        :data:`WARM_START`, 20); meanwhile the selector predicts with the model of smallest loss so
+        far. The policy then observes each model once, with its mean loss (``"pool"``: over its
+        window, the warm start's second half) and a count of ``warm_start``. (Policies that
+        declare no warm start select from the first sample.)
+    deploy
+        Which model predicts. ``"best"`` (default): the model with the smallest upper bound over
+        *all* models, ties in canonical order, whichever the policy trains now: with ``"pool"``
+        statistics the smallest mean loss over its window (every model is scored on the same
+        samples); with ``"trained"`` ones the smallest ``mean loss + sqrt(2 log(4 K n^2 / delta)
+        / n)`` (M-LCB's upper bound, times its ``bonus_scale``), the model whose loss is
+        certified smallest. ``"policy"``: the policy's own deployed model (M-LCB: the smallest
+        upper bound among the models it trains on the sample, so at ``budget=1`` the model being
+        trained). The policy's statistics are the same either way; with ``budget`` equal to the
+        number of models both rules agree.
+    horizon
+        Passed to horizon-dependent policies (and sizes M-LCB's look-up table); nothing stops
+        after it.
+    seed
+        Seed of the policy's random draws (policies that draw).
+
+    Examples
+    --------
+    >>> from river import datasets, linear_model, naive_bayes, optim, preprocessing
+    >>> from mlcb.river import BudgetedClassifier
+    >>> model = BudgetedClassifier(
+    ...     [preprocessing.StandardScaler() | linear_model.LogisticRegression(optimizer=optim.SGD(0.1)),
+    ...      naive_bayes.GaussianNB()],
+    ...     budget=1,
+    ... )
+    >>> for x, y in datasets.Phishing().take(200):
+    ...     _ = model.predict_one(x)
+    ...     model.learn_one(x, y)
+    >>> model.trained_counts  # both learn the first 20; then the logistic regression takes most updates
+    [195, 25]
+    """
+
+    def __init__(
+        self,
+        models: list,
+        budget: int = 1,
+        policy: str = "mlcb",
+        policy_params: dict | None = None,
+        loss: str = "zero-one",
+        statistics: str | None = None,
+        window: int = WINDOW,
+        delta: float = 0.1,
+        rate: tuple | None = None,
+        warm_start: int = WARM_START,
+        deploy: str = "best",
+        horizon: int = 100_000,
+        seed: int = 0,
+    ) -> None:
+        if loss not in _CLASSIFIER_LOSSES:
+            raise ValueError(f"loss must be one of {_CLASSIFIER_LOSSES}, got {loss!r}")
+        self.loss = loss
+        self._log_scale = -math.log(LOG_LOSS_FLOOR)
+        self._init(models, base.Classifier, {k: v for k, v in locals().items() if k in _SHARED})
+
+    @property
+    def _multiclass(self) -> bool:
+        return all(model._multiclass for model in self.models)
+
+    def _loss(self, model: Any, x: dict, y: Any) -> float:
+        if self.loss == "zero-one":
+            return 0.0 if model.predict_one(x) == y else 1.0
+        p = model.predict_proba_one(x).get(y, 0.0)
+        return 1.0 if p <= LOG_LOSS_FLOOR else min(1.0, -math.log(p) / self._log_scale)
+
+    def predict_proba_one(self, x: dict) -> dict:
+        proba = self.best_model.predict_proba_one(x)
+        if self._multiclass:
+            return proba
+        # A binary selector answers for both labels, whatever labels its deployed model has seen.
+        if True in proba or False in proba:
+            p = float(proba.get(True, 1.0 - float(proba.get(False, 0.0))))
+        else:
+            p = 0.5
+        return {False: 1.0 - p, True: p}
+
+    def predict_one(self, x: dict, **kwargs: Any) -> Any:
+        return self.best_model.predict_one(x, **kwargs)
+
+    @classmethod
+    def _unit_test_params(cls):
+        from river import linear_model, naive_bayes, optim, preprocessing, tree
+
+        yield {
+            "models": [
+                preprocessing.StandardScaler() | linear_model.LogisticRegression(optimizer=optim.SGD(lr))
+                for lr in (0.01, 0.1)
+            ]
+            + [naive_bayes.GaussianNB()],
+            "budget": 1,
+        }
+        yield {
+            "models": [tree.HoeffdingTreeClassifier(), naive_bayes.GaussianNB()],
+            "budget": 2,
+        }
+
+
+class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
+    """Train at most ``budget`` regressors per sample, chosen by an mlcb policy; predict with the
+    deployed one.
+
+    The loss of a prediction ``y_hat`` is ``min(1, ((y - y_hat) / scale)^2)``. With ``scale=None``
+    (default) ``scale`` is the range ``max y - min y`` of the targets seen before the sample
+    (a loss of 1 while that range is 0 and the prediction is off); pass the target's range when
+    it is known.
+
+    Parameters are those of :class:`BudgetedClassifier`, with ``scale`` in place of ``loss``.
+
+    Examples
+    --------
+    >>> from river import datasets, linear_model, optim, preprocessing
+    >>> from mlcb.river import BudgetedRegressor
+    >>> model = BudgetedRegressor(
+    ...     [preprocessing.StandardScaler() | linear_model.LinearRegression(optimizer=optim.SGD(lr))
+    ...      for lr in (0.001, 0.01, 0.1)],
+    ...     budget=2,
+    ... )
+    >>> for x, y in datasets.TrumpApproval().take(300):
+    ...     _ = model.predict_one(x)
+    ...     model.learn_one(x, y)
+    >>> model.n_updates  # 3 x 20 in the warm start, then 2 per sample
+    620
+    """
+
+    def __init__(
+        self,
+        models: list,
+        budget: int = 1,
+        policy: str = "mlcb",
+        policy_params: dict | None = None,
+        scale: float | None = None,
+        statistics: str | None = None,
+        window: int = WINDOW,
+        delta: float = 0.1,
+        rate: tuple | None = None,
+        warm_start: int = WARM_START,
+        deploy: str = "best",
+        horizon: int = 100_000,
+        seed: int = 0,
+    ) -> None:
+        if scale is not None and not (
+            isinstance(scale, (int, float))
+            and not isinstance(scale, bool)
+            and math.isfinite(scale)
+            and scale > 0
+        ):
+            raise ValueError(f"scale must be None or a finite number > 0, got {scale!r}")
+        self.scale = scale
+        self._low = math.inf
+        self._high = -math.inf
+        self._init(models, base.Regressor, {k: v for k, v in locals().items() if k in _SHARED})
+
+    def _after(self, y: Any) -> None:
+        y = float(y)
+        self._low = min(self._low, y)
+        self._high = max(self._high, y)
+
+    def _loss(self, model: Any, x: dict, y: Any) -> float:
+        prediction = model.predict_one(x)
+        residual = float(y) - (0.0 if prediction is None else float(prediction))
+        scale = self.scale if self.scale is not None else self._high - self._low
+        if not scale > 0:
+            return 0.0 if residual == 0 else 1.0
+        value = (residual / scale) ** 2
+        return min(1.0, value) if value == value else 1.0
+
+    def predict_one(self, x: dict) -> Any:
+        return self.best_model.predict_one(x)
+
+    @classmethod
+    def _unit_test_params(cls):
+        from river import linear_model, optim, preprocessing
+
+        yield {
+            "models": [
+                preprocessing.StandardScaler() | linear_model.LinearRegression(optimizer=optim.SGD(lr))
+                for lr in (0.001, 0.01, 0.1)
+            ],
+            "budget": 1,
+        }

@@ -1,0 +1,442 @@
+"""Sweeps: a grid of settings run as tasks on this machine's cores or on a Dask cluster.
+
+A *grid* (:mod:`mlcb.sweeps.grid`) starts from a preset and lists values: lists under ``[grid]``
+expand into their product, or ``[[settings]]`` tables name the settings one by one. Every setting
+is validated before any task starts; an invalid combination, such as a budget above the number of
+experts, is a ``ValueError`` naming it.
+
+Each setting's replications are split into *tasks* of ``block`` consecutive replications. A task
+is plain data; a worker (:mod:`mlcb.sweeps.worker`) builds the setting again, checks that it is
+the one the client validated, simulates the block with one thread and sends back the three tidy
+frames and a JSON description. Results travel as frames; nothing is unpickled from disk.
+
+The sweep directory ``OUT/NAME/`` (one writer at a time, :func:`mlcb.store.lock`) holds
+
+``sweep.json``
+    the grid as given, every setting (label, values, key), the tasks and which are done (rewritten
+    every few seconds and at the end; on a re-run the part files on disk are what counts);
+``data/{curves,experts,replications}/key=<setting key>/block-<first>-<stop>.parquet``
+    a Parquet dataset partitioned by setting: one file per finished task and frame;
+``data/settings/key=<setting key>/block-<first>-<stop>.json``
+    the setting's description as the task computed it (configuration record, theory curve).
+
+The client writes each part as soon as its task returns (:mod:`mlcb.sweeps.parts`), so the workers
+need no shared file system. Running the same sweep again skips every part already on disk (each
+one validated first; a damaged one is set aside as ``*.corrupt`` and recomputed). Because
+replication ``r`` of a setting draws from streams keyed by ``(seed, r)``, the results do not
+depend on the executor, the task size or the order in which tasks finish.
+
+Executors (:mod:`mlcb.sweeps.executors`): ``local`` (default) runs tasks in worker processes of
+this machine; ``dask`` sends them to a Dask cluster (``scheduler="tcp://host:8786"``) or to a
+``distributed.LocalCluster`` started for the sweep on 127.0.0.1 and closed after it. On Dask, the
+tasks of a worker that dies are run again elsewhere by the scheduler; a task that raises is not
+retried (the cause is in the setting) and is reported with its setting while the other tasks
+finish.
+
+This module holds the entry point :func:`sweep`, its :class:`Outcome`, ``sweep.json`` and reading a
+sweep back (:func:`load`); it re-exports the grid's, the parts' and the executors' public names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mlcb import provenance, result_files, validation
+from mlcb.sweeps.executors import (
+    CONNECT_TIMEOUT,
+    DASK_HINT,
+    EXECUTORS,
+    dask_client,
+    first_line,
+    run_dask,
+    run_local,
+)
+from mlcb.sweeps.grid import FIELDS, Grid, Setting, Task, build_config, load_grid, make_grid
+from mlcb.sweeps.parts import DATA, FRAMES, choose, found_parts, plan, read_part, write_part
+from mlcb.sweeps.worker import payload, rate_exponent, run_task
+
+SWEEP_FILE = "sweep.json"
+#: Seconds between rewrites of ``sweep.json`` while tasks finish (and once at the end).
+METADATA_EVERY = 2.0
+
+
+@dataclass
+class Outcome:
+    """What :func:`sweep` did: the sweep's directory, the tasks run, skipped and failed (task and
+    error, one line each), and ``result``, read back from the parts on disk when first asked."""
+
+    path: Path
+    computed: int
+    skipped: int
+    failed: list[tuple[str, str]]
+    seconds: float
+    _result: Any = field(default=None, repr=False)
+
+    @property
+    def result(self) -> Any:
+        """The :class:`~mlcb.results.Result` of every finished part (:func:`load`)."""
+        if self._result is None:
+            self._result = load(self.path)
+        return self._result
+
+
+def _metadata(grid: Grid, done: set[str], todo: list[Task], failed: list[tuple[str, str]]) -> dict:
+    return {
+        "kind": "mlcb sweep",
+        "name": grid.name,
+        "preset": grid.preset,
+        "replications": grid.replications,
+        "block": grid.block,
+        "grid": grid.description,
+        "settings": [
+            {"label": s.label, "key": s.key, "values": s.values, "config": s.config.to_dict()}
+            for s in grid.settings
+        ],
+        "parts_done": sorted(done),
+        "parts_to_do": sorted(f"key={t.key}/{t.name}" for t in todo if f"key={t.key}/{t.name}" not in done),
+        "failed": [{"task": name, "error": error} for name, error in failed],
+        "versions": provenance.versions(),
+        "git_revision": provenance.git_revision(),
+        "updated": pd.Timestamp.now(tz="UTC").isoformat(),
+    }
+
+
+def _write_json(path: Path, data: dict) -> None:
+    from mlcb.store import write_file
+
+    text = json.dumps(data, indent=1, default=str).encode()
+    write_file(path, lambda handle: handle.write(text))
+
+
+def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
+    """Whether ``path`` must be emptied first: refuses (``ValueError``) a directory that is no
+    sweep, or a sweep of other settings, unless ``overwrite`` (then ``True``)."""
+    if not path.exists():
+        return False
+    meta_path = path / SWEEP_FILE
+    keys = {s.key for s in grid.settings}
+    if is_sweep(path):
+        try:
+            saved = result_files.read_json(meta_path)
+            saved_keys, why = {s["key"] for s in saved["settings"]}, "holds a sweep of other settings"
+        except (ValueError, KeyError, TypeError) as error:
+            saved_keys, why = None, f"holds a damaged {SWEEP_FILE} ({first_line(error)})"
+        if saved_keys == keys:
+            return False
+    elif path.is_dir() and any(path.iterdir()):
+        why = "holds files that are no part of an mlcb sweep"
+    elif path.is_dir():
+        return False
+    else:
+        why = "is a file"
+    if not overwrite or not path.is_dir():
+        raise ValueError(f"{path} {why}; pass --overwrite to replace it, or choose another --out")
+    return True
+
+
+def _check_workers(workers: Any) -> int:
+    if workers is None:
+        return max(1, os.cpu_count() or 1)
+    return validation.integer("workers", workers, maximum=4096)
+
+
+def sweep(
+    grid: str | Path | dict | Grid,
+    *,
+    out: str | Path = "results",
+    executor: str = "local",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    block: int | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
+    timeout: float = CONNECT_TIMEOUT,
+    on_part: Callable[[Task], None] | None = None,
+    echo: Callable[[str], None] | None = None,
+) -> Outcome:
+    """Run a grid of settings into ``out / NAME`` (see the module docstring); returns an
+    :class:`Outcome` whose ``result`` is the :class:`~mlcb.results.Result` of every finished part.
+
+    Parameters
+    ----------
+    grid : path, dict or Grid
+        A grid TOML file, its contents as a dict, or a :class:`Grid` (:func:`make_grid`).
+    out : path
+        Output directory; the sweep writes ``out / NAME`` (``NAME`` from the grid).
+    executor : {"local", "dask"}
+        ``local``: worker processes of this machine. ``dask``: a Dask cluster at ``scheduler``, or
+        a LocalCluster on 127.0.0.1 started and closed by the sweep.
+    scheduler : str, optional
+        A Dask scheduler address (``tcp://host:8786``); only with ``executor="dask"``.
+    workers : int, optional
+        Processes of the local executor or of the LocalCluster (default: all cores).
+    block : int, optional
+        Replications per task (overrides the grid's ``block``; results do not depend on it).
+    overwrite : bool
+        Replace ``out / NAME`` when it holds something else than this sweep.
+    progress : bool
+        A progress bar over tasks (rate and ETA).
+    timeout : float
+        Seconds to wait for the scheduler at ``scheduler``.
+    on_part : callable, optional
+        Called with each :class:`Task` whose part was just written.
+    echo : callable, optional
+        Receives lines worth showing (the Dask dashboard's address).
+
+    Examples
+    --------
+    >>> import mlcb, tempfile
+    >>> grid = {"preset": "trap", "name": "doc", "horizon": 500, "replications": 2,
+    ...         "grid": {"budget": [1, 2]}}
+    >>> outcome = mlcb.sweep(grid, out=tempfile.mkdtemp(), workers=1)
+    >>> outcome.computed, sorted(outcome.result.summary()["budget"].tolist())
+    (4, [1, 2])
+    """
+    from mlcb.store import Store
+
+    started = time.perf_counter()
+    if isinstance(grid, Grid):
+        pass
+    elif isinstance(grid, dict):
+        grid = make_grid(grid)
+    elif isinstance(grid, (str, os.PathLike)):
+        grid = load_grid(grid)
+    else:
+        raise TypeError(f"grid must be a TOML path, a dict or a Grid, got {type(grid).__name__}")
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    if scheduler is not None and executor != "dask":
+        raise ValueError("scheduler: an address is only used with executor 'dask' (--executor dask)")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise ValueError(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
+    if not (validation.is_real(timeout) and 0 < timeout <= 3600):
+        raise ValueError(f"timeout must be a number of seconds in (0, 3600], got {timeout!r}")
+    workers = _check_workers(workers)
+    if block is not None:
+        grid = Grid(
+            grid.name,
+            grid.preset,
+            grid.replications,
+            validation.integer("block", block, maximum=10**6),
+            grid.settings,
+            grid.description,
+        )
+    if executor == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ValueError(DASK_HINT) from None
+    say = echo or (lambda _line: None)
+    store = Store(out, grid.name)
+    root = store.path
+    failed: list[tuple[str, str]] = []
+    with store.lock(), contextlib.ExitStack() as stack:
+        replace = _check_directory(root, grid, overwrite)
+        done_tasks, todo = ([], grid.tasks()) if replace else plan(root, grid)
+        client = None
+        if todo and executor == "dask":  # connect before writing anything
+            client = stack.enter_context(dask_client(scheduler, workers, timeout))
+            link = getattr(client, "dashboard_link", None)
+            say(f"dask: scheduler {client.scheduler.address}; dashboard {link or 'not available'}")
+        if replace:
+            shutil.rmtree(root)
+        root.mkdir(parents=True, exist_ok=True)
+        done = {f"key={t.key}/{t.name}" for t in done_tasks}
+        _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
+        payloads = [payload(grid, t) for t in todo]
+        bar = None
+        if progress and todo:
+            from tqdm.auto import tqdm
+
+            tqdm.monitor_interval = 0  # no monitor thread: worker processes can be forked
+            bar = tqdm(total=len(todo), desc=grid.name, unit="task")
+        computed = 0
+        written = [time.monotonic()]
+
+        def on_result(index: int, output: dict) -> None:
+            nonlocal computed
+            task = todo[index]
+            write_part(root, task, output)
+            done.add(f"key={task.key}/{task.name}")
+            computed += 1
+            if time.monotonic() - written[0] >= METADATA_EVERY:  # the parts are the truth
+                _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
+                written[0] = time.monotonic()
+            if bar is not None:
+                bar.update()
+            if on_part is not None:
+                on_part(task)
+
+        def on_error(index: int, error: BaseException) -> None:
+            task = todo[index]
+            failed.append((task.describe(), first_line(error)))
+            if bar is not None:
+                bar.update()
+                bar.write(f"failed: {task.describe()}: {first_line(error)}")
+
+        try:
+            if client is not None:
+                run_dask(client, payloads, on_result, on_error)
+            elif todo:
+                run_local(payloads, workers, on_result, on_error)
+        finally:
+            if bar is not None:
+                bar.close()
+            _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
+    return Outcome(root, computed, len(done_tasks), failed, time.perf_counter() - started)
+
+
+# --- reading a sweep back ------------------------------------------------------------------------
+def is_sweep(path: str | Path) -> bool:
+    """Whether ``path`` is a sweep directory (holds ``sweep.json``, or a link named so, which
+    :func:`load` then refuses by name)."""
+    meta_path = Path(path) / SWEEP_FILE
+    return meta_path.is_file() or meta_path.is_symlink()
+
+
+def load(path: str | Path) -> Any:
+    """The :class:`~mlcb.results.Result` of every finished part of the sweep in ``path`` (settings
+    without a finished part are left out), validated part by part; its metadata also holds the
+    grid under ``"sweep"``; a setting's description is its first part's, with ``seconds`` summed
+    over its parts (compute time, not wall time). Nothing named in the files is imported or called.
+
+    Parts are read as the sweep's own setting descriptions say (``sweep.json``, checked against
+    each part's description), so a file whose rows do not fit its block is a ``ValueError``."""
+    from mlcb.results import Result
+
+    path = validation.path("path", path)
+    meta_path = path / SWEEP_FILE
+    if not is_sweep(path):
+        raise FileNotFoundError(f"{path} is not an mlcb sweep (no {SWEEP_FILE})")
+    with result_files.open_regular(meta_path) as handle:  # a link or no regular file: refused
+        text = handle.read()
+    try:
+        meta = json.loads(text)
+        settings_meta = meta["settings"]
+        grid = Grid(
+            str(meta["name"]),
+            str(meta["preset"]),
+            int(meta["replications"]),
+            int(meta["block"]),
+            tuple(_Recorded.setting(s) for s in settings_meta),
+            meta.get("grid") or {},
+        )
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{meta_path}: not a readable sweep description ({first_line(error)})") from None
+    frames: dict[str, list[pd.DataFrame]] = {name: [] for name in FRAMES}
+    settings: dict[str, dict] = {}
+    for setting in grid.settings:
+        for _, _, name in choose(found_parts(path, setting.key), grid.replications):
+            part, part_meta = read_part(path, setting, name)
+            for frame_name in FRAMES:
+                frames[frame_name].append(part[frame_name])
+            first = settings.setdefault(setting.label, part_meta)
+            if first is not part_meta and isinstance(part_meta.get("seconds"), (int, float)):
+                first["seconds"] = float(first.get("seconds") or 0.0) + part_meta["seconds"]
+    if not settings:
+        raise ValueError(f"{path}: the sweep has no finished part yet")
+    joined = {name: pd.concat(frames[name], ignore_index=True) for name in FRAMES}
+    order = {label: i for i, label in enumerate(settings)}
+    for name, frame in joined.items():
+        columns = ["setting", "replication", "round", "expert"][
+            : {"curves": 3, "experts": 4, "replications": 2}[name]
+        ]
+        frame["_order"] = frame["setting"].map(order)
+        joined[name] = (
+            frame.sort_values(["_order", *columns[1:]], kind="stable")
+            .drop(columns="_order")
+            .reset_index(drop=True)
+        )
+    metadata = {
+        "settings": settings,
+        "sweep": {k: meta.get(k) for k in ("name", "preset", "replications", "block", "grid", "failed")},
+        "versions": meta.get("versions"),
+        "git_revision": meta.get("git_revision"),
+        "created": meta.get("updated"),
+    }
+    return Result(joined["curves"], joined["experts"], joined["replications"], metadata=metadata)
+
+
+class _Recorded:
+    """A setting as ``sweep.json`` records it: enough to read its parts (label, key, shapes)."""
+
+    @staticmethod
+    def setting(data: dict) -> Setting:
+        config = data["config"]
+        recorded = _RecordedConfig(
+            str(data["key"]),
+            int(validation.integer("horizon", config["horizon"], maximum=10**10)),
+            int(validation.integer("checkpoints", config["checkpoints"], maximum=10**5)),
+            len(config["experts"]),
+        )
+        return Setting(str(data["label"]), dict(data.get("values") or {}), recorded)
+
+
+@dataclass(frozen=True)
+class _RecordedConfig:
+    recorded_key: str
+    horizon: int
+    checkpoints: int
+    n_experts: int
+
+    def key(self) -> str:
+        return self.recorded_key
+
+
+def load_any(path: str | Path) -> Any:
+    """A sweep (:func:`load`) or a saved result (:func:`mlcb.results.load`) in ``path``."""
+    from mlcb.results import load as load_result
+
+    return load(path) if is_sweep(path) else load_result(path)
+
+
+def summary_line(outcome: Outcome) -> str:
+    """One line about what a sweep did."""
+    rate = (
+        f", {outcome.computed / outcome.seconds:.2f} tasks/s"
+        if outcome.seconds > 0 and outcome.computed
+        else ""
+    )
+    return (
+        f"{outcome.computed} task(s) run, {outcome.skipped} already done, {len(outcome.failed)} failed "
+        f"in {outcome.seconds:.1f} s{rate}"
+    )
+
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "DATA",
+    "EXECUTORS",
+    "FIELDS",
+    "METADATA_EVERY",
+    "SWEEP_FILE",
+    "Grid",
+    "Outcome",
+    "Setting",
+    "Task",
+    "build_config",
+    "dask_client",
+    "is_sweep",
+    "load",
+    "load_any",
+    "load_grid",
+    "make_grid",
+    "payload",
+    "plan",
+    "rate_exponent",
+    "read_part",
+    "run_task",
+    "summary_line",
+    "sweep",
+    "write_part",
+]

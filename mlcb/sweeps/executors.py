@@ -1,0 +1,192 @@
+"""Where a sweep's tasks run: worker processes of this machine, or a Dask cluster.
+
+Both executors take the tasks as plain data (:mod:`mlcb.sweeps.worker`) and call back
+``on_result(index, output)`` or ``on_error(index, error)`` as each task finishes, in any order.
+
+``local``
+    A process pool of this machine; a pool broken by a dying worker is started again for the
+    tasks that had not finished.
+``dask``
+    A ``distributed.Client``, connected to a scheduler address or to a ``LocalCluster`` started
+    on 127.0.0.1 for the sweep. The scheduler runs the tasks of a worker that dies again
+    elsewhere; a task that raises is not retried (the cause is in its setting).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import multiprocessing
+import os
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from mlcb.sweeps.worker import run_task
+
+EXECUTORS = ("local", "dask")
+#: Seconds to wait for a Dask scheduler before giving up.
+CONNECT_TIMEOUT = 10.0
+DASK_HINT = "the dask executor needs dask.distributed: pip install 'mlcb[dask]'"
+
+
+def first_line(error: BaseException) -> str:
+    """``error`` in one line: its type and the first line of its message."""
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+
+
+def _start_method() -> str:
+    """``fork`` where it is safe (POSIX, and this process runs no other thread): workers start at
+    once with everything imported and need no ``if __name__ == "__main__"`` guard in a script;
+    ``spawn`` otherwise."""
+    import threading
+
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
+def run_local(payloads: list[dict], workers: int, on_result: Callable, on_error: Callable) -> None:
+    """Run ``payloads`` in ``workers`` processes; a pool broken by a dying worker is started again
+    (up to three times) for the tasks that had not finished."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    pending = list(range(len(payloads)))
+    context = multiprocessing.get_context(_start_method())
+    for _attempt in range(4):
+        broken = []
+        with concurrent.futures.ProcessPoolExecutor(min(workers, len(pending)), mp_context=context) as pool:
+            futures = {pool.submit(run_task, payloads[i]): i for i in pending}
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    index = futures[future]
+                    error = future.exception()
+                    if isinstance(error, BrokenProcessPool):
+                        broken.append(index)
+                    elif error is not None:
+                        on_error(index, error)
+                    else:
+                        on_result(index, future.result())
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+        if not broken:
+            return
+        pending = sorted(broken)
+    for index in pending:
+        on_error(index, RuntimeError("worker processes kept dying"))
+
+
+def _unreachable(scheduler: str, timeout: float, error: BaseException) -> str:
+    return (
+        f"scheduler: cannot reach a Dask scheduler at {scheduler!r} within {timeout:g} s "
+        f"({first_line(error)})"
+    )
+
+
+def _check_scheduler(scheduler: str, timeout: float) -> None:
+    """Raise a one-line ``ValueError`` naming ``scheduler`` unless a Dask scheduler answers there
+    within ``timeout`` seconds, the handshake included.
+
+    ``distributed.Client`` bounds only the opening of the connection: a peer that accepts it and
+    then stays silent keeps it waiting for the handshake, and a peer speaking another protocol (a
+    web server's ``400 Bad Request``) has its reply read as a message length, which fails with a
+    memory error. So the client's first exchange (handshake, then ``identity``) is made here first,
+    in a thread of its own (the caller may be running an event loop), with the whole of it bounded.
+    """
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def identity() -> Any:
+        comm = await connect(scheduler, timeout=timeout)
+        try:
+            await comm.write({"op": "identity"})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded() -> Any:
+        return await asyncio.wait_for(identity(), timeout)
+
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mlcb-scheduler-check") as pool:
+        try:
+            reply = pool.submit(asyncio.run, bounded()).result()
+        except (OSError, TimeoutError, ValueError) as error:  # refused, silent, or a bad address
+            if isinstance(error, TimeoutError) and not str(error):
+                error = TimeoutError("no answer to Dask's handshake")
+            raise ValueError(_unreachable(scheduler, timeout, error)) from None
+        except Exception:  # a reply that is not Dask's protocol
+            raise ValueError(
+                f"scheduler: {scheduler!r} answers, but not as a Dask scheduler (its reply is not "
+                "Dask's protocol); check the address and port"
+            ) from None
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind != "Scheduler":
+        what = f"a Dask {kind}" if isinstance(kind, str) else "something that speaks Dask's protocol"
+        raise ValueError(
+            f"scheduler: {scheduler!r} is {what}, not a Dask scheduler; give the scheduler's address"
+        )
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None, workers: int, timeout: float = CONNECT_TIMEOUT):
+    """A ``distributed.Client``: connected to ``scheduler`` (a one-line ``ValueError`` naming it
+    when no Dask scheduler answers there within ``timeout`` seconds, whatever the reason), or to a
+    LocalCluster of ``workers`` processes on 127.0.0.1, closed on exit."""
+    try:
+        import distributed
+    except ImportError:
+        raise ValueError(DASK_HINT) from None
+    if scheduler is None:
+        with (
+            warnings.catch_warnings(),
+            distributed.LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",
+                silence_logs=40,
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            warnings.simplefilter("ignore")
+            yield client
+        return
+    _check_scheduler(scheduler, timeout)
+    try:
+        client = distributed.Client(scheduler, timeout=timeout)
+    except Exception as error:  # whatever a failed connection raises, one line naming the address
+        raise ValueError(_unreachable(scheduler, timeout, error)) from None
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def run_dask(client: Any, payloads: list[dict], on_result: Callable, on_error: Callable) -> None:
+    """Run ``payloads`` on the cluster of ``client``, each task once (a lost worker's tasks are
+    run again by the scheduler); an interruption cancels what is left."""
+    import distributed
+
+    futures = {}
+    for index, payload in enumerate(payloads):
+        block = f"{payload['first']:06d}-{payload['stop']:06d}"
+        key = f"mlcb-{payload['key']}-{block}-{os.getpid()}-{time.time_ns()}"
+        futures[client.submit(run_task, payload, key=key, pure=False, retries=0)] = index
+    try:
+        for future in distributed.as_completed(list(futures)):
+            index = futures[future]
+            if future.status == "error":
+                on_error(index, future.exception())
+            else:
+                on_result(index, future.result())
+            future.release()
+    except BaseException:
+        client.cancel(list(futures))
+        raise

@@ -1,0 +1,271 @@
+"""A sweep's grid: the settings it runs, validated before any task, and its tasks.
+
+A *grid* starts from a preset and lists values: lists under ``[grid]`` expand into their product,
+or ``[[settings]]`` tables name the settings one by one. Every setting is built as a
+:class:`mlcb.config.SimulationConfig` (so validated) by :func:`make_grid`; an invalid combination,
+such as a budget above the number of experts, is a ``ValueError`` naming it. Each setting's
+replications are cut into :class:`Task` blocks of ``block`` consecutive replications.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlcb import validation
+
+#: Setting fields a grid may set or vary (``env_params.NAME`` and ``policy_params.NAME`` too).
+FIELDS = (
+    "policy",
+    "budget",
+    "n_experts",
+    "horizon",
+    "delta",
+    "calibration",
+    "smoothing",
+    "seed",
+    "checkpoints",
+    "env_params",
+    "policy_params",
+)
+#: Short names of varied fields in setting labels.
+_SHORT = {"budget": "M", "n_experts": "K", "horizon": "T"}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of a grid: its label, its values (plain data) and its validated configuration."""
+
+    label: str
+    values: dict
+    config: Any
+
+    @property
+    def key(self) -> str:
+        return self.config.key()
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A validated grid: every setting built, labels and keys distinct."""
+
+    name: str
+    preset: str
+    replications: int
+    block: int
+    settings: tuple[Setting, ...]
+    description: dict = field(default_factory=dict)
+
+    def tasks(self) -> list[Task]:
+        """Every task of the grid, ``block`` replications each (a fresh sweep's plan)."""
+        return [
+            Task(s.label, s.key, a, b)
+            for s in self.settings
+            for a, b in blocks(range(self.replications), self.block)
+        ]
+
+
+@dataclass(frozen=True)
+class Task:
+    """Replications ``first .. stop - 1`` of the setting ``label`` (key ``key``)."""
+
+    label: str
+    key: str
+    first: int
+    stop: int
+
+    @property
+    def name(self) -> str:
+        return f"block-{self.first:06d}-{self.stop:06d}"
+
+    def describe(self) -> str:
+        return f"{self.label}, replications {self.first}-{self.stop - 1}"
+
+
+def blocks(replications: Iterable[int], size: int) -> list[tuple[int, int]]:
+    """Runs of consecutive replications cut into blocks of at most ``size``."""
+    out: list[tuple[int, int]] = []
+    values = sorted(replications)
+    for _, run in itertools.groupby(enumerate(values), key=lambda pair: pair[1] - pair[0]):
+        run = [r for _, r in run]
+        for start in range(0, len(run), size):
+            chunk = run[start : start + size]
+            out.append((chunk[0], chunk[-1] + 1))
+    return out
+
+
+def _as_list(key: str, value: Any) -> list:
+    if isinstance(value, list):
+        if not value:
+            raise ValueError(f"grid.{key}: an empty list gives no settings; give one or more values")
+        return value
+    return [value]
+
+
+def _check_field(key: str, where: str, value: Any = None) -> None:
+    """A ``ValueError`` for a key that is no setting field, or a list given to a field of one
+    value outside ``[grid]`` (``where`` names the place)."""
+    if key in FIELDS or re.fullmatch(r"(env_params|policy_params)\.[A-Za-z_]\w*", key):
+        if isinstance(value, list) and key in FIELDS and key not in ("env_params", "policy_params"):
+            raise ValueError(
+                f"{where}: {key} = {value!r} gives several values to one setting; list the values "
+                f"under [grid] to run a setting for each (e.g. [grid] {key} = {json.dumps(value)})"
+            )
+        return
+    allowed = ", ".join(FIELDS) + ", env_params.NAME, policy_params.NAME"
+    raise ValueError(f"{where}: unknown key {key!r}; allowed: {allowed}")
+
+
+def _describe_values(values: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in values.items()) or "the shared setting"
+
+
+def build_config(preset_name: str, values: dict, replications: int) -> Any:
+    """The :class:`~mlcb.config.SimulationConfig` of the preset ``preset_name`` with the setting
+    ``values`` (grid fields) and ``replications``; raises ``ValueError`` on a bad combination."""
+    from mlcb import presets
+
+    preset = presets.get(preset_name)
+    rest = dict(values)
+    budget = rest.pop("budget", None)
+    calibration = rest.pop("calibration", None)
+    env_params = dict(rest.pop("env_params", None) or {})
+    policy_params = dict(rest.pop("policy_params", None) or {})
+    for key in list(rest):
+        if key.startswith("env_params."):
+            env_params[key.split(".", 1)[1]] = rest.pop(key)
+        elif key.startswith("policy_params."):
+            policy_params[key.split(".", 1)[1]] = rest.pop(key)
+    if "n_experts" in rest:
+        env_params["n_experts"] = rest.pop("n_experts")
+    fields = {"env_params": env_params, "replications": replications, **rest}
+    if policy_params:
+        fields["policy_params"] = policy_params
+    return preset.config(budget, calibration, **fields)
+
+
+def _value_of(key: str, values: dict, config: Any) -> Any:
+    """The value of grid field ``key`` in the built setting (defaults filled in)."""
+    if key == "n_experts":
+        return config.n_experts
+    if key.startswith(("env_params.", "policy_params.")):
+        group, name = key.split(".", 1)
+        return getattr(config, group).get(name, values.get(key))
+    value = getattr(config, key, values.get(key))
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
+
+
+def _label(values: dict, varied: list[str], config: Any) -> str:
+    parts = [str(config.policy), f"M={config.budget}"]
+    for key in varied:
+        if key in ("policy", "budget"):
+            continue
+        parts.append(f"{_SHORT.get(key, key)}={_value_of(key, values, config)}")
+    return " ".join(parts)
+
+
+def make_grid(data: dict, name: str | None = None) -> Grid:
+    """Validate a grid given as a dict (the TOML file's contents) and build every setting.
+
+    Keys: ``preset`` (required), ``name``, ``replications``, ``block`` (replications per task),
+    any of :data:`FIELDS` as the base setting, and either ``[grid]`` (each list expands into the
+    product) or ``[[settings]]`` (explicit settings, each over the base). Every problem is a
+    ``ValueError`` naming the key or the setting at fault, raised before any work.
+
+    Examples
+    --------
+    >>> grid = make_grid({"preset": "trap", "horizon": 1_000, "replications": 4,
+    ...                   "grid": {"budget": [1, 2], "n_experts": [4, 6]}})
+    >>> [s.label for s in grid.settings]
+    ['mlcb M=1 K=4', 'mlcb M=1 K=6', 'mlcb M=2 K=4', 'mlcb M=2 K=6']
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"grid: expected a table of keys, got {type(data).__name__}")
+    description = json.loads(json.dumps(data, default=str))
+    data = dict(data)
+    if "preset" not in data:
+        raise ValueError(
+            'preset: a grid needs a preset to start from (see `mlcb list`), e.g. preset = "trap"'
+        )
+    preset = data.pop("preset")
+    from mlcb import presets
+
+    if not isinstance(preset, str):
+        raise ValueError(f"preset must be a preset name, got {preset!r}")
+    base_preset = presets.get(preset)
+    grid_name = validation.plain_name("name", data.pop("name", name or f"{preset}-sweep"))
+    replications = validation.integer(
+        "replications", data.pop("replications", base_preset.replications), maximum=10**6
+    )
+    block = validation.integer("block", data.pop("block", 1), maximum=10**6)
+    table = data.pop("grid", None)
+    explicit = data.pop("settings", None)
+    for key, value in data.items():
+        _check_field(key, "grid file", value)
+    base = data
+    if table is not None and explicit is not None:
+        raise ValueError("grid and settings: give [grid] (a product) or [[settings]] (a list), not both")
+    if table is not None:
+        if not isinstance(table, dict) or not table:
+            raise ValueError(f"grid must be a table of lists, e.g. budget = [1, 2, 4], got {table!r}")
+        for key in table:
+            _check_field(key, "grid")
+            if key in base:
+                raise ValueError(f"grid.{key}: also set outside [grid]; set it in one place")
+        keys = list(table)
+        lists = [_as_list(k, table[k]) for k in keys]
+        combos = [dict(zip(keys, combo)) for combo in itertools.product(*lists)]
+        varied = [k for k, values in zip(keys, lists) if len(values) > 1]
+    elif explicit is not None:
+        if not isinstance(explicit, list) or not explicit or not all(isinstance(s, dict) for s in explicit):
+            raise ValueError("settings must be one or more [[settings]] tables of setting fields")
+        for index, entry in enumerate(explicit):
+            for key, value in entry.items():
+                _check_field(key, f"settings[{index}]", value)
+        combos = [dict(entry) for entry in explicit]
+        keys = sorted({k for entry in combos for k in entry})
+        varied = [k for k in keys if len({json.dumps(c.get(k), sort_keys=True) for c in combos}) > 1]
+    else:
+        combos, varied = [{}], []
+    settings: list[Setting] = []
+    labels: dict[str, str] = {}
+    keys_seen: dict[str, str] = {}
+    for combo in combos:
+        values = {**base, **combo}
+        try:
+            config = build_config(preset, values, replications)
+        except (ValueError, TypeError) as error:
+            message = str(error).splitlines()[0] if str(error) else type(error).__name__
+            where = f"grid setting {_describe_values(combo)}" if combo else "grid: the shared setting"
+            raise ValueError(f"{where} is invalid: {message}") from None
+        label = _label(values, varied, config)
+        if label in labels:
+            raise ValueError(
+                f"grid: settings {labels[label]} and {_describe_values(combo)} share the label {label!r}"
+            )
+        key = config.key()
+        if key in keys_seen:
+            raise ValueError(
+                f"grid: settings {keys_seen[key]} and {_describe_values(combo)} are the same setting"
+            )
+        labels[label] = keys_seen[key] = _describe_values(combo)
+        settings.append(Setting(label, json.loads(json.dumps(values)), config))
+    return Grid(grid_name, preset, replications, block, tuple(settings), description)
+
+
+def load_grid(path: str | Path) -> Grid:
+    """Read and validate a grid TOML file (:func:`make_grid`); the file's stem is the default name."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"grid: no such TOML file {str(path)!r}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
+    return make_grid(data, name=path.stem)

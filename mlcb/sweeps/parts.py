@@ -1,0 +1,160 @@
+"""A sweep's parts on disk: one per finished task, written, found, validated and set aside.
+
+A part is the block ``first .. stop - 1`` of one setting's replications, kept as four files of a
+Parquet dataset partitioned by setting key::
+
+    data/{curves,experts,replications}/key=<setting key>/block-<first>-<stop>.parquet
+    data/settings/key=<setting key>/block-<first>-<stop>.json
+
+Each file is written atomically (:func:`mlcb.store.write_file`), the description first and the
+curves last, so a part counts as done only when all four files are there. Before a re-run uses a
+part it is validated (:func:`read_part`); a damaged one is renamed ``*.corrupt`` and its
+replications are planned again (:func:`plan`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mlcb import result_files
+from mlcb.engine.replications import CorruptPartWarning
+from mlcb.result_files import FRAMES
+from mlcb.sweeps.grid import Grid, Setting, Task, blocks
+
+#: The sweep's Parquet dataset, below its directory.
+DATA = "data"
+
+
+def part_files(root: Path, key: str, name: str) -> dict[str, Path]:
+    """The four files of the part ``name`` (``block-<first>-<stop>``) of setting ``key``."""
+    files = {f: root / DATA / f / f"key={key}" / f"{name}.parquet" for f in FRAMES}
+    files["settings"] = root / DATA / "settings" / f"key={key}" / f"{name}.json"
+    return files
+
+
+def write_part(root: Path, task: Task, output: dict) -> None:
+    """Write a finished task's frames and description, each file atomically (description first,
+    curves last: a part counts as done only when all four files are there and valid)."""
+    from mlcb.store import write_file
+
+    files = part_files(root, task.key, task.name)
+    for path in files.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(output["setting"], indent=1).encode()
+    write_file(files["settings"], lambda handle: handle.write(text))
+    for name in ("experts", "replications", "curves"):
+        frame = output[name]
+        write_file(files[name], lambda handle, frame=frame: frame.to_parquet(handle, index=False))
+
+
+def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.DataFrame], dict]:
+    """Read and validate one part: the frames' columns and dtypes, the setting's label, the
+    replications of the block and the rows each must have. A problem is a ``ValueError`` naming
+    the file."""
+    from mlcb.engine.replications import checkpoint_grid
+
+    match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
+    if match is None:
+        raise ValueError(f"{name}: not a part name")
+    first, stop = int(match[1]), int(match[2])
+    files = part_files(root, setting.key, name)
+    meta = result_files.read_json(files["settings"], within=root)
+    if not isinstance(meta, dict) or meta.get("key") != setting.key:
+        raise ValueError(f"{files['settings']}: does not describe the setting {setting.label!r}")
+    config = setting.config
+    points = len(checkpoint_grid(config.horizon, config.checkpoints))
+    count = stop - first
+    rows = {"curves": count * points, "experts": count * points * config.n_experts, "replications": count}
+    frames = {}
+    for frame_name in FRAMES:
+        path = files[frame_name]
+        frame = result_files.read_frame(path, frame_name, within=root)
+        if len(frame) != rows[frame_name]:
+            raise ValueError(f"{path}: {len(frame)} rows, expected {rows[frame_name]}")
+        if not (frame["setting"] == setting.label).all():
+            raise ValueError(f"{path}: rows of another setting than {setting.label!r}")
+        reps = frame["replication"].to_numpy()
+        if reps.min() != first or reps.max() != stop - 1 or len(np.unique(reps)) != count:
+            raise ValueError(f"{path}: replications differ from the block's {first}-{stop - 1}")
+        frames[frame_name] = frame
+    return frames, meta
+
+
+def set_aside(root: Path, key: str, name: str) -> None:
+    """Rename the files of a damaged part ``*.corrupt`` (kept for inspection, never read again).
+    A file reached through a linked folder is left alone: the link is renamed instead, so that
+    nothing outside the sweep is touched and new parts are written into a folder of its own."""
+    for path in part_files(root, key, name).values():
+        inside = path.relative_to(root).parts
+        entries = [root.joinpath(*inside[: i + 1]) for i in range(len(inside))]  # data, ..., the file
+        target = next((entry for entry in entries if entry.is_symlink()), path)
+        if not (target.exists() or target.is_symlink()):
+            continue
+        aside = target.with_name(target.name + ".corrupt")
+        if target != path and aside.exists():  # a folder: never onto another one
+            aside = target.with_name(f"{target.name}.corrupt-{os.getpid()}-{time.time_ns()}")
+        with contextlib.suppress(OSError):
+            os.replace(target, aside)
+
+
+def found_parts(root: Path, key: str) -> list[str]:
+    """Names of the blocks of setting ``key`` with all four files present."""
+    folder = root / DATA / "curves" / f"key={key}"
+    if not folder.is_dir():
+        return []
+    names = sorted(p.name[: -len(".parquet")] for p in folder.glob("block-*.parquet"))
+    return [n for n in names if all(p.is_file() for p in part_files(root, key, n).values())]
+
+
+def choose(names: list[str], replications: int) -> list[tuple[int, int, str]]:
+    """Non-overlapping parts inside ``[0, replications)``, earliest first."""
+    spans = []
+    for name in names:
+        match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
+        if match and 0 <= int(match[1]) < int(match[2]) <= replications:
+            spans.append((int(match[1]), int(match[2]), name))
+    chosen, covered = [], set()
+    for first, stop, name in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if covered.isdisjoint(range(first, stop)):
+            chosen.append((first, stop, name))
+            covered.update(range(first, stop))
+    return chosen
+
+
+def plan(root: Path, grid: Grid, check: bool = True) -> tuple[list[Task], list[Task]]:
+    """``(done, todo)``: the parts already on disk (validated when ``check``; a damaged one is set
+    aside as ``*.corrupt`` with a warning and its replications planned again) and the tasks that
+    remain, in blocks of at most ``grid.block``."""
+    done: list[Task] = []
+    todo: list[Task] = []
+    for setting in grid.settings:
+        covered: set[int] = set()
+        for first, stop, name in choose(found_parts(root, setting.key), grid.replications):
+            if not all(p.is_file() for p in part_files(root, setting.key, name).values()):
+                continue  # its folder was a link, set aside with an earlier part: planned again
+            if check:
+                try:
+                    read_part(root, setting, name)
+                except ValueError as error:
+                    set_aside(root, setting.key, name)
+                    warnings.warn(
+                        f"{error}; the part's files renamed *.corrupt, replications {first}-{stop - 1} of "
+                        f"{setting.label!r} recomputed",
+                        CorruptPartWarning,
+                        stacklevel=2,
+                    )
+                    continue
+            done.append(Task(setting.label, setting.key, first, stop))
+            covered.update(range(first, stop))
+        missing = [r for r in range(grid.replications) if r not in covered]
+        todo.extend(Task(setting.label, setting.key, a, b) for a, b in blocks(missing, grid.block))
+    return done, todo

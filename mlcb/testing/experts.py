@@ -1,0 +1,136 @@
+"""Conformance of experts: :func:`check_expert`, for a Python learner or a compiled family's member.
+
+It tells the two kinds apart, checks the one it finds (:mod:`mlcb.testing.families`,
+:mod:`mlcb.testing.python_experts`), then runs a short simulation of a pool of the expert.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mlcb.testing._common import _fail, _raising
+from mlcb.testing.environments import _resolve_env
+from mlcb.testing.families import _check_family, _family_of
+from mlcb.testing.python_experts import _check_python_expert
+
+
+def _simulate_experts(who, pool, env, env_name, env_params, seed, rounds) -> None:
+    import mlcb
+
+    if env_name is None:
+        spec = getattr(env, "spec", None)
+        if spec is not None and getattr(spec, "id", None):
+            env_name, env_params = spec.id, dict(spec.kwargs or {})
+    fields = {
+        "env": env_name if env_name is not None else env,
+        "env_params": dict(env_params or {}),
+        "experts": pool,
+        "policy": "round-robin",
+        "budget": min(2, len(pool)),
+        "horizon": rounds,
+        "replications": 2,
+        "seed": seed,
+    }
+    with _raising(
+        f"{who}: a short simulation of a pool of {len(pool)} on {fields['env']!r} (round-robin, "
+        f"budget {fields['budget']}) fails"
+    ):
+        result = mlcb.simulate(**fields)
+    regret = result.curves["regret"].to_numpy(float)
+    if not np.all(np.isfinite(regret)):
+        _fail(who, "a short simulation of a pool of it gives a non-finite realized regret")
+
+
+def check_expert(
+    expert: Any,
+    env: Any = "mlcb/Trap-v0",
+    *,
+    env_params: dict | None = None,
+    n_experts: int | None = None,
+    rounds: int = 30,
+    seed: int = 0,
+    simulate: bool = True,
+) -> None:
+    """Check an expert: a Python learner, or a specification of a compiled expert family.
+
+    A *Python expert* (:class:`mlcb.contracts.PythonExpert`: methods ``learn`` and ``deploy``)
+    is driven directly, deploy then learn as the engine does, on ``rounds`` rounds of the
+    environment's round data (:meth:`~mlcb.contracts.Environment.round_data` of expert 0):
+
+    - ``learn(data)`` returns a float loss in ``[0, 1]`` (``nan`` and values out of range fail,
+      named) or a pair ``(loss, rate)`` with a finite rate ``>= 0``, at most the update count
+      when the rate is declared valid; anything else (a tuple of three, a list) fails;
+    - ``deploy(data)`` returns a float loss in ``[0, 1]`` or a pair ``(loss, expected)`` with
+      ``expected`` in ``[0, 1]`` or ``nan``, and does not change the learner's state: its pickled
+      state (random generators left out) must be unchanged, and a copy taken before ``deploy``
+      must then learn exactly as the learner does (a deploy drawing from the stream ``learn``
+      uses fails);
+    - ``spawn(seed)``, if present, returns a new learner, leaves the expert unchanged, is
+      deterministic for the seed, and gives an untrained copy even of a trained learner;
+    - ``rate`` (a callable ``rate(n, delta')`` vectorised over counts, or ``(beta, alpha)``;
+      default ``(1.0, 0.5)``) is finite, ``>= 0`` (``> 0`` from ``n = 2``) and non-decreasing in
+      ``n``, and at most ``n`` when declared valid (``heuristic`` False); ``heuristic`` is a bool;
+      ``optimal_loss(env, env_params)``, if present, lies in ``[0, 1]``.
+
+    An *expert specification* (its class names an :class:`mlcb.contracts.ExpertFamily` in
+    ``family``): the family has every protocol member (``name``, ``smoothing``, ``check``,
+    ``optimal_losses``, ``rates``, ``heuristic``, and ``build_pool`` or ``batched_pool``);
+    ``check`` accepts a pool of the expert on ``env``; ``optimal_losses`` lie in ``[0, 1]``;
+    ``rates`` is ``None`` or non-decreasing as above; ``heuristic`` gives bools.
+
+    With ``simulate``, a short :func:`mlcb.simulate` of a pool of ``n_experts`` copies of the
+    expert (round-robin, budget 2, two replications) must run: the engine itself reports a loss
+    out of ``[0, 1]`` as an error.
+
+    Parameters
+    ----------
+    expert : PythonExpert or expert specification
+        The expert to check.
+    env : str or Environment
+        A registered environment id or an environment object the expert runs on.
+    env_params : dict, optional
+        Keyword arguments of a registered environment.
+    n_experts : int, optional
+        ``K`` of the pool (default: the environment's ``n_experts``, or 4).
+    rounds : int
+        Rounds of the direct checks and of the simulation.
+    seed : int
+        Seed of the environment's stream, of ``spawn`` and of the simulation.
+    simulate : bool
+        Also run the short simulation.
+
+    Raises
+    ------
+    ConformanceError
+        Naming the expert, the method and what to fix; also when a registered ``env`` cannot be
+        made with ``env_params``.
+    TypeError
+        ``env_params`` given with an environment object (they are for a registered id).
+
+    Examples
+    --------
+    >>> import agents
+    >>> from mlcb.testing import check_expert
+    >>> check_expert(agents.make("ucb1"), "mlcb/Trap-v0", env_params={"n_experts": 3}, simulate=False)
+    """
+    env_name = env if isinstance(env, str) else None
+    env, _ = _resolve_env(env, env_params)
+    if n_experts is None:
+        n_experts = env.n_experts if getattr(env, "n_experts", None) is not None else 4
+    who = f"expert {type(expert).__name__}"
+    family = _family_of(who, expert)
+    if family is not None:
+        pool = _check_family(who, expert, family, env, seed, n_experts)
+    elif callable(getattr(expert, "learn", None)) and callable(getattr(expert, "deploy", None)):
+        _check_python_expert(who, expert, env, seed, rounds, n_experts)
+        pool = [expert] * n_experts
+    else:
+        _fail(
+            who,
+            "is neither an expert specification (its class names an ExpertFamily in 'family') nor a "
+            "Python expert (methods learn(data) and deploy(data)); see mlcb.contracts",
+        )
+    if simulate:
+        _simulate_experts(who, pool, env, env_name, env_params, seed, rounds)

@@ -1,0 +1,156 @@
+"""mlcb.paper: the reproduced paper's page, its sections' tables, resuming, and bad input."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+
+import pytest
+
+from mlcb import paper
+from mlcb.paper import Row, Section, Table
+
+#: Every section at a size that runs in seconds (the claims are not expected to hold here).
+TINY = {
+    "mlcb.paper.trap": {"horizon": 2_000, "replications": 3},
+    "mlcb.paper.glm": {"horizon": 300, "replications": 3},
+    "mlcb.paper.lower_bound": {
+        "horizons": (200, 1_000),
+        "replications": 3,
+        "alphas": (0.5,),
+        "budgets": (1, 2),
+        "n_experts": 4,
+    },
+}
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    import importlib
+
+    for module_name, size in TINY.items():
+        module = importlib.import_module(module_name)
+        monkeypatch.setitem(module.SIZES, "quick", size)
+    return TINY
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    """The quick page at the tiny size, written once for the tests that read it."""
+    import importlib
+
+    saved = {}
+    for module_name, size in TINY.items():
+        module = importlib.import_module(module_name)
+        saved[module_name] = module.SIZES["quick"]
+        module.SIZES["quick"] = size
+    try:
+        out = tmp_path_factory.mktemp("paper")
+        return paper.reproduce("quick", out), out
+    finally:
+        for module_name, size in saved.items():
+            importlib.import_module(module_name).SIZES["quick"] = size
+
+
+def test_every_section_of_the_paper_is_on_the_page(page):
+    index, out = page
+    text = index.read_text()
+    for key in paper.EXPERIMENTS:
+        assert f'<section id="{key}">' in text
+        assert (out / "sections" / f"{key}.json").is_file()
+    assert text.count("<img ") >= len(paper.EXPERIMENTS)
+    assert text.count("data:image/png;base64,") == text.count("<img ")
+
+
+def test_every_table_row_has_the_papers_and_the_packages_number(page):
+    """Each row sets the paper's number (or claim) beside the package's estimate; the saved JSON
+    and the rendered page agree."""
+    index, out = page
+    text = html.unescape(index.read_text())
+    rows = 0
+    for key in paper.EXPERIMENTS:
+        data = json.loads((out / "sections" / f"{key}.json").read_text())
+        for table in data["tables"]:
+            assert table["rows"], table["title"]
+            for row in table["rows"]:
+                rows += 1
+                assert row["paper"].strip(), row
+                assert row["package"] is not None and math.isfinite(row["package"]), row
+                assert f"<td>{row['quantity']}</td><td>{row['paper']}</td>" in text
+    cells = re.findall(r'<td class="number">([^<]*)</td>', text)
+    assert len(cells) == rows and all(cell.strip() and cell != "n/a" for cell in cells)
+
+
+def test_a_finished_section_is_kept_and_the_page_rewritten(page, monkeypatch):
+    index, out = page
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a finished section was run again")
+
+    for module_name in paper.EXPERIMENTS.values():
+        monkeypatch.setattr(f"{module_name}.run", refuse)
+    before = {p.name: p.read_bytes() for p in (out / "sections").iterdir()}
+    index.unlink()
+    assert paper.reproduce("quick", out) == index and index.is_file()
+    assert {p.name: p.read_bytes() for p in (out / "sections").iterdir()} == before
+
+
+def test_a_damaged_or_foreign_section_is_computed_again(tiny, tmp_path):
+    out = tmp_path / "paper"
+    paper.reproduce("quick", out, only="glm")
+    saved = out / "sections" / "glm.json"
+    first = json.loads(saved.read_text())
+    saved.write_text("{ not json")
+    paper.reproduce("quick", out, only="glm")
+    assert json.loads(saved.read_text())["tables"] == first["tables"]  # same seed, same numbers
+    paper.reproduce("quick", out, only="glm", seed=1)  # another seed: not the saved one
+    assert json.loads(saved.read_text())["seed"] == 1
+    assert 'id="trap"' not in (out / "index.html").read_text()  # never run: not on the page
+
+
+def test_section_json_round_trip_and_what_it_refuses(tmp_path):
+    figure = tmp_path / "figures" / "a.png"
+    figure.parent.mkdir()
+    figure.write_bytes(b"\x89PNG")
+    rows = (Row("x", "1.0", 1.5, 0.1, "%", "n"), Row("y", "claim", 2.0))
+    section = Section("k", "Title", "Text.", (figure,), (Table("T", rows, "note"),))
+    data = json.loads(json.dumps(section.to_json(tmp_path)))
+    assert data["figures"] == ["figures/a.png"] and data["tables"][0]["rows"][1]["stderr"] is None
+    back = Section.from_json(data, tmp_path)
+    assert back.tables == section.tables and back.figures == (figure,)
+    link = tmp_path / "figures" / "b.png"
+    link.symlink_to(figure)
+    for name in ("figures/b.png", "../a.png", "figures/missing.png"):
+        with pytest.raises(ValueError, match="is not a regular file"):
+            Section.from_json({**data, "figures": [name]}, tmp_path)
+    with pytest.raises(ValueError, match="not a saved section"):
+        Section.from_json({"key": "k"}, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"size": "huge"}, r"size must be one of \('quick', 'paper'\), got 'huge'"),
+        ({"only": ["trap", "nope"]}, "only must name sections among trap, glm, lower-bound"),
+        ({"only": []}, "only must name sections among"),
+        ({"seed": -1}, "seed must be a non-negative integer"),
+        ({"out": ""}, "out must name a directory, got an empty path"),
+        ({"overwrite": "yes"}, "overwrite must be"),
+    ],
+)
+def test_bad_input_is_refused_before_any_work(arguments, message, tmp_path, monkeypatch):
+    for module_name in paper.EXPERIMENTS.values():
+        monkeypatch.setattr(f"{module_name}.run", lambda *a, **k: pytest.fail("work started"))
+    arguments = {"out": tmp_path / "paper", **arguments}
+    with pytest.raises(ValueError, match=message):
+        paper.reproduce(**arguments)
+    assert not (tmp_path / "paper").exists() or arguments["out"] == ""
+
+
+def test_out_that_is_a_file_is_refused(tmp_path):
+    target = tmp_path / "file"
+    target.write_text("")
+    with pytest.raises(ValueError, match="exists and is not a directory"):
+        paper.reproduce(out=target)
