@@ -101,7 +101,9 @@ def test_the_projection_binds_and_deploy_changes_nothing():
     env = RealDataEnv("segments", horizon=50, order="shuffle")
     pool = [OnlineSoftmax(step=50.0, radius=0.5)]
     env_params, env_state = env.build(0, 0)
-    params, state = CLASSIFIERS.build_pool(pool, env, env_params, 0.1, np.zeros(1, np.uint64), "average", 50)
+    params, state = CLASSIFIERS.build_pool(
+        BuildContext(tuple(pool), env, env_params, 0.1, np.zeros(1, np.uint64), "average", 50)
+    )
     for t in range(30):
         kernels.begin_round(env_params, env_state, t)
         kernels.train(params, state, env_params, env_state, 0, t)
@@ -117,7 +119,9 @@ def test_rates_are_what_train_returns_and_the_coefficient_is_pinned():
     pool = _pool()
     env_params, env_state = env.build(0, 0)
     delta_prime = 0.1 / (2 * len(pool))
-    params, state = CLASSIFIERS.build_pool(pool, env, env_params, 0.1, np.zeros(5, np.uint64), "last", 60)
+    params, state = CLASSIFIERS.build_pool(
+        BuildContext(tuple(pool), env, env_params, 0.1, np.zeros(5, np.uint64), "last", 60)
+    )
     counts = np.arange(1, 41)
     table = CLASSIFIERS.rates(pool, env, counts, delta_prime)
     assert table.shape == (5, 40)

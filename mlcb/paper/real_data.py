@@ -30,7 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from mlcb.paper import Row, Section, Table
+from mlcb.paper.measure import mean_and_error, verdict
+from mlcb.paper.section import Row, Section, Table
+
+#: The optional packages whose data sets stand in for the paper's.
+REQUIRES = ("river", "sklearn")
 
 #: The experiment's sizes; :func:`run` takes any of the keys as a keyword to override them.
 #: The paper's own size is cheap (the learners are compiled), so ``quick`` keeps the paper's
@@ -81,19 +85,6 @@ WARFARIN_NOTE = "digits (10 classes) stands in for Warfarin dosing (3 classes)"
 
 
 # --- numbers from a Result --------------------------------------------------------------------------
-def mean_and_error(values: Any) -> tuple[float, float]:
-    """The mean of ``values`` and its standard error (``nan`` with fewer than two values).
-
-    >>> mean_and_error([1.0, 2.0, 3.0])
-    (2.0, 0.5773502691896258)
-    """
-    values = np.asarray(values, dtype=float)
-    if values.size == 0:
-        return math.nan, math.nan
-    error = float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else math.nan
-    return float(values.mean()), error
-
-
 def per_replication(result: Any, setting: str) -> dict[str, np.ndarray]:
     """At the horizon, replication by replication (sorted by replication): ``"loss"`` the
     deployed decisions' cumulative 0-1 loss, ``"best"`` the best fixed expert's, ``"regret"``
@@ -114,24 +105,6 @@ def per_replication(result: Any, setting: str) -> dict[str, np.ndarray]:
         "accuracy": 1.0 - loss / horizon,
         "top_m": final["top_m_regret"].to_numpy(float),
     }
-
-
-def verdict(mean: float, error: float, below: bool = True) -> str:
-    """Whether a claimed difference is below zero (``below``) or above it, in standard errors:
-    two or more standard errors on the claimed side, the claim holds; on the other, it does not.
-
-    >>> verdict(-30.0, 10.0), verdict(5.0, 10.0), verdict(40.0, 10.0)
-    ('holds: 3.0 s.e. below 0', 'not shown: 0.5 s.e. above 0', 'does not hold: 4.0 s.e. above 0')
-    >>> verdict(40.0, 10.0, below=False)
-    'holds: 4.0 s.e. above 0'
-    """
-    if not (math.isfinite(mean) and math.isfinite(error)) or error <= 0:
-        return ""
-    z = mean / error
-    side = "below" if z < 0 else "above"
-    if abs(z) >= 2:
-        return f"{'holds' if (z < 0) == below else 'does not hold'}: {abs(z):.1f} s.e. {side} 0"
-    return f"not shown: {abs(z):.1f} s.e. {side} 0"
 
 
 def _claim(quantity: str, paper: str, difference: np.ndarray, below: bool = True) -> Row:
