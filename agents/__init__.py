@@ -63,6 +63,12 @@ registry.register(
     summary="Hedge over the expert's arms as fixed predictors, full information, alpha = 1/2",
 )
 registry.register(
+    "softmax", "agents.classifiers:OnlineSoftmax", summary="online softmax regression (OGD), real data"
+)
+registry.register(
+    "perceptron", "agents.classifiers:OnlinePerceptron", summary="multiclass perceptron, real data"
+)
+registry.register(
     "bco",
     "agents.bco:BCO",
     summary="bandit gradient descent (Flaxman et al. 2005) on a convex stream, Lipschitz case, alpha = 3/4",

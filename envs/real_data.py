@@ -1,10 +1,18 @@
-"""A supervised stream bootstrapped from a real data set shipped inside an installed package.
+"""A supervised stream of a real data set shipped inside an installed package.
 
-Each round ``t`` draws one row of the data set uniformly with replacement (a bootstrap of the data
-set, the way the paper streams its Warfarin data): row ``floor(u_t n)`` with ``u_t`` the uniform of
-the counter-based stream at ``(t, 0)``, keyed by ``(seed, replication)``. Every policy of a
-comparison therefore meets the same rows in the same order (common random numbers), and each
-replication is its own shuffle.
+Two orders (``RealDataEnv(order=...)``), both keyed by ``(seed, replication)`` only, so that every
+policy of a comparison meets the same rows in the same order (common random numbers) and each
+replication is its own draw:
+
+``"bootstrap"`` (default)
+    Each round ``t`` draws one row uniformly with replacement (a bootstrap of the data set, the
+    way the paper streams its Warfarin data): row ``floor(u_t n)`` with ``u_t`` the uniform of
+    the counter-based stream at ``(t, 0)``.
+``"shuffle"``
+    The data set read once, without repeats (the paper's cardiotocography stream): round ``t``
+    meets row ``pi(t)`` of a uniformly random permutation ``pi`` of the rows drawn per
+    replication (:func:`permutation`). Rounds ``0 .. horizon`` and the warm start's extra rows
+    are distinct rows, so ``horizon + warm_start <= n_rows`` is required.
 
 The data sets come with the packages, nothing is downloaded:
 
@@ -15,7 +23,14 @@ name               package    rows    features  target
 ``bananas``        river      5 300   2         which banana-shaped cluster (bool)
 ``breast-cancer``  sklearn    569     30        is the tumour benign (bool)
 ``digits``         sklearn    1 797   64        the hand-written digit, 0 to 9 (int)
+``segments``       river      2 310   18        the region of an outdoor image, 0 to 6 (int)
 =================  =========  ======  ========  =========================================
+
+The regions of ``segments`` (river's ImageSegments) are numbered in alphabetical order: brickface,
+cement, foliage, grass, path, sky, window.
+
+The kernels of a compiled expert family read the table from the replication's parameters
+(:class:`RealDataParams`: ``x``, ``labels``) and the round's row from its state.
 
 What regret is measured against. The best loss ``L_k*`` of a river model on a real data set is
 unknown. The stated reference is *the best pool member trained on every round*: each Python
@@ -36,7 +51,7 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
-from mlcb._jit import kernel
+from mlcb._jit import kernel, njit
 from mlcb.kernels import implements
 from mlcb.random import uniform
 from mlcb.seeding import check_seed, stream_keys
@@ -47,13 +62,28 @@ DATASETS = {
     "bananas": "river",
     "breast-cancer": "sklearn",
     "digits": "sklearn",
+    "segments": "river",
 }
+#: ``RealDataEnv(order=...)``: rows drawn with replacement, or one pass over a permutation.
+ORDERS = ("bootstrap", "shuffle")
+#: The river data sets by name.
+_RIVER_SETS = {"phishing": "Phishing", "bananas": "Bananas", "segments": "ImageSegments"}
 _INSTALL = {"river": "pip install 'mlcb[river]'", "sklearn": "pip install 'mlcb[sklearn]'"}
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
 class RealDataParams(NamedTuple):
+    """One replication's stream: its key, the table the compiled experts read, the row order."""
+
     key: np.uint64  # the rows' stream
     n_rows: int
+    x: np.ndarray = _read_only(np.zeros((0, 0)))  # (n, d) float64 features, read-only
+    labels: np.ndarray = _read_only(np.zeros(0, dtype=np.int64))  # (n,) int64 class index
+    order: np.ndarray = _read_only(np.zeros(0, dtype=np.int64))  # (n,) permutation; (0,): bootstrap
 
 
 class RealDataState(NamedTuple):
@@ -63,8 +93,33 @@ class RealDataState(NamedTuple):
 @implements("begin_round", RealDataParams)
 @kernel
 def _begin_round(params, state, t):
+    size = params.order.shape[0]
+    if size > 0:  # "shuffle": the permutation, read once (round t past it: it starts over)
+        state.row[0] = params.order[t % size]
+        return
     row = np.int64(uniform(params.key, t, 0) * params.n_rows)
     state.row[0] = min(row, params.n_rows - 1)
+
+
+@njit
+def _shuffle(key, n):
+    """Fisher-Yates over ``0 .. n - 1`` with the uniforms of stream ``key`` at ``(i, 1)``."""
+    order = np.arange(n)
+    for i in range(n - 1, 0, -1):
+        j = min(np.int64(uniform(key, i, 1) * (i + 1)), i)
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
+def permutation(key: int, n_rows: int) -> np.ndarray:
+    """The row order of a ``"shuffle"`` stream with key ``key``: a permutation of ``0 .. n_rows-1``,
+    uniform, drawn by Fisher-Yates from the counter-based stream ``key`` at counters ``(i, 1)``
+    (slot 1: disjoint from the bootstrap's draws at ``(t, 0)``).
+
+    >>> sorted(permutation(7, 5).tolist())
+    [0, 1, 2, 3, 4]
+    """
+    return _shuffle(np.uint64(key), int(n_rows))
 
 
 class Table(NamedTuple):
@@ -76,6 +131,7 @@ class Table(NamedTuple):
     x: np.ndarray  # (n, d) float64, read-only
     y: tuple
     classes: tuple
+    labels: np.ndarray | None = None  # (n,) int64: each row's label as an index into classes
 
 
 _TABLES: dict[str, Table] = {}
@@ -100,10 +156,14 @@ def load(name: str) -> Table:
     except ImportError:
         raise ImportError(f"the {name} data set needs {package}: {_INSTALL[package]}") from None
     if package == "river":
-        pairs = list(datasets.Phishing() if name == "phishing" else datasets.Bananas())
+        pairs = list(getattr(datasets, _RIVER_SETS[name])())
         names = tuple(pairs[0][0])
         rows = tuple({k: float(v) for k, v in x.items()} for x, _ in pairs)
-        labels = tuple(bool(y) for _, y in pairs)
+        if name == "segments":  # the region's name as its index among the sorted names
+            names_of = sorted({y for _, y in pairs})
+            labels = tuple(names_of.index(y) for _, y in pairs)
+        else:
+            labels = tuple(bool(y) for _, y in pairs)
     else:
         bunch = datasets.load_breast_cancer() if name == "breast-cancer" else datasets.load_digits()
         names = tuple(str(f) for f in bunch.feature_names)
@@ -115,7 +175,10 @@ def load(name: str) -> Table:
         )
     x = np.array([[row[f] for f in names] for row in rows], dtype=np.float64)
     x.setflags(write=False)
-    table = Table(name, names, rows, x, labels, tuple(sorted(set(labels))))
+    classes = tuple(sorted(set(labels)))
+    index = {c: i for i, c in enumerate(classes)}
+    codes = _read_only(np.array([index[y] for y in labels], dtype=np.int64))
+    table = Table(name, names, rows, x, labels, classes, codes)
     _TABLES[name] = table
     return table
 
@@ -197,28 +260,36 @@ class SupervisedRound(_RoundFields):
 _new_round = tuple.__new__
 
 
-#: Cached references: (data set, horizon, stream key, expert key) -> mean loss.
+#: Cached references: (data set, order, horizon, warm start, stream key, expert key) -> mean loss.
 _REFERENCES: OrderedDict = OrderedDict()
 _REFERENCE_CACHE = 4096
 
 
 class RealDataEnv(gym.Env):
-    """Rows of a real data set drawn with replacement, one per round; as a Gymnasium environment.
+    """Rows of a real data set, one per round, drawn with replacement or read once in a random
+    order; as a Gymnasium environment.
 
     Parameters
     ----------
     dataset : str
         One of :data:`DATASETS`: ``"phishing"`` (default), ``"bananas"``, ``"breast-cancer"``,
-        ``"digits"``.
+        ``"digits"``, ``"segments"``.
     horizon : int
         ``>= 1``: the rounds of the regret reference (see the module's docstring); use the
         simulation's horizon.
     warm_start : int
         ``>= 1`` (default 1): the rows of round 0, the engine's warm start. With ``W > 1`` the
         round-0 data carries ``W`` rows (``SupervisedRound.warm``: the round's own row, then
-        rows drawn from the replication's stream at the counters ``(0, j)``, ``j = 1 .. W - 1``,
-        which no later round uses); experts that learn them all count ``W`` updates, as the
-        river selectors' warm start does (:mod:`mlcb.river`). Later rounds are unchanged.
+        ``W - 1`` rows no later round uses: for ``"bootstrap"`` those drawn from the
+        replication's stream at the counters ``(0, j)``, ``j = 1 .. W - 1``; for ``"shuffle"``
+        those at positions ``horizon + 1 .. horizon + W - 1`` of the permutation); experts that
+        learn them all count ``W`` updates, as the river selectors' warm start does
+        (:mod:`mlcb.river`). Later rounds are unchanged.
+    order : {"bootstrap", "shuffle"}
+        ``"bootstrap"`` (default): rows drawn with replacement. ``"shuffle"``: one pass over a
+        random permutation of the rows, without repeats; needs ``horizon + warm_start <=
+        n_rows`` (a ``ValueError`` says so otherwise). Past the permutation's end (a simulation
+        longer than ``horizon``, or Gymnasium steps past it) it starts over.
 
     Notes
     -----
@@ -227,7 +298,8 @@ class RealDataEnv(gym.Env):
     ``n_experts``
         ``None``: any number of experts can face the stream.
     ``build(seed, replication) -> (params, state)``
-        The replication's stream key; the ``begin_round`` kernel draws the round's row.
+        The replication's stream key, the table (``x``, ``labels``) and, for ``"shuffle"``, the
+        permutation; the ``begin_round`` kernel draws the round's row into ``state.row``.
     ``optimal_loss(params, expert) -> float``
         0, a lower bound of every loss (the Bayes loss of a real data set is unknown); experts
         that offer ``optimal_loss(env, env_params)`` give the stated reference instead.
@@ -250,17 +322,29 @@ class RealDataEnv(gym.Env):
     #: What regret is measured against (recorded in results, printed on figures).
     reference = "the best pool member trained on every round"
 
-    def __init__(self, dataset: str = "phishing", horizon: int = 2_000, warm_start: int = 1) -> None:
+    def __init__(
+        self, dataset: str = "phishing", horizon: int = 2_000, warm_start: int = 1, order: str = "bootstrap"
+    ) -> None:
         if dataset not in DATASETS:
             raise ValueError(f"dataset must be one of {', '.join(DATASETS)}, got {dataset!r}")
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
             raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
         if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
             raise ValueError(f"warm_start must be an integer >= 1, got {warm_start!r}")
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
         self.dataset = dataset
         self.horizon = int(horizon)
         self.warm_start = int(warm_start)
+        self.order = order
         self.table = load(dataset)
+        n_rows = len(self.table.rows)
+        if order == "shuffle" and self.horizon + self.warm_start > n_rows:
+            raise ValueError(
+                f"horizon must be at most n_rows - warm_start = {n_rows - self.warm_start} for "
+                f"order='shuffle' on {dataset!r} ({n_rows} rows, read once: rounds 0 .. horizon and "
+                f"the warm start's {self.warm_start - 1} extra rows), got {self.horizon}"
+            )
         d = self.table.x.shape[1]
         self.observation_space = gym.spaces.Box(
             self.table.x.min(axis=0), self.table.x.max(axis=0), (d,), dtype=np.float64
@@ -273,9 +357,16 @@ class RealDataEnv(gym.Env):
 
     # --- what the engine uses -------------------------------------------------------------
     def build(self, seed: int, replication: int) -> tuple[RealDataParams, RealDataState]:
-        """The stream key of replication ``replication`` and a fresh state."""
+        """The stream key (and the permutation) of replication ``replication``, a fresh state."""
         key = stream_keys(seed, replication, 0).env
-        return RealDataParams(key, len(self.table.rows)), RealDataState(np.zeros(1, dtype=np.int64))
+        n_rows = len(self.table.rows)
+        table = self.table
+        if self.order == "shuffle":
+            order = _read_only(permutation(key, n_rows))
+            params = RealDataParams(key, n_rows, table.x, table.labels, order)
+        else:
+            params = RealDataParams(key, n_rows, table.x, table.labels)
+        return params, RealDataState(np.zeros(1, dtype=np.int64))
 
     def optimal_loss(self, params: RealDataParams, expert: int) -> float:
         """0: a lower bound of every loss (see :meth:`reference_loss` for the stated reference)."""
@@ -315,7 +406,12 @@ class RealDataEnv(gym.Env):
         """Round ``t``'s data for ``row``, with the warm start's rows at round 0."""
         if t == 0 and self.warm_start > 1:
             n = params.n_rows
-            rows = [row] + [min(int(uniform(params.key, 0, j) * n), n - 1) for j in range(1, self.warm_start)]
+            if params.order.shape[0] > 0:
+                size = params.order.shape[0]
+                extra = [int(params.order[(self.horizon + j) % size]) for j in range(1, self.warm_start)]
+            else:
+                extra = [min(int(uniform(params.key, 0, j) * n), n - 1) for j in range(1, self.warm_start)]
+            rows = [row] + extra
             warm = tuple(SupervisedRound(self.table, r, 0) for r in rows)
             return SupervisedRound(self.table, row, t, warm)
         return SupervisedRound(self.table, row, t)
@@ -343,7 +439,7 @@ class RealDataEnv(gym.Env):
         (or ``repr``)."""
         identity = getattr(expert, "reference_key", None)
         identity = identity() if callable(identity) else repr(expert)
-        key = (self.dataset, self.horizon, self.warm_start, int(params.key), identity)
+        key = (self.dataset, self.order, self.horizon, self.warm_start, int(params.key), identity)
         if key in _REFERENCES:
             _REFERENCES.move_to_end(key)
             return _REFERENCES[key]

@@ -1,4 +1,5 @@
-"""The ``mlcb`` command line: ``run``, ``compare``, ``sweep``, ``plot``, ``report``, ``show``, ``list``.
+"""The ``mlcb`` command line: ``run``, ``compare``, ``sweep``, ``plot``, ``report``, ``show``, ``list``,
+``paper``.
 
 Bad input exits with status 2 and one line on standard error; an interrupted ``run`` keeps every
 finished replication and continues from there when the same command is run again. Results and
@@ -35,6 +36,7 @@ EXAMPLES = """examples:
   mlcb plot results/my-sweep --kind theory budget   figures of a saved run or sweep
   mlcb report results/my-sweep                   one self-contained HTML page with every figure
   mlcb list                                      presets, policies, experts, environments
+  mlcb paper                                     the paper's experiments, one HTML page (--full: its sizes)
 """
 
 
@@ -113,7 +115,45 @@ def _parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="list presets, policies, expert families and environments")
     _plugin_option(listing)
+    _paper_parser(commands)
     return parser
+
+
+def _paper_parser(commands: Any) -> None:
+    from mlcb.paper import EXPERIMENTS  # names only: the experiments are imported when run
+
+    paper = commands.add_parser(
+        "paper",
+        help="reproduce the paper's experiments: one HTML page, the paper's numbers beside the package's",
+        description="Run every experiment of the paper (the trap, the GLM stream, the real-data runs "
+        "on stand-in data sets, the lower bound) and write OUT/index.html: each figure, and each "
+        "table with the paper's published number beside the package's estimate and its standard "
+        "error. By default at a quick size (under half an hour on two cores); --full runs the "
+        "paper's sizes. Finished sections are kept under OUT/sections/: an interrupted run resumes.",
+    )
+    size = paper.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="the quick size (the default)")
+    size.add_argument("--full", action="store_true", help="the paper's own sizes (hours)")
+    paper.add_argument(
+        "--out",
+        "-o",
+        type=_path,
+        default=Path("results/paper"),
+        help="output directory (default: results/paper)",
+    )
+    paper.add_argument("--seed", "-s", type=int, default=0, help="seed of every simulation (default 0)")
+    paper.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
+    paper.add_argument(
+        "--only",
+        nargs="+",
+        choices=list(EXPERIMENTS),
+        metavar="SECTION",
+        help=f"run only these sections, among {', '.join(EXPERIMENTS)} (the page shows every finished one)",
+    )
+    paper.add_argument(
+        "--overwrite", action="store_true", help="recompute sections already finished at this size and seed"
+    )
+    paper.add_argument("--quiet", "-q", action="store_true", help="no line per section")
 
 
 def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
@@ -493,6 +533,24 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _paper(args: argparse.Namespace) -> int:
+    from mlcb.paper import reproduce
+
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"threads must be an integer >= 1, got {args.threads!r}")
+    index = reproduce(
+        "paper" if args.full else "quick",
+        args.out,
+        seed=args.seed,
+        threads=args.threads,
+        only=args.only,
+        overwrite=args.overwrite,
+        progress=not args.quiet,
+    )
+    print(f"page: {index}")
+    return 0
+
+
 def _show(args: argparse.Namespace) -> int:
     """Print a saved run's or sweep's summary table and its metadata (validated when read)."""
     import json
@@ -580,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
         "report": _report,
         "show": _show,
         "list": _list,
+        "paper": _paper,
     }[args.command]
     try:
         _load_plugins(args)

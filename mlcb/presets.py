@@ -261,6 +261,90 @@ for _dataset, _rows in (("phishing", "1 250"), ("bananas", "5 300")):
     )
 
 
+# --- the paper's real-data runs: compiled online classifiers (agents/classifiers.py) ----------------
+#: Stand-ins for the paper's data sets, which cannot be downloaded here (docs/real-data.md §2):
+#: river's ImageSegments for cardiotocography, scikit-learn's digits for Warfarin dosing.
+CTG_LIKE = {"dataset": "segments", "horizon": 2_125, "order": "shuffle"}
+WARFARIN_LIKE = {"dataset": "digits", "horizon": 20_000}
+
+
+def _classifier_experts(size: int, rate_scale: float = 1.0) -> Callable[[dict[str, Any]], list]:
+    """The first ``size`` experts of :func:`agents.classifiers.mixed_pool` on the data set."""
+
+    def build(env_params: dict[str, Any]) -> list:
+        from agents.classifiers import mixed_pool
+        from envs.real_data import load
+
+        n_features = load(env_params.get("dataset", "phishing")).x.shape[1]
+        return mixed_pool(n_features, size, rate_scale)
+
+    return build
+
+
+def _paper_entries(budgets: tuple[int, ...]) -> tuple[Entry, ...]:
+    """The paper's real-data comparison: M-LCB, LimitedAdvice, RoundRobin, Smooth CORRAL (M = 1),
+    every one deploying the experts' current iterate."""
+    return (
+        Entry("mlcb", budgets, smoothing="last"),
+        Entry("limited-advice", budgets, smoothing="last"),
+        Entry("round-robin", budgets, smoothing="last"),
+        Entry("smooth-corral", (1,), smoothing="last"),
+    )
+
+
+def _paper_preset(
+    name: str, stand_in: str, env_params: dict[str, Any], budgets: tuple[int, ...], size: int
+) -> Preset:
+    """A preset of the paper's real-data comparison (M-LCB, LimitedAdvice, RoundRobin, Smooth
+    CORRAL) with ``size`` classifiers on the stream ``env_params``."""
+    return Preset(
+        name=name,
+        description=f"{stand_in}; {size} online softmax and perceptron classifiers; 0-1 loss against the "
+        "best fixed expert",
+        env="mlcb/RealData-v0",
+        env_params=env_params,
+        budgets=budgets,
+        horizon=env_params["horizon"],
+        replications=20,
+        comparison=_paper_entries(budgets),
+        calibrations={
+            "theory": Calibration(_classifier_experts(size)),
+            "practical": Calibration(_classifier_experts(size), {"bonus_scale": 0.5}),
+        },
+    )
+
+
+PRESETS["ctg-like"] = _paper_preset(
+    "ctg-like",
+    "the paper's cardiotocography run on a stand-in: river's ImageSegments (2,310 rows, 18 features, "
+    "7 classes) read once in a random order, 2,125 rounds (needs river)",
+    CTG_LIKE,
+    (1, 2, 4, 8),
+    15,
+)
+PRESETS["warfarin-like"] = _paper_preset(
+    "warfarin-like",
+    "the paper's Warfarin run on a stand-in: scikit-learn's digits (1,797 rows, 64 features, 10 "
+    "classes) bootstrapped to 20,000 rounds (needs scikit-learn)",
+    WARFARIN_LIKE,
+    (1, 2, 4),
+    7,
+)
+PRESETS["warfarin-scaling"] = Preset(
+    name="warfarin-scaling",
+    description="the paper's scaling run on the warfarin-like stream: M-LCB at M = 2 with the first "
+    "7, 10 or 15 classifiers (calibrations k7, k10, k15: the pool size, theory constants)",
+    env="mlcb/RealData-v0",
+    env_params=WARFARIN_LIKE,
+    budgets=(2,),
+    horizon=WARFARIN_LIKE["horizon"],
+    replications=20,
+    comparison=(Entry("mlcb", (2,), smoothing="last"),),
+    calibrations={f"k{size}": Calibration(_classifier_experts(size)) for size in (7, 10, 15)},
+    default_calibration="k15",
+)
+
+
 def get(name: str) -> Preset:
     """The preset called ``name``; a ``ValueError`` listing the presets otherwise."""
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import math
@@ -16,6 +17,13 @@ from mlcb.paper import Row, Section, Table
 TINY = {
     "mlcb.paper.trap": {"horizon": 2_000, "replications": 3},
     "mlcb.paper.glm": {"horizon": 300, "replications": 3},
+    "mlcb.paper.real_data": {
+        "ctg_replications": 2,
+        "ctg_horizon": 60,
+        "warfarin_replications": 2,
+        "warfarin_horizon": 80,
+        "scaling_replications": 2,
+    },
     "mlcb.paper.lower_bound": {
         "horizons": (200, 1_000),
         "replications": 3,
@@ -133,7 +141,7 @@ def test_section_json_round_trip_and_what_it_refuses(tmp_path):
     ("arguments", "message"),
     [
         ({"size": "huge"}, r"size must be one of \('quick', 'paper'\), got 'huge'"),
-        ({"only": ["trap", "nope"]}, "only must name sections among trap, glm, lower-bound"),
+        ({"only": ["trap", "nope"]}, "only must name sections among trap, glm, real-data, lower-bound"),
         ({"only": []}, "only must name sections among"),
         ({"seed": -1}, "seed must be a non-negative integer"),
         ({"out": ""}, "out must name a directory, got an empty path"),
@@ -154,3 +162,39 @@ def test_out_that_is_a_file_is_refused(tmp_path):
     target.write_text("")
     with pytest.raises(ValueError, match="exists and is not a directory"):
         paper.reproduce(out=target)
+
+
+def test_the_command_line_writes_the_page_and_resumes(tiny, tmp_path, capsys):
+    from mlcb.cli import main
+
+    out = tmp_path / "page"
+    assert main(["paper", "--quick", "--out", str(out), "--only", "glm", "--threads", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "glm: running (quick)" in printed and f"page: {out / 'index.html'}" in printed
+    assert 'id="glm"' in (out / "index.html").read_text()
+    assert main(["paper", "--out", str(out), "--only", "glm", "-q"]) == 0
+    assert "kept" not in capsys.readouterr().out  # --quiet: the page line only
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["paper", "--threads", "0"], "threads must be an integer >= 1, got 0"),
+        (["paper", "--only", "nope"], "argument --only: invalid choice: 'nope'"),
+        (["paper", "--quick", "--full"], "argument --full: not allowed with argument --quick"),
+        (["paper", "--out", ""], "argument --out/-o: an empty path"),
+        (["paper", "--seed", "-3"], "seed must be a non-negative integer"),
+    ],
+)
+def test_the_command_line_refuses_bad_input_in_one_line(argv, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for module_name in paper.EXPERIMENTS.values():
+        monkeypatch.setattr(f"{module_name}.run", lambda *a, **k: pytest.fail("work started"))
+    from mlcb.cli import main
+
+    with pytest.raises(SystemExit) if "argument" in message else contextlib.nullcontext():
+        assert main(argv) == 2  # argparse's errors exit with status 2 themselves
+    error = capsys.readouterr().err
+    assert error.startswith("mlcb: error: ") and message in error and error.count("\n") == 1
+    assert not (tmp_path / "results").exists()
+

@@ -91,11 +91,15 @@ def test_glm_smoothing_agrees(smoothing):
 def test_every_registered_family_runs_on_both_engines():
     for name in agents.names():
         expert = agents.make(name)
-        env = {"glm": "mlcb/GLM-v0", "bco": "mlcb/ConvexBandit-v0"}.get(
-            family_of([expert]).name, "mlcb/Trap-v0"
+        family = family_of([expert]).name
+        env = {"glm": "mlcb/GLM-v0", "classifiers": "mlcb/RealData-v0", "bco": "mlcb/ConvexBandit-v0"}.get(
+            family, "mlcb/Trap-v0"
         )
         n = 10 if env == "mlcb/Trap-v0" else 4
-        config = mlcb.SimulationConfig(env=env, experts=(expert,) * n, budget=2, horizon=300, seed=1)
+        env_params = {"dataset": "breast-cancer", "horizon": 300} if family == "classifiers" else {}
+        config = mlcb.SimulationConfig(
+            env=env, env_params=env_params, experts=(expert,) * n, budget=2, horizon=300, seed=1
+        )
         assert_engines_agree(config, replications=(0,))
 
 

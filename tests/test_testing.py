@@ -56,6 +56,9 @@ def test_policy_object_conforms():
 def test_registered_expert_family_conforms(name):
     if name == "ogd":
         assert check_expert(agents.make(name), "mlcb/GLM-v0", rounds=20) is None
+    elif name in ("softmax", "perceptron"):  # classifiers of a real-data stream
+        env_params = {"dataset": "breast-cancer", "horizon": 100}
+        assert check_expert(agents.make(name), "mlcb/RealData-v0", env_params=env_params) is None
     elif name.startswith("bco"):
         assert check_expert(agents.make(name), "mlcb/ConvexBandit-v0", rounds=20) is None
     else:

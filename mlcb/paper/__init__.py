@@ -4,6 +4,9 @@ Each experiment module of this package (:data:`EXPERIMENTS`) has a function
 
     run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Section
 
+and, where it needs optional packages, ``REQUIRES`` (their import names); without one of them
+:func:`reproduce` skips the section and says what to install.
+
 that runs the experiment at ``size`` (:data:`SIZES`: ``"quick"``, minutes on a laptop, or
 ``"paper"``, the paper's own size), writes its figures under ``out`` and returns a
 :class:`Section`: prose, the figures, and tables that set each number the paper publishes beside
@@ -23,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import math
 import time
@@ -37,8 +41,12 @@ __all__ = ["EXPERIMENTS", "SIZES", "Row", "Section", "Table", "reproduce", "save
 EXPERIMENTS = {
     "trap": "mlcb.paper.trap",
     "glm": "mlcb.paper.glm",
+    "real-data": "mlcb.paper.real_data",
     "lower-bound": "mlcb.paper.lower_bound",
 }
+
+#: Optional packages a section may list in its module's ``REQUIRES``, by their distribution names.
+OPTIONAL = {"river": "river", "sklearn": "scikit-learn", "torch": "torch"}
 
 #: The version of a saved section's JSON (a section saved by another version is recomputed).
 FORMAT = 1
@@ -110,7 +118,13 @@ def reproduce(
         if progress:
             print(f"{key}: running ({size})", flush=True)
         started = time.perf_counter()
-        section = importlib.import_module(EXPERIMENTS[key]).run(size, figures_dir, seed=seed, threads=threads)
+        module = importlib.import_module(EXPERIMENTS[key])
+        missing = [name for name in getattr(module, "REQUIRES", ()) if importlib.util.find_spec(name) is None]
+        if missing:
+            install = " ".join(OPTIONAL.get(name, name) for name in missing)
+            print(f"{key}: skipped, it needs {', '.join(missing)} (pip install {install})", flush=True)
+            continue
+        section = module.run(size, figures_dir, seed=seed, threads=threads)
         seconds = time.perf_counter() - started
         record = {"format": FORMAT, "size": size, "seed": seed, "seconds": seconds, **section.to_json(root)}
         _write_json(saved, record)

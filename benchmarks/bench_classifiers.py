@@ -1,0 +1,91 @@
+"""The compiled online classifiers (agents/classifiers.py): time per replication, after compilation.
+
+Prints, for the ``ctg-like`` preset (K = 15 classifiers, river's ImageSegments read once, 2,125
+rounds) and the ``warfarin-like`` one (K = 7, scikit-learn's digits bootstrapped to 20,000 rounds):
+
+1. the reference pass (every expert trained on every round: ``L_k*``, the best fixed expert);
+2. one whole replication of M-LCB at each budget on one thread (reference pass, warm start, the
+   round loop), the best of ``--repeat`` runs; the references are computed afresh each time
+   (the family caches them per stream, so a comparison's later settings skip the pass);
+3. the learners' speed: training steps per second inside the reference pass.
+
+The target: a ``ctg-like`` replication in well under a second.
+
+    python benchmarks/bench_classifiers.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agents.classifiers import _REFERENCES  # noqa: E402
+from mlcb import presets  # noqa: E402
+from mlcb.engine.replications import checkpoint_grid, run_replication  # noqa: E402
+from mlcb.simulation import Problem  # noqa: E402
+
+TARGET_SECONDS = 1.0
+
+
+def reference_pass(family, experts: list, env, params) -> None:
+    """``L_k*`` of every expert, computed afresh (the family caches them per stream)."""
+    _REFERENCES.clear()
+    family.optimal_losses(experts, env, params)
+
+
+def best_time(function, repeat: int) -> float:
+    """The fastest of ``repeat`` calls of ``function`` (the first call, which compiles, apart)."""
+    function()
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def fresh_replication(problem, horizon: int, grid) -> None:
+    """Replication 0 of seed 0, its references computed afresh."""
+    _REFERENCES.clear()
+    run_replication(problem, 0, 0, horizon, grid)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs of each measurement (best kept)")
+    args = parser.parse_args()
+    slowest = 0.0
+    for name in ("ctg-like", "warfarin-like"):
+        preset = presets.get(name)
+        config = preset.config(preset.budgets[0], replications=1)
+        problem = Problem.from_config(config)
+        env, experts = problem.env, list(problem.experts)
+        params, _ = env.build(0, 0)
+        reference = best_time(
+            lambda p=problem, e=experts, v=env, a=params: reference_pass(p.family, e, v, a), args.repeat
+        )
+        steps = len(experts) * (env.horizon + 1)
+        print(
+            f"{name}: K = {len(experts)}, T = {config.horizon:,}; reference pass {reference * 1e3:.1f} ms "
+            f"({steps / reference / 1e6:.2f} M training steps/s)"
+        )
+        for budget in preset.budgets:
+            problem = Problem.from_config(preset.config(budget, replications=1))
+            grid = checkpoint_grid(config.horizon, config.checkpoints)
+            seconds = best_time(
+                lambda p=problem, h=config.horizon, g=grid: fresh_replication(p, h, g), args.repeat
+            )
+            print(f"  mlcb M={budget}: one replication {seconds * 1e3:.1f} ms")
+            if name == "ctg-like":
+                slowest = max(slowest, seconds)
+    verdict = "met" if slowest < TARGET_SECONDS else "MISSED"
+    print(f"target: a ctg-like replication under {TARGET_SECONDS:.0f} s: {verdict} (slowest {slowest:.3f} s)")
+    return 0 if slowest < TARGET_SECONDS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
