@@ -353,8 +353,8 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None, **overr
     >>> from pathlib import Path
     >>> section = run("quick", Path(tempfile.mkdtemp()), ctg_replications=2, ctg_horizon=50,
     ...               warfarin_replications=2, warfarin_horizon=50,
-    ...               scaling_replications=2)  # doctest: +SKIP (tests/test_paper_real_data.py runs it)
-    >>> [len(t.rows) for t in section.tables]  # doctest: +SKIP
+    ...               scaling_replications=2)
+    >>> [len(t.rows) for t in section.tables]
     [14, 14, 22, 14, 9]
     """
     import mlcb
