@@ -197,4 +197,3 @@ def test_the_command_line_refuses_bad_input_in_one_line(argv, message, tmp_path,
     error = capsys.readouterr().err
     assert error.startswith("mlcb: error: ") and message in error and error.count("\n") == 1
     assert not (tmp_path / "results").exists()
-
