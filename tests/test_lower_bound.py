@@ -277,7 +277,7 @@ def test_quick_experiment_returns_a_section(tmp_path):
 def test_experiment_refuses_bad_input_before_running(tmp_path):
     with pytest.raises(ValueError, match="size must be one of"):
         experiment.run("huge", tmp_path)
-    with pytest.raises(ValueError, match="unknown overrides"):
+    with pytest.raises(ValueError, match="unknown size override"):
         experiment.run("quick", tmp_path, horizon=10)
     with pytest.raises(ValueError, match="must lie in"):
         experiment.run("quick", tmp_path, horizons=(1,), alphas=(0.5,), budgets=(1,), n_experts=40)

@@ -24,16 +24,14 @@ def _table(result, calibration: str) -> Table:
     rows = []
     for budget in BUDGETS:
         for other, name in (("limited-advice", "LimitedAdvice"), ("ed2rb", "ED2RB")):
-            diff, error = m.paired_difference(
-                result, f"mlcb M={budget}", f"{other} M={budget}", "pseudo_regret"
-            )
             rows.append(
-                Row(
+                m.difference_row(
+                    result,
                     f"pseudo-regret at T: M-LCB minus {name}, M = {budget}",
                     "M-LCB competitive with both baselines",
-                    diff,
-                    error,
-                    note=m.verdict(diff, error),
+                    f"mlcb M={budget}",
+                    f"{other} M={budget}",
+                    "pseudo_regret",
                 )
             )
     for budget in BUDGETS:
@@ -46,21 +44,12 @@ def _table(result, calibration: str) -> Table:
                 error,
             )
         )
-    for budget in BUDGETS:
-        for policy, claim in (
-            ("mlcb", "M-LCB spends its updates on the best models"),
-            ("limited-advice", "LimitedAdvice spreads its updates uniformly (1/K = 0.1)"),
-        ):
-            mean, error = m.best_share(result, f"{policy} M={budget}", "trained")
-            rows.append(Row(f"share of training rounds on k*, {policy} M = {budget}", claim, mean, error))
-    for setting in result.settings:
-        rows.append(
-            Row(
-                f"log-log slope of the mean pseudo-regret, {setting}",
-                "sublinear (< 1)",
-                m.slope(result, setting, "pseudo_regret"),
-            )
-        )
+    claims = (
+        ("mlcb", "M-LCB spends its updates on the best models"),
+        ("limited-advice", "LimitedAdvice spreads its updates uniformly (1/K = 0.1)"),
+    )
+    rows += m.share_rows(result, BUDGETS, claims)
+    rows += m.slope_rows(result, "pseudo_regret", "pseudo-regret")
     return Table(f"GLM comparison ({calibration} calibration)", tuple(rows))
 
 

@@ -49,6 +49,7 @@ from envs.lower_bound import (
 from mlcb import theory, validation
 from mlcb.paper.section import SIZES as SIZE_NAMES
 from mlcb.paper.section import Row, Section, Table
+from mlcb.paper.section import plan as sized_plan
 from mlcb.simulation import simulate
 
 #: The experiment at each size: horizons (each its own instance), replications per point, the
@@ -304,10 +305,7 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None, **overr
         ``budgets``, ``n_experts``), e.g. to run a smaller version.
     """
     validation.choice("size", size, SIZE_NAMES)
-    unknown = sorted(set(overrides) - set(SIZES[size]))
-    if unknown:
-        raise ValueError(f"unknown overrides {unknown}; allowed: {sorted(SIZES[size])}")
-    plan = {**SIZES[size], **overrides}
+    plan = sized_plan(SIZES, size, overrides)
     n_experts = validation.integer("n_experts", plan["n_experts"], minimum=2)
     horizons = tuple(validation.integer("horizons", t) for t in plan["horizons"])
     budgets = tuple(validation.budgets("budgets", list(plan["budgets"])))

@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from mlcb.paper.section import Row
 from mlcb.plot import last_decade_slope
 from mlcb.results import Result
 
@@ -96,3 +97,30 @@ def verdict(mean: float, error: float, below: bool = True) -> str:
     if abs(z) >= 2:
         return f"{'holds' if agrees else 'does not hold'}: {abs(z):.1f} s.e. {side} 0"
     return f"not shown: {abs(z):.1f} s.e. {side} 0"
+
+
+def difference_row(result: Result, quantity: str, claim: str, first: str, second: str, metric: str) -> Row:
+    """The row of a claim that ``first`` is below ``second``: their paired difference in ``metric``
+    at the horizon, its standard error and :func:`verdict`."""
+    diff, error = paired_difference(result, first, second, metric)
+    return Row(quantity, claim, diff, error, note=verdict(diff, error))
+
+
+def share_rows(result: Result, budgets: tuple[int, ...], claims: tuple[tuple[str, str], ...]) -> list[Row]:
+    """For every budget and every ``(policy, claim)``: the share of the policy's training rounds
+    that went to k*, as a row stating the claim."""
+    rows = []
+    for budget in budgets:
+        for policy, claim in claims:
+            mean, error = best_share(result, f"{policy} M={budget}", "trained")
+            rows.append(Row(f"share of training rounds on k*, {policy} M = {budget}", claim, mean, error))
+    return rows
+
+
+def slope_rows(result: Result, metric: str, label: str) -> list[Row]:
+    """For every setting: the log-log slope of its mean ``metric`` (called ``label``) over the last
+    decade of rounds, against the claim that the curve is sublinear."""
+    return [
+        Row(f"log-log slope of the mean {label}, {s}", "sublinear (< 1)", slope(result, s, metric))
+        for s in result.settings
+    ]

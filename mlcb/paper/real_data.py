@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from mlcb.paper.measure import mean_and_error, verdict
-from mlcb.paper.section import Row, Section, Table
+from mlcb.paper.section import Row, Section, Table, plan
 
 #: The optional packages whose data sets stand in for the paper's.
 REQUIRES = ("river", "sklearn")
@@ -303,16 +303,11 @@ def _panels(result: Any, settings: list[str], title: str, path: Path) -> Path:
 
 
 def _sizes(size: str, overrides: dict[str, Any]) -> dict[str, int]:
-    if size not in SIZES:
-        raise ValueError(f"size must be one of {tuple(SIZES)}, got {size!r}")
-    unknown = sorted(set(overrides) - set(SIZES[size]))
-    if unknown:
-        raise ValueError(f"unknown size override(s) {', '.join(unknown)}; known: {', '.join(SIZES[size])}")
     from envs.real_data import load
     from mlcb import validation
     from mlcb.presets import CTG_LIKE
 
-    sizes = {**SIZES[size], **overrides}
+    sizes = plan(SIZES, size, overrides)
     for key, value in sizes.items():
         sizes[key] = validation.integer(key, value, minimum=2 if key.endswith("replications") else 1)
     rows = len(load(CTG_LIKE["dataset"]).rows)

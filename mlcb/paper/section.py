@@ -116,3 +116,20 @@ def save_figure(figure: Any, path: Path) -> Path:
     figure.savefig(path, format="png", dpi=100, bbox_inches="tight")
     plt.close(figure)
     return path
+
+
+def plan(sizes: dict[str, dict[str, Any]], size: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The entries of ``sizes[size]`` with ``overrides`` replacing some: what a section's ``run``
+    executes. A ``ValueError`` names an unknown size or override before any work.
+
+    Examples
+    --------
+    >>> plan({"quick": {"horizon": 10, "replications": 2}}, "quick", {"horizon": 5})
+    {'horizon': 5, 'replications': 2}
+    """
+    if size not in sizes:
+        raise ValueError(f"size must be one of {tuple(sizes)}, got {size!r}")
+    unknown = sorted(set(overrides) - set(sizes[size]))
+    if unknown:
+        raise ValueError(f"unknown size override(s) {', '.join(unknown)}; known: {', '.join(sizes[size])}")
+    return {**sizes[size], **overrides}

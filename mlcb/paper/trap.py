@@ -31,24 +31,24 @@ METRIC = "pseudo_regret"
 def _comparison_table(result, calibration: str) -> Table:
     rows = []
     for budget in BUDGETS:
-        diff, error = m.paired_difference(result, f"mlcb M={budget}", f"limited-advice M={budget}", METRIC)
         rows.append(
-            Row(
+            m.difference_row(
+                result,
                 f"pseudo-regret at T: M-LCB minus LimitedAdvice, M = {budget}",
                 "M-LCB below LimitedAdvice at every budget",
-                diff,
-                error,
-                note=m.verdict(diff, error),
+                f"mlcb M={budget}",
+                f"limited-advice M={budget}",
+                METRIC,
             )
         )
-    diff, error = m.paired_difference(result, "mlcb M=1", "smooth-corral M=1", METRIC)
     rows.append(
-        Row(
+        m.difference_row(
+            result,
             "pseudo-regret at T: M-LCB minus Smooth CORRAL, M = 1",
             "M-LCB below Smooth CORRAL",
-            diff,
-            error,
-            note=m.verdict(diff, error),
+            "mlcb M=1",
+            "smooth-corral M=1",
+            METRIC,
         )
     )
     for budget in BUDGETS:
@@ -58,11 +58,7 @@ def _comparison_table(result, calibration: str) -> Table:
 
 
 def _behaviour_table(result, calibration: str) -> Table:
-    rows = []
-    for setting in result.settings:
-        rows.append(
-            Row(f"log-log slope of the mean regret, {setting}", "sublinear (< 1)", m.slope(result, setting))
-        )
+    rows = m.slope_rows(result, "regret", "regret")
     for budget in BUDGETS:
         mean, error = m.best_share(result, f"mlcb M={budget}", "deployed")
         rows.append(
@@ -73,13 +69,11 @@ def _behaviour_table(result, calibration: str) -> Table:
                 error,
             )
         )
-    for budget in BUDGETS:
-        for policy, claim in (
-            ("mlcb", "M-LCB focuses its training budget on promising experts"),
-            ("limited-advice", "LimitedAdvice spreads its training budget more uniformly (1/K = 0.1)"),
-        ):
-            mean, error = m.best_share(result, f"{policy} M={budget}", "trained")
-            rows.append(Row(f"share of training rounds on k*, {policy} M = {budget}", claim, mean, error))
+    claims = (
+        ("mlcb", "M-LCB focuses its training budget on promising experts"),
+        ("limited-advice", "LimitedAdvice spreads its training budget more uniformly (1/K = 0.1)"),
+    )
+    rows += m.share_rows(result, BUDGETS, claims)
     return Table(f"What the figures show ({calibration} calibration)", tuple(rows))
 
 
