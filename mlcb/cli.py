@@ -444,7 +444,7 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
     return 0
 
 
-#: The summary columns printed (names of :data:`mlcb.report.SUMMARY_COLUMNS`), before the seconds.
+#: The summary columns printed (names of :data:`mlcb.results.SUMMARY_COLUMNS`), before the seconds.
 PRINTED_COLUMNS = (
     "setting",
     "rounds",
@@ -460,7 +460,8 @@ RUN_FIGURES = ("regret", "panels")
 
 
 def _print_summary(result, elapsed: float) -> None:
-    from mlcb.report import number, summary_table
+    from mlcb.report import number
+    from mlcb.results import summary_table
 
     summary = result.summary()
     calibration = ", ".join(sorted(summary["calibration"].unique()))

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from mlcb import validation
+from mlcb.results import summary_table
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -41,27 +42,6 @@ _CAPTIONS = {
     "budget": "Final regret against the budget M with the theorem's shape sqrt(K/M) + (K/M)^(1-alpha) "
     "scaled to each line (and against K and T when the sweep varies them).",
 }
-
-
-#: The columns of :meth:`~mlcb.results.Result.summary` as a reader sees them, in order.
-SUMMARY_COLUMNS = {
-    "setting": "setting",
-    "rounds": "T",
-    "replications": "R",
-    "regret": "regret",
-    "regret_std": "sd",
-    "pseudo_regret": "pseudo-regret",
-    "top_m_regret": "Top-M regret",
-    "certificate": "certificate",
-    "best_deployed_share": "best deployed",
-    "certificate_violations": "PR > Delta",
-}
-
-
-def summary_table(summary: pd.DataFrame, columns: Iterable[str] = tuple(SUMMARY_COLUMNS)) -> pd.DataFrame:
-    """The ``columns`` (names of :data:`SUMMARY_COLUMNS`) of a result's ``summary()`` under their
-    headings."""
-    return summary[list(columns)].rename(columns=SUMMARY_COLUMNS)
 
 
 def number(value: float) -> str:

@@ -30,6 +30,7 @@ summarising and plotting a result use the frames and this metadata only.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,27 @@ import pandas as pd
 from mlcb import result_files, store
 
 SETTING_COLUMNS = ["setting", "policy", "budget", "calibration"]
+
+
+#: The columns of :meth:`~mlcb.results.Result.summary` as a reader sees them, in order.
+SUMMARY_COLUMNS = {
+    "setting": "setting",
+    "rounds": "T",
+    "replications": "R",
+    "regret": "regret",
+    "regret_std": "sd",
+    "pseudo_regret": "pseudo-regret",
+    "top_m_regret": "Top-M regret",
+    "certificate": "certificate",
+    "best_deployed_share": "best deployed",
+    "certificate_violations": "PR > Delta",
+}
+
+
+def summary_table(summary: pd.DataFrame, columns: Iterable[str] = tuple(SUMMARY_COLUMNS)) -> pd.DataFrame:
+    """The ``columns`` (names of :data:`SUMMARY_COLUMNS`) of a result's ``summary()`` under their
+    headings."""
+    return summary[list(columns)].rename(columns=SUMMARY_COLUMNS)
 
 
 @dataclass(repr=False)
@@ -156,17 +178,8 @@ class Result:
         best expert was deployed, and how often the certificate was exceeded)."""
         import html
 
-        columns = {
-            "setting": "setting",
-            "rounds": "T",
-            "replications": "R",
-            "regret": "regret",
-            "regret_std": "sd",
-            "pseudo_regret": "pseudo-regret",
-            "best_deployed_share": "best deployed",
-            "certificate_violations": "PR > Delta",
-        }
-        table = self.summary()[list(columns)].rename(columns=columns)
+        columns = ("setting", "rounds", "replications", "regret", "regret_std", "pseudo_regret")
+        table = summary_table(self.summary(), (*columns, "best_deployed_share", "certificate_violations"))
         body = table.to_html(
             index=False, na_rep="", float_format=lambda v: f"{v:,.3f}" if abs(v) < 10 else f"{v:,.0f}"
         )
