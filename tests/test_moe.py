@@ -259,6 +259,7 @@ def test_pool_rejects_other_streams_and_mixed_devices():
 
 
 # --- the preset ----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_moe_preset_regret_is_sublinear_and_mlcb_trains_the_capable_members_more():
     horizon = 2_000
     result = mlcb.simulate(preset="moe", budget=2, horizon=horizon, replications=2, seed=0)

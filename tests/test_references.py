@@ -197,6 +197,7 @@ def test_greedy_locks_out_the_best_expert():
     assert locked["mlcb"] == 0, locked
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,

@@ -26,6 +26,7 @@ REPLICATIONS = 200
 ALPHA = 1e-3  # false-alarm level of the binomial coverage test
 
 
+@pytest.mark.slow
 def test_certificate_covers_pseudo_regret_as_often_as_promised():
     """On the good event (probability >= 1 - delta) pseudo-regret <= Delta(t) for all t, so the
     number V of runs with a violation at some checkpoint is stochastically below
@@ -36,6 +37,7 @@ def test_certificate_covers_pseudo_regret_as_often_as_promised():
     assert violations <= theory.certificate_allowance(REPLICATIONS, SMALL["delta"], ALPHA)
 
 
+@pytest.mark.slow
 def test_coverage_test_detects_a_certificate_that_is_too_small():
     """Mutation test: with both widths shrunk a thousandfold the certificate is no longer an
     upper bound, and the same decision rule must reject it."""
@@ -57,6 +59,7 @@ def test_certificate_never_exceeds_the_numeric_worst_case():
         assert rows["certificate"].max() <= bound
 
 
+@pytest.mark.slow
 def test_realized_and_pseudo_regret_differ_by_a_martingale():
     """Each round's realized minus expected deployed loss is a martingale difference in [-1, 1]:
     by Azuma, |Reg(T) - PR(T)| <= sqrt(2 T log(2 R / 1e-4)) for all R runs w.p. >= 1 - 1e-4."""
@@ -85,12 +88,14 @@ def _clearly_above(a: np.ndarray, b: np.ndarray) -> bool:
     return a.mean() - b.mean() > 4 * se
 
 
+@pytest.mark.slow
 def test_trap_regret_decreases_with_the_budget(trap_by_budget):
     regret = {m: values[0] for m, values in trap_by_budget.items()}
     assert _clearly_above(regret[1], regret[2])
     assert _clearly_above(regret[2], regret[4])
 
 
+@pytest.mark.slow
 def test_trap_best_expert_is_deployed_more_with_the_budget(trap_by_budget):
     share = {m: values[1] for m, values in trap_by_budget.items()}
     assert _clearly_above(share[2], share[1])
