@@ -71,8 +71,10 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Sect
         f"d = 5, target link 9 plus N(0, 0.02^2) noise, square loss; T = {sizes['horizon']:,}, "
         f"{sizes['replications']} replications, seed {seed}. The paper tuned M-LCB's concentration "
         "terms once on a validation environment and does not say to what; the section runs the "
-        "theory constants and the 'practical' calibration (both widths halved). Links 7, 8 and 9 "
-        "nearly agree where the data are dense, so telling k* = 9 apart takes many rounds."
+        "theory constants and the 'practical' calibration (both widths halved). Link 9 (the "
+        "target's) reaches the Bayes loss; the other links' best losses lie about 0.003 above it on "
+        "the scaled square loss, a gap that confidence widths resolve only after some 10^5 updates, "
+        "so telling k* = 9 apart takes far more than 2,500 rounds."
     )
     return Section(
         "glm", "Model selection among generalised linear models", text, tuple(figures), tuple(tables)
