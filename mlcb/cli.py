@@ -133,7 +133,9 @@ def _paper_parser(commands: Any) -> None:
     )
     size = paper.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="the quick size (the default)")
-    size.add_argument("--full", action="store_true", help="the paper's own sizes (the trap: 100 runs of 250,000 rounds)")
+    size.add_argument(
+        "--full", action="store_true", help="the paper's own sizes (the trap: 100 runs of 250,000 rounds)"
+    )
     paper.add_argument(
         "--out",
         "-o",
