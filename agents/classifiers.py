@@ -414,6 +414,8 @@ class OnlinePerceptron:
     rate_scale : float
         ``> 0``: multiplier of the heuristic rate (module docstring).
 
+    Notes
+    -----
     The perceptron has no step size: from ``W = 0`` its predictions do not change when every
     update is scaled by the same factor.
 

@@ -181,6 +181,8 @@ class ConvexBanditEnv(gym.Env):
     curvature : float
         ``kappa >= 0``, the weight of the quadratic term (0: affine losses).
 
+    Notes
+    -----
     ``|theta| + noise + level_noise + curvature <= 1`` keeps every loss in ``[0, 1]``.
 
     The engine and the expert families read (:class:`mlcb.contracts.Environment`):
