@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import html
+import importlib
+import importlib.util
 import json
 import math
 import re
@@ -34,10 +36,19 @@ TINY = {
 }
 
 
+def _runnable(key: str) -> bool:
+    """Whether the optional packages the section ``key`` needs are installed (``make test`` installs
+    them all; without them the section is skipped, test_a_section_without_its_packages_is_skipped)."""
+    module = importlib.import_module(paper.EXPERIMENTS[key])
+    return all(importlib.util.find_spec(name) is not None for name in getattr(module, "REQUIRES", ()))
+
+
+#: The sections this installation can run.
+RUNNABLE = [key for key in paper.EXPERIMENTS if _runnable(key)]
+
+
 @pytest.fixture
 def tiny(monkeypatch):
-    import importlib
-
     for module_name, size in TINY.items():
         module = importlib.import_module(module_name)
         monkeypatch.setitem(module.SIZES, "quick", size)
@@ -47,8 +58,6 @@ def tiny(monkeypatch):
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     """The quick page at the tiny size, written once for the tests that read it."""
-    import importlib
-
     saved = {}
     for module_name, size in TINY.items():
         module = importlib.import_module(module_name)
@@ -65,7 +74,7 @@ def page(tmp_path_factory):
 def test_every_section_of_the_paper_is_on_the_page(page):
     index, out = page
     text = index.read_text()
-    for key in paper.EXPERIMENTS:
+    for key in RUNNABLE:
         assert f'<section id="{key}">' in text
         assert (out / "sections" / f"{key}.json").is_file()
     assert text.count("<img ") >= len(paper.EXPERIMENTS)
@@ -78,7 +87,7 @@ def test_every_table_row_has_the_papers_and_the_packages_number(page):
     index, out = page
     text = html.unescape(index.read_text())
     rows = 0
-    for key in paper.EXPERIMENTS:
+    for key in RUNNABLE:
         data = json.loads((out / "sections" / f"{key}.json").read_text())
         for table in data["tables"]:
             assert table["rows"], table["title"]
@@ -197,3 +206,15 @@ def test_the_command_line_refuses_bad_input_in_one_line(argv, message, tmp_path,
     error = capsys.readouterr().err
     assert error.startswith("mlcb: error: ") and message in error and error.count("\n") == 1
     assert not (tmp_path / "results").exists()
+
+
+def test_a_section_without_its_packages_is_skipped_with_one_line(tiny, tmp_path, capsys, monkeypatch):
+    from mlcb.paper import real_data
+
+    monkeypatch.setattr(real_data, "REQUIRES", ("river", "no_such_package_mlcb"))
+    monkeypatch.setattr(real_data, "run", lambda *a, **k: pytest.fail("a section without its packages ran"))
+    index = paper.reproduce("quick", tmp_path / "page", only="real-data", progress=True)
+    assert "real-data: skipped, it needs no_such_package_mlcb (pip install no_such_package_mlcb)" in (
+        capsys.readouterr().out
+    )
+    assert 'id="real-data"' not in index.read_text()
