@@ -321,18 +321,10 @@ class ClassifierFamily(CompiledFamily):
                 _REFERENCES.popitem(last=False)
         return np.array([known[expert] for expert in experts])
 
-    def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray:
-        """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)), exactly as the
-        kernels compute them."""
-        n = np.atleast_1d(np.asarray(n, dtype=np.int64))
-        coefficients = _coefficients(experts, env)
-        return np.stack(
-            [_tabulate(c, float(e.rate_scale), float(delta_prime), n) for e, c in zip(experts, coefficients)]
-        )
-
-    def heuristic(self, experts: list, env: Any) -> list[bool]:
-        """``True`` for every expert: no rate bounds the 0-1 loss's regret (module docstring)."""
-        return [True] * len(experts)
+    def rate_input(self, expert: Any, env: Any, k: int) -> float:
+        """The rate coefficient ``c`` of ``expert`` on ``env`` (module docstring): what its
+        ``rate_function`` reads."""
+        return _coefficients([expert], env)[0]
 
     def build_pool(self, context: BuildContext) -> tuple[ClassifierParams, ClassifierState]:
         """Kernel parameters and fresh state of the pool ``context.experts`` on one replication (the
@@ -342,6 +334,21 @@ class ClassifierFamily(CompiledFamily):
 
 #: The classifier family (:class:`ClassifierFamily`).
 CLASSIFIERS = ClassifierFamily()
+
+
+class _Classifier:
+    """What both classifier specifications share: the rate, exactly as the kernels compute it, and
+    the flag that it is a heuristic on the 0-1 loss."""
+
+    #: No rate bounds the 0-1 loss's regret against the reference (module docstring).
+    heuristic: ClassVar[bool] = True
+    rate_scale: float
+
+    def rate_function(self, n: Any, coefficient: float, delta_prime: float) -> np.ndarray:
+        """``U(n, delta')`` at the counts ``n`` for the rate coefficient ``coefficient`` (0 where
+        ``n <= 0``)."""
+        counts = np.atleast_1d(np.asarray(n, dtype=np.int64))
+        return _tabulate(float(coefficient), float(self.rate_scale), float(delta_prime), counts)
 
 
 def _check_features(features: Any) -> tuple[int, ...] | None:
@@ -363,7 +370,7 @@ def _check_features(features: Any) -> tuple[int, ...] | None:
 
 
 @dataclass(frozen=True)
-class OnlineSoftmax:
+class OnlineSoftmax(_Classifier):
     """Multinomial softmax regression trained by projected OGD on the log loss.
 
     Parameters
@@ -401,7 +408,7 @@ class OnlineSoftmax:
 
 
 @dataclass(frozen=True)
-class OnlinePerceptron:
+class OnlinePerceptron(_Classifier):
     """The multiclass perceptron (a mistake moves the true class's row towards ``z`` and the
     predicted one's away).
 

@@ -346,10 +346,10 @@ class RealDataEnv(gym.Env):
                 f"the warm start's {self.warm_start - 1} extra rows), got {self.horizon}"
             )
         d = self.table.x.shape[1]
-        # The data set's range; a constant column (digits' blank border pixels) is left unbounded
-        # above, as a space with low == high is degenerate (Gymnasium's checker warns of it).
+        # The data set's range; a constant column (digits' blank border pixels) gets the next float
+        # above as its upper bound, as a space with low == high is degenerate (Gymnasium warns).
         low, high = self.table.x.min(axis=0), self.table.x.max(axis=0)
-        high = np.where(high > low, high, np.inf)
+        high = np.where(high > low, high, np.nextafter(high, np.inf))
         self.observation_space = gym.spaces.Box(low, high, (d,), dtype=np.float64)
         self.action_space = gym.spaces.Discrete(len(self.table.classes))
         self._params: RealDataParams | None = None
