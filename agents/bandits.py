@@ -460,6 +460,12 @@ class _TheoryOrAuthors(_BanditExpert):
     chosen by ``rate`` (``"theory"`` or ``"authors"``, the latter with the constant
     ``rate_coef``), multiplied by ``rate_scale``."""
 
+    # Fields of both specifications.
+    c: float
+    rate_coef: float
+    rate: str
+    rate_scale: float
+
     def _check_rate(self) -> None:
         validation.positive("c", self.c)
         validation.positive("rate_coef", self.rate_coef)
@@ -642,7 +648,7 @@ def _pool_tables(signatures: tuple, delta_prime: float, horizon: int, budget: in
 
 
 def _wanted_rows(signatures: tuple) -> list:
-    wanted = []
+    wanted: list[tuple] = []
     for code, m, rate, c, alpha, coef, scale in signatures:
         if code == EPSILON_GREEDY_FAMILY:
             wanted.append(("epsilon", c, alpha, m))

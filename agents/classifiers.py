@@ -281,7 +281,7 @@ class ClassifierFamily(CompiledFamily):
     def check_environment(self, experts: list, env: Any) -> None:
         """A ``ValueError`` unless ``env`` is a real-data stream with one row per round and every
         expert's columns exist."""
-        table = getattr(env, "table", None)
+        table: Any = getattr(env, "table", None)
         if getattr(table, "labels", None) is None or not isinstance(getattr(env, "horizon", None), int):
             raise ValueError(
                 f"experts: classifier experts need a real-data stream (mlcb/RealData-v0), got "

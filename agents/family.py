@@ -148,7 +148,7 @@ class CompiledFamily(Family):
         one replication (:class:`mlcb.contracts.BuildContext`)."""
         raise NotImplementedError(f"{type(self).__qualname__} must define build_pool(self, context)")
 
-    def kernel_params(self, params_type: type, context: BuildContext, **given: Any) -> Any:
+    def kernel_params(self, params_type: Any, context: BuildContext, **given: Any) -> Any:
         """The ``NamedTuple`` ``params_type`` for ``context``, its fields filled by name.
 
         A field named in ``given`` takes that value; ``delta_prime`` is ``context.delta_prime``,

@@ -64,7 +64,7 @@ def _check_rate(rate: Any) -> tuple[float, float]:
     return beta, alpha
 
 
-def _check_loss(loss: str, classifier: bool, scale: Any) -> str:
+def _check_loss(loss: str | None, classifier: bool, scale: Any) -> str:
     allowed = ("zero-one", "log") if classifier else ("squared",)
     if loss is None:
         loss = allowed[0]
@@ -91,8 +91,11 @@ def log_loss(p: float) -> float:
     return min(1.0, math.log(p) / math.log(LOG_LOSS_FLOOR)) + 0.0
 
 
-def squared_loss(y: float, prediction: Any, scale: float) -> float:
-    """``min(1, ((y - prediction) / scale)^2)``; a missing or non-finite prediction costs 1."""
+def squared_loss(y: float, prediction: Any, scale: float | None) -> float:
+    """``min(1, ((y - prediction) / scale)^2)``; a missing or non-finite prediction (or a missing
+    scale) costs 1."""
+    if scale is None:
+        return 1.0
     try:
         value = ((float(y) - float(prediction)) / scale) ** 2
     except (TypeError, ValueError):
@@ -110,6 +113,14 @@ class _Adapter:
 
     heuristic = True
     _scored: tuple | None = None  # (data, loss) of the last deploy, until the model learns
+    # Set by each adapter: the river model, its loss, scale and rate, and how it predicts and learns.
+    model: Any
+    loss: str
+    scale: float | None
+    rate: Any
+    _predict: Any
+    _proba: Any
+    _update: Any
 
     def _score(self, data: Any) -> float:
         if self.loss == "zero-one":

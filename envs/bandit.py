@@ -143,7 +143,7 @@ class BanditExpertsEnv(gym.Env):
     ``"optimal_loss"`` (``L* = min_k L_k*``) and ``"expert_optimal_losses"`` (every ``L_k*``).
     """
 
-    metadata = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}
 
     def __init__(self, reward_means: Any, shuffle: bool = False, streams: Any = None) -> None:
         shape = "a rectangular (K, m) array of numbers in [0, 1], rows nan-padded to one length"

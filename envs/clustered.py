@@ -36,7 +36,7 @@ each point (:func:`expected_losses`).
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import gymnasium as gym
 import numpy as np
@@ -292,7 +292,7 @@ class ClusteredEnv(FeatureStreamEnv):
     replication ``r`` of a simulation with seed ``s``.
     """
 
-    metadata = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}
     n_experts = None
 
     def __init__(
@@ -395,4 +395,4 @@ class ClusteredEnv(FeatureStreamEnv):
 
     def action_loss(self, action, y: float) -> float:
         """The stream loss of a prediction (:func:`stream_loss`)."""
-        return stream_loss(self._params, action, y)
+        return stream_loss(cast(ClusteredEnvParams, self._params), action, y)  # set by reset

@@ -208,7 +208,7 @@ class ConvexBanditEnv(gym.Env):
     ``r`` of a simulation with seed ``s``; its ``info`` holds ``"optimal_loss"``.
     """
 
-    metadata = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}
     #: Any number of experts can face the stream.
     n_experts = None
     #: One round data object serves every expert of a round.

@@ -191,7 +191,7 @@ class GLMEnv(FeatureStreamEnv):
     ``r`` of a simulation with seed ``s``.
     """
 
-    metadata = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}
     #: Any number of experts can face the stream.
     n_experts = None
 

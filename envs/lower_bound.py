@@ -122,9 +122,7 @@ def _constants(n_experts: Any, gamma: Any, c0: Any) -> tuple[int, float, float]:
     return k, g, validation.positive("c0", c0)
 
 
-def _gaps(
-    k: int, m: int, t: np.ndarray, alpha: float, gamma: float, c0: float
-) -> tuple[np.ndarray, np.ndarray]:
+def _gaps(k: int, m: int, t: Any, alpha: float, gamma: float, c0: float) -> tuple[Any, Any]:
     """``(eps, Delta)`` at horizons ``t`` (the paper's two regimes)."""
     if alpha <= 0.5:
         eps = gamma * np.sqrt(k / (m * t))
@@ -132,7 +130,7 @@ def _gaps(
     return gamma / np.sqrt(t), c0 * (k / (m * t)) ** (1.0 - alpha)
 
 
-def _check_means(eps: np.ndarray, gap: np.ndarray) -> None:
+def _check_means(eps: Any, gap: Any) -> None:
     reach = eps / 2.0 + gap
     if np.any(reach >= 0.5):
         worst = float(np.max(reach))

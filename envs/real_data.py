@@ -131,7 +131,7 @@ class Table(NamedTuple):
     x: np.ndarray  # (n, d) float64, read-only
     y: tuple
     classes: tuple
-    labels: np.ndarray | None = None  # (n,) int64: each row's label as an index into classes
+    labels: np.ndarray  # (n,) int64: each row's label as an index into classes
 
 
 _TABLES: dict[str, Table] = {}
@@ -316,7 +316,7 @@ class RealDataEnv(gym.Env):
     ``reset(seed=s, options={"replication": r})`` reproduces replication ``r`` of seed ``s``.
     """
 
-    metadata = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}
     n_experts = None
     round_data_shared = True  # one SupervisedRound per replication and round, for every expert
     #: What regret is measured against (recorded in results, printed on figures).
@@ -364,7 +364,7 @@ class RealDataEnv(gym.Env):
         n_rows = len(self.table.rows)
         table = self.table
         if self.order == "shuffle":
-            order = _read_only(permutation(key, n_rows))
+            order = _read_only(permutation(int(key), n_rows))
             params = RealDataParams(key, n_rows, table.x, table.labels, order)
         else:
             params = RealDataParams(key, n_rows, table.x, table.labels)

@@ -54,7 +54,7 @@ def _configure_cache() -> None:
 _configure_cache()
 
 #: Options of every compiled function: cached on disk, GIL released, IEEE division semantics.
-JIT_OPTIONS = {"cache": True, "nogil": True, "error_model": "numpy"}
+JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 #: Options of the round loop's kernels: as ``JIT_OPTIONS`` but without Numba's reference-counting
 #: runtime (NRT). Passing a NamedTuple of arrays to a function copies it and increments the
@@ -62,7 +62,7 @@ JIT_OPTIONS = {"cache": True, "nogil": True, "error_model": "numpy"}
 #: branchy code, and in the round loop they cost more than the arithmetic around them (several times
 #: a rate-function call's own work). Kernels built this way must not allocate arrays;
 #: all arrays they touch are owned by the Python caller.
-KERNEL_OPTIONS = {**JIT_OPTIONS, "_nrt": False}
+KERNEL_OPTIONS: dict[str, Any] = {**JIT_OPTIONS, "_nrt": False}
 
 #: Whether Numba's JIT is disabled (``NUMBA_DISABLE_JIT=1`` when Numba was imported): every
 #: kernel then runs as Python through :func:`interpreted`.
@@ -246,8 +246,8 @@ def interpreted(function: Callable) -> Callable:
         finally:
             _INTERPRETING.active = False
 
-    run.py_func = python_function
-    run.interpreted = True
+    run.py_func = python_function  # type: ignore[attr-defined]  # as a Numba dispatcher has
+    run.interpreted = True  # type: ignore[attr-defined]
     return run
 
 
@@ -269,11 +269,15 @@ def uncached(function: Callable, **options: Any) -> Callable:
     if JIT_DISABLED:
         return interpreted(function)
     options.pop("cache", None)
-    return numba.njit(function.py_func, **options)
+    return numba.njit(function.py_func, **options)  # type: ignore[attr-defined]  # a Numba dispatcher
 
 
-#: ``@njit`` for compiled helpers that may allocate (outside the round loop).
-njit = functools.partial(jit, **JIT_OPTIONS)
+def njit(function: Callable) -> Any:
+    """``@njit`` for compiled helpers that may allocate (outside the round loop):
+    :func:`jit` with ``JIT_OPTIONS``."""
+    return jit(function, **JIT_OPTIONS)
 
-#: ``@kernel`` for everything the round loop calls.
-kernel = functools.partial(jit, **KERNEL_OPTIONS)
+
+def kernel(function: Callable) -> Any:
+    """``@kernel`` for everything the round loop calls: :func:`jit` with ``KERNEL_OPTIONS``."""
+    return jit(function, **KERNEL_OPTIONS)

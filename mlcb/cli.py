@@ -44,7 +44,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with the command line's error format: one line ``mlcb: error: ...``, status 2
     (``--help`` still shows the usage)."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         self.exit(2, f"mlcb: error: {message}\n")
 
 
@@ -223,7 +223,7 @@ def _with_device(configs: list, device: str | None) -> list:
     out = []
     for config in configs:
         experts = [
-            dataclasses.replace(e, device=device)
+            dataclasses.replace(e, device=device)  # type: ignore[type-var]  # an instance, not a class
             if dataclasses.is_dataclass(e) and "device" in {f.name for f in dataclasses.fields(e)}
             else e
             for e in config.experts

@@ -132,4 +132,4 @@ def collect_result(
         "git_revision": provenance.git_revision(),
         "created": pd.Timestamp.now(tz="UTC").isoformat(),
     }
-    return Result(*frames, metadata=metadata)
+    return Result(frames[0], frames[1], frames[2], metadata=metadata)

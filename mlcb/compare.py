@@ -91,9 +91,9 @@ def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **opti
         if entries is not None:
             raise ValueError("entry_set and entries are exclusive: name a set or give the entries")
         if entry_set not in chosen.entry_sets:
-            offered = ", ".join(sorted(chosen.entry_sets)) or "none"
+            sets = ", ".join(sorted(chosen.entry_sets)) or "none"
             raise ValueError(
-                f"entry_set must be one of preset {preset!r}'s comparison sets ({offered}), got {entry_set!r}"
+                f"entry_set must be one of preset {preset!r}'s comparison sets ({sets}), got {entry_set!r}"
             )
         entries = chosen.entry_sets[entry_set]
     unknown = sorted(set(fields) - FIELDS)

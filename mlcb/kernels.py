@@ -200,7 +200,7 @@ def _typer(operation: str) -> Callable:
                 return _no_op(operation)
             raise TypeError(_missing(operation, types[0])) from None
 
-    typer.__signature__ = inspect.signature(_GENERICS[operation])
+    typer.__signature__ = inspect.signature(_GENERICS[operation])  # type: ignore[attr-defined]
     return typer
 
 

@@ -196,11 +196,12 @@ class _Cells:
     it), or the array itself, indexed by row and column, when it offers none."""
 
     __slots__ = ("array", "width", "flat")
+    flat: Any  # a memoryview of float64 cells, or this object
 
     def __init__(self, array: np.ndarray) -> None:
         self.array, self.width = array, array.shape[1]
         try:
-            view = memoryview(array)
+            view = memoryview(array)  # type: ignore[arg-type]  # an ndarray is a buffer
             self.flat = view.cast("B").cast("d") if view.format == "d" and view.ndim == 2 else None
         except (TypeError, ValueError):  # pragma: no cover - the engine's arrays always offer one
             self.flat = None

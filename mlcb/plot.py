@@ -22,6 +22,7 @@ plain metadata only: nothing named in a result is ever imported or called).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -268,7 +269,7 @@ def setting_values(result: Result, setting: str) -> dict[str, Any]:
     ``policy``, ``M``, ``K``, ``T``, ``delta``, ``calibration`` and the rate exponent ``alpha``
     (``None`` when the result does not record it)."""
     meta = _setting_meta(result, setting)
-    config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    config: dict = meta["config"] if isinstance(meta.get("config"), dict) else {}
     rows = result.curves[result.curves["setting"] == setting]
     experts = config.get("experts")
     n_experts = meta.get("n_experts", len(experts) if isinstance(experts, list) else None)
@@ -276,8 +277,8 @@ def setting_values(result: Result, setting: str) -> dict[str, Any]:
         n_experts = int(result.experts.loc[result.experts["setting"] == setting, "expert"].max()) + 1
     alpha = meta.get("rate_exponent")
     if alpha is None and isinstance(experts, list):  # a plain run: the experts' declared exponents
-        declared = [e.get("alpha") for e in experts if isinstance(e, dict)]
-        declared = [a for a in declared if isinstance(a, (int, float)) and 0 < a < 1]
+        values = [e.get("alpha") for e in experts if isinstance(e, dict)]
+        declared = [a for a in values if isinstance(a, (int, float)) and 0 < a < 1]
         alpha = max(declared) if declared else None
     delta = config.get("delta", 0.1)
     return {
@@ -385,6 +386,11 @@ def _final_table(result: Result, metric: str) -> pd.DataFrame:
     return final
 
 
+def _line_label(names: tuple, row: pd.Series) -> str:
+    """The legend label of a line of a budget figure: ``policy M=2 K=10`` and the like."""
+    return " ".join(f"{c}={v}" if c in "MKT" else v for c, v in zip(names, row))
+
+
 def _shape(dimension: str, x: np.ndarray, row: pd.Series) -> np.ndarray | None:
     """The theorem's dependence on ``dimension`` at ``x``, the other quantities of ``row`` fixed;
     ``None`` without a rate exponent."""
@@ -401,7 +407,7 @@ def _shape(dimension: str, x: np.ndarray, row: pd.Series) -> np.ndarray | None:
                 for k in x
             ]
         )
-    return theory.theorem_rate(x, row["K"], row["M"], alpha, row["delta"])
+    return np.asarray(theory.theorem_rate(x, row["K"], row["M"], alpha, row["delta"]))
 
 
 _SHAPE_TEXT = {
@@ -431,14 +437,7 @@ def budget_figure(result: Result, metric: str | None = None, axes: Any = None) -
         ]
         if others:
             final["line"] = (
-                final[others]
-                .astype(str)
-                .agg(
-                    lambda r, o=tuple(others): " ".join(
-                        f"{c}={v}" if c in "MKT" else v for c, v in zip(o, r)
-                    ),
-                    axis=1,
-                )
+                final[others].astype(str).agg(functools.partial(_line_label, tuple(others)), axis=1)
             )
         else:
             final["line"] = str(final["policy"].iloc[0])
@@ -463,8 +462,10 @@ def budget_figure(result: Result, metric: str | None = None, axes: Any = None) -
             x = means.index.to_numpy(float)
             shape = _shape(dimension, x, rows.iloc[0])
             y = means.to_numpy(float)
-            keep = (y > 0) & np.isfinite(y) if shape is not None else None
-            if shape is None or keep.sum() == 0:
+            if shape is None:
+                continue
+            keep = (y > 0) & np.isfinite(y)
+            if keep.sum() == 0:
                 continue
             scale = np.exp(np.mean(np.log(y[keep]) - np.log(shape[keep])))
             grid = np.linspace(x.min(), x.max(), 60) if len(x) > 1 else x

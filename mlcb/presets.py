@@ -264,8 +264,8 @@ for _dataset, _rows in (("phishing", "1 250"), ("bananas", "5 300")):
 # --- the paper's real-data runs: compiled online classifiers (agents/classifiers.py) ----------------
 #: Stand-ins for the paper's data sets, which cannot be downloaded here (docs/real-data.md §2):
 #: river's ImageSegments for cardiotocography, scikit-learn's digits for Warfarin dosing.
-CTG_LIKE = {"dataset": "segments", "horizon": 2_125, "order": "shuffle"}
-WARFARIN_LIKE = {"dataset": "digits", "horizon": 20_000}
+CTG_LIKE: dict[str, Any] = {"dataset": "segments", "horizon": 2_125, "order": "shuffle"}
+WARFARIN_LIKE: dict[str, Any] = {"dataset": "digits", "horizon": 20_000}
 
 
 def _classifier_experts(size: int, rate_scale: float = 1.0) -> Callable[[dict[str, Any]], list]:

@@ -93,7 +93,8 @@ class Result:
         frames = [
             pd.concat([getattr(r, name) for r in results], ignore_index=True) for name in result_files.FRAMES
         ]
-        return Result(*frames, metadata=metadata)
+        curves, experts, replications = frames
+        return Result(curves, experts, replications, metadata=metadata)
 
     # --- views ---------------------------------------------------------------------------
     @property
@@ -210,8 +211,8 @@ class Result:
         holding none of the files is a ``FileNotFoundError``; any other problem a ``ValueError``
         with one line naming the file and what is wrong. Nothing named in the files is imported or
         called."""
-        frames, metadata = result_files.read(path)
-        return cls(*frames, metadata=metadata)
+        (curves, experts, replications), metadata = result_files.read(path)
+        return cls(curves, experts, replications, metadata=metadata)
 
 
 def load(path: str | Path) -> Result:

@@ -73,7 +73,7 @@ class BudgetedSelectionEnv(gym.Env):
     The episode is truncated after ``T`` steps (``horizon``); it never terminates.
     """
 
-    metadata = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}
 
     def __init__(
         self,
@@ -114,7 +114,7 @@ class BudgetedSelectionEnv(gym.Env):
             }
         )
         self._seed = int(config.seed)
-        self._episode = None
+        self._episode: int | None = None
         self._t = 0
 
     # --- episode ------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ class BudgetedSelectionEnv(gym.Env):
             self._seed, self._episode = int(seed), self.replication
         else:
             self._episode = self.replication if self._episode is None else self._episode + 1
-        self._build(self._seed, self._episode)
+        self._build(self._seed, int(self._episode))
         return self._observation(), self._info()
 
     def _action(self, action: Any) -> tuple[np.ndarray, int, int]:

@@ -42,7 +42,7 @@ class Problem:
             config.make_policy(),
             config.budget,
             config.delta,
-            config.smoothing,
+            str(config.smoothing),  # set to the family's default when the config was made
             family_of(list(config.experts)),
         )
 
@@ -166,7 +166,7 @@ def simulate(
         bar = tqdm(total=config.replications, desc=config.label, unit="rep", leave=False)
     started = time.perf_counter()
     try:
-        common = {
+        common: dict[str, Any] = {
             "parts": None if parts is None else Path(parts) / config.key(),
             "on_done": (lambda _: bar.update()) if bar else None,
         }

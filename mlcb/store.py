@@ -39,6 +39,7 @@ import shutil
 import socket
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from mlcb import result_files, validation
 
@@ -89,7 +90,7 @@ def fsync_directory(path: Path) -> None:
         os.close(fd)
 
 
-def write_file(path: Path, write: Callable[[object], None]) -> None:
+def write_file(path: Path, write: Callable[[Any], None]) -> None:
     """``write(file)`` into a unique temporary sibling of ``path``, flushed and fsync'ed, then
     ``os.replace``'d onto ``path``: a reader never sees half a file."""
     tmp = path.with_name(f".{path.name}.{_suffix()}.tmp")

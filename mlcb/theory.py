@@ -44,7 +44,11 @@ Curve = np.float64 | npt.NDArray[np.float64]
 
 def _experts_and_budget(n_experts: Any, budget: Any) -> tuple[int, int]:
     experts = validation.integer("n_experts", n_experts)
-    if isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or not 1 <= budget <= experts:
+    if (
+        isinstance(budget, bool)
+        or not isinstance(budget, numbers.Integral)
+        or not 1 <= int(budget) <= experts
+    ):
         raise ValueError(f"budget must be an integer in [1, n_experts] = [1, {experts}], got {budget!r}")
     return experts, int(budget)
 
@@ -52,7 +56,7 @@ def _experts_and_budget(n_experts: Any, budget: Any) -> tuple[int, int]:
 def _best_expert(best_expert: Any, n_experts: int) -> int:
     if isinstance(best_expert, bool) or not isinstance(best_expert, numbers.Integral):
         raise ValueError(f"best_expert must be an integer in [0, {n_experts - 1}], got {best_expert!r}")
-    if not 0 <= best_expert < n_experts:
+    if not 0 <= int(best_expert) < n_experts:
         raise ValueError(f"best_expert must be an integer in [0, {n_experts - 1}], got {best_expert!r}")
     return int(best_expert)
 

@@ -25,9 +25,9 @@ def is_real(value: Any) -> bool:
 def integer(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
     """``value`` as an int, or a ``ValueError``: ``name must be an integer >= minimum`` (and
     ``<= maximum`` when one is given)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < minimum:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or int(value) < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if maximum is not None and value > maximum:
+    if maximum is not None and int(value) > maximum:
         raise ValueError(f"{name} must be an integer in [{minimum}, {maximum:_}], got {value!r}")
     return int(value)
 

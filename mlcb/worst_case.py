@@ -99,13 +99,13 @@ def worst_case_curve(
         rows: dict[bytes, int] = {}
         inverse = np.array(
             [
-                rows.setdefault(hashlib.blake2b(np.ascontiguousarray(row)).digest(), k)
+                rows.setdefault(hashlib.blake2b(np.ascontiguousarray(row).data).digest(), k)
                 for k, row in enumerate(rates)
             ]
         )
         firsts, inverse = np.unique(inverse, return_inverse=True)
         multiplicity = np.bincount(inverse, minlength=len(firsts))
-        widths = theory.confidence_width(counts, n_experts, delta, rates[firsts])
+        widths = np.asarray(theory.confidence_width(counts, n_experts, delta, rates[firsts]))
     except (ValueError, TypeError, ArithmeticError, MemoryError):  # no curve rather than no result
         return None
     del rates

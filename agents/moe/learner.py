@@ -47,7 +47,7 @@ class TorchLearner:
         if smoothing not in MOES.smoothing:
             raise ValueError(f"smoothing must be one of {MOES.smoothing}, got {smoothing!r}")
         self.spec, self.smoothing, self.seed = spec, smoothing, int(seed)
-        self.net = None
+        self.net: Any = None  # the torch module, built by reset
 
     @property
     def rate(self) -> tuple[float, float]:

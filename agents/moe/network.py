@@ -70,7 +70,7 @@ def moe_network(spec: Any, input_dim: int, output_dim: int, parameters: dict | N
     torch = require_torch()
     nn = torch.nn
 
-    class MoENetwork(nn.Module):
+    class MoENetwork(nn.Module):  # type: ignore[name-defined]  # torch, imported when called
         def __init__(self) -> None:
             super().__init__()
             shapes = moe_shapes(input_dim, spec.n_experts, spec.hidden, output_dim)

@@ -230,6 +230,7 @@ class MoEPool:
         for g, (key, members) in enumerate(by_key.items()):
             specs = [experts[k] for k in members]
             member_seeds = [[row[k] for k in members] for row in seeds]
+            group: _MoEGroup | _ModuleGroup
             if key[0] == "moe":
                 group = _MoEGroup(
                     torch, members, specs, d, o, self.generator, member_seeds, self.device, self.dtype

@@ -67,6 +67,7 @@ class _Member:
 
     #: No valid rate is known for a network: every member is heuristic.
     heuristic: ClassVar[bool] = True
+    beta: float  # a field of every member
 
     @property
     def rate(self) -> tuple[float, float]:

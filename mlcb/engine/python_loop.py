@@ -234,7 +234,7 @@ class CompiledPool:
             compiled_pool(
                 family,
                 BuildContext(
-                    experts,
+                    tuple(experts),
                     batch.env,
                     batch.env_params[r],
                     delta,
@@ -311,7 +311,7 @@ def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, loss
 
 def _run_block(
     problem: Any, seed: int, block: list[int], horizon: int, checkpoints: np.ndarray, trace_rounds: int
-) -> list[compiled_loop.Replication]:
+) -> list[_replications.Replication]:
     built = [_replications.build_common(problem, seed, r, horizon, checkpoints, trace_rounds) for r in block]
     batch = Batch(
         env=problem.env,
@@ -392,9 +392,9 @@ def run_replications(
     checkpoints: np.ndarray,
     parts: Path | None = None,
     trace_rounds: int = 0,
-    on_done: Callable[[compiled_loop.Replication], None] | None = None,
+    on_done: Callable[[_replications.Replication], None] | None = None,
     block: int | None = None,
-) -> list[compiled_loop.Replication]:
+) -> list[_replications.Replication]:
     """Run ``replications`` on the Python engine, ``block`` (default :data:`DEFAULT_BLOCK`) at a
     time; returns them sorted.
 

@@ -10,6 +10,7 @@ checks it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mlcb.paper import measure as m
 from mlcb.paper.section import Row, Section, Table, save_figure
@@ -58,7 +59,7 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Sect
     import mlcb
     from mlcb import plot
 
-    sizes = SIZES[size]
+    sizes: dict[str, Any] = SIZES[size]
     figures, tables = [], []
     for calibration in CALIBRATIONS:
         result = mlcb.compare("glm", calibration=calibration, seed=seed, threads=threads, **sizes)

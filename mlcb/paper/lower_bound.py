@@ -112,7 +112,7 @@ def upper_bound(horizons: Any, n_experts: int, budget: int, alpha: float, delta:
     env = LowerBoundEnv(k, budget, int(t.max()), alpha)
     counts = np.arange(1, int(t.max()) + 1)
     rate = experts[0].family.rates(experts, env, counts, delta / (2 * k))[0]
-    widths = theory.confidence_width(counts, k, delta, rate)
+    widths = np.asarray(theory.confidence_width(counts, k, delta, rate))
     values = []
     for horizon in t:
         worst = theory.numeric_worst_case(np.broadcast_to(widths[:horizon], (k, int(horizon))), 0, budget)

@@ -132,7 +132,8 @@ def _only(result: Any, settings: list[str]) -> Any:
         for frame in (result.curves, result.experts, result.replications)
     ]
     kept = {k: v for k, v in result.metadata["settings"].items() if k in settings}
-    return Result(*frames, metadata={**result.metadata, "settings": kept})
+    curves, experts, replications = frames
+    return Result(curves, experts, replications, metadata={**result.metadata, "settings": kept})
 
 
 def _save(figure: Any, path: Path) -> Path:
@@ -310,7 +311,7 @@ def _sizes(size: str, overrides: dict[str, Any]) -> dict[str, int]:
     sizes = plan(SIZES, size, overrides)
     for key, value in sizes.items():
         sizes[key] = validation.integer(key, value, minimum=2 if key.endswith("replications") else 1)
-    rows = len(load(CTG_LIKE["dataset"]).rows)
+    rows = len(load(str(CTG_LIKE["dataset"])).rows)
     if sizes["ctg_horizon"] > rows - 1:
         raise ValueError(
             f"ctg_horizon must be an integer in [1, {rows - 1}] (the stream is read once), got "
@@ -356,7 +357,7 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None, **overr
 
     sizes = _sizes(size, overrides)
     out = Path(out)
-    common = {"seed": seed, "threads": threads}
+    common: dict[str, Any] = {"seed": seed, "threads": threads}
     ctg_h, war_h = sizes["ctg_horizon"], sizes["warfarin_horizon"]
     ctg = mlcb.compare(
         "ctg-like",

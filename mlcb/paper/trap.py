@@ -13,6 +13,7 @@ replication, with its standard error; a slope; a share of rounds).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mlcb.paper import measure as m
 from mlcb.paper.section import Row, Section, Table, save_figure
@@ -81,7 +82,7 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Sect
     """Run the trap comparison at ``size`` under both calibrations; figures under ``out``."""
     import mlcb
 
-    sizes = SIZES[size]
+    sizes: dict[str, Any] = SIZES[size]
     figures, tables = [], []
     for calibration in CALIBRATIONS:
         result = mlcb.compare("trap", calibration=calibration, seed=seed, threads=threads, **sizes)

@@ -63,7 +63,7 @@ class LearnerBanditParams(NamedTuple):
 
 
 class LearnerBanditState(NamedTuple):
-    index: np.ndarray  # (K,) float64 this round's index of every expert (scratch)
+    index: np.ndarray  # type: ignore[assignment]  # (K,) float64 this round's index of every expert (scratch)
     permutation: np.ndarray  # (K,) int64 carried permutation for the uniform exploration draw
     total: np.ndarray  # (1,) int64 training steps so far, warm start included
     mean: np.ndarray  # (K,) float64 L_k = loss_sum_k / n_k, stored when k trains
@@ -73,7 +73,7 @@ class LearnerBanditState(NamedTuple):
     centre: np.ndarray  # (K,) float64 Thompson: loss_sum_k / (n_k + 1)
     spread: np.ndarray  # (K,) float64 Thompson: scale / sqrt(n_k + 1)
     lower: np.ndarray  # (K,) float64 UCB1: L_k - sqrt(reference / n_k), below the index
-    count: np.ndarray  # (K,) float64 UCB1: n_k, stored when k trains
+    count: np.ndarray  # type: ignore[assignment]  # (K,) float64 UCB1: n_k, stored when k trains
     column: np.ndarray  # (BLOCK,) float64 UCB1: the smallest lower bound of each column;
     #   Thompson: scratch of smallest_blocked (one array for both: the state's arrays are few)
     visit: np.ndarray  # (BLOCK,) int64 UCB1: scratch, the columns of smallest bounds
@@ -244,6 +244,7 @@ class _LearnerBandit(BasePolicy):
     """Shared build of the three bandits over learners (not registered itself)."""
 
     mode: ClassVar[int]
+    burn_in: int  # a field of every subclass
 
     def _numbers(self) -> tuple[float, float, float, float]:
         return 0.0, 0.0, 0.0, 0.0

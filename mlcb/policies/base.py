@@ -7,7 +7,7 @@ where it departs from the defaults (no warm start; confidence bounds with a cert
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from mlcb import validation
 
@@ -50,7 +50,7 @@ def check_budget(n_experts: int, budget: int) -> tuple[int, int]:
     return n_experts, budget
 
 
-def check_unit(name: str, value: object) -> None:
+def check_unit(name: str, value: Any) -> None:
     """A ``ValueError`` naming ``name`` unless ``value`` is a number in ``[0, 1]``.
 
     Examples

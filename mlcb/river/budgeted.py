@@ -66,6 +66,7 @@ def _check_common(
     if not (isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 < delta < 1):
         raise ValueError(f"delta must be a number with 0 < delta < 1, got {delta!r}")
     pair = _rate_pair(rate)
+    rates: list[tuple[float, float] | None]
     if pair is not None:
         rates = [pair] * n
     else:
@@ -83,7 +84,7 @@ def _check_common(
     if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
         raise ValueError(f"warm_start must be an integer >= 1, got {warm_start!r}")
     check_seed(seed)
-    return rates
+    return [pair for pair in rates if pair is not None]  # all of them (checked above)
 
 
 def _rate_pair(rate: Any) -> tuple[float, float] | None:
@@ -148,6 +149,21 @@ _SHARED = (
 
 class _Budgeted:
     """The selection loop both estimators share (mixed into a river ``ModelSelector``)."""
+
+    # Set by _init (the shared parameters), by river's Ensemble (models) and by the estimator.
+    models: list
+    budget: int
+    policy: str
+    policy_params: dict | None
+    statistics: str | None
+    window: int
+    delta: float
+    rate: Any
+    warm_start: int
+    deploy: str
+    horizon: int
+    seed: int
+    _loss: Any
 
     def _init(self, models: list, kind: Any, shared: dict) -> None:
         """Store the pool and the parameters both estimators share (:data:`_SHARED`, which river
@@ -228,7 +244,7 @@ class _Budgeted:
         self._warm_seen = 0  # samples of the warm start learnt so far
         self._warm_sums = [0.0] * n  # each model's summed loss over them
         # "pool": the last losses, each with the model's count of updates when it was scored
-        self._windows = [deque(maxlen=int(window)) for _ in range(n)]
+        self._windows: list[deque] = [deque(maxlen=int(window)) for _ in range(n)]
         self._window_sums = [0.0] * n
         self._warm = bool(getattr(self._policy, "warm_start", True))
         if not self._warm:
@@ -368,6 +384,7 @@ class _Budgeted:
             return
         positions = self._selected[: self._n_selected].tolist()
         deployed = self._chosen  # the policy's end of round hears of its own choice
+        deployed_loss: float | None
         if self._pool:
             losses = self._score_pool(x, y)
             deployed_loss = losses[deployed]

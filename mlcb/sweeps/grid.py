@@ -93,9 +93,9 @@ def blocks(replications: Iterable[int], size: int) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     values = sorted(replications)
     for _, run in itertools.groupby(enumerate(values), key=lambda pair: pair[1] - pair[0]):
-        run = [r for _, r in run]
-        for start in range(0, len(run), size):
-            chunk = run[start : start + size]
+        members = [r for _, r in run]
+        for start in range(0, len(members), size):
+            chunk = members[start : start + size]
             out.append((chunk[0], chunk[-1] + 1))
     return out
 

@@ -15,12 +15,14 @@ replications are planned again (:func:`plan`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +43,10 @@ def part_files(root: Path, key: str, name: str) -> dict[str, Path]:
     return files
 
 
+def _write_parquet(frame: pd.DataFrame, handle: Any) -> None:
+    frame.to_parquet(handle, index=False)
+
+
 def write_part(root: Path, task: Task, output: dict) -> None:
     """Write a finished task's frames and description, each file atomically (description first,
     curves last: a part counts as done only when all four files are there and valid)."""
@@ -53,7 +59,7 @@ def write_part(root: Path, task: Task, output: dict) -> None:
     write_file(files["settings"], lambda handle: handle.write(text))
     for name in ("experts", "replications", "curves"):
         frame = output[name]
-        write_file(files[name], lambda handle, frame=frame: frame.to_parquet(handle, index=False))
+        write_file(files[name], functools.partial(_write_parquet, frame))
 
 
 def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.DataFrame], dict]:
@@ -122,7 +128,8 @@ def choose(names: list[str], replications: int) -> list[tuple[int, int, str]]:
         match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
         if match and 0 <= int(match[1]) < int(match[2]) <= replications:
             spans.append((int(match[1]), int(match[2]), name))
-    chosen, covered = [], set()
+    chosen: list = []
+    covered: set[int] = set()
     for first, stop, name in sorted(spans, key=lambda s: (s[0], -s[1])):
         if covered.isdisjoint(range(first, stop)):
             chosen.append((first, stop, name))

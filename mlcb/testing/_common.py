@@ -80,7 +80,7 @@ def _is_bool(value: Any) -> bool:
 
 def _is_integer(value: Any, low: int, high: float = math.inf) -> bool:
     """``value`` is an integer (not a bool) in ``[low, high]``."""
-    return not _is_bool(value) and isinstance(value, numbers.Integral) and low <= value <= high
+    return not _is_bool(value) and isinstance(value, numbers.Integral) and low <= int(value) <= high
 
 
 def _describe(value: Any) -> str:
