@@ -89,16 +89,7 @@ def regret(result: Result, metric: str | None = None, theory_curves: bool = True
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 5))
     palette = dict(zip(result.settings, sns.color_palette(n_colors=len(result.settings))))
-    sns.lineplot(
-        data=curves,
-        x="round",
-        y=metric,
-        hue="setting",
-        hue_order=result.settings,
-        palette=palette,
-        errorbar=("pi", 90),
-        ax=ax,
-    )
+    _mean_curves(curves, metric, result.settings, ax, palette)
     handles, labels = ax.get_legend_handles_labels()
     labels = [_with_slope(label, curves, metric) for label in labels]
     if theory_curves:
@@ -228,15 +219,7 @@ def panels(result: Result, metric: str | None = None, axes: Any = None) -> Any:
     figure, grid = _axes(axes, 3, (16, 4.6))
     axes = grid[0]
     curves = result.curves
-    sns.lineplot(
-        data=curves,
-        x="round",
-        y=metric,
-        hue="setting",
-        hue_order=result.settings,
-        errorbar=("pi", 90),
-        ax=axes[0],
-    )
+    _mean_curves(curves, metric, result.settings, axes[0])
     axes[0].set_title(f"(a) {metric.replace('_', ' ')}{_references(result)}")
     axes[0].set_xlabel("round t")
     last = result.experts.groupby("setting")["round"].transform("max")
@@ -384,6 +367,21 @@ def _final_table(result: Result, metric: str) -> pd.DataFrame:
     for column in ("policy", "M", "K", "T", "calibration", "alpha", "delta"):
         final[column] = final["setting"].map(lambda s, c=column: values[s][c])
     return final
+
+
+def _mean_curves(curves: pd.DataFrame, metric: str, settings: list, ax: Any, palette: Any = None) -> None:
+    """The mean of ``metric`` over replications against the round, one line per setting, with the
+    band of the middle 90 % of the replications."""
+    sns.lineplot(
+        data=curves,
+        x="round",
+        y=metric,
+        hue="setting",
+        hue_order=settings,
+        palette=palette,
+        errorbar=("pi", 90),
+        ax=ax,
+    )
 
 
 def _line_label(names: tuple, row: pd.Series) -> str:
