@@ -342,7 +342,15 @@ class _Classifier:
 
     #: No rate bounds the 0-1 loss's regret against the reference (module docstring).
     heuristic: ClassVar[bool] = True
+    #: The parameters that must be ``> 0``.
+    _positive: ClassVar[tuple[str, ...]]
+    features: tuple | None
     rate_scale: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "features", _check_features(self.features))
+        for name in self._positive:
+            validation.positive(name, getattr(self, name))
 
     def rate_function(self, n: Any, coefficient: float, delta_prime: float) -> np.ndarray:
         """``U(n, delta')`` at the counts ``n`` for the rate coefficient ``coefficient`` (0 where
@@ -400,11 +408,7 @@ class OnlineSoftmax(_Classifier):
 
     family: ClassVar[ClassifierFamily] = CLASSIFIERS
     kind: ClassVar[int] = SOFTMAX
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "features", _check_features(self.features))
-        for name in ("step", "radius", "clip", "rate_scale"):
-            validation.positive(name, getattr(self, name))
+    _positive: ClassVar[tuple[str, ...]] = ("step", "radius", "clip", "rate_scale")
 
 
 @dataclass(frozen=True)
@@ -438,11 +442,7 @@ class OnlinePerceptron(_Classifier):
 
     family: ClassVar[ClassifierFamily] = CLASSIFIERS
     kind: ClassVar[int] = PERCEPTRON
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "features", _check_features(self.features))
-        for name in ("clip", "rate_scale"):
-            validation.positive(name, getattr(self, name))
+    _positive: ClassVar[tuple[str, ...]] = ("clip", "rate_scale")
 
 
 def _columns(expert: Any, n_columns: int) -> tuple[int, ...]:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from mlcb.seeding import check_seed
+from mlcb.seeding import reset_request
 
 
 class FeatureStreamEnv(gym.Env):
@@ -31,8 +31,7 @@ class FeatureStreamEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        replication = int((options or {}).get("replication", 0))
-        self._params, self._state = self.build(check_seed(0 if seed is None else seed), replication)
+        self._params, self._state = self.build(*reset_request(seed, options))
         self._round = 1
         type(self)._begin_round(self._params, self._state, 1)
         return self._state.x.copy(), {"round": 1}

@@ -19,7 +19,7 @@ import numpy as np
 
 from mlcb._jit import kernel, njit
 from mlcb.random import uniform
-from mlcb.seeding import check_seed, instance_key, stream_keys
+from mlcb.seeding import instance_key, reset_request, stream_keys
 
 
 class BanditEnvParams(NamedTuple):
@@ -219,9 +219,7 @@ class BanditExpertsEnv(gym.Env):
     # --- Gymnasium interface -------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        replication = int((options or {}).get("replication", 0))
-        base = check_seed(0 if seed is None else seed)
-        self._params, _ = self.build(base, replication)
+        self._params, _ = self.build(*reset_request(seed, options))
         self._round = 0
         optimal = self._optimal_losses(self._params)
         return 0, {"optimal_loss": float(optimal.min()), "expert_optimal_losses": optimal}

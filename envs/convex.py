@@ -46,7 +46,7 @@ from mlcb import validation
 from mlcb._jit import kernel
 from mlcb.kernels import implements
 from mlcb.random import uniform
-from mlcb.seeding import check_seed, stream_keys
+from mlcb.seeding import reset_request, stream_keys
 
 __all__ = [
     "ConvexBanditEnv",
@@ -294,8 +294,7 @@ class ConvexBanditEnv(gym.Env):
     # --- Gymnasium interface -------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        replication = int((options or {}).get("replication", 0))
-        self._params, self._state = self.build(check_seed(0 if seed is None else seed), replication)
+        self._params, self._state = self.build(*reset_request(seed, options))
         self._round = 0
         return 0, {"optimal_loss": self.optimal_loss(self._params, 0)}
 

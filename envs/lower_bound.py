@@ -48,7 +48,7 @@ import numpy.typing as npt
 
 from envs.bandit import BanditEnvParams, BanditEnvState, BanditExpertsEnv, _shuffle_arms
 from mlcb import validation
-from mlcb.seeding import check_seed, instance_key, instance_rng, stream_keys
+from mlcb.seeding import check_seed, instance_key, instance_rng, reset_request, stream_keys
 
 __all__ = [
     "DEFAULT_C0",
@@ -422,7 +422,6 @@ class LowerBoundEnv(BanditExpertsEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         observation, info = super().reset(seed=seed, options=options)
-        replication = int((options or {}).get("replication", 0))
-        game = self.game_of(check_seed(0 if seed is None else seed), replication)
+        game = self.game_of(*reset_request(seed, options))
         info["game"] = -1 if game is None else game
         return observation, info

@@ -54,7 +54,7 @@ import numpy as np
 from mlcb._jit import kernel, njit
 from mlcb.kernels import implements
 from mlcb.random import uniform
-from mlcb.seeding import check_seed, stream_keys
+from mlcb.seeding import check_seed, reset_request, stream_keys
 
 #: The bundled data sets: name -> (package, loader description).
 DATASETS = {
@@ -461,8 +461,7 @@ class RealDataEnv(gym.Env):
     # --- Gymnasium interface -------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        replication = int((options or {}).get("replication", 0))
-        self._params, self._state = self.build(check_seed(0 if seed is None else seed), replication)
+        self._params, self._state = self.build(*reset_request(seed, options))
         self._round = 0
         _begin_round(self._params, self._state, 0)
         return self.table.x[int(self._state.row[0])].copy(), {"round": 0}

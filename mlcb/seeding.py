@@ -39,6 +39,15 @@ def check_seed(seed: object) -> int:
     return int(seed)
 
 
+def reset_request(seed: int | None, options: dict | None) -> tuple[int, int]:
+    """The ``(seed, replication)`` that a Gymnasium ``reset(seed=..., options=...)`` asks for.
+
+    ``seed`` ``None`` is seed 0; ``options["replication"]`` (default 0) selects the replication,
+    so that an environment stepped by hand replays the engine's replication of that index.
+    """
+    return check_seed(0 if seed is None else seed), int((options or {}).get("replication", 0))
+
+
 def stream_keys(seed: int, replication: int, n_experts: int, identities=None) -> StreamKeys:
     """Stream keys of replication ``replication``.
 
