@@ -14,6 +14,23 @@ import gymnasium as gym
 from mlcb.seeding import reset_request
 
 
+class FeatureRound:
+    """A round ``xi_t = (x_t, y_t)`` of a feature stream as a Python expert sees it: ``t``, ``x``
+    (the features, a copy), ``y`` (the target, a float) and ``params`` (the replication's
+    parameters). Each stream's subclass adds its losses."""
+
+    __slots__ = ("params", "t", "x", "y")
+
+    def __init__(self, params: Any, state: Any, t: int) -> None:
+        self.params = params
+        self.t = int(t)
+        self.x = state.x.copy()
+        self.y = float(state.y[0])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(t={self.t}, y={self.y!r})"
+
+
 class FeatureStreamEnv(gym.Env):
     """A stream whose observation is ``x_t`` and whose reward is minus the action's loss.
 

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple, cast
 import gymnasium as gym
 import numpy as np
 
-from envs._stream import FeatureStreamEnv
+from envs._stream import FeatureRound, FeatureStreamEnv
 from mlcb._jit import kernel
 from mlcb.kernels import implements
 from mlcb.random import normal, uniform
@@ -179,7 +179,7 @@ def bayes_loss(task: int, noise: float, scale: float, label_noise: float, n_clas
     return 0.5 * (1.0 - hit * hit - (n_classes - 1) * miss * miss)
 
 
-class ClusteredRound:
+class ClusteredRound(FeatureRound):
     """``xi_t = (x_t, y_t)`` as a Python expert sees it (:meth:`ClusteredEnv.round_data`).
 
     ``x`` (shape (d,), a copy), ``y`` (a float; the class index for classification), ``task``
@@ -189,13 +189,8 @@ class ClusteredRound:
     parameters, for the held-out sample ``params.holdout_x``).
     """
 
-    __slots__ = ("params", "t", "x", "y")
-
-    def __init__(self, params: ClusteredEnvParams, state: ClusteredEnvState, t: int) -> None:
-        self.params = params
-        self.t = int(t)
-        self.x = state.x.copy()
-        self.y = float(state.y[0])
+    __slots__ = ()
+    params: ClusteredEnvParams
 
     @property
     def task(self) -> str:
@@ -206,9 +201,6 @@ class ClusteredRound:
 
     def expected_loss_of(self, predict: Any) -> float:
         return float(np.mean(expected_losses(self.params, predict(self.params.holdout_x))))
-
-    def __repr__(self) -> str:
-        return f"ClusteredRound(t={self.t}, y={self.y!r})"
 
 
 def stream_loss(params: ClusteredEnvParams, prediction: Any, y: float) -> float:

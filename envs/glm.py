@@ -26,7 +26,7 @@ import gymnasium as gym
 import numpy as np
 
 from envs import glm_math
-from envs._stream import FeatureStreamEnv
+from envs._stream import FeatureRound, FeatureStreamEnv
 from envs.links import LINK_NAMES, link_index, link_value
 from mlcb._jit import kernel
 from mlcb.kernels import implements
@@ -114,7 +114,7 @@ def _decision_loss(params: GLMEnvParams, link: str | int, weights: Any) -> float
     return float(expected_loss(params, link_index(link), along, across))
 
 
-class GLMRound:
+class GLMRound(FeatureRound):
     """``xi_t = (x_t, y_t)`` as a Python expert sees it (:meth:`GLMEnv.round_data`).
 
     ``x``
@@ -125,24 +125,18 @@ class GLMRound:
         The normalised square loss ``min(1, (prediction - y)^2 / B^2)``, the engine's own.
     ``expected_loss(link, weights) -> float``
         ``L(w)`` of predicting ``f_link(w . x)``, on this replication (exact up to quadrature).
+    ``params``
+        The replication's parameters.
     """
 
-    __slots__ = ("_params", "t", "x", "y")
-
-    def __init__(self, params: GLMEnvParams, state: GLMEnvState, t: int) -> None:
-        self._params = params
-        self.t = int(t)
-        self.x = state.x.copy()
-        self.y = float(state.y[0])
+    __slots__ = ()
+    params: GLMEnvParams
 
     def loss(self, prediction: float) -> float:
-        return float(square_loss(self._params, float(prediction), self.y))
+        return float(square_loss(self.params, float(prediction), self.y))
 
     def expected_loss(self, link: str | int, weights: Any) -> float:
-        return _decision_loss(self._params, link, weights)
-
-    def __repr__(self) -> str:
-        return f"GLMRound(t={self.t}, y={self.y!r})"
+        return _decision_loss(self.params, link, weights)
 
 
 class GLMEnv(FeatureStreamEnv):

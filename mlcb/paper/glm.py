@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mlcb.paper import measure as m
-from mlcb.paper.section import Row, Section, Table, save_figure
+from mlcb.paper.section import Section, Table, save_figure
 
 #: The paper's size is small enough for both: T = 2,500 rounds and 30 runs.
 SIZES = {"quick": {"horizon": 2_500, "replications": 30}, "paper": {"horizon": 2_500, "replications": 30}}
@@ -35,16 +35,7 @@ def _table(result, calibration: str) -> Table:
                     "pseudo_regret",
                 )
             )
-    for budget in BUDGETS:
-        mean, error = m.best_share(result, f"mlcb M={budget}", "deployed")
-        rows.append(
-            Row(
-                f"share of rounds M-LCB deploys k* = 9, M = {budget}",
-                "consistently identifies k = 9",
-                mean,
-                error,
-            )
-        )
+    rows += m.deploy_rows(result, BUDGETS, "k* = 9", "consistently identifies k = 9")
     claims = (
         ("mlcb", "M-LCB spends its updates on the best models"),
         ("limited-advice", "LimitedAdvice spreads its updates uniformly (1/K = 0.1)"),

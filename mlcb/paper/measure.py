@@ -106,6 +106,16 @@ def difference_row(result: Result, quantity: str, claim: str, first: str, second
     return Row(quantity, claim, diff, error, note=verdict(diff, error))
 
 
+def deploy_rows(result: Result, budgets: tuple[int, ...], best: str, claim: str) -> list[Row]:
+    """For every budget: the share of rounds in which M-LCB deployed the best expert (called
+    ``best`` in the row's label), as a row stating ``claim``."""
+    rows = []
+    for budget in budgets:
+        mean, error = best_share(result, f"mlcb M={budget}", "deployed")
+        rows.append(Row(f"share of rounds M-LCB deploys {best}, M = {budget}", claim, mean, error))
+    return rows
+
+
 def share_rows(result: Result, budgets: tuple[int, ...], claims: tuple[tuple[str, str], ...]) -> list[Row]:
     """For every budget and every ``(policy, claim)``: the share of the policy's training rounds
     that went to k*, as a row stating the claim."""

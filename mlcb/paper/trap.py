@@ -60,16 +60,9 @@ def _comparison_table(result, calibration: str) -> Table:
 
 def _behaviour_table(result, calibration: str) -> Table:
     rows = m.slope_rows(result, "regret", "regret")
-    for budget in BUDGETS:
-        mean, error = m.best_share(result, f"mlcb M={budget}", "deployed")
-        rows.append(
-            Row(
-                f"share of rounds M-LCB deploys k*, M = {budget}",
-                "grows with M: M-LCB concentrates its deployments on k* faster",
-                mean,
-                error,
-            )
-        )
+    rows += m.deploy_rows(
+        result, BUDGETS, "k*", "grows with M: M-LCB concentrates its deployments on k* faster"
+    )
     claims = (
         ("mlcb", "M-LCB focuses its training budget on promising experts"),
         ("limited-advice", "LimitedAdvice spreads its training budget more uniformly (1/K = 0.1)"),
