@@ -185,31 +185,46 @@ def test_more_replications_reuse_the_parts(reference, tmp_path):
     pd.testing.assert_frame_equal(old, reference.result.curves)
 
 
-def test_interrupted_command_resumes_to_the_same_result(reference, tmp_path):
+def test_interrupted_command_resumes_to_the_same_result(tmp_path):
     """SIGINT to `mlcb sweep` after its first part: parts on disk stay, the same command finishes
-    the rest, and the result equals the undisturbed one."""
+    the rest, and the result equals the undisturbed one.
+
+    The first setting's two tasks take milliseconds and the second setting's take about a second
+    each, so the interrupt, sent when the first part appears, lands while tasks remain however
+    loaded the machine is (one worker runs the tasks in order)."""
+    grid = {
+        "preset": "trap",
+        "name": "small",
+        "replications": 2,
+        "block": 1,
+        "checkpoints": 30,
+        "budget": 1,
+        "n_experts": 4,
+        "settings": [{"horizon": 1_500}, {"horizon": 4_000_000}],
+    }
+    reference = mlcb.sweep(grid, out=tmp_path / "reference", workers=1)
     grid_file = tmp_path / "small.toml"
-    lines = [f"{k} = {json.dumps(v)}" for k, v in GRID.items() if k != "grid"]
-    lines += ["[grid]", "budget = [1, 2]", "n_experts = [4, 6]"]
+    lines = [f"{k} = {json.dumps(v)}" for k, v in grid.items() if k != "settings"]
+    lines += [f"[[settings]]\nhorizon = {s['horizon']}" for s in grid["settings"]]
     grid_file.write_text("\n".join(lines) + "\n")
     command = [sys.executable, "-m", "mlcb.cli", "sweep", str(grid_file), "--out", str(tmp_path), "-w", "1"]
-    command += ["--block", "1", "--no-plot", "-q"]
+    command += ["--no-plot", "-q"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     parts = tmp_path / "small" / "data" / "curves"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
         if parts.is_dir() and any(parts.glob("*/*.parquet")):
             break
-        time.sleep(0.05)
+        time.sleep(0.01)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130, err
     assert "interrupted" in err
     done = len(list(parts.glob("*/*.parquet")))
-    assert 1 <= done < 20
+    assert 1 <= done < 4
     finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0, finished.stderr
-    assert f"{20 - done} task(s) run, {done} already done, 0 failed" in finished.stdout
+    assert f"{4 - done} task(s) run, {done} already done, 0 failed" in finished.stdout
     assert_same(reference.result, sweeps.load(tmp_path / "small"))
 
 
