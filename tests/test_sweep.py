@@ -185,6 +185,13 @@ def test_more_replications_reuse_the_parts(reference, tmp_path):
     pd.testing.assert_frame_equal(old, reference.result.curves)
 
 
+def _interruptible() -> None:
+    """In the child before it runs: SIGINT back to its default action. A shell starts background
+    jobs with SIGINT ignored, and Python then leaves it ignored: a suite run as `make test &`
+    would see the interrupt do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_interrupted_command_resumes_to_the_same_result(tmp_path):
     """SIGINT to `mlcb sweep` after its first part: parts on disk stay, the same command finishes
     the rest, and the result equals the undisturbed one.
@@ -209,7 +216,9 @@ def test_interrupted_command_resumes_to_the_same_result(tmp_path):
     grid_file.write_text("\n".join(lines) + "\n")
     command = [sys.executable, "-m", "mlcb.cli", "sweep", str(grid_file), "--out", str(tmp_path), "-w", "1"]
     command += ["--no-plot", "-q"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible
+    )
     parts = tmp_path / "small" / "data" / "curves"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
