@@ -192,27 +192,38 @@ def _interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_interrupted_command_resumes_to_the_same_result(tmp_path):
-    """SIGINT to `mlcb sweep` after its first part: parts on disk stay, the same command finishes
-    the rest, and the result equals the undisturbed one.
+#: A grid whose first setting's two tasks take milliseconds and whose second setting's take about
+#: a second each: a signal sent when the first part appears lands while tasks remain, however
+#: loaded the machine is (one worker runs the tasks in order).
+SLOW_GRID = {
+    "preset": "trap",
+    "name": "small",
+    "replications": 2,
+    "block": 1,
+    "checkpoints": 30,
+    "budget": 1,
+    "n_experts": 4,
+    "settings": [{"horizon": 1_500}, {"horizon": 4_000_000}],
+}
 
-    The first setting's two tasks take milliseconds and the second setting's take about a second
-    each, so the interrupt, sent when the first part appears, lands while tasks remain however
-    loaded the machine is (one worker runs the tasks in order)."""
-    grid = {
-        "preset": "trap",
-        "name": "small",
-        "replications": 2,
-        "block": 1,
-        "checkpoints": 30,
-        "budget": 1,
-        "n_experts": 4,
-        "settings": [{"horizon": 1_500}, {"horizon": 4_000_000}],
-    }
-    reference = mlcb.sweep(grid, out=tmp_path / "reference", workers=1)
+
+@pytest.fixture(scope="module")
+def slow_reference(tmp_path_factory):
+    return mlcb.sweep(SLOW_GRID, out=tmp_path_factory.mktemp("slow-reference"), workers=1)
+
+
+@pytest.mark.parametrize(
+    ("sent", "status", "message"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, -signal.SIGTERM, "")],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_a_stopped_command_resumes_to_the_same_result(slow_reference, tmp_path, sent, status, message):
+    """SIGINT or SIGTERM to `mlcb sweep` after its first part: the parts on disk stay, the worker
+    processes do not outlive the command (they would hold the sweep's lock and keep the resume
+    waiting), the same command finishes the rest, and the result equals the undisturbed one."""
     grid_file = tmp_path / "small.toml"
-    lines = [f"{k} = {json.dumps(v)}" for k, v in grid.items() if k != "settings"]
-    lines += [f"[[settings]]\nhorizon = {s['horizon']}" for s in grid["settings"]]
+    lines = [f"{k} = {json.dumps(v)}" for k, v in SLOW_GRID.items() if k != "settings"]
+    lines += [f"[[settings]]\nhorizon = {s['horizon']}" for s in SLOW_GRID["settings"]]
     grid_file.write_text("\n".join(lines) + "\n")
     command = [sys.executable, "-m", "mlcb.cli", "sweep", str(grid_file), "--out", str(tmp_path), "-w", "1"]
     command += ["--no-plot", "-q"]
@@ -225,16 +236,21 @@ def test_interrupted_command_resumes_to_the_same_result(tmp_path):
         if parts.is_dir() and any(parts.glob("*/*.parquet")):
             break
         time.sleep(0.01)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sent)
     _, err = process.communicate(timeout=120)
-    assert process.returncode == 130, err
-    assert "interrupted" in err
+    assert process.returncode == status, err
+    assert message in err
     done = len(list(parts.glob("*/*.parquet")))
     assert 1 <= done < 4
-    finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    deadline = time.monotonic() + 20  # an orphaned worker notices within a second
+    while True:
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        if "is being written by" not in finished.stderr or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert finished.returncode == 0, finished.stderr
     assert f"{4 - done} task(s) run, {done} already done, 0 failed" in finished.stdout
-    assert_same(reference.result, sweeps.load(tmp_path / "small"))
+    assert_same(slow_reference.result, sweeps.load(tmp_path / "small"))
 
 
 # --- validation before any task ----------------------------------------------------------------

@@ -49,16 +49,45 @@ def _start_method() -> str:
     return "spawn"
 
 
+#: Seconds between a worker's looks at whether the process that started it is still there.
+PARENT_POLL = 0.2
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when ``parent`` is gone.
+
+    A worker outlives a sweep that is killed (SIGTERM, SIGKILL, a job scheduler's time limit):
+    the pool's worker processes wait for tasks from a parent that no longer exists. A forked one
+    also holds the sweep's lock (a copy of the parent's locked descriptor), so the command that
+    would resume the sweep waits for a process nobody sees. A daemon thread looks at the parent
+    process id every :data:`PARENT_POLL` seconds (the kernels release the GIL) and leaves at once
+    when the worker has been handed to another parent; the parts the parent wrote stay."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mlcb-exit-with-parent", daemon=True).start()
+
+
 def run_local(payloads: list[dict], workers: int, on_result: Callable, on_error: Callable) -> None:
     """Run ``payloads`` in ``workers`` processes; a pool broken by a dying worker is started again
-    (up to three times) for the tasks that had not finished."""
+    (up to three times) for the tasks that had not finished. The workers end with this process,
+    however it ends (:func:`_exit_with_parent`)."""
     from concurrent.futures.process import BrokenProcessPool
 
     pending = list(range(len(payloads)))
     context = multiprocessing.get_context(_start_method())
     for _attempt in range(4):
         broken = []
-        with concurrent.futures.ProcessPoolExecutor(min(workers, len(pending)), mp_context=context) as pool:
+        with concurrent.futures.ProcessPoolExecutor(
+            min(workers, len(pending)),
+            mp_context=context,
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        ) as pool:
             futures = {pool.submit(run_task, payloads[i]): i for i in pending}
             try:
                 for future in concurrent.futures.as_completed(futures):
