@@ -83,6 +83,7 @@ from mlcb import validation
 from mlcb.contracts import BuildContext
 from mlcb.kernels import begin_round, implements, smoothing, train
 from mlcb.kernels.jit import kernel, njit
+from mlcb.validation import InputError
 
 #: Cached references: (data set, order, horizon, stream key, expert) -> L_k*.
 _REFERENCES: OrderedDict = OrderedDict()
@@ -283,19 +284,19 @@ class ClassifierFamily(CompiledFamily):
         expert's columns exist."""
         table: Any = getattr(env, "table", None)
         if getattr(table, "labels", None) is None or not isinstance(getattr(env, "horizon", None), int):
-            raise ValueError(
+            raise InputError(
                 f"experts: classifier experts need a real-data stream (mlcb/RealData-v0), got "
                 f"{type(env).__name__}"
             )
         if getattr(env, "warm_start", 1) != 1:
-            raise ValueError(
+            raise InputError(
                 f"experts: classifier experts learn one row per update; use warm_start=1 (got "
                 f"{env.warm_start})"
             )
         n_columns = table.x.shape[1]
         for k, expert in enumerate(experts):
             if getattr(expert, "features", None) is not None and max(expert.features) >= n_columns:
-                raise ValueError(
+                raise InputError(
                     f"experts[{k}]: features must be column indices in [0, {n_columns}) of "
                     f"{env.dataset!r}, got {expert.features!r}"
                 )
@@ -369,11 +370,11 @@ def _check_features(features: Any) -> tuple[int, ...] | None:
     if not columns or not all(
         isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c >= 0 for c in columns
     ):
-        raise ValueError(
+        raise InputError(
             f"features must be None or a non-empty list of column indices >= 0, got {features!r}"
         )
     if len(set(columns)) != len(columns):
-        raise ValueError(f"features must be distinct column indices, got {features!r}")
+        raise InputError(f"features must be distinct column indices, got {features!r}")
     return tuple(int(c) for c in columns)
 
 

@@ -17,9 +17,11 @@ import argparse
 import os
 import sys
 import time
-import tomllib
+import traceback
 from pathlib import Path
 from typing import Any
+
+from mlcb.validation import InputError
 
 EXAMPLES = """examples:
   mlcb run trap                                  the paper's bandit trap, M in {1, 2, 4}
@@ -229,7 +231,7 @@ def _with_device(configs: list, device: str | None) -> list:
             for e in config.experts
         ]
         if all(new is old for new, old in zip(experts, config.experts)):
-            raise ValueError(
+            raise InputError(
                 f"--device applies to pools of torch networks (e.g. the moe preset), not to {config.label!r}"
             )
         out.append(dataclasses.replace(config, experts=tuple(experts)))
@@ -293,72 +295,6 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     )
 
 
-#: Experts one ``[[experts]]`` table may stand for (``count``).
-MAX_COUNT = 10**6
-
-
-def _toml_configs(path: Path, args: argparse.Namespace) -> tuple[str, list]:
-    """Settings described by a TOML file (one per budget), every key checked before any work."""
-    import dataclasses
-
-    from mlcb import validation
-    from mlcb.config import SimulationConfig
-
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
-    allowed = {f.name for f in dataclasses.fields(SimulationConfig)} | {"name"}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise ValueError(
-            f"{path.name}: unknown key(s) {', '.join(map(repr, unknown))}; "
-            f"allowed keys: {', '.join(sorted(allowed))}"
-        )
-    tables = data.pop("experts", None)
-    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
-        raise ValueError(
-            "experts: the TOML file needs one or more [[experts]] tables, each with a family "
-            f"(see `mlcb list`), got {tables!r}"
-        )
-    experts = []
-    for index, entry in enumerate(tables):
-        entry = dict(entry)
-        count = validation.integer(f"experts[{index}].count", entry.pop("count", 1), maximum=MAX_COUNT)
-        if "family" not in entry:
-            raise ValueError(f"experts[{index}]: each [[experts]] table needs a family (see `mlcb list`)")
-        try:
-            expert = _toml_expert(entry.pop("family"), entry, f"experts[{index}].family")
-        except TypeError as error:  # an unknown parameter of the family
-            raise ValueError(f"experts[{index}]: {error}") from None
-        experts.extend([expert] * count)
-    budgets = validation.budgets("budget", data.pop("budget", 1))
-    if "name" in data:
-        name = validation.plain_name("name", data.pop("name"))
-    else:
-        name = validation.plain_name(f"name (from the file name {path.name!r}; set name = ...)", path.stem)
-    fields = {**data, **_overrides(args)}
-    if args.budget is not None:
-        budgets = validation.budgets("budget", args.budget)
-    return name, [SimulationConfig(experts=tuple(experts), budget=m, **fields) for m in budgets]
-
-
-def _toml_expert(family: Any, params: dict[str, Any], what: str) -> Any:
-    """An expert of a TOML ``[[experts]]`` table: a registered name (``agents.make``), or
-    ``"module:Class"`` of a module loaded with ``--plugin`` (nothing is imported here)."""
-    import agents
-    from mlcb import registry
-
-    if not isinstance(family, str):
-        raise ValueError(f"{what} must be a string, got {family!r}")
-    if ":" not in family:
-        return agents.make(family, **params)
-    cls = registry.plugin_attribute(family, what)
-    if not isinstance(cls, type):
-        raise ValueError(f"{what} = {family!r} is not a class")
-    return cls(**params)
-
-
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     fields = {
         "horizon": args.horizon,
@@ -372,10 +308,9 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _configs(args: argparse.Namespace) -> tuple[str, list]:
     if args.target.endswith(".toml"):
-        path = Path(args.target)
-        if not path.is_file():
-            raise ValueError(f"target: no such TOML file {args.target!r}")
-        return _toml_configs(path, args)
+        from mlcb.config import load_toml
+
+        return load_toml(args.target, budget=args.budget, **_overrides(args))
     from mlcb import presets, validation
 
     preset = presets.get(args.target)
@@ -414,7 +349,7 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
     from mlcb.storage.store import Store
 
     if args.threads is not None and args.threads < 1:
-        raise ValueError(f"threads must be an integer >= 1, got {args.threads!r}")
+        raise InputError(f"threads must be an integer >= 1, got {args.threads!r}")
     store = Store(args.out, name)
     keys = [config.key() for config in configs]
     with store.lock():
@@ -494,7 +429,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
     grid = sweeps.load_grid(args.grid)  # every setting validated before anything runs
     if args.executor not in sweeps.EXECUTORS:
-        raise ValueError(f"executor must be one of {sweeps.EXECUTORS}, got {args.executor!r}")
+        raise InputError(f"executor must be one of {sweeps.EXECUTORS}, got {args.executor!r}")
     print(f"sweep {grid.name}: {len(grid.settings)} setting(s) x {grid.replications} replication(s)")
     outcome = sweeps.sweep(
         grid,
@@ -540,7 +475,7 @@ def _paper(args: argparse.Namespace) -> int:
     from mlcb.paper import reproduce
 
     if args.threads is not None and args.threads < 1:
-        raise ValueError(f"threads must be an integer >= 1, got {args.threads!r}")
+        raise InputError(f"threads must be an integer >= 1, got {args.threads!r}")
     index = reproduce(
         "paper" if args.full else "quick",
         args.out,
@@ -628,10 +563,35 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Where a fault of mlcb itself is reported.
+REPORT_TO = "the mlcb maintainers"
+#: The environment variable that shows the traceback of every error, input errors included.
+TRACEBACK_VARIABLE = "MLCB_TRACEBACK"
+#: What a rerun keeps, said after a fault that stopped a run.
+KEPT = "finished replications are kept, the same command resumes from them"
+
+
+def _say(message: str, error: BaseException | None = None) -> None:
+    """``mlcb: MESSAGE`` on standard error (first line only), after the traceback of ``error``
+    when ``MLCB_TRACEBACK`` is set to something other than 0."""
+    if error is not None and os.environ.get(TRACEBACK_VARIABLE, "0") not in ("", "0"):
+        traceback.print_exception(error)
+    text = message.strip().splitlines()[0] if message.strip() else "error"
+    print(f"mlcb: {text}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``mlcb`` console script."""
+    """Entry point of the ``mlcb`` console script.
+
+    Exit status 2 with one line ``mlcb: error: ...`` for bad input
+    (:class:`~mlcb.validation.InputError`); 1 with one line for a fault inside an expert (named) and
+    for a fault of the machine (a full disk, a file-size limit, permissions, too little memory);
+    1 with the traceback and a line asking to report it for anything else, which is a bug of mlcb.
+    ``MLCB_TRACEBACK=1`` shows the traceback of every error.
+    """
     args = _parser().parse_args(argv)
-    from mlcb.errors import ExpertError
+    from mlcb.errors import ExpertError, os_fault
+    from mlcb.validation import InputError
 
     command = {
         "run": _run,
@@ -647,14 +607,10 @@ def main(argv: list[str] | None = None) -> int:
         _load_plugins(args)
         return command(args)
     except ExpertError as error:  # a fault inside an expert: located, and nothing finished is lost
-        print(
-            f"mlcb: error: {error}; finished replications are kept, the same command resumes from them",
-            file=sys.stderr,
-        )
+        _say(f"error: {error}; {KEPT}", error)
         return 1
-    except (ValueError, TypeError, FileNotFoundError, tomllib.TOMLDecodeError) as error:
-        message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        print(f"mlcb: error: {message}", file=sys.stderr)
+    except InputError as error:
+        _say(f"error: {str(error).strip() or type(error).__name__}", error)
         return 2
     except BrokenPipeError:  # the reader went away (`mlcb list | head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -666,6 +622,33 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    except OSError as error:
+        fault = os_fault(error)
+        if fault is None:
+            return _bug(error)
+        _say(f"error: {fault}; {KEPT}", error)
+        return 1
+    except MemoryError as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else "out of memory"
+        _say(
+            f"error: not enough memory ({detail}); lower --replications, --threads or the setting's "
+            f"size; {KEPT}",
+            error,
+        )
+        return 1
+    except Exception as error:
+        return _bug(error)
+
+
+def _bug(error: BaseException) -> int:
+    """Show the traceback of an error that is no input error nor a fault of the machine: a bug."""
+    traceback.print_exception(error)
+    print(
+        f"mlcb: this is a bug in mlcb ({type(error).__name__}), not a problem with your input: please "
+        f"report it to {REPORT_TO} with the command you ran and the traceback above",
+        file=sys.stderr,
+    )
+    return 1
 
 
 if __name__ == "__main__":

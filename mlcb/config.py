@@ -1,7 +1,9 @@
-"""What a simulation is: a frozen, validated description, recorded with its results.
+"""What a simulation is: a frozen, validated description, recorded with its results; and the
+TOML setting file that describes one (:func:`load_toml`).
 
 Every check happens here, in Python, before any work starts: a bad budget, confidence,
-horizon, policy name or expert list is a ``ValueError`` naming the parameter and what is allowed.
+horizon, policy name or expert list is an :class:`~mlcb.validation.InputError` (a ``ValueError``)
+naming the parameter and what is allowed.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from mlcb import validation
 from mlcb.kernels.seeding import check_seed
+from mlcb.validation import InputError
 
 #: The largest horizon ``T``: the engines count rounds, pulls and updates in int64 and feed
 #: rounds to the counter-based random stream, all exact far beyond it, while one replication of
@@ -167,21 +171,18 @@ class SimulationConfig:
 
         for name in ("env_params", "policy_params"):
             if not isinstance(getattr(self, name), dict):
-                raise ValueError(
+                raise InputError(
                     f"{name} must be a dict (a TOML table) of keyword arguments, got {getattr(self, name)!r}"
                 )
         if not isinstance(self.calibration, str):
-            raise ValueError(f"calibration must be a string (a label), got {self.calibration!r}")
+            raise InputError(f"calibration must be a string (a label), got {self.calibration!r}")
         envs.make(self.env, **self.env_params)  # unknown ids and bad parameters raise here
         if not self.experts:
-            raise ValueError("experts must be a non-empty list of expert specifications")
+            raise InputError("experts must be a non-empty list of expert specifications")
         object.__setattr__(self, "experts", tuple(self.experts))
         family = family_of(list(self.experts))
         n_experts = len(self.experts)
-        budget = validation.integer("budget", self.budget)
-        if budget > n_experts:
-            raise ValueError(f"budget must be an integer in [1, n_experts={n_experts}], got {self.budget!r}")
-        object.__setattr__(self, "budget", budget)
+        object.__setattr__(self, "budget", validation.budget(self.budget, n_experts))
         for name, maximum in (
             ("horizon", MAX_HORIZON),
             ("replications", MAX_REPLICATIONS),
@@ -197,7 +198,7 @@ class SimulationConfig:
         family.check(list(self.experts), env)
         allowed = tuple(family.smoothing)
         if smoothing not in allowed:
-            raise ValueError(
+            raise InputError(
                 f"smoothing must be one of {allowed} for {family.name} experts, got {smoothing!r}"
             )
 
@@ -243,3 +244,142 @@ class SimulationConfig:
     def label(self) -> str:
         """A short human name of the setting, e.g. ``"mlcb M=2"``."""
         return f"{self.policy} M={self.budget}"
+
+
+# --- setting files ------------------------------------------------------------------------------
+#: Experts one ``[[experts]]`` table may stand for (``count``).
+MAX_COUNT = 10**6
+#: The keys of a TOML setting file besides the fields of :class:`SimulationConfig`.
+FILE_KEYS = ("name",)
+
+
+class SettingFile(NamedTuple):
+    """What a TOML setting file describes: its ``name`` (the result's folder under ``--out``) and
+    one :class:`SimulationConfig` per budget."""
+
+    name: str
+    configs: list[SimulationConfig]
+
+
+def load_toml(path: str | Path, **fields: Any) -> SettingFile:
+    """The settings a TOML setting file describes (one per budget), every key checked before any
+    work; what ``mlcb run setting.toml`` runs.
+
+    The file's keys are the fields of :class:`SimulationConfig` (``env``, ``env_params``,
+    ``policy``, ``policy_params``, ``budget``, ``horizon``, ``replications``, ``seed``,
+    ``delta``, ``smoothing``, ``checkpoints``, ``calibration``), ``name`` (default: the file's
+    stem) and one or more ``[[experts]]`` tables: ``family`` (a registered expert name, see
+    ``mlcb list``, or the ``"module:Class"`` entry point of one), ``count`` (how many such
+    experts, default 1) and the family's parameters. ``budget`` may be a list: one setting each.
+    Names resolve only to what is registered (built in, or by a plugin module loaded first, e.g.
+    with ``--plugin``); nothing named in the file is imported. docs/command-line.md describes the
+    format.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The TOML file.
+    **fields
+        Fields that override the file's (``budget`` may be a list; ``None`` values are ignored):
+        the command line's ``--horizon``, ``--budget``, ...
+
+    Returns
+    -------
+    SettingFile
+        ``(name, configs)``.
+
+    Raises
+    ------
+    mlcb.validation.InputError
+        Naming the key (or the file) at fault and what is allowed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "two-ucb.toml"
+    >>> _ = path.write_text('''
+    ... env = "mlcb/BanditExperts-v0"
+    ... budget = [1, 2]
+    ... horizon = 500
+    ... env_params = { reward_means = [[0.5, 0.6], [0.5, 0.3]] }
+    ... [[experts]]
+    ... family = "ucb1"
+    ... count = 2
+    ... ''')
+    >>> name, configs = load_toml(path, replications=2)
+    >>> name, [c.budget for c in configs], configs[0].replications
+    ('two-ucb', [1, 2], 2)
+    """
+    import tomllib
+
+    path = validation.path("path", path)
+    if not path.is_file():
+        raise validation.InputError(f"target: no such TOML file {str(path)!r}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise validation.InputError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
+    except OSError as error:
+        raise validation.InputError(f"{path}: cannot be read ({error.strerror})") from None
+    allowed = {f.name for f in dataclasses.fields(SimulationConfig)} | set(FILE_KEYS)
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise validation.InputError(
+            f"{path.name}: unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"allowed keys: {', '.join(sorted(allowed))}"
+        )
+    experts = _toml_experts(data.pop("experts", None))
+    budgets = validation.budgets("budget", data.pop("budget", 1))
+    if "name" in data:
+        name = validation.plain_name("name", data.pop("name"))
+    else:
+        name = validation.plain_name(f"name (from the file name {path.name!r}; set name = ...)", path.stem)
+    overrides = {key: value for key, value in fields.items() if value is not None}
+    if "budget" in overrides:
+        budgets = validation.budgets("budget", overrides.pop("budget"))
+    unknown = sorted(set(overrides) - allowed)
+    if unknown:
+        raise validation.InputTypeError(f"load_toml: unknown field(s) {', '.join(unknown)}")
+    settings = {**data, **overrides}
+    return SettingFile(name, [SimulationConfig(experts=experts, budget=m, **settings) for m in budgets])
+
+
+def _toml_experts(tables: Any) -> tuple:
+    """The pool of a setting file's ``[[experts]]`` tables."""
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise validation.InputError(
+            "experts: the TOML file needs one or more [[experts]] tables, each with a family "
+            f"(see `mlcb list`), got {tables!r}"
+        )
+    experts: list = []
+    for index, table in enumerate(tables):
+        params = dict(table)
+        count = validation.integer(f"experts[{index}].count", params.pop("count", 1), maximum=MAX_COUNT)
+        if "family" not in params:
+            raise validation.InputError(
+                f"experts[{index}]: each [[experts]] table needs a family (see `mlcb list`)"
+            )
+        expert = expert_from_file(params.pop("family"), params, f"experts[{index}].family")
+        if len(experts) + count > MAX_COUNT:
+            raise validation.InputError(
+                f"experts: the [[experts]] tables add up to more than {MAX_COUNT:_} experts"
+            )
+        experts.extend([expert] * count)
+    return tuple(experts)
+
+
+def expert_from_file(family: Any, params: dict[str, Any], what: str) -> Any:
+    """The expert a file names: ``family`` resolved among the registered experts only
+    (:meth:`mlcb.registry.Registry.resolve`: a registered name with its defaults, or the
+    ``"module:Class"`` entry point of one), built with ``params``. A bad parameter is an
+    :class:`~mlcb.validation.InputError` naming ``what``'s table."""
+    import agents
+    from mlcb.registry import build
+
+    entry, defaults = agents.registry.resolve(family, what)
+    try:
+        return build(entry.load(), {**(entry.defaults if defaults else {}), **params})
+    except validation.InputError as error:
+        table = what.removesuffix(".family")
+        raise type(error)(f"{table}: {error}") from None

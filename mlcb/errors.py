@@ -3,6 +3,7 @@ and the warnings about a user's files, shown in one line."""
 
 from __future__ import annotations
 
+import errno
 import warnings
 from typing import Any
 
@@ -127,3 +128,38 @@ warnings.formatwarning = _format_warning
 def class_name(obj: Any) -> str:
     """The class name of ``obj`` as messages show it."""
     return type(obj).__qualname__
+
+
+#: What to do about an operating-system fault, by ``errno``: faults of the machine or of its
+#: limits, not of mlcb nor of the input (:func:`os_fault`).
+OS_FAULTS = {
+    errno.ENOSPC: "the disk is full: free some space",
+    errno.EDQUOT: "the disk quota is used up: free some space",
+    errno.EFBIG: "a file-size limit is set (see `ulimit -f`): raise it",
+    errno.EACCES: "permission denied: check the folder's permissions",
+    errno.EPERM: "operation not permitted: check the folder's permissions",
+    errno.EROFS: "the file system is read-only: write elsewhere",
+    errno.EMFILE: "too many open files (see `ulimit -n`): raise the limit",
+    errno.ENFILE: "too many open files on this machine: close some",
+    errno.ENOMEM: "not enough memory: use a smaller setting or fewer threads",
+    errno.EIO: "an input/output error of the device",
+}
+
+
+def os_fault(error: BaseException) -> str | None:
+    """One line that says what happened for an ``OSError`` that is a fault of the machine or its
+    limits (a full disk, a file-size limit, permissions; :data:`OS_FAULTS`), or ``None`` for any
+    other error.
+
+    Examples
+    --------
+    >>> os_fault(OSError(errno.EFBIG, "File too large", "results/trap/curves.parquet"))
+    'results/trap/curves.parquet: File too large (a file-size limit is set (see `ulimit -f`): raise it)'
+    >>> os_fault(ValueError("x")) is None
+    True
+    """
+    if not isinstance(error, OSError) or error.errno not in OS_FAULTS:
+        return None
+    text = error.strerror or str(error)
+    where = f"{error.filename}: " if error.filename else ""
+    return f"{where}{text} ({OS_FAULTS[error.errno]})"

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from mlcb.errors import ExpertError, class_name, raised
+from mlcb.validation import InputError
 
 #: The default rate of a Python expert that declares none: ``(beta, alpha) = (1, 1/2)``.
 DEFAULT_RATE = (1.0, 0.5)
@@ -76,7 +77,7 @@ def _rate_spec(expert: Any, index: int) -> Any:
     except (TypeError, ValueError):
         beta = alpha = math.nan
     if not (beta > 0 and math.isfinite(beta) and 0 < alpha <= 1):
-        raise ValueError(
+        raise InputError(
             f"experts[{index}]: rate of {class_name(expert)} must be a callable rate(n, delta_prime) or a "
             f"pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, got {spec!r}"
         )
@@ -96,7 +97,7 @@ def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.n
     counts = np.asarray(n, dtype=np.float64)
     values = np.asarray(_rate_spec(expert, index)(counts, delta_prime), dtype=np.float64)
     if values.shape != counts.shape:
-        raise ValueError(
+        raise InputError(
             f"experts[{index}]: rate of {class_name(expert)} returned shape {values.shape} for counts of "
             f"shape {counts.shape}; it must be vectorised over n"
         )
@@ -148,9 +149,9 @@ class LearnerFamily:
     def check(self, experts: list, env: Any) -> None:
         expected = getattr(env, "n_experts", None)
         if expected is not None and len(experts) != expected:
-            raise ValueError(f"experts: this environment has {expected} experts, got {len(experts)}")
+            raise InputError(f"experts: this environment has {expected} experts, got {len(experts)}")
         if not callable(getattr(env, "round_data", None)):
-            raise ValueError(
+            raise InputError(
                 f"experts: Python experts need the environment to provide round_data(params, state, t, "
                 f"expert); {type(env).__name__} does not"
             )
@@ -162,7 +163,7 @@ class LearnerFamily:
             rate_values(expert, np.array([1.0, 2.0]), 0.01, k)
             heuristic = getattr(expert, "heuristic", True)
             if not isinstance(heuristic, (bool, np.bool_)):
-                raise ValueError(
+                raise InputError(
                     f"experts[{k}]: heuristic of {class_name(expert)} must be True or False, "
                     f"got {heuristic!r}"
                 )

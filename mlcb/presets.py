@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlcb.config import SimulationConfig
+from mlcb.validation import InputError
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Preset:
         """The :class:`SimulationConfig` of this preset at ``budget``, fields overridden."""
         name = calibration or self.default_calibration
         if name not in self.calibrations:
-            raise ValueError(
+            raise InputError(
                 f"calibration must be one of {sorted(self.calibrations)} for preset {self.name!r}, "
                 f"got {name!r}"
             )
@@ -350,7 +351,7 @@ def get(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
-        raise ValueError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}") from None
+        raise InputError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}") from None
 
 
 def names() -> list[str]:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from mlcb import validation
 from mlcb.storage.results import summary_table
+from mlcb.validation import InputError
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -194,11 +195,11 @@ def report(path: str | Path, out: str | Path | None = None) -> Path:
     result = load_any(path)
     target = validation.path("out", out) if out is not None else path / "report.html"
     if target.is_dir():
-        raise ValueError(f"--out {target} is a directory; give a file name such as report.html")
+        raise InputError(f"--out {target} is a directory; give a file name such as report.html")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ValueError(f"--out {target.parent}: cannot create the directory ({error.strerror})") from None
+        raise InputError(f"--out {target.parent}: cannot create the directory ({error.strerror})") from None
     page = render(result, f"mlcb report: {path.resolve().name}").encode("utf-8")
     write_file(target, lambda handle: handle.write(page))
     return target

@@ -18,6 +18,7 @@ from mlcb.engine.collect import collect_result
 from mlcb.engine.replications import checkpoint_grid
 from mlcb.engine.replications import run_replications as run_compiled
 from mlcb.storage.results import Result
+from mlcb.validation import InputError, InputTypeError
 
 ENGINES = ("auto", "compiled", "python")
 
@@ -56,11 +57,11 @@ def choose_engine(problem: Problem, name: str) -> str:
     """``"compiled"`` or ``"python"``: the engine ``name`` (``"auto"``: compiled whenever every
     part is compiled), or a ``ValueError`` when the compiled engine cannot run the problem."""
     if name not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
+        raise InputError(f"engine must be one of {ENGINES}, got {name!r}")
     if name == "auto":
         return "compiled" if problem.compiled else "python"
     if name == "compiled" and not problem.compiled:
-        raise ValueError(
+        raise InputError(
             f"engine='compiled' needs experts of a compiled family; the {problem.family.name!r} family "
             "runs on engine='python' (or 'auto')"
         )
@@ -71,14 +72,14 @@ def _check_threads(threads: Any) -> int | None:
     if threads is None:
         return None
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be None or an integer >= 1, got {threads!r}")
+        raise InputError(f"threads must be None or an integer >= 1, got {threads!r}")
     return threads
 
 
 def _check_one_budget(budget: Any) -> None:
     """A ``ValueError`` for a list of budgets: ``simulate`` runs one setting."""
     if isinstance(budget, (list, tuple, range, set, frozenset, np.ndarray)):
-        raise ValueError(
+        raise InputError(
             f"budget: simulate runs one setting and takes one integer budget, got {budget!r}; for "
             "several budgets use mlcb.compare(preset, budget=[...]), mlcb.sweep (a grid) or the "
             "command line's --budget M1 M2 ..."
@@ -133,18 +134,18 @@ def simulate(
     """
     threads = _check_threads(threads)
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        raise InputError(f"engine must be one of {ENGINES}, got {engine!r}")
     if config is not None and preset is not None:
-        raise TypeError(
+        raise InputTypeError(
             "simulate takes config or preset, not both: config=SimulationConfig(...) or "
             "preset=NAME with keyword fields"
         )
     if config is not None and not isinstance(config, SimulationConfig):
-        raise TypeError(f"config must be a SimulationConfig, got {type(config).__name__}")
+        raise InputTypeError(f"config must be a SimulationConfig, got {type(config).__name__}")
     if preset is not None and not isinstance(preset, str):
-        raise TypeError(f"preset must be a preset name (str), got {preset!r}")
+        raise InputTypeError(f"preset must be a preset name (str), got {preset!r}")
     if parts is not None and not isinstance(parts, (str, os.PathLike)):
-        raise TypeError(f"parts must be None or a directory path, got {parts!r}")
+        raise InputTypeError(f"parts must be None or a directory path, got {parts!r}")
     if parts is not None:
         validation.path("parts", parts)
     _check_one_budget(fields.get("budget"))

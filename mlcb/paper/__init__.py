@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from mlcb.paper.section import SIZES, Row, Section, Table, save_figure
+from mlcb.validation import InputError
 
 __all__ = ["EXPERIMENTS", "SIZES", "Row", "Section", "Table", "reproduce", "save_figure"]
 
@@ -58,7 +59,7 @@ def _check_names(only: Any) -> list[str]:
     names = [only] if isinstance(only, str) else list(only)
     unknown = [name for name in names if name not in EXPERIMENTS]
     if unknown or not names:
-        raise ValueError(f"only must name sections among {', '.join(EXPERIMENTS)}, got {only!r}")
+        raise InputError(f"only must name sections among {', '.join(EXPERIMENTS)}, got {only!r}")
     return [name for name in EXPERIMENTS if name in names]
 
 
@@ -103,10 +104,10 @@ def reproduce(
     validation.flag("overwrite", overwrite)
     validation.flag("progress", progress)
     if str(out).strip() == "":
-        raise ValueError("out must name a directory, got an empty path")
+        raise InputError("out must name a directory, got an empty path")
     root = Path(out)
     if root.exists() and not root.is_dir():
-        raise ValueError(f"out: {root} exists and is not a directory")
+        raise InputError(f"out: {root} exists and is not a directory")
     sections_dir, figures_dir = root / "sections", root / "figures"
     sections_dir.mkdir(parents=True, exist_ok=True)
     for key in names:

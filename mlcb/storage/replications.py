@@ -20,6 +20,7 @@ import numpy as np
 from mlcb.errors import CorruptPartWarning
 from mlcb.storage.result_files import open_regular
 from mlcb.storage.store import write_file
+from mlcb.validation import InputError
 
 
 @dataclass
@@ -90,20 +91,20 @@ class Replication:
             with handle:
                 head = handle.read(4)
                 if head != b"PK\x03\x04":
-                    raise ValueError("an empty file" if not head else "not an .npz archive")
+                    raise InputError("an empty file" if not head else "not an .npz archive")
                 handle.seek(0)
                 with np.load(handle, allow_pickle=False) as data:
                     names = ("index", "best_expert", "best_loss", "exceeded", *cls._ARRAYS)
                     missing = [n for n in names if n not in data]
                     if missing:
-                        raise ValueError(f"missing arrays {missing}")
+                        raise InputError(f"missing arrays {missing}")
                     arrays = {name: data[name] for name in cls._ARRAYS}
                     scalars = {name: data[name] for name in ("index", "best_expert", "best_loss", "exceeded")}
         except ValueError as error:
-            raise ValueError(f"{path}: not a valid replication part ({_first_line(error)})") from None
+            raise InputError(f"{path}: not a valid replication part ({_first_line(error)})") from None
         except Exception as error:  # zip, pickle, EOF and OS errors of a damaged file
             what = f"{type(error).__name__}: {_first_line(error)}"
-            raise ValueError(f"{path}: not a valid replication part ({what})") from None
+            raise InputError(f"{path}: not a valid replication part ({what})") from None
         problem = _shape_problem(scalars, arrays, checkpoints, n_experts, trace_rounds)
         if problem is None:
             stem = path.name.split(".")[0]
@@ -115,7 +116,7 @@ class Replication:
             ):
                 problem = f"stored index {int(scalars['index'])} differs from its file name's {int(expected)}"
         if problem is not None:
-            raise ValueError(f"{path}: not a valid replication part ({problem})")
+            raise InputError(f"{path}: not a valid replication part ({problem})")
         return cls(
             index=int(scalars["index"]),
             best_expert=int(scalars["best_expert"]),

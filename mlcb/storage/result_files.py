@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from mlcb import validation
+from mlcb.validation import InputError, InputNotFound
 
 #: The tidy frames, in the order of :class:`~mlcb.storage.results.Result`'s fields.
 FRAMES = ("curves", "experts", "replications")
@@ -89,7 +90,7 @@ def open_regular(file: str | Path, within: str | Path | None = None) -> BinaryIO
     >>> open_regular(folder / "link.json")
     Traceback (most recent call last):
     ...
-    ValueError: ...link.json: is a symbolic link; mlcb reads only regular files in saved results, ...
+    mlcb.validation.InputError: ...link.json: is a symbolic link; mlcb reads only regular files in saved results, ...
     """
     file = Path(file)
     if within is not None:
@@ -97,17 +98,17 @@ def open_regular(file: str | Path, within: str | Path | None = None) -> BinaryIO
             if parent == Path(within):
                 break
             if parent.is_symlink():
-                raise ValueError(_link(parent))
+                raise InputError(_link(parent))
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(file, flags)
     except OSError as error:
         if error.errno == errno.ELOOP or file.is_symlink():
-            raise ValueError(_link(file)) from None
-        raise ValueError(f"{file}: cannot be read ({error.strerror})") from None
+            raise InputError(_link(file)) from None
+        raise InputError(f"{file}: cannot be read ({error.strerror})") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{file}: not a regular file")
+            raise InputError(f"{file}: not a regular file")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -136,7 +137,7 @@ def read_json(file: Path, within: Path | None = None) -> Any:
         try:
             return json.loads(handle.read().decode("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as error:
-            raise ValueError(f"{file}: not readable JSON ({first_line(error)})") from None
+            raise InputError(f"{file}: not readable JSON ({first_line(error)})") from None
 
 
 def read_frame(file: Path, kind: str, within: Path | None = None) -> Any:
@@ -148,7 +149,7 @@ def read_frame(file: Path, kind: str, within: Path | None = None) -> Any:
         try:
             frame = pd.read_parquet(handle)
         except Exception as error:  # pyarrow raises many kinds on a damaged file
-            raise ValueError(f"{file}: not a readable Parquet file ({first_line(error)})") from None
+            raise InputError(f"{file}: not a readable Parquet file ({first_line(error)})") from None
     check_columns(file, frame, SCHEMA[kind])
     return frame
 
@@ -165,27 +166,27 @@ def check_columns(file: Path, frame: Any, schema: dict[str, str]) -> None:
     }
     missing = [c for c in schema if c not in frame.columns]
     if missing:
-        raise ValueError(f"{file}: missing column(s) {missing}")
+        raise InputError(f"{file}: missing column(s) {missing}")
     for column, kind in schema.items():
         if not kinds[kind](frame[column].dtype):
-            raise ValueError(f"{file}: column {column!r} has dtype {frame[column].dtype}, expected {kind}")
+            raise InputError(f"{file}: column {column!r} has dtype {frame[column].dtype}, expected {kind}")
 
 
 def check_metadata(file: Path, metadata: Any, frames: list) -> None:
     """A ``ValueError`` naming ``file`` unless ``metadata`` is an object whose ``settings`` maps
     every setting of ``frames`` to an object."""
     if not isinstance(metadata, dict):
-        raise ValueError(f"{file}: expected a JSON object, got {type(metadata).__name__}")
+        raise InputError(f"{file}: expected a JSON object, got {type(metadata).__name__}")
     settings = metadata.get("settings")
     if not isinstance(settings, dict):
-        raise ValueError(f"{file}: 'settings' must be an object of settings, got {type(settings).__name__}")
+        raise InputError(f"{file}: 'settings' must be an object of settings, got {type(settings).__name__}")
     for label, setting in settings.items():
         if not isinstance(setting, dict):
-            raise ValueError(f"{file}: setting {label!r} must be an object, got {type(setting).__name__}")
+            raise InputError(f"{file}: setting {label!r} must be an object, got {type(setting).__name__}")
     for name, frame in zip(FRAMES, frames):
         unknown = sorted(set(frame["setting"].astype(str)) - set(settings))
         if unknown:
-            raise ValueError(f"{file}: settings {unknown[:3]} of {name}.parquet are not described")
+            raise InputError(f"{file}: settings {unknown[:3]} of {name}.parquet are not described")
 
 
 def read(path: str | Path) -> tuple[list, dict]:
@@ -194,15 +195,15 @@ def read(path: str | Path) -> tuple[list, dict]:
     ``FileNotFoundError``; any other problem a ``ValueError`` naming the file."""
     path = validation.path("path", path)
     if not path.is_dir() or not any((path / n).exists() or (path / n).is_symlink() for n in NAMES):
-        raise FileNotFoundError(f"{path} is not a saved mlcb result (missing {list(NAMES)})")
+        raise InputNotFound(f"{path} is not a saved mlcb result (missing {list(NAMES)})")
     for name in NAMES:
         file = path / name
         if file.is_symlink():
-            raise ValueError(_link(file))
+            raise InputError(_link(file))
         if not file.exists():
-            raise ValueError(f"{file}: missing; {path} is a damaged mlcb result")
+            raise InputError(f"{file}: missing; {path} is a damaged mlcb result")
         if not file.is_file():
-            raise ValueError(f"{file}: not a regular file; {path} is a damaged mlcb result")
+            raise InputError(f"{file}: not a regular file; {path} is a damaged mlcb result")
     frames = [read_frame(path / f"{name}.parquet", name) for name in FRAMES]
     metadata = read_json(path / METADATA)
     check_metadata(path / METADATA, metadata, frames)

@@ -44,6 +44,7 @@ from typing import Any
 #: The files of a saved result, and what else may sit in a result directory.
 from mlcb import validation
 from mlcb.storage import result_files
+from mlcb.validation import InputError
 
 RESULT_FILES = result_files.NAMES
 #: The figure kinds of :mod:`mlcb.plot` (here, so that the command line lists them without
@@ -68,12 +69,12 @@ def make_directory(path: Path, where: str = "") -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ValueError(f"{where}{path}: cannot create the directory ({error.strerror})") from None
+        raise InputError(f"{where}{path}: cannot create the directory ({error.strerror})") from None
 
 
 def _not_a_file(path: Path) -> None:
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{path} is not a directory; cannot save a result there")
+        raise InputError(f"{path} is not a directory; cannot save a result there")
 
 
 def fsync_directory(path: Path) -> None:
@@ -132,7 +133,7 @@ def replace_directory(path: Path, fill: Callable[[Path], None], force: bool = Fa
     if path.is_dir() and not force:
         foreign = foreign_entries(path)
         if foreign:
-            raise ValueError(
+            raise InputError(
                 f"{path} holds files that are no part of an mlcb result ({', '.join(foreign[:3])}); "
                 "save elsewhere or remove them"
             )
@@ -189,7 +190,7 @@ def lock(path: Path) -> Iterator[Path]:
         try:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as error:
-            raise ValueError(f"{path.parent}: cannot write there ({error.strerror})") from None
+            raise InputError(f"{path.parent}: cannot write there ({error.strerror})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
@@ -227,17 +228,17 @@ class Store:
     def __init__(self, root: str | Path, name: str):
         root = validation.path("out", root)
         if not isinstance(name, str) or not name or "\x00" in name:
-            raise ValueError(f"out: the result name must be a non-empty string, got {name!r}")
+            raise InputError(f"out: the result name must be a non-empty string, got {name!r}")
         if root.exists() and not root.is_dir():
-            raise ValueError(f"--out {root} is a file, not a directory")
+            raise InputError(f"--out {root} is a file, not a directory")
         make_directory(root, "--out ")
         if not os.access(root, os.W_OK | os.X_OK):
-            raise ValueError(f"--out {root} is not writable")
+            raise InputError(f"--out {root} is not writable")
         resolved, path = root.resolve(), (root / name).resolve()
         if path == resolved or resolved not in path.parents:
-            raise ValueError(f"result name {name!r} would write outside --out {root}")
+            raise InputError(f"result name {name!r} would write outside --out {root}")
         if path.exists() and not path.is_dir():
-            raise ValueError(f"--out {root}: {path} is a file, not a result directory")
+            raise InputError(f"--out {root}: {path} is a file, not a result directory")
         make_directory(path.parent, f"--out {root}: ")
         self.root, self.name, self.path = root, name, root / name
 
@@ -289,9 +290,9 @@ class Store:
         if overwrite:
             return
         if why is not None:
-            raise ValueError(f"{self.path} {why}; pass --overwrite to replace it")
+            raise InputError(f"{self.path} {why}; pass --overwrite to replace it")
         if saved is not None and saved != set(keys):
-            raise ValueError(
+            raise InputError(
                 f"{self.path} holds a different experiment (other settings); pass --overwrite to "
                 "replace it, or choose another --out"
             )

@@ -65,6 +65,7 @@ from mlcb.sweeps.executors import (
 from mlcb.sweeps.grid import FIELDS, Grid, Setting, Task, build_config, load_grid, make_grid
 from mlcb.sweeps.parts import DATA, FRAMES, choose, found_parts, plan, read_part, write_part
 from mlcb.sweeps.worker import payload, rate_exponent, run_task
+from mlcb.validation import InputError, InputNotFound, InputTypeError
 
 SWEEP_FILE = "sweep.json"
 #: Seconds between rewrites of ``sweep.json`` while tasks finish (and once at the end).
@@ -141,7 +142,7 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
     else:
         why = "is a file"
     if not overwrite or not path.is_dir():
-        raise ValueError(f"{path} {why}; pass --overwrite to replace it, or choose another --out")
+        raise InputError(f"{path} {why}; pass --overwrite to replace it, or choose another --out")
     return True
 
 
@@ -213,15 +214,15 @@ def sweep(
     elif isinstance(grid, (str, os.PathLike)):
         grid = load_grid(grid)
     else:
-        raise TypeError(f"grid must be a TOML path, a dict or a Grid, got {type(grid).__name__}")
+        raise InputTypeError(f"grid must be a TOML path, a dict or a Grid, got {type(grid).__name__}")
     if executor not in EXECUTORS:
-        raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+        raise InputError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if scheduler is not None and executor != "dask":
-        raise ValueError("scheduler: an address is only used with executor 'dask' (--executor dask)")
+        raise InputError("scheduler: an address is only used with executor 'dask' (--executor dask)")
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
-        raise ValueError(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
+        raise InputError(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
     if not (validation.is_real(timeout) and 0 < timeout <= 3600):
-        raise ValueError(f"timeout must be a number of seconds in (0, 3600], got {timeout!r}")
+        raise InputError(f"timeout must be a number of seconds in (0, 3600], got {timeout!r}")
     workers = _check_workers(workers)
     if block is not None:
         grid = Grid(
@@ -236,7 +237,7 @@ def sweep(
         try:
             import distributed  # noqa: F401
         except ImportError:
-            raise ValueError(DASK_HINT) from None
+            raise InputError(DASK_HINT) from None
     say = echo or (lambda _line: None)
     store = Store(out, grid.name)
     root = store.path
@@ -318,7 +319,7 @@ def load(path: str | Path) -> Any:
     path = validation.path("path", path)
     meta_path = path / SWEEP_FILE
     if not is_sweep(path):
-        raise FileNotFoundError(f"{path} is not an mlcb sweep (no {SWEEP_FILE})")
+        raise InputNotFound(f"{path} is not an mlcb sweep (no {SWEEP_FILE})")
     with result_files.open_regular(meta_path) as handle:  # a link or no regular file: refused
         text = handle.read()
     try:
@@ -333,7 +334,7 @@ def load(path: str | Path) -> Any:
             meta.get("grid") or {},
         )
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{meta_path}: not a readable sweep description ({first_line(error)})") from None
+        raise InputError(f"{meta_path}: not a readable sweep description ({first_line(error)})") from None
     frames: dict[str, list[pd.DataFrame]] = {name: [] for name in FRAMES}
     settings: dict[str, dict] = {}
     for setting in grid.settings:
@@ -345,7 +346,7 @@ def load(path: str | Path) -> Any:
             if first is not part_meta and isinstance(part_meta.get("seconds"), (int, float)):
                 first["seconds"] = float(first.get("seconds") or 0.0) + part_meta["seconds"]
     if not settings:
-        raise ValueError(f"{path}: the sweep has no finished part yet")
+        raise InputError(f"{path}: the sweep has no finished part yet")
     joined = {name: pd.concat(frames[name], ignore_index=True) for name in FRAMES}
     order = {label: i for i, label in enumerate(settings)}
     for name, frame in joined.items():

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlcb.sweeps.worker import run_task
+from mlcb.validation import InputError
 
 EXECUTORS = ("local", "dask")
 #: Seconds to wait for a Dask scheduler before giving up.
@@ -148,16 +149,16 @@ def _check_scheduler(scheduler: str, timeout: float) -> None:
         except (OSError, TimeoutError, ValueError) as error:  # refused, silent, or a bad address
             if isinstance(error, TimeoutError) and not str(error):
                 error = TimeoutError("no answer to Dask's handshake")
-            raise ValueError(_unreachable(scheduler, timeout, error)) from None
+            raise InputError(_unreachable(scheduler, timeout, error)) from None
         except Exception:  # a reply that is not Dask's protocol
-            raise ValueError(
+            raise InputError(
                 f"scheduler: {scheduler!r} answers, but not as a Dask scheduler (its reply is not "
                 "Dask's protocol); check the address and port"
             ) from None
     kind = reply.get("type") if isinstance(reply, dict) else None
     if kind != "Scheduler":
         what = f"a Dask {kind}" if isinstance(kind, str) else "something that speaks Dask's protocol"
-        raise ValueError(
+        raise InputError(
             f"scheduler: {scheduler!r} is {what}, not a Dask scheduler; give the scheduler's address"
         )
 
@@ -170,7 +171,7 @@ def dask_client(scheduler: str | None, workers: int, timeout: float = CONNECT_TI
     try:
         import distributed
     except ImportError:
-        raise ValueError(DASK_HINT) from None
+        raise InputError(DASK_HINT) from None
     if scheduler is None:
         with (
             warnings.catch_warnings(),
@@ -191,7 +192,7 @@ def dask_client(scheduler: str | None, workers: int, timeout: float = CONNECT_TI
     try:
         client = distributed.Client(scheduler, timeout=timeout)
     except Exception as error:  # whatever a failed connection raises, one line naming the address
-        raise ValueError(_unreachable(scheduler, timeout, error)) from None
+        raise InputError(_unreachable(scheduler, timeout, error)) from None
     try:
         yield client
     finally:

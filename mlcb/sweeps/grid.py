@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mlcb import validation
+from mlcb.validation import InputError
 
 #: Setting fields a grid may set or vary (``env_params.NAME`` and ``policy_params.NAME`` too).
 FIELDS = (
@@ -103,7 +104,7 @@ def blocks(replications: Iterable[int], size: int) -> list[tuple[int, int]]:
 def _as_list(key: str, value: Any) -> list:
     if isinstance(value, list):
         if not value:
-            raise ValueError(f"grid.{key}: an empty list gives no settings; give one or more values")
+            raise InputError(f"grid.{key}: an empty list gives no settings; give one or more values")
         return value
     return [value]
 
@@ -113,13 +114,13 @@ def _check_field(key: str, where: str, value: Any = None) -> None:
     value outside ``[grid]`` (``where`` names the place)."""
     if key in FIELDS or re.fullmatch(r"(env_params|policy_params)\.[A-Za-z_]\w*", key):
         if isinstance(value, list) and key in FIELDS and key not in ("env_params", "policy_params"):
-            raise ValueError(
+            raise InputError(
                 f"{where}: {key} = {value!r} gives several values to one setting; list the values "
                 f"under [grid] to run a setting for each (e.g. [grid] {key} = {json.dumps(value)})"
             )
         return
     allowed = ", ".join(FIELDS) + ", env_params.NAME, policy_params.NAME"
-    raise ValueError(f"{where}: unknown key {key!r}; allowed: {allowed}")
+    raise InputError(f"{where}: unknown key {key!r}; allowed: {allowed}")
 
 
 def _describe_values(values: dict) -> str:
@@ -186,18 +187,18 @@ def make_grid(data: dict, name: str | None = None) -> Grid:
     ['mlcb M=1 K=4', 'mlcb M=1 K=6', 'mlcb M=2 K=4', 'mlcb M=2 K=6']
     """
     if not isinstance(data, dict):
-        raise ValueError(f"grid: expected a table of keys, got {type(data).__name__}")
+        raise InputError(f"grid: expected a table of keys, got {type(data).__name__}")
     description = json.loads(json.dumps(data, default=str))
     data = dict(data)
     if "preset" not in data:
-        raise ValueError(
+        raise InputError(
             'preset: a grid needs a preset to start from (see `mlcb list`), e.g. preset = "trap"'
         )
     preset = data.pop("preset")
     from mlcb import presets
 
     if not isinstance(preset, str):
-        raise ValueError(f"preset must be a preset name, got {preset!r}")
+        raise InputError(f"preset must be a preset name, got {preset!r}")
     base_preset = presets.get(preset)
     grid_name = validation.plain_name("name", data.pop("name", name or f"{preset}-sweep"))
     replications = validation.integer(
@@ -210,21 +211,21 @@ def make_grid(data: dict, name: str | None = None) -> Grid:
         _check_field(key, "grid file", value)
     base = data
     if table is not None and explicit is not None:
-        raise ValueError("grid and settings: give [grid] (a product) or [[settings]] (a list), not both")
+        raise InputError("grid and settings: give [grid] (a product) or [[settings]] (a list), not both")
     if table is not None:
         if not isinstance(table, dict) or not table:
-            raise ValueError(f"grid must be a table of lists, e.g. budget = [1, 2, 4], got {table!r}")
+            raise InputError(f"grid must be a table of lists, e.g. budget = [1, 2, 4], got {table!r}")
         for key in table:
             _check_field(key, "grid")
             if key in base:
-                raise ValueError(f"grid.{key}: also set outside [grid]; set it in one place")
+                raise InputError(f"grid.{key}: also set outside [grid]; set it in one place")
         keys = list(table)
         lists = [_as_list(k, table[k]) for k in keys]
         combos = [dict(zip(keys, combo)) for combo in itertools.product(*lists)]
         varied = [k for k, values in zip(keys, lists) if len(values) > 1]
     elif explicit is not None:
         if not isinstance(explicit, list) or not explicit or not all(isinstance(s, dict) for s in explicit):
-            raise ValueError("settings must be one or more [[settings]] tables of setting fields")
+            raise InputError("settings must be one or more [[settings]] tables of setting fields")
         for index, entry in enumerate(explicit):
             for key, value in entry.items():
                 _check_field(key, f"settings[{index}]", value)
@@ -243,15 +244,15 @@ def make_grid(data: dict, name: str | None = None) -> Grid:
         except (ValueError, TypeError) as error:
             message = str(error).splitlines()[0] if str(error) else type(error).__name__
             where = f"grid setting {_describe_values(combo)}" if combo else "grid: the shared setting"
-            raise ValueError(f"{where} is invalid: {message}") from None
+            raise InputError(f"{where} is invalid: {message}") from None
         label = _label(values, varied, config)
         if label in labels:
-            raise ValueError(
+            raise InputError(
                 f"grid: settings {labels[label]} and {_describe_values(combo)} share the label {label!r}"
             )
         key = config.key()
         if key in keys_seen:
-            raise ValueError(
+            raise InputError(
                 f"grid: settings {keys_seen[key]} and {_describe_values(combo)} are the same setting"
             )
         labels[label] = keys_seen[key] = _describe_values(combo)
@@ -263,9 +264,9 @@ def load_grid(path: str | Path) -> Grid:
     """Read and validate a grid TOML file (:func:`make_grid`); the file's stem is the default name."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"grid: no such TOML file {str(path)!r}")
+        raise InputError(f"grid: no such TOML file {str(path)!r}")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
+        raise InputError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
     return make_grid(data, name=path.stem)

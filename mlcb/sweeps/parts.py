@@ -31,6 +31,7 @@ from mlcb.errors import CorruptPartWarning
 from mlcb.storage import result_files
 from mlcb.storage.result_files import FRAMES
 from mlcb.sweeps.grid import Grid, Setting, Task, blocks
+from mlcb.validation import InputError
 
 #: The sweep's Parquet dataset, below its directory.
 DATA = "data"
@@ -70,12 +71,12 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
 
     match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
     if match is None:
-        raise ValueError(f"{name}: not a part name")
+        raise InputError(f"{name}: not a part name")
     first, stop = int(match[1]), int(match[2])
     files = part_files(root, setting.key, name)
     meta = result_files.read_json(files["settings"], within=root)
     if not isinstance(meta, dict) or meta.get("key") != setting.key:
-        raise ValueError(f"{files['settings']}: does not describe the setting {setting.label!r}")
+        raise InputError(f"{files['settings']}: does not describe the setting {setting.label!r}")
     config = setting.config
     points = len(checkpoint_grid(config.horizon, config.checkpoints))
     count = stop - first
@@ -85,12 +86,12 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
         path = files[frame_name]
         frame = result_files.read_frame(path, frame_name, within=root)
         if len(frame) != rows[frame_name]:
-            raise ValueError(f"{path}: {len(frame)} rows, expected {rows[frame_name]}")
+            raise InputError(f"{path}: {len(frame)} rows, expected {rows[frame_name]}")
         if not (frame["setting"] == setting.label).all():
-            raise ValueError(f"{path}: rows of another setting than {setting.label!r}")
+            raise InputError(f"{path}: rows of another setting than {setting.label!r}")
         reps = frame["replication"].to_numpy()
         if reps.min() != first or reps.max() != stop - 1 or len(np.unique(reps)) != count:
-            raise ValueError(f"{path}: replications differ from the block's {first}-{stop - 1}")
+            raise InputError(f"{path}: replications differ from the block's {first}-{stop - 1}")
         frames[frame_name] = frame
     return frames, meta
 

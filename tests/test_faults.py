@@ -1,0 +1,223 @@
+"""Which errors are the user's and which are mlcb's (issue 36, item 13), and faults of the machine
+(item 6): the command line shows input errors (:class:`mlcb.validation.InputError`) as one line with
+exit status 2, a fault of the machine (a full disk, a file-size limit, permissions, too little
+memory) as one line with exit status 1, and anything else as a bug, with its traceback and a line
+asking to report it; ``MLCB_TRACEBACK=1`` shows the traceback of input errors too.
+"""
+
+from __future__ import annotations
+
+import ast
+import errno
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agents
+import envs
+import mlcb
+from mlcb import cli, policies, validation
+from mlcb.config import SimulationConfig
+from mlcb.validation import InputError, InputNotFound, InputTypeError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- input errors have their own type ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("call", "kind"),
+    [
+        (lambda: SimulationConfig(experts=(agents.make("ucb1"),) * 10, budget=0), InputError),
+        (lambda: policies.make("mlcb", bonus_scale=-1), InputError),
+        (lambda: policies.make("mlcb", bogus=1), InputTypeError),
+        (lambda: envs.make("mlcb/BanditExperts-v0", reward_means=[[2.0]]), InputError),
+        (lambda: agents.make("ucb1", c=-1.0), InputError),
+        (lambda: mlcb.simulate({"horizon": 10}), InputTypeError),
+        (lambda: mlcb.load("/nonexistent/mlcb-result"), InputNotFound),
+        (lambda: validation.budget(4, 3), InputError),
+    ],
+)
+def test_input_errors_are_input_errors_and_still_value_errors(call, kind):
+    with pytest.raises(kind) as caught:
+        call()
+    assert isinstance(caught.value, InputError) and isinstance(caught.value, ValueError)
+    if kind is InputTypeError:
+        assert isinstance(caught.value, TypeError)
+    if kind is InputNotFound:
+        assert isinstance(caught.value, FileNotFoundError)
+
+
+#: Modules of the application and the store that take input from users: every error they raise
+#: for it is an InputError (or a fault of an expert, or a file warning), never a bare ValueError.
+CHECKED_MODULES = [
+    "mlcb/cli.py",
+    "mlcb/config.py",
+    "mlcb/registry.py",
+    "mlcb/simulation.py",
+    "mlcb/compare.py",
+    "mlcb/presets.py",
+    "mlcb/validation.py",
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "mlcb" / "storage").glob("*.py")),
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "mlcb" / "sweeps").glob("*.py")),
+]
+
+
+@pytest.mark.parametrize("module", CHECKED_MODULES)
+def test_the_input_modules_raise_no_bare_value_error(module):
+    tree = ast.parse((ROOT / module).read_text())
+    bare = [
+        f"{module}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Raise)
+        and isinstance(node.exc, ast.Call)
+        and isinstance(node.exc.func, ast.Name)
+        and node.exc.func.id in ("ValueError", "TypeError", "FileNotFoundError")
+    ]
+    assert bare == []
+
+
+# --- the command line: input errors, bugs, tracebacks ---------------------------------------------
+def test_an_input_error_is_one_line_and_status_2(capsys):
+    assert cli.main(["run", "trap", "--budget", "11", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == "mlcb: error: budget must be an integer in [1, n_experts=10], got 11\n"
+
+
+@pytest.mark.parametrize(
+    "error", [RuntimeError("boom"), ValueError("boom"), TypeError("boom"), KeyError("boom")]
+)
+def test_a_bug_shows_its_traceback_and_asks_to_report_it(monkeypatch, capsys, error):
+    """Any exception that is not an InputError (a ValueError raised by a bug included) is a bug:
+    its traceback, then one line saying so and where to report it; status 1."""
+
+    def broken(args):
+        raise error
+
+    monkeypatch.setattr(cli, "_list", broken)
+    assert cli.main(["list"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err
+    assert f"{type(error).__name__}: " in err
+    last = err.strip().splitlines()[-1]
+    assert last == (
+        f"mlcb: this is a bug in mlcb ({type(error).__name__}), not a problem with your input: please "
+        "report it to the mlcb maintainers with the command you ran and the traceback above"
+    )
+
+
+def test_mlcb_traceback_shows_the_traceback_of_input_errors(monkeypatch, capsys):
+    monkeypatch.setenv("MLCB_TRACEBACK", "1")
+    assert cli.main(["run", "trap", "--budget", "11", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "InputError" in err
+    assert (
+        err.strip().splitlines()[-1] == "mlcb: error: budget must be an integer in [1, n_experts=10], got 11"
+    )
+
+
+def test_a_bug_in_a_fresh_process_says_so(tmp_path):
+    """The console script itself: a ValueError raised by a fault of mlcb (here a plugin's broken
+    command, reached the way a bug would be) is not dressed up as bad input."""
+    plugin = tmp_path / "breaks_listing.py"
+    plugin.write_text(
+        "import mlcb.presets\n\ndef broken():\n    raise ValueError('an internal invariant failed')\n\n"
+        "mlcb.presets.names = broken\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mlcb.cli", "list", "--plugin", "breaks_listing"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])},
+        timeout=300,
+    )
+    assert done.returncode == 1
+    assert "ValueError: an internal invariant failed" in done.stderr
+    assert "please report it to the mlcb maintainers" in done.stderr
+
+
+# --- faults of the machine (item 6) ---------------------------------------------------------------
+def _run_limited(arguments: list[str], cwd: Path, limit: int) -> subprocess.CompletedProcess:
+    """``mlcb ARGUMENTS`` in a fresh process whose files may not grow beyond ``limit`` bytes."""
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-m", "mlcb.cli", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=limited,
+        timeout=600,
+    )
+
+
+def test_a_file_size_limit_is_one_line_and_the_rerun_recovers(tmp_path):
+    """``ulimit -f``: the write that passes the limit fails with EFBIG (Python ignores SIGXFSZ);
+    mlcb says so in one line, keeps what finished, and the same command without the limit
+    resumes and finishes."""
+    arguments = ["run", "trap", "--budget", "2", "--horizon", "2000", "--replications", "4"]
+    arguments += ["--out", str(tmp_path / "out"), "--quiet", "--no-plot", "--threads", "1"]
+    limited = _run_limited(arguments, tmp_path, 6_000)
+    assert limited.returncode == 1, limited.stderr
+    lines = limited.stderr.strip().splitlines()
+    assert len(lines) == 1, limited.stderr
+    assert lines[0].startswith("mlcb: error: ") and "File too large" in lines[0]
+    assert "a file-size limit is set (see `ulimit -f`): raise it" in lines[0]
+    assert "finished replications are kept, the same command resumes from them" in lines[0]
+    rerun = _run_limited(arguments, tmp_path, resource.RLIM_INFINITY)
+    assert rerun.returncode == 0, rerun.stderr
+    assert (tmp_path / "out" / "trap" / "curves.parquet").is_file()
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (errno.ENOSPC, "No space left on device (the disk is full: free some space)"),
+        (errno.EACCES, "Permission denied (permission denied: check the folder's permissions)"),
+        (errno.EROFS, "Read-only file system (the file system is read-only: write elsewhere)"),
+    ],
+)
+def test_a_full_disk_or_a_refused_write_is_one_line(monkeypatch, tmp_path, capsys, code, expected):
+    """ENOSPC (a full disk), EACCES (permission denied on OUT/NAME) and EROFS, raised by the
+    write of a result, each in one line naming the file, status 1; the rerun recovers."""
+    from mlcb.storage import result_files
+
+    real = result_files.write
+
+    def refuse(directory, frames, metadata):
+        raise OSError(code, os.strerror(code), str(directory / "curves.parquet"))
+
+    monkeypatch.setattr(result_files, "write", refuse)
+    arguments = ["run", "trap", "--budget", "1", "--horizon", "200", "--replications", "2"]
+    arguments += ["--out", str(tmp_path / "out"), "--quiet", "--no-plot"]
+    assert cli.main(arguments) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("mlcb: error: ") and expected in err
+    assert "curves.parquet" in err
+    monkeypatch.setattr(result_files, "write", real)
+    assert cli.main(arguments) == 0
+    assert (tmp_path / "out" / "trap" / "curves.parquet").is_file()
+
+
+def test_too_little_memory_is_one_line(monkeypatch, capsys, tmp_path):
+    from mlcb import simulation
+
+    def allocate(*args, **kwargs):
+        raise MemoryError("Unable to allocate 74.5 GiB for an array with shape (100000, 100000)")
+
+    monkeypatch.setattr(simulation, "run_compiled", allocate)
+    arguments = ["run", "trap", "--budget", "1", "--horizon", "200", "--replications", "2"]
+    assert cli.main([*arguments, "--out", str(tmp_path / "out"), "--quiet", "--no-plot"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(
+        "mlcb: error: not enough memory (Unable to allocate 74.5 GiB for an array with shape (100000, 100000)); "
+        "lower --replications, --threads or the setting's size"
+    )
