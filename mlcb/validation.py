@@ -112,7 +112,7 @@ def budgets(name: str, value: Any, n_experts: int | None = None) -> list[int]:
     >>> budgets("budget", [1, 1])
     Traceback (most recent call last):
     ...
-    mlcb.validation.InputError: budget must be an integer >= 1 or a non-empty list of distinct integers >= 1, got [1, 1] (repeated: 1)
+    mlcb.validation.InputError: budget must be ... distinct integers >= 1, got [1, 1] (repeated: 1)
     """
     what = f"{name} must be an integer >= 1 or a non-empty list of distinct integers >= 1"
     items = list(value) if isinstance(value, (list, tuple)) else [value]
