@@ -25,21 +25,87 @@ from mlcb.validation import InputError
 
 EXAMPLES = """examples:
   mlcb run trap                                  the paper's bandit trap, M in {1, 2, 4}
+  mlcb run my_experiment.toml                    a setting described in TOML
+  mlcb compare trap                              the paper's comparison: M-LCB, LimitedAdvice, CORRAL
+  mlcb sweep grid.toml                           a grid of settings on this machine's cores
+  mlcb plot results/trap                         redraw the figures of a saved result
+  mlcb report results/my-sweep                   one self-contained HTML page with every figure
+  mlcb show results/trap                         a saved result's summary and metadata
+  mlcb list                                      presets, policies, experts, environments
+  mlcb paper                                     the paper's experiments, one HTML page (--full: its sizes)
+`mlcb COMMAND --help` shows each command's options and examples.
+"""
+
+#: Where the TOML setting format is documented (``mlcb run --help`` says it).
+TOML_DOCS = "docs/command-line.md, section 'A setting of your own' (in Python: help(mlcb.config.load_toml))"
+
+#: Each command's own examples (its ``--help``), after the options.
+COMMAND_EXAMPLES = {
+    "run": f"""examples:
+  mlcb run trap                                  the paper's bandit trap, M in {{1, 2, 4}}
   mlcb run trap --budget 1 2 3 4 --replications 30 --calibration practical
   mlcb run glm --horizon 10000
-  mlcb run my_experiment.toml                    a setting described in TOML (see README)
-  mlcb run my.toml --plugin my_families          with families registered by a module of one's own
+  mlcb run trap --policy exp3p --budget 2        another registered policy
+  mlcb run my_experiment.toml                    a setting described in TOML
+  mlcb run my.toml --plugin my_families          with names registered by a module of one's own
+  mlcb run moe --device cpu                      a pool of torch networks, on the CPU
+
+TOML setting files: {TOML_DOCS}.
+""",
+    "compare": """examples:
   mlcb compare trap                              the paper's comparison: M-LCB, LimitedAdvice, CORRAL
   mlcb compare glm --policies mlcb ed2rb         a subset of the glm comparison
   mlcb compare trap --set practitioners          M-LCB against river-style bandits, halving, R-ed-UCB, EXP3.P
-  mlcb plot results/trap                         redraw the figures of a saved result
+  mlcb compare trap --policies mlcb my-policy --plugin my_policies
+                                                 a policy of one's own beside M-LCB, same seeds and stream
+""",
+    "sweep": """examples:
   mlcb sweep grid.toml                           a grid of settings on this machine's cores
+  mlcb sweep grid.toml --workers 4 --block 5     4 processes, 5 replications per task
+  mlcb sweep grid.toml --executor dask           on a Dask LocalCluster started for the sweep
   mlcb sweep grid.toml --executor dask --scheduler tcp://HOST:8786   ... on a Dask cluster
-  mlcb plot results/my-sweep --kind theory budget   figures of a saved run or sweep
-  mlcb report results/my-sweep                   one self-contained HTML page with every figure
+  mlcb sweep grid.toml --plugin my_policies      a grid over policies of one's own
+""",
+    "plot": """examples:
+  mlcb plot results/trap                         the regret figure and the panels of a saved run
+  mlcb plot results/my-sweep --kind theory budget   figures of a saved sweep
+  mlcb plot results/trap --out figures           into another folder
+""",
+    "report": """examples:
+  mlcb report results/my-sweep                   RESULT/report.html
+  mlcb report results/trap --out trap.html
+""",
+    "show": """examples:
+  mlcb show results/trap                         a saved run's summary, settings and provenance
+  mlcb show results/my-sweep                     a sweep's, with its grid and failed tasks
+""",
+    "list": """examples:
   mlcb list                                      presets, policies, experts, environments
-  mlcb paper                                     the paper's experiments, one HTML page (--full: its sizes)
-"""
+  mlcb list --plugin my_families                 with the names a module of one's own registers
+""",
+    "paper": """examples:
+  mlcb paper                                     the quick size, results/paper/index.html
+  mlcb paper --full --out results/paper-full     the paper's sizes
+  mlcb paper --only trap glm                     two sections
+""",
+}
+
+
+def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParser:
+    """The sub-parser of command ``name`` with its own examples after the options (its
+    description wrapped to the terminal's usual width)."""
+    import textwrap
+
+    description = options.pop("description", None)
+    if description is not None and "\n" not in description:
+        description = textwrap.fill(description, 88)
+    return commands.add_parser(
+        name,
+        description=description,
+        epilog=COMMAND_EXAMPLES[name],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **options,
+    )
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,30 +133,38 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    run = commands.add_parser(
+    run = _command(
+        commands,
         "run",
         help="simulate a preset or a TOML setting, save results and figures",
-        description="Simulate every budget of a preset (or a TOML file), print a summary, save "
-        "the results (Parquet + JSON) and a regret figure (PNG) under --out.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Simulate every budget of a preset (or a TOML setting file), print a summary, "
+        "save the results (Parquet + JSON) and a regret figure (PNG) under --out. An interrupted "
+        f"run resumes from its finished replications. The TOML format: {TOML_DOCS}.",
     )
-    run.add_argument("target", help="a preset name (see `mlcb list`) or a .toml file")
+    run.add_argument(
+        "target", help="a preset name (see `mlcb list`) or a TOML setting file (see the format below)"
+    )
     run.add_argument("--policy", help="a policy name (see `mlcb list`; default mlcb)")
     _common_options(run, budgets_help="budgets to run (default: the preset's)")
+    _device_option(run)
     _plugin_option(run)
 
-    compare = commands.add_parser(
+    compare = _command(
+        commands,
         "compare",
         help="run a preset's comparison of policies (common random numbers), save and plot it",
         description="Run every policy and budget of a preset's comparison on the same seeds and the "
         "same data stream; print a summary with the time per setting; save one result and the paper's "
         "three panels under --out.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     compare.add_argument("target", help="a preset name (see `mlcb list`)")
-    compare.add_argument("--policies", nargs="+", metavar="NAME", help="keep only these policies")
+    compare.add_argument(
+        "--policies",
+        nargs="+",
+        metavar="NAME",
+        help="keep only these policies of the comparison; another registered policy (one of one's own, "
+        "with --plugin) joins it at every budget it runs, on the same seeds",
+    )
     compare.add_argument(
         "--set",
         dest="entry_set",
@@ -99,9 +173,17 @@ def _parser() -> argparse.ArgumentParser:
         "river-style bandits, successive halving, R-ed-UCB and EXP3.P at equal budget)",
     )
     _common_options(compare, budgets_help="keep only these budgets (default: the comparison's)")
+    _device_option(compare)
     _plugin_option(compare)
 
-    plot = commands.add_parser("plot", help="draw the figures of a saved result or sweep")
+    plot = _command(
+        commands,
+        "plot",
+        help="draw the figures of a saved result or sweep",
+        description="Draw the figures of a result saved by `mlcb run`, `mlcb compare` or `mlcb sweep` "
+        "(read and checked, never recomputed) as PNG files: by default the regret figure and the "
+        "panels of a run, every kind for a sweep, into the result's folder or --out.",
+    )
     plot.add_argument(
         "result", type=_path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
     )
@@ -110,12 +192,25 @@ def _parser() -> argparse.ArgumentParser:
     _sweep_parser(commands)
     _report_parser(commands)
 
-    show = commands.add_parser("show", help="print a saved result's or sweep's summary and metadata")
+    show = _command(
+        commands,
+        "show",
+        help="print a saved result's or sweep's summary and metadata",
+        description="Print the summary table of a result saved by `mlcb run`, `mlcb compare` or "
+        "`mlcb sweep` (read and checked first), each setting's policy, budget, calibration, engine, "
+        "family, certificate and key, and what produced it (versions, git revision, date).",
+    )
     show.add_argument(
         "result", type=_path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
     )
 
-    listing = commands.add_parser("list", help="list presets, policies, expert families and environments")
+    listing = _command(
+        commands,
+        "list",
+        help="list presets, policies, expert families and environments",
+        description="List the presets, the registered policies, expert families and environments, "
+        "with those a plugin module registers (--plugin).",
+    )
     _plugin_option(listing)
     _paper_parser(commands)
     return parser
@@ -124,7 +219,8 @@ def _parser() -> argparse.ArgumentParser:
 def _paper_parser(commands: Any) -> None:
     from mlcb.paper import EXPERIMENTS  # names only: the experiments are imported when run
 
-    paper = commands.add_parser(
+    paper = _command(
+        commands,
         "paper",
         help="reproduce the paper's experiments: one HTML page, the paper's numbers beside the package's",
         description="Run every experiment of the paper (the trap, the GLM stream, the real-data runs "
@@ -175,7 +271,8 @@ def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _sweep_parser(commands: Any) -> None:
-    sweep = commands.add_parser(
+    sweep = _command(
+        commands,
         "sweep",
         help="run a grid of settings (TOML) on this machine's cores or on a Dask cluster",
         description="Run every setting of a grid file, split into tasks of replications, on worker\n"
@@ -183,8 +280,6 @@ def _sweep_parser(commands: Any) -> None:
         "a LocalCluster on 127.0.0.1, or the cluster at --scheduler). Every finished task is saved\n"
         "at once into OUT/NAME/data/ (Parquet, partitioned by setting); running the same command\n"
         "again skips them. The grid format is in docs/sweeps.md.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sweep.add_argument("grid", type=_path, help="a grid TOML file (see docs/sweeps.md)")
     sweep.add_argument("--executor", "-e", default="local", help="local (default) or dask")
@@ -202,10 +297,12 @@ def _sweep_parser(commands: Any) -> None:
     sweep.add_argument("--overwrite", action="store_true", help="replace OUT/NAME if it holds something else")
     sweep.add_argument("--no-plot", action="store_true", help="skip the figures")
     sweep.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    _plugin_option(sweep)
 
 
 def _report_parser(commands: Any) -> None:
-    report = commands.add_parser(
+    report = _command(
+        commands,
         "report",
         help="write one self-contained HTML page of a saved run or sweep",
         description="Write an HTML page with the summary tables and every figure (embedded PNG) of "
@@ -238,6 +335,16 @@ def _with_device(configs: list, device: str | None) -> list:
     return out
 
 
+def _device_option(parser: argparse.ArgumentParser) -> None:
+    """``--device``: only on the commands that run pools of torch networks."""
+    parser.add_argument(
+        "--device",
+        metavar="DEVICE",
+        help="where pools of torch networks run (the moe preset; refused for other pools): auto "
+        "(CUDA when present, the default), cpu, cuda or cuda:N",
+    )
+
+
 def _plugin_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--plugin",
@@ -246,8 +353,8 @@ def _plugin_option(parser: argparse.ArgumentParser) -> None:
         dest="plugins",
         metavar="MODULE",
         help="import MODULE first (repeatable): a module of one's own on PYTHONPATH that registers "
-        "expert families or policies (agents.register, mlcb.policies.register); a TOML "
-        'family = "MODULE:Class" needs it',
+        "expert families, policies or environments (agents.register, mlcb.policies.register, "
+        "envs.register); files then name what it registers",
     )
 
 
@@ -281,12 +388,6 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     )
     parser.add_argument("--no-plot", action="store_true", help="skip the figures")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
-    parser.add_argument(
-        "--device",
-        metavar="DEVICE",
-        help="where pools of torch networks run (the moe preset): auto (CUDA when present, the "
-        "default), cpu, cuda or cuda:N",
-    )
     parser.add_argument(
         "--overwrite",
         action="store_true",

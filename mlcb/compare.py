@@ -68,6 +68,26 @@ def _policies(policies: Any) -> list[str]:
     return wanted
 
 
+def _chosen(entries: list[Entry], wanted: list[str], offered: tuple[int, ...]) -> list[Entry]:
+    """The entries of the policies ``wanted``: those of the comparison in its order, then any other
+    registered policy (one of one's own, registered by a plugin) at every budget the comparison
+    runs, on the same seeds; an unknown name is refused, saying how to register more."""
+    from mlcb import policies as registered
+
+    by_policy = {e.policy: e for e in entries}
+    unknown = [name for name in wanted if name not in by_policy and name not in registered.registry]
+    if unknown:
+        raise InputError(
+            f"policies: {unknown} not in the comparison ({list(by_policy)}) nor registered policies "
+            f"({', '.join(registered.names())}); a module of one's own registers more: --plugin MODULE"
+        )
+    repeated = sorted({name for name in wanted if wanted.count(name) > 1})
+    if repeated:
+        raise InputError(f"policies: {repeated} named twice")
+    added = [Entry(name, offered) for name in wanted if name not in by_policy]
+    return [e for e in entries if e.policy in wanted] + added
+
+
 def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **options: Any) -> list:
     """The validated settings of a comparison, all built before anything runs: ``preset``,
     ``entries`` and the keyword ``options`` (``calibration``, ``policies``, ``entry_set`` and
@@ -108,11 +128,7 @@ def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **opti
         raise InputError(f"preset {preset!r} defines no comparison; pass entries")
     offered = sorted({b for e in entries for b in e.budgets})
     if policies is not None:
-        wanted = _policies(policies)
-        unknown = sorted(set(wanted) - {e.policy for e in entries})
-        if unknown:
-            raise InputError(f"policies: {unknown} not in the comparison ({[e.policy for e in entries]})")
-        entries = [e for e in entries if e.policy in wanted]
+        entries = _chosen(entries, _policies(policies), tuple(offered))
     budgets = fields.pop("budget", None)
     if budgets is not None:
         budgets = validation.budgets("budget", budgets)
@@ -166,7 +182,9 @@ def compare(
     calibration : str, optional
         The preset's calibration (M-LCB's constants and the experts' rates).
     policies : iterable of str, optional
-        Keep only these policies of the comparison.
+        Keep only these policies of the comparison; a registered policy that the
+        comparison does not hold (one of one's own, registered by a plugin) joins it at every
+        budget the comparison runs, on the same seeds (common random numbers).
     entry_set : str, optional
         A further comparison the preset names instead of the paper's (``"practitioners"``:
         M-LCB against the policies practitioners run, at equal training budget).

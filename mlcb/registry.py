@@ -131,6 +131,9 @@ class Registry:
         entry = self.entry(name)
         return build(entry.load(), {**entry.defaults, **params})
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
     def identity(self, name: str) -> str:
         """``"module:qualname"`` of the object registered as ``name`` (imported): what a setting's
         identity records, so that a name registered again for another object gives another key."""
@@ -148,9 +151,6 @@ def build(factory: Any, params: dict[str, Any]) -> Any:
         raise
     except (ValueError, TypeError) as error:
         raise input_error(error) from error
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._entries
 
 
 # --- plugins -----------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import pytest
 import agents
 from mlcb import cli, policies, registry
 from mlcb.config import load_toml
+from mlcb.storage.results import load as mlcb_load
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "compiled-families.md"
@@ -347,3 +348,89 @@ def test_installed_entry_points_are_loaded_at_start(isolated, tmp_path, capsys):
     (dist / "entry_points.txt").write_text(f"[{registry.PLUGIN_GROUP}]\nbad = {name}:nothing_here\n")
     with pytest.raises(ValueError, match=r"plugin entry point 'bad' .* failed: AttributeError"):
         registry.load_entry_points()
+
+
+# --- issue 38, item 4: one's own policy on the command line, and each command's help ---------------
+OWN_POLICY = """
+from mlcb import policies
+
+# M-LCB under another name: on common random numbers its curves are M-LCB's to the bit.
+policies.register("my-mlcb", "mlcb.policies.m_lcb:MLCB", summary="M-LCB, registered by a plugin")
+"""
+
+
+def test_compare_runs_a_plugin_policy_beside_mlcb_on_common_random_numbers(isolated, tmp_path, capsys):
+    name = isolated(OWN_POLICY)
+    out = tmp_path / "out"
+    arguments = ["compare", "trap", "--policies", "mlcb", "my-mlcb", "--plugin", name, "--budget", "2"]
+    status = cli.main([*arguments, "--horizon", "300", "--replications", "2", "--out", str(out), "--quiet"])
+    assert status == 0, capsys.readouterr().err
+    result = mlcb_load(out / "trap-comparison")
+    assert result.settings == ["mlcb M=2", "my-mlcb M=2"]
+    curves = result.curves.set_index(["setting", "replication", "round"])["regret"]
+    assert (curves.loc["mlcb M=2"].to_numpy() == curves.loc["my-mlcb M=2"].to_numpy()).all()
+
+
+def test_compare_refuses_an_unknown_policy_and_says_how_to_register_one(capsys):
+    assert cli.main(["compare", "trap", "--policies", "mlcb", "nope", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlcb: error: policies: ['nope'] not in the comparison")
+    assert err.rstrip().endswith("a module of one's own registers more: --plugin MODULE")
+
+
+def test_run_names_the_plugin_option_for_an_unknown_policy(capsys):
+    assert cli.main(["run", "trap", "--policy", "my-policy", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown policy 'my-policy'; registered policy names: " in err
+    assert "(a module of one's own registers more: --plugin MODULE)" in err
+
+
+def test_sweep_takes_plugin(isolated, tmp_path, capsys):
+    name = isolated(OWN_POLICY)
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        'preset = "trap"\nname = "own"\nhorizon = 200\nreplications = 1\n[grid]\npolicy = ["mlcb", "my-mlcb"]\n'
+    )
+    arguments = ["sweep", str(grid), "--plugin", name, "--workers", "1", "--out", str(tmp_path / "out")]
+    assert cli.main([*arguments, "--quiet", "--no-plot"]) == 0, capsys.readouterr().err
+    assert "2 task(s) run" in capsys.readouterr().out
+
+
+def _help(command: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, "-m", "mlcb.cli", command, "--help"],
+        capture_output=True,
+        text=True,
+        env=_environment(),
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+COMMANDS = ("run", "compare", "sweep", "plot", "report", "show", "list", "paper")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_command_shows_its_own_examples_and_a_description(command):
+    text = _help(command)
+    examples = text[text.index("\nexamples:\n") :]
+    lines = [line.strip() for line in examples.splitlines()[1:] if line.strip().startswith("mlcb ")]
+    assert lines and all(line.startswith(f"mlcb {command}") for line in lines), examples
+    description = text.split("\n\n")[1]  # after the usage
+    assert not description.startswith(("positional arguments", "options")), text
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_device_only_where_it_acts_and_plugin_registers_environments(command):
+    text = " ".join(_help(command).split())
+    assert ("--device DEVICE" in text) == (command in ("run", "compare"))
+    if "--plugin MODULE" in text:
+        assert "registers expert families, policies or environments" in text
+    assert ("--plugin MODULE" in text) == (command in ("run", "compare", "sweep", "list"))
+
+
+def test_run_help_points_to_the_toml_format():
+    text = " ".join(_help("run").split())
+    assert "docs/command-line.md, section 'A setting of your own'" in text
+    assert (ROOT / "docs" / "command-line.md").read_text().count("## A setting of your own") == 1
