@@ -451,6 +451,8 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
 
     if args.threads is not None and args.threads < 1:
         raise InputError(f"threads must be an integer >= 1, got {args.threads!r}")
+    for config in configs:  # every setting's identity established before any work
+        config.check_resumable()
     store = Store(args.out, name)
     keys = [config.key() for config in configs]
     with store.lock():
@@ -712,6 +714,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except InputError as error:
         _say(f"error: {str(error).strip() or type(error).__name__}", error)
+        return 2
+    except ImportError as error:  # an optional package the input needs: say what to install
+        if "pip install" not in str(error):
+            return _bug(error)
+        _say(f"error: {str(error).strip()}", error)
         return 2
     except BrokenPipeError:  # the reader went away (`mlcb list | head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)

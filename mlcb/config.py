@@ -20,6 +20,7 @@ import numpy as np
 
 from mlcb import validation
 from mlcb.kernels.seeding import check_seed
+from mlcb.storage import identity
 from mlcb.validation import InputError
 
 #: The largest horizon ``T``: the engines count rounds, pulls and updates in int64 and feed
@@ -233,12 +234,70 @@ class SimulationConfig:
         data["experts"] = [expert_to_dict(e) for e in self.experts]
         return data
 
+    def identity(self) -> identity.Described:
+        """Everything that decides the numbers of one replication, as plain JSON
+        (:mod:`mlcb.storage.identity`): mlcb's version, the environment and the policy by name
+        and by the object registered under it (module, qualified name, and a digest of its code
+        when it is one's own), their parameters, every field but ``replications``, and each
+        expert in full (its ``get_params()``, else every attribute, private ones included); with
+        where the description is incomplete (:meth:`check_resumable`)."""
+        import envs
+        from mlcb import policies
+        from mlcb._version import __version__
+
+        problems: list[str] = []
+
+        def named(registry: Any, name: str) -> dict[str, Any]:
+            target = registry.entry(name).load()
+            return {"name": name, "object": identity.label(target), **identity.origin(target)}
+
+        def full(value: Any, where: str) -> Any:
+            described = identity.describe(value, where)
+            problems.extend(described.problems)
+            return described.value
+
+        runs: list[list] = []
+        memo: dict[int, str] = {}
+        for k, expert in enumerate(self.experts):
+            if id(expert) not in memo:
+                where = f"experts[{k}] ({type(expert).__qualname__})"
+                memo[id(expert)] = identity.digest(full(expert, where))
+            if runs and runs[-1][0] == memo[id(expert)]:
+                runs[-1][1] += 1
+            else:
+                runs.append([memo[id(expert)], 1])
+        value = {
+            "mlcb": __version__,
+            "env": named(envs.registry, self.env),
+            "env_params": full(self.env_params, "env_params"),
+            "policy": named(policies.registry, self.policy),
+            "policy_params": full(self.policy_params, "policy_params"),
+            "experts": runs,
+            **{
+                f.name: getattr(self, f.name)
+                for f in dataclasses.fields(self)
+                if f.name not in ("env", "env_params", "policy", "policy_params", "experts", "replications")
+            },
+        }
+        return identity.Described(value, problems)
+
     def key(self) -> str:
-        """A digest of everything that determines the results of one replication."""
-        data = self.to_dict()
-        data.pop("replications")
-        text = json.dumps(data, sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        """A digest of everything that decides the results of one replication
+        (:meth:`identity`): the name of the folder of the setting's parts, and what tells two
+        saved settings apart."""
+        return identity.digest(self.identity().value)[:16]
+
+    def check_resumable(self) -> None:
+        """An :class:`~mlcb.validation.InputError` when the setting's identity cannot be
+        established (an expert holds an object that cannot be described), so that a run which
+        keeps parts would risk reusing another setting's; the line says how to give it."""
+        problems = self.identity().problems
+        if problems:
+            raise validation.InputError(
+                f"{self.label}: cannot resume from saved parts: {problems[0]}, so this setting cannot be "
+                "told from another; give the expert's class a get_params() method that returns what decides "
+                "its numbers as plain values (numbers, strings, lists, dicts, arrays), or run without parts"
+            )
 
     @property
     def label(self) -> str:

@@ -17,6 +17,7 @@ from mlcb.engine import python_loop
 from mlcb.engine.collect import collect_result
 from mlcb.engine.replications import checkpoint_grid
 from mlcb.engine.replications import run_replications as run_compiled
+from mlcb.storage.replications import claim_parts
 from mlcb.storage.results import Result
 from mlcb.validation import InputError, InputTypeError
 
@@ -68,6 +69,22 @@ def choose_engine(problem: Problem, name: str) -> str:
     return name
 
 
+def parts_record(config: SimulationConfig, engine: str) -> dict[str, str]:
+    """What made a setting's parts (:func:`mlcb.storage.replications.claim_parts`): its label, the
+    digest of its identity (:meth:`SimulationConfig.identity`), mlcb's version and the engine.
+    A config whose identity cannot be established is refused (an ``InputError``)."""
+    from mlcb._version import __version__
+    from mlcb.storage.identity import digest
+
+    config.check_resumable()
+    return {
+        "setting": config.label,
+        "digest": digest(config.identity().value),
+        "mlcb": __version__,
+        "engine": engine,
+    }
+
+
 def _check_threads(threads: Any) -> int | None:
     if threads is None:
         return None
@@ -113,7 +130,10 @@ def simulate(
     parts : path, optional
         Directory where every finished replication is saved at once; a later call with the same
         setting and directory loads them instead of running them again (resume after an
-        interruption or a failing expert).
+        interruption or a failing expert). The setting's parts are kept in a folder named by its
+        key (:meth:`SimulationConfig.key`) and reused only when made by the same setting, mlcb
+        version and engine; a setting whose identity cannot be established (an expert holding an
+        object mlcb cannot describe) is refused here, with a line saying how to give it.
     engine : {"auto", "compiled", "python"}
         The round loop. ``"compiled"`` runs everything in compiled code, replications in
         parallel threads; ``"python"`` runs any pool, Python experts included, with the
@@ -159,6 +179,10 @@ def simulate(
         config = config.replace(**fields)
     problem = Problem.from_config(config)
     chosen = choose_engine(problem, engine)
+    folder = None
+    if parts is not None:
+        folder = Path(parts) / config.key()
+        claim_parts(folder, parts_record(config, chosen))
     grid = checkpoint_grid(config.horizon, config.checkpoints)
     bar = None
     if progress:
@@ -168,7 +192,7 @@ def simulate(
     started = time.perf_counter()
     try:
         common: dict[str, Any] = {
-            "parts": None if parts is None else Path(parts) / config.key(),
+            "parts": folder,
             "on_done": (lambda _: bar.update()) if bar else None,
         }
         if chosen == "compiled":

@@ -118,7 +118,10 @@ def test_bad_expert_parameters(make, message):
 
 def test_cli_reports_one_line_and_fails(capsys, no_work):
     for argv, message in [
-        (["run", "trap", "--budget", "0"], "mlcb: error: budget must be an integer in [1, n_experts=10], got 0\n"),
+        (
+            ["run", "trap", "--budget", "0"],
+            "mlcb: error: budget must be an integer in [1, n_experts=10], got 0\n",
+        ),
         (
             ["run", "trap", "--budget", "12"],
             "mlcb: error: budget must be an integer in [1, n_experts=10], got 12\n",

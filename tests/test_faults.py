@@ -221,3 +221,12 @@ def test_too_little_memory_is_one_line(monkeypatch, capsys, tmp_path):
         "mlcb: error: not enough memory (Unable to allocate 74.5 GiB for an array with shape (100000, 100000)); "
         "lower --replications, --threads or the setting's size"
     )
+
+
+def test_a_missing_optional_package_is_one_line_saying_what_to_install(monkeypatch, capsys):
+    def needs_river(args):
+        raise ImportError("mlcb.river needs river: pip install 'mlcb[river]'")
+
+    monkeypatch.setattr(cli, "_list", needs_river)
+    assert cli.main(["list"]) == 2
+    assert capsys.readouterr().err == "mlcb: error: mlcb.river needs river: pip install 'mlcb[river]'\n"

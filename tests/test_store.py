@@ -71,7 +71,7 @@ def test_an_interrupted_setting_survives_a_run_of_another_setting(tmp_path, monk
         assert _cli(tmp_path, "--no-plot") == 130  # interrupted: replications 0 and 1 kept
     key_a = presets.get("trap").config(1, **SMALL).key()
     kept = tmp_path / "trap" / ".parts" / key_a
-    assert sorted(p.name for p in kept.iterdir()) == ["replication-000000.npz", "replication-000001.npz"]
+    assert sorted(p.name for p in kept.glob("*.npz")) == ["replication-000000.npz", "replication-000001.npz"]
     assert _cli(tmp_path, "--no-plot", budget="2") == 0  # setting B, same --out
     assert len(list(kept.glob("*.npz"))) == 2  # A's parts are still there
     assert not (tmp_path / "trap" / ".parts" / presets.get("trap").config(2, **SMALL).key()).exists()
@@ -88,7 +88,7 @@ def test_a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from mlcb import store\n"
+            "import sys, time; from pathlib import Path; from mlcb.storage import store\n"
             "with store.lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)",
             str(tmp_path / "trap"),
         ],

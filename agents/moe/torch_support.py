@@ -21,9 +21,9 @@ __all__ = ["TORCH_MESSAGE", "CPUThreads", "MissingTorch", "require_torch", "reso
 TORCH_MESSAGE = "mixture-of-experts pools need torch: pip install 'mlcb[torch]'"
 
 
-class MissingTorch(ImportError, ValueError):
-    """torch is not installed (an ``ImportError``, and a ``ValueError`` so that the command line
-    reports it in one line like any other bad setting)."""
+class MissingTorch(ImportError, InputError):
+    """torch is not installed (an ``ImportError``, and an :class:`~mlcb.validation.InputError`,
+    a ``ValueError``, so that the command line reports it in one line like any other bad setting)."""
 
 
 def require_torch() -> Any:

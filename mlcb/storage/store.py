@@ -55,8 +55,9 @@ PARTS = ".parts"
 _KNOWN = frozenset(RESULT_FILES + FIGURES + (PARTS,))
 
 
-class LockedError(ValueError):
-    """Another writer holds the lock of an output directory."""
+class LockedError(InputError):
+    """Another writer holds the lock of an output directory (an
+    :class:`~mlcb.validation.InputError`: the command line says so in one line)."""
 
 
 def _suffix() -> str:
