@@ -499,17 +499,49 @@ PRINTED_COLUMNS = (
 RUN_FIGURES = ("regret", "panels")
 
 
+def printable(text: Any) -> str:
+    """``text`` with every control or format character (a terminal escape, a carriage return, a
+    bidirectional override; a line break too) written as its escape (``\\x1b``): what a result's
+    files hold is shown, never acted on by the terminal.
+
+    Examples
+    --------
+    >>> printable("mlcb M=1\\x1b[2J\\nX")
+    'mlcb M=1\\\\x1b[2J\\\\nX'
+    """
+    import unicodedata
+
+    text = str(text)
+    if all(unicodedata.category(c)[0] != "C" for c in text):
+        return text
+    return "".join(
+        c if unicodedata.category(c)[0] != "C" else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
 def _print_summary(result, elapsed: float) -> None:
     from mlcb.report import number
     from mlcb.storage.results import summary_table
 
     summary = result.summary()
-    calibration = ", ".join(sorted(summary["calibration"].unique()))
+    calibration = ", ".join(sorted(printable(c) for c in summary["calibration"].unique()))
     table = summary_table(summary, PRINTED_COLUMNS)
     print(f"{len(table)} setting(s), calibration {calibration}, {elapsed:.1f} s")
     settings = result.metadata.get("settings", {})
-    table["seconds"] = [settings.get(label, {}).get("seconds", float("nan")) for label in table["setting"]]
-    print(table.to_string(index=False, float_format=number))
+    table["seconds"] = [
+        _number(settings.get(label, {}).get("seconds") if isinstance(settings.get(label), dict) else None)
+        for label in table["setting"]
+    ]
+    table["setting"] = [printable(label) for label in table["setting"]]
+    for line in table.to_string(index=False, float_format=number).splitlines():
+        print(printable(line))
+
+
+def _number(value: Any) -> float:
+    """``value`` as a float (NaN unless it is a real number)."""
+    from mlcb import validation
+
+    return float(value) if validation.is_real(value) else float("nan")
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -593,7 +625,8 @@ def _paper(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    """Print a saved run's or sweep's summary table and its metadata (validated when read)."""
+    """Print a saved run's or sweep's summary table and its metadata (validated when read; every
+    text from the files printed with its control characters escaped, :func:`printable`)."""
     import json
 
     from mlcb.sweeps import is_sweep, load_any
@@ -601,19 +634,25 @@ def _show(args: argparse.Namespace) -> int:
     result = load_any(args.result)
     meta = result.metadata
     settings = meta["settings"]
-    seconds = [s.get("seconds") for s in settings.values()]
-    total = sum(v for v in seconds if isinstance(v, (int, float)))
+    total = sum(v for s in settings.values() if (v := _number(s.get("seconds"))) == v)  # NaN left out
     sweep = meta.get("sweep") if is_sweep(args.result) else None
+
+    def say(text: str) -> None:
+        print(printable(text))
+
     if isinstance(sweep, dict):
-        failed = sweep.get("failed") or []
-        print(
+        failed = sweep.get("failed") if isinstance(sweep.get("failed"), list) else []
+        finished = int(result.replications.shape[0])
+        planned = sweep.get("planned")
+        progress = f"{finished} of {planned} replications finished; " if isinstance(planned, int) else ""
+        say(
             f"sweep: {args.result} ({sweep.get('name')}, preset {sweep.get('preset')}, "
             f"{sweep.get('replications')} replication(s) per setting in tasks of {sweep.get('block')}; "
-            f"{len(failed)} task(s) failed in its last run)"
+            f"{progress}{len(failed)} task(s) failed in its last run)"
         )
-        print(f"grid: {json.dumps(sweep.get('grid'), default=str)}")
+        say(f"grid: {json.dumps(sweep.get('grid'), default=str)}")
     else:
-        print(f"result: {args.result}")
+        say(f"result: {args.result}")
     _print_summary(result, total)
     print("settings:")
     for label, setting in settings.items():
@@ -627,12 +666,12 @@ def _show(args: argparse.Namespace) -> int:
             "certificate valid": setting.get("certificate_valid"),
             "key": setting.get("key"),
         }
-        print(f"  {label}: " + ", ".join(f"{k} {'?' if v is None else v}" for k, v in fields.items()))
+        say(f"  {label}: " + ", ".join(f"{k} {'?' if v is None else v}" for k, v in fields.items()))
     versions = meta.get("versions")
     if isinstance(versions, dict):
-        print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    print(f"git revision: {meta.get('git_revision') or 'unknown'}")
-    print(f"created: {meta.get('created') or 'unknown'}")
+        say("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    say(f"git revision: {meta.get('git_revision') or 'unknown'}")
+    say(f"created: {meta.get('created') or 'unknown'}")
     return 0
 
 
