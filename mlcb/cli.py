@@ -499,28 +499,8 @@ PRINTED_COLUMNS = (
 RUN_FIGURES = ("regret", "panels")
 
 
-def printable(text: Any) -> str:
-    """``text`` with every control or format character (a terminal escape, a carriage return, a
-    bidirectional override; a line break too) written as its escape (``\\x1b``): what a result's
-    files hold is shown, never acted on by the terminal.
-
-    Examples
-    --------
-    >>> printable("mlcb M=1\\x1b[2J\\nX")
-    'mlcb M=1\\\\x1b[2J\\\\nX'
-    """
-    import unicodedata
-
-    text = str(text)
-    if all(unicodedata.category(c)[0] != "C" for c in text):
-        return text
-    return "".join(
-        c if unicodedata.category(c)[0] != "C" else c.encode("unicode_escape").decode("ascii") for c in text
-    )
-
-
 def _print_summary(result, elapsed: float) -> None:
-    from mlcb.report import number
+    from mlcb.report import number, printable
     from mlcb.storage.results import summary_table
 
     summary = result.summary()
@@ -626,9 +606,10 @@ def _paper(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     """Print a saved run's or sweep's summary table and its metadata (validated when read; every
-    text from the files printed with its control characters escaped, :func:`printable`)."""
+    text from the files printed with its control characters escaped, :func:`mlcb.report.printable`)."""
     import json
 
+    from mlcb.report import printable
     from mlcb.sweeps import is_sweep, load_any
 
     result = load_any(args.result)

@@ -203,3 +203,23 @@ def report(path: str | Path, out: str | Path | None = None) -> Path:
     page = render(result, f"mlcb report: {path.resolve().name}").encode("utf-8")
     write_file(target, lambda handle: handle.write(page))
     return target
+
+
+def printable(text: Any) -> str:
+    """``text`` with every control or format character (a terminal escape, a carriage return, a
+    bidirectional override; a line break too) written as its escape (``\\x1b``): what a result's
+    files hold is shown, never acted on by the terminal.
+
+    Examples
+    --------
+    >>> printable("mlcb M=1\\x1b[2J\\nX")
+    'mlcb M=1\\\\x1b[2J\\\\nX'
+    """
+    import unicodedata
+
+    text = str(text)
+    if all(unicodedata.category(c)[0] != "C" for c in text):
+        return text
+    return "".join(
+        c if unicodedata.category(c)[0] != "C" else c.encode("unicode_escape").decode("ascii") for c in text
+    )

@@ -207,12 +207,12 @@ def test_a_full_disk_or_a_refused_write_is_one_line(monkeypatch, tmp_path, capsy
 
 
 def test_too_little_memory_is_one_line(monkeypatch, capsys, tmp_path):
-    from mlcb import simulation
+    from mlcb.engine import replications
 
     def allocate(*args, **kwargs):
         raise MemoryError("Unable to allocate 74.5 GiB for an array with shape (100000, 100000)")
 
-    monkeypatch.setattr(simulation, "run_compiled", allocate)
+    monkeypatch.setattr(replications, "run_replications", allocate)
     arguments = ["run", "trap", "--budget", "1", "--horizon", "200", "--replications", "2"]
     assert cli.main([*arguments, "--out", str(tmp_path / "out"), "--quiet", "--no-plot"]) == 1
     err = capsys.readouterr().err

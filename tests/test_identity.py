@@ -212,7 +212,7 @@ def _rate(scale: float):
     return lambda n, delta_prime: scale * np.sqrt(n)
 
 
-@pytest.mark.filterwarnings("ignore:experts\\[0\\]: WithRate holds a random generator")
+@pytest.mark.filterwarnings("ignore:.*WithRate holds a random generator")
 @pytest.mark.parametrize(
     ("first", "second"),
     [
