@@ -3,11 +3,13 @@
 A saved result is a directory of ``curves.parquet``, ``experts.parquet``,
 ``replications.parquet`` (the tidy frames of :class:`mlcb.storage.results.Result`) and ``metadata.json``.
 Reading checks everything before anything is used: the four files present and regular, each frame
-readable with its columns and their kinds, the metadata a JSON object whose ``settings`` describes
-every setting of the frames. Every problem is a ``ValueError`` of one line naming the file; nothing
-named in the files is imported or called. A sweep's parts are read with the same checks
-(:mod:`mlcb.sweeps.parts`); where the files go, atomically and under a lock, is :mod:`mlcb.storage.store`'s
-part.
+readable with its columns and their kinds, its values (:data:`VALUES`: a regret finite, rounds
+>= 1, no frame empty), the metadata a JSON object whose ``settings`` describes every setting of
+the frames, and the rows of each setting agreeing across the frames and with the metadata. Every
+problem is an ``InputError`` (a ``ValueError``) of one line naming the file; nothing named in the
+files is imported or called. A sweep's parts are read with the same checks
+(:mod:`mlcb.sweeps.parts`); where the files go, atomically and under a lock, is
+:mod:`mlcb.storage.store`'s part.
 
 Every file of a result, a part or a sweep is opened with :func:`open_regular`: a symbolic link is
 refused rather than followed (a result's ``metadata.json`` linked to a file elsewhere, or its
@@ -136,6 +138,8 @@ def read_json(file: Path, within: Path | None = None) -> Any:
     with open_regular(file, within) as handle:
         try:
             return json.loads(handle.read().decode("utf-8"))
+        except RecursionError:
+            raise InputError(f"{file}: not readable JSON (nested too deep)") from None
         except (OSError, UnicodeDecodeError, ValueError) as error:
             raise InputError(f"{file}: not readable JSON ({first_line(error)})") from None
 
@@ -172,6 +176,104 @@ def check_columns(file: Path, frame: Any, schema: dict[str, str]) -> None:
             raise InputError(f"{file}: column {column!r} has dtype {frame[column].dtype}, expected {kind}")
 
 
+#: What the values of each frame's columns must be: ``"finite"``, ``"not inf"`` (NaN means not
+#: recorded), ``">= N"`` or ``"0, 1 or nan"``.
+VALUES = {
+    "curves": {
+        "budget": ">= 1",
+        "replication": ">= 0",
+        "round": ">= 1",
+        "regret": "finite",
+        "pseudo_regret": "not inf",
+        "top_m_regret": "not inf",
+        "certificate": "not inf",
+    },
+    "experts": {
+        "budget": ">= 1",
+        "replication": ">= 0",
+        "round": ">= 1",
+        "expert": ">= 0",
+        "trained": ">= 0",
+        "deployed": ">= 0",
+    },
+    "replications": {
+        "budget": ">= 1",
+        "replication": ">= 0",
+        "best_expert": ">= 0",
+        "best_loss": "not inf",
+        "certificate_violated": "0, 1 or nan",
+    },
+}
+
+
+def check_values(file: Path, frame: Any, kind: str) -> None:
+    """An ``InputError`` naming ``file``, the column and the first bad row unless ``frame`` has
+    rows and every value of its columns is as :data:`VALUES` says (a regret finite, a round
+    >= 1, ...)."""
+    import numpy as np
+
+    if len(frame) == 0:
+        raise InputError(f"{file}: no rows; a saved frame holds at least one")
+    for column, rule in VALUES[kind].items():
+        values = frame[column].to_numpy()
+        if rule.startswith(">="):
+            bad = ~(values >= int(rule.split()[1]))
+        else:
+            values = values.astype(float)
+            if rule == "finite":
+                bad = ~np.isfinite(values)
+            elif rule == "not inf":
+                bad = np.isinf(values)
+            else:
+                bad = ~(np.isnan(values) | (values == 0.0) | (values == 1.0))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{file}: column {column!r} must hold values {rule}, got {values[row].item()!r} in row {row} "
+                f"(setting {str(frame['setting'].iloc[row])!r})"
+            )
+
+
+def check_rows(path: Path, frames: list, metadata: dict) -> None:
+    """An ``InputError`` naming the file unless, for every setting, the frames agree with each
+    other and with the metadata: ``R`` replications (``config.replications``) of ``C`` checkpoints,
+    ``R * C`` rows of curves, ``R * C * K`` of experts (``K`` experts, ``expert < K``) and ``R``
+    of replications."""
+    curves, experts, replications = frames
+    settings = metadata["settings"]
+    for label, group in curves.groupby("setting", sort=False):
+        runs = group["replication"].nunique()
+        points = group["round"].nunique()
+        config = settings.get(label, {}).get("config") if isinstance(settings.get(label), dict) else None
+        config = config if isinstance(config, dict) else {}
+        declared = config.get("replications")
+        if isinstance(declared, int) and not isinstance(declared, bool) and declared != runs:
+            raise InputError(
+                f"{path / 'curves.parquet'}: setting {label!r} holds {runs} replication(s), its metadata "
+                f"says {declared}"
+            )
+        if len(group) != runs * points:
+            raise InputError(
+                f"{path / 'curves.parquet'}: setting {label!r} has {len(group)} rows, expected {runs} "
+                f"replication(s) x {points} checkpoint(s) = {runs * points}"
+            )
+        pool = config.get("experts")
+        k = len(pool) if isinstance(pool, list) else None
+        mine = experts[experts["setting"] == label]
+        expected = runs * points * (k if k is not None else max(1, mine["expert"].nunique()))
+        if len(mine) != expected or (k is not None and len(mine) and int(mine["expert"].max()) >= k):
+            raise InputError(
+                f"{path / 'experts.parquet'}: setting {label!r} has {len(mine)} rows, expected {expected} "
+                f"(replications x checkpoints x experts, expert < {k if k is not None else 'K'})"
+            )
+        rows = replications[replications["setting"] == label]
+        if len(rows) != runs or set(rows["replication"]) != set(group["replication"]):
+            raise InputError(
+                f"{path / 'replications.parquet'}: setting {label!r} has {len(rows)} rows, expected one per "
+                f"replication of curves.parquet ({runs})"
+            )
+
+
 def check_metadata(file: Path, metadata: Any, frames: list) -> None:
     """A ``ValueError`` naming ``file`` unless ``metadata`` is an object whose ``settings`` maps
     every setting of ``frames`` to an object."""
@@ -205,6 +307,9 @@ def read(path: str | Path) -> tuple[list, dict]:
         if not file.is_file():
             raise InputError(f"{file}: not a regular file; {path} is a damaged mlcb result")
     frames = [read_frame(path / f"{name}.parquet", name) for name in FRAMES]
+    for name, frame in zip(FRAMES, frames):
+        check_values(path / f"{name}.parquet", frame, name)
     metadata = read_json(path / METADATA)
     check_metadata(path / METADATA, metadata, frames)
+    check_rows(path, frames, metadata)
     return frames, metadata

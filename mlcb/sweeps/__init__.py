@@ -369,6 +369,8 @@ def load(path: str | Path) -> Any:
             tuple(_Recorded.setting(s) for s in settings_meta),
             meta.get("grid") or {},
         )
+    except RecursionError:
+        raise InputError(f"{meta_path}: not a readable sweep description (nested too deep)") from None
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
         raise InputError(f"{meta_path}: not a readable sweep description ({first_line(error)})") from None
     frames: dict[str, list[pd.DataFrame]] = {name: [] for name in FRAMES}

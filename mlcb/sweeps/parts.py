@@ -88,6 +88,7 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     for frame_name in FRAMES:
         path = files[frame_name]
         frame = result_files.read_frame(path, frame_name, within=root)
+        result_files.check_values(path, frame, frame_name)
         if len(frame) != rows[frame_name]:
             raise InputError(f"{path}: {len(frame)} rows, expected {rows[frame_name]}")
         if not (frame["setting"] == setting.label).all():
