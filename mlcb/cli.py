@@ -515,6 +515,9 @@ def _print_summary(result, elapsed: float) -> None:
     table["setting"] = [printable(label) for label in table["setting"]]
     for line in table.to_string(index=False, float_format=number).splitlines():
         print(printable(line))
+    for setting in settings.values():  # a certificate that is not a number is never shown without a word
+        if isinstance(setting, dict) and isinstance(setting.get("certificate_problem"), str):
+            print(printable(f"note: {setting['certificate_problem']}"))
 
 
 def _number(value: Any) -> float:

@@ -110,14 +110,21 @@ class CorruptPartWarning(FileWarning):
     """A kept part could not be used and is recomputed (shown in one line naming the file)."""
 
 
+class CertificateWarning(UserWarning):
+    """A certificate that is not a finite number where it should be one (an expert's rate or
+    width that is not a finite number >= 0): the setting's certificate is marked not valid and the
+    replications concerned are not checked against it. Shown in one line, as :class:`FileWarning`."""
+
+
 _format_others = warnings.formatwarning
 
 
 def _format_warning(
     message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
 ) -> str:
-    """:class:`FileWarning` in one line; every other warning as before."""
-    if issubclass(category, FileWarning):
+    """:class:`FileWarning` and :class:`CertificateWarning` in one line; every other warning as
+    before."""
+    if issubclass(category, (FileWarning, CertificateWarning)):
         return f"mlcb: {category.__name__}: {message}\n"
     return _format_others(message, category, filename, lineno, line)
 

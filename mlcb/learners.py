@@ -101,6 +101,13 @@ def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.n
             f"experts[{index}]: rate of {class_name(expert)} returned shape {values.shape} for counts of "
             f"shape {counts.shape}; it must be vectorised over n"
         )
+    bad = ~(np.isfinite(values) & (values >= 0))
+    if bad.any():
+        first = np.flatnonzero(bad.ravel())[0]
+        raise InputError(
+            f"experts[{index}]: rate of {class_name(expert)} must be a finite number >= 0 at every count, "
+            f"got {float(values.ravel()[first])!r} at n = {int(counts.ravel()[first])}"
+        )
     return np.minimum(counts, values)
 
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import agents
@@ -22,6 +23,7 @@ import envs
 import mlcb
 from mlcb import cli, policies, validation
 from mlcb.config import SimulationConfig
+from mlcb.errors import CertificateWarning
 from mlcb.validation import InputError, InputNotFound, InputTypeError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,3 +232,75 @@ def test_a_missing_optional_package_is_one_line_saying_what_to_install(monkeypat
     monkeypatch.setattr(cli, "_list", needs_river)
     assert cli.main(["list"]) == 2
     assert capsys.readouterr().err == "mlcb: error: mlcb.river needs river: pip install 'mlcb[river]'\n"
+
+
+# --- issue 36, item 4: rates finite and >= 0; a certificate valid only if every term is finite -------
+class _Fixed:
+    """A Python expert that pulls one arm; its rate (from learn or a callable) is ``bad`` from
+    its ``after``-th update on."""
+
+    heuristic = False
+
+    def __init__(self, arm: int, bad: float, after: int = 5, callable_rate: bool = False) -> None:
+        self.arm, self.bad, self.after, self.n = arm, bad, after, 0
+        if callable_rate:
+            self.rate = lambda n, d: np.where(np.asarray(n) >= after, bad, np.sqrt(np.asarray(n, float)))
+
+    def learn(self, data):
+        self.n += 1
+        loss = data.loss(self.arm)
+        if callable(getattr(self, "rate", None)):
+            return loss
+        return loss, (self.bad if self.n > self.after else 1.0)
+
+    def deploy(self, data):
+        return data.loss(self.arm), data.mean(self.arm)
+
+
+def _pool_simulate(*experts, **fields):
+    values = {"env": "mlcb/BanditExperts-v0", "env_params": {"reward_means": [[0.2, 0.8], [0.5, 0.5]]}}
+    values = {"horizon": 100, "replications": 2, "checkpoints": 5, **values, **fields}
+    return mlcb.simulate(experts=list(experts), **values)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), -1.0, float("inf")], ids=["nan", "negative", "inf"])
+def test_a_rate_callable_that_is_not_finite_and_nonnegative_names_the_expert(bad):
+    with pytest.raises(InputError) as caught:
+        _pool_simulate(_Fixed(0, bad, after=1, callable_rate=True), _Fixed(1, 0.5))
+    assert str(caught.value) == (
+        f"experts[0]: rate of _Fixed must be a finite number >= 0 at every count, got {bad!r} at n = 1"
+    )
+
+
+def test_a_rate_callable_that_goes_bad_late_is_named_with_its_count():
+    with pytest.raises(InputError, match=r"experts\[1\]: rate of _Fixed .* got nan at n = 50"):
+        _pool_simulate(_Fixed(0, 0.5), _Fixed(1, float("nan"), after=50, callable_rate=True), horizon=200)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")], ids=["nan", "inf"])
+def test_a_certificate_with_a_term_that_is_not_finite_is_not_valid_and_says_so(bad, tmp_path, capsys):
+    """The issue's case: a heuristic=False expert whose learn returns a NaN rate gave a NaN
+    certificate marked valid with 0 violations."""
+    with pytest.warns(CertificateWarning) as caught:
+        result = _pool_simulate(_Fixed(0, bad), _Fixed(1, bad))
+    meta = result.metadata["settings"]["mlcb M=1"]
+    assert meta["certificate_valid"] is False
+    assert meta["certificate_problem"].startswith(f"mlcb M=1: the certificate is {bad!r} at round ")
+    assert (
+        "(2 of 2 replications): an expert's rate is not a finite number >= 0" in meta["certificate_problem"]
+    )
+    assert str(caught[0].message) == meta["certificate_problem"]
+    assert result.replications["certificate_violated"].isna().all()
+    result.save(tmp_path / "run")
+    assert cli.main(["show", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert f"note: {meta['certificate_problem']}" in out and "certificate valid False" in out
+
+
+def test_a_certificate_warning_is_one_line():
+    import warnings as stdlib_warnings
+
+    from mlcb.errors import CertificateWarning as Warning_
+
+    line = stdlib_warnings.formatwarning("mlcb M=1: the certificate is nan", Warning_, "mlcb/x.py", 3)
+    assert line == "mlcb: CertificateWarning: mlcb M=1: the certificate is nan\n"

@@ -362,7 +362,7 @@ def _deep_metadata(path) -> None:
             lambda p: _edit_frame(
                 p, "curves", lambda f: f.assign(certificate=f["certificate"].where(f.index != 5, -np.inf))
             ),
-            "curves.parquet: column 'certificate' must hold values not inf, got -inf in row 5",
+            "curves.parquet: column 'certificate' must hold values >= 0 or nan, got -inf in row 5",
         ),
         (
             lambda p: _edit_frame(p, "curves", lambda f: f.assign(round=f["round"].where(f.index != 2, -7))),

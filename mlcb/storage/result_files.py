@@ -177,7 +177,8 @@ def check_columns(file: Path, frame: Any, schema: dict[str, str]) -> None:
 
 
 #: What the values of each frame's columns must be: ``"finite"``, ``"not inf"`` (NaN means not
-#: recorded), ``">= N"`` or ``"0, 1 or nan"``.
+#: recorded), ``">= N"``, ``">= 0 or nan"`` (a certificate: infinite where a rate is) or
+#: ``"0, 1 or nan"``.
 VALUES = {
     "curves": {
         "budget": ">= 1",
@@ -186,7 +187,7 @@ VALUES = {
         "regret": "finite",
         "pseudo_regret": "not inf",
         "top_m_regret": "not inf",
-        "certificate": "not inf",
+        "certificate": ">= 0 or nan",
     },
     "experts": {
         "budget": ">= 1",
@@ -216,7 +217,9 @@ def check_values(file: Path, frame: Any, kind: str) -> None:
         raise InputError(f"{file}: no rows; a saved frame holds at least one")
     for column, rule in VALUES[kind].items():
         values = frame[column].to_numpy()
-        if rule.startswith(">="):
+        if rule == ">= 0 or nan":
+            bad = values.astype(float) < 0
+        elif rule.startswith(">="):
             bad = ~(values >= int(rule.split()[1]))
         else:
             values = values.astype(float)
