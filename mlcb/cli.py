@@ -545,7 +545,7 @@ def _sweep(args: argparse.Namespace) -> int:
     listed with their settings and the status is 1."""
     from mlcb import sweeps
 
-    grid = sweeps.load_grid(args.grid)  # every setting validated before anything runs
+    grid = sweeps.load_grid(args.grid, progress=not args.quiet)  # every setting validated before work
     if args.executor not in sweeps.EXECUTORS:
         raise InputError(f"executor must be one of {sweeps.EXECUTORS}, got {args.executor!r}")
     print(f"sweep {grid.name}: {len(grid.settings)} setting(s) x {grid.replications} replication(s)")

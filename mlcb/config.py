@@ -12,6 +12,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -177,25 +178,35 @@ class SimulationConfig:
                 )
         if not isinstance(self.calibration, str):
             raise InputError(f"calibration must be a string (a label), got {self.calibration!r}")
-        envs.make(self.env, **self.env_params)  # unknown ids and bad parameters raise here
         if not self.experts:
             raise InputError("experts must be a non-empty list of expert specifications")
         object.__setattr__(self, "experts", tuple(self.experts))
-        family = family_of(list(self.experts))
-        n_experts = len(self.experts)
-        object.__setattr__(self, "budget", validation.budget(self.budget, n_experts))
         for name, maximum in (
             ("horizon", MAX_HORIZON),
             ("replications", MAX_REPLICATIONS),
             ("checkpoints", MAX_CHECKPOINTS),
         ):
             object.__setattr__(self, name, validation.integer(name, getattr(self, name), maximum=maximum))
+        check_size(self.label_guess(), self.frame_bytes(), self._rows_text())  # before any allocation
+        check_environment_size(self.env, self.env_params)
+        env = envs.make(self.env, **self.env_params)  # unknown ids and bad parameters raise here
+        family = family_of(list(self.experts))
+        n_experts = len(self.experts)
+        object.__setattr__(self, "budget", validation.budget(self.budget, n_experts))
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "delta", validation.open_unit("delta", self.delta))
         policies.make(self.policy, **self.policy_params)  # unknown names and bad parameters raise
         smoothing = self.smoothing or family.smoothing[0]
         object.__setattr__(self, "smoothing", smoothing)
-        env = self.make_env()
+        env_bytes = held_bytes(env)
+        if env_bytes:
+            in_flight = min(self.replications, os.cpu_count() or 1)
+            check_size(
+                self.label,
+                self.frame_bytes() + env_bytes * (1 + 2 * in_flight),
+                f"the environment's arrays take {_bytes(env_bytes)}, and each of the {in_flight} "
+                "replications run at once keeps the pool's state beside them",
+            )
         family.check(list(self.experts), env)
         allowed = tuple(family.smoothing)
         if smoothing not in allowed:
@@ -206,6 +217,30 @@ class SimulationConfig:
     @property
     def n_experts(self) -> int:
         return len(self.experts)
+
+    def points(self) -> int:
+        """``C``, the points of the checkpoint grid (the horizon always one of them)."""
+        from mlcb.engine.replications import checkpoint_grid
+
+        return len(checkpoint_grid(self.horizon, self.checkpoints))
+
+    def frame_bytes(self) -> int:
+        """About how much memory the setting's recorded replications and their frames take at
+        once when collected (:data:`ROW_BYTES` a row of each frame)."""
+        runs, points, k = self.replications, self.points(), len(self.experts)
+        per_run = points * (k * ROW_BYTES["experts"] + ROW_BYTES["curves"]) + ROW_BYTES["replications"]
+        return runs * per_run
+
+    def _rows_text(self) -> str:
+        runs, points, k = self.replications, self.points(), len(self.experts)
+        return (
+            f"{runs:,} replications x {points:,} checkpoints x {k:,} experts = {runs * points * k:,} rows of "
+            "the experts frame"
+        )
+
+    def label_guess(self) -> str:
+        """The label, before the budget is checked."""
+        return f"{self.policy} M={self.budget}"
 
     def make_env(self):
         """The (unwrapped) environment object."""
@@ -303,6 +338,92 @@ class SimulationConfig:
     def label(self) -> str:
         """A short human name of the setting, e.g. ``"mlcb M=2"``."""
         return f"{self.policy} M={self.budget}"
+
+
+# --- size before work ---------------------------------------------------------------------------
+#: About how many bytes a row of each frame takes in memory while a result is collected: the
+#: frame's columns (the setting's four, then its own) and the recorded arrays it comes from.
+ROW_BYTES = {"experts": 88, "curves": 112, "replications": 96}
+
+
+def machine_memory() -> int:
+    """This machine's memory in bytes (the physical memory, or a smaller container limit)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not on POSIX
+        return 2**62
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return int(total)
+
+
+def _bytes(count: float) -> str:
+    """A number of bytes in words: ``'1.5 GB'``."""
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
+        if count < 1000 or unit == "PB":
+            return f"{count:,.0f} {unit}" if unit == "bytes" else f"{count:,.1f} {unit}"
+        count /= 1000
+    return f"{count:,.1f} PB"  # pragma: no cover
+
+
+def check_size(label: str, needed: int, why: str, what: str = "setting") -> None:
+    """An :class:`~mlcb.validation.InputError` with the estimate unless ``needed`` bytes fit in
+    this machine's memory (:func:`machine_memory`); ``what`` the setting is (``"grid"``)."""
+    memory = machine_memory()
+    if needed > memory:
+        raise InputError(
+            f"{label}: this {what} needs about {_bytes(needed)} of memory ({why}), more than this "
+            f"machine's {_bytes(memory)}; lower replications, checkpoints, experts or the environment's size"
+        )
+
+
+#: How many times an environment's numbers are held at once, its temporaries included.
+COPIES = 8
+#: Parameters of an environment that size its arrays (each holds one number per combination).
+SIZE_PARAMETERS = ("n_experts", "n_arms", "n_features", "n_classes", "n_clusters", "dim")
+
+
+def check_environment_size(env: str, params: dict[str, Any]) -> None:
+    """Refuse, before the environment is built, parameters whose arrays cannot fit in memory: the
+    product of its size parameters (:data:`SIZE_PARAMETERS`, given or default), each number 8
+    bytes held :data:`COPIES` times (the temporaries that build it, the arrays, and the pool's
+    state beside them)."""
+    import inspect
+
+    import envs
+
+    try:
+        target = envs.registry.entry(env).load()
+        signature = inspect.signature(target)
+    except (InputError, TypeError, ValueError, ImportError, AttributeError):
+        return  # an unknown id is named when the environment is made
+    cells = 1
+    named = []
+    for name in SIZE_PARAMETERS:
+        given = params.get(name, signature.parameters[name].default if name in signature.parameters else None)
+        if validation.is_real(given) and isinstance(given, int) and given > 1:
+            cells *= int(given)
+            named.append(f"{name} = {int(given):,}")
+    if len(named) and cells > 1:
+        check_size(
+            f"env_params of {env}",
+            8 * COPIES * cells,
+            f"{' x '.join(named)} numbers of 8 bytes, held about {COPIES} times while built and run",
+        )
+
+
+def held_bytes(obj: Any) -> int:
+    """The bytes of the NumPy arrays an object holds as attributes (its own, one level down)."""
+    total = 0
+    for value in getattr(obj, "__dict__", {}).values():
+        if isinstance(value, np.ndarray):
+            total += value.nbytes
+    return total
 
 
 # --- setting files ------------------------------------------------------------------------------

@@ -304,3 +304,101 @@ def test_a_certificate_warning_is_one_line():
 
     line = stdlib_warnings.formatwarning("mlcb M=1: the certificate is nan", Warning_, "mlcb/x.py", 3)
     assert line == "mlcb: CertificateWarning: mlcb M=1: the certificate is nan\n"
+
+
+# --- issue 36, item 7: size before work -----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        (
+            {"env_params": {"n_experts": 2_000_000}},
+            "100 replications x 90 checkpoints x 2,000,000 experts = 18,000,000,000 rows of the experts frame",
+        ),
+        (
+            {"replications": 1_000_000, "checkpoints": 100_000},
+            "1,000,000 replications x 35,693 checkpoints x 10 experts = 356,930,000,000 rows",
+        ),
+    ],
+    ids=["two-million-experts", "million-replications-of-1e5-checkpoints"],
+)
+def test_a_setting_too_large_for_any_machine_is_refused_at_once_with_the_estimate(fields, expected):
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(InputError) as caught:
+        mlcb.presets.get("trap").config(1, **fields)
+    assert time.perf_counter() - started < 5
+    text = str(caught.value)
+    assert text.startswith("mlcb M=1: this setting needs about ") and " TB of memory (" in text
+    assert expected in text and "more than this machine's " in text
+
+
+def test_environment_parameters_too_large_are_refused_before_the_environment_is_built(monkeypatch, capsys):
+    """``n_arms = 10**8``: the trap's reward means alone are 8 GB, built before anything checked."""
+    import envs.bandit
+    from mlcb import config as config_module
+
+    monkeypatch.setattr(config_module, "machine_memory", lambda: 10**9)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the environment was built before its size was checked")
+
+    monkeypatch.setattr(envs.bandit, "trap_reward_means", never)
+    with pytest.raises(InputError) as caught:
+        SimulationConfig(experts=(agents.make("ucb1"),) * 10, env_params={"n_arms": 10**8})
+    assert str(caught.value) == (
+        "env_params of mlcb/Trap-v0: this setting needs about 64.0 GB of memory (n_experts = 10 x n_arms = "
+        "100,000,000 numbers of 8 bytes, held about 8 times while built and run), more than this machine's "
+        "1.0 GB; lower replications, checkpoints, experts or the environment's size"
+    )
+
+
+def test_a_grid_of_a_million_settings_is_refused_before_any_is_built(tmp_path, capsys):
+    import time
+
+    grid = tmp_path / "huge.toml"
+    grid.write_text(
+        'preset = "trap"\nhorizon = 100\nreplications = 1\n[grid]\n'
+        f"seed = {list(range(1000))}\nbudget = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n"
+        f"delta = {[round(0.01 * i, 2) for i in range(1, 100)] + [0.995]}\n"
+    )
+    started = time.perf_counter()
+    assert cli.main(["sweep", str(grid), "--out", str(tmp_path / "out")]) == 2
+    assert time.perf_counter() - started < 10
+    assert capsys.readouterr().err == (
+        "mlcb: error: grid: 1,000,000 settings (seed: 1,000 x budget: 10 x delta: 100), more than 100,000; "
+        "split it into several sweeps\n"
+    )
+
+
+def test_a_grid_whose_results_do_not_fit_is_refused_with_the_estimate(monkeypatch):
+    from mlcb import config as config_module
+
+    monkeypatch.setattr(config_module, "machine_memory", lambda: 3 * 10**6)
+    grid = {"preset": "trap", "horizon": 1000, "replications": 20, "grid": {"seed": [0, 1, 2, 3, 4, 5, 6, 7]}}
+    with pytest.raises(
+        InputError,
+        match=r"^grid trap-sweep: this grid needs about \d+\.\d MB of memory \(8 settings of 20 replications",
+    ):
+        mlcb.sweeps.make_grid(grid)
+
+
+def test_a_large_grid_shows_its_validation(monkeypatch, tmp_path, capsys):
+    from mlcb.sweeps import grid as grid_module
+
+    monkeypatch.setattr(grid_module, "PROGRESS_FROM", 3)
+    grid = tmp_path / "seeds.toml"
+    grid.write_text('preset = "trap"\nhorizon = 50\nreplications = 1\n[grid]\nseed = [0, 1, 2, 3]\n')
+    assert cli.main(["sweep", str(grid), "--out", str(tmp_path / "out"), "--workers", "1", "--no-plot"]) == 0
+    assert "validating seeds" in capsys.readouterr().err
+
+
+def test_toml_tables_that_add_up_to_too_many_experts_are_refused(tmp_path):
+    path = tmp_path / "many.toml"
+    path.write_text(
+        '[[experts]]\nfamily = "ucb1"\ncount = 1_000_000\n[[experts]]\nfamily = "ucb1"\ncount = 1\n'
+    )
+    with pytest.raises(
+        InputError, match=r"experts: the \[\[experts\]\] tables add up to more than 1_000_000"
+    ):
+        mlcb.config.load_toml(path)
