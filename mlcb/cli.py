@@ -716,7 +716,7 @@ def main(argv: list[str] | None = None) -> int:
     ``MLCB_TRACEBACK=1`` shows the traceback of every error.
     """
     args = _parser().parse_args(argv)
-    from mlcb.errors import ExpertError, os_fault
+    from mlcb.errors import ExpertError, Fault, os_fault
     from mlcb.validation import InputError
 
     command = {
@@ -734,6 +734,9 @@ def main(argv: list[str] | None = None) -> int:
         return command(args)
     except ExpertError as error:  # a fault inside an expert: located, and nothing finished is lost
         _say(f"error: {error}; {KEPT}", error)
+        return 1
+    except Fault as error:  # of the machine or the cluster: what happened, and what is kept
+        _say(f"error: {error}", error)
         return 1
     except InputError as error:
         _say(f"error: {str(error).strip() or type(error).__name__}", error)

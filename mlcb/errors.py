@@ -50,6 +50,17 @@ class ExpertError(RuntimeError):
         super().__init__(f"expert {expert} ({expert_class}), {where}: {problem}")
 
 
+class Fault(RuntimeError):
+    """A fault of the machine or of a cluster, neither of mlcb nor of its input (a Dask scheduler
+    that went away): the command line says what happened in one line, with exit status 1, and
+    what finished is kept for a rerun."""
+
+
+class ClusterLost(Fault):
+    """The Dask cluster of a sweep went away while tasks ran (its scheduler stopped, the network
+    dropped): the finished tasks are saved, and running the same sweep again runs the rest."""
+
+
 class PolicyStateFull(RuntimeError):
     """A policy's state has no room left for what it must record: a policy whose memory grows
     with its training steps (R-ed-UCB keeps every reward) is built with room for the horizon's.

@@ -72,15 +72,24 @@ def save_figures(
     result: Any, out: str | Path, kinds: Iterable[str] | None = None, dpi: int = 120
 ) -> list[Path]:
     """Write the figures ``kinds`` of ``result`` (default: all of :data:`mlcb.plot.KINDS`) into
-    ``out/KIND.png``; returns the files written."""
+    ``out/KIND.png``; returns the files written. Each file is replaced atomically (a link in its
+    place is replaced, never written through); an ``out`` that is a file, or a figure's place that
+    is a folder, is an ``InputError`` in one line."""
     from mlcb import plot
+    from mlcb.storage.store import make_directory, write_file
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = validation.path("out", out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file, not a directory; give a folder for the figures")
+    make_directory(out, "--out ")
     paths = []
     for kind in plot.KINDS if kinds is None else kinds:
-        paths.append(out / f"{kind}.png")
-        paths[-1].write_bytes(figure_png(result, kind, dpi))
+        path = out / f"{kind}.png"
+        if path.is_dir() and not path.is_symlink():
+            raise InputError(f"{path}: a folder, where the {kind} figure goes; move it away")
+        png = figure_png(result, kind, dpi)
+        write_file(path, lambda handle, png=png: handle.write(png))
+        paths.append(path)
     return paths
 
 

@@ -402,3 +402,31 @@ def test_toml_tables_that_add_up_to_too_many_experts_are_refused(tmp_path):
         InputError, match=r"experts: the \[\[experts\]\] tables add up to more than 1_000_000"
     ):
         mlcb.config.load_toml(path)
+
+
+def test_a_truncated_compiled_code_cache_is_compiled_again(tmp_path):
+    """A cache file truncated by a full disk or a killed process: Numba stopped at the first call
+    with an UnpicklingError; the function is now compiled again, with one line naming the file."""
+    (tmp_path / "kernel_module.py").write_text(
+        "import numba\n\n@numba.njit(cache=True)\ndef inc(x):\n    return x + 1\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    env.pop("NUMBA_DISABLE_JIT", None)
+    script = ["-c", "import mlcb.kernels.jit, kernel_module; print(kernel_module.inc(41))"]
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *script], capture_output=True, text=True, env=env, timeout=300)
+
+    assert run().stdout == "42\n"
+    for pattern in ("*.nbi", "*.nbc"):
+        (cached,) = (tmp_path / "cache").rglob(pattern)
+        cached.write_bytes(cached.read_bytes()[:10])
+        damaged = run()
+        assert damaged.returncode == 0 and damaged.stdout == "42\n", damaged.stderr
+        (line,) = damaged.stderr.splitlines()
+        assert line == (
+            f"mlcb: FileWarning: {cached}: a damaged file of the compiled-code cache (UnpicklingError); compiled again"
+        )
+        again = run()
+        assert again.stdout == "42\n" and again.stderr == ""  # rewritten
