@@ -398,10 +398,9 @@ def test_toml_tables_that_add_up_to_too_many_experts_are_refused(tmp_path):
     path.write_text(
         '[[experts]]\nfamily = "ucb1"\ncount = 1_000_000\n[[experts]]\nfamily = "ucb1"\ncount = 1\n'
     )
-    with pytest.raises(
-        InputError, match=r"experts: the \[\[experts\]\] tables add up to more than 1_000_000"
-    ):
+    with pytest.raises(InputError) as caught:
         mlcb.config.load_toml(path)
+    assert str(caught.value) == "experts: the [[experts]] tables add up to more than 1_000_000 experts"
 
 
 def test_a_truncated_compiled_code_cache_is_compiled_again(tmp_path):

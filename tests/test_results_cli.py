@@ -448,3 +448,13 @@ def test_show_escapes_control_characters_from_the_files(result, tmp_path, capsys
     assert not any(c in out for c in "\x1b\x07\r\u202e")
     assert "mlcb M=1\\x1b[2J\\x1b]0;owned\\x07\\r\\u202e" in out
     assert "git revision: abc\\x1b[0m\\nforged line" in out
+
+
+def test_plot_out_onto_a_file_is_one_line(result, tmp_path, capsys):
+    path = result.save(tmp_path / "run")
+    (tmp_path / "afile").write_text("mine")
+    assert main(["plot", str(path), "--out", str(tmp_path / "afile")]) == 2
+    assert capsys.readouterr().err == (
+        f"mlcb: error: --out {tmp_path / 'afile'} is a file, not a directory; give a folder for the figures\n"
+    )
+    assert (tmp_path / "afile").read_text() == "mine"
