@@ -625,7 +625,7 @@ def _show(args: argparse.Namespace) -> int:
         print(printable(text))
 
     if isinstance(sweep, dict):
-        failed = sweep.get("failed") if isinstance(sweep.get("failed"), list) else []
+        failed = sweep["failed"] if isinstance(sweep.get("failed"), list) else []
         finished = int(result.replications.shape[0])
         planned = sweep.get("planned")
         progress = f"{finished} of {planned} replications finished; " if isinstance(planned, int) else ""

@@ -9,6 +9,7 @@ read it. It is built from the saved frames and plain metadata only.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import json
@@ -87,10 +88,13 @@ def save_figures(
         path = out / f"{kind}.png"
         if path.is_dir() and not path.is_symlink():
             raise InputError(f"{path}: a folder, where the {kind} figure goes; move it away")
-        png = figure_png(result, kind, dpi)
-        write_file(path, lambda handle, png=png: handle.write(png))
+        write_file(path, functools.partial(_write_bytes, figure_png(result, kind, dpi)))
         paths.append(path)
     return paths
+
+
+def _write_bytes(data: bytes, handle: Any) -> None:
+    handle.write(data)
 
 
 def _table(frame: pd.DataFrame) -> str:

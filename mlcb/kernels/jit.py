@@ -101,8 +101,8 @@ def _tolerate_a_damaged_cache() -> None:
             raise OSError(f"damaged cache file {name}") from error
 
     _load_index.mlcb_tolerant = True  # type: ignore[attr-defined]
-    IndexDataCacheFile._load_index = _load_index  # type: ignore[method-assign]
-    IndexDataCacheFile._load_data = _load_data  # type: ignore[method-assign]
+    IndexDataCacheFile._load_index = _load_index
+    IndexDataCacheFile._load_data = _load_data
 
 
 _tolerate_a_damaged_cache()
