@@ -87,7 +87,7 @@ def test_a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from mlcb import store\n"
+            "import sys, time; from pathlib import Path; from mlcb.storage import store\n"
             "with store.lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)",
             str(tmp_path / "trap"),
         ],
