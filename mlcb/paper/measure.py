@@ -1,5 +1,5 @@
-"""Numbers the paper's sections report, read from a :class:`~mlcb.results.Result`, and the rules
-that turn each number into a verdict on the paper's claim.
+"""Numbers the paper's sections report, read from a :class:`~mlcb.storage.results.Result`, and the
+rules that turn each number into a verdict on the paper's claim.
 
 Every function reads the tidy frames only. Means come with their standard error over
 replications; a difference between two policies of one comparison is taken replication by
@@ -26,7 +26,7 @@ import pandas as pd
 
 from mlcb.paper.section import FAILS, HOLDS, NOT_SHOWN, Row
 from mlcb.plot import last_decade_slope
-from mlcb.results import Result
+from mlcb.storage.results import Result
 
 #: Standard errors that decide a verdict (two: about 97.7 % one-sided under the normal law).
 Z = 2.0
@@ -469,7 +469,7 @@ def growth_rows(result: Result, budgets: tuple[int, ...], other: str, metric: st
 
 
 # --- what a comparison ran ------------------------------------------------------------------------
-#: How the page names the smoothing wrappers (:mod:`mlcb.smoothing`).
+#: How the page names the smoothing wrappers (:mod:`mlcb.kernels.smoothing`).
 WRAPPERS = {
     "counts": "play counts (an action drawn from the expert's past plays: the uniform past iterate)",
     "average": "the average of its past iterates",

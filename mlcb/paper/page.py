@@ -143,7 +143,7 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
     """The page of ``sections`` (key -> (section, seconds it took)), as a string."""
     from mlcb._version import __version__
     from mlcb.paper.measure import RULES
-    from mlcb.provenance import git_revision
+    from mlcb.storage.provenance import git_revision
 
     toc = "".join(
         f'<li><a href="#{html.escape(key)}">{html.escape(section.title)}</a>: '
@@ -182,7 +182,7 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
 
 def write(root: Path, sections: dict[str, tuple[Section, float]], size: str, seed: int) -> Path:
     """Write ``root/index.html`` (atomically) and return its path."""
-    from mlcb.store import write_file
+    from mlcb.storage.store import write_file
 
     path = root / "index.html"
     text = render(sections, size, seed).encode()
