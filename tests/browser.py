@@ -15,6 +15,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -166,6 +167,7 @@ def _start(path: str, profile: Path) -> tuple[subprocess.Popen, str]:
         [path, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: _stop ends the browser's helpers too
     )
     port_file = profile / "DevToolsActivePort"
     deadline = time.monotonic() + TIMEOUT
@@ -176,8 +178,17 @@ def _start(path: str, profile: Path) -> tuple[subprocess.Popen, str]:
         if len(lines) >= 2:
             return process, f"ws://127.0.0.1:{lines[0]}{lines[1]}"
         time.sleep(0.05)
-    process.kill()
+    _stop(process)
     raise TimeoutError(f"{path} did not open its DevTools port within {TIMEOUT:g} s")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End the browser and every process of its group (renderers, zygote, crash handler)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(timeout=TIMEOUT)
 
 
 def inspect(page: Path, screenshot: Path) -> Seen:
@@ -185,7 +196,8 @@ def inspect(page: Path, screenshot: Path) -> Seen:
     CSS pixels, wait for it to load, and report what a reader meets; the whole page is saved as a
     PNG at ``screenshot`` (at half scale)."""
     path = require()
-    with tempfile.TemporaryDirectory(prefix="mlcb-browser-") as profile:
+    # Helpers of a killed browser may still write to the profile for a moment: never fail on its removal.
+    with tempfile.TemporaryDirectory(prefix="mlcb-browser-", ignore_cleanup_errors=True) as profile:
         process, url = _start(path, Path(profile))
         tools = None
         try:
@@ -220,9 +232,12 @@ def inspect(page: Path, screenshot: Path) -> Seen:
             errors = _errors(tools.events[start:])
         finally:
             if tools is not None:
+                try:
+                    tools.call("Browser.close")  # a clean exit: nothing left writing to the profile
+                except Exception:  # noqa: BLE001 - the browser is ended below whatever happened
+                    pass
                 tools.close()
-            process.kill()
-            process.wait(timeout=TIMEOUT)
+            _stop(process)
     width = int(found["width"])
     return Seen(
         title=str(found["title"]),
