@@ -11,7 +11,10 @@ that runs the experiment at ``size`` (:data:`SIZES`: ``"quick"``, minutes on a l
 ``"paper"``, the paper's own size), writes its figures under ``out`` and returns a
 :class:`Section`: prose, the figures, and tables that set each number the paper publishes beside
 the package's estimate with its standard error. Where the paper publishes a claim and no number,
-the row states the claim in words and gives the number that checks it.
+the row states the claim in words and gives the number that checks it. Every row that states a
+claim (or a published number) carries a verdict, "holds", "does not hold" or "not shown",
+decided by the rules of :mod:`mlcb.paper.measure`; a row the paper publishes nothing about says
+"not published" and carries none.
 
 :func:`reproduce` (``mlcb paper``) runs them all and writes ``index.html``; every finished
 section is kept as JSON beside its figures, so an interrupted run resumes where it stopped.
@@ -33,9 +36,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mlcb.paper.section import SIZES, Row, Section, Table, save_figure
+from mlcb.paper.section import NOT_PUBLISHED, SIZES, VERDICTS, Row, Section, Table, save_figure
 
-__all__ = ["EXPERIMENTS", "SIZES", "Row", "Section", "Table", "reproduce", "save_figure"]
+__all__ = [
+    "EXPERIMENTS",
+    "NOT_PUBLISHED",
+    "SIZES",
+    "VERDICTS",
+    "Row",
+    "Section",
+    "Table",
+    "reproduce",
+    "save_figure",
+]
 
 #: The sections of the page, in the paper's order: key -> module of this package.
 EXPERIMENTS = {
@@ -48,8 +61,9 @@ EXPERIMENTS = {
 #: Optional packages a section may list in its module's ``REQUIRES``, by their distribution names.
 OPTIONAL = {"river": "river", "sklearn": "scikit-learn", "torch": "torch"}
 
-#: The version of a saved section's JSON (a section saved by another version is recomputed).
-FORMAT = 1
+#: The version of a saved section's JSON (a section saved by another version is recomputed; 2: rows
+#: carry a verdict).
+FORMAT = 2
 
 
 def _check_names(only: Any) -> list[str]:
