@@ -189,14 +189,16 @@ def one_line(docstring: str | None) -> str:
 class Reference:
     """The public modules and names of :data:`PACKAGES`, read statically by griffe."""
 
-    def __init__(self, root: Path) -> None:
-        extensions = griffe.load_extensions(*(str(root / "docs" / spec) for spec in EXTENSIONS))
+    def __init__(self, root: Path, packages: tuple[str, ...] = PACKAGES) -> None:
+        here = Path(__file__).resolve().parent
+        extensions = griffe.load_extensions(*(str(here / spec) for spec in EXTENSIONS))
         self.loader = griffe.GriffeLoader(
             search_paths=[str(root)], extensions=extensions, docstring_parser=griffe.Parser.numpy
         )
+        self.packages = packages
         self.every: dict[str, griffe.Module] = {}  # module path -> griffe's module
         self.griffe: dict[str, griffe.Module] = {}  # the public ones (no part starts with _)
-        for package in PACKAGES:
+        for package in packages:
             self._walk(self.loader.load(package))  # type: ignore[arg-type]
         self.modules = {path: Module(path, one_line(_doc(mod))) for path, mod in sorted(self.griffe.items())}
         for path in self.modules:
@@ -318,7 +320,7 @@ class Reference:
 
     def index_markdown(self) -> str:
         parts = []
-        for package in PACKAGES:
+        for package in self.packages:
             parts.append(f"## `{package}` {{ #package-{package} }}")
             for path in [p for p in self.modules if p == package or p.startswith(package + ".")]:
                 module = self.modules[path]
@@ -347,7 +349,7 @@ class Reference:
             if name.kind == "class" and name.page != self.modules[path].page
         ]
         children += [self.navigation(sub) for sub in self.modules[path].submodules]
-        title = path if path in PACKAGES else path.rpartition(".")[2]
+        title = path if path in self.packages else path.rpartition(".")[2]
         return {title: children if len(children) > 1 else children[0]}
 
 
@@ -368,8 +370,9 @@ def _directive(identifier: str, **options: Any) -> str:
 
 def _table(rows: list[tuple[str, str, str, str]], kinds: bool = True) -> str:
     """A table of (name, identifier, kind, summary) rows, each name linked to its entry."""
+    css = "api-table" if kinds else "api-table api-modules"
     out = [
-        '<div class="api-table" markdown>',
+        f'<div class="{css}" markdown>',
         "",
         "| name | kind | summary |" if kinds else "| name | summary |",
     ]
@@ -393,7 +396,7 @@ def on_files(files: Files, *, config: MkDocsConfig) -> Files:
     _REFERENCE = reference = Reference(root)
     for path, markdown in reference.pages().items():
         files.append(File.generated(config, path, content=markdown))
-    sections = [reference.navigation(package) for package in PACKAGES]
+    sections = [reference.navigation(package) for package in reference.packages]
     if not _insert_after(config.nav, INDEX, sections):
         raise PluginError(f"API reference: mkdocs.yml's nav has no {INDEX}, after which the reference goes")
     return files
