@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mlcb import engine, presets  # noqa: E402
-from mlcb.simulation import Problem  # noqa: E402
+from mlcb.engine import Problem  # noqa: E402
 from tests import twin  # noqa: E402
 
 

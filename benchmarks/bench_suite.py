@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import mlcb  # noqa: E402
 from mlcb import engine, presets  # noqa: E402
-from mlcb.simulation import Problem  # noqa: E402
+from mlcb.engine import Problem  # noqa: E402
 
 FORMAT_VERSION = 1
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mlcb import engine, policies, presets
-from mlcb.simulation import Problem
+from mlcb.engine import Problem
 from tests import twin
 
 # Each policy module brings a pure-Python twin; importing registers it.

@@ -14,7 +14,7 @@ import pytest
 
 import tests.twin_practitioners  # noqa: F401  (registers the twins)
 from mlcb import engine, policies, presets
-from mlcb.simulation import Problem
+from mlcb.engine import Problem
 from tests import twin
 
 ROUNDS = 2_000

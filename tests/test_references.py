@@ -16,9 +16,9 @@ from scipy import stats as scipy_stats
 import tests.twin_references  # noqa: F401  (registers the twins)
 from agents.bandits import BANDITS
 from mlcb import engine, policies, presets
+from mlcb.engine import Problem
 from mlcb.kernels.seeding import stream_keys
 from mlcb.policies.references import FullBudget, Greedy, Oracle, RoundRobin, Uniform
-from mlcb.simulation import Problem
 from tests import twin
 
 ROUNDS = 2_500

@@ -15,7 +15,7 @@ import agents
 import mlcb
 from mlcb import engine, policies
 from mlcb.config import SimulationConfig
-from mlcb.simulation import Problem
+from mlcb.engine import Problem
 
 HORIZON = 1_500
 

@@ -636,7 +636,7 @@ def assert_matches_engine(config, replication: int = 0, rounds: int | None = Non
     assert identical selections, deployments, deployed losses, regrets, certificate and counts;
     returns the compiled replication."""
     from mlcb import engine
-    from mlcb.simulation import Problem
+    from mlcb.engine import Problem
 
     rounds = config.horizon if rounds is None else rounds
     grid = np.arange(1, rounds + 1)
