@@ -287,7 +287,7 @@ class Reference:
 
     def module_markdown(self, path: str) -> str:
         module = self.modules[path]
-        parts = [_directive(path, heading_level=1, members=False)]
+        parts = [f"---\ntitle: {path}\n---", _directive(path, heading_level=1, members=False)]
         if module.submodules:
             modules = [(sub, sub, "", self.modules[sub].summary) for sub in module.submodules]
             parts += ["## Modules", _table(modules, kinds=False)]
@@ -308,7 +308,7 @@ class Reference:
 
     @staticmethod
     def class_markdown(name: Name) -> str:
-        return _directive(name.identifier, heading_level=1) + "\n"
+        return f"---\ntitle: {name.identifier}\n---\n\n" + _directive(name.identifier, heading_level=1) + "\n"
 
     @staticmethod
     def _value(name: Name) -> str:

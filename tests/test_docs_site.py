@@ -253,7 +253,10 @@ def test_the_reference_pages_index_and_navigation_agree(toy):
         "api/toy/Model.md",
         "api/toy/index.md",
     ]
-    assert pages["api/toy/Model.md"] == "::: toy.Model\n    options:\n      heading_level: 1\n"
+    assert (
+        pages["api/toy/Model.md"]
+        == "---\ntitle: toy.Model\n---\n\n::: toy.Model\n    options:\n      heading_level: 1\n"
+    )
     # The module's table lists every public name, re-exports linked to where they are documented.
     package = pages["api/toy/index.md"]
     for row in ("[`Model`][toy.Model]", "[`compare`][toy.compare.compare]", "[`LIMIT`][toy.LIMIT]"):
