@@ -129,6 +129,8 @@ INDEX = "api/index.md"
 INDEX_MARKER = "<!-- api-index -->"
 #: The griffe extensions mkdocstrings uses (mkdocs.yml), so that the index reads what the pages show.
 EXTENSIONS = ("griffe_extensions.py:RuntimeDocstrings", "griffe_extensions.py:CommentDocstrings")
+#: The order of the entries on a module's page: classes without a page of their own, functions, data.
+ENTRY_ORDER = {"class": 0, "function": 1}
 #: Longest one-line summary kept whole; a longer first paragraph is cut after its first sentence.
 SUMMARY_CHARS = 160
 SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]`'\"])\.(?=\s+[A-Z(`])")
@@ -297,7 +299,7 @@ class Reference:
                 _table([(n.name, n.identifier, n.kind, n.summary) for n in module.names]),
             ]
         here = [name for name in self.own(path) if name.page == module.page and name.kind != "module"]
-        for name in here:
+        for name in sorted(here, key=lambda name: ENTRY_ORDER.get(name.kind, len(ENTRY_ORDER))):
             if name.kind == "value":
                 parts.append(self._value(name))
             else:

@@ -285,6 +285,14 @@ def test_the_reference_pages_index_and_navigation_agree(toy):
     assert sorted(flat) == sorted(pages)
 
 
+def test_the_index_reads_docstrings_as_the_pages_do():
+    # The index's summaries come from griffe with the extensions mkdocstrings renders the pages with.
+    listed = re.findall(
+        r"^\s+- docs/(griffe_extensions\.py:\w+)\s*$", CONFIG.read_text(encoding="utf-8"), re.M
+    )
+    assert listed == list(_hooks().EXTENSIONS)
+
+
 def test_one_line_summaries():
     hooks = _hooks()
     assert hooks.one_line("First line\ncontinued.\n\nSecond paragraph.") == "First line continued."
