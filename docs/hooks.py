@@ -32,6 +32,8 @@ from mkdocs.structure.pages import Page
 #: ``:class:`mlcb.Result```, ``:func:`~mlcb.theory.theorem_rate```, ``:mod:`envs.bandit```.
 ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|data|attr|obj|exc|const):`(~?)([^`<>]+?)`")
 FENCE = re.compile(r"^\s*(```|~~~)")
+#: The term of a reStructuredText definition list: a line holding one code span or one role.
+TERM = re.compile(r"^(\s*)(``[^`]+``|:(?:py:)?[a-z]+:`[^`]+`)\s*$")
 
 
 def _role(match: re.Match) -> str:
@@ -40,15 +42,65 @@ def _role(match: re.Match) -> str:
     return f'<autoref identifier="{html.escape(target)}" optional><code>{html.escape(title)}</code></autoref>'
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def definition_lists(lines: list[str]) -> list[str]:
+    """reStructuredText definition lists as Markdown's (the ``def_list`` extension).
+
+    A term is a line holding one code span or one role, after a blank line or another item, and
+    its definition the lines right below it indented deeper::
+
+        :func:`check_env`            :func:`check_env`
+            an environment...   ->   :   an environment...
+
+    Lines inside fenced code blocks are left alone.
+    """
+    out: list[str] = []
+    fence: str | None = None
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        opened = FENCE.match(line)
+        if fence is not None or opened:
+            if fence is None:
+                fence = opened.group(1)  # type: ignore[union-attr]
+            elif opened and opened.group(1) == fence:
+                fence = None
+            out.append(line)
+            index += 1
+            continue
+        term = TERM.match(line)
+        after = lines[index + 1] if index + 1 < len(lines) else ""
+        if (
+            term
+            and after.strip()
+            and _indent(after) > len(term.group(1))
+            and (not out or not out[-1].strip())
+        ):
+            indent, body = term.group(1), []
+            index += 1
+            while index < len(lines) and lines[index].strip() and _indent(lines[index]) > len(indent):
+                body.append(lines[index].strip())
+                index += 1
+            out += [line, f"{indent}:   {body[0]}", *(f"{indent}    {text}" for text in body[1:]), ""]
+            continue
+        out.append(line)
+        index += 1
+    return out
+
+
 class DocstringPreprocessor(Preprocessor):
     """Doctest paragraphs to fenced ``pycon`` blocks, ``.. math::`` to fenced ``tex`` blocks,
-    Sphinx roles to optional cross-references.
+    reStructuredText definition lists to Markdown's, Sphinx roles to optional cross-references.
 
     Lines inside fenced code blocks are left alone, so pages that already fence their examples
     are unchanged.
     """
 
     def run(self, lines: list[str]) -> list[str]:
+        lines = definition_lists(lines)
         out: list[str] = []
         fence: str | None = None
         doctest = False

@@ -553,3 +553,22 @@ def test_docstring_markup_becomes_markdown():
     assert '<code class="language-tex">U(n) = n\n</code>' in html
     assert "<p>After.</p>" in html
     assert '<code class="language-python">&gt;&gt;&gt; left alone\n</code>' in html
+
+
+def test_definition_lists_become_markdown():
+    hooks = _hooks()
+    import markdown
+
+    source = (
+        "Intro.\n\n:func:`check_env`\n    an environment,\n    checked.\n``plain``\n    a code term.\n\n"
+        "After.\n\n```\n``fenced``\n    left alone\n```\n"
+    )
+    html = markdown.Markdown(extensions=[hooks.DocstringExtension(), "fenced_code", "def_list"]).convert(
+        source
+    )
+    assert html.count("<dt>") == 2 and "<dd>an environment,\nchecked.</dd>" in html
+    assert '<dt><autoref identifier="check_env" optional><code>check_env</code></autoref></dt>' in html
+    assert "<dt><code>plain</code></dt>" in html and "<p>After.</p>" in html
+    assert "<code>``fenced``\n    left alone\n</code>" in html
+    # A term needs a blank line (or another item) above it: a paragraph's last line is no term.
+    assert hooks.definition_lists(["text", "``x``", "    more"]) == ["text", "``x``", "    more"]
