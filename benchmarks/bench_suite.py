@@ -59,7 +59,7 @@ def engine_rate(config, repeats: int) -> float:
 
 
 def twin_rate(config, rounds: int) -> float:
-    from tests import twin
+    from mlcb.testing.twins import core as twin
 
     started = time.perf_counter()
     twin.run(config.replace(horizon=rounds), 0, rounds)

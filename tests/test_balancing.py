@@ -7,12 +7,11 @@ import math
 import numpy as np
 import pytest
 
-import tests.twin_balancing  # noqa: F401  (registers the twins)
 from mlcb import engine, presets
 from mlcb.engine import Problem, compiled_loop
 from mlcb.policies import make
 from mlcb.policies.balancing import DataDrivenBalancing, DynamicBalancing
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 ROUNDS = 2_500
 GLM_ROUNDS = 300

@@ -36,7 +36,7 @@ from mlcb.engine import (  # noqa: E402
 )
 from mlcb.kernels.random import uniform  # noqa: E402
 from mlcb.testing import check_env, check_expert  # noqa: E402
-from tests.twin_classifiers import TwinClassifier, coefficient  # noqa: E402
+from mlcb.testing.twins.classifiers import TwinClassifier, coefficient  # noqa: E402
 
 ROUNDS = 120
 

@@ -15,7 +15,7 @@ from mlcb import engine, presets
 from mlcb.engine import Problem
 from mlcb.kernels import random as counter_random
 from mlcb.kernels import tables
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 
 def _frames_equal(a, b):

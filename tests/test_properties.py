@@ -10,7 +10,7 @@ from agents.bandits import UCB1, EpsilonGreedy, ThompsonSampling
 from mlcb import engine
 from mlcb.config import SimulationConfig
 from mlcb.engine import Problem, compiled_loop
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 FAMILIES = st.sampled_from(["ucb1", "epsilon-greedy", "thompson", "clipped-thompson"])
 
