@@ -7,7 +7,13 @@ doctest blocks written as plain paragraphs (``>>> ...`` outside an ``Examples`` 
 extensions (which mkdocstrings uses for docstrings too), turns a doctest block into a fenced
 ``pycon`` block, a ``.. math::`` directive into a fenced ``tex`` block of its formula, and a role
 into inline code linked to the API reference where the name has an entry there (an *optional*
-cross-reference: a name without an entry stays plain code, and nothing is guessed).
+cross-reference: a name without an entry stays plain code, and nothing is guessed). It also turns
+a reStructuredText definition list (a term that is one code span or role, its definition indented
+below it) into Markdown's.
+
+The API reference itself is generated here at build time (:class:`Reference`, the events
+``on_files`` and ``on_page_markdown``): one page per public module and per documented public
+class, an index of them on ``api/index.md``, and their navigation after that page.
 """
 
 from __future__ import annotations
@@ -327,9 +333,9 @@ class Reference:
                 page = module_page(identifier.rpartition(".")[0])
             entries[definition] = Name(identifier.rpartition(".")[2], identifier, kind, summary, page)
         for definition, places in exported.items():
-            for module, name in places:
+            for where, name in places:
                 entry = entries[definition]
-                self.modules[module].names.append(
+                self.modules[where].names.append(
                     Name(name, entry.identifier, entry.kind, entry.summary, entry.page)
                 )
         self.entries = sorted(entries.values(), key=lambda entry: entry.identifier)
