@@ -467,7 +467,8 @@ def _insert_after(nav: Any, page: str, sections: list[dict[str, Any]]) -> bool:
         return False
     for position, item in enumerate(nav):
         if item == page or (isinstance(item, dict) and page in item.values()):
-            nav[position + 1 : position + 1] = sections
+            if nav[position + 1 : position + 1 + len(sections)] != sections:  # once (mkdocs serve)
+                nav[position + 1 : position + 1] = sections
             return True
         if isinstance(item, dict) and any(_insert_after(value, page, sections) for value in item.values()):
             return True
