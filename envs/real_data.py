@@ -237,15 +237,21 @@ def resolve(
     if reader not in READERS:
         raise ValueError(f"reader must be one of {READERS}, got {reader!r}")
     if dataset is None:
-        what = "the IWPC subject file (reader='iwpc')" if reader == "iwpc" else "a CSV file"
+        if reader == "iwpc":
+            raise ValueError(
+                "dataset: give the path of your copy of the IWPC warfarin subject file (mlcb run warfarin "
+                "--data PATH; from Python env_params={'dataset': PATH}): it may not be redistributed"
+            )
         raise ValueError(
-            f"dataset: give the path of {what}, a Table (envs.tabular) or one of {', '.join(DATASETS)}"
+            f"dataset: give a CSV file's path, a Table (envs.tabular) or one of {', '.join(DATASETS)}"
         )
     if isinstance(dataset, Table) or (isinstance(dataset, str) and dataset in DATASETS):
+        # (reader says how a path is read: a preset's reader applies to the paths it is given only)
         given = [n for n, v in (("label", label), ("columns", columns)) if v is not None]
-        if given or reader != "csv" or missing != "error" or constant != "keep":
-            what = given[0] if given else ("reader" if reader != "csv" else "missing" if missing != "error"
-                                           else "constant")  # fmt: skip
+        given += [n for n, v, default in (("missing", missing, "error"), ("constant", constant, "keep"))
+                  if v != default]  # fmt: skip
+        if given:
+            what = given[0]
             where = "a Table" if isinstance(dataset, Table) else f"the bundled data set {dataset!r}"
             raise ValueError(f"{what} applies to a file (dataset = a path), not to {where}")
         return dataset if isinstance(dataset, Table) else load(dataset)
@@ -254,6 +260,8 @@ def resolve(
             f"dataset must be one of {', '.join(DATASETS)}, a Table (envs.tabular) or the path of a CSV "
             f"file, got {dataset!r}"
         )
+    if not Path(dataset).is_file():
+        raise ValueError(f"dataset: no such file {str(dataset)!r}")
     if missing not in MISSING:
         raise ValueError(f"missing must be one of {MISSING}, got {missing!r}")
     if constant not in CONSTANT:
@@ -387,7 +395,8 @@ class RealDataEnv(gym.Env):
         For a CSV path: keep constant columns (default) or drop them.
     reader : {"csv", "iwpc"}
         How a path is read: a CSV file with a label column (default), or the IWPC warfarin subject
-        file (:func:`envs.warfarin.read`: CSV or PharmGKB's ``.xls``).
+        file (:func:`envs.warfarin.read`: CSV or PharmGKB's ``.xls``); not read for a table or a
+        bundled name.
 
     Notes
     -----

@@ -269,14 +269,16 @@ CTG_LIKE: dict[str, Any] = {"dataset": "segments", "horizon": 2_125, "order": "s
 WARFARIN_LIKE: dict[str, Any] = {"dataset": "digits", "horizon": 20_000}
 
 
-def _classifier_experts(size: int, rate_scale: float = 1.0) -> Callable[[dict[str, Any]], list]:
+def _classifier_experts(
+    size: int, rate_scale: float = 1.0, rate: str = "zero-one"
+) -> Callable[[dict[str, Any]], list]:
     """The first ``size`` experts of :func:`agents.classifiers.mixed_pool` on the data set."""
 
     def build(env_params: dict[str, Any]) -> list:
         from agents.classifiers import mixed_pool
         from envs.real_data import table_of
 
-        return mixed_pool(table_of(env_params).n_features, size, rate_scale)
+        return mixed_pool(table_of(env_params).n_features, size, rate_scale, rate)
 
     return build
 
@@ -310,6 +312,11 @@ def _paper_preset(
         calibrations={
             "theory": Calibration(_classifier_experts(size)),
             "practical": Calibration(_classifier_experts(size), {"bonus_scale": 0.5}),
+            # The classifiers' former rates (agents/classifiers.py: rate="log-loss"), to show what they do.
+            "theory-log-loss": Calibration(_classifier_experts(size, rate="log-loss")),
+            "practical-log-loss": Calibration(
+                _classifier_experts(size, rate="log-loss"), {"bonus_scale": 0.5}
+            ),
         },
     )
 
@@ -364,8 +371,7 @@ PRESETS["warfarin"] = dataclasses.replace(
         7,
     ),
     calibrations={
-        "theory": Calibration(_classifier_experts(7)),
-        "practical": Calibration(_classifier_experts(7), {"bonus_scale": 0.5}),
+        **PRESETS["warfarin-like"].calibrations,
         **{f"k{size}": Calibration(_classifier_experts(size)) for size in (7, 10, 15)},
     },
 )
