@@ -459,7 +459,8 @@ class RealDataEnv(gym.Env):
             raise ValueError(
                 f"horizon must be at most n_rows - warm_start = {n_rows - self.warm_start} for "
                 f"order='shuffle' on {self.table.name!r} ({n_rows} rows, read once: rounds 0 .. horizon and "
-                f"the warm start's {self.warm_start - 1} extra rows), got {self.horizon}"
+                f"the warm start's {self.warm_start - 1} extra rows), got {self.horizon}; give a shorter "
+                "horizon (env_params horizon; on the command line --horizon)"
             )
         d = self.table.x.shape[1]
         # The data set's range; a constant column (digits' blank border pixels) gets the next float

@@ -317,14 +317,19 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", metavar="COLUMN", help="the label column of the --data CSV file")
 
 
-def _data_params(args: argparse.Namespace) -> dict[str, Any]:
-    """``env_params`` of ``--data`` and ``--label`` (empty without them)."""
+def _data_params(args: argparse.Namespace, env_params: dict | None = None) -> dict[str, Any]:
+    """``env_params`` of ``--data`` and ``--label`` (empty without them); with a real-data
+    preset's ``env_params``, ``--horizon`` is its stream's horizon too (the rounds its reference
+    counts, and those a stream read once must hold)."""
     data, label = getattr(args, "data", None), getattr(args, "label", None)
+    out: dict[str, Any] = {}
+    if env_params is not None and "horizon" in env_params and getattr(args, "horizon", None) is not None:
+        out["horizon"] = args.horizon
     if data is None:
         if label is not None:
             raise ValueError("label: --label names a column of the --data file; give --data PATH too")
-        return {}
-    return {"dataset": str(data), **({"label": label} if label is not None else {})}
+        return out
+    return {**out, "dataset": str(data), **({"label": label} if label is not None else {})}
 
 
 def _check_data_target(env: str, what: str, args: argparse.Namespace) -> None:
@@ -426,8 +431,8 @@ def _configs(args: argparse.Namespace) -> tuple[str, list]:
     budgets = list(preset.budgets) if args.budget is None else validation.budgets("budget", args.budget)
     fields = _overrides(args)
     _check_data_target(preset.env, f"preset {preset.name!r}", args)
-    if _data_params(args):
-        fields["env_params"] = _data_params(args)
+    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
+        fields["env_params"] = _data_params(args, preset.env_params)
     return preset.name, [preset.config(m, args.calibration, **fields) for m in budgets]
 
 
@@ -443,9 +448,10 @@ def _compare(args: argparse.Namespace) -> int:
     fields = _overrides(args)
     if args.budget is not None:
         fields["budget"] = validation.budgets("budget", args.budget)
-    _check_data_target(presets.get(args.target).env, f"preset {args.target!r}", args)
-    if _data_params(args):
-        fields["env_params"] = _data_params(args)
+    preset = presets.get(args.target)
+    _check_data_target(preset.env, f"preset {args.target!r}", args)
+    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
+        fields["env_params"] = _data_params(args, preset.env_params)
     entry_set = getattr(args, "entry_set", None)
     options = {"calibration": args.calibration, "policies": args.policies, "entry_set": entry_set}
     configs = comparison_configs(args.target, None, **options, **fields)
