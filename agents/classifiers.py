@@ -97,7 +97,7 @@ _REFERENCES: OrderedDict = OrderedDict()
 _REFERENCE_CACHE = 16_384
 
 #: ``OnlineSoftmax(rate=...)``: the rate's coefficient (module docstring).
-RATES = ("zero-one", "log-loss")
+RATE_KINDS = ("zero-one", "log-loss")
 
 #: ``kind`` codes of the per-expert records.
 SOFTMAX, PERCEPTRON = 0, 1
@@ -362,7 +362,7 @@ class _Classifier:
         object.__setattr__(self, "features", _check_features(self.features))
         for name in self._positive:
             validation.positive(name, getattr(self, name))
-        validation.choice("rate", getattr(self, "rate", "zero-one"), RATES)
+        validation.choice("rate", getattr(self, "rate", "zero-one"), RATE_KINDS)
 
     def rate_function(self, n: Any, coefficient: float, delta_prime: float) -> np.ndarray:
         """``U(n, delta')`` at the counts ``n`` for the rate coefficient ``coefficient`` (0 where
@@ -576,7 +576,7 @@ def mixed_pool(
     validation.integer("n_features", n_features, minimum=3)
     validation.integer("size", size, maximum=MIXED_POOL_SIZE)
     validation.positive("rate_scale", rate_scale)
-    validation.choice("rate", rate, RATES)
+    validation.choice("rate", rate, RATE_KINDS)
     columns = tuple(range(n_features))
     first, second = columns[: n_features // 2], columns[n_features // 2 :]
     even, odd, third, every_third = columns[0::2], columns[1::2], columns[: n_features // 3], columns[0::3]

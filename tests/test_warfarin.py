@@ -107,11 +107,9 @@ def test_the_subject_file_becomes_the_papers_table(tmp_path):
 @pytest.mark.parametrize(
     "column, value, expected",
     [
-        (warfarin.AGE, "19-Oct", "column 'Age', row 7: '19-Oct' is a date written by a spreadsheet program, "
-         "likely from the range '10 - 19': this copy is damaged"),
+        (warfarin.AGE, "19-Oct", "column 'Age', row 7: '19-Oct' is a date written by a spreadsheet program, likely from the range '10 - 19': this copy is damaged"),
         (warfarin.AGE, "Oct-19", "likely from the range '10 - 19'"),
-        (warfarin.INR_RANGE, "3-Feb", "column 'Estimated Target INR Range Based on Indication', row 7: '3-Feb' "
-         "is a date written by a spreadsheet program, likely from the range '2 - 3'"),
+        (warfarin.INR_RANGE, "3-Feb", "column 'Estimated Target INR Range Based on Indication', row 7: '3-Feb' is a date written by a spreadsheet program, likely from the range '2 - 3'"),
         (warfarin.INR_RANGE, "3.5-Feb", "'3.5-Feb' is not one of 1.7-2.8, 1.7-3.3, 2-3, 2-3.5, 2.5-3.5, 3-4 or NA"),
         (warfarin.AGE, "100+", "column 'Age', row 7: '100+' is not one of 0 - 9, 10 - 19"),
         (warfarin.WEIGHT, "heavy", "column 'Weight (kg)', row 7: 'heavy' is not a number"),
