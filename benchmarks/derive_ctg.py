@@ -98,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"csv sha256      {hashlib.sha256(text.encode()).hexdigest()}")
     if args.check:
         same = args.out.is_file() and args.out.read_text() == text
-        print("the shipped CSV is the workbook's" if same else f"{args.out} differs from the workbook's table")
+        print(
+            "the shipped CSV is the workbook's" if same else f"{args.out} differs from the workbook's table"
+        )
         return 0 if same else 1
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

@@ -337,8 +337,8 @@ def from_frame(
     x = np.column_stack([_numeric_column(c, used[c].to_numpy()) for c in features])
     infinite = np.argwhere(~np.isfinite(x))
     if infinite.size:
-        row, column = (int(v) for v in infinite[0])
-        raise ValueError(f"column {features[column]!r} of {name} has an infinite value at row {row}")
+        row, position = (int(v) for v in infinite[0])
+        raise ValueError(f"column {features[position]!r} of {name} has an infinite value at row {row}")
     labels, note = _label_values(label, used[label].tolist())
     if note:
         notes.append(note)
@@ -428,8 +428,8 @@ def from_arrays(
         label = "_" + label
     frame = pd.DataFrame({n: features[:, j] for j, n in enumerate(names)})
     frame[label] = labels.tolist()
-    options = {"missing": missing, "constant": constant, "min_class_rows": min_class_rows}
-    return from_frame(frame, label, name=name, source="arrays", **options)
+    return from_frame(frame, label, name=name, source="arrays", missing=missing, constant=constant,
+                      min_class_rows=min_class_rows)  # fmt: skip
 
 
 #: Tables read from files, by (path, size, modification time, options): a file is read once per

@@ -135,7 +135,9 @@ def test_rates_are_what_train_returns_and_the_coefficient_is_pinned():
     # (4 + 3) / (log 2 + 2 sqrt 3), by hand.
     log_loss = coefficient("softmax", 2, 2, 0.5, 1.0, 1.0, "log-loss")
     assert log_loss == pytest.approx(7 / (math.log(2) + 2 * math.sqrt(3)))
-    assert params.experts["rate_coef"][0] == pytest.approx(coefficient("softmax", 18, 7, 0.5, 10.0, 4.0, "log-loss"))
+    assert params.experts["rate_coef"][0] == pytest.approx(
+        coefficient("softmax", 18, 7, 0.5, 10.0, 4.0, "log-loss")
+    )
     assert params.experts["rate_coef"][0] > 2  # not the default's 1
     # The default (rate="zero-one") is 1 for every classifier, whatever its step: the softmax of
     # step 5 and of step 20, and the perceptrons.

@@ -51,7 +51,9 @@ def test_the_section_at_a_tiny_size_is_well_formed(tmp_path):
     titles = [t.title for t in section.tables]
     assert titles[0].startswith("(a) cardiotocography") and "21 features" in titles[0]
     assert titles[3].startswith("(a') cardiotocography on 35 columns, which leak the label")
-    assert titles[4].startswith("(a'') cardiotocography, 21 features: M-LCB's Top-M regret minus RoundRobin's")
+    assert titles[4].startswith(
+        "(a'') cardiotocography, 21 features: M-LCB's Top-M regret minus RoundRobin's"
+    )
     # Without a Warfarin file the stand-in runs, and the page says so where its numbers are.
     assert section.title.endswith("(stand-in)") and "stand-in" in section.text
     assert titles[5].startswith("(b) Warfarin stand-in (digits)")
