@@ -42,10 +42,10 @@ import gymnasium as gym
 import numpy as np
 
 from envs._stream import FeatureRound, FeatureStreamEnv
-from mlcb._jit import kernel
 from mlcb.kernels import implements
-from mlcb.random import normal, uniform
-from mlcb.seeding import instance_rng, stream_keys
+from mlcb.kernels.jit import kernel
+from mlcb.kernels.random import normal, uniform
+from mlcb.kernels.seeding import instance_rng, stream_keys
 
 REGRESSION, CLASSIFICATION = 0, 1
 TASKS = {"regression": REGRESSION, "classification": CLASSIFICATION}

@@ -66,10 +66,10 @@ import gymnasium as gym
 import numpy as np
 
 from envs.tabular import CONSTANT, MISSING, Table, is_path, read_csv
-from mlcb._jit import kernel, njit
 from mlcb.kernels import implements
-from mlcb.random import uniform
-from mlcb.seeding import check_seed, reset_request, stream_keys
+from mlcb.kernels.jit import kernel, njit
+from mlcb.kernels.random import uniform
+from mlcb.kernels.seeding import check_seed, reset_request, stream_keys
 
 #: The bundled data sets: name -> the package they come with.
 DATASETS = {

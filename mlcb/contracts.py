@@ -90,7 +90,7 @@ class ExpertFamily(Protocol):
     ``name``
         A short name for messages and results (``"bandit"``, ``"glm"``, ...).
     ``smoothing``
-        The smoothing wrappers the family implements (:mod:`mlcb.smoothing`), the default first.
+        The smoothing wrappers the family implements (:mod:`mlcb.kernels.smoothing`), the default first.
     ``check(experts, env)``
         Raise a ``ValueError`` naming the problem unless ``experts`` (specifications of this
         family) can run on ``env``; called once, before any work.
@@ -149,8 +149,8 @@ class BuildContext:
         (:attr:`delta_prime`).
     keys : ndarray
         (K,) uint64 random stream keys of the experts, derived from the seed, the replication
-        and each expert's identity (:mod:`mlcb.seeding`): the first argument of every draw in
-        ``train`` (:mod:`mlcb.random`).
+        and each expert's identity (:mod:`mlcb.kernels.seeding`): the first argument of every draw in
+        ``train`` (:mod:`mlcb.kernels.random`).
     smoothing : str
         The smoothing wrapper's name, one of the family's ``smoothing``
         (:meth:`smoothing_code` turns it into the integer the kernels compare).
@@ -207,9 +207,9 @@ class BuildContext:
         return float(self.delta / (2.0 * self.n_experts))
 
     def smoothing_code(self, allowed: tuple[str, ...]) -> int:
-        """The :mod:`mlcb.smoothing` code of :attr:`smoothing`; a ``ValueError`` naming ``allowed``
+        """The :mod:`mlcb.kernels.smoothing` code of :attr:`smoothing`; a ``ValueError`` naming ``allowed``
         (the family's wrappers) when it is not one of them."""
-        from mlcb.smoothing import code
+        from mlcb.kernels.smoothing import code
 
         return code(self.smoothing, allowed)
 

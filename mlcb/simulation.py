@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 
 from mlcb import validation
-from mlcb.collect import collect_result
 from mlcb.config import SimulationConfig
 from mlcb.contracts import family_of
 from mlcb.engine import python_loop
+from mlcb.engine.collect import collect_result
 from mlcb.engine.replications import checkpoint_grid
 from mlcb.engine.replications import run_replications as run_compiled
-from mlcb.results import Result
+from mlcb.storage.results import Result
 
 ENGINES = ("auto", "compiled", "python")
 

@@ -11,8 +11,9 @@ from scipy import stats
 
 import agents
 import mlcb
-from mlcb import engine, presets, tables
-from mlcb import random as counter_random
+from mlcb import engine, presets
+from mlcb.kernels import random as counter_random
+from mlcb.kernels import tables
 from mlcb.simulation import Problem
 from tests import twin
 

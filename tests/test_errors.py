@@ -12,11 +12,11 @@ import pytest
 import agents
 import mlcb
 from mlcb import engine, presets
-from mlcb._jit import kernel
 from mlcb.cli import main
 from mlcb.config import SimulationConfig
 from mlcb.errors import ExpertLossError
 from mlcb.kernels import implements
+from mlcb.kernels.jit import kernel
 from mlcb.policies import names as policy_names
 
 POLICY_NAMES = ", ".join(policy_names())

@@ -113,9 +113,9 @@ def test_simulate_chooses_the_engine_and_both_give_one_result():
 
 
 def test_both_engines_read_the_tables_continuation_alike(monkeypatch):
-    """Past tables cut short, both engines read the compressed continuation (mlcb.tables) and
+    """Past tables cut short, both engines read the compressed continuation (mlcb.kernels.tables) and
     agree bit for bit with each other and with the computed path."""
-    from mlcb import tables
+    from mlcb.kernels import tables
 
     fields = dict(preset="trap", budget=2, horizon=3_000, replications=2, seed=4)
     monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 0)
@@ -337,8 +337,8 @@ def test_a_faulty_python_expert_is_named_with_its_replication_and_round(fault, e
 
 
 def test_finished_replications_are_kept_and_a_rerun_resumes(tmp_path, monkeypatch):
+    from mlcb.kernels.seeding import stream_keys
     from mlcb.learners import _seed
-    from mlcb.seeding import stream_keys
 
     victim = _seed(stream_keys(0, 2, 10).experts[3])  # expert 3 of replication 2 fails
     monkeypatch.setattr(python_loop, "DEFAULT_BLOCK", 1)

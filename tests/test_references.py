@@ -16,8 +16,8 @@ from scipy import stats as scipy_stats
 import tests.twin_references  # noqa: F401  (registers the twins)
 from agents.bandits import BANDITS
 from mlcb import engine, policies, presets
+from mlcb.kernels.seeding import stream_keys
 from mlcb.policies.references import FullBudget, Greedy, Oracle, RoundRobin, Uniform
-from mlcb.seeding import stream_keys
 from mlcb.simulation import Problem
 from tests import twin
 

@@ -393,7 +393,7 @@ class TwinRun:
 def run(config, replication: int, rounds: int) -> TwinRun:
     """Simulate ``rounds`` rounds of replication ``replication`` of ``config`` in pure Python."""
     from mlcb.contracts import family_of
-    from mlcb.seeding import stream_keys
+    from mlcb.kernels.seeding import stream_keys
 
     env = config.make_env()
     family = family_of(list(config.experts))

@@ -32,12 +32,13 @@ from typing import Any
 import numba
 import numpy as np
 
-from mlcb._jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
 from mlcb.contracts import BuildContext, compiled_pool
 from mlcb.engine import compiled_loop
 from mlcb.engine import replications as _replications
 from mlcb.errors import class_name
 from mlcb.kernels import begin_round, deploy, select, train
+from mlcb.kernels.jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
+from mlcb.storage.replications import Replication, load_parts
 
 #: Replications advanced together by default: enough to amortise one compiled call per round,
 #: few enough that a failure loses little and progress is reported often.
@@ -47,7 +48,7 @@ DEFAULT_BLOCK = 16
 def _compiled(function: Callable) -> tuple[Callable, Callable]:
     """``function`` compiled twice: cached on disk, and uncached for user-defined argument types
     (whose classes a cache index must not pickle, see :func:`mlcb.engine.compiled_loop.kernels_for`). With
-    ``NUMBA_DISABLE_JIT=1`` both run it as Python (:func:`mlcb._jit.interpreted`)."""
+    ``NUMBA_DISABLE_JIT=1`` both run it as Python (:func:`mlcb.kernels.jit.interpreted`)."""
     cached = jit(function, **JIT_OPTIONS)
     return cached, uncached(cached, **JIT_OPTIONS)
 
@@ -311,7 +312,7 @@ def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, loss
 
 def _run_block(
     problem: Any, seed: int, block: list[int], horizon: int, checkpoints: np.ndarray, trace_rounds: int
-) -> list[_replications.Replication]:
+) -> list[Replication]:
     built = [_replications.build_common(problem, seed, r, horizon, checkpoints, trace_rounds) for r in block]
     batch = Batch(
         env=problem.env,
@@ -392,9 +393,9 @@ def run_replications(
     checkpoints: np.ndarray,
     parts: Path | None = None,
     trace_rounds: int = 0,
-    on_done: Callable[[_replications.Replication], None] | None = None,
+    on_done: Callable[[Replication], None] | None = None,
     block: int | None = None,
-) -> list[_replications.Replication]:
+) -> list[Replication]:
     """Run ``replications`` on the Python engine, ``block`` (default :data:`DEFAULT_BLOCK`) at a
     time; returns them sorted.
 
@@ -404,7 +405,7 @@ def run_replications(
     """
     wanted = list(replications)
     trace = min(trace_rounds, horizon)
-    done = _replications.load_parts(wanted, parts, on_done, len(checkpoints), len(problem.experts), trace)
+    done = load_parts(wanted, parts, on_done, len(checkpoints), len(problem.experts), trace)
     todo = [r for r in wanted if r not in done]
     size = max(1, int(DEFAULT_BLOCK if block is None else block))
     for start in range(0, len(todo), size):

@@ -99,8 +99,8 @@ def reproduce(
         instead of a stand-in. A section saved with other data is computed again.
     """
     from mlcb import validation
+    from mlcb.kernels.seeding import check_seed
     from mlcb.paper import page
-    from mlcb.seeding import check_seed
 
     validation.choice("size", size, SIZES)
     names = _check_names(only)
@@ -159,7 +159,7 @@ def _data_options(warfarin: Any) -> tuple[dict[str, dict], dict[str, dict]]:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    from mlcb.store import write_file
+    from mlcb.storage.store import write_file
 
     text = json.dumps(data, indent=1, allow_nan=False).encode()
     write_file(path, lambda handle: handle.write(text))

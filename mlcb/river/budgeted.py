@@ -14,8 +14,8 @@ from mlcb import kernels
 from mlcb.engine import compiled_loop
 from mlcb.engine.replications import selection_size
 from mlcb.errors import PolicyStateFull
+from mlcb.kernels.seeding import check_seed, stream_keys
 from mlcb.learners import power_rate
-from mlcb.seeding import check_seed, stream_keys
 
 #: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.
 LOG_LOSS_FLOOR = 0.01

@@ -66,8 +66,8 @@ def run_task(task: dict) -> dict:
     """Run one task given as plain data (``preset``, ``values``, ``replications``, ``key``,
     ``label``, ``first``, ``stop``); returns the three tidy frames and the setting's description
     (plain JSON). Raises when the worker builds a different setting than the client validated."""
-    from mlcb.collect import collect_result
     from mlcb.engine import python_loop
+    from mlcb.engine.collect import collect_result
     from mlcb.engine.replications import checkpoint_grid
     from mlcb.engine.replications import run_replications as run_compiled
     from mlcb.simulation import Problem, choose_engine

@@ -1,11 +1,11 @@
-"""A setting's finished replications collected into a tidy :class:`~mlcb.results.Result`.
+"""A setting's finished replications collected into a tidy :class:`~mlcb.storage.results.Result`.
 
 :func:`collect_result` lays the recorded arrays out as the three long frames (one row per
 replication and checkpoint, per expert, per replication) and describes the setting in plain JSON,
 computed once from the configuration in memory: its record and key, the experts' family, which
 experts' rates are heuristic on the environment run, whether the certificate is valid, the
-worst-case certificate curve (:mod:`mlcb.worst_case`) and what produced it
-(:mod:`mlcb.provenance`). Reading a result back never rebuilds any of this.
+worst-case certificate curve (:mod:`mlcb.theory.worst_case`) and what produced it
+(:mod:`mlcb.storage.provenance`). Reading a result back never rebuilds any of this.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlcb import provenance
 from mlcb.contracts import family_of
-from mlcb.results import Result
-from mlcb.worst_case import worst_case_of
+from mlcb.storage import provenance
+from mlcb.storage.results import Result
+from mlcb.theory.worst_case import worst_case_of
 
 
 def _unrecorded(replication: Any) -> bool:
@@ -30,7 +30,7 @@ def _unrecorded(replication: Any) -> bool:
 def collect_result(
     config: Any, replications: list, checkpoints: np.ndarray, extra: dict[str, Any] | None = None
 ) -> Result:
-    """The :class:`~mlcb.results.Result` of the finished ``replications`` of one setting.
+    """The :class:`~mlcb.storage.results.Result` of the finished ``replications`` of one setting.
 
     Parameters
     ----------
