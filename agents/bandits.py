@@ -628,11 +628,6 @@ def _tabulate_epsilon(c, alpha, m, length):
     return table
 
 
-def _count_only(expert) -> bool:
-    """Whether the expert's rate depends on its update count alone (then it can be tabulated)."""
-    return not (expert.rate == "authors" and expert.code == UCB1_FAMILY)
-
-
 def _pool_tables(signatures: tuple, delta_prime: float, horizon: int, budget: int):
     """Rows of tabulated functions for distinct expert signatures and their continuation
     (mlcb.kernels.tables); ``(tables, tail, tails, rows)``."""

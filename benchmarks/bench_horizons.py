@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, {root!r})
 from mlcb import engine, presets
 from mlcb.kernels import tables
-from mlcb.simulation import Problem
+from mlcb.engine import Problem
 
 horizon, repeats, budget = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 if budget >= 0:

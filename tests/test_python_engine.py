@@ -13,9 +13,8 @@ import agents
 import mlcb
 from mlcb import engine, policies, presets
 from mlcb.contracts import family_of
-from mlcb.engine import python_loop
+from mlcb.engine import Problem, python_loop
 from mlcb.errors import ExpertError, ExpertLossError
-from mlcb.simulation import Problem
 
 ROUNDS = 1_500
 FIELDS = ("regret", "pseudo_regret", "top_m_regret", "certificate", "trained", "deployed", "optimal")

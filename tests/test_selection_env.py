@@ -8,8 +8,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from mlcb import engine, presets
+from mlcb.engine import Problem
 from mlcb.selection_env import ENV_ID, BudgetedSelectionEnv
-from mlcb.simulation import Problem
 
 
 def _engine_run(config):

@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 import mlcb
 from mlcb import engine, presets
 from mlcb.cli import main
-from mlcb.engine import CorruptPartWarning
-from mlcb.simulation import Problem
+from mlcb.engine import CorruptPartWarning, Problem
 from mlcb.storage import store
 from mlcb.storage.results import Result
 

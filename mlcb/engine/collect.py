@@ -10,25 +10,32 @@ worst-case certificate curve (:mod:`mlcb.theory.worst_case`) and what produced i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from mlcb.contracts import family_of
 from mlcb.storage import provenance
+from mlcb.storage.replications import Replication
 from mlcb.storage.results import Result
 from mlcb.theory.worst_case import worst_case_of
 
+if TYPE_CHECKING:  # the experiment layer: only its type is named here
+    from mlcb.config import SimulationConfig
 
-def _unrecorded(replication: Any) -> bool:
+
+def _unrecorded(replication: Replication) -> bool:
     """Whether ``replication``'s final pseudo-regret is nan (not recorded)."""
     values = replication.pseudo_regret
     return bool(len(values)) and bool(np.isnan(values[-1]))
 
 
 def collect_result(
-    config: Any, replications: list, checkpoints: np.ndarray, extra: dict[str, Any] | None = None
+    config: SimulationConfig,
+    replications: list[Replication],
+    checkpoints: np.ndarray,
+    extra: dict[str, Any] | None = None,
 ) -> Result:
     """The :class:`~mlcb.storage.results.Result` of the finished ``replications`` of one setting.
 
@@ -46,12 +53,10 @@ def collect_result(
     Examples
     --------
     >>> from mlcb import presets
-    >>> from mlcb.engine import checkpoint_grid, run_replications
-    >>> from mlcb.simulation import Problem
+    >>> from mlcb.engine import run
     >>> config = presets.get("trap").config(2, horizon=500, replications=2)
-    >>> grid = checkpoint_grid(config.horizon, config.checkpoints)
-    >>> done = run_replications(Problem.from_config(config), config.seed, range(2), config.horizon, grid)
-    >>> result = collect_result(config, done, grid, {"engine": "compiled"})
+    >>> done = run(config)
+    >>> result = collect_result(config, done.replications, done.checkpoints, {"engine": done.engine})
     >>> result.settings, result.metadata["settings"]["mlcb M=2"]["engine"]
     (['mlcb M=2'], 'compiled')
     """

@@ -32,9 +32,10 @@ from typing import Any
 import numba
 import numpy as np
 
-from mlcb.contracts import BuildContext, compiled_pool
+from mlcb.contracts import BatchedPool, BuildContext, Environment, ExpertFamily, compiled_pool
 from mlcb.engine import compiled_loop
 from mlcb.engine import replications as _replications
+from mlcb.engine.problem import Problem
 from mlcb.errors import class_name
 from mlcb.kernels import begin_round, deploy, select, train
 from mlcb.kernels.jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
@@ -210,7 +211,7 @@ class Batch:
     seed, horizon : int
     """
 
-    env: Any
+    env: Environment
     replications: list
     env_params: list
     env_states: list
@@ -230,7 +231,9 @@ class CompiledPool:
     generality is the Python loop around them, not the experts.
     """
 
-    def __init__(self, family: Any, experts: list, batch: Batch, delta: float, smoothing: str) -> None:
+    def __init__(
+        self, family: ExpertFamily, experts: list, batch: Batch, delta: float, smoothing: str
+    ) -> None:
         built = [
             compiled_pool(
                 family,
@@ -275,7 +278,7 @@ class CompiledPool:
         return self._classes[k]
 
 
-def build_pool(problem: Any, batch: Batch, horizon: int) -> Any:
+def build_pool(problem: Problem, batch: Batch, horizon: int) -> BatchedPool:
     """The :class:`~mlcb.contracts.BatchedPool` of ``problem``'s experts over ``batch``."""
     family = problem.family
     experts = list(problem.experts)
@@ -290,7 +293,9 @@ def build_pool(problem: Any, batch: Batch, horizon: int) -> Any:
     return CompiledPool(family, experts, batch, problem.delta, problem.smoothing)
 
 
-def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray) -> np.ndarray:
+def _count_warm_updates(
+    pool: BatchedPool, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray
+) -> np.ndarray:
     """Where an expert made ``c > 1`` updates in the warm start (``pool.warm_updates(r, k)``:
     a Python expert that learnt several samples of ``xi_0``, :class:`mlcb.learners.LearnerPool`),
     count them: its statistics start at ``c`` updates with ``c`` times its mean warm-start loss,
@@ -311,7 +316,7 @@ def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, loss
 
 
 def _run_block(
-    problem: Any, seed: int, block: list[int], horizon: int, checkpoints: np.ndarray, trace_rounds: int
+    problem: Problem, seed: int, block: list[int], horizon: int, checkpoints: np.ndarray, trace_rounds: int
 ) -> list[Replication]:
     built = [_replications.build_common(problem, seed, r, horizon, checkpoints, trace_rounds) for r in block]
     batch = Batch(
@@ -382,11 +387,13 @@ def _run_block(
             pool.deploy(t, deployed, n_deployed, deploy_losses, deploy_expected)
             pool.train(t, selected, n_selected, train_losses, train_rates)
 
-    return [_replications.collect(b, block[position]) for position, b in enumerate(built)]
+    return [
+        _replications.collect(b.record, b.accounting, block[position]) for position, b in enumerate(built)
+    ]
 
 
 def run_replications(
-    problem: Any,
+    problem: Problem,
     seed: int,
     replications: Iterable[int],
     horizon: int,

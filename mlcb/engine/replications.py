@@ -14,14 +14,15 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlcb.contracts import BuildContext, compiled_pool
+from mlcb.contracts import BuildContext, Policy, compiled_pool
 from mlcb.engine import compiled_loop
+from mlcb.engine.problem import Problem
 from mlcb.errors import ExpertLossError, class_name
-from mlcb.kernels.seeding import stream_keys
+from mlcb.kernels.seeding import StreamKeys, stream_keys
 from mlcb.storage.replications import Replication, load_parts, part_path
 
 
@@ -44,7 +45,7 @@ def top_m_best(optimal: np.ndarray, budget: int) -> float:
     return float(np.sort(optimal)[:budget].mean())
 
 
-def selection_size(policy: Any, n_experts: int, budget: int) -> int:
+def selection_size(policy: Policy, n_experts: int, budget: int) -> int:
     """The most experts ``policy`` trains in a round: its ``selection_size`` or the budget."""
     size = getattr(policy, "selection_size", None)
     return int(size(n_experts, budget)) if size is not None else int(budget)
@@ -56,7 +57,7 @@ class Built:
 
     env_params: Any
     env_state: Any
-    keys: Any  # mlcb.kernels.seeding.StreamKeys
+    keys: StreamKeys
     policy_params: Any
     policy_state: Any
     stats: np.ndarray
@@ -89,7 +90,12 @@ def full_order(record: compiled_loop.Record, n_experts: int) -> np.ndarray:
 
 
 def build_common(
-    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
+    problem: Problem,
+    seed: int,
+    replication: int,
+    horizon: int,
+    checkpoints: np.ndarray,
+    trace_rounds: int = 0,
 ) -> Built:
     """Environment, stream keys, policy, statistics, accounting and record of one replication:
     everything both engines need besides the pool."""
@@ -144,10 +150,60 @@ def build_common(
     return Built(env_params, env_state, keys, policy_params, policy_state, stats, accounting, record)
 
 
+class CompiledReplication(NamedTuple):
+    """Every argument of the compiled round loop for one replication, by name (in the order of
+    :func:`mlcb.engine.compiled_loop.run_rounds`'s parameters)."""
+
+    env_params: Any
+    env_state: Any
+    pool_params: Any
+    pool_state: Any
+    policy_params: Any
+    policy_state: Any
+    stats: np.ndarray
+    accounting: compiled_loop.Accounting
+    record: compiled_loop.Record
+
+    def warm_start(self, kernel: Callable) -> int:
+        """Call ``kernel`` (:func:`mlcb.engine.compiled_loop.warm_start` or its uncached twin)."""
+        return kernel(
+            self.env_params,
+            self.env_state,
+            self.pool_params,
+            self.pool_state,
+            self.policy_params,
+            self.policy_state,
+            self.stats,
+            self.record,
+        )
+
+    def run_rounds(self, kernel: Callable, t_first: int, t_last: int) -> int:
+        """Call ``kernel`` (:func:`mlcb.engine.compiled_loop.run_rounds` or its uncached twin) for
+        rounds ``t_first .. t_last``."""
+        return kernel(*self, t_first, t_last)
+
+    def kernels(self) -> tuple[Callable, Callable]:
+        """``(warm_start, run_rounds)`` for these argument types
+        (:func:`mlcb.engine.compiled_loop.kernels_for`)."""
+        return compiled_loop.kernels_for(
+            self.env_params,
+            self.env_state,
+            self.pool_params,
+            self.pool_state,
+            self.policy_params,
+            self.policy_state,
+        )
+
+
 def build_replication(
-    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
-) -> tuple:
-    """All kernel arguments of one replication, ready for :func:`mlcb.engine.compiled_loop.run_rounds`."""
+    problem: Problem,
+    seed: int,
+    replication: int,
+    horizon: int,
+    checkpoints: np.ndarray,
+    trace_rounds: int = 0,
+) -> CompiledReplication:
+    """All kernel arguments of one replication, by name, ready for the compiled round loop."""
     built = build_common(problem, seed, replication, horizon, checkpoints, trace_rounds)
     context = BuildContext(
         problem.experts,
@@ -161,16 +217,16 @@ def build_replication(
         replication,
     )
     pool_params, pool_state = compiled_pool(problem.family, context)
-    return (
-        built.env_params,
-        built.env_state,
-        pool_params,
-        pool_state,
-        built.policy_params,
-        built.policy_state,
-        built.stats,
-        built.accounting,
-        built.record,
+    return CompiledReplication(
+        env_params=built.env_params,
+        env_state=built.env_state,
+        pool_params=pool_params,
+        pool_state=pool_state,
+        policy_params=built.policy_params,
+        policy_state=built.policy_state,
+        stats=built.stats,
+        accounting=built.accounting,
+        record=built.record,
     )
 
 
@@ -200,9 +256,10 @@ def raise_for_error(
     )
 
 
-def collect(built: Built, replication: int) -> Replication:
+def collect(
+    record: compiled_loop.Record, accounting: compiled_loop.Accounting, replication: int
+) -> Replication:
     """The recorded arrays of a finished replication."""
-    record, accounting = built.record, built.accounting
     order = full_order(record, len(accounting.optimal))
     optimal = np.empty_like(accounting.optimal)
     optimal[order] = accounting.optimal  # back to the pool's order
@@ -225,23 +282,27 @@ def collect(built: Built, replication: int) -> Replication:
 
 
 def run_replication(
-    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
+    problem: Problem,
+    seed: int,
+    replication: int,
+    horizon: int,
+    checkpoints: np.ndarray,
+    trace_rounds: int = 0,
 ) -> Replication:
     """Simulate one replication from the warm start to ``horizon`` on the compiled engine."""
-    args = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
-    record = args[-1]
-    warm_start, run_rounds = compiled_loop.kernels_for(*args[:6])
+    arguments = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
+    record = arguments.record
+    warm_start, run_rounds = arguments.kernels()
 
     def describe(k: int) -> str:
         return class_name(problem.experts[k])
 
     if getattr(problem.policy, "warm_start", True):
-        warm_start(*args[:7], record)
+        arguments.warm_start(warm_start)
         raise_for_error(record, replication, describe)
-    run_rounds(*args, 1, horizon)
+    arguments.run_rounds(run_rounds, 1, horizon)
     raise_for_error(record, replication, describe)
-    built = Built(args[0], args[1], None, args[4], args[5], args[6], args[7], record)
-    return collect(built, replication)
+    return collect(record, arguments.accounting, replication)
 
 
 #: From this horizon on, :func:`run_replications` builds the shared tables before its workers start.
@@ -249,7 +310,7 @@ LONG_HORIZON = 1_000_000
 
 
 def run_replications(
-    problem: Any,
+    problem: Problem,
     seed: int,
     replications: Iterable[int],
     horizon: int,

@@ -10,7 +10,7 @@ Two SplitMix64 finalisers turn the triple into 64 random bits::
 Nothing is stored between draws, so a kernel needs no generator state, results do not depend on
 threads or on the order in which replications and experts are processed, and every policy of a
 comparison meets the same random numbers (common random numbers) while computing only the
-components it needs; a pure-Python twin (``tests/twin.py``) reproduces the generator bit for bit.
+components it needs; a pure-Python twin (:mod:`mlcb.testing.twins.core`) reproduces the generator bit for bit.
 The functions are compiled kernels (callable from Python too) that allocate nothing, so they are
 allowed in the round loop. All arithmetic is on ``uint64`` and wraps modulo 2**64; mixing in a
 signed integer would make Numba promote to float, hence the explicit casts.

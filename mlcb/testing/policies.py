@@ -360,8 +360,7 @@ def _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizo
     import agents
     from mlcb import engine
     from mlcb.config import SimulationConfig
-    from mlcb.engine import python_loop
-    from mlcb.simulation import Problem
+    from mlcb.engine import Problem, python_loop
 
     config = SimulationConfig(
         env="mlcb/Trap-v0",

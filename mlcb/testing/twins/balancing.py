@@ -2,7 +2,7 @@
 
 Written from the pseudocode, not from the kernels: selection by a full sort, every quantity
 recomputed from the statistics when it is needed. Importing this module registers both twins
-with :func:`tests.twin.register`.
+with :func:`mlcb.testing.twins.core.register`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from mlcb.policies.balancing import DataDrivenBalancing, DynamicBalancing
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 
 def width(n_experts: int, delta: float, c: float, n: int) -> float:

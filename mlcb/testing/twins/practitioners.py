@@ -5,15 +5,15 @@ rising_ucb.py, exp3p.py).
 Each twin recomputes its choice from the definitions every round (full sorts over all experts,
 means from the raw statistics, R-ed-UCB's window sums from each expert's whole reward history)
 and reads the same random numbers as the kernels (stream ``key``, counter ``t``, the documented
-slots). Registered with :func:`tests.twin.register` on import.
+slots). Registered with :func:`mlcb.testing.twins.core.register` on import.
 """
 
 from __future__ import annotations
 
 import math
 
-from tests.twin import register, uniform, ziggurat_normal
-from tests.twin_limited_corral import _draw, draw_extra
+from mlcb.testing.twins.core import register, uniform, ziggurat_normal
+from mlcb.testing.twins.limited_corral import _draw, draw_extra
 
 
 def _means(stats) -> list[float]:

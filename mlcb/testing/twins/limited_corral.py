@@ -2,7 +2,7 @@
 
 They read the same uniforms as the kernels (stream ``key``, counter ``t``, the slots documented in
 :mod:`mlcb.policies.limited_advice` and :mod:`mlcb.policies.corral`) and are registered with
-:func:`tests.twin.register` on import. CORRAL's OMD root is found by the same Newton iteration
+:func:`mlcb.testing.twins.core.register` on import. CORRAL's OMD root is found by the same Newton iteration
 (:func:`newton_root`), so that results are bit-identical; :func:`bisection_root` is the plain
 bisection that the tests hold it against.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from tests.twin import register, uniform
+from mlcb.testing.twins.core import register, uniform
 
 
 def _draw(weights: list[float], u: float) -> int:
