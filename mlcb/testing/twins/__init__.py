@@ -12,7 +12,9 @@ registering its twin.
 >>> from mlcb.testing.twins import core
 >>> from mlcb import presets
 >>> config = presets.get("trap").config(2, horizon=200, replications=1)
->>> core.assert_matches_engine(config)  # decisions and regret equal, bit for bit
+>>> compiled = core.assert_matches_engine(config)  # decisions and regret equal, bit for bit
+>>> int(compiled.trained[-1].sum())  # the warm start's 10 updates and 2 a round
+410
 """
 
 from __future__ import annotations

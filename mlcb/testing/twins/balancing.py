@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from mlcb.policies.balancing import DataDrivenBalancing, DynamicBalancing
 from mlcb.testing.twins import core as twin
@@ -26,7 +27,7 @@ def _tie(keys: list, order: list, count: int) -> bool:
     return tie or (count < len(order) and keys[order[count]] == inside[-1])
 
 
-def _ucb_choice(chosen: list, upper: list, identity: list) -> int:
+def _ucb_choice(chosen: list, upper: Any, identity: list) -> int:
     return min(chosen, key=lambda k: (upper[k], identity[k]))
 
 
@@ -36,7 +37,7 @@ class TwinDynamicBalancing:
     budget: int
     delta: float = 0.05
     c: float = 1.0
-    weights: list | None = None
+    weights: Any = None  # per-expert weights; default 1 each
     comparator: str = "pessimistic"
     deploy: str = "head"
     warm_start: bool = True

@@ -287,10 +287,10 @@ class Stats:
     n: list
     loss_sum: list
     rate: list
-    identity: list = None
+    identity: list = field(default_factory=list)  # default: 0 .. K-1
 
     def __post_init__(self) -> None:
-        if self.identity is None:
+        if not self.identity:
             self.identity = list(range(len(self.n)))
 
     def by_identity(self) -> list:

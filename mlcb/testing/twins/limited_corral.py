@@ -10,6 +10,7 @@ bisection that the tests hold it against.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from mlcb.testing.twins.core import register, uniform
 
@@ -166,11 +167,11 @@ class TwinSmoothCORRAL:
             length = 1
             while length < 8 * n_experts:
                 length *= 2
-            self.end = length
+            self.end: Any = length  # the current doubling epoch ends after this round
         else:
             length = horizon
             self.end = None
-        self.train_loss = None
+        self.train_loss: Any = None  # the last training loss, once there is one
         self.reset(length)
 
     def reset(self, length: int) -> None:
