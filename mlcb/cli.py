@@ -37,6 +37,9 @@ EXAMPLES = """examples:
   mlcb report results/my-sweep                   one self-contained HTML page with every figure
   mlcb list                                      presets, policies, experts, environments
   mlcb paper                                     the paper's experiments, one HTML page (--full: its sizes)
+  mlcb paper --warfarin warfarin.csv             ... with the Warfarin runs on your copy of the IWPC file
+  mlcb compare ctg                               the paper's cardiotocography comparison (the data ship)
+  mlcb compare ctg --data mine.csv --label y     the same classifiers and policies on your own CSV
 """
 
 
@@ -76,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("target", help="a preset name (see `mlcb list`) or a .toml file")
     run.add_argument("--policy", help="a policy name (see `mlcb list`; default mlcb)")
     _common_options(run, budgets_help="budgets to run (default: the preset's)")
+    _data_options(run)
     _plugin_option(run)
 
     compare = commands.add_parser(
@@ -97,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         "river-style bandits, successive halving, R-ed-UCB and EXP3.P at equal budget)",
     )
     _common_options(compare, budgets_help="keep only these budgets (default: the comparison's)")
+    _data_options(compare)
     _plugin_option(compare)
 
     plot = commands.add_parser("plot", help="draw the figures of a saved result or sweep")
@@ -125,8 +130,9 @@ def _paper_parser(commands: Any) -> None:
     paper = commands.add_parser(
         "paper",
         help="reproduce the paper's experiments: one HTML page, the paper's numbers beside the package's",
-        description="Run every experiment of the paper (the trap, the GLM stream, the real-data runs "
-        "on stand-in data sets, the lower bound) and write OUT/index.html: each figure, and each "
+        description="Run every experiment of the paper (the trap, the GLM stream, the real-data runs: "
+        "cardiotocography, shipped, and Warfarin dosing from --warfarin PATH or a stand-in; the lower "
+        "bound) and write OUT/index.html: each figure, and each "
         "table with the paper's published number beside the package's estimate and its standard "
         "error. By default at a quick size (under half an hour on two cores); --full runs the "
         "paper's sizes. Finished sections are kept under OUT/sections/: an interrupted run resumes.",
@@ -156,6 +162,13 @@ def _paper_parser(commands: Any) -> None:
         "--overwrite", action="store_true", help="recompute sections already finished at this size and seed"
     )
     paper.add_argument("--quiet", "-q", action="store_true", help="no line per section")
+    paper.add_argument(
+        "--warfarin",
+        type=_path,
+        metavar="PATH",
+        help="your copy of the IWPC warfarin subject file (CSV, or PharmGKB's .xls with xlrd): the paper's "
+        "Warfarin runs on it instead of a stand-in (the file may not be redistributed, so none ships)",
+    )
 
 
 def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
@@ -293,6 +306,37 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     )
 
 
+def _data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data",
+        type=_path,
+        metavar="PATH",
+        help="a real-data preset (ctg, ctg-35, warfarin, ...) on your own file: a CSV with a header "
+        "(name its label column with --label), or for warfarin your IWPC subject file",
+    )
+    parser.add_argument("--label", metavar="COLUMN", help="the label column of the --data CSV file")
+
+
+def _data_params(args: argparse.Namespace, env_params: dict | None = None) -> dict[str, Any]:
+    """``env_params`` of ``--data`` and ``--label`` (empty without them); with a real-data
+    preset's ``env_params``, ``--horizon`` is its stream's horizon too (the rounds its reference
+    counts, and those a stream read once must hold)."""
+    data, label = getattr(args, "data", None), getattr(args, "label", None)
+    out: dict[str, Any] = {}
+    if env_params is not None and "horizon" in env_params and getattr(args, "horizon", None) is not None:
+        out["horizon"] = args.horizon
+    if data is None:
+        if label is not None:
+            raise ValueError("label: --label names a column of the --data file; give --data PATH too")
+        return out
+    return {**out, "dataset": str(data), **({"label": label} if label is not None else {})}
+
+
+def _check_data_target(env: str, what: str, args: argparse.Namespace) -> None:
+    if _data_params(args) and env != "mlcb/RealData-v0":
+        raise ValueError(f"data: --data applies to real-data settings (env mlcb/RealData-v0), not to {what}")
+
+
 #: Experts one ``[[experts]]`` table may stand for (``count``).
 MAX_COUNT = 10**6
 
@@ -338,6 +382,11 @@ def _toml_configs(path: Path, args: argparse.Namespace) -> tuple[str, list]:
     else:
         name = validation.plain_name(f"name (from the file name {path.name!r}; set name = ...)", path.stem)
     fields = {**data, **_overrides(args)}
+    if _data_params(args):
+        _check_data_target(str(fields.get("env", "mlcb/Trap-v0")), path.name, args)
+        if not isinstance(fields.get("env_params", {}), dict):
+            raise ValueError(f"env_params must be a dict (a TOML table), got {fields['env_params']!r}")
+        fields["env_params"] = {**fields.get("env_params", {}), **_data_params(args)}
     if args.budget is not None:
         budgets = validation.budgets("budget", args.budget)
     return name, [SimulationConfig(experts=tuple(experts), budget=m, **fields) for m in budgets]
@@ -381,6 +430,9 @@ def _configs(args: argparse.Namespace) -> tuple[str, list]:
     preset = presets.get(args.target)
     budgets = list(preset.budgets) if args.budget is None else validation.budgets("budget", args.budget)
     fields = _overrides(args)
+    _check_data_target(preset.env, f"preset {preset.name!r}", args)
+    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
+        fields["env_params"] = _data_params(args, preset.env_params)
     return preset.name, [preset.config(m, args.calibration, **fields) for m in budgets]
 
 
@@ -396,6 +448,10 @@ def _compare(args: argparse.Namespace) -> int:
     fields = _overrides(args)
     if args.budget is not None:
         fields["budget"] = validation.budgets("budget", args.budget)
+    preset = presets.get(args.target)
+    _check_data_target(preset.env, f"preset {args.target!r}", args)
+    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
+        fields["env_params"] = _data_params(args, preset.env_params)
     entry_set = getattr(args, "entry_set", None)
     options = {"calibration": args.calibration, "policies": args.policies, "entry_set": entry_set}
     configs = comparison_configs(args.target, None, **options, **fields)
@@ -549,6 +605,7 @@ def _paper(args: argparse.Namespace) -> int:
         only=args.only,
         overwrite=args.overwrite,
         progress=not args.quiet,
+        warfarin=args.warfarin,
     )
     print(f"page: {index}")
     return 0

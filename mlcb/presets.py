@@ -33,6 +33,7 @@ budgets, each with its smoothing wrapper.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -297,15 +298,16 @@ CTG_LIKE: dict[str, Any] = {"dataset": "segments", "horizon": 2_125, "order": "s
 WARFARIN_LIKE: dict[str, Any] = {"dataset": "digits", "horizon": 20_000}
 
 
-def _classifier_experts(size: int, rate_scale: float = 1.0) -> Callable[[dict[str, Any]], list]:
+def _classifier_experts(
+    size: int, rate_scale: float = 1.0, rate: str = "zero-one"
+) -> Callable[[dict[str, Any]], list]:
     """The first ``size`` experts of :func:`agents.classifiers.mixed_pool` on the data set."""
 
     def build(env_params: dict[str, Any]) -> list:
         from agents.classifiers import mixed_pool
-        from envs.real_data import load
+        from envs.real_data import table_of
 
-        n_features = load(env_params.get("dataset", "phishing")).x.shape[1]
-        return mixed_pool(n_features, size, rate_scale)
+        return mixed_pool(table_of(env_params).n_features, size, rate_scale, rate)
 
     return build
 
@@ -339,6 +341,11 @@ def _paper_preset(
         calibrations={
             "theory": Calibration(_classifier_experts(size)),
             "practical": Calibration(_classifier_experts(size), {"bonus_scale": 0.5}),
+            # The classifiers' former rates (agents/classifiers.py: rate="log-loss"), to show what they do.
+            "theory-log-loss": Calibration(_classifier_experts(size, rate="log-loss")),
+            "practical-log-loss": Calibration(
+                _classifier_experts(size, rate="log-loss"), {"bonus_scale": 0.5}
+            ),
         },
     )
 
@@ -358,6 +365,44 @@ PRESETS["warfarin-like"] = _paper_preset(
     WARFARIN_LIKE,
     (1, 2, 4),
     7,
+)
+# --- the paper's real data: cardiotocography (shipped) and warfarin (the user's copy) ---------------
+#: The paper's cardiotocography stream: the shipped table read once, 2,125 rounds after the warm start.
+CTG: dict[str, Any] = {"dataset": "ctg", "horizon": 2_125, "order": "shuffle"}
+#: The 35-feature reading (the 21 features, LBE, DR, b, e and the 10 pattern indicators: they leak NSP).
+CTG_35: dict[str, Any] = {"dataset": "ctg-35", "horizon": 2_125, "order": "shuffle"}
+#: The paper's warfarin stream: the user's IWPC subject file (``dataset``: its path), bootstrapped.
+WARFARIN: dict[str, Any] = {"dataset": None, "reader": "iwpc", "horizon": 20_000}
+
+PRESETS["ctg"] = _paper_preset(
+    "ctg",
+    "the paper's cardiotocography run: the UCI data set shipped with the package (2,126 records, the 21 "
+    "features, 3 classes NSP) read once in a random order, 2,125 rounds",
+    CTG,
+    (1, 2, 4, 8),
+    15,
+)
+PRESETS["ctg-35"] = _paper_preset(
+    "ctg-35",
+    "the cardiotocography run on 35 columns: the 21 features, LBE, DR, b, e and the 10 pattern indicators "
+    "(these leak the label NSP)",
+    CTG_35,
+    (1, 2, 4, 8),
+    15,
+)
+PRESETS["warfarin"] = dataclasses.replace(
+    _paper_preset(
+        "warfarin",
+        "the paper's warfarin run on your copy of the IWPC subject file (--data PATH): 5,528 patients, 93 "
+        "covariates, 3 dose classes, bootstrapped to 20,000 rounds (calibrations k10, k15: the scaling run)",
+        WARFARIN,
+        (1, 2, 4),
+        7,
+    ),
+    calibrations={
+        **PRESETS["warfarin-like"].calibrations,
+        **{f"k{size}": Calibration(_classifier_experts(size)) for size in (7, 10, 15)},
+    },
 )
 PRESETS["warfarin-scaling"] = Preset(
     name="warfarin-scaling",

@@ -506,6 +506,8 @@ CHECKING_TESTS = (
     "test_sweep_dask.py",
     "test_results_cli.py",
     "test_report.py",
+    "test_tabular.py",
+    "test_warfarin.py",
 )
 
 
