@@ -100,16 +100,7 @@ def test_every_table_row_has_the_papers_and_the_packages_number(page):
     assert len(cells) == rows and all(cell.strip() and cell != "n/a" for cell in cells)
 
 
-#: Sections whose rows are built with the verdict rules of mlcb.paper.measure. The real-data
-#: section adopts them with the rest of issue 33's real-data work: strict, so that the day it does,
-#: this mark fails and is removed.
-ADOPTED = {
-    key: pytest.mark.xfail(strict=True, reason="the real-data rows do not carry verdicts yet")
-    for key in ("real-data",)
-}
-
-
-@pytest.mark.parametrize("key", [pytest.param(k, marks=ADOPTED.get(k, ())) for k in RUNNABLE])
+@pytest.mark.parametrize("key", RUNNABLE)
 def test_every_row_states_a_verdict_or_that_the_paper_publishes_nothing(page, key):
     """A row whose paper column states a claim or a number carries one of the three verdicts;
     a row the paper publishes nothing about says so and carries none. The page prints each row's
