@@ -68,9 +68,9 @@ def _policies(policies: Any) -> list[str]:
 
 
 def preset_smoothing(preset: Any, policy: str) -> str | None:
-    """The smoothing wrapper ``preset`` (a :class:`~mlcb.presets.Preset`) gives ``policy``: that of
-    its first entry naming the policy with a wrapper, in the paper's comparison and then in its
-    further comparison sets; ``None`` where none does (the experts' family default then applies).
+    """The smoothing wrapper ``preset`` (a :class:`~mlcb.presets.Preset`) gives ``policy``
+    (:meth:`~mlcb.presets.Preset.smoothing_for`: :meth:`~mlcb.presets.Preset.config` gives the
+    same one, so a policy deploys alike however it is given).
 
     Examples
     --------
@@ -78,10 +78,7 @@ def preset_smoothing(preset: Any, policy: str) -> str | None:
     >>> preset_smoothing(presets.get("trap"), "limited-advice"), preset_smoothing(presets.get("trap"), "mlcb")
     ('last', 'counts')
     """
-    for entry in (*preset.comparison, *(e for entries in preset.entry_sets.values() for e in entries)):
-        if entry.policy == policy and entry.smoothing:
-            return str(entry.smoothing)
-    return None
+    return preset.smoothing_for(policy)
 
 
 def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **options: Any) -> list:

@@ -83,6 +83,22 @@ class Preset:
     #: Further named comparisons (``mlcb compare trap --set practitioners``).
     entry_sets: dict[str, tuple[Entry, ...]] = field(default_factory=dict)
 
+    def smoothing_for(self, policy: str) -> str | None:
+        """The smoothing wrapper this preset gives ``policy``: that of its first entry naming the
+        policy with a wrapper, in the paper's comparison and then in its further comparison sets;
+        ``None`` where none does (the experts' family default then applies).
+
+        Examples
+        --------
+        >>> trap = get("trap")
+        >>> trap.smoothing_for("limited-advice"), trap.smoothing_for("mlcb"), trap.smoothing_for("oracle")
+        ('last', 'counts', None)
+        """
+        for entry in (*self.comparison, *(e for entries in self.entry_sets.values() for e in entries)):
+            if entry.policy == policy and entry.smoothing:
+                return str(entry.smoothing)
+        return None
+
     def config(
         self, budget: int | None = None, calibration: str | None = None, **fields: Any
     ) -> SimulationConfig:
@@ -111,6 +127,11 @@ class Preset:
             "delta": chosen.delta,
             "calibration": name,
         }
+        # The wrapper the preset's comparisons give the policy, as mlcb.compare deploys it, unless
+        # the pool or the environment is another one (then the experts' family default).
+        wrapper = self.smoothing_for(policy)
+        if wrapper is not None and not {"smoothing", "experts", "env"} & set(fields):
+            values["smoothing"] = wrapper
         values.update(fields)
         return SimulationConfig(**values)
 

@@ -68,3 +68,19 @@ def test_the_recorded_setting_says_which_wrapper_ran():
     meta = result.metadata["settings"]
     assert meta["limited-advice M=1"]["config"]["smoothing"] == "last"
     assert meta["mlcb M=1"]["config"]["smoothing"] == "counts"
+
+
+@pytest.mark.parametrize("name", CHEAP)
+def test_a_single_setting_of_a_preset_deploys_as_its_comparison(name):
+    """``Preset.config`` (``mlcb run trap --policy limited-advice``, ``simulate(preset=...)``, a
+    sweep) gives a policy the wrapper the preset's comparisons give it; told, or with another
+    pool, the wrapper given or the experts' default."""
+    import agents
+
+    preset = presets.get(name)
+    for entry in [*preset.comparison, *(e for s in preset.entry_sets.values() for e in s)]:
+        config = preset.config(entry.budgets[0], policy=entry.policy)
+        assert config.smoothing == preset_smoothing(preset, entry.policy), entry
+    assert presets.get("trap").config(1, policy="limited-advice", smoothing="counts").smoothing == "counts"
+    pool = tuple(agents.make("ucb1") for _ in range(10))
+    assert presets.get("trap").config(1, policy="limited-advice", experts=pool).smoothing == "counts"
