@@ -51,7 +51,8 @@ register(
 register(
     "mlcb/RealData-v0",
     "envs.real_data:RealDataEnv",
-    summary="rows of a data set shipped with river or scikit-learn, drawn with replacement",
+    summary="rows of a labelled table (bundled, or one's own DataFrame, arrays or CSV), drawn with "
+    "replacement or read once",
 )
 register(
     "mlcb/ConvexBandit-v0",

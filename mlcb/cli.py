@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 import time
+import tomllib
 import traceback
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ EXAMPLES = """examples:
   mlcb show results/trap                         a saved result's summary and metadata
   mlcb list                                      presets, policies, experts, environments
   mlcb paper                                     the paper's experiments, one HTML page (--full: its sizes)
+  mlcb compare ctg --data mine.csv --label y     the cardiotocography comparison on your own CSV
 `mlcb COMMAND --help` shows each command's options and examples.
 """
 
@@ -49,6 +51,7 @@ COMMAND_EXAMPLES = {
   mlcb run my_experiment.toml                    a setting described in TOML
   mlcb run my.toml --plugin my_families          with names registered by a module of one's own
   mlcb run moe --device cpu                      a pool of torch networks, on the CPU
+  mlcb run ctg --data mine.csv --label y         a real-data preset on your own CSV file
 
 TOML setting files: {TOML_DOCS}.
 """,
@@ -58,6 +61,8 @@ TOML setting files: {TOML_DOCS}.
   mlcb compare trap --set practitioners          M-LCB against river-style bandits, halving, R-ed-UCB, EXP3.P
   mlcb compare trap --policies mlcb my-policy --plugin my_policies
                                                  a policy of one's own beside M-LCB, same seeds and stream
+  mlcb compare ctg                               the paper's cardiotocography comparison (the data ship)
+  mlcb compare ctg --data mine.csv --label y     the same classifiers and policies on your own CSV
 """,
     "sweep": """examples:
   mlcb sweep grid.toml                           a grid of settings on this machine's cores
@@ -87,6 +92,7 @@ TOML setting files: {TOML_DOCS}.
   mlcb paper                                     the quick size, results/paper/index.html
   mlcb paper --full --out results/paper-full     the paper's sizes
   mlcb paper --only trap glm                     two sections
+  mlcb paper --warfarin warfarin.csv             with the Warfarin runs on your copy of the IWPC file
 """,
 }
 
@@ -147,6 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--policy", help="a policy name (see `mlcb list`; default mlcb)")
     _common_options(run, budgets_help="budgets to run (default: the preset's)")
     _device_option(run)
+    _data_options(run)
     _plugin_option(run)
 
     compare = _command(
@@ -174,6 +181,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _common_options(compare, budgets_help="keep only these budgets (default: the comparison's)")
     _device_option(compare)
+    _data_options(compare)
     _plugin_option(compare)
 
     plot = _command(
@@ -223,8 +231,9 @@ def _paper_parser(commands: Any) -> None:
         commands,
         "paper",
         help="reproduce the paper's experiments: one HTML page, the paper's numbers beside the package's",
-        description="Run every experiment of the paper (the trap, the GLM stream, the real-data runs "
-        "on stand-in data sets, the lower bound) and write OUT/index.html: each figure, and each "
+        description="Run every experiment of the paper (the trap, the GLM stream, the real-data runs: "
+        "cardiotocography, shipped, and Warfarin dosing from --warfarin PATH or a stand-in; the lower "
+        "bound) and write OUT/index.html: each figure, and each "
         "table with the paper's published number beside the package's estimate and its standard "
         "error. By default at a quick size (under half an hour on two cores); --full runs the "
         "paper's sizes. Finished sections are kept under OUT/sections/: an interrupted run resumes.",
@@ -254,6 +263,13 @@ def _paper_parser(commands: Any) -> None:
         "--overwrite", action="store_true", help="recompute sections already finished at this size and seed"
     )
     paper.add_argument("--quiet", "-q", action="store_true", help="no line per section")
+    paper.add_argument(
+        "--warfarin",
+        type=_path,
+        metavar="PATH",
+        help="your copy of the IWPC warfarin subject file (CSV, or PharmGKB's .xls with xlrd): the paper's "
+        "Warfarin runs on it instead of a stand-in (the file may not be redistributed, so none ships)",
+    )
 
 
 def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
@@ -396,6 +412,37 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     )
 
 
+def _data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data",
+        type=_path,
+        metavar="PATH",
+        help="a real-data preset (ctg, ctg-35, warfarin, ...) on your own file: a CSV with a header "
+        "(name its label column with --label), or for warfarin your IWPC subject file",
+    )
+    parser.add_argument("--label", metavar="COLUMN", help="the label column of the --data CSV file")
+
+
+def _data_params(args: argparse.Namespace, env_params: dict | None = None) -> dict[str, Any]:
+    """``env_params`` of ``--data`` and ``--label`` (empty without them); with a real-data
+    preset's ``env_params``, ``--horizon`` is its stream's horizon too (the rounds its reference
+    counts, and those a stream read once must hold)."""
+    data, label = getattr(args, "data", None), getattr(args, "label", None)
+    out: dict[str, Any] = {}
+    if env_params is not None and "horizon" in env_params and getattr(args, "horizon", None) is not None:
+        out["horizon"] = args.horizon
+    if data is None:
+        if label is not None:
+            raise InputError("label: --label names a column of the --data file; give --data PATH too")
+        return out
+    return {**out, "dataset": str(data), **({"label": label} if label is not None else {})}
+
+
+def _check_data_target(env: str, what: str, args: argparse.Namespace) -> None:
+    if _data_params(args) and env != "mlcb/RealData-v0":
+        raise InputError(f"data: --data applies to real-data settings (env mlcb/RealData-v0), not to {what}")
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     fields = {
         "horizon": args.horizon,
@@ -411,13 +458,30 @@ def _configs(args: argparse.Namespace) -> tuple[str, list]:
     if args.target.endswith(".toml"):
         from mlcb.config import load_toml
 
-        return load_toml(args.target, budget=args.budget, **_overrides(args))
+        fields = _overrides(args)
+        if _data_params(args):  # --data and --label update the file's env_params
+            _check_data_target(_toml_env(args.target), Path(args.target).name, args)
+            fields["env_params"] = _data_params(args)
+        return load_toml(args.target, budget=args.budget, **fields)
     from mlcb import presets, validation
 
     preset = presets.get(args.target)
     budgets = list(preset.budgets) if args.budget is None else validation.budgets("budget", args.budget)
     fields = _overrides(args)
+    _check_data_target(preset.env, f"preset {preset.name!r}", args)
+    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
+        fields["env_params"] = _data_params(args, preset.env_params)
     return preset.name, [preset.config(m, args.calibration, **fields) for m in budgets]
+
+
+def _toml_env(path: str) -> str:
+    """The ``env`` a TOML setting file names (the default when it names none, or cannot be read:
+    :func:`mlcb.config.load_toml` then says what is wrong)."""
+    try:
+        env = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("env", "mlcb/Trap-v0")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "mlcb/Trap-v0"
+    return env if isinstance(env, str) else "mlcb/Trap-v0"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -432,6 +496,10 @@ def _compare(args: argparse.Namespace) -> int:
     fields = _overrides(args)
     if args.budget is not None:
         fields["budget"] = validation.budgets("budget", args.budget)
+    preset = presets.get(args.target)
+    _check_data_target(preset.env, f"preset {args.target!r}", args)
+    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
+        fields["env_params"] = _data_params(args, preset.env_params)
     entry_set = getattr(args, "entry_set", None)
     options = {"calibration": args.calibration, "policies": args.policies, "entry_set": entry_set}
     configs = comparison_configs(args.target, None, **options, **fields)
@@ -602,6 +670,7 @@ def _paper(args: argparse.Namespace) -> int:
         only=args.only,
         overwrite=args.overwrite,
         progress=not args.quiet,
+        warfarin=args.warfarin,
     )
     print(f"page: {index}")
     return 0

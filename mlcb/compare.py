@@ -88,6 +88,20 @@ def _chosen(entries: list[Entry], wanted: list[str], offered: tuple[int, ...]) -
     return [e for e in entries if e.policy in wanted] + added
 
 
+def preset_smoothing(preset: Any, policy: str) -> str | None:
+    """The smoothing wrapper ``preset`` (a :class:`~mlcb.presets.Preset`) gives ``policy``
+    (:meth:`~mlcb.presets.Preset.smoothing_for`: :meth:`~mlcb.presets.Preset.config` gives the
+    same one, so a policy deploys alike however it is given).
+
+    Examples
+    --------
+    >>> from mlcb import presets
+    >>> preset_smoothing(presets.get("trap"), "limited-advice"), preset_smoothing(presets.get("trap"), "mlcb")
+    ('last', 'counts')
+    """
+    return preset.smoothing_for(policy)
+
+
 def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **options: Any) -> list:
     """The validated settings of a comparison, all built before anything runs: ``preset``,
     ``entries`` and the keyword ``options`` (``calibration``, ``policies``, ``entry_set`` and
@@ -142,8 +156,9 @@ def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **opti
         raise InputError(f"policy_params must be a dict, got {fields['policy_params']!r}")
     configs = []
     for entry in entries:
+        wrapper = entry.smoothing or preset_smoothing(chosen, entry.policy)
         for budget in entry.budgets if budgets is None else [b for b in budgets if b in entry.budgets]:
-            extra = {"smoothing": entry.smoothing} if entry.smoothing and "smoothing" not in fields else {}
+            extra = {"smoothing": wrapper} if wrapper and "smoothing" not in fields else {}
             configs.append(
                 chosen.config(
                     budget,
@@ -178,7 +193,10 @@ def compare(
     preset : str
         A preset name (:mod:`mlcb.presets`).
     entries : iterable of Entry or (policy, budgets[, policy_params[, smoothing]]), optional
-        The policies and budgets; the preset's comparison by default.
+        The policies and budgets; the preset's comparison by default. An entry without a
+        smoothing wrapper gets the one the preset gives that policy (:func:`preset_smoothing`:
+        LimitedAdvice deploys its last iterate on the trap, as in the paper's comparison), else
+        its experts' family default: a policy deploys alike however it is given.
     calibration : str, optional
         The preset's calibration (M-LCB's constants and the experts' rates).
     policies : iterable of str, optional

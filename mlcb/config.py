@@ -461,7 +461,8 @@ def load_toml(path: str | Path, **fields: Any) -> SettingFile:
         The TOML file.
     **fields
         Fields that override the file's (``budget`` may be a list; ``None`` values are ignored):
-        the command line's ``--horizon``, ``--budget``, ...
+        the command line's ``--horizon``, ``--budget``, ...; ``env_params`` and ``policy_params``
+        update the file's tables (the command line's ``--data`` and ``--label``).
 
     Returns
     -------
@@ -521,6 +522,13 @@ def load_toml(path: str | Path, **fields: Any) -> SettingFile:
     unknown = sorted(set(overrides) - allowed)
     if unknown:
         raise validation.InputTypeError(f"load_toml: unknown field(s) {', '.join(unknown)}")
+    for table in ("env_params", "policy_params"):  # tables given here update the file's
+        if (
+            table in overrides
+            and isinstance(overrides[table], dict)
+            and isinstance(data.get(table, {}), dict)
+        ):
+            overrides[table] = {**data.get(table, {}), **overrides[table]}
     settings = {**data, **overrides}
     return SettingFile(name, [SimulationConfig(experts=experts, budget=m, **settings) for m in budgets])
 

@@ -509,6 +509,8 @@ CHECKING_TESTS = (
     "test_sweep_dask.py",
     "test_results_cli.py",
     "test_report.py",
+    "test_tabular.py",
+    "test_warfarin.py",
     "test_faults.py",
     "test_identity.py",
     "test_plugins.py",
