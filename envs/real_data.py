@@ -70,6 +70,7 @@ from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import uniform
 from mlcb.kernels.seeding import check_seed, reset_request, stream_keys
+from mlcb.validation import InputError
 
 #: The bundled data sets: name -> the package they come with.
 DATASETS = {
@@ -163,7 +164,7 @@ def load(name: str) -> Table:
     (2126, 21, {1: 1655, 2: 295, 3: 176})
     """
     if name not in DATASETS:
-        raise ValueError(
+        raise InputError(
             f"dataset must be one of {', '.join(DATASETS)} or a path to a CSV file, got {name!r}"
         )
     if name in _TABLES:
@@ -235,14 +236,14 @@ def resolve(
     35
     """
     if reader not in READERS:
-        raise ValueError(f"reader must be one of {READERS}, got {reader!r}")
+        raise InputError(f"reader must be one of {READERS}, got {reader!r}")
     if dataset is None:
         if reader == "iwpc":
-            raise ValueError(
+            raise InputError(
                 "dataset: give the path of your copy of the IWPC warfarin subject file (mlcb run warfarin "
                 "--data PATH; from Python env_params={'dataset': PATH}): it may not be redistributed"
             )
-        raise ValueError(
+        raise InputError(
             f"dataset: give a CSV file's path, a Table (envs.tabular) or one of {', '.join(DATASETS)}"
         )
     if isinstance(dataset, Table) or (isinstance(dataset, str) and dataset in DATASETS):
@@ -253,22 +254,22 @@ def resolve(
         if given:
             what = given[0]
             where = "a Table" if isinstance(dataset, Table) else f"the bundled data set {dataset!r}"
-            raise ValueError(f"{what} applies to a file (dataset = a path), not to {where}")
+            raise InputError(f"{what} applies to a file (dataset = a path), not to {where}")
         return dataset if isinstance(dataset, Table) else load(dataset)
     if not is_path(dataset):
-        raise ValueError(
+        raise InputError(
             f"dataset must be one of {', '.join(DATASETS)}, a Table (envs.tabular) or the path of a CSV "
             f"file, got {dataset!r}"
         )
     if not Path(dataset).is_file():
-        raise ValueError(f"dataset: no such file {str(dataset)!r}")
+        raise InputError(f"dataset: no such file {str(dataset)!r}")
     if missing not in MISSING:
-        raise ValueError(f"missing must be one of {MISSING}, got {missing!r}")
+        raise InputError(f"missing must be one of {MISSING}, got {missing!r}")
     if constant not in CONSTANT:
-        raise ValueError(f"constant must be one of {CONSTANT}, got {constant!r}")
+        raise InputError(f"constant must be one of {CONSTANT}, got {constant!r}")
     if reader == "iwpc":
         if label is not None or columns is not None:
-            raise ValueError("label and columns do not apply to reader='iwpc' (its label is the dose class)")
+            raise InputError("label and columns do not apply to reader='iwpc' (its label is the dose class)")
         from envs import warfarin
 
         return warfarin.read(dataset)
@@ -442,11 +443,11 @@ class RealDataEnv(gym.Env):
         reader: str = "csv",
     ) -> None:
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
+            raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
         if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
-            raise ValueError(f"warm_start must be an integer >= 1, got {warm_start!r}")
+            raise InputError(f"warm_start must be an integer >= 1, got {warm_start!r}")
         if order not in ORDERS:
-            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+            raise InputError(f"order must be one of {ORDERS}, got {order!r}")
         self.table = resolve(dataset, label, columns, missing, constant, reader)
         # The data set's identity (cache keys, messages): a bundled name, or a table's name and digest.
         bundled = isinstance(dataset, str) and dataset in DATASETS
@@ -456,7 +457,7 @@ class RealDataEnv(gym.Env):
         self.order = order
         n_rows = len(self.table.rows)
         if order == "shuffle" and self.horizon + self.warm_start > n_rows:
-            raise ValueError(
+            raise InputError(
                 f"horizon must be at most n_rows - warm_start = {n_rows - self.warm_start} for "
                 f"order='shuffle' on {self.table.name!r} ({n_rows} rows, read once: rounds 0 .. horizon and "
                 f"the warm start's {self.warm_start - 1} extra rows), got {self.horizon}; give a shorter "

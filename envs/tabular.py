@@ -49,6 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from mlcb.validation import InputError
+
 #: What :func:`from_frame` does with missing values and constant columns.
 MISSING = ("error", "drop")
 CONSTANT = ("keep", "drop")
@@ -181,7 +183,7 @@ def _label_values(name: str, values: list) -> tuple[tuple, str | None]:
         fractional = np.flatnonzero(numbers != np.round(numbers))
         if fractional.size:
             row = int(fractional[0])
-            raise ValueError(
+            raise InputError(
                 f"label {name!r} has values that are not whole numbers (row {row}: {values[row]!r}): a class "
                 "label is needed, not a continuous target; bin it into classes first"
             )
@@ -198,13 +200,13 @@ def _check_labels(name: str, labels: tuple, min_class_rows: int) -> None:
     counts = Counter(labels)
     if len(counts) < 2:
         only = ", ".join(repr(c) for c in counts) or "none"
-        raise ValueError(
+        raise InputError(
             f"label {name!r} has {len(counts)} class ({only}); a classification stream needs at least 2"
         )
     small = sorted((c for c, n in counts.items() if n < min_class_rows), key=str)
     if small:
         first = small[0]
-        raise ValueError(
+        raise InputError(
             f"label {name!r}: class {first!r} has {counts[first]} row(s), fewer than min_class_rows = "
             f"{min_class_rows}"
             + (f" (and {len(small) - 1} more such classes)" if len(small) > 1 else "")
@@ -225,7 +227,7 @@ def _numeric_column(column: str, values: Any) -> np.ndarray:
     bad = np.flatnonzero(converted.isna().to_numpy() & series.notna().to_numpy())
     if bad.size or pd.api.types.is_complex_dtype(series.dtype):
         row = int(bad[0]) if bad.size else 0
-        raise ValueError(
+        raise InputError(
             f"column {column!r} is not numeric (row {row}: {series.iloc[row]!r}); encode it as numbers "
             "(e.g. one-hot columns) or leave it out with columns=[...]"
         )
@@ -279,14 +281,14 @@ def from_frame(
     >>> from_frame(frame, "z")
     Traceback (most recent call last):
     ...
-    ValueError: label: no column 'z' in data; its columns: 'x', 'y'
+    mlcb.validation.InputError: label: no column 'z' in data; its columns: 'x', 'y'
     """
     import pandas as pd
 
     from mlcb import validation
 
     if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+        raise InputError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
     name = "data" if name is None else str(name)
     validation.choice("missing", missing, MISSING)
     validation.choice("constant", constant, CONSTANT)
@@ -295,25 +297,25 @@ def from_frame(
     _check_duplicates(header, name)
     if not isinstance(label, str) or label not in header:
         listed = ", ".join(repr(c) for c in header) or "none"
-        raise ValueError(f"label: no column {label!r} in {name}; its columns: {listed}")
+        raise InputError(f"label: no column {label!r} in {name}; its columns: {listed}")
     if columns is None:
         features = [c for c in header if c != label]
     else:
         if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
-            raise ValueError(f"columns must be a list of column names, got {columns!r}")
+            raise InputError(f"columns must be a list of column names, got {columns!r}")
         features = list(columns)
         unknown = [c for c in features if c not in header]
         if unknown:
             listed = ", ".join(repr(c) for c in header)
-            raise ValueError(f"columns: no column {unknown[0]!r} in {name}; its columns: {listed}")
+            raise InputError(f"columns: no column {unknown[0]!r} in {name}; its columns: {listed}")
         if label in features:
-            raise ValueError(f"columns: the label column {label!r} cannot also be a feature")
+            raise InputError(f"columns: the label column {label!r} cannot also be a feature")
         _check_duplicates(features, "columns")
     if not features:
-        raise ValueError(f"{name} has no feature column besides the label {label!r}")
+        raise InputError(f"{name} has no feature column besides the label {label!r}")
     frame = frame.set_axis(header, axis=1)
     if len(frame) == 0:
-        raise ValueError(f"{name} has no rows")
+        raise InputError(f"{name} has no rows")
     notes: list[str] = []
     used = frame[[*features, label]]
     absent = used.isna()
@@ -324,7 +326,7 @@ def from_frame(
             first = int(np.flatnonzero(absent[column].to_numpy())[0])
             others = int((counts > 0).sum()) - 1
             more = f" ({others} more column(s) have some)" if others else ""
-            raise ValueError(
+            raise InputError(
                 f"column {column!r} of {name} has {int(counts[column])} missing value(s), the first at row "
                 f"{first}{more}; fill them or pass missing='drop' to drop those rows"
             )
@@ -333,12 +335,12 @@ def from_frame(
         used = used[keep]
         notes.append(f"{dropped} row(s) with missing values dropped (missing='drop')")
         if len(used) == 0:
-            raise ValueError(f"{name}: every row has a missing value; nothing is left with missing='drop'")
+            raise InputError(f"{name}: every row has a missing value; nothing is left with missing='drop'")
     x = np.column_stack([_numeric_column(c, used[c].to_numpy()) for c in features])
     infinite = np.argwhere(~np.isfinite(x))
     if infinite.size:
         row, position = (int(v) for v in infinite[0])
-        raise ValueError(f"column {features[position]!r} of {name} has an infinite value at row {row}")
+        raise InputError(f"column {features[position]!r} of {name} has an infinite value at row {row}")
     labels, note = _label_values(label, used[label].tolist())
     if note:
         notes.append(note)
@@ -349,7 +351,7 @@ def from_frame(
         if constant == "drop":
             kept = [j for j, c in enumerate(features) if c not in flat]
             if not kept:
-                raise ValueError(
+                raise InputError(
                     f"{name}: every feature column is constant ({listed}); nothing to learn from"
                 )
             x, features = x[:, kept], [features[j] for j in kept]
@@ -376,7 +378,7 @@ def _check_duplicates(header: list[str], what: str) -> None:
     if repeated:
         first = repeated[0]
         positions = [i for i, c in enumerate(header) if c == first]
-        raise ValueError(
+        raise InputError(
             f"{what} has duplicate column name {first!r} (columns {', '.join(map(str, positions))}); "
             "rename them so that each column has one name"
         )
@@ -405,12 +407,12 @@ def from_arrays(
 
     features = np.asarray(x)
     if features.ndim != 2 or features.shape[0] == 0 or features.shape[1] == 0:
-        raise ValueError(
+        raise InputError(
             f"x must be a 2-D array of shape (rows, features), both >= 1, got shape {features.shape}"
         )
     labels = np.asarray(y)
     if labels.ndim != 1 or labels.shape[0] != features.shape[0]:
-        raise ValueError(
+        raise InputError(
             f"y must be a 1-D array with one label per row of x ({features.shape[0]} rows), got shape "
             f"{labels.shape}"
         )
@@ -419,7 +421,7 @@ def from_arrays(
     else:
         names = [str(f) for f in feature_names]
         if len(names) != features.shape[1]:
-            raise ValueError(
+            raise InputError(
                 f"feature_names must name the {features.shape[1]} columns of x, got {len(names)} name(s)"
             )
         _check_duplicates(names, "feature_names")
@@ -477,7 +479,7 @@ def read_csv(
 
     file = validation.path("path", path)
     if not file.is_file():
-        raise ValueError(f"path: no such file {str(file)!r}")
+        raise InputError(f"path: no such file {str(file)!r}")
     stat = file.stat()
     chosen = None if columns is None or isinstance(columns, str) else tuple(columns)
     key = (str(file.resolve()), stat.st_size, stat.st_mtime_ns, label, chosen, name, missing, constant,
@@ -485,28 +487,28 @@ def read_csv(
     if key in _READ:
         return _READ[key]
     if stat.st_size == 0:
-        raise ValueError(f"path: {file.name} is empty")
+        raise InputError(f"path: {file.name} is empty")
     with open(file, encoding="utf-8-sig", newline="") as handle:
         try:
             header = next(csv.reader(handle), [])
             has_row = any(line.strip() for line in handle)
         except UnicodeDecodeError as error:
-            raise ValueError(
+            raise InputError(
                 f"path: {file.name} is not UTF-8 text ({error.reason} at byte {error.start})"
             ) from None
     if not header or not any(h.strip() for h in header):
-        raise ValueError(f"path: {file.name} has no header line (the column names)")
+        raise InputError(f"path: {file.name} has no header line (the column names)")
     _check_duplicates([h.strip() for h in header], file.name)
     if not has_row:
-        raise ValueError(f"path: {file.name} has a header but no rows")
+        raise InputError(f"path: {file.name} has a header but no rows")
     if label is None:
         listed = ", ".join(repr(h.strip()) for h in header)
-        raise ValueError(f"label: name the label column of {file.name}; its columns: {listed}")
+        raise InputError(f"label: name the label column of {file.name}; its columns: {listed}")
     try:
         frame = pd.read_csv(file, encoding="utf-8-sig", skipinitialspace=True)
     except (pd.errors.ParserError, ValueError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ValueError(f"path: {file.name} is not a well-formed CSV file: {first}") from None
+        raise InputError(f"path: {file.name} is not a well-formed CSV file: {first}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
     table = from_frame(
         frame,

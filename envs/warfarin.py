@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from envs.tabular import Table
+from mlcb.validation import InputError
 
 # --- the columns of the IWPC subject file ------------------------------------------------------------
 SUBJECT = "PharmGKB Subject ID"
@@ -324,16 +325,16 @@ def _records(path: Path) -> tuple[list[str], list[list[str]]]:
         try:
             import xlrd
         except ImportError:
-            raise ValueError(
+            raise InputError(
                 f"warfarin: reading {path.name} needs xlrd (pip install xlrd), or save its 'Subject Data' "
                 "sheet as CSV and give that file"
             ) from None
         if suffix == ".xlsx":
-            raise ValueError(f"warfarin: {path.name} is .xlsx; save its 'Subject Data' sheet as CSV")
+            raise InputError(f"warfarin: {path.name} is .xlsx; save its 'Subject Data' sheet as CSV")
         try:
             book = xlrd.open_workbook(str(path))
         except Exception as error:  # xlrd raises its own errors for a file that is not a workbook
-            raise ValueError(f"warfarin: {path.name} is not a readable .xls workbook: {error}") from None
+            raise InputError(f"warfarin: {path.name} is not a readable .xls workbook: {error}") from None
         names = book.sheet_names()
         sheet = book.sheet_by_name("Subject Data") if "Subject Data" in names else book.sheet_by_index(0)
         rows = []
@@ -354,7 +355,7 @@ def _records(path: Path) -> tuple[list[str], list[list[str]]]:
         with open(path, encoding="utf-8-sig", newline="") as handle:
             rows = [[cell.strip() for cell in row] for row in csv.reader(handle)]
     except UnicodeDecodeError as error:
-        raise ValueError(
+        raise InputError(
             f"warfarin: {path.name} is not UTF-8 text ({error.reason} at byte {error.start})"
         ) from None
     return (rows[0] if rows else []), rows[1:]
@@ -376,18 +377,18 @@ def read(path: Any) -> Table:
 
     file = validation.path("warfarin", path)
     if not file.is_file():
-        raise ValueError(f"warfarin: no such file {str(file)!r}")
+        raise InputError(f"warfarin: no such file {str(file)!r}")
     stat = file.stat()
     key = (str(file.resolve()), stat.st_size, stat.st_mtime_ns)
     if key in _READ:
         return _READ[key]
     if stat.st_size == 0:
-        raise ValueError(f"warfarin: {file.name} is empty")
+        raise InputError(f"warfarin: {file.name} is empty")
     header, rows = _records(file)
     header = [h.strip() for h in header]
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise ValueError(
+        raise InputError(
             f"warfarin: {file.name} has no column {missing[0]!r}"
             + (f" (and {len(missing) - 1} more required columns)" if len(missing) > 1 else "")
             + "; is it the IWPC subject file (PharmGKB's 'Subject Data' sheet)?"
@@ -406,7 +407,7 @@ def read(path: Any) -> Table:
         features.append(_row(where, number, record))
         labels.append(dose_class(dose))
     if len(set(labels)) < 2:
-        raise ValueError(
+        raise InputError(
             f"warfarin: {file.name} has {len(labels)} patients with a dose in fewer than 2 classes"
         )
     x = np.array(features, dtype=np.float64)

@@ -56,7 +56,7 @@ def test_input_errors_are_input_errors_and_still_value_errors(call, kind):
 #: Modules of the application and the store that take input from users: every error they raise
 #: for it is an InputError (or a fault of an expert, or a file warning), never a bare ValueError.
 CHECKED_MODULES = [
-    "mlcb/cli.py",
+    "mlcb/cli/__init__.py",
     "mlcb/config.py",
     "mlcb/registry.py",
     "mlcb/simulation.py",
