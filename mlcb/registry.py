@@ -134,13 +134,6 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._entries
 
-    def identity(self, name: str) -> str:
-        """``"module:qualname"`` of the object registered as ``name`` (imported): what a setting's
-        identity records, so that a name registered again for another object gives another key."""
-        target = self.entry(name).load()
-        module = getattr(target, "__module__", None) or "?"
-        return f"{module}:{getattr(target, '__qualname__', None) or type(target).__qualname__}"
-
 
 def build(factory: Any, params: dict[str, Any]) -> Any:
     """``factory(**params)``, a ``ValueError`` or ``TypeError`` it raises turned into an

@@ -1,14 +1,18 @@
 """The ``mlcb`` command line: ``run``, ``compare``, ``sweep``, ``plot``, ``report``, ``show``, ``list``,
 ``paper``.
 
-Bad input exits with status 2 and one line on standard error; an interrupted ``run`` keeps every
-finished replication and continues from there when the same command is run again. Results and
-their parts are kept by :mod:`mlcb.storage.store` (atomic saves, one writer per output directory).
+Bad input (:class:`mlcb.validation.InputError`) exits with status 2 and one line on standard
+error; a fault inside an expert or of the machine (a full disk, a file-size limit, permissions,
+too little memory, a Dask scheduler gone) with status 1 and one line; anything else is a bug,
+shown with its traceback and a line asking to report it (``MLCB_TRACEBACK=1`` shows every
+traceback). An interrupted ``run`` keeps every finished replication and continues from there when
+the same command is run again. Results and their parts are kept by :mod:`mlcb.storage.store`
+(atomic saves, one writer per output directory, never deleting what mlcb did not write).
 
-Families and policies of one's own come in through plugins (:mod:`mlcb.registry`): modules named
-with ``--plugin MODULE`` (repeatable) and the installed entry points of the group ``mlcb.plugins``,
-all loaded when the command starts. A TOML file never makes anything be imported: its
-``family = "module:Class"`` is accepted only for a module named with ``--plugin``.
+Families, policies and environments of one's own come in through plugins (:mod:`mlcb.registry`):
+modules named with ``--plugin MODULE`` (repeatable) and the installed entry points of the group
+``mlcb.plugins``, all loaded when the command starts. A TOML file (:func:`mlcb.config.load_toml`)
+never makes anything be imported: its names resolve only to what is registered.
 """
 
 from __future__ import annotations
