@@ -209,6 +209,11 @@ def report(path: str | Path, out: str | Path | None = None) -> Path:
     target = validation.path("out", out) if out is not None else path / "report.html"
     if target.is_dir():
         raise InputError(f"--out {target} is a directory; give a file name such as report.html")
+    if (target.exists() or target.is_symlink()) and not _is_report(target):
+        raise InputError(
+            f"--out {target} holds a file that is not an mlcb report; mlcb never replaces what it did not "
+            "write: choose another name, or move it away"
+        )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -216,6 +221,22 @@ def report(path: str | Path, out: str | Path | None = None) -> Path:
     page = render(result, f"mlcb report: {path.resolve().name}").encode("utf-8")
     write_file(target, lambda handle: handle.write(page))
     return target
+
+
+#: How a report mlcb wrote begins (a file at ``--out`` that does not is never replaced).
+REPORT_MARK = b"<title>mlcb report: "
+
+
+def _is_report(path: Path) -> bool:
+    """Whether ``path`` is a regular file that mlcb wrote as a report (it holds
+    :data:`REPORT_MARK` near its start); a link or anything else is not."""
+    from mlcb.storage.result_files import open_regular
+
+    try:
+        with open_regular(path) as handle:
+            return REPORT_MARK in handle.read(4096)
+    except ValueError:
+        return False
 
 
 def printable(text: Any) -> str:

@@ -247,3 +247,28 @@ def test_keys_of_a_builtin_setting_are_stable_across_processes():
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout for _ in range(2)
     }
     assert keys == {mlcb.presets.get("trap").config(2).key() + "\n"}
+
+
+def test_a_model_is_described_by_its_weights_and_a_frame_by_its_columns():
+    """Neighbours of a private attribute: two torch networks with other weights, two frames with
+    other column names, hold objects whose attributes alone say nothing."""
+    import pandas as pd
+
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    first, same = torch.nn.Linear(3, 2), None
+    torch.manual_seed(0)
+    same = torch.nn.Linear(3, 2)
+    other = torch.nn.Linear(3, 2)
+    keys = [identity_digest(m) for m in (first, same, other)]
+    assert keys[0] == keys[1] != keys[2]
+    frames = [pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"b": [1, 2]}), pd.DataFrame({"a": [1, 3]})]
+    assert len({identity_digest(f) for f in frames}) == 3
+
+
+def identity_digest(value) -> str:
+    from mlcb.storage.identity import digest
+
+    described = describe(value)
+    assert described.problems == []
+    return digest(described.value)

@@ -276,18 +276,12 @@ class _Describer:
             return {"class": label(value), "state": self.describe(value.get_state(), where, depth + 1)}
         if isinstance(value, random.Random):
             return {"class": label(value), "state": self.describe(value.getstate(), where, depth + 1)}
-        if hasattr(value, "__array__") and not hasattr(value, "__dict__"):
-            try:
-                return {"class": label(value), "array": self._array(np.asarray(value), where, depth)}
-            except Exception:  # an __array__ that fails: described below, or not at all
-                pass
+        if hasattr(value, "__array__") and not dataclasses.is_dataclass(value):
+            described = self._array_like(value, where, depth)
+            if described is not None:
+                return described
         params, source = parameters(value)
         if params is None:
-            if hasattr(value, "__array__"):
-                try:
-                    return {"class": label(value), "array": self._array(np.asarray(value), where, depth)}
-                except Exception:
-                    pass
             return self.problem(
                 where, f"holds a {label(value)} object, which has neither parameters nor attributes"
             )
@@ -296,6 +290,28 @@ class _Describer:
             str(name): self.describe(item, f"{where}.{name}" if where else str(name), depth + 1)
             for name, item in sorted(params.items(), key=lambda kv: str(kv[0]))
         }
+        return out
+
+    def _array_like(self, value: Any, where: str, depth: int) -> Any:
+        """An object that converts to an array (a tensor, a frame, a series) by its values, with
+        its column and index labels where it has them; ``None`` when it does not convert."""
+        data = value
+        for step in ("detach", "cpu"):  # a tensor: off the autograd graph and the device first
+            method = getattr(data, step, None)
+            if callable(method):
+                try:
+                    data = method()
+                except Exception:  # noqa: BLE001 - not a tensor's method after all
+                    break
+        try:
+            array = np.asarray(data)
+        except Exception:  # noqa: BLE001 - an __array__ that fails: described otherwise
+            return None
+        out: dict[str, Any] = {"class": label(value), "array": self._array(array, where, depth)}
+        for axis in ("columns", "index"):
+            labels = getattr(value, axis, None)
+            if labels is not None and hasattr(labels, "tolist"):
+                out[axis] = self.describe(list(labels.tolist()), f"{where}.{axis}", depth + 1)
         return out
 
     def _array(self, value: np.ndarray, where: str, depth: int) -> Any:
