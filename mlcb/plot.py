@@ -204,7 +204,7 @@ def _axes(axes: Any, count: int, figsize: tuple[float, float], columns: int | No
         return plt.subplots(rows, columns, figsize=figsize, squeeze=False)
     given = np.asarray(axes, dtype=object).ravel()
     if given.size < count or not all(hasattr(ax, "plot") and hasattr(ax, "figure") for ax in given):
-        raise ValueError(f"axes must be a sequence of at least {count} matplotlib Axes, got {axes!r}")
+        raise InputError(f"axes must be a sequence of at least {count} matplotlib Axes, got {axes!r}")
     return given[0].figure, given.reshape(1, -1)
 
 

@@ -531,3 +531,17 @@ def test_the_documented_grids_are_valid():
         grid = sweeps.make_grid(tomllib.loads(block), name="doc")
         sizes.append(len(grid.settings))
     assert 8 in sizes and 16 in sizes and 3 in sizes
+
+
+@pytest.mark.parametrize(("field", "value"), [("replications", -3), ("block", 0), ("replications", "many")])
+def test_a_sweep_description_with_bad_counts_is_named(reference, tmp_path, field, value):
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "s")
+    meta = json.loads((tmp_path / "s" / "sweep.json").read_text())
+    meta[field] = value
+    (tmp_path / "s" / "sweep.json").write_text(json.dumps(meta))
+    with pytest.raises(
+        ValueError, match=rf"sweep.json: not a readable sweep description \(InputError: {field} must"
+    ):
+        sweeps.load(tmp_path / "s")

@@ -52,6 +52,7 @@ from mlcb.paper.section import SIZES as SIZE_NAMES
 from mlcb.paper.section import Section, Table
 from mlcb.paper.section import plan as sized_plan
 from mlcb.simulation import simulate
+from mlcb.validation import InputError
 
 #: The experiment at each size: horizons (each its own instance), replications per point, the
 #: hardness exponents (one panel each), the budgets and the number of experts.
@@ -316,7 +317,7 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None, **overr
             for horizon in horizons:
                 construction(n_experts, budget, horizon, alpha)
         if min(horizons) < n_experts / min(budgets):
-            raise ValueError(f"horizons must be >= K / M = {n_experts / min(budgets):g}")
+            raise InputError(f"horizons must be >= K / M = {n_experts / min(budgets):g}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     points = [

@@ -27,6 +27,7 @@ import pandas as pd
 from mlcb.paper.section import FAILS, HOLDS, NOT_SHOWN, Row
 from mlcb.plot import last_decade_slope
 from mlcb.storage.results import Result
+from mlcb.validation import InputError
 
 #: Standard errors that decide a verdict (two: about 97.7 % one-sided under the normal law).
 Z = 2.0
@@ -76,7 +77,7 @@ def judge(mean: float, error: float, low: float = -math.inf, high: float = math.
     ('holds', 'not shown')
     """
     if math.isnan(low) or math.isnan(high) or low > high:
-        raise ValueError(f"low and high must be a range low <= high, got [{low!r}, {high!r}]")
+        raise InputError(f"low and high must be a range low <= high, got [{low!r}, {high!r}]")
     if not (math.isfinite(mean) and math.isfinite(error)) or error < 0:
         return NOT_SHOWN
     margin = Z * error
@@ -226,7 +227,7 @@ def final(result: Result, setting: str, metric: str = "regret") -> pd.Series:
     """``metric`` at the horizon of every replication of ``setting``, indexed by replication."""
     curves = result.curves[result.curves["setting"] == setting]
     if curves.empty:
-        raise ValueError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
+        raise InputError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
     last = curves[curves["round"] == curves["round"].max()]
     return last.set_index("replication")[metric].sort_index()
 
@@ -280,7 +281,7 @@ def _curves(result: Result, setting: str, metric: str) -> tuple[np.ndarray, pd.D
     """Rounds and the (replication x round) table of ``metric`` of ``setting``."""
     curves = result.curves[result.curves["setting"] == setting]
     if curves.empty:
-        raise ValueError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
+        raise InputError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
     table = curves.pivot(index="replication", columns="round", values=metric).sort_index()
     return table.columns.to_numpy(float), table
 
@@ -305,7 +306,7 @@ def slope_difference(result: Result, first: str, second: str, metric: str = "reg
     rounds, a = _curves(result, first, metric)
     other_rounds, b = _curves(result, second, metric)
     if not np.array_equal(rounds, other_rounds):
-        raise ValueError(f"settings {first!r} and {second!r} are recorded at different rounds")
+        raise InputError(f"settings {first!r} and {second!r} are recorded at different rounds")
     shared = a.index.intersection(b.index)
     both = np.concatenate([a.loc[shared].to_numpy(), b.loc[shared].to_numpy()], axis=1)
     width = rounds.size
@@ -322,7 +323,7 @@ def shares(result: Result, setting: str, column: str = "deployed") -> pd.Series:
     the horizon) that went to the replication's best expert k*."""
     experts = result.experts[result.experts["setting"] == setting]
     if experts.empty:
-        raise ValueError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
+        raise InputError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
     last = experts[experts["round"] == experts["round"].max()]
     best = result.replications[result.replications["setting"] == setting].set_index("replication")[
         "best_expert"

@@ -36,6 +36,7 @@ import numpy as np
 
 from mlcb.paper.measure import claim_row, jackknife, mean_and_error, published_row
 from mlcb.paper.section import NOT_PUBLISHED, NOT_SHOWN, Row, Section, Table, plan
+from mlcb.validation import InputError
 
 #: Nothing optional: cardiotocography ships with the package. The Warfarin stand-in needs
 #: scikit-learn; without it and without a file of one's own, (b) and (c) are left out, with a line.
@@ -108,7 +109,7 @@ def per_replication(result: Any, setting: str) -> dict[str, np.ndarray]:
     their difference, ``"accuracy"`` ``1 - loss / T``, ``"top_m"`` the Top-M regret."""
     curves = result.curves[result.curves["setting"] == setting]
     if curves.empty:
-        raise ValueError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
+        raise InputError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
     horizon = int(curves["round"].max())
     final = curves[curves["round"] == horizon].set_index("replication").sort_index()
     reps = result.replications[result.replications["setting"] == setting].set_index("replication")
@@ -436,7 +437,7 @@ def _sizes(size: str, overrides: dict[str, Any]) -> dict[str, int]:
         sizes[key] = validation.integer(key, value, minimum=2 if key.endswith("replications") else 1)
     rows = len(load("ctg"))
     if sizes["ctg_horizon"] > rows - 1:
-        raise ValueError(
+        raise InputError(
             f"ctg_horizon must be an integer in [1, {rows - 1}] (the stream is read once), got "
             f"{sizes['ctg_horizon']}"
         )

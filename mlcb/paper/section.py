@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlcb.validation import InputError
+
 #: The sizes an experiment runs at.
 SIZES = ("quick", "paper")
 
@@ -41,7 +43,7 @@ class Row:
     >>> Row("slope", "< 1", 0.62, verdict="maybe")
     Traceback (most recent call last):
     ...
-    ValueError: verdict must be one of ('holds', 'does not hold', 'not shown') or '' (no claim), got 'maybe'
+    mlcb.validation.InputError: verdict must be one of ('holds', ...) or '' (no claim), got 'maybe'
     """
 
     quantity: str
@@ -54,7 +56,7 @@ class Row:
 
     def __post_init__(self) -> None:
         if self.verdict and self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS} or '' (no claim), got {self.verdict!r}")
+            raise InputError(f"verdict must be one of {VERDICTS} or '' (no claim), got {self.verdict!r}")
 
 
 @dataclass(frozen=True)
@@ -155,8 +157,8 @@ def plan(sizes: dict[str, dict[str, Any]], size: str, overrides: dict[str, Any])
     {'horizon': 5, 'replications': 2}
     """
     if size not in sizes:
-        raise ValueError(f"size must be one of {tuple(sizes)}, got {size!r}")
+        raise InputError(f"size must be one of {tuple(sizes)}, got {size!r}")
     unknown = sorted(set(overrides) - set(sizes[size]))
     if unknown:
-        raise ValueError(f"unknown size override(s) {', '.join(unknown)}; known: {', '.join(sizes[size])}")
+        raise InputError(f"unknown size override(s) {', '.join(unknown)}; known: {', '.join(sizes[size])}")
     return {**sizes[size], **overrides}

@@ -364,8 +364,8 @@ def load(path: str | Path) -> Any:
         grid = Grid(
             str(meta["name"]),
             str(meta["preset"]),
-            int(meta["replications"]),
-            int(meta["block"]),
+            validation.integer("replications", meta["replications"], maximum=10**6),
+            validation.integer("block", meta["block"], maximum=10**6),
             tuple(_Recorded.setting(s) for s in settings_meta),
             meta.get("grid") or {},
         )
