@@ -187,7 +187,8 @@ class SimulationConfig:
             ("checkpoints", MAX_CHECKPOINTS),
         ):
             object.__setattr__(self, name, validation.integer(name, getattr(self, name), maximum=maximum))
-        check_size(self.label_guess(), self.frame_bytes(), self._rows_text())  # before any allocation
+        # the size before any allocation (the budget not yet checked: the label as given)
+        check_size(f"{self.policy} M={self.budget}", self.frame_bytes(), self._rows_text())
         check_environment_size(self.env, self.env_params)
         env = envs.make(self.env, **self.env_params)  # unknown ids and bad parameters raise here
         family = family_of(list(self.experts))
@@ -237,10 +238,6 @@ class SimulationConfig:
             f"{runs:,} replications x {points:,} checkpoints x {k:,} experts = {runs * points * k:,} rows of "
             "the experts frame"
         )
-
-    def label_guess(self) -> str:
-        """The label, before the budget is checked."""
-        return f"{self.policy} M={self.budget}"
 
     def make_env(self):
         """The (unwrapped) environment object."""
