@@ -116,8 +116,9 @@ def test_warm_start_trains_every_model_then_the_policy_observes_once():
         assert repr(model.best_model) == repr(hand[min(range(4), key=sums.__getitem__)])
     assert model.trained_counts == [10] * 4
     assert sorted(model.mean_losses) == pytest.approx(sorted(s / 10 for s in sums))
-    assert (model._stats["n"] == 10).all()
-    assert model._stats["loss_sum"].tolist() == sums
+    stats = model._session.stats  # canonical order
+    assert (stats["n"] == 10).all()
+    assert stats["loss_sum"].tolist() == pytest.approx(sums)
     model.learn_one(*stream[10])
     assert model.n_updates == 41
 
@@ -133,11 +134,12 @@ def test_deploy_best_predicts_with_the_smallest_upper_bound_over_all_models():
     for x, y in stream[5:]:
         best.learn_one(x, y)
         own.learn_one(x, y)
-        n = best._stats["n"].astype(float)
-        upper = best._stats["loss_sum"] / n + np.sqrt(2 * np.log(4 * 4 * n * n / 0.1) / n)
-        assert best._deployed == int(np.argmin(upper))
-        assert own._deployed == own._selected[0]  # budget 1: the model being trained predicts
-        away += best._deployed != best._selected[0]
+        stats = best._session.stats  # canonical order
+        n = stats["n"].astype(float)
+        upper = stats["loss_sum"] / n + np.sqrt(2 * np.log(4 * 4 * n * n / 0.1) / n)
+        assert best._deployed == canonical_order(best.models)[int(np.argmin(upper))]
+        assert own._deployed == own._train[0]  # budget 1: the model being trained predicts
+        away += best._deployed != best._train[0]
     assert best.trained_counts == own.trained_counts  # the policy's choices are the same
     assert away > 0
 
@@ -170,8 +172,9 @@ def test_pool_statistics_score_every_model_on_every_sample(window):
         best = min(range(len(means)), key=means.__getitem__)
         assert model.best_model is members[best]
         if i >= 4:  # after the warm start: the policy's statistics
-            assert model._stats["loss_sum"] / model._stats["n"] == pytest.approx(means)
-            assert model._stats["n"].tolist() == [model.trained_counts[j] for j in order]
+            stats = model._session.stats  # canonical order
+            assert stats["loss_sum"] / stats["n"] == pytest.approx(means)
+            assert stats["n"].tolist() == [model.trained_counts[j] for j in order]
         if i >= 5:
             assert sum(model.trained_counts) - sum(counts) == 1  # still one update per sample
     assert model.n_updates == 4 * 5 + (len(stream) - 5)
@@ -207,7 +210,7 @@ def test_pool_statistics_forget_the_losses_of_a_much_less_trained_model():
     assert model.trained_counts == [4, 5]
     # lag 3: losses 1, 0, 0 at counts 2, 3, 4; lag 2: 0, 0 at counts 3, 4 (count 2 < 5 / 2 dropped)
     assert model.mean_losses == pytest.approx([1 / 3, 0.0])
-    assert [len(w) for w in model._windows] == [2, 3]  # canonical order: lag=2 first
+    assert [len(w.scores) for w in model._session._windows] == [3, 2]  # lag=3 first, as given
 
 
 def test_pool_statistics_change_what_mlcb_trains():
@@ -234,10 +237,7 @@ def test_statistics_default_follows_the_policy():
 
 
 def _rates_in_given_order(model):
-    rates = [None] * len(model.models)
-    for position, index in enumerate(model._order):
-        rates[index] = model._rates[position]
-    return rates
+    return list(model._rates)
 
 
 def test_default_rates_follow_the_statistics_and_the_model():
@@ -265,10 +265,11 @@ def test_default_rates_follow_the_statistics_and_the_model():
     model = BudgetedClassifier(pool, warm_start=20)
     for x, y in stream:
         model.learn_one(x, y)
-    for position, index in enumerate(model._order):
+    stats = model._session.stats  # canonical order
+    for position, index in enumerate(canonical_order(model.models)):
         beta, alpha = expected[index]
-        n = model._stats[position]["n"]
-        assert model._stats[position]["rate"] == pytest.approx(float(power_rate(n, beta, alpha, 0.1 / 8)))
+        n = stats[position]["n"]
+        assert stats[position]["rate"] == pytest.approx(float(power_rate(n, beta, alpha, 0.1 / 8)))
 
 
 @pytest.mark.parametrize("value", [0, -3, 2.5, True])
@@ -751,7 +752,8 @@ def test_r_ed_ucb_past_its_horizon_grows_its_history_and_decides_the_same():
         assert model.n_updates == 4 * 20 + (400 - 20)
         # Every recorded reward lies inside the history (before, the compiled policy wrote past
         # its end: an IndexError with NUMBA_BOUNDSCHECK=1).
-        assert 4 * 20 + (400 - 20) <= model._state.top[0] <= model._state.history.shape[1]
+        state = model._session.state
+        assert 4 * 20 + (400 - 20) <= state.top[0] <= state.history.shape[1]
     assert predictions[0] == predictions[1]
 
 
@@ -795,3 +797,14 @@ def test_r_ed_ucb_gets_room_for_a_warm_start_of_several_rows(monkeypatch):
     monkeypatch.setattr(RisingUCB, "grow", lambda self, params, state, updates: state)
     with pytest.raises(PolicyStateFull):
         mlcb.simulate(**fields)
+
+
+def test_the_river_estimators_hold_no_accounting_of_their_own():
+    """Counts, loss sums, rates, bounds and widths live in the engine's round session
+    (:mod:`mlcb.engine.session`): the estimators score the models and make them learn."""
+    import mlcb.river.budgeted
+    import mlcb.river.estimators
+    from tests.test_selection_env import accounting_names
+
+    for module in (mlcb.river.budgeted, mlcb.river.estimators):
+        assert accounting_names(Path(module.__file__)) == set(), module.__name__
