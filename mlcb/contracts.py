@@ -14,7 +14,7 @@ string, no registration beyond what a protocol names.
 :class:`PythonExpert`
     any online learner written in Python (a class of one's own, a river or scikit-learn model
     behind an adapter). Such experts need no family: :func:`family_of` gives them the generic
-    one of :mod:`mlcb.learners`.
+    one of :mod:`mlcb.engine.learners`.
 :class:`Policy`
     the meta-policy: who trains and who is deployed (``mlcb/policies``).
 
@@ -401,7 +401,7 @@ FAMILY_ATTRIBUTE = "family"
 
 def family_of(experts: list) -> Any:
     """The :class:`ExpertFamily` of a pool: the ``family`` its specifications name, or the generic
-    family of Python experts (:data:`mlcb.learners.LEARNERS`) for learners without one.
+    family of Python experts (:data:`mlcb.engine.learners.LEARNERS`) for learners without one.
 
     A ``ValueError`` names the problem when the pool mixes families or an object is neither.
 
@@ -413,7 +413,7 @@ def family_of(experts: list) -> Any:
     """
     if not experts:
         raise ValueError("experts must be a non-empty list of expert specifications or learners")
-    from mlcb.learners import LEARNERS
+    from mlcb.engine.learners import LEARNERS
 
     families = []
     for k, expert in enumerate(experts):

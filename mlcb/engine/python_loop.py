@@ -1,7 +1,7 @@
 """The Python round loop: any :class:`~mlcb.contracts.BatchedPool`, every replication in lockstep.
 
 The compiled engine (:mod:`mlcb.engine.compiled_loop`) needs every expert compiled. This loop serves any pool
-that satisfies the batched interface: learners written in Python (:mod:`mlcb.learners`), a
+that satisfies the batched interface: learners written in Python (:mod:`mlcb.engine.learners`), a
 compiled family driven from Python (:class:`CompiledPool`), a pool of torch networks that advances
 every replication in one tensor operation. A block of replications advances together, round by
 round:
@@ -13,7 +13,7 @@ round:
 2. the pool deploys the chosen experts of every replication (``BatchedPool.deploy``);
 3. the pool trains the selected experts of every replication (``BatchedPool.train``).
 
-A pool that offers ``play`` does 2 and 3 in one call (:class:`mlcb.learners.LearnerPool`: one
+A pool that offers ``play`` does 2 and 3 in one call (:class:`mlcb.engine.learners.LearnerPool`: one
 pass over the replications instead of two).
 
 Every number is computed in the same order as in the compiled engine, so for the same seed a
@@ -291,7 +291,7 @@ def build_pool(problem: Any, batch: Batch, horizon: int) -> Any:
 
 def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray) -> np.ndarray:
     """Where an expert made ``c > 1`` updates in the warm start (``pool.warm_updates(r, k)``:
-    a Python expert that learnt several samples of ``xi_0``, :class:`mlcb.learners.LearnerPool`),
+    a Python expert that learnt several samples of ``xi_0``, :class:`mlcb.engine.learners.LearnerPool`),
     count them: its statistics start at ``c`` updates with ``c`` times its mean warm-start loss,
     which the warm start's accounting then completes (it adds the one update and the loss).
     Returns each replication's updates beyond one per expert."""

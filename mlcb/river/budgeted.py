@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 from river import base
 
+from mlcb.engine.learners import power_rate
 from mlcb.engine.session import Session
-from mlcb.learners import power_rate
 from mlcb.seeding import check_seed
 
 #: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.

@@ -1,0 +1,460 @@
+"""Python experts: any online learner written in Python, driven by the Python engine.
+
+A Python expert (:class:`mlcb.contracts.PythonExpert`) needs two methods::
+
+    learn(data)  -> loss               # loss of the current decision on xi_t, then one step
+    deploy(data) -> (loss, expected)   # the smoothed decision's loss (and expected loss)
+
+and may add ``spawn(seed)`` (a fresh copy with its own random stream), ``rate`` (a callable
+``rate(n, delta_prime)`` or a pair ``(beta, alpha)``), ``heuristic`` and ``optimal_loss(env,
+env_params)``. ``data`` is what the environment's ``round_data`` gives (on the bandit
+environments: the expert's arms, with ``n_arms``, ``loss(arm)`` and ``mean(arm)``; on the GLM
+stream: ``x``, ``y`` and ``loss(prediction)``).
+
+A pool of such experts belongs to the generic family :data:`LEARNERS`; :class:`LearnerPool`
+holds one fresh copy of every expert per replication and drives them through the batched
+interface of the Python engine (:mod:`mlcb.engine.python_loop`).
+
+Examples
+--------
+>>> import mlcb
+>>> class FirstArm:  # plays arm 0 forever
+...     heuristic = True
+...     def learn(self, data):
+...         return data.loss(0)
+...     def deploy(self, data):
+...         return data.loss(0), data.mean(0)
+>>> result = mlcb.simulate(env="mlcb/Trap-v0", experts=[FirstArm()] * 10, budget=2, horizon=200,
+...                        replications=2, seed=0)
+>>> result.metadata["settings"]["mlcb M=2"]["engine"]
+'python'
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import warnings
+from typing import Any
+
+import numpy as np
+
+from mlcb.errors import ExpertError, class_name, raised
+
+#: The default rate of a Python expert that declares none: ``(beta, alpha) = (1, 1/2)``.
+DEFAULT_RATE = (1.0, 0.5)
+
+
+def power_rate(n: Any, beta: float, alpha: float, delta_prime: float) -> np.ndarray:
+    """``U(n, delta') = min(n, beta n^alpha sqrt(log(2 n^2 / delta')))`` at counts ``n >= 1``.
+
+    The rate of a learner whose regret after ``n`` updates grows like ``n^alpha`` (up to a
+    logarithmic confidence term); ``alpha = 1/2`` for online convex optimisation and UCB-type
+    bandits, ``2/3`` for explore-then-commit or epsilon-greedy schedules.
+
+    Examples
+    --------
+    >>> float(power_rate(100, 1.0, 0.5, 0.005).round(3))
+    38.989
+    """
+    counts = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    value = beta * counts**alpha * np.sqrt(np.log(2.0 * counts * counts / delta_prime))
+    return np.minimum(counts, value)
+
+
+def _rate_spec(expert: Any, index: int) -> Any:
+    """The expert's rate as a callable of ``(n, delta_prime)``, checked; a ``ValueError`` names
+    the expert and what ``rate`` may be."""
+    spec = getattr(expert, "rate", None)
+    if spec is None:
+        spec = DEFAULT_RATE
+    if callable(spec):
+        return spec
+    try:
+        beta, alpha = (float(v) for v in spec)
+    except (TypeError, ValueError):
+        beta = alpha = math.nan
+    if not (beta > 0 and math.isfinite(beta) and 0 < alpha <= 1):
+        raise ValueError(
+            f"experts[{index}]: rate of {class_name(expert)} must be a callable rate(n, delta_prime) or a "
+            f"pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, got {spec!r}"
+        )
+    return lambda n, delta_prime: power_rate(n, beta, alpha, delta_prime)
+
+
+def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.ndarray:
+    """``U(n, delta')`` of a Python expert at counts ``n`` (its declared rate, capped at ``n``).
+
+    Examples
+    --------
+    >>> class Learner:
+    ...     rate = (2.0, 0.5)
+    >>> rate_values(Learner(), [1, 4], 0.01).tolist() == power_rate([1, 4], 2.0, 0.5, 0.01).tolist()
+    True
+    """
+    counts = np.asarray(n, dtype=np.float64)
+    values = np.asarray(_rate_spec(expert, index)(counts, delta_prime), dtype=np.float64)
+    if values.shape != counts.shape:
+        raise ValueError(
+            f"experts[{index}]: rate of {class_name(expert)} returned shape {values.shape} for counts of "
+            f"shape {counts.shape}; it must be vectorised over n"
+        )
+    return np.minimum(counts, values)
+
+
+def _seed(key: Any) -> int:
+    """A learner's seed from its 64-bit stream key: 32 bits, what NumPy, river and scikit-learn
+    all accept."""
+    return int(key) & 0xFFFFFFFF
+
+
+def spawn(expert: Any, seed: int) -> Any:
+    """A fresh copy of ``expert`` for one replication: ``expert.spawn(seed)`` or a deep copy."""
+    make = getattr(expert, "spawn", None)
+    return make(seed) if callable(make) else copy.deepcopy(expert)
+
+
+_GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
+
+
+def _warn_if_shared_randomness(expert: Any, index: int) -> None:
+    """Warn when a learner holds a random generator but has no ``spawn``: its deep copies would
+    draw the same numbers in every replication."""
+    if callable(getattr(expert, "spawn", None)):
+        return
+    held = [name for name, value in getattr(expert, "__dict__", {}).items() if isinstance(value, _GENERATORS)]
+    if held:
+        warnings.warn(
+            f"experts[{index}]: {class_name(expert)} holds a random generator ({', '.join(held)}) but has "
+            "no spawn(seed): every replication would get a copy drawing the same numbers; define "
+            "spawn(seed) to seed a fresh copy",
+            stacklevel=4,
+        )
+
+
+class LearnerFamily:
+    """The generic family of Python experts (:class:`mlcb.contracts.ExpertFamily`).
+
+    Its smoothing is the learner's own ``deploy`` (``"learner"``). ``L_k*`` is the learner's
+    ``optimal_loss(env, env_params)`` where it has one, else the environment's
+    ``optimal_loss(env_params, k)``; rates are the declared ones (:func:`rate_values`); an expert
+    is heuristic unless it says ``heuristic = False``.
+    """
+
+    name = "python"
+    smoothing = ("learner",)
+
+    def check(self, experts: list, env: Any) -> None:
+        expected = getattr(env, "n_experts", None)
+        if expected is not None and len(experts) != expected:
+            raise ValueError(f"experts: this environment has {expected} experts, got {len(experts)}")
+        if not callable(getattr(env, "round_data", None)):
+            raise ValueError(
+                f"experts: Python experts need the environment to provide round_data(params, state, t, "
+                f"expert); {type(env).__name__} does not"
+            )
+        warned: set[int] = set()
+        for k, expert in enumerate(experts):
+            if id(expert) not in warned:
+                warned.add(id(expert))
+                _warn_if_shared_randomness(expert, k)
+            rate_values(expert, np.array([1.0, 2.0]), 0.01, k)
+            heuristic = getattr(expert, "heuristic", True)
+            if not isinstance(heuristic, (bool, np.bool_)):
+                raise ValueError(
+                    f"experts[{k}]: heuristic of {class_name(expert)} must be True or False, "
+                    f"got {heuristic!r}"
+                )
+
+    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
+        values = []
+        for k, expert in enumerate(experts):
+            own = getattr(expert, "optimal_loss", None)
+            values.append(
+                float(own(env, env_params)) if callable(own) else float(env.optimal_loss(env_params, k))
+            )
+        return np.array(values)
+
+    def rates(self, experts: list, env: Any, n: np.ndarray, delta_prime: float) -> np.ndarray:
+        return np.stack([rate_values(expert, n, delta_prime, k) for k, expert in enumerate(experts)])
+
+    def heuristic(self, experts: list, env: Any) -> list[bool]:
+        return [bool(getattr(expert, "heuristic", True)) for expert in experts]
+
+    def batched_pool(self, experts: list, env: Any, batch: Any, delta: float, smoothing: str, horizon: int):
+        return LearnerPool(experts, env, batch, delta)
+
+
+#: The family of every Python expert that names no family of its own.
+LEARNERS = LearnerFamily()
+
+
+class _Cells:
+    """Where the engine's (R, W) float64 outputs are written, one number at a time, by flat index
+    ``r * W + j``: a flat memoryview of the array (the fastest way to write one Python number into
+    it), or the array itself, indexed by row and column, when it offers none."""
+
+    __slots__ = ("array", "width", "flat")
+    flat: Any  # a memoryview of float64 cells, or this object
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array, self.width = array, array.shape[1]
+        try:
+            view = memoryview(array)  # type: ignore[arg-type]  # an ndarray is a buffer
+            self.flat = view.cast("B").cast("d") if view.format == "d" and view.ndim == 2 else None
+        except (TypeError, ValueError):  # pragma: no cover - the engine's arrays always offer one
+            self.flat = None
+        if self.flat is None:
+            self.flat = self
+
+    def __setitem__(self, i: int, value: Any) -> None:  # the fallback: by row and column
+        self.array[divmod(i, self.width)] = value
+
+    def store(self, i: int, value: Any) -> bool:
+        """Write ``value`` at flat index ``i`` of the array; ``False`` when it is not a number.
+        (A memoryview takes only Python and NumPy scalars; this is the way for anything else a
+        float64 array accepts, a 0-d array say.)"""
+        try:
+            self[i] = value
+        except (TypeError, ValueError):
+            return False
+        return True
+
+
+class _RateTable:
+    """``U(n, delta')`` of one expert at ``n = 0, 1, ...`` as a list, extended by doubling."""
+
+    def __init__(self, expert: Any, delta_prime: float, index: int) -> None:
+        self.expert, self.delta_prime, self.index = expert, delta_prime, index
+        self.values: list[float] = []
+
+    def extend(self, n: int) -> list[float]:
+        """The table, long enough to hold ``U(n)``."""
+        if n >= len(self.values):
+            counts = np.maximum(np.arange(max(1024, 2 * n), dtype=np.float64), 1.0)
+            self.values = rate_values(self.expert, counts, self.delta_prime, self.index).tolist()
+        return self.values
+
+
+def _defined_in(cls: type, name: str) -> type | None:
+    return next((c for c in cls.__mro__ if name in vars(c)), None)
+
+
+def _block_follows(env: Any) -> bool:
+    """Whether ``env``'s ``round_data_block`` is as specific as its ``round_data``: a subclass
+    that overrides ``round_data`` alone must not be bypassed by an inherited block method."""
+    block, single = _defined_in(type(env), "round_data_block"), _defined_in(type(env), "round_data")
+    return block is None or single is None or issubclass(block, single)
+
+
+class LearnerPool:
+    """One fresh copy of every Python expert per replication, as a batched pool.
+
+    Replication ``r``'s copy of expert ``k`` is ``spawn(expert, seed)`` with a seed derived
+    from the expert's stream key, which follows the expert's identity: results do not depend on
+    threads or on the order of replications, and every policy of a comparison meets the same
+    learners.
+    """
+
+    def __init__(self, experts: list, env: Any, batch: Any, delta: float) -> None:
+        n_experts = len(experts)
+        delta_prime = delta / (2.0 * n_experts)
+        self._classes = [class_name(e) for e in experts]
+        self._replications = list(batch.replications)
+        self._params, self._states = list(batch.env_params), list(batch.env_states)
+        self._round_data = env.round_data
+        # An environment whose round data is the same for every expert: fetched once per round
+        # for every replication (by the round's first call, play or deploy), reused by train.
+        self._shared = bool(getattr(env, "round_data_shared", False))
+        block = getattr(env, "round_data_block", None) if self._shared else None
+        self._block = block if callable(block) and _block_follows(env) else None
+        self._round: list[Any] = []  # the shared round data of every replication at _round_at
+        self._round_at = -1
+        self._written: dict[int, _Cells] = {}  # the engine's output arrays, by identity
+        self.learners = [
+            [spawn(expert, _seed(keys[k])) for k, expert in enumerate(experts)] for keys in batch.expert_keys
+        ]
+        self._steps = [[0] * n_experts for _ in batch.replications]
+        tables: dict[int, _RateTable] = {}
+        self._tables = [
+            tables.setdefault(id(expert), _RateTable(expert, delta_prime, k))
+            for k, expert in enumerate(experts)
+        ]
+        self._rates = [table.extend(1) for table in self._tables]
+
+    def describe(self, r: int, k: int) -> str:
+        return self._classes[k]
+
+    def _fault(self, problem: str, k: int, r: int, t: int) -> ExpertError:
+        return ExpertError(
+            problem, expert=k, expert_class=self._classes[k], replication=self._replications[r], round_=t
+        )
+
+    def warm_updates(self, r: int, k: int) -> int:
+        """How many updates replication ``r``'s expert ``k`` made in the warm start (its
+        ``warm_updates`` attribute after learning ``xi_0``; 1 without one)."""
+        return self._steps[r][k]
+
+    def _fetch(self, r: int, t: int, k: int, method: str) -> Any:
+        """Replication ``r``'s round data at ``t`` (shared by its experts), asked as for ``k``."""
+        params, state = self._params[r], self._states[r]
+        try:
+            return self._round_data(params, state, t, k)
+        except Exception as error:
+            raise raised(error, method, k, self._classes[k], self._replications[r], t) from error
+
+    def _shared_round(self, t: int, rows: list, counts: list, method: str) -> list:
+        """Every replication's round data at ``t`` (an environment whose round data is shared by
+        its experts): one call for the block where the environment offers ``round_data_block``,
+        else one per replication; kept for the rest of the round."""
+        if self._round_at != t:
+            data = None
+            if self._block is not None:
+                try:
+                    data = self._block(self._params, self._states, t)
+                except Exception:  # asked again replication by replication, to name the one
+                    data = None
+                if data is not None and len(data) != len(self._states):
+                    data = None
+            if data is None:
+                data = [self._fetch(r, t, rows[r][0] if counts[r] else 0, method) for r in range(len(rows))]
+            self._round, self._round_at = list(data), t
+        return self._round
+
+    # One round of the block runs through _play: every replication's round costs a few Python
+    # operations besides the experts' own calls, so the loop is kept lean (one round data per
+    # replication and round when it is shared, results written through flat memoryviews).
+    def play(
+        self,
+        t: int,
+        deployed: np.ndarray,
+        n_deployed: np.ndarray,
+        deploy_losses: np.ndarray,
+        deploy_expected: np.ndarray,
+        selected: np.ndarray,
+        n_selected: np.ndarray,
+        train_losses: np.ndarray,
+        train_rates: np.ndarray,
+    ) -> None:
+        """Round ``t`` of every replication: :meth:`deploy`, then :meth:`train`, replication after
+        replication (each replication's learners are its own, so this is the same as deploying
+        every replication and then training every one)."""
+        self._play(
+            t,
+            (deployed, n_deployed, deploy_losses, deploy_expected),
+            (selected, n_selected, train_losses, train_rates),
+        )
+
+    def train(
+        self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, rates: np.ndarray
+    ) -> None:
+        self._play(t, None, (selected, counts, losses, rates))
+
+    def deploy(
+        self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, expected: np.ndarray
+    ) -> None:
+        self._play(t, (selected, counts, losses, expected), None)
+
+    def _cells(self, array: np.ndarray) -> _Cells:
+        """Where to write into ``array``: made once for each of the engine's output arrays (it
+        passes the same ones every round)."""
+        cells = self._written.get(id(array))
+        if cells is None or cells.array is not array:
+            if len(self._written) >= 16:  # a caller that passes new arrays each time
+                self._written.clear()
+            cells = self._written[id(array)] = _Cells(array)
+        return cells
+
+    _RETURNS = {"deploy": "a pair (loss, expected loss)", "learn": "a pair (loss, rate)"}
+
+    def _store_slowly(
+        self,
+        first: _Cells,
+        second: _Cells,
+        i: int,
+        a: Any,
+        b: Any,
+        method: str,
+        out: Any,
+        k: int,
+        r: int,
+        t: int,
+    ) -> None:
+        """Where a flat memoryview refused a value: store through the arrays, or name the expert
+        whose ``method`` returned something that is not a number."""
+        if not (first.store(i, a) and second.store(i, b)):
+            raise self._fault(
+                f"{method} must return a loss (a number in [0, 1]) or {self._RETURNS[method]}, got {out!r}",
+                k,
+                r,
+                t,
+            ) from None
+
+    def _play(self, t: int, deploying: tuple | None, training: tuple | None) -> None:
+        """Deploy (``deploying``: the engine's selected, counts, losses, expected losses) and then
+        train (``training``: selected, counts, losses, rates) every replication's experts."""
+        idle = [0] * len(self.learners)
+        d_rows = d_counts = t_rows = t_counts = idle
+        if deploying is not None:
+            d_rows, d_counts = deploying[0].tolist(), deploying[1].tolist()
+            d_loss, d_value = self._cells(deploying[2]), self._cells(deploying[3])
+            d_width, d_flat, v_flat = d_loss.width, d_loss.flat, d_value.flat
+        if training is not None:
+            t_rows, t_counts = training[0].tolist(), training[1].tolist()
+            t_loss, t_rate = self._cells(training[2]), self._cells(training[3])
+            t_width, t_flat, r_flat = t_loss.width, t_loss.flat, t_rate.flat
+        if self._shared:
+            first = (d_rows, d_counts) if deploying is not None else (t_rows, t_counts)
+            shared = self._shared_round(t, *first, "deploy" if deploying is not None else "learn")
+        else:
+            shared = [None] * len(idle)  # the data is asked for expert by expert
+        warm = t == 0
+        tables = self._rates
+        fetch = self._round_data  # when the data is not shared: asked for each expert's call
+        block = zip(
+            self.learners, shared, d_rows, d_counts, t_rows, t_counts, self._steps, self._params, self._states
+        )
+        for r, (learners, data, row, count, t_row, t_count, steps, params, state) in enumerate(block):
+            for j in range(count):
+                k = row[j]
+                try:
+                    out = learners[k].deploy(fetch(params, state, t, k) if data is None else data)
+                except ExpertError:
+                    raise
+                except Exception as error:
+                    raise raised(error, "deploy", k, self._classes[k], self._replications[r], t) from error
+                if out.__class__ is tuple and len(out) == 2:
+                    loss, value = out
+                else:
+                    loss, value = out, math.nan
+                i = r * d_width + j
+                try:
+                    d_flat[i] = loss
+                    v_flat[i] = value
+                except (TypeError, ValueError):
+                    self._store_slowly(d_loss, d_value, i, loss, value, "deploy", out, k, r, t)
+            for j in range(t_count):
+                k = t_row[j]
+                try:
+                    out = learners[k].learn(fetch(params, state, t, k) if data is None else data)
+                except ExpertError:
+                    raise
+                except Exception as error:
+                    raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
+                # A learner that made several updates in the warm start says how many.
+                n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if warm else 1)
+                if out.__class__ is tuple and len(out) == 2:
+                    loss, rate = out
+                else:
+                    loss = out
+                    table = tables[k]
+                    if n >= len(table):
+                        table = tables[k] = self._tables[k].extend(n)
+                    rate = table[n]
+                i = r * t_width + j
+                try:
+                    t_flat[i] = loss
+                    r_flat[i] = rate
+                except (TypeError, ValueError):
+                    self._store_slowly(t_loss, t_rate, i, loss, rate, "learn", out, k, r, t)
