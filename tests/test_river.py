@@ -368,8 +368,9 @@ def test_adapter_parameters_are_checked():
     from sklearn.linear_model import SGDClassifier
     from sklearn.tree import DecisionTreeClassifier
 
-    with pytest.raises(ValueError, match="scale must be a finite number > 0 for a regressor"):
-        RiverExpert(linear_model.LinearRegression())
+    with pytest.raises(ValueError, match=r"scale must be None \(a robust estimate from the targets\) or a finite"):
+        RiverExpert(linear_model.LinearRegression(), scale=-1.0)
+    assert RiverExpert(linear_model.LinearRegression()).scale is None  # a robust estimate, or the env's loss
     with pytest.raises(ValueError, match="loss must be one of"):
         RiverExpert(linear_model.LogisticRegression(), loss="squared")
     with pytest.raises(ValueError, match="rate must be a pair"):
@@ -808,3 +809,102 @@ def test_the_river_estimators_hold_no_accounting_of_their_own():
 
     for module in (mlcb.river.budgeted, mlcb.river.estimators):
         assert accounting_names(Path(module.__file__)) == set(), module.__name__
+
+
+# --- bad samples and pools (issue 36 item 9) --------------------------------------------------------
+def _regressor():
+    from river import linear_model, optim, preprocessing
+
+    return BudgetedRegressor(
+        [
+            preprocessing.StandardScaler() | linear_model.LinearRegression(optimizer=optim.SGD(lr))
+            for lr in (0.01, 0.1)
+        ],
+        warm_start=3,
+    )
+
+
+@pytest.mark.parametrize("y", [float("nan"), float("inf"), -float("inf"), None, "3.5", True])
+def test_a_target_that_is_not_a_finite_number_is_refused_and_poisons_nothing(y):
+    """Before, one NaN target made BudgetedRegressor predict NaN forever."""
+    from river import datasets
+
+    model, twin = _regressor(), _regressor()
+    rows = list(datasets.TrumpApproval().take(40))
+    for x, target in rows[:20]:
+        model.learn_one(x, target)
+        twin.learn_one(x, target)
+    with pytest.raises(ValueError, match=r"^BudgetedRegressor: the target must be a finite number, got "):
+        model.learn_one(rows[20][0], y)
+    for x, target in rows[20:]:
+        assert model.predict_one(x) == twin.predict_one(x)
+        model.learn_one(x, target)
+        twin.learn_one(x, target)
+    assert model.n_updates == twin.n_updates and np.isfinite(model.predict_one(rows[0][0]))
+
+
+@pytest.mark.parametrize("y", [None, float("nan")])
+def test_a_classifier_target_must_be_a_label(y):
+    model = BudgetedClassifier(_small_pool())
+    with pytest.raises(ValueError, match=r"^BudgetedClassifier: the target must be a label, got "):
+        model.learn_one({"a": 1.0}, y)
+    assert model.n_updates == 0
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), np.float64("-inf")])
+def test_a_feature_that_is_not_finite_is_refused_by_name(value):
+    model = _regressor()
+    for method in (lambda x: model.learn_one(x, 1.0), model.predict_one):
+        with pytest.raises(
+            ValueError, match=r"^BudgetedRegressor: feature 'gallup' is .*; features must be finite"
+        ):
+            method({"ordinal_date": 736389.0, "gallup": value})
+    assert model.n_updates == 0
+
+
+def test_a_none_feature_is_refused_by_name():
+    model = _regressor()
+    for method in (lambda x: model.learn_one(x, 1.0), model.predict_one):
+        with pytest.raises(
+            ValueError, match=r"^BudgetedRegressor: feature 'gallup' is None; leave a missing"
+        ):
+            method({"ordinal_date": 736389.0, "gallup": None})
+    assert model.n_updates == 0
+
+
+def test_a_string_feature_that_a_model_cannot_take_names_the_feature_and_the_model():
+    from river import datasets
+
+    model = _regressor()
+    for x, y in datasets.TrumpApproval().take(10):
+        model.learn_one(x, y)
+    before = model.n_updates
+    for method in (lambda x: model.learn_one(x, 1.0), model.predict_one):
+        with pytest.raises(ValueError, match=r"^BudgetedRegressor: models\[\d\] \(Pipeline\)") as caught:
+            method({"ordinal_date": 736389.0, "gallup": "high"})
+        assert "needs numbers, and features 'gallup'='high' are not (TypeError: " in str(caught.value)
+    assert model.n_updates == before  # scored before any learnt: nothing was poisoned
+
+
+def test_the_same_model_object_twice_is_refused():
+    from river import naive_bayes
+
+    twice = naive_bayes.GaussianNB()
+    with pytest.raises(ValueError, match=r"models\[0\] and models\[2\] are the same") as caught:
+        BudgetedClassifier([twice, _small_pool()[0], twice])
+    message = "are the same GaussianNB object, which would learn twice from each sample: give each position its own model (model.clone())"
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_the_river_adapter_refuses_a_feature_or_target_that_is_not_finite(value):
+    from river import linear_model
+
+    expert = RiverExpert(linear_model.LinearRegression())
+    data = SupervisedRound(RealDataEnv("phishing").table, 3, 1)
+    bad_target = data._replace(y=value)
+    with pytest.raises(ValueError, match=r"^LinearRegression: the target must be a finite number"):
+        expert.learn(bad_target)
+    features = dict(data.features, popup_window=value)
+    with pytest.raises(ValueError, match=r"^LinearRegression: feature 'popup_window' is"):
+        expert.deploy(data._replace(features=features, y=1.0))

@@ -181,6 +181,8 @@ def test_a_training_set_outside_the_action_space_is_refused_naming_it(train):
     with pytest.raises(ValueError, match=r"action\['train'\] must list") as raised:
         env.step({"train": train, "deploy": 0})
     assert repr(train) in str(raised.value)
+    message = "must list at most M=2 expert indices, integers in [0, 10) (or 10: none), got "
+    assert message + repr(train) in str(raised.value)
     assert env.step({"train": [0, 1], "deploy": 0})[-1]["round"] == 1  # nothing was played
 
 
@@ -190,7 +192,7 @@ def test_a_deployed_expert_outside_the_action_space_is_refused_naming_it(deploy)
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"action\['deploy'\] must be an expert index") as raised:
         env.step({"train": [0], "deploy": deploy})
-    assert repr(deploy) in str(raised.value)
+    assert "must be an expert index, an integer in [0, 10), got " + repr(deploy) in str(raised.value)
 
 
 def test_every_sample_of_the_action_space_is_a_valid_action():

@@ -507,6 +507,9 @@ CHECKING_TESTS = (
     "test_sweep_dask.py",
     "test_results_cli.py",
     "test_report.py",
+    "test_river.py",
+    "test_selection_env.py",
+    "test_python_engine.py",
 )
 
 

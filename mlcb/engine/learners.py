@@ -103,6 +103,15 @@ def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.n
     return np.minimum(counts, values)
 
 
+def _states_own(expert: Any, env: Any) -> bool:
+    """Whether ``expert`` states its ``L_k*`` on ``env``: it has ``optimal_loss`` and, where it
+    says when (``states_optimal_loss(env)``, the river adapters: on real data), it does here."""
+    if not callable(getattr(expert, "optimal_loss", None)):
+        return False
+    states = getattr(expert, "states_optimal_loss", None)
+    return bool(states(env)) if callable(states) else True
+
+
 def _seed(key: Any) -> int:
     """A learner's seed from its 64-bit stream key: 32 bits, what NumPy, river and scikit-learn
     all accept."""
@@ -137,9 +146,12 @@ class LearnerFamily:
     """The generic family of Python experts (:class:`mlcb.contracts.ExpertFamily`).
 
     Its smoothing is the learner's own ``deploy`` (``"learner"``). ``L_k*`` is the learner's
-    ``optimal_loss(env, env_params)`` where it has one, else the environment's
-    ``optimal_loss(env_params, k)``; rates are the declared ones (:func:`rate_values`); an expert
-    is heuristic unless it says ``heuristic = False``.
+    ``optimal_loss(env, env_params)`` where it has one; else, on an environment that fixes each
+    expert's decision sets (``n_experts`` set: the bandit environments), the environment's
+    ``optimal_loss(env_params, k)``; else the best expert in hindsight on the run's stream (each
+    expert's mean loss when trained on every round, :mod:`mlcb.engine.hindsight`), and results
+    say so (:meth:`reference`). Rates are the declared ones (:func:`rate_values`); an expert is
+    heuristic unless it says ``heuristic = False``.
     """
 
     name = "python"
@@ -159,7 +171,12 @@ class LearnerFamily:
             if id(expert) not in warned:
                 warned.add(id(expert))
                 _warn_if_shared_randomness(expert, k)
-            rate_values(expert, np.array([1.0, 2.0]), 0.01, k)
+            first = rate_values(expert, np.array([1.0, 2.0]), 0.01, k)
+            if not (np.all(first >= 0.0) and np.all(np.isfinite(first))):
+                raise ValueError(
+                    f"experts[{k}]: rate of {class_name(expert)} must be finite and >= 0, got "
+                    f"{first.tolist()} at counts 1 and 2"
+                )
             heuristic = getattr(expert, "heuristic", True)
             if not isinstance(heuristic, (bool, np.bool_)):
                 raise ValueError(
@@ -168,13 +185,48 @@ class LearnerFamily:
                 )
 
     def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
+        """Each learner's ``optimal_loss(env, env_params)``, else the environment's
+        ``optimal_loss(env_params, k)`` (what can be told without running the stream; the engine
+        asks :meth:`run_optimal_losses`)."""
         values = []
         for k, expert in enumerate(experts):
-            own = getattr(expert, "optimal_loss", None)
-            values.append(
-                float(own(env, env_params)) if callable(own) else float(env.optimal_loss(env_params, k))
-            )
+            own = expert.optimal_loss if _states_own(expert, env) else None
+            values.append(float(own(env, env_params)) if own else float(env.optimal_loss(env_params, k)))
         return np.array(values)
+
+    @staticmethod
+    def in_hindsight(experts: list, env: Any) -> list[bool]:
+        """For each expert, whether its reference is the hindsight one: it states no
+        ``optimal_loss`` of its own and the environment fixes no decision sets."""
+        fixed = getattr(env, "n_experts", None) is not None
+        return [not fixed and not _states_own(expert, env) for expert in experts]
+
+    def run_optimal_losses(
+        self, experts: list, env: Any, env_params: Any, seed: int, replication: int, horizon: int, keys: Any
+    ) -> np.ndarray:
+        """``L_k*`` of every expert on one replication, as the engine asks for it: the hindsight
+        reference (:func:`mlcb.engine.hindsight.hindsight_losses`) where :meth:`in_hindsight`,
+        else :meth:`optimal_losses`."""
+        from mlcb.engine.hindsight import hindsight_losses
+
+        values = self.optimal_losses(experts, env, env_params)
+        late = [k for k, flag in enumerate(self.in_hindsight(experts, env)) if flag]
+        if late:
+            seeds = [_seed(keys[k]) for k in late]
+            values[late] = hindsight_losses(
+                [experts[k] for k in late], env, seed, replication, horizon, seeds
+            )
+        return values
+
+    def reference(self, experts: list, env: Any) -> str | None:
+        """What regret is measured against: :data:`mlcb.engine.hindsight.HINDSIGHT` when some
+        expert's reference is the hindsight one, else ``None`` (the ``L_k*``)."""
+        from mlcb.engine.hindsight import HINDSIGHT
+
+        flags = self.in_hindsight(experts, env)
+        if not any(flags):
+            return None
+        return HINDSIGHT if all(flags) else f"{HINDSIGHT} for the experts that state no optimal_loss"
 
     def rates(self, experts: list, env: Any, n: np.ndarray, delta_prime: float) -> np.ndarray:
         return np.stack([rate_values(expert, n, delta_prime, k) for k, expert in enumerate(experts)])
@@ -214,7 +266,12 @@ class _Cells:
     def store(self, i: int, value: Any) -> bool:
         """Write ``value`` at flat index ``i`` of the array; ``False`` when it is not a number.
         (A memoryview takes only Python and NumPy scalars; this is the way for anything else a
-        float64 array accepts, a 0-d array say.)"""
+        float64 array accepts, a 0-d array say; not a string or ``None``, which NumPy would turn
+        into a number or ``nan``.)"""
+        if value is None or isinstance(value, (str, bytes, np.str_, np.bytes_)):
+            return False
+        if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
+            return False
         try:
             self[i] = value
         except (TypeError, ValueError):
@@ -391,6 +448,12 @@ class LearnerPool:
                 t,
             ) from None
 
+    def _bad_rate(self, out: Any, rate: float, n: int, k: int, r: int, t: int) -> None:
+        """Name the expert whose rate (returned by ``learn``, or its ``rate`` at count ``n``) is
+        not a finite number >= 0."""
+        where = "learn returned the rate" if out.__class__ is tuple else f"its rate at count {n} is"
+        raise self._fault(f"{where} {rate!r}; rates must be finite numbers >= 0", k, r, t)
+
     def _play(self, t: int, deploying: tuple | None, training: tuple | None) -> None:
         """Deploy (``deploying``: the engine's selected, counts, losses, expected losses) and then
         train (``training``: selected, counts, losses, rates) every replication's experts."""
@@ -458,3 +521,6 @@ class LearnerPool:
                     r_flat[i] = rate
                 except (TypeError, ValueError):
                     self._store_slowly(t_loss, t_rate, i, loss, rate, "learn", out, k, r, t)
+                written = r_flat[i]
+                if not (written >= 0.0 and written < math.inf):
+                    self._bad_rate(out, written, n, k, r, t)

@@ -36,6 +36,7 @@ from mlcb._jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
 from mlcb.contracts import BuildContext, compiled_pool
 from mlcb.engine import compiled_loop
 from mlcb.engine import replications as _replications
+from mlcb.engine.mixed import MixedFamily, MixedPool
 from mlcb.errors import class_name
 from mlcb.kernels import begin_round, deploy, select, train
 
@@ -275,18 +276,28 @@ class CompiledPool:
 
 
 def build_pool(problem: Any, batch: Batch, horizon: int) -> Any:
-    """The :class:`~mlcb.contracts.BatchedPool` of ``problem``'s experts over ``batch``."""
-    family = problem.family
-    experts = list(problem.experts)
+    """The :class:`~mlcb.contracts.BatchedPool` of ``problem``'s experts over ``batch``; a pool
+    that mixes families gets one sub-pool per family (:class:`mlcb.engine.mixed.MixedPool`)."""
+    family, experts = problem.family, list(problem.experts)
+    if isinstance(family, MixedFamily):
+        return MixedPool(
+            family, experts, problem.env, batch, problem.delta, problem.smoothing, horizon, _pool_of
+        )
+    return _pool_of(family, experts, problem.env, batch, problem.delta, problem.smoothing, horizon)
+
+
+def _pool_of(
+    family: Any, experts: list, env: Any, batch: Batch, delta: float, smoothing: str, horizon: int
+) -> Any:
     custom = getattr(family, "batched_pool", None)
     if custom is not None:
-        return custom(experts, problem.env, batch, problem.delta, problem.smoothing, horizon)
+        return custom(experts, env, batch, delta, smoothing, horizon)
     if getattr(family, "build_pool", None) is None:
         raise TypeError(
             f"expert family {getattr(family, 'name', family)!r} has neither build_pool (a compiled pool) "
             "nor batched_pool (a Python one); see mlcb.contracts.ExpertFamily"
         )
-    return CompiledPool(family, experts, batch, problem.delta, problem.smoothing)
+    return CompiledPool(family, experts, batch, delta, smoothing)
 
 
 def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray) -> np.ndarray:

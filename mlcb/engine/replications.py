@@ -248,9 +248,18 @@ def build_common(
     keys = stream_keys(seed, replication, n_experts, identities)
     order = identity_order(n_experts, identities)
     env_params, env_state = problem.env.build(seed, replication)
-    pool_optimal = np.asarray(
-        problem.family.optimal_losses(list(problem.experts), problem.env, env_params), dtype=float
-    )
+    run_losses = getattr(problem.family, "run_optimal_losses", None)  # e.g. a hindsight reference
+    if run_losses is not None:
+        pool_optimal = np.asarray(
+            run_losses(
+                list(problem.experts), problem.env, env_params, seed, replication, horizon, keys.experts
+            ),
+            dtype=float,
+        )
+    else:
+        pool_optimal = np.asarray(
+            problem.family.optimal_losses(list(problem.experts), problem.env, env_params), dtype=float
+        )
     # The policy and the accounting see the experts in identity order (mlcb.engine.compiled_loop).
     optimal = pool_optimal[order]
     best_expert = int(np.argmin(optimal))

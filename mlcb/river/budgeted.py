@@ -11,6 +11,7 @@ from river import base
 
 from mlcb.engine.learners import power_rate
 from mlcb.engine.session import Session
+from mlcb.river.experts import check_features, check_target, non_numbers
 from mlcb.seeding import check_seed
 
 #: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.
@@ -169,9 +170,17 @@ class _Budgeted:
         build the policy."""
         base.Ensemble.__init__(self, models)
         noun = "classifier" if kind is base.Classifier else "regressor"
+        first: dict[int, int] = {}
         for k, model in enumerate(self.models):
             if not isinstance(model, kind):
                 raise ValueError(f"models[{k}]: {type(model).__name__} is not a river {noun}")
+            if id(model) in first:
+                raise ValueError(
+                    f"models[{first[id(model)]}] and models[{k}] are the same {type(model).__name__} "
+                    "object, which would learn twice from each sample: give each position its own "
+                    "model (model.clone())"
+                )
+            first[id(model)] = k
         for name in _SHARED:
             setattr(self, name, shared[name])
         self._setup()
@@ -254,14 +263,45 @@ class _Budgeted:
             if best is not None:
                 self._deployed = best
 
+    def _guarded(self, k: int, call: Any, x: dict) -> Any:
+        """``call()`` on model ``k``; where the model fails on a ``None`` or a string feature
+        (one that needs numbers), a ``ValueError`` naming those features and the model."""
+        try:
+            return call()
+        except (TypeError, ValueError) as error:
+            odd = non_numbers(x)
+            if not odd:
+                raise
+            raise ValueError(
+                f"{type(self).__name__}: models[{k}] ({type(self.models[k]).__name__}) needs numbers, "
+                f"and features {', '.join(odd)} are not ({type(error).__name__}: {error})"
+            ) from error
+
+    def _scores(self, x: dict, y: Any, which: Any) -> dict[int, float]:
+        """The losses of models ``which`` on ``(x, y)``, every one scored before any learns."""
+        return {k: self._guarded(k, lambda m=self.models[k]: self._loss(m, x, y), x) for k in which}
+
+    def _learn(self, k: int, x: dict, y: Any) -> None:
+        self._guarded(k, lambda: self.models[k].learn_one(x, y), x)
+
+    def _check_sample(self, x: Any, y: Any = None, target: bool = False) -> None:
+        """Refuse, by name, a sample that would poison the selector: features that are not a dict
+        or whose numbers are NaN or infinite, a target that is ``None``, NaN or infinite (a
+        regressor's: anything but a finite number)."""
+        check_features(x, type(self).__name__)
+        if target:
+            check_target(y, isinstance(self, base.Regressor), type(self).__name__)
+
     def learn_one(self, x: dict, y: Any) -> None:
+        self._check_sample(x, y, target=True)
         self._before(y)
         session = self._session
+        everyone = range(len(self.models))
         if self._t == 0:  # the warm start: every model is scored and learns
-            losses = [self._loss(model, x, y) for model in self.models]
-            for model in self.models:
-                model.learn_one(x, y)
-            session.warm_sample(losses)
+            losses = self._scores(x, y, everyone)
+            for k in everyone:
+                self._learn(k, x, y)
+            session.warm_sample([losses[k] for k in everyone])
             # Until the policy selects, predict with the best model so far (ties: canonical order).
             self._deployed = session.best()
             if session.counts[0] >= int(self.warm_start):
@@ -272,22 +312,16 @@ class _Budgeted:
         chosen = self._chosen
         deployed = self._train if chosen < 0 else [chosen]  # what the policy deploys and pays
         if self._pool:
-            losses = [self._loss(model, x, y) for model in self.models]
-            session.score(losses)
+            losses = self._scores(x, y, everyone)
+            session.score([losses[k] for k in everyone])
             for k in self._train:
-                self.models[k].learn_one(x, y)
+                self._learn(k, x, y)
                 session.trained(k)
         else:
-            scores: dict[int, float] = {}
-            for k in deployed:
-                if k not in self._train:
-                    scores[k] = self._loss(self.models[k], x, y)
+            losses = self._scores(x, y, dict.fromkeys([*deployed, *self._train]))
             for k in self._train:
-                model = self.models[k]
-                scores[k] = self._loss(model, x, y)
-                model.learn_one(x, y)
-                session.trained(k, scores[k])
-            losses = scores  # type: ignore[assignment]
+                self._learn(k, x, y)
+                session.trained(k, losses[k])
         session.deployed([losses[k] for k in deployed] if chosen < 0 else losses[chosen])
         session.end()
         self._after(y)
@@ -307,6 +341,11 @@ class _Budgeted:
         if self._deployed is None:
             return self.models[self._session.identity_order[0]]
         return self.models[self._deployed]
+
+    @property
+    def _deployed_index(self) -> int:
+        """The position of the model that predicts now (the canonically first before any sample)."""
+        return self._session.identity_order[0] if self._deployed is None else self._deployed
 
     @property
     def n_updates(self) -> int:

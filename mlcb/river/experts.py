@@ -8,13 +8,27 @@ scores it without learning.
 
 Losses, all in ``[0, 1]``:
 
-``"zero-one"`` (classifiers' default)
+``"env"`` (the default)
+    The environment's own loss: ``data.loss(prediction)`` of the round's data (the predicted
+    label, or the predicted number of a regressor), the loss every other expert of the pool
+    suffers too, compiled or not (:mod:`mlcb.engine.mixed`). On a stream whose data has no
+    ``loss``: ``"zero-one"`` for classifiers, ``"squared"`` for regressors.
+``"zero-one"``
     1 when the predicted label is wrong (also before the first update, when there is none).
 ``"log"``
     ``min(1, ln p / ln 0.01)`` with ``p`` the probability the model gives the true label: the
     log-loss, clipped at ``p = 0.01`` and scaled so that it costs 1 there.
-``"squared"`` (regressors' default)
-    ``min(1, ((y - y_hat) / scale)^2)``; ``scale`` (the target's range, say) must be given.
+``"squared"``
+    ``min(1, ((y - y_hat) / scale)^2)``; ``scale`` given (the target's range, say), or by default
+    a robust running estimate from the targets seen, as :class:`mlcb.river.BudgetedRegressor`'s
+    (:class:`RobustScale`).
+
+Which loss each environment gives (``data.loss``): ``mlcb/RealData-v0`` the 0-1 loss of the
+label; ``mlcb/GLM-v0`` the normalised square loss ``min(1, (y_hat - y)^2 / B^2)``, ``B`` the
+replication's loss scale ``data.params.scale`` (its targets lie within about ``R_x |w*|`` of 0);
+``mlcb/Clustered-v0`` the clipped scaled square error for regression and the half Brier score
+of a probability vector for classification (a river classifier there needs ``loss="zero-one"``,
+a different loss than the stream's).
 
 Rates are heuristic: ``rate = (beta, alpha)`` gives ``U(n) = beta n^alpha sqrt(log(2 n^2 /
 delta'))`` (default ``(1.0, 0.5)``, the rate of a no-regret online learner) but no guarantee holds
@@ -51,7 +65,97 @@ import numpy as np
 
 #: The probability at or below which the scaled log-loss is 1.
 LOG_LOSS_FLOOR = 0.01
-LOSSES = ("zero-one", "log", "squared")
+#: The losses of a classifier and of a regressor; the first is the default.
+CLASSIFIER_LOSSES = ("env", "zero-one", "log")
+REGRESSOR_LOSSES = ("env", "squared")
+
+
+class RobustScale:
+    """A robust running estimate of the scale of a target: the median absolute deviation of the
+    last ``window`` targets from their median (MAD); where that is 0 (most targets equal), their
+    mean absolute deviation; where all are equal, ``1e-9 max(1, |median|)`` (never 0).
+
+    The squared loss of :class:`RiverExpert` without a ``scale`` and the regression loss of
+    :class:`mlcb.river.BudgetedRegressor` are measured in this unit: unlike the range of the
+    targets seen so far it is positive from the first target on, and a single wild target
+    does not move it.
+
+    Examples
+    --------
+    >>> scale = RobustScale()
+    >>> for y in (10.0, 10.0, 12.0, 8.0, 1e9):
+    ...     scale.update(y)
+    >>> scale.value
+    2.0
+    """
+
+    def __init__(self, window: int = 1_000) -> None:
+        from collections import deque
+
+        self.targets: Any = deque(maxlen=window)
+        self.value = 0.0
+
+    def update(self, y: float) -> None:
+        """Add a target and recompute the estimate."""
+        self.targets.append(float(y))
+        a = np.fromiter(self.targets, dtype=np.float64, count=len(self.targets))
+        median = float(np.median(a))
+        deviation = np.abs(a - median)
+        value = float(np.median(deviation))
+        if not value > 0:
+            value = float(deviation.mean())
+        self.value = value if value > 0 else 1e-9 * max(1.0, abs(median))
+
+
+def robust_loss(residual: float, scale: float) -> float:
+    """``g(|r| / s)`` with ``g(x) = ln(1 + x) / (1 + ln(1 + x))``: about ``|r| / s`` for small
+    errors, then logarithmic, so that it keeps telling a bad prediction (``|r| = 10 s``: 0.71)
+    from a terrible one (``10^6 s``: 0.93; ``10^12 s``: 0.97) where a loss clipped at 1 would not;
+    in ``[0, 1)``, 1 for a missing or non-finite prediction.
+
+    >>> [round(robust_loss(r, 1.0), 2) for r in (0.0, 0.1, 1.0, 10.0, 1e6, 1e12)]
+    [0.0, 0.09, 0.41, 0.71, 0.93, 0.97]
+    """
+    x = abs(residual) / scale
+    if not x < math.inf:  # nan or inf: no usable prediction
+        return 1.0
+    g = math.log1p(x)
+    return g / (1.0 + g)
+
+
+def check_target(y: Any, regression: bool, model: str) -> None:
+    """A ``ValueError`` naming the target unless ``y`` is usable: a finite number for a
+    regressor, a label (not ``None``, not a NaN) for a classifier."""
+    if regression:
+        number = isinstance(y, int | float | np.integer | np.floating) and not isinstance(y, bool | np.bool_)
+        if not (number and math.isfinite(float(y))):
+            raise ValueError(f"{model}: the target must be a finite number, got {y!r}")
+    elif y is None or (isinstance(y, float | np.floating) and not math.isfinite(float(y))):
+        raise ValueError(f"{model}: the target must be a label, got {y!r}")
+
+
+def check_features(x: Any, model: str) -> None:
+    """A ``ValueError`` naming the feature whose value is a number that is not finite (NaN or
+    infinite) or ``None``, or naming ``x`` when it is not a dict: such a sample would poison the
+    models (river leaves a missing feature out of the dict; some models take ``None`` silently
+    and learn garbage)."""
+    if not isinstance(x, dict):
+        raise ValueError(f"{model}: the features must be a dict {{name: value}}, got {type(x).__name__}")
+    for name, value in x.items():
+        if value is None:
+            raise ValueError(f"{model}: feature {name!r} is None; leave a missing feature out of the dict")
+        if isinstance(value, float | np.floating) and not math.isfinite(float(value)):
+            raise ValueError(f"{model}: feature {name!r} is {value!r}; features must be finite numbers")
+
+
+def non_numbers(x: dict) -> list[str]:
+    """The features of ``x`` whose values are not numbers (``None``, strings, ...), as
+    ``name=value`` strings: what to name when a model that needs numbers fails on them."""
+    return [
+        f"{name!r}={value!r}"
+        for name, value in x.items()
+        if not isinstance(value, int | float | np.integer | np.floating) or isinstance(value, bool)
+    ]
 
 
 def _check_rate(rate: Any) -> tuple[float, float]:
@@ -65,17 +169,18 @@ def _check_rate(rate: Any) -> tuple[float, float]:
 
 
 def _check_loss(loss: str | None, classifier: bool, scale: Any) -> str:
-    allowed = ("zero-one", "log") if classifier else ("squared",)
+    allowed = CLASSIFIER_LOSSES if classifier else REGRESSOR_LOSSES
     if loss is None:
         loss = allowed[0]
     if loss not in allowed:
         kind = "a classifier" if classifier else "a regressor"
         raise ValueError(f"loss must be one of {allowed} for {kind}, got {loss!r}")
-    if not classifier and not (
+    if scale is not None and not (
         isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale) and scale > 0
     ):
         raise ValueError(
-            f"scale must be a finite number > 0 for a regressor (the target's range), got {scale!r}"
+            f"scale must be None (a robust estimate from the targets) or a finite number > 0 (the "
+            f"target's range), got {scale!r}"
         )
     return loss
 
@@ -113,21 +218,76 @@ class _Adapter:
 
     heuristic = True
     _scored: tuple | None = None  # (data, loss) of the last deploy, until the model learns
+    _robust: RobustScale | None = None  # "squared" without a scale: the targets seen so far
     # Set by each adapter: the river model, its loss, scale and rate, and how it predicts and learns.
     model: Any
     loss: str
     scale: float | None
     rate: Any
+    _classifier: bool
     _predict: Any
     _proba: Any
     _update: Any
+    _features: Any
+
+    def _name(self) -> str:
+        return type(self.model).__name__
+
+    def _check(self, data: Any) -> None:
+        """Refuse a target or a feature that would poison the model (NaN, infinite, ``None``
+        target), naming it and the model."""
+        check_target(data.y, not self._classifier, self._name())
+        features = getattr(data, "features", None)
+        if isinstance(features, dict):
+            check_features(features, self._name())
+        else:
+            x = np.asarray(getattr(data, "x", ()))
+            if x.dtype.kind in "fc" and not np.isfinite(x).all():
+                flat = x.reshape(-1)
+                bad = int(np.flatnonzero(~np.isfinite(flat))[0])
+                raise ValueError(
+                    f"{self._name()}: feature {bad} is {flat[bad]!r}; features must be finite numbers"
+                )
+
+    def _call(self, method: Any, data: Any) -> Any:
+        """``method(data)``, where a model that needs numbers fails on a ``None`` or a string
+        feature: a ``ValueError`` naming those features and the model."""
+        try:
+            return method(data)
+        except (TypeError, ValueError) as error:
+            features = getattr(data, "features", None)
+            odd = non_numbers(features) if isinstance(features, dict) else []
+            if not odd:
+                raise
+            raise ValueError(
+                f"{self._name()}: features {', '.join(odd)} are not numbers, which this model needs "
+                f"({type(error).__name__}: {error})"
+            ) from error
+
+    def _squared(self, y: Any, prediction: Any) -> float:
+        scale = self.scale
+        if scale is None:
+            robust = self._robust if self._robust is not None else RobustScale()
+            robust.update(float(y))
+            self._robust, scale = robust, robust.value
+        return squared_loss(y, prediction, scale)
 
     def _score(self, data: Any) -> float:
-        if self.loss == "zero-one":
-            return 0.0 if self._predict(data) == data.y else 1.0
-        if self.loss == "log":
-            return log_loss(float(self._proba(data).get(data.y, 0.0)))
-        return squared_loss(data.y, self._predict(data), self.scale)
+        self._check(data)
+        loss = self.loss
+        if loss == "log":
+            return log_loss(float(self._call(self._proba, data).get(data.y, 0.0)))
+        prediction = self._call(self._predict, data)
+        if loss == "env":
+            own = getattr(data, "loss", None)
+            if callable(own):
+                if not self._classifier:
+                    prediction = 0.0 if prediction is None else prediction
+                return float(own(prediction))
+            loss = "zero-one" if self._classifier else "squared"
+        if loss == "zero-one":
+            return 0.0 if prediction == data.y else 1.0
+        return self._squared(data.y, prediction)
 
     def learn(self, data: Any) -> float:
         """The loss of the current prediction on ``data``, then one update on it.
@@ -140,14 +300,14 @@ class _Adapter:
             total = 0.0
             for sample in warm:
                 total += self._score(sample)
-                self._update(sample)
+                self._call(self._update, sample)
             self._scored = None
             self.warm_updates = len(warm)
             return total / len(warm)
         scored = self._scored
         loss = scored[1] if scored is not None and scored[0] is data else self._score(data)
         self._scored = None
-        self._update(data)
+        self._call(self._update, data)
         return loss
 
     def deploy(self, data: Any) -> float:
@@ -156,10 +316,16 @@ class _Adapter:
         self._scored = (data, loss)
         return loss
 
+    def states_optimal_loss(self, env: Any) -> bool:
+        """Whether :meth:`optimal_loss` has a value on ``env``: where the environment states a
+        reference for a model (``reference_loss``, the real-data streams). Elsewhere the engine's
+        default applies (the best expert in hindsight, :mod:`mlcb.engine.hindsight`)."""
+        return callable(getattr(env, "reference_loss", None))
+
     def optimal_loss(self, env: Any, env_params: Any) -> float:
         """The environment's reference for this model (on real data: its mean loss when trained on
-        every round, :meth:`envs.real_data.RealDataEnv.reference_loss`), else the environment's
-        lower bound."""
+        every round, :meth:`envs.real_data.RealDataEnv.reference_loss`); elsewhere the
+        environment's lower bound, which :meth:`states_optimal_loss` tells the engine not to use."""
         reference = getattr(env, "reference_loss", None)
         if callable(reference):
             return float(reference(self, env_params))
@@ -188,16 +354,21 @@ class RiverExpert(_Adapter):
     ----------
     model : river estimator
         A ``river.base.Classifier`` or ``river.base.Regressor`` (a pipeline ending in one is fine).
-    loss : {"zero-one", "log"} for classifiers, {"squared"} for regressors; default the first
-    scale : float
-        The target's range, for ``"squared"`` (required for regressors).
+    loss : {"env", "zero-one", "log"} for classifiers, {"env", "squared"} for regressors
+        The module's losses; ``"env"`` (default) is the environment's own, the one every expert
+        of a pool must share.
+    scale : float, optional
+        The target's range, for ``"squared"``; default a robust running estimate from the
+        targets seen (:class:`RobustScale`).
     rate : (float, float)
         ``(beta, alpha)`` of the heuristic rate.
 
     Notes
     -----
     ``spawn(seed)`` clones the model (river's ``clone``), setting its ``seed`` parameter when it
-    has one, so each replication gets an untrained copy with its own random stream.
+    has one, so each replication gets an untrained copy with its own random stream. A NaN or
+    infinite feature or target, or a ``None`` target, is refused by name before the model sees
+    it; a ``None`` or string feature that the model cannot take is named with the model.
     """
 
     def __init__(
@@ -214,6 +385,7 @@ class RiverExpert(_Adapter):
         else:
             raise ValueError(f"model must be a river classifier or regressor, got {type(model).__name__}")
         self.model = model
+        self._classifier = classifier
         self.loss = _check_loss(loss, classifier, scale)
         self.scale = None if scale is None else float(scale)
         self.rate = _check_rate(rate)
