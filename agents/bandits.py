@@ -44,11 +44,11 @@ import numpy as np
 from agents import rates
 from agents.family import BanditEnvironmentFamily
 from envs.bandit import arm_loss
-from mlcb import smoothing, tables, validation
-from mlcb._jit import kernel, njit
+from mlcb import validation
 from mlcb.contracts import BuildContext
-from mlcb.kernels import DEPLOY_SLOTS, implements
-from mlcb.random import GAMMA_SLOTS, beta, uniform
+from mlcb.kernels import DEPLOY_SLOTS, implements, smoothing, tables
+from mlcb.kernels.jit import kernel, njit
+from mlcb.kernels.random import GAMMA_SLOTS, beta, uniform
 
 UCB1_FAMILY, EPSILON_GREEDY_FAMILY, THOMPSON_FAMILY, CLIPPED_THOMPSON_FAMILY = 0, 1, 2, 3
 THEORY_RATE, AUTHORS_RATE = 0, 1
@@ -90,7 +90,7 @@ EXPERT_STATE_DTYPE = np.dtype(
         ("b_count", np.float64),  # the last s_j >= 1 for which b_j was computed (0: none)
         ("b_value", np.float64),  # b_j at that s_j (a function of s_j alone)
         ("cursors", np.int64, (2, tables.CURSOR_FIELDS)),  # readers of the tables' continuation:
-        # the rate row, the epsilon row (mlcb.tables.decode)
+        # the rate row, the epsilon row (mlcb.kernels.tables.decode)
     ],
     align=True,
 )
@@ -98,12 +98,12 @@ EXPERT_STATE_DTYPE = np.dtype(
 
 class BanditPoolParams(NamedTuple):
     experts: np.ndarray  # (K,) EXPERT_DTYPE
-    tables: np.ndarray  # (R, L) float64 functions of a count (mlcb.tables), (0, 0) when none
+    tables: np.ndarray  # (R, L) float64 functions of a count (mlcb.kernels.tables), (0, 0) when none
     tail: tables.Tail  # the tables' compressed continuation, counts L .. L + N - 1 (N >= 0)
     tails: np.ndarray  # (R, 2) U#'s running sums after count L + N - 1 (rate rows of eps-greedy)
     delta_prime: float  # delta / (2K), the level at which M-LCB reads the rates
     delta0: float  # delta / (4K), internal level of clipped Thompson sampling
-    smoothing: int  # mlcb.smoothing code
+    smoothing: int  # mlcb.kernels.smoothing code
 
 
 class BanditPoolState(NamedTuple):
@@ -628,14 +628,9 @@ def _tabulate_epsilon(c, alpha, m, length):
     return table
 
 
-def _count_only(expert) -> bool:
-    """Whether the expert's rate depends on its update count alone (then it can be tabulated)."""
-    return not (expert.rate == "authors" and expert.code == UCB1_FAMILY)
-
-
 def _pool_tables(signatures: tuple, delta_prime: float, horizon: int, budget: int):
     """Rows of tabulated functions for distinct expert signatures and their continuation
-    (mlcb.tables); ``(tables, tail, tails, rows)``."""
+    (mlcb.kernels.tables); ``(tables, tail, tails, rows)``."""
     rows = len(_wanted_rows(signatures))
     length = tables.table_length(horizon, rows, budget)
     # Cached by length: every horizon whose tables are cut at the budget shares them.

@@ -7,7 +7,7 @@ with schedules ``a_j`` (shrink), ``delta_j`` (perturbation) and ``eta_j`` (step)
 
 * its centre is ``x_j = (1 - a_j) w_j``, a point of the shrunk domain ``(1 - a_j) K``;
 * it plays ``y_j = x_j + delta_j u_j``, ``u_j`` uniform on the unit sphere of ``R^d`` (``d``
-  normals of :mod:`mlcb.random` at counters ``(j, 0 .. d-1)`` of its own key, normalised), and
+  normals of :mod:`mlcb.kernels.random` at counters ``(j, 0 .. d-1)`` of its own key, normalised), and
   suffers ``l(y_j, xi_t)``: the training loss M-LCB averages;
 * it forms FKM's one-point gradient estimate ``g_j = (d / delta_j) l(y_j, xi_t) u_j``, an unbiased
   estimate of the gradient of the smoothed loss ``L^_j(x) = E L(x + delta_j v)`` (``v`` uniform
@@ -76,10 +76,10 @@ import numpy as np
 
 from agents.family import CompiledFamily, rate_values
 from envs.convex import ConvexBanditEnv, expected_loss_at, loss_at
-from mlcb import smoothing, validation
+from mlcb import validation
 from mlcb.contracts import BuildContext
-from mlcb.kernels import DEPLOY_SLOTS, implements, kernel
-from mlcb.random import normal, uniform
+from mlcb.kernels import DEPLOY_SLOTS, implements, kernel, smoothing
+from mlcb.kernels.random import normal, uniform
 
 __all__ = [
     "BCO",
@@ -116,7 +116,7 @@ class BCOParams(NamedTuple):
     rate_scale: np.ndarray  # (K,) float64
     keys: np.ndarray  # (K,) uint64: each expert's random stream
     delta_prime: float  # delta / (2K): the level at which the policy reads the rates
-    smoothing: int  # mlcb.smoothing code of the deploy wrapper
+    smoothing: int  # mlcb.kernels.smoothing code of the deploy wrapper
 
 
 class BCOState(NamedTuple):
@@ -325,7 +325,7 @@ class BCOFamily(CompiledFamily):
     """
 
     name = "bco"
-    #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
+    #: Smoothing wrappers (:mod:`mlcb.kernels.smoothing`), the default first.
     smoothing = ("average", "uniform", "last")
 
     def check_environment(self, experts: list, env: Any) -> None:

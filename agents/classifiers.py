@@ -25,7 +25,7 @@ the current prediction (the meta-level loss, in ``[0, 1]``); then
 
 Both then fold ``x`` into the running moments.
 
-Smoothing (the deployed decision, :mod:`mlcb.smoothing`): ``"last"`` (default) predicts with the
+Smoothing (the deployed decision, :mod:`mlcb.kernels.smoothing`): ``"last"`` (default) predicts with the
 current ``W``, ``"average"`` with the average of the weight matrices used in the expert's
 training rounds so far (for the softmax model the online-to-batch average, whose expected *log*
 loss is at most the iterates' average by convexity; for the perceptron the averaged perceptron,
@@ -79,10 +79,10 @@ import numpy as np
 
 from agents.family import CompiledFamily
 from envs.real_data import RealDataState
-from mlcb import smoothing, validation
-from mlcb._jit import kernel, njit
+from mlcb import validation
 from mlcb.contracts import BuildContext
-from mlcb.kernels import begin_round, implements, train
+from mlcb.kernels import begin_round, implements, smoothing, train
+from mlcb.kernels.jit import kernel, njit
 
 #: Cached references: (data set, order, horizon, stream key, expert) -> L_k*.
 _REFERENCES: OrderedDict = OrderedDict()
@@ -270,7 +270,7 @@ class ClassifierFamily(CompiledFamily):
     """
 
     name = "classifiers"
-    #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
+    #: Smoothing wrappers (:mod:`mlcb.kernels.smoothing`), the default first.
     smoothing = ("last", "average")
     #: What regret is measured against (recorded in results, printed on figures).
     reference = "the best fixed expert (trained on every round)"

@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 
 from agents.rates import Counts, Rate, check_counts
-from mlcb._jit import jit
 from mlcb.contracts import FAMILY_ATTRIBUTE, BuildContext
+from mlcb.kernels.jit import jit
 
 __all__ = ["BanditEnvironmentFamily", "CompiledFamily", "Family", "rate_values"]
 
@@ -72,7 +72,7 @@ class Family:
 
     #: A short name for messages and results.
     name: str = ""
-    #: Smoothing wrappers (:mod:`mlcb.smoothing`), the default first.
+    #: Smoothing wrappers (:mod:`mlcb.kernels.smoothing`), the default first.
     smoothing: tuple[str, ...] = ()
     #: How messages call one expert of the family (default: :attr:`name`).
     label: str = ""

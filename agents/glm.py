@@ -38,11 +38,11 @@ from agents.family import CompiledFamily, rate_values
 from agents.rates import Counts, Rate
 from envs.glm import expected_loss, square_loss
 from envs.links import link_derivative, link_index, link_value
-from mlcb import smoothing, tables, validation
-from mlcb._jit import kernel, njit
+from mlcb import validation
 from mlcb.contracts import BuildContext
-from mlcb.kernels import DEPLOY_SLOTS, implements
-from mlcb.random import uniform
+from mlcb.kernels import DEPLOY_SLOTS, implements, smoothing, tables
+from mlcb.kernels.jit import kernel, njit
+from mlcb.kernels.random import uniform
 
 #: Per-expert parameters (record array, shape (K,)).
 GLM_EXPERT_DTYPE = np.dtype(

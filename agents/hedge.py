@@ -47,7 +47,7 @@ from envs.bandit import arm_loss
 from mlcb import validation
 from mlcb.contracts import BuildContext
 from mlcb.kernels import implements, kernel
-from mlcb.smoothing import LAST
+from mlcb.kernels.smoothing import LAST
 
 __all__ = ["HEDGE_FAMILY", "Hedge", "HedgeFamily", "HedgeParams", "HedgeState", "learning_rate", "rate"]
 
@@ -58,7 +58,7 @@ class HedgeParams(NamedTuple):
     n_arms: np.ndarray  # (K,) int64: N_k, expert k's predictors (the environment's arms)
     rate_scale: np.ndarray  # (K,) float64: multiplier of the rate
     delta_prime: float  # delta / (2K): the level at which the policy reads the rates
-    smoothing: int  # mlcb.smoothing code of the deploy wrapper
+    smoothing: int  # mlcb.kernels.smoothing code of the deploy wrapper
 
 
 class HedgeState(NamedTuple):

@@ -61,7 +61,7 @@ from envs.bandit import arm_loss
 from mlcb import validation
 from mlcb.contracts import BuildContext
 from mlcb.kernels import implements, kernel
-from mlcb.smoothing import LAST
+from mlcb.kernels.smoothing import LAST
 
 __all__ = [
     "BISECTION_STEPS",
@@ -90,7 +90,7 @@ class KLUCBParams(NamedTuple):
     c: np.ndarray  # (K,) float64: exploration constant of f(j) = log j + c log log j
     rate_scale: np.ndarray  # (K,) float64: multiplier of the rate
     delta_prime: float  # delta / (2K): the level at which the policy reads the rates
-    smoothing: int  # mlcb.smoothing code of the deploy wrapper
+    smoothing: int  # mlcb.kernels.smoothing code of the deploy wrapper
 
 
 class KLUCBState(NamedTuple):

@@ -52,7 +52,7 @@ from envs.bandit import arm_loss
 from mlcb import validation
 from mlcb.contracts import BuildContext
 from mlcb.kernels import implements, kernel
-from mlcb.smoothing import LAST
+from mlcb.kernels.smoothing import LAST
 
 __all__ = [
     "ROBUST_UCB_FAMILY",
@@ -76,7 +76,7 @@ class RobustUCBParams(NamedTuple):
     rate_scale: np.ndarray  # (K,) float64: multiplier of the rate
     delta_prime: float  # delta / (2K): the level at which the policy reads the rates
     delta0: float  # delta' / 2: the internal confidence level of the estimates
-    smoothing: int  # mlcb.smoothing code of the deploy wrapper
+    smoothing: int  # mlcb.kernels.smoothing code of the deploy wrapper
 
 
 class RobustUCBState(NamedTuple):

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.classifiers import _REFERENCES  # noqa: E402
 from mlcb import presets  # noqa: E402
+from mlcb.engine import Problem  # noqa: E402
 from mlcb.engine.replications import checkpoint_grid, run_replication  # noqa: E402
-from mlcb.simulation import Problem  # noqa: E402
 
 TARGET_SECONDS = 1.0
 

@@ -1,7 +1,7 @@
 """Engine speed on the paper's trap instance (K = 10, M = 2): compiled engine vs pure-Python twin.
 
 Prints rounds per second of one replication on one core for the compiled engine (after
-compilation, best of several repeats) and for the pure-Python twin of ``tests/twin.py``, measured
+compilation, best of several repeats) and for the pure-Python twin of ``mlcb/testing/twins/core.py``, measured
 in the same process, and their ratio. The issue's targets: >= 3 million rounds/s and >= 15x.
 
     python benchmarks/bench_engine.py [--horizon T] [--twin-rounds N] [--repeats R]
@@ -19,8 +19,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mlcb import engine, presets  # noqa: E402
-from mlcb.simulation import Problem  # noqa: E402
-from tests import twin  # noqa: E402
+from mlcb.engine import Problem  # noqa: E402
+from mlcb.testing.twins import core as twin  # noqa: E402
 
 
 def engine_rate(config, horizon: int, repeats: int) -> float:

@@ -2,7 +2,7 @@
 
 Each horizon runs in a child process of its own (so that its peak resident memory is its own),
 after a short run that loads the compiled code; the tables of functions of a count and their
-compressed continuation (mlcb.tables) are built outside the timed region, as a run builds them
+compressed continuation (mlcb.kernels.tables) are built outside the timed region, as a run builds them
 once for all its replications, and that build is reported in its own column. Prints rounds/s,
 the ratio to T = 10^6 measured in the same run (the target: no horizon below 0.9x), the peak
 resident set of the child and the build's seconds. T = 10^6 is measured
@@ -27,8 +27,9 @@ _CHILD = """
 import json, resource, sys, time
 import numpy as np
 sys.path.insert(0, {root!r})
-from mlcb import engine, presets, tables
-from mlcb.simulation import Problem
+from mlcb import engine, presets
+from mlcb.kernels import tables
+from mlcb.engine import Problem
 
 horizon, repeats, budget = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 if budget >= 0:

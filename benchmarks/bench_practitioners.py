@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mlcb import engine, policies, presets  # noqa: E402
-from mlcb.simulation import Problem  # noqa: E402
+from mlcb.engine import Problem  # noqa: E402
 
 SIZES = (10, 1_000)
 TARGET = 0.5

@@ -28,8 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mlcb  # noqa: E402
 from mlcb import engine, presets  # noqa: E402
-from mlcb.engine import python_loop
-from mlcb.simulation import Problem  # noqa: E402
+from mlcb.engine import (
+    Problem,  # noqa: E402
+    python_loop,
+)
 
 TARGET_OVERHEAD_US = 5.0
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import mlcb  # noqa: E402
 from mlcb import engine, presets  # noqa: E402
-from mlcb.simulation import Problem  # noqa: E402
+from mlcb.engine import Problem  # noqa: E402
 
 FORMAT_VERSION = 1
 
@@ -59,7 +59,7 @@ def engine_rate(config, repeats: int) -> float:
 
 
 def twin_rate(config, rounds: int) -> float:
-    from tests import twin
+    from mlcb.testing.twins import core as twin
 
     started = time.perf_counter()
     twin.run(config.replace(horizon=rounds), 0, rounds)

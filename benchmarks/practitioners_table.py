@@ -32,22 +32,6 @@ from mlcb import policies  # noqa: E402
 NAMES = ("mlcb", *policies.PRACTITIONERS)
 
 
-def late_riser_setting(n_fast: int = 4, n_slow: int = 2, slow_arms: int = 10) -> dict:
-    """Environment and pool of the late-riser instance (``compare`` fields)."""
-    import agents
-
-    width = slow_arms
-    fast = [0.5, 0.3] + [math.nan] * (width - 2)
-    slow = [0.7] + [0.2] * (slow_arms - 1)
-    means = [fast] * n_fast + [slow] * n_slow
-    experts = [agents.make("ucb1")] * n_fast + [agents.make("epsilon-greedy")] * n_slow
-    return {
-        "env": "mlcb/BanditExperts-v0",
-        "env_params": {"reward_means": means, "shuffle": True},
-        "experts": tuple(experts),
-    }
-
-
 def table(result, budgets) -> tuple[str, dict]:
     """Markdown table of final pseudo-regret, mean +- standard error, policies by budget."""
     final = result.final()
@@ -100,13 +84,11 @@ def main(argv: list[str] | None = None) -> dict:
         out["trap"] = {"horizon": args.horizon, "pseudo_regret": numbers}
     started = time.perf_counter()
     late = mlcb.compare(
-        "trap",
+        "late-risers",
         entries,
-        calibration="theory",
         horizon=args.late_horizon,
         replications=args.replications,
         threads=args.threads,
-        **late_riser_setting(),
     )
     text, numbers = table(late, budgets)
     print(f"late risers, T = {args.late_horizon:,}, R = {args.replications}: pseudo-regret")

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from mlcb.seeding import reset_request
+from mlcb.kernels.seeding import reset_request
 
 
 class FeatureRound:

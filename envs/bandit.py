@@ -3,7 +3,7 @@
 Expert ``k`` runs a stochastic bandit algorithm over its own ``m_k`` arms with loss means
 ``mu[k, a]`` (losses in {0, 1}; loss = 1 - reward). Round ``t``'s draw ``xi_t`` gives every arm
 of every expert a uniform ``U_{t,k,a}`` and the arm's loss is ``1{U_{t,k,a} < mu[k, a]}``; the
-uniforms come from the counter-based stream (:mod:`mlcb.random`) at ``(t, k * m_max + a)``, so
+uniforms come from the counter-based stream (:mod:`mlcb.kernels.random`) at ``(t, k * m_max + a)``, so
 only the components a round needs are ever computed, whatever K is, and every policy sees the same
 ``xi_t``. An expert's decision is a distribution over its arms; ``L_k* = min_a mu[k, a]``.
 
@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
-from mlcb._jit import kernel, njit
-from mlcb.random import uniform
-from mlcb.seeding import instance_key, reset_request, stream_keys
+from mlcb.kernels.jit import kernel, njit
+from mlcb.kernels.random import uniform
+from mlcb.kernels.seeding import instance_key, reset_request, stream_keys
 
 
 class BanditEnvParams(NamedTuple):

@@ -42,10 +42,10 @@ import gymnasium as gym
 import numpy as np
 
 from envs._stream import FeatureRound, FeatureStreamEnv
-from mlcb._jit import kernel
 from mlcb.kernels import implements
-from mlcb.random import normal, uniform
-from mlcb.seeding import instance_rng, stream_keys
+from mlcb.kernels.jit import kernel
+from mlcb.kernels.random import normal, uniform
+from mlcb.kernels.seeding import instance_rng, stream_keys
 
 REGRESSION, CLASSIFICATION = 0, 1
 TASKS = {"regression": REGRESSION, "classification": CLASSIFICATION}
@@ -183,10 +183,9 @@ class ClusteredRound(FeatureRound):
     """``xi_t = (x_t, y_t)`` as a Python expert sees it (:meth:`ClusteredEnv.round_data`).
 
     ``x`` (shape (d,), a copy), ``y`` (a float; the class index for classification), ``task``
-    (``"regression"`` or ``"classification"``), ``loss(prediction)`` (the stream's loss),
-    ``expected_loss_of(predict)`` (the mean expected loss on the held-out sample of a predictor
-    ``predict(X) -> predictions``, see :func:`expected_losses`) and ``params`` (the replication's
-    parameters, for the held-out sample ``params.holdout_x``).
+    (``"regression"`` or ``"classification"``), ``loss(prediction)`` (the stream's loss) and
+    ``params`` (the replication's parameters, for the held-out sample ``params.holdout_x``, whose
+    expected losses :func:`expected_losses` gives).
     """
 
     __slots__ = ()
@@ -198,9 +197,6 @@ class ClusteredRound(FeatureRound):
 
     def loss(self, prediction: Any) -> float:
         return stream_loss(self.params, prediction, self.y)
-
-    def expected_loss_of(self, predict: Any) -> float:
-        return float(np.mean(expected_losses(self.params, predict(self.params.holdout_x))))
 
 
 def stream_loss(params: ClusteredEnvParams, prediction: Any, y: float) -> float:
@@ -322,10 +318,6 @@ class ClusteredEnv(FeatureStreamEnv):
         self._params: ClusteredEnvParams | None = None
         self._state: ClusteredEnvState | None = None
         self._round = 0
-
-    @property
-    def task_name(self) -> str:
-        return "regression" if self.task == REGRESSION else "classification"
 
     # --- what the engine uses -------------------------------------------------------------
     def build(self, seed: int, replication: int) -> tuple[ClusteredEnvParams, ClusteredEnvState]:

@@ -22,7 +22,7 @@ and so are each domain's optimum ``L_k* = min over |x| <= r of L(x)`` (:func:`op
 and the Lipschitz constant of ``L`` on it, ``(|theta_d| + 2 kappa r / R) / (2R)``, where
 ``theta_d`` holds the first ``d`` coordinates of ``theta``.
 
-``xi_t`` comes from the counter-based stream of the replication (:mod:`mlcb.random`):
+``xi_t`` comes from the counter-based stream of the replication (:mod:`mlcb.kernels.random`):
 ``zeta_t``'s coordinate ``i`` from the uniform at ``(t, i)``, ``eps_t`` from ``(t, D)``, so every
 policy and every pool faces the same losses.
 
@@ -43,10 +43,10 @@ import gymnasium as gym
 import numpy as np
 
 from mlcb import validation
-from mlcb._jit import kernel
 from mlcb.kernels import implements
-from mlcb.random import uniform
-from mlcb.seeding import reset_request, stream_keys
+from mlcb.kernels.jit import kernel
+from mlcb.kernels.random import uniform
+from mlcb.kernels.seeding import reset_request, stream_keys
 
 __all__ = [
     "ConvexBanditEnv",

@@ -28,10 +28,10 @@ import numpy as np
 from envs import glm_math
 from envs._stream import FeatureRound, FeatureStreamEnv
 from envs.links import LINK_NAMES, link_index, link_value
-from mlcb._jit import kernel
 from mlcb.kernels import implements
-from mlcb.random import normal
-from mlcb.seeding import instance_rng, stream_keys
+from mlcb.kernels.jit import kernel
+from mlcb.kernels.random import normal
+from mlcb.kernels.seeding import instance_rng, stream_keys
 
 
 class GLMEnvParams(NamedTuple):

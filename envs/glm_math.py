@@ -36,7 +36,7 @@ from scipy import optimize, special
 
 from envs.links import link_derivative, link_derivatives, link_index, link_value, link_values
 from mlcb import validation
-from mlcb._jit import njit
+from mlcb.kernels.jit import njit
 
 __all__ = [
     "PlaneQuadrature",

@@ -35,7 +35,7 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mlcb._jit import kernel, njit
+from mlcb.kernels.jit import kernel, njit
 
 __all__ = [
     "LINK_NAMES",

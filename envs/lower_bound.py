@@ -48,7 +48,7 @@ import numpy.typing as npt
 
 from envs.bandit import BanditEnvParams, BanditEnvState, BanditExpertsEnv, _shuffle_arms
 from mlcb import validation
-from mlcb.seeding import check_seed, instance_key, instance_rng, reset_request, stream_keys
+from mlcb.kernels.seeding import check_seed, instance_key, instance_rng, reset_request, stream_keys
 
 __all__ = [
     "DEFAULT_C0",

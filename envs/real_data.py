@@ -51,10 +51,10 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
-from mlcb._jit import kernel, njit
 from mlcb.kernels import implements
-from mlcb.random import uniform
-from mlcb.seeding import check_seed, reset_request, stream_keys
+from mlcb.kernels.jit import kernel, njit
+from mlcb.kernels.random import uniform
+from mlcb.kernels.seeding import check_seed, reset_request, stream_keys
 
 #: The bundled data sets: name -> (package, loader description).
 DATASETS = {

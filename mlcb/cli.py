@@ -3,7 +3,7 @@
 
 Bad input exits with status 2 and one line on standard error; an interrupted ``run`` keeps every
 finished replication and continues from there when the same command is run again. Results and
-their parts are kept by :mod:`mlcb.store` (atomic saves, one writer per output directory).
+their parts are kept by :mod:`mlcb.storage.store` (atomic saves, one writer per output directory).
 
 Families and policies of one's own come in through plugins (:mod:`mlcb.registry`): modules named
 with ``--plugin MODULE`` (repeatable) and the installed entry points of the group ``mlcb.plugins``,
@@ -159,7 +159,7 @@ def _paper_parser(commands: Any) -> None:
 
 
 def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
-    from mlcb.store import FIGURE_KINDS as KINDS  # not mlcb.plot: building the parser stays light
+    from mlcb.storage.store import FIGURE_KINDS as KINDS  # not mlcb.plot: building the parser stays light
 
     parser.add_argument(
         "--kind",
@@ -405,13 +405,13 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
-    """Run ``configs`` into the store ``args.out / name`` (:mod:`mlcb.store`): the path checked,
+    """Run ``configs`` into the store ``args.out / name`` (:mod:`mlcb.storage.store`): the path checked,
     the writer's lock held and the experiment in place compared before any work; the result and
     its figures saved atomically; then only these settings' parts removed."""
     from mlcb.report import save_figures
-    from mlcb.results import Result
     from mlcb.simulation import simulate
-    from mlcb.store import Store
+    from mlcb.storage.results import Result
+    from mlcb.storage.store import Store
 
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {args.threads!r}")
@@ -446,7 +446,7 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
     return 0
 
 
-#: The summary columns printed (names of :data:`mlcb.results.SUMMARY_COLUMNS`), before the seconds.
+#: The summary columns printed (names of :data:`mlcb.storage.results.SUMMARY_COLUMNS`), before the seconds.
 PRINTED_COLUMNS = (
     "setting",
     "rounds",
@@ -463,7 +463,7 @@ RUN_FIGURES = ("regret", "panels")
 
 def _print_summary(result, elapsed: float) -> None:
     from mlcb.report import number
-    from mlcb.results import summary_table
+    from mlcb.storage.results import summary_table
 
     summary = result.summary()
     calibration = ", ".join(sorted(summary["calibration"].unique()))

@@ -2,7 +2,7 @@
 
 Every setting of a comparison uses the simulation's one seed, so replication ``r`` of every
 policy faces the same instance and the same stream ``xi_1, xi_2, ...`` (common random numbers,
-:mod:`mlcb.seeding`): differences between policies are not sampling noise of the environment.
+:mod:`mlcb.kernels.seeding`): differences between policies are not sampling noise of the environment.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from mlcb import validation
 from mlcb.config import SimulationConfig
 from mlcb.presets import Entry
-from mlcb.results import Result
+from mlcb.storage.results import Result
 
 #: The SimulationConfig fields a comparison takes for every setting (``budget``: a filter).
 FIELDS = frozenset(f.name for f in dataclasses.fields(SimulationConfig)) - {"policy", "calibration"}

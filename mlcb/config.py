@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mlcb import validation
-from mlcb.seeding import check_seed
+from mlcb.kernels.seeding import check_seed
 
 #: The largest horizon ``T``: the engines count rounds, pulls and updates in int64 and feed
 #: rounds to the counter-based random stream, all exact far beyond it, while one replication of
@@ -136,7 +136,7 @@ class SimulationConfig:
     delta : float
         Confidence ``delta`` in (0, 1) of M-LCB's bounds and of the experts' rate functions.
     smoothing : str or None
-        Smoothing wrapper (:mod:`mlcb.smoothing`) among the family's; ``None`` takes its default.
+        Smoothing wrapper (:mod:`mlcb.kernels.smoothing`) among the family's; ``None`` takes its default.
     env_params, policy_params : dict
         Keyword arguments of the environment and the policy.
     checkpoints : int

@@ -14,7 +14,7 @@ string, no registration beyond what a protocol names.
 :class:`PythonExpert`
     any online learner written in Python (a class of one's own, a river or scikit-learn model
     behind an adapter). Such experts need no family: :func:`family_of` gives them the generic
-    one of :mod:`mlcb.engine.learners`.
+    one of :mod:`mlcb.learners`.
 :class:`Policy`
     the meta-policy: who trains and who is deployed (``mlcb/policies``).
 
@@ -90,7 +90,7 @@ class ExpertFamily(Protocol):
     ``name``
         A short name for messages and results (``"bandit"``, ``"glm"``, ...).
     ``smoothing``
-        The smoothing wrappers the family implements (:mod:`mlcb.smoothing`), the default first.
+        The smoothing wrappers the family implements (:mod:`mlcb.kernels.smoothing`), the default first.
     ``check(experts, env)``
         Raise a ``ValueError`` naming the problem unless ``experts`` (specifications of this
         family) can run on ``env``; called once, before any work.
@@ -122,7 +122,7 @@ class ExpertFamily(Protocol):
         Optional: ``L_k*`` of every expert on one replication when it needs more than
         ``env_params`` (the replication's seed, its horizon, the experts' (K,) stream keys); the
         engine asks it first. The family of Python experts computes there the hindsight
-        reference of experts the environment states no ``L_k*`` for (:mod:`mlcb.engine.hindsight`).
+        reference of experts the environment states no ``L_k*`` for (:func:`mlcb.learners.hindsight_losses`).
     ``reference``
         Optional: a phrase naming what regret is measured against when it is not the experts'
         ``L_k*``, or a method ``reference(experts, env)`` giving it (``None``: the ``L_k*``).
@@ -157,8 +157,8 @@ class BuildContext:
         (:attr:`delta_prime`).
     keys : ndarray
         (K,) uint64 random stream keys of the experts, derived from the seed, the replication
-        and each expert's identity (:mod:`mlcb.seeding`): the first argument of every draw in
-        ``train`` (:mod:`mlcb.random`).
+        and each expert's identity (:mod:`mlcb.kernels.seeding`): the first argument of every draw in
+        ``train`` (:mod:`mlcb.kernels.random`).
     smoothing : str
         The smoothing wrapper's name, one of the family's ``smoothing``
         (:meth:`smoothing_code` turns it into the integer the kernels compare).
@@ -215,9 +215,9 @@ class BuildContext:
         return float(self.delta / (2.0 * self.n_experts))
 
     def smoothing_code(self, allowed: tuple[str, ...]) -> int:
-        """The :mod:`mlcb.smoothing` code of :attr:`smoothing`; a ``ValueError`` naming ``allowed``
+        """The :mod:`mlcb.kernels.smoothing` code of :attr:`smoothing`; a ``ValueError`` naming ``allowed``
         (the family's wrappers) when it is not one of them."""
-        from mlcb.smoothing import code
+        from mlcb.kernels.smoothing import code
 
         return code(self.smoothing, allowed)
 
@@ -334,7 +334,7 @@ class PythonExpert(Protocol):
         Default: on an environment that fixes each expert's decision sets (``n_experts`` set),
         :meth:`Environment.optimal_loss`; elsewhere the best expert in hindsight, each expert's
         mean loss when trained on every round of the run's stream
-        (:mod:`mlcb.engine.hindsight`), and results say so.
+        (:func:`mlcb.learners.hindsight_losses`), and results say so.
     """
 
     def learn(self, data: Any) -> Any: ...
@@ -413,9 +413,9 @@ FAMILY_ATTRIBUTE = "family"
 
 def family_of(experts: list) -> Any:
     """The :class:`ExpertFamily` of a pool: the ``family`` its specifications name, or the generic
-    family of Python experts (:data:`mlcb.engine.learners.LEARNERS`) for learners without one; a
+    family of Python experts (:data:`mlcb.learners.LEARNERS`) for learners without one; a
     pool that mixes families (a compiled family's specifications beside Python experts, say) gets
-    a :class:`mlcb.engine.mixed.MixedFamily`, which the Python engine runs.
+    a :class:`mlcb.learners.MixedFamily`, which the Python engine runs.
 
     A ``ValueError`` names the object that is neither a specification nor a Python expert.
 
@@ -427,7 +427,7 @@ def family_of(experts: list) -> Any:
     """
     if not experts:
         raise ValueError("experts must be a non-empty list of expert specifications or learners")
-    from mlcb.engine.learners import LEARNERS
+    from mlcb.learners import LEARNERS, MixedFamily
 
     families = []
     for k, expert in enumerate(experts):
@@ -443,8 +443,6 @@ def family_of(experts: list) -> Any:
         families.append(family)
     distinct = list(dict.fromkeys(families))
     if len(distinct) > 1:  # a mixed pool: one sub-pool per family, on the Python engine
-        from mlcb.engine.mixed import MixedFamily
-
         return MixedFamily(
             distinct, [[k for k, f in enumerate(families) if f is family] for family in distinct]
         )

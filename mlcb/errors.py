@@ -105,6 +105,10 @@ class FileWarning(UserWarning):
     """
 
 
+class CorruptPartWarning(FileWarning):
+    """A kept part could not be used and is recomputed (shown in one line naming the file)."""
+
+
 _format_others = warnings.formatwarning
 
 

@@ -1,34 +1,466 @@
-"""Python experts and their pool: moved to :mod:`mlcb.engine.learners` (the Python engine's room).
+"""Python experts: any online learner written in Python, and pools that mix families.
 
-This path keeps importing: every name of the engine's module is available here too.
+A Python expert (:class:`mlcb.contracts.PythonExpert`) needs two methods::
 
->>> import mlcb.learners, mlcb.engine.learners
->>> mlcb.learners.LearnerPool is mlcb.engine.learners.LearnerPool
-True
+    learn(data)  -> loss               # loss of the current decision on xi_t, then one step
+    deploy(data) -> (loss, expected)   # the smoothed decision's loss (and expected loss)
+
+and may add ``spawn(seed)`` (a fresh copy with its own random stream), ``rate`` (a callable
+``rate(n, delta_prime)`` or a pair ``(beta, alpha)``), ``heuristic`` and ``optimal_loss(env,
+env_params)``. ``data`` is what the environment's ``round_data`` gives (on the bandit
+environments: the expert's arms, with ``n_arms``, ``loss(arm)`` and ``mean(arm)``; on the GLM
+stream: ``x``, ``y`` and ``loss(prediction)``).
+
+A pool of such experts belongs to the generic family :data:`LEARNERS` (this module: what a pool
+of Python experts is, its rates and its regret reference); the Python engine drives it through
+:class:`mlcb.engine.learners.LearnerPool`, one fresh copy of every expert per replication. A pool
+that mixes families gets a :class:`MixedFamily`.
+
+Examples
+--------
+>>> import mlcb
+>>> class FirstArm:  # plays arm 0 forever
+...     heuristic = True
+...     def learn(self, data):
+...         return data.loss(0)
+...     def deploy(self, data):
+...         return data.loss(0), data.mean(0)
+>>> result = mlcb.simulate(env="mlcb/Trap-v0", experts=[FirstArm()] * 10, budget=2, horizon=200,
+...                        replications=2, seed=0)
+>>> result.metadata["settings"]["mlcb M=2"]["engine"]
+'python'
 """
 
 from __future__ import annotations
 
-from mlcb.engine.learners import (
-    DEFAULT_RATE,
-    LEARNERS,
-    LearnerFamily,
-    LearnerPool,
-    _block_follows,
-    _seed,
-    power_rate,
-    rate_values,
-    spawn,
-)
+import copy
+import hashlib
+import math
+import random
+import warnings
+from collections import OrderedDict
+from typing import Any
 
-__all__ = [
-    "DEFAULT_RATE",
-    "LEARNERS",
-    "LearnerFamily",
-    "LearnerPool",
-    "_block_follows",
-    "_seed",
-    "power_rate",
-    "rate_values",
-    "spawn",
-]
+import numpy as np
+
+from mlcb.errors import ExpertError, class_name, raised
+from mlcb.kernels import begin_round
+
+#: The default rate of a Python expert that declares none: ``(beta, alpha) = (1, 1/2)``.
+DEFAULT_RATE = (1.0, 0.5)
+
+
+def power_rate(n: Any, beta: float, alpha: float, delta_prime: float) -> np.ndarray:
+    """``U(n, delta') = min(n, beta n^alpha sqrt(log(2 n^2 / delta')))`` at counts ``n >= 1``.
+
+    The rate of a learner whose regret after ``n`` updates grows like ``n^alpha`` (up to a
+    logarithmic confidence term); ``alpha = 1/2`` for online convex optimisation and UCB-type
+    bandits, ``2/3`` for explore-then-commit or epsilon-greedy schedules.
+
+    Examples
+    --------
+    >>> float(power_rate(100, 1.0, 0.5, 0.005).round(3))
+    38.989
+    """
+    counts = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    value = beta * counts**alpha * np.sqrt(np.log(2.0 * counts * counts / delta_prime))
+    return np.minimum(counts, value)
+
+
+def _rate_spec(expert: Any, index: int) -> Any:
+    """The expert's rate as a callable of ``(n, delta_prime)``, checked; a ``ValueError`` names
+    the expert and what ``rate`` may be."""
+    spec = getattr(expert, "rate", None)
+    if spec is None:
+        spec = DEFAULT_RATE
+    if callable(spec):
+        return spec
+    try:
+        beta, alpha = (float(v) for v in spec)
+    except (TypeError, ValueError):
+        beta = alpha = math.nan
+    if not (beta > 0 and math.isfinite(beta) and 0 < alpha <= 1):
+        raise ValueError(
+            f"experts[{index}]: rate of {class_name(expert)} must be a callable rate(n, delta_prime) or a "
+            f"pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, got {spec!r}"
+        )
+    return lambda n, delta_prime: power_rate(n, beta, alpha, delta_prime)
+
+
+def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.ndarray:
+    """``U(n, delta')`` of a Python expert at counts ``n`` (its declared rate, capped at ``n``).
+
+    Examples
+    --------
+    >>> class Learner:
+    ...     rate = (2.0, 0.5)
+    >>> rate_values(Learner(), [1, 4], 0.01).tolist() == power_rate([1, 4], 2.0, 0.5, 0.01).tolist()
+    True
+    """
+    counts = np.asarray(n, dtype=np.float64)
+    values = np.asarray(_rate_spec(expert, index)(counts, delta_prime), dtype=np.float64)
+    if values.shape != counts.shape:
+        raise ValueError(
+            f"experts[{index}]: rate of {class_name(expert)} returned shape {values.shape} for counts of "
+            f"shape {counts.shape}; it must be vectorised over n"
+        )
+    return np.minimum(counts, values)
+
+
+def _states_own(expert: Any, env: Any) -> bool:
+    """Whether ``expert`` states its ``L_k*`` on ``env``: it has ``optimal_loss`` and, where it
+    says when (``states_optimal_loss(env)``, the river adapters: on real data), it does here."""
+    if not callable(getattr(expert, "optimal_loss", None)):
+        return False
+    states = getattr(expert, "states_optimal_loss", None)
+    return bool(states(env)) if callable(states) else True
+
+
+def _seed(key: Any) -> int:
+    """A learner's seed from its 64-bit stream key: 32 bits, what NumPy, river and scikit-learn
+    all accept."""
+    return int(key) & 0xFFFFFFFF
+
+
+def spawn(expert: Any, seed: int) -> Any:
+    """A fresh copy of ``expert`` for one replication: ``expert.spawn(seed)`` or a deep copy."""
+    make = getattr(expert, "spawn", None)
+    return make(seed) if callable(make) else copy.deepcopy(expert)
+
+
+_GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
+
+
+def _warn_if_shared_randomness(expert: Any, index: int) -> None:
+    """Warn when a learner holds a random generator but has no ``spawn``: its deep copies would
+    draw the same numbers in every replication."""
+    if callable(getattr(expert, "spawn", None)):
+        return
+    held = [name for name, value in getattr(expert, "__dict__", {}).items() if isinstance(value, _GENERATORS)]
+    if held:
+        warnings.warn(
+            f"experts[{index}]: {class_name(expert)} holds a random generator ({', '.join(held)}) but has "
+            "no spawn(seed): every replication would get a copy drawing the same numbers; define "
+            "spawn(seed) to seed a fresh copy",
+            stacklevel=4,
+        )
+
+
+class LearnerFamily:
+    """The generic family of Python experts (:class:`mlcb.contracts.ExpertFamily`).
+
+    Its smoothing is the learner's own ``deploy`` (``"learner"``). ``L_k*`` is the learner's
+    ``optimal_loss(env, env_params)`` where it has one; else, on an environment that fixes each
+    expert's decision sets (``n_experts`` set: the bandit environments), the environment's
+    ``optimal_loss(env_params, k)``; else the best expert in hindsight on the run's stream (each
+    expert's mean loss when trained on every round, :func:`hindsight_losses`), and results
+    say so (:meth:`reference`). Rates are the declared ones (:func:`rate_values`); an expert is
+    heuristic unless it says ``heuristic = False``.
+    """
+
+    name = "python"
+    smoothing = ("learner",)
+
+    def check(self, experts: list, env: Any) -> None:
+        expected = getattr(env, "n_experts", None)
+        if expected is not None and len(experts) != expected:
+            raise ValueError(f"experts: this environment has {expected} experts, got {len(experts)}")
+        if not callable(getattr(env, "round_data", None)):
+            raise ValueError(
+                f"experts: Python experts need the environment to provide round_data(params, state, t, "
+                f"expert); {type(env).__name__} does not"
+            )
+        warned: set[int] = set()
+        for k, expert in enumerate(experts):
+            if id(expert) not in warned:
+                warned.add(id(expert))
+                _warn_if_shared_randomness(expert, k)
+            first = rate_values(expert, np.array([1.0, 2.0]), 0.01, k)
+            if not (np.all(first >= 0.0) and np.all(np.isfinite(first))):
+                raise ValueError(
+                    f"experts[{k}]: rate of {class_name(expert)} must be finite and >= 0, got "
+                    f"{first.tolist()} at counts 1 and 2"
+                )
+            heuristic = getattr(expert, "heuristic", True)
+            if not isinstance(heuristic, (bool, np.bool_)):
+                raise ValueError(
+                    f"experts[{k}]: heuristic of {class_name(expert)} must be True or False, "
+                    f"got {heuristic!r}"
+                )
+
+    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
+        """Each learner's ``optimal_loss(env, env_params)``, else the environment's
+        ``optimal_loss(env_params, k)`` (what can be told without running the stream; the engine
+        asks :meth:`run_optimal_losses`)."""
+        values = []
+        for k, expert in enumerate(experts):
+            own = expert.optimal_loss if _states_own(expert, env) else None
+            values.append(float(own(env, env_params)) if own else float(env.optimal_loss(env_params, k)))
+        return np.array(values)
+
+    @staticmethod
+    def in_hindsight(experts: list, env: Any) -> list[bool]:
+        """For each expert, whether its reference is the hindsight one: it states no
+        ``optimal_loss`` of its own and the environment fixes no decision sets."""
+        fixed = getattr(env, "n_experts", None) is not None
+        return [not fixed and not _states_own(expert, env) for expert in experts]
+
+    def run_optimal_losses(
+        self, experts: list, env: Any, env_params: Any, seed: int, replication: int, horizon: int, keys: Any
+    ) -> np.ndarray:
+        """``L_k*`` of every expert on one replication, as the engine asks for it: the hindsight
+        reference (:func:`hindsight_losses`) where :meth:`in_hindsight`,
+        else :meth:`optimal_losses`."""
+        values = self.optimal_losses(experts, env, env_params)
+        late = [k for k, flag in enumerate(self.in_hindsight(experts, env)) if flag]
+        if late:
+            seeds = [_seed(keys[k]) for k in late]
+            values[late] = hindsight_losses(
+                [experts[k] for k in late], env, seed, replication, horizon, seeds
+            )
+        return values
+
+    def reference(self, experts: list, env: Any) -> str | None:
+        """What regret is measured against: :data:`HINDSIGHT` when some
+        expert's reference is the hindsight one, else ``None`` (the ``L_k*``)."""
+        flags = self.in_hindsight(experts, env)
+        if not any(flags):
+            return None
+        return HINDSIGHT if all(flags) else f"{HINDSIGHT} for the experts that state no optimal_loss"
+
+    def rates(self, experts: list, env: Any, n: np.ndarray, delta_prime: float) -> np.ndarray:
+        return np.stack([rate_values(expert, n, delta_prime, k) for k, expert in enumerate(experts)])
+
+    def heuristic(self, experts: list, env: Any) -> list[bool]:
+        return [bool(getattr(expert, "heuristic", True)) for expert in experts]
+
+
+#: The family of every Python expert that names no family of its own.
+LEARNERS = LearnerFamily()
+
+
+# --- the regret reference of a pool of one's own ------------------------------------------------
+# The regret reference of a pool of one's own: the best expert in hindsight on the run's stream.
+#
+# Regret is measured against ``L* = min_k L_k*``, each expert's least expected loss. A compiled
+# family knows ``L_k*`` of its model class; a bandit environment knows it for each expert's arms
+# (``env.optimal_loss(params, k)``). A Python expert of one's own on a stream that fixes no decision
+# sets (``mlcb/GLM-v0``, ``mlcb/RealData-v0``, ``mlcb/Clustered-v0``...) has none: the environment's
+# ``optimal_loss(params, k)`` is there the optimum of some other model class (of link ``k`` on the
+# GLM stream), meaningless for the pool. What can be known instead is the best expert in hindsight
+# on the run's own stream: :func:`hindsight_losses` trains a copy of each expert on every round
+# ``0 .. T`` of the replication's stream (the very copy the run uses: same seed) and returns its
+# mean loss over rounds ``1 .. T``, and ``L*`` is the smallest. At round ``T`` the regret is then
+# the deployed losses' sum minus the best expert's losses' sum when trained every round, on the
+# same stream; results say so (``metadata["settings"][label]["reference"]``, the ``reference``
+# column of :meth:`mlcb.Result.summary`). An expert that knows better gives its own
+# ``optimal_loss(env, env_params)``.
+#
+# The references of a replication are cached (by the environment's parameters, the seed, the
+# replication, the horizon and the expert), so the settings of one comparison compute each once.
+#: How results name the hindsight reference.
+HINDSIGHT = "the best expert in hindsight (each expert trained on every round of the run's stream)"
+
+#: Cached references: key -> (the expert, its mean loss); the expert is kept so its id stays its own.
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 4096
+
+
+def _digest(env: Any, env_params: Any) -> str:
+    """What identifies a replication's stream besides the seed: the environment's class and the
+    contents of its parameters."""
+    digest = hashlib.sha256(f"{type(env).__module__}.{type(env).__qualname__}".encode())
+    fields = env_params if isinstance(env_params, tuple) else (env_params,)
+    for value in fields:
+        if isinstance(value, np.ndarray):
+            digest.update(str((value.dtype, value.shape)).encode())
+            digest.update(np.ascontiguousarray(value).tobytes())
+        else:
+            digest.update(repr(value).encode())
+    return digest.hexdigest()
+
+
+def hindsight_losses(
+    experts: list, env: Any, seed: int, replication: int, horizon: int, seeds: list[int]
+) -> np.ndarray:
+    """Each expert's mean ``learn`` loss over rounds ``1 .. horizon`` when a fresh copy of it
+    (``spawn(seeds[k])``, the run's own copy) is trained on every round ``0 .. horizon`` of
+    replication ``replication`` of ``env`` seeded ``seed``.
+
+    Examples
+    --------
+    >>> import envs
+    >>> class Mean:  # predicts the running mean of y
+    ...     def __init__(self): self.total, self.n = 0.0, 0
+    ...     def learn(self, data):
+    ...         loss = data.loss(self.total / max(self.n, 1))
+    ...         self.total, self.n = self.total + data.y, self.n + 1
+    ...         return loss
+    ...     def deploy(self, data): return data.loss(self.total / max(self.n, 1))
+    >>> env = envs.make("mlcb/GLM-v0")
+    >>> losses = hindsight_losses([Mean()], env, seed=0, replication=0, horizon=100, seeds=[1])
+    >>> losses.shape, bool(0.0 <= losses[0] <= 1.0)
+    ((1,), True)
+    """
+    params, _ = env.build(seed, replication)
+    stream = _digest(env, params)
+    out = np.empty(len(experts))
+    todo = []
+    for k, expert in enumerate(experts):
+        key = (stream, int(seed), int(replication), int(horizon), id(expert), int(seeds[k]))
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            out[k] = _CACHE[key][1]
+        else:
+            todo.append((k, key))
+    if not todo:
+        return out
+    copies = {k: spawn(experts[k], int(seeds[k])) for k, _ in todo}
+    totals = dict.fromkeys(copies, 0.0)
+    params, state = env.build(seed, replication)
+    for t in range(int(horizon) + 1):
+        begin_round(params, state, t)
+        for k, learner in copies.items():
+            try:
+                out_t = learner.learn(env.round_data(params, state, t, k))
+            except ExpertError:
+                raise
+            except Exception as error:
+                raise raised(
+                    error, "learn (regret reference)", k, class_name(experts[k]), replication, t
+                ) from error
+            loss = out_t[0] if isinstance(out_t, tuple) else out_t
+            if t > 0:
+                totals[k] += float(loss)
+    for k, key in todo:
+        out[k] = totals[k] / max(int(horizon), 1)
+        _CACHE[key] = (experts[k], out[k])
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return out
+
+
+# --- pools that mix families -------------------------------------------------------------------
+class MixedFamily:
+    """The family of a pool whose experts name several families (:class:`mlcb.contracts.ExpertFamily`).
+
+    Parameters
+    ----------
+    families : list
+        The distinct families, in the order their first member appears.
+    groups : list of list of int
+        For each family, the pool indices of its members, increasing.
+
+    Examples
+    --------
+    >>> import agents
+    >>> from mlcb.contracts import family_of
+    >>> class Mean:  # predicts the running mean of y
+    ...     def __init__(self): self.total, self.n = 0.0, 0
+    ...     def learn(self, data):
+    ...         loss = data.loss(self.total / max(self.n, 1))
+    ...         self.total, self.n = self.total + data.y, self.n + 1
+    ...         return loss
+    ...     def deploy(self, data): return data.loss(self.total / max(self.n, 1))
+    >>> family = family_of([agents.make("ogd", link="logcosh"), Mean(), agents.make("ogd", link="affine")])
+    >>> family.name, family.groups
+    ('mixed (glm + python)', [[0, 2], [1]])
+    """
+
+    def __init__(self, families: list, groups: list[list[int]]) -> None:
+        self.families = list(families)
+        self.groups = [list(group) for group in groups]
+        names = [str(getattr(f, "name", type(f).__name__)) for f in self.families]
+        self.name = f"mixed ({' + '.join(names)})"
+        own = [tuple(f.smoothing) for f in self.families if tuple(f.smoothing) != ("learner",)]
+        if own:
+            self.smoothing = tuple(s for s in own[0] if all(s in other for other in own[1:]))
+        else:
+            self.smoothing = ("learner",)
+        if not self.smoothing:
+            raise ValueError(
+                f"experts: the families {', '.join(names)} share no smoothing wrapper, so one pool "
+                "cannot hold them"
+            )
+
+    def _split(self, experts: list) -> list[list]:
+        return [[experts[i] for i in group] for group in self.groups]
+
+    def _scatter(self, parts: list, length: int, dtype: Any = np.float64) -> np.ndarray:
+        out = np.empty(length, dtype=dtype)
+        for group, values in zip(self.groups, parts):
+            out[group] = values
+        return out
+
+    def check(self, experts: list, env: Any) -> None:
+        fixed = getattr(env, "n_experts", None)
+        if fixed is not None:
+            raise ValueError(
+                f"experts: a pool that mixes families ({self.name}) needs an environment whose experts "
+                f"all face one stream; {type(env).__name__} gives each of its {fixed} experts decision "
+                "sets of its own (use a pool of one family there)"
+            )
+        for family, members in zip(self.families, self._split(experts)):
+            family.check(members, env)
+
+    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
+        parts = [
+            np.asarray(f.optimal_losses(m, env, env_params), dtype=np.float64)
+            for f, m in zip(self.families, self._split(experts))
+        ]
+        return self._scatter(parts, len(experts))
+
+    def run_optimal_losses(
+        self, experts: list, env: Any, env_params: Any, seed: int, replication: int, horizon: int, keys: Any
+    ) -> np.ndarray:
+        """Each member's reference on one replication: its family's ``run_optimal_losses`` (the
+        hindsight reference of Python experts) where it has one, else its ``optimal_losses``."""
+        keys = np.asarray(keys)
+        parts = []
+        for family, group, members in zip(self.families, self.groups, self._split(experts)):
+            run = getattr(family, "run_optimal_losses", None)
+            if run is not None:
+                values = run(members, env, env_params, seed, replication, horizon, keys[group])
+            else:
+                values = family.optimal_losses(members, env, env_params)
+            parts.append(np.asarray(values, dtype=np.float64))
+        return self._scatter(parts, len(experts))
+
+    def rates(self, experts: list, env: Any, n: np.ndarray, delta_prime: float) -> np.ndarray | None:
+        parts = []
+        for family, members in zip(self.families, self._split(experts)):
+            values = family.rates(members, env, n, delta_prime)
+            if values is None:
+                return None
+            parts.append(np.asarray(values, dtype=np.float64))
+        out = np.empty((len(experts), np.asarray(n).shape[-1]))
+        for group, values in zip(self.groups, parts):
+            out[group] = values
+        return out
+
+    def heuristic(self, experts: list, env: Any) -> list[bool]:
+        parts = [list(f.heuristic(m, env)) for f, m in zip(self.families, self._split(experts))]
+        return [bool(v) for v in self._scatter(parts, len(experts), dtype=bool)]
+
+    def reference(self, experts: list, env: Any) -> str | None:
+        """What regret is measured against, where it is not the experts' ``L_k*`` alone: each
+        family's statement, named by family."""
+        said = []
+        for family, members in zip(self.families, self._split(experts)):
+            own = getattr(family, "reference", None)
+            own = own(members, env) if callable(own) else own
+            if isinstance(own, str):
+                said.append(f"{getattr(family, 'name', type(family).__name__)} experts: {own}")
+        if not said:
+            return None
+        return "; ".join(said) + "; every other expert: its L_k*"
+
+
+def __getattr__(name: str) -> Any:
+    """The pool of Python experts moved to :mod:`mlcb.engine.learners` (the engine's room); its
+    old names here resolve there, on first use."""
+    if name in ("LearnerPool", "_block_follows"):
+        import importlib
+
+        return getattr(importlib.import_module("mlcb.engine.learners"), name)
+    raise AttributeError(f"module 'mlcb.learners' has no attribute {name!r}")

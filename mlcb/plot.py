@@ -1,10 +1,10 @@
-"""Figures from a :class:`~mlcb.results.Result` (seaborn; plots read the tidy frames and the
+"""Figures from a :class:`~mlcb.storage.results.Result` (seaborn; plots read the tidy frames and the
 plain metadata only: nothing named in a result is ever imported or called).
 
 ``regret``
     mean regret against rounds with a 5-95% band over replications, the data-dependent certificate
     Delta(t) and, where the result recorded it, the numeric worst-case bound B_num(t)
-    (:func:`mlcb.worst_case.worst_case_curve`), log-log, with the slope fitted over the last decade
+    (:func:`mlcb.theory.worst_case.worst_case_curve`), log-log, with the slope fitted over the last decade
     of rounds in the legend.
 ``panels``
     the paper's three panels: cumulative regret, deployment counts per expert, training counts
@@ -30,8 +30,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from mlcb import store, theory
-from mlcb.results import Result
+from mlcb import theory
+from mlcb.storage import store
+from mlcb.storage.results import Result
 
 _METRICS = ("regret", "pseudo_regret", "top_m_regret")
 #: The figure kinds :func:`draw` knows.

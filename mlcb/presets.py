@@ -156,6 +156,23 @@ def _practitioners(budgets: tuple[int, ...], smoothing: str) -> tuple[Entry, ...
     return tuple(Entry(name, budgets, smoothing=smoothing) for name in ("mlcb", *PRACTITIONERS))
 
 
+def _late_risers(n_fast: int, n_slow: int, slow_arms: int) -> dict[str, Any]:
+    """Reward means of the late-riser instance: ``n_fast`` experts on two arms (0.5 and 0.3; the
+    other arms of the row unused) and ``n_slow`` on ``slow_arms`` arms (0.7 and the rest 0.2)."""
+    fast = [0.5, 0.3] + [math.nan] * (slow_arms - 2)
+    slow = [0.7] + [0.2] * (slow_arms - 1)
+    return {"reward_means": [fast] * n_fast + [slow] * n_slow, "shuffle": True}
+
+
+def _late_riser_experts(n_fast: int, n_slow: int) -> Callable[[dict[str, Any]], list]:
+    def experts(env_params: dict[str, Any]) -> list:
+        import agents
+
+        return [agents.make("ucb1")] * n_fast + [agents.make("epsilon-greedy")] * n_slow
+
+    return experts
+
+
 PRESETS: dict[str, Preset] = {
     "trap": Preset(
         name="trap",
@@ -198,6 +215,18 @@ PRESETS: dict[str, Preset] = {
             "theory": Calibration(_glm_experts),
             "practical": Calibration(_glm_experts, {"bonus_scale": 0.5}),
         },
+    ),
+    "late-risers": Preset(
+        name="late-risers",
+        description="the practitioners' late risers: 4 UCB1 experts on two arms (best mean 0.5) that "
+        "learn fast and 2 epsilon-greedy experts on ten arms (best 0.7) that learn late",
+        env="mlcb/BanditExperts-v0",
+        env_params=_late_risers(n_fast=4, n_slow=2, slow_arms=10),
+        budgets=(1, 2, 4),
+        horizon=50_000,
+        replications=8,
+        comparison=_practitioners((1, 2, 4), "counts"),
+        calibrations={"theory": Calibration(_late_riser_experts(n_fast=4, n_slow=2))},
     ),
     "moe": Preset(
         name="moe",

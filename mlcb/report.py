@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from mlcb import validation
-from mlcb.results import summary_table
+from mlcb.storage.results import summary_table
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -187,7 +187,7 @@ def render(result: Any, title: str, kinds: tuple[str, ...] | None = None) -> str
 def report(path: str | Path, out: str | Path | None = None) -> Path:
     """Write the HTML report of the saved run or sweep in ``path`` to ``out`` (default
     ``path / "report.html"``), atomically; returns the file written."""
-    from mlcb.store import write_file
+    from mlcb.storage.store import write_file
     from mlcb.sweeps import load_any
 
     path = validation.path("path", path)

@@ -87,7 +87,7 @@ class BudgetedSelectionEnv(gym.Env):
     ) -> None:
         from mlcb import presets, validation
         from mlcb.config import SimulationConfig
-        from mlcb.simulation import Problem
+        from mlcb.engine.problem import Problem
 
         if config is None:
             config = presets.get(preset).config(budget, calibration, **fields)

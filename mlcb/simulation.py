@@ -3,68 +3,19 @@
 from __future__ import annotations
 
 import os
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mlcb import validation
-from mlcb.collect import collect_result
 from mlcb.config import SimulationConfig
-from mlcb.contracts import family_of
-from mlcb.engine import python_loop
-from mlcb.engine.replications import checkpoint_grid
-from mlcb.engine.replications import run_replications as run_compiled
-from mlcb.results import Result
+from mlcb.engine.collect import collect_result
+from mlcb.engine.problem import ENGINES, Problem, choose_engine
+from mlcb.engine.runner import run
+from mlcb.storage.results import Result
 
-ENGINES = ("auto", "compiled", "python")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """The built objects of one setting, as the engines read them."""
-
-    env: Any
-    experts: tuple
-    policy: Any
-    budget: int
-    delta: float
-    smoothing: str
-    family: Any
-
-    @classmethod
-    def from_config(cls, config: SimulationConfig) -> Problem:
-        return cls(
-            config.make_env(),
-            config.experts,
-            config.make_policy(),
-            config.budget,
-            config.delta,
-            str(config.smoothing),  # set to the family's default when the config was made
-            family_of(list(config.experts)),
-        )
-
-    @property
-    def compiled(self) -> bool:
-        """Whether the expert family has a compiled pool (then the compiled engine can run it)."""
-        return callable(getattr(self.family, "build_pool", None))
-
-
-def choose_engine(problem: Problem, name: str) -> str:
-    """``"compiled"`` or ``"python"``: the engine ``name`` (``"auto"``: compiled whenever every
-    part is compiled), or a ``ValueError`` when the compiled engine cannot run the problem."""
-    if name not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
-    if name == "auto":
-        return "compiled" if problem.compiled else "python"
-    if name == "compiled" and not problem.compiled:
-        raise ValueError(
-            f"engine='compiled' needs experts of a compiled family; the {problem.family.name!r} family "
-            "runs on engine='python' (or 'auto')"
-        )
-    return name
+__all__ = ["ENGINES", "Problem", "choose_engine", "simulate"]
 
 
 def _check_threads(threads: Any) -> int | None:
@@ -156,36 +107,21 @@ def simulate(
         config = SimulationConfig(**fields)
     elif fields:
         config = config.replace(**fields)
-    problem = Problem.from_config(config)
-    chosen = choose_engine(problem, engine)
-    grid = checkpoint_grid(config.horizon, config.checkpoints)
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=config.replications, desc=config.label, unit="rep", leave=False)
-    started = time.perf_counter()
     try:
-        common: dict[str, Any] = {
-            "parts": None if parts is None else Path(parts) / config.key(),
-            "on_done": (lambda _: bar.update()) if bar else None,
-        }
-        if chosen == "compiled":
-            replications = run_compiled(
-                problem,
-                config.seed,
-                range(config.replications),
-                config.horizon,
-                grid,
-                threads=threads,
-                **common,
-            )
-        else:
-            replications = python_loop.run_replications(
-                problem, config.seed, range(config.replications), config.horizon, grid, **common
-            )
+        done = run(
+            config,
+            engine=engine,
+            threads=threads,
+            parts=None if parts is None else Path(parts) / config.key(),
+            on_done=(lambda _: bar.update()) if bar else None,
+        )
     finally:
         if bar is not None:
             bar.close()
-    elapsed = time.perf_counter() - started
-    return collect_result(config, replications, grid, {"seconds": elapsed, "engine": chosen})
+    extra = {"seconds": done.seconds, "engine": done.engine}
+    return collect_result(config, done.replications, done.checkpoints, extra)

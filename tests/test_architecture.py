@@ -1,6 +1,6 @@
-"""The shape of the code: no import circle between the modules of mlcb/, agents/ and envs/ (the
-imports inside functions included), no module over 800 lines, and the results store below the
-results it stores."""
+"""The shape of the code: the layers of mlcb/, agents/ and envs/ and what each may import (the
+imports inside functions included), no import circle, no module over 800 lines, a root of mlcb/
+that holds about a dozen modules, and the results store below the results it stores."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def _circles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_is_read(graph):
     assert len(MODULES) > 50
-    assert "mlcb.result_files" in graph["mlcb.store"]
+    assert "mlcb.storage.result_files" in graph["mlcb.storage.store"]
     assert "agents.bandits" in graph["mlcb.paper.lower_bound"]
 
 
@@ -113,16 +113,137 @@ def test_no_import_circle(graph):
 
 def test_the_check_finds_a_circle(graph):
     """A back-edge from the file layout to the results closes results -> store -> result_files."""
-    planted = {**graph, "mlcb.result_files": graph["mlcb.result_files"] | {"mlcb.results"}}
-    assert _circles(planted) == [["mlcb.result_files", "mlcb.results", "mlcb.store"]]
+    planted = {
+        **graph,
+        "mlcb.storage.result_files": graph["mlcb.storage.result_files"] | {"mlcb.storage.results"},
+    }
+    assert _circles(planted) == [["mlcb.storage.result_files", "mlcb.storage.results", "mlcb.storage.store"]]
 
 
 @pytest.mark.parametrize(
     ("module", "forbidden"),
-    [("mlcb.store", "mlcb.results"), ("mlcb.results", "mlcb"), ("mlcb.results", "mlcb.theory")],
+    [
+        ("mlcb.storage.store", "mlcb.storage.results"),
+        ("mlcb.storage.results", "mlcb"),
+        ("mlcb.storage.results", "mlcb.theory"),
+    ],
 )
 def test_the_store_and_results_do_not_reach_back(graph, module, forbidden):
     assert forbidden not in graph[module]
+
+
+#: The layers, lowest first, each a list of rooms (a module and everything below it). A module may
+#: import from its own layer and the layers below it, never from a layer above (docs/design.md).
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # the compiled toolkit and the checks every layer uses
+    ("toolkit", ("mlcb._version", "mlcb.kernels", "mlcb.errors", "mlcb.validation", "mlcb.registry")),
+    # what a simulation is made of, each room on the toolkit alone (SIDE_ROOMS)
+    (
+        "models",
+        (
+            "mlcb.contracts",
+            "mlcb.learners",
+            "mlcb.policies",
+            "mlcb.theory",
+            "mlcb.storage",
+            "envs",
+            "agents",
+        ),
+    ),
+    # replications run and collected
+    ("engine", ("mlcb.engine",)),
+    # a setting built, simulated, compared; adapters of the round protocol; conformance checks
+    (
+        "experiment",
+        (
+            "mlcb.config",
+            "mlcb.simulation",
+            "mlcb.compare",
+            "mlcb.presets",
+            "mlcb.selection_env",
+            "mlcb.river",
+            "mlcb.testing",
+        ),
+    ),
+    # many settings, their figures and reports
+    ("services", ("mlcb.sweeps", "mlcb.plot", "mlcb.report")),
+    # what `import mlcb` gives (the package's own namespace, not its rooms)
+    ("api", ("mlcb",)),
+    # the command line and the reproduced paper
+    ("application", ("mlcb.cli", "mlcb.paper")),
+)
+
+#: Rooms of the models layer and the only rooms outside the toolkit each may import.
+SIDE_ROOMS = {
+    "mlcb.policies": (),
+    "mlcb.theory": (),
+    "mlcb.storage": (),
+    "envs": (),
+    "mlcb.learners": (),
+    "mlcb.contracts": ("mlcb.learners",),
+    "agents": ("envs", "mlcb.contracts", "mlcb.learners"),
+}
+
+#: Most modules directly in mlcb/ (its rooms not counted).
+MAX_ROOT_MODULES = 15
+
+
+def _in(module: str, room: str) -> bool:
+    return module == room or module.startswith(room + ".")
+
+
+def _layer(module: str) -> tuple[int, str] | None:
+    """``(layer index, room)`` of ``module``: the longest room that holds it (``mlcb`` only itself)."""
+    found = None
+    for index, (_, rooms) in enumerate(LAYERS):
+        for room in rooms:
+            holds = module == room if room == "mlcb" else _in(module, room)
+            if holds and (found is None or len(room) > len(found[1])):
+                found = (index, room)
+    return found
+
+
+def _upward(edges: dict[str, set[str]]) -> list[str]:
+    """Every import that reaches into a higher layer, or out of a side room, as a line of text."""
+    wrong = []
+    for module, imported in sorted(edges.items()):
+        here = _layer(module)
+        assert here is not None, f"{module} is in no layer: add its room to LAYERS"
+        for other in sorted(imported):
+            there = _layer(other)
+            assert there is not None, f"{other} is in no layer: add its room to LAYERS"
+            if there[0] > here[0]:
+                wrong.append(f"{module} ({LAYERS[here[0]][0]}) imports {other} ({LAYERS[there[0]][0]})")
+            side = SIDE_ROOMS.get(here[1])
+            if side is not None and there[0] == here[0] and there[1] != here[1] and there[1] not in side:
+                wrong.append(f"{module} ({here[1]}) imports {other} ({there[1]}), not one of {side}")
+    return wrong
+
+
+def test_every_module_is_in_a_layer(graph):
+    assert [m for m in graph if _layer(m) is None] == []
+
+
+def test_no_import_reaches_up_a_layer(graph):
+    assert _upward(graph) == []
+
+
+def test_the_layer_check_finds_an_upward_import(graph):
+    """A policy that imports the engine, the store that imports a policy: both named."""
+    planted = {
+        **graph,
+        "mlcb.policies.m_lcb": graph["mlcb.policies.m_lcb"] | {"mlcb.engine.compiled_loop"},
+        "mlcb.storage.store": graph["mlcb.storage.store"] | {"mlcb.policies.base"},
+    }
+    assert _upward(planted) == [
+        "mlcb.policies.m_lcb (models) imports mlcb.engine.compiled_loop (engine)",
+        "mlcb.storage.store (mlcb.storage) imports mlcb.policies.base (mlcb.policies), not one of ()",
+    ]
+
+
+def test_the_root_of_mlcb_holds_about_a_dozen_modules():
+    root = sorted(path.name for path in (ROOT / "mlcb").glob("*.py"))
+    assert len(root) <= MAX_ROOT_MODULES, root
 
 
 def test_no_module_over_800_lines():
@@ -130,3 +251,18 @@ def test_no_module_over_800_lines():
         name: n for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+@pytest.mark.parametrize("old", sorted(__import__("mlcb").MOVED))
+def test_a_moved_module_still_imports_by_its_old_path(old):
+    """``import mlcb.random`` (a public path before the rooms) gives the module at its new path,
+    with a DeprecationWarning that names it."""
+    import importlib
+    import sys
+
+    import mlcb
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=rf"{old} moved to {mlcb.MOVED[old]}"):
+        module = importlib.import_module(old)
+    assert module is importlib.import_module(mlcb.MOVED[old])

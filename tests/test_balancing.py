@@ -7,13 +7,11 @@ import math
 import numpy as np
 import pytest
 
-import tests.twin_balancing  # noqa: F401  (registers the twins)
 from mlcb import engine, presets
-from mlcb.engine import compiled_loop
+from mlcb.engine import Problem, compiled_loop
 from mlcb.policies import make
 from mlcb.policies.balancing import DataDrivenBalancing, DynamicBalancing
-from mlcb.simulation import Problem
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 ROUNDS = 2_500
 GLM_ROUNDS = 300
@@ -83,12 +81,12 @@ def _step(config, rounds: int = ROUNDS, replication: int = 0):
     args = engine.build_replication(
         Problem.from_config(config), config.seed, replication, rounds, np.arange(1, rounds + 1), rounds
     )
-    warm_start, run_rounds = compiled_loop.kernels_for(*args[:6])
-    record, state, stats = args[-1], args[5], args[6]
-    warm_start(*args[:7], record)
+    warm_start, run_rounds = args.kernels()
+    record, state, stats = args.record, args.policy_state, args.stats
+    args.warm_start(warm_start)
     history = [(state.experts.copy(), getattr(state, "phi", np.zeros(0)).copy(), stats["n"].copy())]
     for t in range(1, rounds + 1):
-        run_rounds(*args, t, t)
+        args.run_rounds(run_rounds, t, t)
         history.append((state.experts.copy(), getattr(state, "phi", np.zeros(0)).copy(), stats["n"].copy()))
     engine.raise_for_error(record)
     return record, history

@@ -1,5 +1,5 @@
 """Bandit convex optimisation (agents.bco) on the convex stream (envs.convex): the compiled family
-against its pure-Python twin (tests/twin_bco.py), the rate and the stream against hand-computed
+against its pure-Python twin (mlcb/testing/twins/bco.py), the rate and the stream against hand-computed
 values, the contract (registry, checks, errors) and a simulation check of the rate."""
 
 from __future__ import annotations
@@ -13,15 +13,12 @@ import pytest
 import agents
 import envs
 import mlcb
-import tests.twin_balancing  # noqa: F401  (registers the Dynamic Balancing twin)
-import tests.twin_bco  # noqa: F401  (registers the BCO world)
-import tests.twin_references  # noqa: F401  (registers the reference policies' twins)
 from agents.bco import BCO, BCO_FAMILY, BCOParams, bco_rate, rate, schedule
 from envs.convex import ConvexBanditEnv, ConvexEnvParams, loss_at, optimal_value
 from mlcb import kernels
 from mlcb.contracts import BuildContext, ExpertFamily, family_of
 from mlcb.testing import check_env, check_expert
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 ENV = "mlcb/ConvexBandit-v0"
 ROUNDS = 1_200

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import envs
+from tests.scripts import benchmark
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import bench_slopes  # noqa: E402
+bench_slopes = benchmark("bench_slopes")
 
 
 def test_last_decade_slope_of_a_power_law():

@@ -29,11 +29,14 @@ from agents.classifiers import (  # noqa: E402
 from envs.real_data import RealDataEnv, load, permutation  # noqa: E402
 from mlcb import kernels  # noqa: E402
 from mlcb.contracts import BuildContext  # noqa: E402
-from mlcb.engine import checkpoint_grid, run_replication  # noqa: E402
-from mlcb.random import uniform  # noqa: E402
-from mlcb.simulation import Problem  # noqa: E402
+from mlcb.engine import (  # noqa: E402
+    Problem,  # noqa: E402
+    checkpoint_grid,
+    run_replication,
+)
+from mlcb.kernels.random import uniform  # noqa: E402
 from mlcb.testing import check_env, check_expert  # noqa: E402
-from tests.twin_classifiers import TwinClassifier, coefficient  # noqa: E402
+from mlcb.testing.twins.classifiers import TwinClassifier, coefficient  # noqa: E402
 
 ROUNDS = 120
 

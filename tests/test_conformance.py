@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from mlcb import engine, policies, presets
-from mlcb.simulation import Problem
-from tests import twin
+from mlcb.engine import Problem
+from mlcb.testing.twins import core as twin
 
 # Each policy module brings a pure-Python twin; importing registers it.
 for _module in (
-    "tests.twin_limited_corral",
-    "tests.twin_balancing",
-    "tests.twin_references",
-    "tests.twin_practitioners",
+    "mlcb.testing.twins.limited_corral",
+    "mlcb.testing.twins.balancing",
+    "mlcb.testing.twins.references",
+    "mlcb.testing.twins.practitioners",
 ):
     importlib.import_module(_module)
 

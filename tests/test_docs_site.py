@@ -37,7 +37,7 @@ API_PAGES = {
     "plot": "mlcb.plot",
     "contracts": "mlcb.contracts",
     "kernels": "mlcb.kernels",
-    "random": "mlcb.random",
+    "random": "mlcb.kernels.random",
 }
 #: ``::: identifier`` lines of mkdocstrings.
 DIRECTIVE = re.compile(r"^::: ([\w.]+)", re.M)

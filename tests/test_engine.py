@@ -11,10 +11,11 @@ from scipy import stats
 
 import agents
 import mlcb
-from mlcb import engine, presets, tables
-from mlcb import random as counter_random
-from mlcb.simulation import Problem
-from tests import twin
+from mlcb import engine, presets
+from mlcb.engine import Problem
+from mlcb.kernels import random as counter_random
+from mlcb.kernels import tables
+from mlcb.testing.twins import core as twin
 
 
 def _frames_equal(a, b):
@@ -46,11 +47,11 @@ def test_common_random_numbers_across_policies_and_budgets():
     trap = presets.get("trap")
     configs = [trap.config(1), trap.config(3, policy="mlcb-topm"), trap.config(2, calibration="authors")]
     builds = [engine.build_replication(Problem.from_config(c), 5, 3, 10, np.array([10])) for c in configs]
-    env_params = [b[0] for b in builds]
+    env_params = [b.env_params for b in builds]
     for other in env_params[1:]:
         np.testing.assert_array_equal(env_params[0].loss_means, other.loss_means)
         assert env_params[0].key == other.key
-    np.testing.assert_array_equal(builds[0][2].experts["key"], builds[1][2].experts["key"])
+    np.testing.assert_array_equal(builds[0].pool_params.experts["key"], builds[1].pool_params.experts["key"])
 
 
 def test_tables_and_computed_path_agree(monkeypatch):
@@ -62,7 +63,7 @@ def test_tables_and_computed_path_agree(monkeypatch):
         with monkeypatch.context() as patch:
             patch.setattr(tables, "TABLE_BUDGET_BYTES", 0)
             args = engine.build_replication(problem, 0, 0, config.horizon, grid)
-            assert args[2].tables.size == 0 and args[4].hoeffding.size == 0
+            assert args.pool_params.tables.size == 0 and args.policy_params.hoeffding.size == 0
             computed = engine.run_replication(
                 problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon
             )
@@ -76,20 +77,22 @@ def test_tables_and_computed_path_agree(monkeypatch):
                 if tail_budget is not None:
                     patch.setattr(tables, "TAIL_BUDGET_BYTES", tail_budget)
                 args = engine.build_replication(problem, 0, 0, config.horizon, grid)
-                length = args[2].tables.shape[1]
-                assert 0 < length < config.horizon and 0 < args[4].hoeffding.size < config.horizon
+                length = args.pool_params.tables.shape[1]
+                assert 0 < length < config.horizon and 0 < args.policy_params.hoeffding.size < config.horizon
                 runs[tail_budget] = engine.run_replication(
                     problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon
                 )
                 if config.env != "mlcb/Trap-v0":
                     continue  # the GLM pool has no continuation: computed past its tables
-                stored = length + args[2].tail.codes.shape[1]
-                hoeffding = args[4].hoeffding.size + args[4].hoeffding_tail.codes.shape[1]
+                stored = length + args.pool_params.tail.codes.shape[1]
+                hoeffding = (
+                    args.policy_params.hoeffding.size + args.policy_params.hoeffding_tail.codes.shape[1]
+                )
                 if tail_budget is None:
                     assert stored == hoeffding == config.horizon + 2
                 else:
                     assert stored == length + tail_budget // 3
-                    assert hoeffding == args[4].hoeffding.size + tail_budget
+                    assert hoeffding == args.policy_params.hoeffding.size + tail_budget
                     assert runs[tail_budget].trained[-1].max() > stored
         for name in ("trace_selected", "trace_deployed", "regret", "pseudo_regret", "certificate", "trained"):
             np.testing.assert_array_equal(getattr(tabulated, name), getattr(computed, name))
@@ -292,8 +295,11 @@ def test_tables_cut_at_the_budget_are_shared_across_horizons(monkeypatch):
     problem = Problem.from_config(presets.get("trap").config(2, horizon=10_000))
     one = engine.build_replication(problem, 0, 0, 10_000, np.array([10_000]))
     other = engine.build_replication(problem, 0, 0, 20_000, np.array([20_000]))
-    assert one[2].tables.shape == (3, 500) and one[4].hoeffding.shape == (1_500,)
-    assert one[2].tables is other[2].tables and one[4].hoeffding is other[4].hoeffding
+    assert one.pool_params.tables.shape == (3, 500) and one.policy_params.hoeffding.shape == (1_500,)
+    assert (
+        one.pool_params.tables is other.pool_params.tables
+        and one.policy_params.hoeffding is other.policy_params.hoeffding
+    )
 
 
 def test_threads_share_one_build_of_the_continuation(monkeypatch):

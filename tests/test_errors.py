@@ -12,11 +12,11 @@ import pytest
 import agents
 import mlcb
 from mlcb import engine, presets
-from mlcb._jit import kernel
 from mlcb.cli import main
 from mlcb.config import SimulationConfig
 from mlcb.errors import ExpertLossError
 from mlcb.kernels import implements
+from mlcb.kernels.jit import kernel
 from mlcb.policies import names as policy_names
 
 POLICY_NAMES = ", ".join(policy_names())
@@ -78,7 +78,7 @@ def test_bad_pools(no_work):
     with pytest.raises(ValueError, match=r"experts: this environment has 10 bandit experts, got 3"):
         trap.config(1, experts=(agents.make("ucb1"),) * 3)
     glm_expert = agents.make("ogd")
-    # A pool may mix families (mlcb.engine.mixed), but not where each expert owns its arms.
+    # A pool may mix families (mlcb.learners.MixedFamily), but not where each expert owns its arms.
     with pytest.raises(
         ValueError, match=r"experts: a pool that mixes families \(mixed \(bandit \+ glm\)\)"
     ) as caught:

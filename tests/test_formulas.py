@@ -8,10 +8,9 @@ import math
 import numpy as np
 
 from mlcb import engine, presets, theory
-from mlcb.engine import compiled_loop
+from mlcb.engine import Problem, compiled_loop
 from mlcb.kernels import observe, select
 from mlcb.policies import make
-from mlcb.simulation import Problem
 
 
 def test_certificate_is_the_sum_of_confidence_widths_over_training_rounds():

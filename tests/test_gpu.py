@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import mlcb
+from tests.scripts import benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "gpu_check.sh"
@@ -35,11 +36,7 @@ DEVICE = os.environ.get("MLCB_TEST_DEVICE", "cuda")
 
 def _bench():
     """``benchmarks/bench_moe.py`` as a module."""
-    if str(ROOT / "benchmarks") not in sys.path:
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-    import bench_moe
-
-    return bench_moe
+    return benchmark("bench_moe")
 
 
 def _runs_here() -> bool:

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-import tests.twin_limited_corral as twins
+import mlcb.testing.twins.limited_corral as twins
 from mlcb import presets
 from mlcb.engine import compiled_loop
 from mlcb.policies import corral, limited_advice, make
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 ROUNDS = 2_000
 

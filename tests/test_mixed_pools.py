@@ -12,11 +12,10 @@ import agents
 import mlcb
 from mlcb import engine
 from mlcb.engine import python_loop
-from mlcb.engine.hindsight import HINDSIGHT
-from mlcb.engine.learners import _seed
-from mlcb.results import DEFAULT_REFERENCE
-from mlcb.seeding import stream_keys
-from mlcb.simulation import Problem
+from mlcb.engine.problem import Problem
+from mlcb.kernels.seeding import stream_keys
+from mlcb.learners import HINDSIGHT, _seed
+from mlcb.storage.results import DEFAULT_REFERENCE
 from tests.test_python_engine import GreedyArms
 
 

@@ -14,7 +14,7 @@ import envs
 import mlcb
 from envs.clustered import _begin_round, bayes_loss, regression_expected_loss
 from mlcb.engine.python_loop import Batch
-from mlcb.seeding import stream_keys
+from mlcb.kernels.seeding import stream_keys
 
 torch = pytest.importorskip("torch")
 

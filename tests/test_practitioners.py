@@ -1,7 +1,7 @@
 """The practitioners' policies (bandits over learners, successive halving and Hyperband, R-ed-UCB,
 EXP3.P: mlcb/policies/bandits_over_learners.py, halving.py, rising_ucb.py, exp3p.py).
 
-Compiled runs against the pure-Python twins of tests/twin_practitioners.py (identical decisions,
+Compiled runs against the pure-Python twins of mlcb/testing/twins/practitioners.py (identical decisions,
 losses and regret, bit for bit), then each policy's defining behaviour, then parameter checks.
 """
 
@@ -12,10 +12,9 @@ import math
 import numpy as np
 import pytest
 
-import tests.twin_practitioners  # noqa: F401  (registers the twins)
 from mlcb import engine, policies, presets
-from mlcb.simulation import Problem
-from tests import twin
+from mlcb.engine import Problem
+from mlcb.testing.twins import core as twin
 
 ROUNDS = 2_000
 
@@ -292,21 +291,11 @@ def _ahead(result, winner: str, loser: str, budget: int, margin: float = 3.0) ->
 
 @pytest.mark.slow
 def test_late_risers_mlcb_beats_the_naive_bandits():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-    from practitioners_table import late_riser_setting
-
     import mlcb
 
     naive = ["bandit-epsilon-greedy", "bandit-ucb1", "bandit-thompson"]
     result = mlcb.compare(
-        "trap",
-        [(name, (1,), {}, None) for name in ["mlcb", *naive]],
-        horizon=50_000,
-        replications=8,
-        **late_riser_setting(),
+        "late-risers", [(name, (1,), {}, None) for name in ["mlcb", *naive]], horizon=50_000, replications=8
     )
     for name in naive:
         _ahead(result, "mlcb", name, 1)

@@ -9,9 +9,8 @@ from hypothesis import strategies as st
 from agents.bandits import UCB1, EpsilonGreedy, ThompsonSampling
 from mlcb import engine
 from mlcb.config import SimulationConfig
-from mlcb.engine import compiled_loop
-from mlcb.simulation import Problem
-from tests import twin
+from mlcb.engine import Problem, compiled_loop
+from mlcb.testing.twins import core as twin
 
 FAMILIES = st.sampled_from(["ucb1", "epsilon-greedy", "thompson", "clipped-thompson"])
 
@@ -97,12 +96,12 @@ def test_untrained_experts_do_not_change(config):
         np.arange(1, config.horizon + 1),
         trace_rounds=config.horizon,
     )
-    pool_state, policy_state, stats, record = args[3], args[5], args[6], args[-1]
-    compiled_loop.warm_start(*args[:7], record)
+    pool_state, policy_state, stats, record = args.pool_state, args.policy_state, args.stats, args.record
+    args.warm_start(compiled_loop.warm_start)
     for t in range(1, config.horizon + 1):
         before = [np.copy(a) for a in (*pool_state, stats)]
         bounds = policy_state.bounds.copy()
-        compiled_loop.run_rounds(*args, t, t)
+        args.run_rounds(compiled_loop.run_rounds, t, t)
         trained = set(record.trace_selected[t - 1][record.trace_selected[t - 1] >= 0].tolist())
         untrained = [k for k in range(config.n_experts) if k not in trained]
         for old, new in zip(before[:-1], pool_state):
@@ -117,11 +116,11 @@ def test_untrained_glm_experts_do_not_change():
 
     config = presets.get("glm").config(3, horizon=60, replications=1)
     args = engine.build_replication(Problem.from_config(config), 0, 0, 60, np.arange(1, 61), trace_rounds=60)
-    pool_state, record = args[3], args[-1]
-    compiled_loop.warm_start(*args[:7], record)
+    pool_state, record = args.pool_state, args.record
+    args.warm_start(compiled_loop.warm_start)
     for t in range(1, 61):
         before = [np.copy(a) for a in pool_state]
-        compiled_loop.run_rounds(*args, t, t)
+        args.run_rounds(compiled_loop.run_rounds, t, t)
         untrained = sorted(set(range(10)) - set(record.trace_selected[t - 1].tolist()))
         for old, new in zip(before, pool_state):
             np.testing.assert_array_equal(old[untrained], new[untrained])

@@ -13,9 +13,8 @@ import agents
 import mlcb
 from mlcb import engine, policies, presets
 from mlcb.contracts import family_of
-from mlcb.engine import python_loop
+from mlcb.engine import Problem, python_loop
 from mlcb.errors import ExpertError, ExpertLossError
-from mlcb.simulation import Problem
 
 ROUNDS = 1_500
 FIELDS = ("regret", "pseudo_regret", "top_m_regret", "certificate", "trained", "deployed", "optimal")
@@ -113,9 +112,9 @@ def test_simulate_chooses_the_engine_and_both_give_one_result():
 
 
 def test_both_engines_read_the_tables_continuation_alike(monkeypatch):
-    """Past tables cut short, both engines read the compressed continuation (mlcb.tables) and
+    """Past tables cut short, both engines read the compressed continuation (mlcb.kernels.tables) and
     agree bit for bit with each other and with the computed path."""
-    from mlcb import tables
+    from mlcb.kernels import tables
 
     fields = dict(preset="trap", budget=2, horizon=3_000, replications=2, seed=4)
     monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 0)
@@ -252,7 +251,7 @@ def test_python_experts_declared_rates_reach_the_policy():
     pool = [Declared()] * 10
     problem = Problem.from_config(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2))
     rates = problem.family.rates(list(problem.experts), problem.env, np.array([1, 100]), 0.005)
-    from mlcb.engine.learners import power_rate
+    from mlcb.learners import power_rate
 
     np.testing.assert_allclose(rates[0], power_rate([1, 100], 0.5, 0.5, 0.005))
 
@@ -362,8 +361,8 @@ def test_a_faulty_python_expert_is_named_with_its_replication_and_round(fault, e
 
 
 def test_finished_replications_are_kept_and_a_rerun_resumes(tmp_path, monkeypatch):
+    from mlcb.kernels.seeding import stream_keys
     from mlcb.learners import _seed
-    from mlcb.seeding import stream_keys
 
     victim = _seed(stream_keys(0, 2, 10).experts[3])  # expert 3 of replication 2 fails
     monkeypatch.setattr(python_loop, "DEFAULT_BLOCK", 1)

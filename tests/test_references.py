@@ -1,6 +1,6 @@
 """The simple reference policies (mlcb/policies/references.py, docs/baselines.md §5).
 
-Compiled runs against the pure-Python twins of tests/twin_references.py (identical decisions and
+Compiled runs against the pure-Python twins of mlcb/testing/twins/references.py (identical decisions and
 regret), then each policy's defining behaviour, then parameter validation.
 """
 
@@ -13,13 +13,12 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-import tests.twin_references  # noqa: F401  (registers the twins)
 from agents.bandits import BANDITS
 from mlcb import engine, policies, presets
+from mlcb.engine import Problem
+from mlcb.kernels.seeding import stream_keys
 from mlcb.policies.references import FullBudget, Greedy, Oracle, RoundRobin, Uniform
-from mlcb.seeding import stream_keys
-from mlcb.simulation import Problem
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 ROUNDS = 2_500
 #: False-alarm probability of every chi-square check for a correct implementation and a random

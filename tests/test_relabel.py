@@ -15,7 +15,7 @@ import agents
 import mlcb
 from mlcb import engine, policies
 from mlcb.config import SimulationConfig
-from mlcb.simulation import Problem
+from mlcb.engine import Problem
 
 HORIZON = 1_500
 
@@ -119,7 +119,7 @@ def test_relabelling_permutes_results_on_tie_prone_pools(pool, budget, policy, p
 def test_the_pools_are_tie_prone():
     # Without the identity order the README pool's results depend on the labels: the ties are
     # real (equal bounds after the warm start, equal statistics between identical experts).
-    from tests import twin
+    from mlcb.testing.twins import core as twin
 
     for pool in POOLS:
         assert twin.run(_config(pool, "mlcb", {}, 2), 0, 200).ties
@@ -146,7 +146,7 @@ def test_every_registered_policy_is_covered():
 
 
 #: Policies whose twins break ties by identity themselves. The practitioners' twins
-#: (tests/twin_practitioners.py) break them by index, so they are compared with the engine on default
+#: (mlcb/testing/twins/practitioners.py) break them by index, so they are compared with the engine on default
 #: pools only (tests/test_practitioners.py); their relabelling is covered on the engines above.
 TWIN_CASES = [
     case
@@ -162,7 +162,7 @@ TWIN_CASES = [
 )
 def test_relabelled_pools_match_the_twins(pool, budget, policy, params):
     # The twins break every deterministic tie by identity in their own, obvious way.
-    from tests import twin, twin_balancing, twin_references  # noqa: F401  (registers the twins)
+    from mlcb.testing.twins import core as twin  # noqa: F401  (registers the twins)
 
     config = _config(pool, policy, params, budget, ORDERS[1]).replace(horizon=400)
     twin.assert_matches_engine(config)

@@ -15,8 +15,8 @@ import pytest
 import mlcb
 from mlcb import engine, plot, presets
 from mlcb.cli import main
-from mlcb.results import SETTING_COLUMNS, Result
-from mlcb.worst_case import worst_case_curve
+from mlcb.storage.results import SETTING_COLUMNS, Result
+from mlcb.theory.worst_case import worst_case_curve
 
 
 @pytest.fixture(scope="module")
@@ -267,7 +267,7 @@ def test_largest_sums_of_sorted_rows_match_the_plain_selection():
     """The bisection on float bits (rows non-increasing, >= 0) gives the same sums as the plain
     weighted selection, at every scale (bit patterns past 2.0 overflow a naive midpoint), with
     ties and multiplicities."""
-    from mlcb.worst_case import _largest_sum, _largest_sums_of_sorted
+    from mlcb.theory.worst_case import _largest_sum, _largest_sums_of_sorted
 
     rng = np.random.default_rng(7)
     for trial in range(60):

@@ -17,10 +17,9 @@ import mlcb  # noqa: E402
 from agents.river_experts import RiverExpert, SklearnExpert, log_loss, river_pool, squared_loss  # noqa: E402
 from envs.real_data import RealDataEnv, SupervisedRound, _begin_round  # noqa: E402
 from mlcb.config import SimulationConfig  # noqa: E402
-from mlcb.engine import checkpoint_grid  # noqa: E402
+from mlcb.engine import Problem, checkpoint_grid  # noqa: E402
 from mlcb.engine.python_loop import run_replications  # noqa: E402
 from mlcb.river import BudgetedClassifier, BudgetedRegressor, canonical_order, compare  # noqa: E402
-from mlcb.simulation import Problem  # noqa: E402
 from mlcb.testing import check_env, check_expert  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -368,7 +367,9 @@ def test_adapter_parameters_are_checked():
     from sklearn.linear_model import SGDClassifier
     from sklearn.tree import DecisionTreeClassifier
 
-    with pytest.raises(ValueError, match=r"scale must be None \(a robust estimate from the targets\) or a finite"):
+    with pytest.raises(
+        ValueError, match=r"scale must be None \(a robust estimate from the targets\) or a finite"
+    ):
         RiverExpert(linear_model.LinearRegression(), scale=-1.0)
     assert RiverExpert(linear_model.LinearRegression()).scale is None  # a robust estimate, or the env's loss
     with pytest.raises(ValueError, match="loss must be one of"):

@@ -1,5 +1,5 @@
 """Robust UCB (agents.robust_ucb) and Hedge (agents.hedge): the compiled families against their
-pure-Python twins (tests/twin_robust_hedge.py), against the formulas of docs/rates.md, and their
+pure-Python twins (mlcb/testing/twins/robust_hedge.py), against the formulas of docs/rates.md, and their
 contract (registry, check, errors)."""
 
 from __future__ import annotations
@@ -12,16 +12,13 @@ import pytest
 import agents
 import envs
 import mlcb
-import tests.twin_balancing  # noqa: F401  (registers the Dynamic Balancing twin)
-import tests.twin_practitioners  # noqa: F401  (registers the practitioners' twins)
-import tests.twin_robust_hedge  # noqa: F401  (registers the families' twins)
 from agents.hedge import HEDGE_FAMILY, Hedge, HedgeParams
 from agents.rates import expert_rate, heavy_tailed_constant, heavy_tailed_rate, hedge_rate
 from agents.robust_ucb import ROBUST_UCB_FAMILY, RobustUCB, RobustUCBParams, radius, threshold
 from envs.bandit import arm_loss
 from mlcb import kernels
 from mlcb.contracts import BuildContext, ExpertFamily, family_of
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 ROUNDS = 1_500
 #: Four experts of three arms on the trap, with different parameters.

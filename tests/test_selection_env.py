@@ -11,8 +11,8 @@ from gymnasium.utils.env_checker import check_env
 
 import mlcb.selection_env
 from mlcb import engine, presets
+from mlcb.engine import Problem
 from mlcb.selection_env import ENV_ID, BudgetedSelectionEnv
-from mlcb.simulation import Problem
 
 #: What only the engine computes: the statistics' fields, the regret totals, the accounting and
 #: policy kernels, confidence widths.

@@ -17,11 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mlcb
-from mlcb import engine, presets, store
+from mlcb import engine, presets
 from mlcb.cli import main
-from mlcb.engine import CorruptPartWarning
-from mlcb.results import Result
-from mlcb.simulation import Problem
+from mlcb.engine import CorruptPartWarning, Problem
+from mlcb.storage import store
+from mlcb.storage.results import Result
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"horizon": 300, "replications": 3, "seed": 4}

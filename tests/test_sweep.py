@@ -17,6 +17,7 @@ import mlcb
 from mlcb import engine, sweeps
 from mlcb.cli import main
 from mlcb.engine import CorruptPartWarning
+from mlcb.sweeps.executors import PARENT_POLL
 
 FRAMES = ("curves", "experts", "replications")
 GRID = {
@@ -247,7 +248,9 @@ def test_a_stopped_command_resumes_to_the_same_result(slow_reference, tmp_path, 
         assert message in err
     done = len(list(parts.glob("*/*.parquet")))
     assert 1 <= done < 4
-    deadline = time.monotonic() + 20  # an orphaned worker notices within a second
+    # An orphaned worker checks its parent every PARENT_POLL (0.2 s) and leaves at once: the lock
+    # is free within 2 s, or the resume fails naming the holder (a worker that lingers for seconds).
+    deadline = time.monotonic() + 10 * PARENT_POLL
     while True:
         finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
         if "is being written by" not in finished.stderr or time.monotonic() > deadline:

@@ -1,4 +1,4 @@
-"""Tables of functions of a count and their compressed continuation (mlcb.tables)."""
+"""Tables of functions of a count and their compressed continuation (mlcb.kernels.tables)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from mlcb import tables
+from mlcb.kernels import tables
 
 
 def smooth(n: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mlcb import presets
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 ROUNDS = 3_000
 

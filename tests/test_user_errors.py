@@ -15,11 +15,10 @@ import pytest
 
 import agents
 import mlcb
-from mlcb import simulation
 from mlcb.cli import main
 from mlcb.compare import comparison_configs
 from mlcb.config import MAX_CHECKPOINTS, MAX_HORIZON, MAX_REPLICATIONS, SimulationConfig
-from mlcb.engine import python_loop
+from mlcb.engine import python_loop, replications
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -229,7 +228,7 @@ def no_work(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("work started before the input was validated")
 
-    monkeypatch.setattr(simulation, "run_compiled", refuse)
+    monkeypatch.setattr(replications, "run_replications", refuse)
     monkeypatch.setattr(python_loop, "run_replications", refuse)
 
 

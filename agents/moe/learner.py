@@ -28,7 +28,7 @@ __all__ = ["TorchLearner"]
 
 
 class TorchLearner:
-    """One member run on its own as a Python expert (:mod:`mlcb.engine.learners`): an unbatched
+    """One member run on its own as a Python expert (:mod:`mlcb.learners`): an unbatched
     ``torch.nn.Module`` trained by ``torch.optim``. Slow; the reference for the batched pool
     (same seeds give the same results) and a template for learners of one's own.
 
@@ -58,7 +58,7 @@ class TorchLearner:
 
     def optimal_loss(self, env: Any, env_params: Any) -> float:
         """The Bayes loss of the stream, the reference of the batched pool's family (a Python
-        expert's default would be the best expert in hindsight, :mod:`mlcb.engine.hindsight`)."""
+        expert's default would be the best expert in hindsight, :func:`mlcb.learners.hindsight_losses`)."""
         return float(env.optimal_loss(env_params, 0))
 
     def _build(self, data: Any) -> None:

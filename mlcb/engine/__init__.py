@@ -7,19 +7,27 @@
     The Python round loop: any :class:`~mlcb.contracts.BatchedPool` (a Python learner, a river
     model, a torch network), every replication in lockstep, the policy still compiled.
 :mod:`mlcb.engine.replications`
-    The compiled path's Python side: build one replication's arrays, run the compiled loop,
-    collect, and keep finished replications as resumable parts. Its names are re-exported here.
+    The compiled path's Python side: build one replication's arguments (a
+    :class:`CompiledReplication`, by name), run the compiled loop and collect it. Its names are
+    re-exported here, with the record of a finished replication and its resumable part file
+    (:mod:`mlcb.storage.replications`).
+:mod:`mlcb.engine.problem`
+    :class:`Problem`, the engine's typed view of a setting, and :func:`choose_engine`.
+:mod:`mlcb.engine.runner`
+    :func:`run`, the one entry point of :func:`mlcb.simulate` and the sweep workers: the problem
+    built, the loop chosen, the checkpoint grid, the replications run or resumed.
+:mod:`mlcb.engine.collect`
+    The replications of a setting gathered into a :class:`~mlcb.storage.results.Result`.
 
-:func:`mlcb.simulate` chooses the loop (:func:`mlcb.simulation.choose_engine`); both give the same
-results for the same seed where both apply.
+Both loops give the same results for the same seed where both apply.
 """
 
 from __future__ import annotations
 
+from mlcb.engine.problem import ENGINES, Problem, choose_engine
 from mlcb.engine.replications import (
     Built,
-    CorruptPartWarning,
-    Replication,
+    CompiledReplication,
     build_common,
     build_replication,
     checkpoint_grid,
@@ -27,17 +35,24 @@ from mlcb.engine.replications import (
     finish,
     full_order,
     identity_order,
-    load_parts,
-    part_path,
     raise_for_error,
     run_replication,
     run_replications,
     selection_size,
     top_m_best,
 )
+from mlcb.engine.runner import Run, run
+from mlcb.errors import CorruptPartWarning
+from mlcb.storage.replications import Replication, load_parts, part_path
 
 __all__ = [
+    "ENGINES",
     "Built",
+    "CompiledReplication",
+    "Problem",
+    "Run",
+    "choose_engine",
+    "run",
     "CorruptPartWarning",
     "Replication",
     "build_common",

@@ -24,8 +24,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mlcb._jit import KERNEL_OPTIONS, jit, kernel, uncached
 from mlcb.kernels import begin_round, deploy, end_round, observe, select, train
+from mlcb.kernels.jit import KERNEL_OPTIONS, jit, kernel, uncached
 
 #: Error codes written to ``Record.error[0]``.
 OK, BAD_TRAINING_LOSS, BAD_DEPLOYED_LOSS, BAD_EXPECTED_LOSS = 0, 1, 2, 3

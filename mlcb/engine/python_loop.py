@@ -1,7 +1,7 @@
 """The Python round loop: any :class:`~mlcb.contracts.BatchedPool`, every replication in lockstep.
 
 The compiled engine (:mod:`mlcb.engine.compiled_loop`) needs every expert compiled. This loop serves any pool
-that satisfies the batched interface: learners written in Python (:mod:`mlcb.engine.learners`), a
+that satisfies the batched interface: learners written in Python (:mod:`mlcb.learners`), a
 compiled family driven from Python (:class:`CompiledPool`), a pool of torch networks that advances
 every replication in one tensor operation. A block of replications advances together, round by
 round:
@@ -32,13 +32,17 @@ from typing import Any
 import numba
 import numpy as np
 
-from mlcb._jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
-from mlcb.contracts import BuildContext, compiled_pool
+from mlcb.contracts import BatchedPool, BuildContext, Environment, ExpertFamily, compiled_pool
 from mlcb.engine import compiled_loop
 from mlcb.engine import replications as _replications
-from mlcb.engine.mixed import MixedFamily, MixedPool
+from mlcb.engine.learners import LearnerPool
+from mlcb.engine.mixed import MixedPool
+from mlcb.engine.problem import Problem
 from mlcb.errors import class_name
 from mlcb.kernels import begin_round, deploy, select, train
+from mlcb.kernels.jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
+from mlcb.learners import LearnerFamily, MixedFamily
+from mlcb.storage.replications import Replication, load_parts
 
 #: Replications advanced together by default: enough to amortise one compiled call per round,
 #: few enough that a failure loses little and progress is reported often.
@@ -48,7 +52,7 @@ DEFAULT_BLOCK = 16
 def _compiled(function: Callable) -> tuple[Callable, Callable]:
     """``function`` compiled twice: cached on disk, and uncached for user-defined argument types
     (whose classes a cache index must not pickle, see :func:`mlcb.engine.compiled_loop.kernels_for`). With
-    ``NUMBA_DISABLE_JIT=1`` both run it as Python (:func:`mlcb._jit.interpreted`)."""
+    ``NUMBA_DISABLE_JIT=1`` both run it as Python (:func:`mlcb.kernels.jit.interpreted`)."""
     cached = jit(function, **JIT_OPTIONS)
     return cached, uncached(cached, **JIT_OPTIONS)
 
@@ -210,7 +214,7 @@ class Batch:
     seed, horizon : int
     """
 
-    env: Any
+    env: Environment
     replications: list
     env_params: list
     env_states: list
@@ -230,7 +234,9 @@ class CompiledPool:
     generality is the Python loop around them, not the experts.
     """
 
-    def __init__(self, family: Any, experts: list, batch: Batch, delta: float, smoothing: str) -> None:
+    def __init__(
+        self, family: ExpertFamily, experts: list, batch: Batch, delta: float, smoothing: str
+    ) -> None:
         built = [
             compiled_pool(
                 family,
@@ -275,9 +281,10 @@ class CompiledPool:
         return self._classes[k]
 
 
-def build_pool(problem: Any, batch: Batch, horizon: int) -> Any:
-    """The :class:`~mlcb.contracts.BatchedPool` of ``problem``'s experts over ``batch``; a pool
-    that mixes families gets one sub-pool per family (:class:`mlcb.engine.mixed.MixedPool`)."""
+def build_pool(problem: Problem, batch: Batch, horizon: int) -> BatchedPool:
+    """The :class:`~mlcb.contracts.BatchedPool` of ``problem``'s experts over ``batch``: a
+    :class:`mlcb.engine.learners.LearnerPool` for Python experts, one sub-pool per family for a
+    pool that mixes families (:class:`mlcb.engine.mixed.MixedPool`)."""
     family, experts = problem.family, list(problem.experts)
     if isinstance(family, MixedFamily):
         return MixedPool(
@@ -289,6 +296,8 @@ def build_pool(problem: Any, batch: Batch, horizon: int) -> Any:
 def _pool_of(
     family: Any, experts: list, env: Any, batch: Batch, delta: float, smoothing: str, horizon: int
 ) -> Any:
+    if isinstance(family, LearnerFamily):  # Python experts: one copy of each per replication
+        return LearnerPool(experts, env, batch, delta)
     custom = getattr(family, "batched_pool", None)
     if custom is not None:
         return custom(experts, env, batch, delta, smoothing, horizon)
@@ -300,7 +309,9 @@ def _pool_of(
     return CompiledPool(family, experts, batch, delta, smoothing)
 
 
-def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray) -> np.ndarray:
+def _count_warm_updates(
+    pool: BatchedPool, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray
+) -> np.ndarray:
     """Where an expert made ``c > 1`` updates in the warm start (``pool.warm_updates(r, k)``:
     a Python expert that learnt several samples of ``xi_0``, :class:`mlcb.engine.learners.LearnerPool`),
     count them: its statistics start at ``c`` updates with ``c`` times its mean warm-start loss,
@@ -321,8 +332,8 @@ def _count_warm_updates(pool: Any, everyone: np.ndarray, stats: np.ndarray, loss
 
 
 def _run_block(
-    problem: Any, seed: int, block: list[int], horizon: int, checkpoints: np.ndarray, trace_rounds: int
-) -> list[_replications.Replication]:
+    problem: Problem, seed: int, block: list[int], horizon: int, checkpoints: np.ndarray, trace_rounds: int
+) -> list[Replication]:
     built = [_replications.build_common(problem, seed, r, horizon, checkpoints, trace_rounds) for r in block]
     batch = Batch(
         env=problem.env,
@@ -392,20 +403,22 @@ def _run_block(
             pool.deploy(t, deployed, n_deployed, deploy_losses, deploy_expected)
             pool.train(t, selected, n_selected, train_losses, train_rates)
 
-    return [_replications.collect(b, block[position]) for position, b in enumerate(built)]
+    return [
+        _replications.collect(b.record, b.accounting, block[position]) for position, b in enumerate(built)
+    ]
 
 
 def run_replications(
-    problem: Any,
+    problem: Problem,
     seed: int,
     replications: Iterable[int],
     horizon: int,
     checkpoints: np.ndarray,
     parts: Path | None = None,
     trace_rounds: int = 0,
-    on_done: Callable[[_replications.Replication], None] | None = None,
+    on_done: Callable[[Replication], None] | None = None,
     block: int | None = None,
-) -> list[_replications.Replication]:
+) -> list[Replication]:
     """Run ``replications`` on the Python engine, ``block`` (default :data:`DEFAULT_BLOCK`) at a
     time; returns them sorted.
 
@@ -415,7 +428,7 @@ def run_replications(
     """
     wanted = list(replications)
     trace = min(trace_rounds, horizon)
-    done = _replications.load_parts(wanted, parts, on_done, len(checkpoints), len(problem.experts), trace)
+    done = load_parts(wanted, parts, on_done, len(checkpoints), len(problem.experts), trace)
     todo = [r for r in wanted if r not in done]
     size = max(1, int(DEFAULT_BLOCK if block is None else block))
     for start in range(0, len(todo), size):

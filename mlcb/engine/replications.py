@@ -3,26 +3,27 @@
 Replications run in a thread pool over the ``nogil`` kernels of :mod:`mlcb.engine.compiled_loop`; each one's
 randomness is keyed by ``(seed, replication)`` only, so results do not depend on the number of
 threads or on the order in which replications finish. With a ``parts`` directory every finished
-replication is written to disk at once and skipped by a later run: an interrupted run loses at most
-the replications in flight.
+replication is written to disk at once (:mod:`mlcb.storage.replications`) and skipped by a later
+run: an interrupted run loses at most the replications in flight.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import os
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlcb.contracts import BuildContext, compiled_pool
+from mlcb.contracts import BuildContext, Policy, compiled_pool
 from mlcb.engine import compiled_loop
-from mlcb.errors import ExpertLossError, FileWarning, class_name
-from mlcb.seeding import stream_keys
+from mlcb.engine.problem import Problem
+from mlcb.errors import ExpertLossError, class_name
+from mlcb.kernels.seeding import StreamKeys, stream_keys
+from mlcb.storage.replications import Replication, load_parts, part_path
 
 
 def checkpoint_grid(horizon: int, points: int = 100) -> np.ndarray:
@@ -39,162 +40,12 @@ def checkpoint_grid(horizon: int, points: int = 100) -> np.ndarray:
     return np.union1d(grid, [horizon]).astype(np.int64)
 
 
-@dataclass
-class Replication:
-    """The recorded output of one replication (arrays on the checkpoint grid)."""
-
-    index: int
-    regret: np.ndarray
-    pseudo_regret: np.ndarray
-    top_m_regret: np.ndarray
-    certificate: np.ndarray
-    trained: np.ndarray  # (C, K)
-    deployed: np.ndarray  # (C, K)
-    optimal: np.ndarray  # (K,) L_k*
-    best_expert: int
-    best_loss: float
-    trace_selected: np.ndarray  # (T_trace, M)
-    trace_deployed: np.ndarray
-    trace_loss: np.ndarray
-    exceeded: bool = False  # the pseudo-regret exceeded the certificate in some round
-
-    _ARRAYS = (
-        "regret",
-        "pseudo_regret",
-        "top_m_regret",
-        "certificate",
-        "trained",
-        "deployed",
-        "optimal",
-        "trace_selected",
-        "trace_deployed",
-        "trace_loss",
-    )
-
-    def save(self, path: Path) -> None:
-        """Write to ``path`` (``.npz``) atomically and durably: into a unique temporary name,
-        flushed and fsync'ed, then ``os.replace``'d; a reader never sees half a file, and
-        concurrent writers never share a temporary file."""
-        from mlcb.store import write_file
-
-        arrays = {name: getattr(self, name) for name in self._ARRAYS}
-        write_file(
-            Path(path),
-            lambda handle: np.savez(
-                handle,
-                index=self.index,
-                best_expert=self.best_expert,
-                best_loss=self.best_loss,
-                exceeded=int(self.exceeded),
-                **arrays,
-            ),
-        )
-
-    @classmethod
-    def load(
-        cls,
-        path: Path,
-        checkpoints: int | None = None,
-        n_experts: int | None = None,
-        trace_rounds: int | None = None,
-    ) -> Replication:
-        """Read a part written by :meth:`save` (never unpickling anything) and validate it: every
-        array present with the shapes of its setting (``checkpoints`` C, ``n_experts`` K and
-        ``trace_rounds`` where given), its stored index equal to the file name's. Any problem is a
-        ``ValueError`` naming the file."""
-        from mlcb.result_files import open_regular
-
-        path = Path(path)
-        handle = open_regular(path)  # a link or no regular file: a ValueError naming it
-        try:
-            # Our own handle: np.load leaves a path's file open when the archive is damaged.
-            with handle:
-                head = handle.read(4)
-                if head != b"PK\x03\x04":
-                    raise ValueError("an empty file" if not head else "not an .npz archive")
-                handle.seek(0)
-                with np.load(handle, allow_pickle=False) as data:
-                    names = ("index", "best_expert", "best_loss", "exceeded", *cls._ARRAYS)
-                    missing = [n for n in names if n not in data]
-                    if missing:
-                        raise ValueError(f"missing arrays {missing}")
-                    arrays = {name: data[name] for name in cls._ARRAYS}
-                    scalars = {name: data[name] for name in ("index", "best_expert", "best_loss", "exceeded")}
-        except ValueError as error:
-            raise ValueError(f"{path}: not a valid replication part ({_first_line(error)})") from None
-        except Exception as error:  # zip, pickle, EOF and OS errors of a damaged file
-            what = f"{type(error).__name__}: {_first_line(error)}"
-            raise ValueError(f"{path}: not a valid replication part ({what})") from None
-        problem = _shape_problem(scalars, arrays, checkpoints, n_experts, trace_rounds)
-        if problem is None:
-            stem = path.name.split(".")[0]
-            expected = stem.removeprefix("replication-")
-            if (
-                stem.startswith("replication-")
-                and expected.isdigit()
-                and int(expected) != int(scalars["index"])
-            ):
-                problem = f"stored index {int(scalars['index'])} differs from its file name's {int(expected)}"
-        if problem is not None:
-            raise ValueError(f"{path}: not a valid replication part ({problem})")
-        return cls(
-            index=int(scalars["index"]),
-            best_expert=int(scalars["best_expert"]),
-            best_loss=float(scalars["best_loss"]),
-            exceeded=bool(scalars["exceeded"]),
-            **arrays,
-        )
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
-
-
-def _shape_problem(
-    scalars: dict, arrays: dict, checkpoints: int | None, n_experts: int | None, trace_rounds: int | None
-) -> str | None:
-    """What is wrong with the arrays of a part, or ``None``."""
-    for name, value in scalars.items():
-        kind = "f" if name == "best_loss" else "i"
-        if value.shape != () or value.dtype.kind not in (kind, "i" if kind == "f" else kind):
-            return f"{name} must be a scalar of kind {kind}, got {value.dtype} {value.shape}"
-    c = checkpoints if checkpoints is not None else arrays["regret"].shape[0]
-    k = n_experts if n_experts is not None else arrays["optimal"].shape[0]
-    t = trace_rounds if trace_rounds is not None else arrays["trace_loss"].shape[0]
-    expected = {
-        "regret": (c,),
-        "pseudo_regret": (c,),
-        "top_m_regret": (c,),
-        "certificate": (c,),
-        "trained": (c, k),
-        "deployed": (c, k),
-        "optimal": (k,),
-        "trace_deployed": (t,),
-        "trace_loss": (t,),
-    }
-    for name, shape in expected.items():
-        if arrays[name].shape != shape:
-            return f"{name} has shape {arrays[name].shape}, expected {shape}"
-    selected = arrays["trace_selected"]
-    if selected.ndim != 2 or selected.shape[0] != t:
-        return f"trace_selected has shape {selected.shape}, expected ({t}, width)"
-    for name, value in arrays.items():
-        if value.dtype.kind not in "iuf":
-            return f"{name} has dtype {value.dtype}, expected numbers"
-    if not 0 <= int(scalars["best_expert"]) < k:
-        return f"best_expert {int(scalars['best_expert'])} is not in [0, {k})"
-    if int(scalars["index"]) < 0:
-        return f"index {int(scalars['index'])} is negative"
-    return None
-
-
 def top_m_best(optimal: np.ndarray, budget: int) -> float:
     """Best mean of ``budget`` experts' optimal losses: the Top-M regret's comparator."""
     return float(np.sort(optimal)[:budget].mean())
 
 
-def selection_size(policy: Any, n_experts: int, budget: int) -> int:
+def selection_size(policy: Policy, n_experts: int, budget: int) -> int:
     """The most experts ``policy`` trains in a round: its ``selection_size`` or the budget."""
     size = getattr(policy, "selection_size", None)
     return int(size(n_experts, budget)) if size is not None else int(budget)
@@ -206,7 +57,7 @@ class Built:
 
     env_params: Any
     env_state: Any
-    keys: Any  # mlcb.seeding.StreamKeys
+    keys: StreamKeys
     policy_params: Any
     policy_state: Any
     stats: np.ndarray
@@ -239,7 +90,12 @@ def full_order(record: compiled_loop.Record, n_experts: int) -> np.ndarray:
 
 
 def build_common(
-    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
+    problem: Problem,
+    seed: int,
+    replication: int,
+    horizon: int,
+    checkpoints: np.ndarray,
+    trace_rounds: int = 0,
 ) -> Built:
     """Environment, stream keys, policy, statistics, accounting and record of one replication:
     everything both engines need besides the pool."""
@@ -312,10 +168,60 @@ def new_record(
     )
 
 
+class CompiledReplication(NamedTuple):
+    """Every argument of the compiled round loop for one replication, by name (in the order of
+    :func:`mlcb.engine.compiled_loop.run_rounds`'s parameters)."""
+
+    env_params: Any
+    env_state: Any
+    pool_params: Any
+    pool_state: Any
+    policy_params: Any
+    policy_state: Any
+    stats: np.ndarray
+    accounting: compiled_loop.Accounting
+    record: compiled_loop.Record
+
+    def warm_start(self, kernel: Callable) -> int:
+        """Call ``kernel`` (:func:`mlcb.engine.compiled_loop.warm_start` or its uncached twin)."""
+        return kernel(
+            self.env_params,
+            self.env_state,
+            self.pool_params,
+            self.pool_state,
+            self.policy_params,
+            self.policy_state,
+            self.stats,
+            self.record,
+        )
+
+    def run_rounds(self, kernel: Callable, t_first: int, t_last: int) -> int:
+        """Call ``kernel`` (:func:`mlcb.engine.compiled_loop.run_rounds` or its uncached twin) for
+        rounds ``t_first .. t_last``."""
+        return kernel(*self, t_first, t_last)
+
+    def kernels(self) -> tuple[Callable, Callable]:
+        """``(warm_start, run_rounds)`` for these argument types
+        (:func:`mlcb.engine.compiled_loop.kernels_for`)."""
+        return compiled_loop.kernels_for(
+            self.env_params,
+            self.env_state,
+            self.pool_params,
+            self.pool_state,
+            self.policy_params,
+            self.policy_state,
+        )
+
+
 def build_replication(
-    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
-) -> tuple:
-    """All kernel arguments of one replication, ready for :func:`mlcb.engine.compiled_loop.run_rounds`."""
+    problem: Problem,
+    seed: int,
+    replication: int,
+    horizon: int,
+    checkpoints: np.ndarray,
+    trace_rounds: int = 0,
+) -> CompiledReplication:
+    """All kernel arguments of one replication, by name, ready for the compiled round loop."""
     built = build_common(problem, seed, replication, horizon, checkpoints, trace_rounds)
     context = BuildContext(
         problem.experts,
@@ -329,16 +235,16 @@ def build_replication(
         replication,
     )
     pool_params, pool_state = compiled_pool(problem.family, context)
-    return (
-        built.env_params,
-        built.env_state,
-        pool_params,
-        pool_state,
-        built.policy_params,
-        built.policy_state,
-        built.stats,
-        built.accounting,
-        built.record,
+    return CompiledReplication(
+        env_params=built.env_params,
+        env_state=built.env_state,
+        pool_params=pool_params,
+        pool_state=pool_state,
+        policy_params=built.policy_params,
+        policy_state=built.policy_state,
+        stats=built.stats,
+        accounting=built.accounting,
+        record=built.record,
     )
 
 
@@ -368,9 +274,10 @@ def raise_for_error(
     )
 
 
-def collect(built: Built, replication: int) -> Replication:
+def collect(
+    record: compiled_loop.Record, accounting: compiled_loop.Accounting, replication: int
+) -> Replication:
     """The recorded arrays of a finished replication."""
-    record, accounting = built.record, built.accounting
     order = full_order(record, len(accounting.optimal))
     optimal = np.empty_like(accounting.optimal)
     optimal[order] = accounting.optimal  # back to the pool's order
@@ -393,70 +300,27 @@ def collect(built: Built, replication: int) -> Replication:
 
 
 def run_replication(
-    problem: Any, seed: int, replication: int, horizon: int, checkpoints: np.ndarray, trace_rounds: int = 0
+    problem: Problem,
+    seed: int,
+    replication: int,
+    horizon: int,
+    checkpoints: np.ndarray,
+    trace_rounds: int = 0,
 ) -> Replication:
     """Simulate one replication from the warm start to ``horizon`` on the compiled engine."""
-    args = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
-    record = args[-1]
-    warm_start, run_rounds = compiled_loop.kernels_for(*args[:6])
+    arguments = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
+    record = arguments.record
+    warm_start, run_rounds = arguments.kernels()
 
     def describe(k: int) -> str:
         return class_name(problem.experts[k])
 
     if getattr(problem.policy, "warm_start", True):
-        warm_start(*args[:7], record)
+        arguments.warm_start(warm_start)
         raise_for_error(record, replication, describe)
-    run_rounds(*args, 1, horizon)
+    arguments.run_rounds(run_rounds, 1, horizon)
     raise_for_error(record, replication, describe)
-    built = Built(args[0], args[1], None, args[4], args[5], args[6], args[7], record)
-    return collect(built, replication)
-
-
-def part_path(parts: Path, replication: int) -> Path:
-    """Where replication ``replication`` is kept in the parts directory ``parts``."""
-    return parts / f"replication-{replication:06d}.npz"
-
-
-def load_parts(
-    wanted: list[int],
-    parts: Path | None,
-    on_done: Callable[[Replication], None] | None = None,
-    checkpoints: int | None = None,
-    n_experts: int | None = None,
-    trace_rounds: int | None = None,
-) -> dict[int, Replication]:
-    """The replications of ``wanted`` already saved in ``parts`` (none without it).
-
-    Each part is validated (:meth:`Replication.load` with the setting's shapes); a corrupt one is
-    named in a :class:`CorruptPartWarning`, renamed ``*.corrupt`` and left out, to be recomputed.
-    """
-    done: dict[int, Replication] = {}
-    if parts is None:
-        return done
-    parts.mkdir(parents=True, exist_ok=True)
-    for r in wanted:
-        path = part_path(parts, r)
-        if path.exists() or path.is_symlink():
-            try:
-                done[r] = Replication.load(path, checkpoints, n_experts, trace_rounds)
-            except ValueError as error:
-                aside = path.with_name(path.name + ".corrupt")
-                try:
-                    os.replace(path, aside)
-                    where = f"moved to {aside.name}"
-                except OSError:
-                    where = "left in place"
-                warnings.warn(
-                    f"{error}; {where}, replication {r} is recomputed", CorruptPartWarning, stacklevel=2
-                )
-                continue
-            if on_done:
-                on_done(done[r])
-    return done
-
-
-class CorruptPartWarning(FileWarning):
-    """A kept part could not be used and is recomputed (shown in one line naming the file)."""
+    return collect(record, arguments.accounting, replication)
 
 
 #: From this horizon on, :func:`run_replications` builds the shared tables before its workers start.
@@ -464,7 +328,7 @@ LONG_HORIZON = 1_000_000
 
 
 def run_replications(
-    problem: Any,
+    problem: Problem,
     seed: int,
     replications: Iterable[int],
     horizon: int,
@@ -489,7 +353,7 @@ def run_replications(
         # types, so that the workers start together instead of waiting on each other's compile.
         run_replication(problem, seed, todo[0], 1, checkpoints[:1], min(trace_rounds, 1))
         if len(todo) > 1 and horizon >= LONG_HORIZON:
-            # Likewise the tables of functions of a count and their continuation (mlcb.tables),
+            # Likewise the tables of functions of a count and their continuation (mlcb.kernels.tables),
             # shared by every replication and seconds long to build at such horizons: built once
             # here, not by every worker at the same time.
             build_replication(problem, seed, todo[0], horizon, checkpoints[-1:])

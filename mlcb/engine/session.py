@@ -53,8 +53,8 @@ from mlcb.engine import replications as _replications
 from mlcb.engine.python_loop import _compiled, _pick
 from mlcb.errors import ExpertError, ExpertLossError
 from mlcb.kernels import observe
+from mlcb.kernels.seeding import stream_keys
 from mlcb.policies.hoeffding import hoeffding_upper_bounds
-from mlcb.seeding import stream_keys
 
 #: What a session's statistics are (module docstring).
 STATISTICS = ("trained", "pool")
@@ -366,7 +366,7 @@ class Session:
 
     @property
     def stream_keys(self) -> Any:
-        """The replication's random stream keys (:func:`mlcb.seeding.stream_keys`)."""
+        """The replication's random stream keys (:func:`mlcb.kernels.seeding.stream_keys`)."""
         return self._built.keys
 
     # --- errors -------------------------------------------------------------------------------

@@ -94,8 +94,8 @@ def reproduce(
         Print one line per section as it starts and ends.
     """
     from mlcb import validation
+    from mlcb.kernels.seeding import check_seed
     from mlcb.paper import page
-    from mlcb.seeding import check_seed
 
     validation.choice("size", size, SIZES)
     names = _check_names(only)
@@ -135,7 +135,7 @@ def reproduce(
 
 
 def _write_json(path: Path, data: dict) -> None:
-    from mlcb.store import write_file
+    from mlcb.storage.store import write_file
 
     text = json.dumps(data, indent=1, allow_nan=False).encode()
     write_file(path, lambda handle: handle.write(text))

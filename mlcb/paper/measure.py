@@ -1,4 +1,4 @@
-"""Numbers the paper's sections report, read from a :class:`~mlcb.results.Result`.
+"""Numbers the paper's sections report, read from a :class:`~mlcb.storage.results.Result`.
 
 Every function reads the tidy frames only. Means come with their standard error over
 replications; a difference between two policies of one comparison is taken replication by
@@ -15,7 +15,7 @@ import pandas as pd
 
 from mlcb.paper.section import Row
 from mlcb.plot import last_decade_slope
-from mlcb.results import Result
+from mlcb.storage.results import Result
 
 
 def mean_and_error(values: np.ndarray) -> tuple[float, float]:

@@ -79,7 +79,7 @@ def _figure(path: Path) -> str:
 def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> str:
     """The page of ``sections`` (key -> (section, seconds it took)), as a string."""
     from mlcb._version import __version__
-    from mlcb.provenance import git_revision
+    from mlcb.storage.provenance import git_revision
 
     toc = "".join(
         f'<li><a href="#{html.escape(key)}">{html.escape(section.title)}</a></li>'
@@ -113,7 +113,7 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
 
 def write(root: Path, sections: dict[str, tuple[Section, float]], size: str, seed: int) -> Path:
     """Write ``root/index.html`` (atomically) and return its path."""
-    from mlcb.store import write_file
+    from mlcb.storage.store import write_file
 
     path = root / "index.html"
     text = render(sections, size, seed).encode()

@@ -125,7 +125,7 @@ def _name(policy: str, budget: int) -> str:
 
 def _only(result: Any, settings: list[str]) -> Any:
     """The part of ``result`` holding ``settings`` (frames and metadata)."""
-    from mlcb.results import Result
+    from mlcb.storage.results import Result
 
     frames = [
         frame[frame["setting"].isin(settings)].reset_index(drop=True)

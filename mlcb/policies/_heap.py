@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlcb._jit import kernel
+from mlcb.kernels.jit import kernel
 
 
 def empty(n_experts: int) -> dict[str, np.ndarray]:

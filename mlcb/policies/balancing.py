@@ -44,8 +44,8 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from mlcb import validation
-from mlcb._jit import kernel
 from mlcb.kernels import implements
+from mlcb.kernels.jit import kernel
 from mlcb.policies.base import BasePolicy
 from mlcb.policies.selection import inline_kernel, nan_widths, smallest
 

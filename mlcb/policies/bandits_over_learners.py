@@ -16,7 +16,7 @@ everything but the index that ranks the experts:
   training losses since its first update.
 
 The kernels read only the statistics the engine keeps (``n_k``, the summed training losses);
-random numbers come from the policy's counter-based stream (:mod:`mlcb.random`, counter ``t``).
+random numbers come from the policy's counter-based stream (:mod:`mlcb.kernels.random`, counter ``t``).
 Ties go to the smaller expert index. No confidence bounds: the widths are ``nan`` and there is
 no certificate. Departures from river: the arms are chosen for training (at most ``M`` a round)
 and a separate deployed expert is the best empirical mean; river trains only the chosen model
@@ -32,8 +32,9 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from mlcb import validation
-from mlcb._jit import kernel
 from mlcb.kernels import implements
+from mlcb.kernels.jit import kernel
+from mlcb.kernels.random import uniform, ziggurat_normal
 from mlcb.policies import _heap
 from mlcb.policies.base import BasePolicy, check_budget, check_unit
 from mlcb.policies.selection import (
@@ -46,7 +47,6 @@ from mlcb.policies.selection import (
     smallest,
     smallest_blocked,
 )
-from mlcb.random import uniform, ziggurat_normal
 
 EPSILON_GREEDY, UCB1, THOMPSON = 0, 1, 2
 
@@ -395,7 +395,7 @@ class BanditThompson(_LearnerBandit):
         theta_k = loss_sum_k / m + scale * Z_k / sqrt(m),   Z_k ~ N(0, 1)
 
     The normals come from the policy stream at counter ``t`` by the ziggurat method (Marsaglia
-    and Tsang 2000, 256 layers; :func:`mlcb.random.ziggurat_normal`): ``Z_k`` reads the 64-bit
+    and Tsang 2000, 256 layers; :func:`mlcb.kernels.random.ziggurat_normal`): ``Z_k`` reads the 64-bit
     words at slots ``k, k + 2^32, k + 2 * 2^32, ...`` in turn, almost always only the first
     (its low 8 bits pick a layer, bit 8 the sign, its top 53 bits the point in the layer; about
     1.5 % of the draws fall outside their layer's inner rectangle and read further words for the

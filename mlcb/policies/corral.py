@@ -21,7 +21,7 @@ with ``eta_j = sqrt(K / T)``, ``gamma = 1 / T``, ``beta = exp(1 / ln T)``, ``rho
 returns ``q(lambda) / F(lambda)``.
 
 The update runs in ``end_round``, once both the training loss (stored by ``observe``) and the
-deployed loss are known. Random draws: stream ``key`` of :func:`mlcb.random.uniform`, counter
+deployed loss are known. Random draws: stream ``key`` of :func:`mlcb.kernels.random.uniform`, counter
 ``t``, slot 0 (inversion of the cumulative ``pbar``; the last positive weight catches a target
 rounded up to the sum).
 """
@@ -35,10 +35,10 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from mlcb import validation
-from mlcb._jit import kernel
 from mlcb.kernels import implements
+from mlcb.kernels.jit import kernel
+from mlcb.kernels.random import draw, uniform
 from mlcb.policies.base import BasePolicy
-from mlcb.random import draw, uniform
 
 #: Codes of ``loss_feed``: the loss that the master's update sees.
 FEEDS = {"train": 0, "deployed": 1, "mean": 2}

@@ -3,7 +3,7 @@
 Exponential weights with exploration and a bias that makes the bound hold with high probability
 (:class:`EXP3P` gives the rule). The drawn expert is trained and deployed; with ``M > 1`` further
 experts, drawn uniformly, are trained too, as in LimitedAdvice (:mod:`mlcb.policies.limited_advice`).
-Random numbers come from the policy's counter-based stream (:mod:`mlcb.random`, counter ``t``);
+Random numbers come from the policy's counter-based stream (:mod:`mlcb.kernels.random`, counter ``t``);
 no confidence bounds for the certificate (widths ``nan``).
 """
 
@@ -16,11 +16,11 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from mlcb import validation
-from mlcb._jit import kernel
 from mlcb.kernels import implements
+from mlcb.kernels.jit import kernel
+from mlcb.kernels.random import draw, uniform
 from mlcb.policies.base import BasePolicy, check_budget, check_unit
 from mlcb.policies.selection import draw_extra, extra_draws, inclusion
-from mlcb.random import draw, uniform
 
 
 class EXP3PParams(NamedTuple):

@@ -19,8 +19,8 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from mlcb import validation
-from mlcb._jit import kernel
 from mlcb.kernels import implements
+from mlcb.kernels.jit import kernel
 from mlcb.policies.base import BasePolicy, check_budget
 
 

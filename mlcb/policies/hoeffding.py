@@ -5,9 +5,9 @@
     UCB_k = L_k + s * hoeffding_width(K, delta, n_k),   hoeffding_width = sqrt(2 log(4 K n^2 / delta) / n)
 
 The width depends on the count ``n`` only, so a run tabulates it once per ``(K, delta)``
-(:func:`hoeffding_table`, cut at :data:`mlcb.tables.TABLE_BUDGET_BYTES` and shared by every
+(:func:`hoeffding_table`, cut at :data:`mlcb.kernels.tables.TABLE_BUDGET_BYTES` and shared by every
 horizon it covers) and continues the table in compressed form up to the horizon
-(:func:`hoeffding_tail`, :mod:`mlcb.tables`). M-LCB reads both; the ``full-budget`` reference,
+(:func:`hoeffding_tail`, :mod:`mlcb.kernels.tables`). M-LCB reads both; the ``full-budget`` reference,
 which deploys M-LCB's smallest upper bound, reads the table.
 """
 
@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from mlcb import tables
-from mlcb._jit import kernel, njit
+from mlcb.kernels import tables
+from mlcb.kernels.jit import kernel, njit
 
 
 @kernel
@@ -91,7 +91,7 @@ def _table_of_length(n_experts: int, delta: float, length: int) -> np.ndarray:
 
 
 def hoeffding_tail(n_experts: int, delta: float, table: np.ndarray, horizon: int) -> tables.Tail:
-    """The continuation of ``table`` (:mod:`mlcb.tables`) up to count ``horizon + 1``, or an
+    """The continuation of ``table`` (:mod:`mlcb.kernels.tables`) up to count ``horizon + 1``, or an
     empty one when the table reaches it.
 
     Examples

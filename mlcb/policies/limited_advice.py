@@ -14,7 +14,7 @@ query is a training step. Each round ``t = 1, 2, ...``::
 with ``l_k`` the training loss of expert ``k`` and ``p`` the distribution of the selection step.
 ``M = 1`` is EXP3 without forced exploration (``q = p``), ``M = K`` full information (``q = 1``).
 
-Random draws (stream ``key`` of :func:`mlcb.random.uniform`, counter ``t``): slot 0 draws
+Random draws (stream ``key`` of :func:`mlcb.kernels.random.uniform`, counter ``t``): slot 0 draws
 ``i_t`` by inversion of the cumulative weights; slot ``1 + j`` draws the ``j``-th extra expert by
 one step of a partial Fisher-Yates shuffle of ``[K] \\ {i_t}`` (the identity with ``i_t`` swapped to
 the end, held in a scratch array of the state): ``O(K)`` per round.
@@ -29,11 +29,11 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from mlcb import validation
-from mlcb._jit import kernel
 from mlcb.kernels import implements
+from mlcb.kernels.jit import kernel
+from mlcb.kernels.random import draw, uniform
 from mlcb.policies.base import BasePolicy, check_budget
 from mlcb.policies.selection import draw_extra, extra_draws, inclusion
-from mlcb.random import draw, uniform
 
 
 class LimitedAdviceParams(NamedTuple):

@@ -30,9 +30,9 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from mlcb import tables, validation
-from mlcb._jit import kernel
-from mlcb.kernels import implements
+from mlcb import validation
+from mlcb.kernels import implements, tables
+from mlcb.kernels.jit import kernel
 from mlcb.policies import _heap
 from mlcb.policies.base import BasePolicy
 from mlcb.policies.hoeffding import hoeffding_table, hoeffding_tail, hoeffding_width
@@ -56,7 +56,7 @@ BOUNDS_DTYPE = np.dtype(
     [
         ("lcb", np.float64),
         ("ucb", np.float64),
-        ("cursor", np.int64, (tables.CURSOR_FIELDS,)),  # reader of hoeffding_tail (mlcb.tables)
+        ("cursor", np.int64, (tables.CURSOR_FIELDS,)),  # reader of hoeffding_tail (mlcb.kernels.tables)
     ],
     align=True,
 )

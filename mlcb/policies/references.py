@@ -30,14 +30,14 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from mlcb import tables, validation
-from mlcb._jit import kernel
-from mlcb.kernels import implements
+from mlcb import validation
+from mlcb.kernels import implements, tables
+from mlcb.kernels.jit import kernel
+from mlcb.kernels.random import uniform
 from mlcb.policies import _heap
 from mlcb.policies.base import BasePolicy
 from mlcb.policies.hoeffding import hoeffding_table, hoeffding_width
 from mlcb.policies.selection import cycle, nan_widths, shuffle_prefix
-from mlcb.random import uniform
 
 
 # --- RoundRobin --------------------------------------------------------------------------------
@@ -251,7 +251,7 @@ class FullBudgetParams(NamedTuple):
     n_experts: int
     delta: float
     bonus_scale: float
-    hoeffding: np.ndarray  # (L,) tabulated hoeffding_width(n) for n < L (mlcb.tables); (0,) none
+    hoeffding: np.ndarray  # (L,) tabulated hoeffding_width(n) for n < L (mlcb.kernels.tables); (0,) none
 
 
 class FullBudgetState(NamedTuple):

@@ -19,9 +19,9 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from mlcb import validation
-from mlcb._jit import kernel
 from mlcb.errors import PolicyStateFull
 from mlcb.kernels import implements
+from mlcb.kernels.jit import kernel
 from mlcb.policies.base import BasePolicy, check_budget
 from mlcb.policies.selection import BLOCK, nan_widths, smallest_blocked
 

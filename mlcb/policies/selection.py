@@ -3,7 +3,7 @@ uniform draws of experts without replacement.
 
 Every helper breaks ties by the smaller index, so a policy built on them keeps the package's tie
 rule (the smaller expert identity, :mod:`mlcb.policies`). All of them are kernels
-(:func:`mlcb._jit.kernel`): called from a policy's kernel, they compile into the round loop, and
+(:func:`mlcb.kernels.jit.kernel`): called from a policy's kernel, they compile into the round loop, and
 they write into caller-owned arrays only.
 
 :func:`smallest`
@@ -31,9 +31,9 @@ import math
 
 import numpy as np
 
-from mlcb._jit import KERNEL_OPTIONS, jit, kernel
+from mlcb.kernels.jit import KERNEL_OPTIONS, jit, kernel
+from mlcb.kernels.random import uniform
 from mlcb.policies import _heap
-from mlcb.random import uniform
 
 #: ``@kernel`` for the few-line helpers below that stand for loops a policy would otherwise write
 #: in place: Numba inlines them into each caller (``inline="always"``), so that sharing one adds

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 from river import base
 
-from mlcb.engine.learners import power_rate
 from mlcb.engine.session import Session
+from mlcb.kernels.seeding import check_seed
+from mlcb.learners import power_rate
 from mlcb.river.experts import check_features, check_target, non_numbers
-from mlcb.seeding import check_seed
 
 #: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.
 LOG_LOSS_FLOOR = 0.01

@@ -11,7 +11,7 @@ Losses, all in ``[0, 1]``:
 ``"env"`` (the default)
     The environment's own loss: ``data.loss(prediction)`` of the round's data (the predicted
     label, or the predicted number of a regressor), the loss every other expert of the pool
-    suffers too, compiled or not (:mod:`mlcb.engine.mixed`). On a stream whose data has no
+    suffers too, compiled or not (:class:`mlcb.learners.MixedFamily`). On a stream whose data has no
     ``loss``: ``"zero-one"`` for classifiers, ``"squared"`` for regressors.
 ``"zero-one"``
     1 when the predicted label is wrong (also before the first update, when there is none).
@@ -319,7 +319,7 @@ class _Adapter:
     def states_optimal_loss(self, env: Any) -> bool:
         """Whether :meth:`optimal_loss` has a value on ``env``: where the environment states a
         reference for a model (``reference_loss``, the real-data streams). Elsewhere the engine's
-        default applies (the best expert in hindsight, :mod:`mlcb.engine.hindsight`)."""
+        default applies (the best expert in hindsight, :func:`mlcb.learners.hindsight_losses`)."""
         return callable(getattr(env, "reference_loss", None))
 
     def optimal_loss(self, env: Any, env_params: Any) -> float:

@@ -10,7 +10,7 @@ is plain data; a worker (:mod:`mlcb.sweeps.worker`) builds the setting again, ch
 the one the client validated, simulates the block with one thread and sends back the three tidy
 frames and a JSON description. Results travel as frames; nothing is unpickled from disk.
 
-The sweep directory ``OUT/NAME/`` (one writer at a time, :func:`mlcb.store.lock`) holds
+The sweep directory ``OUT/NAME/`` (one writer at a time, :func:`mlcb.storage.store.lock`) holds
 
 ``sweep.json``
     the grid as given, every setting (label, values, key), the tasks and which are done (rewritten
@@ -51,7 +51,8 @@ from typing import Any
 
 import pandas as pd
 
-from mlcb import provenance, result_files, validation
+from mlcb import validation
+from mlcb.storage import provenance, result_files
 from mlcb.sweeps.executors import (
     CONNECT_TIMEOUT,
     DASK_HINT,
@@ -84,7 +85,7 @@ class Outcome:
 
     @property
     def result(self) -> Any:
-        """The :class:`~mlcb.results.Result` of every finished part (:func:`load`)."""
+        """The :class:`~mlcb.storage.results.Result` of every finished part (:func:`load`)."""
         if self._result is None:
             self._result = load(self.path)
         return self._result
@@ -112,7 +113,7 @@ def _metadata(grid: Grid, done: set[str], todo: list[Task], failed: list[tuple[s
 
 
 def _write_json(path: Path, data: dict) -> None:
-    from mlcb.store import write_file
+    from mlcb.storage.store import write_file
 
     text = json.dumps(data, indent=1, default=str).encode()
     write_file(path, lambda handle: handle.write(text))
@@ -165,7 +166,7 @@ def sweep(
     echo: Callable[[str], None] | None = None,
 ) -> Outcome:
     """Run a grid of settings into ``out / NAME`` (see the module docstring); returns an
-    :class:`Outcome` whose ``result`` is the :class:`~mlcb.results.Result` of every finished part.
+    :class:`Outcome` whose ``result`` is the :class:`~mlcb.storage.results.Result` of every finished part.
 
     Parameters
     ----------
@@ -202,7 +203,7 @@ def sweep(
     >>> outcome.computed, sorted(outcome.result.summary()["budget"].tolist())
     (4, [1, 2])
     """
-    from mlcb.store import Store
+    from mlcb.storage.store import Store
 
     started = time.perf_counter()
     if isinstance(grid, Grid):
@@ -305,14 +306,14 @@ def is_sweep(path: str | Path) -> bool:
 
 
 def load(path: str | Path) -> Any:
-    """The :class:`~mlcb.results.Result` of every finished part of the sweep in ``path`` (settings
+    """The :class:`~mlcb.storage.results.Result` of every finished part of the sweep in ``path`` (settings
     without a finished part are left out), validated part by part; its metadata also holds the
     grid under ``"sweep"``; a setting's description is its first part's, with ``seconds`` summed
     over its parts (compute time, not wall time). Nothing named in the files is imported or called.
 
     Parts are read as the sweep's own setting descriptions say (``sweep.json``, checked against
     each part's description), so a file whose rows do not fit its block is a ``ValueError``."""
-    from mlcb.results import Result
+    from mlcb.storage.results import Result
 
     path = validation.path("path", path)
     meta_path = path / SWEEP_FILE
@@ -394,8 +395,8 @@ class _RecordedConfig:
 
 
 def load_any(path: str | Path) -> Any:
-    """A sweep (:func:`load`) or a saved result (:func:`mlcb.results.load`) in ``path``."""
-    from mlcb.results import load as load_result
+    """A sweep (:func:`load`) or a saved result (:func:`mlcb.storage.results.load`) in ``path``."""
+    from mlcb.storage.results import load as load_result
 
     return load(path) if is_sweep(path) else load_result(path)
 

@@ -6,7 +6,7 @@ Parquet dataset partitioned by setting key::
     data/{curves,experts,replications}/key=<setting key>/block-<first>-<stop>.parquet
     data/settings/key=<setting key>/block-<first>-<stop>.json
 
-Each file is written atomically (:func:`mlcb.store.write_file`), the description first and the
+Each file is written atomically (:func:`mlcb.storage.store.write_file`), the description first and the
 curves last, so a part counts as done only when all four files are there. Before a re-run uses a
 part it is validated (:func:`read_part`); a damaged one is renamed ``*.corrupt`` and its
 replications are planned again (:func:`plan`).
@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlcb import result_files
-from mlcb.engine.replications import CorruptPartWarning
-from mlcb.result_files import FRAMES
+from mlcb.errors import CorruptPartWarning
+from mlcb.storage import result_files
+from mlcb.storage.result_files import FRAMES
 from mlcb.sweeps.grid import Grid, Setting, Task, blocks
 
 #: The sweep's Parquet dataset, below its directory.
@@ -50,7 +50,7 @@ def _write_parquet(frame: pd.DataFrame, handle: Any) -> None:
 def write_part(root: Path, task: Task, output: dict) -> None:
     """Write a finished task's frames and description, each file atomically (description first,
     curves last: a part counts as done only when all four files are there and valid)."""
-    from mlcb.store import write_file
+    from mlcb.storage.store import write_file
 
     files = part_files(root, task.key, task.name)
     for path in files.values():

@@ -66,11 +66,8 @@ def run_task(task: dict) -> dict:
     """Run one task given as plain data (``preset``, ``values``, ``replications``, ``key``,
     ``label``, ``first``, ``stop``); returns the three tidy frames and the setting's description
     (plain JSON). Raises when the worker builds a different setting than the client validated."""
-    from mlcb.collect import collect_result
-    from mlcb.engine import python_loop
-    from mlcb.engine.replications import checkpoint_grid
-    from mlcb.engine.replications import run_replications as run_compiled
-    from mlcb.simulation import Problem, choose_engine
+    from mlcb.engine.collect import collect_result
+    from mlcb.engine.runner import run
 
     started = time.perf_counter()
     config = build_config(task["preset"], task["values"], task["replications"])
@@ -79,16 +76,8 @@ def run_task(task: dict) -> dict:
             f"{task['label']}: this worker builds a different setting (key {config.key()} instead of "
             f"{task['key']}); run the same mlcb version on the workers as on the client"
         )
-    problem = Problem.from_config(config)
-    engine = choose_engine(problem, "auto")
-    grid = checkpoint_grid(config.horizon, config.checkpoints)
-    wanted = range(task["first"], task["stop"])
-    if engine == "compiled":
-        replications = run_compiled(
-            problem, config.seed, wanted, config.horizon, grid, threads=task.get("threads", 1)
-        )
-    else:
-        replications = python_loop.run_replications(problem, config.seed, wanted, config.horizon, grid)
+    done = run(config, wanted=range(task["first"], task["stop"]), threads=task.get("threads", 1))
+    problem, engine, grid, replications = done.problem, done.engine, done.checkpoints, done.replications
     if task["key"] not in _EXPONENTS:  # once per setting and process
         while len(_EXPONENTS) >= 64:
             _EXPONENTS.pop(next(iter(_EXPONENTS)))

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from mlcb._jit import KERNEL_OPTIONS
+from mlcb.kernels.jit import KERNEL_OPTIONS
 
 #: The confidence level the checks evaluate rate functions at (``delta' = DELTA / (2 K)``).
 DELTA = 0.1

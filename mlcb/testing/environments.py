@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from mlcb._jit import kernel, uncached
 from mlcb.kernels import begin_round
+from mlcb.kernels.jit import kernel, uncached
 from mlcb.testing._common import (
     _UNCACHED,
     _build_difference,
@@ -187,8 +187,8 @@ def check_env(
         f"{who}.build({seed}, 0)",
         "return (params, state) NamedTuples of NumPy arrays and scalars",
         repeatable="between two calls with the same (seed, replication); draw everything from the "
-        "streams of mlcb.seeding (instance_rng, stream_keys) keyed by (seed, replication), never from "
-        "global or unseeded generators",
+        "streams of mlcb.kernels.seeding (instance_rng, stream_keys) keyed by (seed, replication), "
+        "never from global or unseeded generators",
     )
     if _build_difference(first, env.build(seed, 1)) is None:
         if _build_difference(first, env.build(seed + 1, 0)) is not None:

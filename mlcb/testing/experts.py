@@ -17,7 +17,7 @@ from mlcb.testing.python_experts import _check_python_expert
 
 
 def _simulate_experts(who, pool, env, env_name, env_params, seed, rounds) -> None:
-    import mlcb
+    from mlcb.simulation import simulate
 
     if env_name is None:
         spec = getattr(env, "spec", None)
@@ -37,7 +37,7 @@ def _simulate_experts(who, pool, env, env_name, env_params, seed, rounds) -> Non
         f"{who}: a short simulation of a pool of {len(pool)} on {fields['env']!r} (round-robin, "
         f"budget {fields['budget']}) fails"
     ):
-        result = mlcb.simulate(**fields)
+        result = simulate(**fields)
     regret = result.curves["regret"].to_numpy(float)
     if not np.all(np.isfinite(regret)):
         _fail(who, "a short simulation of a pool of it gives a non-finite realized regret")

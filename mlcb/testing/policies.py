@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from mlcb._jit import JIT_DISABLED, kernel, uncached
 from mlcb.engine import compiled_loop
 from mlcb.kernels import end_round, observe, select
+from mlcb.kernels.jit import JIT_DISABLED, kernel, uncached
 from mlcb.testing._common import (
     _UNCACHED,
     DELTA,
@@ -248,7 +248,7 @@ def check_policy(
                 f"{who}.select",
                 f"is not deterministic: {label} differs at round {round_} between two runs with the same "
                 "stream key and the same losses; draw randomness from the key argument "
-                "(mlcb.random.uniform(key, t, slot)), never from a global generator",
+                "(mlcb.kernels.random.uniform(key, t, slot)), never from a global generator",
             )
 
     if simulate:
@@ -360,8 +360,7 @@ def _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizo
     import agents
     from mlcb import engine
     from mlcb.config import SimulationConfig
-    from mlcb.engine import python_loop
-    from mlcb.simulation import Problem
+    from mlcb.engine import Problem, python_loop
 
     config = SimulationConfig(
         env="mlcb/Trap-v0",

@@ -41,9 +41,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from mlcb import result_files, validation
-
 #: The files of a saved result, and what else may sit in a result directory.
+from mlcb import validation
+from mlcb.storage import result_files
+
 RESULT_FILES = result_files.NAMES
 #: The figure kinds of :mod:`mlcb.plot` (here, so that the command line lists them without
 #: importing matplotlib and seaborn).

@@ -30,7 +30,7 @@ operation for its parameter class, with the operation's parameter names::
         state.steps[k] += 1
         return loss, float(state.steps[k])  # the loss, and the rate U(n, delta') (here: n)
 
-The function is compiled in place of the generic call with :data:`mlcb._jit.KERNEL_OPTIONS`: no
+The function is compiled in place of the generic call with :data:`mlcb.kernels.jit.KERNEL_OPTIONS`: no
 reference counting, so it must not allocate arrays. No function is ever passed as an argument to
 a cached kernel (that defeats Numba's on-disk cache): the choice happens during typing, QuantEcon's
 ``solve(method=...)`` way but at compile time. After changing a registered function of your own,
@@ -50,7 +50,7 @@ Expert pool (``params``, ``state`` are the pool's)
     ``deploy(params, state, env_params, env_state, k, t, key, slot) -> (loss, expected)``: the
     loss on ``xi_t`` of expert ``k``'s smoothed decision and that decision's expected loss
     ``L(u)``; randomness from stream ``key`` at counters ``(t, slot * DEPLOY_SLOTS + j)``,
-    ``0 <= j < DEPLOY_SLOTS`` (:data:`DEPLOY_SLOTS`, draws of :mod:`mlcb.random`).
+    ``0 <= j < DEPLOY_SLOTS`` (:data:`DEPLOY_SLOTS`, draws of :mod:`mlcb.kernels.random`).
 Policy (``params``, ``state`` are the policy's)
     ``select(params, state, stats, t, key, selected, widths) -> (n_selected, deployed)``: write
     the training set into ``selected[:n_selected]`` and each one's ``UCB - LCB`` into ``widths``
@@ -63,7 +63,7 @@ Policy (``params``, ``state`` are the policy's)
 Called from Python, an operation calls the implementation registered for the type of its first
 argument (a test can drive a kernel directly: ``mlcb.kernels.train(params, state, ...)``). With
 ``NUMBA_DISABLE_JIT=1`` that is also how the engine calls them, and every kernel runs as Python
-(:func:`mlcb._jit.interpreted`).
+(:func:`mlcb.kernels.jit.interpreted`).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from mlcb._jit import JIT_DISABLED, KERNEL_OPTIONS, jit, kernel, njit
+from mlcb.kernels.jit import JIT_DISABLED, KERNEL_OPTIONS, jit, kernel, njit
 
 __all__ = [
     "DEPLOY_SLOTS",

@@ -2,7 +2,7 @@
 
 They read the same uniforms as the kernels (stream ``key``, counter ``t``, the slots documented in
 :mod:`mlcb.policies.limited_advice` and :mod:`mlcb.policies.corral`) and are registered with
-:func:`tests.twin.register` on import. CORRAL's OMD root is found by the same Newton iteration
+:func:`mlcb.testing.twins.core.register` on import. CORRAL's OMD root is found by the same Newton iteration
 (:func:`newton_root`), so that results are bit-identical; :func:`bisection_root` is the plain
 bisection that the tests hold it against.
 """
@@ -10,8 +10,9 @@ bisection that the tests hold it against.
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from tests.twin import register, uniform
+from mlcb.testing.twins.core import register, uniform
 
 
 def _draw(weights: list[float], u: float) -> int:
@@ -166,11 +167,11 @@ class TwinSmoothCORRAL:
             length = 1
             while length < 8 * n_experts:
                 length *= 2
-            self.end = length
+            self.end: Any = length  # the current doubling epoch ends after this round
         else:
             length = horizon
             self.end = None
-        self.train_loss = None
+        self.train_loss: Any = None  # the last training loss, once there is one
         self.reset(length)
 
     def reset(self, length: int) -> None:

@@ -1,5 +1,5 @@
 """What produced a result: the versions of mlcb and of the libraries it ran on, and the git
-revision of the package's source. Both go into every result's metadata (:mod:`mlcb.collect`)."""
+revision of the package's source. Both go into every result's metadata (:mod:`mlcb.engine.collect`)."""
 
 from __future__ import annotations
 

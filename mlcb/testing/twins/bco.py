@@ -3,15 +3,15 @@
 
 Written from the definitions (docs/rates.md §9), not from the kernels: Python floats and lists,
 every past centre kept in a list, the stream's draw recomputed from the counter-based generator of
-:mod:`tests.twin`. Only the instance (``theta`` and the scales) and the experts' keys come from the
-package. Importing this module registers the world in :data:`tests.twin.WORLDS`.
+:mod:`mlcb.testing.twins.core`. Only the instance (``theta`` and the scales) and the experts' keys
+come from the package. Importing this module registers the world in :data:`mlcb.testing.twins.core.WORLDS`.
 """
 
 from __future__ import annotations
 
 import math
 
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 
 class ConvexStream:
@@ -124,7 +124,8 @@ class TwinBCO:
 
 
 class ConvexWorld:
-    """The convex stream and a pool of :class:`TwinBCO` experts, as :func:`tests.twin.run` drives them."""
+    """The convex stream and a pool of :class:`TwinBCO` experts, as
+    :func:`mlcb.testing.twins.core.run` drives them."""
 
     def __init__(self, config, env, env_params, keys, replication: int) -> None:
         self.stream = ConvexStream(env_params)

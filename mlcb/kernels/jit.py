@@ -33,12 +33,13 @@ _PACKAGES = ("mlcb", "envs", "agents")
 
 
 def _source_digest() -> str:
-    root = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve()
+    root = here.parent.parent.parent
     digest = hashlib.sha256(numba.__version__.encode())
     for package in _PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
             source = path.read_bytes()
-            if b"mlcb._jit" in source or path.name == "_jit.py":
+            if b"mlcb.kernels" in source or path.resolve() == here:
                 digest.update(str(path.relative_to(root)).encode())
                 digest.update(source)
     return digest.hexdigest()[:16]

@@ -5,15 +5,16 @@ rising_ucb.py, exp3p.py).
 Each twin recomputes its choice from the definitions every round (full sorts over all experts,
 means from the raw statistics, R-ed-UCB's window sums from each expert's whole reward history)
 and reads the same random numbers as the kernels (stream ``key``, counter ``t``, the documented
-slots). Registered with :func:`tests.twin.register` on import.
+slots). Registered with :func:`mlcb.testing.twins.core.register` on import.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from tests.twin import register, uniform, ziggurat_normal
-from tests.twin_limited_corral import _draw, draw_extra
+from mlcb.testing.twins.core import register, uniform, ziggurat_normal
+from mlcb.testing.twins.limited_corral import _draw, draw_extra
 
 
 def _means(stats) -> list[float]:
@@ -86,7 +87,7 @@ class TwinHalving:
         self.doubling = spec.variant == "doubling"
         self.rungs = max(1, math.ceil(math.log2(n_experts))) if n_experts > 1 else 1
         self.steps = spec.steps or (2 * n_experts * self.rungs if self.doubling else horizon * budget)
-        self.leader = None
+        self.leader: Any = None  # the deployed expert, once chosen
         self.finished = n_experts == 1
         self.ties = False
         self._bracket()
@@ -136,10 +137,10 @@ class TwinRising:
         self.spec = spec
         self.n_experts = n_experts
         self.budget = budget
-        self.rewards = [[] for _ in range(n_experts)]
+        self.rewards: list[list[float]] = [[] for _ in range(n_experts)]
         self.ties = False
 
-    def _index(self, k: int, t: int) -> float:
+    def _index(self, k: int, t: int) -> tuple[float, float]:
         x = self.rewards[k]
         n = len(x)
         h = int(self.spec.epsilon * n)

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlcb._jit import JIT_DISABLED, kernel, njit
+from mlcb.kernels.jit import JIT_DISABLED, kernel, njit
 
 #: Largest total size of one set of tables; counts beyond it are computed.
 TABLE_BUDGET_BYTES = 64 * 2**20

@@ -1,12 +1,12 @@
 """The files of a saved result: their names, the frames' columns, and writing and reading them.
 
 A saved result is a directory of ``curves.parquet``, ``experts.parquet``,
-``replications.parquet`` (the tidy frames of :class:`mlcb.results.Result`) and ``metadata.json``.
+``replications.parquet`` (the tidy frames of :class:`mlcb.storage.results.Result`) and ``metadata.json``.
 Reading checks everything before anything is used: the four files present and regular, each frame
 readable with its columns and their kinds, the metadata a JSON object whose ``settings`` describes
 every setting of the frames. Every problem is a ``ValueError`` of one line naming the file; nothing
 named in the files is imported or called. A sweep's parts are read with the same checks
-(:mod:`mlcb.sweeps.parts`); where the files go, atomically and under a lock, is :mod:`mlcb.store`'s
+(:mod:`mlcb.sweeps.parts`); where the files go, atomically and under a lock, is :mod:`mlcb.storage.store`'s
 part.
 
 Every file of a result, a part or a sweep is opened with :func:`open_regular`: a symbolic link is
@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 from mlcb import validation
 
-#: The tidy frames, in the order of :class:`~mlcb.results.Result`'s fields.
+#: The tidy frames, in the order of :class:`~mlcb.storage.results.Result`'s fields.
 FRAMES = ("curves", "experts", "replications")
 METADATA = "metadata.json"
 #: The files of a saved result.
@@ -123,7 +123,7 @@ def first_line(error: BaseException) -> str:
 
 def write(directory: Path, frames: list, metadata: dict) -> None:
     """Write ``frames`` (curves, experts, replications) and ``metadata`` into the existing
-    ``directory``; no atomicity of its own (:mod:`mlcb.store` gives it a temporary directory)."""
+    ``directory``; no atomicity of its own (:mod:`mlcb.storage.store` gives it a temporary directory)."""
     for name, frame in zip(FRAMES, frames):
         frame.to_parquet(directory / f"{name}.parquet", index=False)
     (directory / METADATA).write_text(json.dumps(metadata, indent=2, default=str))

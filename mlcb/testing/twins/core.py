@@ -287,10 +287,10 @@ class Stats:
     n: list
     loss_sum: list
     rate: list
-    identity: list = None
+    identity: list = field(default_factory=list)  # default: 0 .. K-1
 
     def __post_init__(self) -> None:
-        if self.identity is None:
+        if not self.identity:
             self.identity = list(range(len(self.n)))
 
     def by_identity(self) -> list:
@@ -393,7 +393,7 @@ class TwinRun:
 def run(config, replication: int, rounds: int) -> TwinRun:
     """Simulate ``rounds`` rounds of replication ``replication`` of ``config`` in pure Python."""
     from mlcb.contracts import family_of
-    from mlcb.seeding import stream_keys
+    from mlcb.kernels.seeding import stream_keys
 
     env = config.make_env()
     family = family_of(list(config.experts))
@@ -472,12 +472,12 @@ def run(config, replication: int, rounds: int) -> TwinRun:
 #: ``make_experts(config, env, keys, delta_prime) -> list`` of twin experts, each with
 #: ``train(loss_of) -> (loss, rate)`` and ``deploy(smoothing, means, key, t, slot, loss_of) ->
 #: (loss, expected)``, ``loss_of(arm)`` being the arm's loss under the round's ``xi_t``
-#: (``tests/twin_robust_hedge.py`` registers robust UCB and Hedge).
+#: (``mlcb/testing/twins/robust_hedge.py`` registers robust UCB and Hedge).
 BANDIT_WORLDS: dict = {}
 
 #: Twins of families on environments of their own, by family name: ``make_world(config, env,
 #: env_params, keys, replication)`` with ``begin(t)``, ``train(k, t) -> (loss, rate)`` and
-#: ``deploy(k, t, slot) -> (loss, expected)`` (``tests/twin_bco.py`` registers BCO).
+#: ``deploy(k, t, slot) -> (loss, expected)`` (``mlcb/testing/twins/bco.py`` registers BCO).
 WORLDS: dict = {}
 
 
@@ -636,7 +636,7 @@ def assert_matches_engine(config, replication: int = 0, rounds: int | None = Non
     assert identical selections, deployments, deployed losses, regrets, certificate and counts;
     returns the compiled replication."""
     from mlcb import engine
-    from mlcb.simulation import Problem
+    from mlcb.engine import Problem
 
     rounds = config.horizon if rounds is None else rounds
     grid = np.arange(1, rounds + 1)

@@ -2,16 +2,17 @@
 
 Written from the pseudocode, not from the kernels: selection by a full sort, every quantity
 recomputed from the statistics when it is needed. Importing this module registers both twins
-with :func:`tests.twin.register`.
+with :func:`mlcb.testing.twins.core.register`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from mlcb.policies.balancing import DataDrivenBalancing, DynamicBalancing
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 
 def width(n_experts: int, delta: float, c: float, n: int) -> float:
@@ -26,7 +27,7 @@ def _tie(keys: list, order: list, count: int) -> bool:
     return tie or (count < len(order) and keys[order[count]] == inside[-1])
 
 
-def _ucb_choice(chosen: list, upper: list, identity: list) -> int:
+def _ucb_choice(chosen: list, upper: Any, identity: list) -> int:
     return min(chosen, key=lambda k: (upper[k], identity[k]))
 
 
@@ -36,7 +37,7 @@ class TwinDynamicBalancing:
     budget: int
     delta: float = 0.05
     c: float = 1.0
-    weights: list | None = None
+    weights: Any = None  # per-expert weights; default 1 each
     comparator: str = "pessimistic"
     deploy: str = "head"
     warm_start: bool = True

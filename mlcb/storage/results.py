@@ -19,7 +19,7 @@ Three long frames, one row per observation (seaborn's "tidy" layout):
 Every frame carries the setting columns ``setting``, ``policy``, ``budget`` and ``calibration``.
 
 ``metadata["settings"][label]`` describes each setting in plain JSON, computed once from the
-configuration in memory when the setting is collected (:mod:`mlcb.collect`): ``config`` (a
+configuration in memory when the setting is collected (:mod:`mlcb.engine.collect`): ``config`` (a
 record: nothing in it is ever imported or called back), ``key``, ``family`` (the experts' family
 name), ``heuristic_experts`` (experts whose rate is not valid on the environment run),
 ``certificate_valid`` (the policy's certificate holds and no expert is heuristic) and ``theory``
@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from mlcb import result_files, store
+from mlcb.storage import result_files, store
 
 SETTING_COLUMNS = ["setting", "policy", "budget", "calibration"]
 
@@ -45,7 +45,7 @@ SETTING_COLUMNS = ["setting", "policy", "budget", "calibration"]
 #: What regret is measured against unless a setting records otherwise (``"reference"``).
 DEFAULT_REFERENCE = "L* = min_k L_k*, the least expected loss of the best expert"
 
-#: The columns of :meth:`~mlcb.results.Result.summary` as a reader sees them, in order.
+#: The columns of :meth:`~mlcb.storage.results.Result.summary` as a reader sees them, in order.
 SUMMARY_COLUMNS = {
     "setting": "setting",
     "rounds": "T",
@@ -205,7 +205,7 @@ class Result:
         """Write ``curves.parquet``, ``experts.parquet``, ``replications.parquet`` and
         ``metadata.json`` into directory ``path``; returns it.
 
-        The save is atomic (:mod:`mlcb.store`): the files are written into a temporary sibling
+        The save is atomic (:mod:`mlcb.storage.store`): the files are written into a temporary sibling
         that then replaces ``path``, so a reader, or a save that fails halfway, sees the old result
         or the new one, never a mix. ``path`` may be missing, or a directory holding a result; a
         directory with other files is refused (``ValueError``), as is a save while another writer
@@ -214,12 +214,12 @@ class Result:
 
     def write_files(self, directory: Path) -> None:
         """Write the three frames and the metadata into the existing ``directory`` (no atomicity
-        of its own: :meth:`save` and :class:`mlcb.store.Store` write into a temporary directory)."""
+        of its own: :meth:`save` and :class:`mlcb.storage.store.Store` write into a temporary directory)."""
         result_files.write(Path(directory), [self.curves, self.experts, self.replications], self.metadata)
 
     @classmethod
     def load(cls, path: str | Path) -> Result:
-        """Read a result written by :meth:`save`, validating it (:func:`mlcb.result_files.read`):
+        """Read a result written by :meth:`save`, validating it (:func:`mlcb.storage.result_files.read`):
         the four files present and regular files, each frame's columns and dtypes, the metadata a
         JSON object whose ``settings`` maps every setting of the frames to an object. A directory
         holding none of the files is a ``FileNotFoundError``; any other problem a ``ValueError``

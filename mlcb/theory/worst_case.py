@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mlcb import theory
-from mlcb._jit import kernel
+from mlcb.kernels.jit import kernel
 
 #: The worst-case curve is tabulated up to this horizon, at this many rounds, for pools whose
 #: rates fit in this many numbers (K T).

@@ -2,7 +2,7 @@
 
 Replication ``r`` of a simulation with seed ``s`` owns ``SeedSequence(s, spawn_key=(r,))``, the
 ``r``-th child that ``SeedSequence(s).spawn`` would give. Its state yields the 64-bit keys of the
-counter-based streams of :mod:`mlcb.random`; a grandchild seeds a NumPy generator for the random
+counter-based streams of :mod:`mlcb.kernels.random`; a grandchild seeds a NumPy generator for the random
 *instance* (arm order of the trap, the GLM's target vector). Nothing depends on how many
 replications run, in which order, or on how many threads: replication 7 of seed 0 is the same
 whether 10 or 1,000 replications are run.
@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mlcb._jit import njit
-from mlcb.random import GOLDEN_1, mix
+from mlcb.kernels.jit import njit
+from mlcb.kernels.random import GOLDEN_1, mix
 
 _INSTANCE = 1
 

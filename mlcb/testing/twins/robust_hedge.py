@@ -2,15 +2,15 @@
 
 Written from the definitions (docs/rates.md, sections 5 and 6), not from the kernels: Python
 floats and lists, every index recomputed from the raw state, the decision of Hedge as a list of
-probabilities. Only the environment's draws come from :mod:`tests.twin`'s ``loss_of``. Importing
-this module registers both families in :data:`tests.twin.BANDIT_WORLDS`.
+probabilities. Only the environment's draws come from :mod:`mlcb.testing.twins.core`'s ``loss_of``. Importing
+this module registers both families in :data:`mlcb.testing.twins.core.BANDIT_WORLDS`.
 """
 
 from __future__ import annotations
 
 import math
 
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 
 def c_eps(eps: float) -> float:

@@ -1,36 +1,43 @@
-"""A setting's finished replications collected into a tidy :class:`~mlcb.results.Result`.
+"""A setting's finished replications collected into a tidy :class:`~mlcb.storage.results.Result`.
 
 :func:`collect_result` lays the recorded arrays out as the three long frames (one row per
 replication and checkpoint, per expert, per replication) and describes the setting in plain JSON,
 computed once from the configuration in memory: its record and key, the experts' family, which
 experts' rates are heuristic on the environment run, whether the certificate is valid, the
-worst-case certificate curve (:mod:`mlcb.worst_case`) and what produced it
-(:mod:`mlcb.provenance`). Reading a result back never rebuilds any of this.
+worst-case certificate curve (:mod:`mlcb.theory.worst_case`) and what produced it
+(:mod:`mlcb.storage.provenance`). Reading a result back never rebuilds any of this.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from mlcb import provenance
 from mlcb.contracts import family_of
-from mlcb.results import Result
-from mlcb.worst_case import worst_case_of
+from mlcb.storage import provenance
+from mlcb.storage.replications import Replication
+from mlcb.storage.results import Result
+from mlcb.theory.worst_case import worst_case_of
+
+if TYPE_CHECKING:  # the experiment layer: only its type is named here
+    from mlcb.config import SimulationConfig
 
 
-def _unrecorded(replication: Any) -> bool:
+def _unrecorded(replication: Replication) -> bool:
     """Whether ``replication``'s final pseudo-regret is nan (not recorded)."""
     values = replication.pseudo_regret
     return bool(len(values)) and bool(np.isnan(values[-1]))
 
 
 def collect_result(
-    config: Any, replications: list, checkpoints: np.ndarray, extra: dict[str, Any] | None = None
+    config: SimulationConfig,
+    replications: list[Replication],
+    checkpoints: np.ndarray,
+    extra: dict[str, Any] | None = None,
 ) -> Result:
-    """The :class:`~mlcb.results.Result` of the finished ``replications`` of one setting.
+    """The :class:`~mlcb.storage.results.Result` of the finished ``replications`` of one setting.
 
     Parameters
     ----------
@@ -46,12 +53,10 @@ def collect_result(
     Examples
     --------
     >>> from mlcb import presets
-    >>> from mlcb.engine import checkpoint_grid, run_replications
-    >>> from mlcb.simulation import Problem
+    >>> from mlcb.engine import run
     >>> config = presets.get("trap").config(2, horizon=500, replications=2)
-    >>> grid = checkpoint_grid(config.horizon, config.checkpoints)
-    >>> done = run_replications(Problem.from_config(config), config.seed, range(2), config.horizon, grid)
-    >>> result = collect_result(config, done, grid, {"engine": "compiled"})
+    >>> done = run(config)
+    >>> result = collect_result(config, done.replications, done.checkpoints, {"engine": done.engine})
     >>> result.settings, result.metadata["settings"]["mlcb M=2"]["engine"]
     (['mlcb M=2'], 'compiled')
     """

@@ -2,7 +2,8 @@
 
 Each twin recomputes its choice from the definitions in docs/baselines.md §5 every round (full
 sorts and scans over all experts, empirical means from the raw statistics) and is registered with
-:func:`tests.twin.register` on import, so that ``tests.twin.run`` can simulate the policy.
+:func:`mlcb.testing.twins.core.register` on import, so that ``mlcb.testing.twins.core.run`` can
+simulate the policy.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from tests import twin
+from mlcb.testing.twins import core as twin
 
 
 def _means(stats: twin.Stats) -> list:

@@ -1,7 +1,7 @@
 """Counter-based random numbers for compiled kernels: the draws a compiled family uses.
 
 Every random number of a simulation is a pure function of ``(key, a, b)``: a 64-bit stream
-``key`` (one per replication and purpose, see :mod:`mlcb.seeding`) and two 64-bit counters ``a``
+``key`` (one per replication and purpose, see :mod:`mlcb.kernels.seeding`) and two 64-bit counters ``a``
 and ``b``, usually the round ``t`` (or an expert's own update count) and a slot within that round.
 Two SplitMix64 finalisers turn the triple into 64 random bits::
 
@@ -10,7 +10,7 @@ Two SplitMix64 finalisers turn the triple into 64 random bits::
 Nothing is stored between draws, so a kernel needs no generator state, results do not depend on
 threads or on the order in which replications and experts are processed, and every policy of a
 comparison meets the same random numbers (common random numbers) while computing only the
-components it needs; a pure-Python twin (``tests/twin.py``) reproduces the generator bit for bit.
+components it needs; a pure-Python twin (:mod:`mlcb.testing.twins.core`) reproduces the generator bit for bit.
 The functions are compiled kernels (callable from Python too) that allocate nothing, so they are
 allowed in the round loop. All arithmetic is on ``uint64`` and wraps modulo 2**64; mixing in a
 signed integer would make Numba promote to float, hence the explicit casts.
@@ -47,7 +47,7 @@ Examples
 A uniform and a Bernoulli(0.3) draw, from Python (the same numbers as in compiled code):
 
 >>> import numpy as np
->>> from mlcb.random import uniform
+>>> from mlcb.kernels.random import uniform
 >>> key = np.uint64(12345)
 >>> u = uniform(key, 7, 0)
 >>> 0.0 <= u < 1.0
@@ -63,8 +63,8 @@ import math
 
 import numpy as np
 
-from mlcb._jit import kernel
 from mlcb.kernels import DEPLOY_SLOTS
+from mlcb.kernels.jit import kernel
 
 GOLDEN_1 = np.uint64(0x9E3779B97F4A7C15)
 GOLDEN_2 = np.uint64(0xD1B54A32D192ED03)

@@ -1,0 +1,211 @@
+"""Replications on disk: the record of one finished replication and its part file.
+
+A run that is given a parts directory writes each replication there as soon as it finishes
+(:meth:`Replication.save`: atomic and durable) and a later run with the same directory loads it
+instead of running it again (:func:`load_parts`). A part is an ``.npz`` archive of plain arrays,
+read without unpickling anything and validated against its setting's shapes; a damaged one is set
+aside, named in one warning, and recomputed.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mlcb.errors import CorruptPartWarning
+from mlcb.storage.result_files import open_regular
+from mlcb.storage.store import write_file
+
+
+@dataclass
+class Replication:
+    """The recorded output of one replication (arrays on the checkpoint grid)."""
+
+    index: int
+    regret: np.ndarray
+    pseudo_regret: np.ndarray
+    top_m_regret: np.ndarray
+    certificate: np.ndarray
+    trained: np.ndarray  # (C, K)
+    deployed: np.ndarray  # (C, K)
+    optimal: np.ndarray  # (K,) L_k*
+    best_expert: int
+    best_loss: float
+    trace_selected: np.ndarray  # (T_trace, M)
+    trace_deployed: np.ndarray
+    trace_loss: np.ndarray
+    exceeded: bool = False  # the pseudo-regret exceeded the certificate in some round
+
+    _ARRAYS = (
+        "regret",
+        "pseudo_regret",
+        "top_m_regret",
+        "certificate",
+        "trained",
+        "deployed",
+        "optimal",
+        "trace_selected",
+        "trace_deployed",
+        "trace_loss",
+    )
+
+    def save(self, path: Path) -> None:
+        """Write to ``path`` (``.npz``) atomically and durably: into a unique temporary name,
+        flushed and fsync'ed, then ``os.replace``'d; a reader never sees half a file, and
+        concurrent writers never share a temporary file."""
+        arrays = {name: getattr(self, name) for name in self._ARRAYS}
+        write_file(
+            Path(path),
+            lambda handle: np.savez(
+                handle,
+                index=self.index,
+                best_expert=self.best_expert,
+                best_loss=self.best_loss,
+                exceeded=int(self.exceeded),
+                **arrays,
+            ),
+        )
+
+    @classmethod
+    def load(
+        cls,
+        path: Path,
+        checkpoints: int | None = None,
+        n_experts: int | None = None,
+        trace_rounds: int | None = None,
+    ) -> Replication:
+        """Read a part written by :meth:`save` (never unpickling anything) and validate it: every
+        array present with the shapes of its setting (``checkpoints`` C, ``n_experts`` K and
+        ``trace_rounds`` where given), its stored index equal to the file name's. Any problem is a
+        ``ValueError`` naming the file."""
+        path = Path(path)
+        handle = open_regular(path)  # a link or no regular file: a ValueError naming it
+        try:
+            # Our own handle: np.load leaves a path's file open when the archive is damaged.
+            with handle:
+                head = handle.read(4)
+                if head != b"PK\x03\x04":
+                    raise ValueError("an empty file" if not head else "not an .npz archive")
+                handle.seek(0)
+                with np.load(handle, allow_pickle=False) as data:
+                    names = ("index", "best_expert", "best_loss", "exceeded", *cls._ARRAYS)
+                    missing = [n for n in names if n not in data]
+                    if missing:
+                        raise ValueError(f"missing arrays {missing}")
+                    arrays = {name: data[name] for name in cls._ARRAYS}
+                    scalars = {name: data[name] for name in ("index", "best_expert", "best_loss", "exceeded")}
+        except ValueError as error:
+            raise ValueError(f"{path}: not a valid replication part ({_first_line(error)})") from None
+        except Exception as error:  # zip, pickle, EOF and OS errors of a damaged file
+            what = f"{type(error).__name__}: {_first_line(error)}"
+            raise ValueError(f"{path}: not a valid replication part ({what})") from None
+        problem = _shape_problem(scalars, arrays, checkpoints, n_experts, trace_rounds)
+        if problem is None:
+            stem = path.name.split(".")[0]
+            expected = stem.removeprefix("replication-")
+            if (
+                stem.startswith("replication-")
+                and expected.isdigit()
+                and int(expected) != int(scalars["index"])
+            ):
+                problem = f"stored index {int(scalars['index'])} differs from its file name's {int(expected)}"
+        if problem is not None:
+            raise ValueError(f"{path}: not a valid replication part ({problem})")
+        return cls(
+            index=int(scalars["index"]),
+            best_expert=int(scalars["best_expert"]),
+            best_loss=float(scalars["best_loss"]),
+            exceeded=bool(scalars["exceeded"]),
+            **arrays,
+        )
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _shape_problem(
+    scalars: dict, arrays: dict, checkpoints: int | None, n_experts: int | None, trace_rounds: int | None
+) -> str | None:
+    """What is wrong with the arrays of a part, or ``None``."""
+    for name, value in scalars.items():
+        kind = "f" if name == "best_loss" else "i"
+        if value.shape != () or value.dtype.kind not in (kind, "i" if kind == "f" else kind):
+            return f"{name} must be a scalar of kind {kind}, got {value.dtype} {value.shape}"
+    c = checkpoints if checkpoints is not None else arrays["regret"].shape[0]
+    k = n_experts if n_experts is not None else arrays["optimal"].shape[0]
+    t = trace_rounds if trace_rounds is not None else arrays["trace_loss"].shape[0]
+    expected = {
+        "regret": (c,),
+        "pseudo_regret": (c,),
+        "top_m_regret": (c,),
+        "certificate": (c,),
+        "trained": (c, k),
+        "deployed": (c, k),
+        "optimal": (k,),
+        "trace_deployed": (t,),
+        "trace_loss": (t,),
+    }
+    for name, shape in expected.items():
+        if arrays[name].shape != shape:
+            return f"{name} has shape {arrays[name].shape}, expected {shape}"
+    selected = arrays["trace_selected"]
+    if selected.ndim != 2 or selected.shape[0] != t:
+        return f"trace_selected has shape {selected.shape}, expected ({t}, width)"
+    for name, value in arrays.items():
+        if value.dtype.kind not in "iuf":
+            return f"{name} has dtype {value.dtype}, expected numbers"
+    if not 0 <= int(scalars["best_expert"]) < k:
+        return f"best_expert {int(scalars['best_expert'])} is not in [0, {k})"
+    if int(scalars["index"]) < 0:
+        return f"index {int(scalars['index'])} is negative"
+    return None
+
+
+def part_path(parts: Path, replication: int) -> Path:
+    """Where replication ``replication`` is kept in the parts directory ``parts``."""
+    return parts / f"replication-{replication:06d}.npz"
+
+
+def load_parts(
+    wanted: list[int],
+    parts: Path | None,
+    on_done: Callable[[Replication], None] | None = None,
+    checkpoints: int | None = None,
+    n_experts: int | None = None,
+    trace_rounds: int | None = None,
+) -> dict[int, Replication]:
+    """The replications of ``wanted`` already saved in ``parts`` (none without it).
+
+    Each part is validated (:meth:`Replication.load` with the setting's shapes); a corrupt one is
+    named in a :class:`CorruptPartWarning`, renamed ``*.corrupt`` and left out, to be recomputed.
+    """
+    done: dict[int, Replication] = {}
+    if parts is None:
+        return done
+    parts.mkdir(parents=True, exist_ok=True)
+    for r in wanted:
+        path = part_path(parts, r)
+        if path.exists() or path.is_symlink():
+            try:
+                done[r] = Replication.load(path, checkpoints, n_experts, trace_rounds)
+            except ValueError as error:
+                aside = path.with_name(path.name + ".corrupt")
+                try:
+                    os.replace(path, aside)
+                    where = f"moved to {aside.name}"
+                except OSError:
+                    where = "left in place"
+                warnings.warn(
+                    f"{error}; {where}, replication {r} is recomputed", CorruptPartWarning, stacklevel=2
+                )
+                continue
+            if on_done:
+                on_done(done[r])
+    return done
