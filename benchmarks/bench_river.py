@@ -30,9 +30,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mlcb  # noqa: E402
-from agents.river_experts import RiverExpert, river_pool  # noqa: E402
 from mlcb.presets import RIVER_RATE  # noqa: E402
 from mlcb.river import compare  # noqa: E402
+from mlcb.river.experts import RiverExpert, river_pool  # noqa: E402
 
 DATASETS = ("phishing", "bananas")
 ENGINE_SHARE_TARGET = 0.10

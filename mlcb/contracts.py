@@ -120,6 +120,14 @@ class ExpertFamily(Protocol):
         Optional: a :class:`BatchedPool` over every replication of ``batch``
         (:class:`mlcb.engine.python_loop.Batch`). A family with ``build_pool`` gets one for free
         (:class:`mlcb.engine.python_loop.CompiledPool`).
+    ``run_optimal_losses(experts, env, env_params, seed, replication, horizon, keys)``
+        Optional: ``L_k*`` of every expert on one replication when it needs more than
+        ``env_params`` (the replication's seed, its horizon, the experts' (K,) stream keys); the
+        engine asks it first. The family of Python experts computes there the hindsight
+        reference of experts the environment states no ``L_k*`` for (:func:`mlcb.learners.hindsight_losses`).
+    ``reference``
+        Optional: a phrase naming what regret is measured against when it is not the experts'
+        ``L_k*``, or a method ``reference(experts, env)`` giving it (``None``: the ``L_k*``).
     """
 
     name: str
@@ -323,8 +331,12 @@ class PythonExpert(Protocol):
         1``); the loss it returned is then their mean, and the engine counts that many updates
         of that mean loss. Default 1.
     ``optimal_loss(env, env_params) -> float`` (optional)
-        ``L_k*``, the least expected loss of the learner's model class on the replication;
-        default :meth:`Environment.optimal_loss`.
+        ``L_k*``, the least expected loss of the learner's model class on the replication
+        (with ``states_optimal_loss(env) -> bool``, optional: whether it has one on ``env``).
+        Default: on an environment that fixes each expert's decision sets (``n_experts`` set),
+        :meth:`Environment.optimal_loss`; elsewhere the best expert in hindsight, each expert's
+        mean loss when trained on every round of the run's stream
+        (:func:`mlcb.learners.hindsight_losses`), and results say so.
     """
 
     def learn(self, data: Any) -> Any: ...
@@ -412,9 +424,11 @@ FAMILY_ATTRIBUTE = "family"
 
 def family_of(experts: list) -> Any:
     """The :class:`ExpertFamily` of a pool: the ``family`` its specifications name, or the generic
-    family of Python experts (:data:`mlcb.learners.LEARNERS`) for learners without one.
+    family of Python experts (:data:`mlcb.learners.LEARNERS`) for learners without one; a
+    pool that mixes families (a compiled family's specifications beside Python experts, say) gets
+    a :class:`mlcb.learners.MixedFamily`, which the Python engine runs.
 
-    A ``ValueError`` names the problem when the pool mixes families or an object is neither.
+    A ``ValueError`` names the object that is neither a specification nor a Python expert.
 
     Examples
     --------
@@ -424,7 +438,7 @@ def family_of(experts: list) -> Any:
     """
     if not experts:
         raise InputError("experts must be a non-empty list of expert specifications or learners")
-    from mlcb.learners import LEARNERS
+    from mlcb.learners import LEARNERS, MixedFamily
 
     families = []
     for k, expert in enumerate(experts):
@@ -439,7 +453,8 @@ def family_of(experts: list) -> Any:
             family = LEARNERS
         families.append(family)
     distinct = list(dict.fromkeys(families))
-    if len(distinct) > 1:
-        names = ", ".join(getattr(f, "name", type(f).__name__) for f in distinct)
-        raise InputError(f"experts: a pool holds experts of one family, got families {names}")
+    if len(distinct) > 1:  # a mixed pool: one sub-pool per family, on the Python engine
+        return MixedFamily(
+            distinct, [[k for k, f in enumerate(families) if f is family] for family in distinct]
+        )
     return distinct[0]

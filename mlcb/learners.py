@@ -1,4 +1,4 @@
-"""Python experts: any online learner written in Python, driven by the Python engine.
+"""Python experts: any online learner written in Python, and pools that mix families.
 
 A Python expert (:class:`mlcb.contracts.PythonExpert`) needs two methods::
 
@@ -11,9 +11,10 @@ env_params)``. ``data`` is what the environment's ``round_data`` gives (on the b
 environments: the expert's arms, with ``n_arms``, ``loss(arm)`` and ``mean(arm)``; on the GLM
 stream: ``x``, ``y`` and ``loss(prediction)``).
 
-A pool of such experts belongs to the generic family :data:`LEARNERS`; :class:`LearnerPool`
-holds one fresh copy of every expert per replication and drives them through the batched
-interface of the Python engine (:mod:`mlcb.engine.python_loop`).
+A pool of such experts belongs to the generic family :data:`LEARNERS` (this module: what a pool
+of Python experts is, its rates and its regret reference); the Python engine drives it through
+:class:`mlcb.engine.learners.LearnerPool`, one fresh copy of every expert per replication. A pool
+that mixes families gets a :class:`MixedFamily`.
 
 Examples
 --------
@@ -33,14 +34,17 @@ Examples
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import random
 import warnings
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from mlcb.errors import ExpertError, class_name, raised
+from mlcb.kernels import begin_round
 from mlcb.validation import InputError
 
 #: The default rate of a Python expert that declares none: ``(beta, alpha) = (1, 1/2)``.
@@ -111,6 +115,15 @@ def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.n
     return np.minimum(counts, values)
 
 
+def _states_own(expert: Any, env: Any) -> bool:
+    """Whether ``expert`` states its ``L_k*`` on ``env``: it has ``optimal_loss`` and, where it
+    says when (``states_optimal_loss(env)``, the river adapters: on real data), it does here."""
+    if not callable(getattr(expert, "optimal_loss", None)):
+        return False
+    states = getattr(expert, "states_optimal_loss", None)
+    return bool(states(env)) if callable(states) else True
+
+
 def _seed(key: Any) -> int:
     """A learner's seed from its 64-bit stream key: 32 bits, what NumPy, river and scikit-learn
     all accept."""
@@ -145,9 +158,12 @@ class LearnerFamily:
     """The generic family of Python experts (:class:`mlcb.contracts.ExpertFamily`).
 
     Its smoothing is the learner's own ``deploy`` (``"learner"``). ``L_k*`` is the learner's
-    ``optimal_loss(env, env_params)`` where it has one, else the environment's
-    ``optimal_loss(env_params, k)``; rates are the declared ones (:func:`rate_values`); an expert
-    is heuristic unless it says ``heuristic = False``.
+    ``optimal_loss(env, env_params)`` where it has one; else, on an environment that fixes each
+    expert's decision sets (``n_experts`` set: the bandit environments), the environment's
+    ``optimal_loss(env_params, k)``; else the best expert in hindsight on the run's stream (each
+    expert's mean loss when trained on every round, :func:`hindsight_losses`), and results
+    say so (:meth:`reference`). Rates are the declared ones (:func:`rate_values`); an expert is
+    heuristic unless it says ``heuristic = False``.
     """
 
     name = "python"
@@ -167,7 +183,7 @@ class LearnerFamily:
             if id(expert) not in warned:
                 warned.add(id(expert))
                 _warn_if_shared_randomness(expert, k)
-            rate_values(expert, np.array([1.0, 2.0]), 0.01, k)
+            rate_values(expert, np.array([1.0, 2.0]), 0.01, k)  # refuses a rate < 0 or not finite
             heuristic = getattr(expert, "heuristic", True)
             if not isinstance(heuristic, (bool, np.bool_)):
                 raise InputError(
@@ -176,13 +192,44 @@ class LearnerFamily:
                 )
 
     def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
+        """Each learner's ``optimal_loss(env, env_params)``, else the environment's
+        ``optimal_loss(env_params, k)`` (what can be told without running the stream; the engine
+        asks :meth:`run_optimal_losses`)."""
         values = []
         for k, expert in enumerate(experts):
-            own = getattr(expert, "optimal_loss", None)
-            values.append(
-                float(own(env, env_params)) if callable(own) else float(env.optimal_loss(env_params, k))
-            )
+            own = expert.optimal_loss if _states_own(expert, env) else None
+            values.append(float(own(env, env_params)) if own else float(env.optimal_loss(env_params, k)))
         return np.array(values)
+
+    @staticmethod
+    def in_hindsight(experts: list, env: Any) -> list[bool]:
+        """For each expert, whether its reference is the hindsight one: it states no
+        ``optimal_loss`` of its own and the environment fixes no decision sets."""
+        fixed = getattr(env, "n_experts", None) is not None
+        return [not fixed and not _states_own(expert, env) for expert in experts]
+
+    def run_optimal_losses(
+        self, experts: list, env: Any, env_params: Any, seed: int, replication: int, horizon: int, keys: Any
+    ) -> np.ndarray:
+        """``L_k*`` of every expert on one replication, as the engine asks for it: the hindsight
+        reference (:func:`hindsight_losses`) where :meth:`in_hindsight`,
+        else :meth:`optimal_losses`."""
+        values = self.optimal_losses(experts, env, env_params)
+        late = [k for k, flag in enumerate(self.in_hindsight(experts, env)) if flag]
+        if late:
+            seeds = [_seed(keys[k]) for k in late]
+            values[late] = hindsight_losses(
+                [experts[k] for k in late], env, seed, replication, horizon, seeds
+            )
+        return values
+
+    def reference(self, experts: list, env: Any) -> str | None:
+        """What regret is measured against: :data:`HINDSIGHT` when some
+        expert's reference is the hindsight one, else ``None`` (the ``L_k*``)."""
+        flags = self.in_hindsight(experts, env)
+        if not any(flags):
+            return None
+        return HINDSIGHT if all(flags) else f"{HINDSIGHT} for the experts that state no optimal_loss"
 
     def rates(self, experts: list, env: Any, n: np.ndarray, delta_prime: float) -> np.ndarray:
         return np.stack([rate_values(expert, n, delta_prime, k) for k, expert in enumerate(experts)])
@@ -190,279 +237,233 @@ class LearnerFamily:
     def heuristic(self, experts: list, env: Any) -> list[bool]:
         return [bool(getattr(expert, "heuristic", True)) for expert in experts]
 
-    def batched_pool(self, experts: list, env: Any, batch: Any, delta: float, smoothing: str, horizon: int):
-        return LearnerPool(experts, env, batch, delta)
-
 
 #: The family of every Python expert that names no family of its own.
 LEARNERS = LearnerFamily()
 
 
-class _Cells:
-    """Where the engine's (R, W) float64 outputs are written, one number at a time, by flat index
-    ``r * W + j``: a flat memoryview of the array (the fastest way to write one Python number into
-    it), or the array itself, indexed by row and column, when it offers none."""
+# --- the regret reference of a pool of one's own ------------------------------------------------
+# The regret reference of a pool of one's own: the best expert in hindsight on the run's stream.
+#
+# Regret is measured against ``L* = min_k L_k*``, each expert's least expected loss. A compiled
+# family knows ``L_k*`` of its model class; a bandit environment knows it for each expert's arms
+# (``env.optimal_loss(params, k)``). A Python expert of one's own on a stream that fixes no decision
+# sets (``mlcb/GLM-v0``, ``mlcb/RealData-v0``, ``mlcb/Clustered-v0``...) has none: the environment's
+# ``optimal_loss(params, k)`` is there the optimum of some other model class (of link ``k`` on the
+# GLM stream), meaningless for the pool. What can be known instead is the best expert in hindsight
+# on the run's own stream: :func:`hindsight_losses` trains a copy of each expert on every round
+# ``0 .. T`` of the replication's stream (the very copy the run uses: same seed) and returns its
+# mean loss over rounds ``1 .. T``, and ``L*`` is the smallest. At round ``T`` the regret is then
+# the deployed losses' sum minus the best expert's losses' sum when trained every round, on the
+# same stream; results say so (``metadata["settings"][label]["reference"]``, the ``reference``
+# column of :meth:`mlcb.Result.summary`). An expert that knows better gives its own
+# ``optimal_loss(env, env_params)``.
+#
+# The references of a replication are cached (by the environment's parameters, the seed, the
+# replication, the horizon and the expert), so the settings of one comparison compute each once.
+#: How results name the hindsight reference.
+HINDSIGHT = "the best expert in hindsight (each expert trained on every round of the run's stream)"
 
-    __slots__ = ("array", "width", "flat")
-    flat: Any  # a memoryview of float64 cells, or this object
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array, self.width = array, array.shape[1]
-        try:
-            view = memoryview(array)  # type: ignore[arg-type]  # an ndarray is a buffer
-            self.flat = view.cast("B").cast("d") if view.format == "d" and view.ndim == 2 else None
-        except (TypeError, ValueError):  # pragma: no cover - the engine's arrays always offer one
-            self.flat = None
-        if self.flat is None:
-            self.flat = self
-
-    def __setitem__(self, i: int, value: Any) -> None:  # the fallback: by row and column
-        self.array[divmod(i, self.width)] = value
-
-    def store(self, i: int, value: Any) -> bool:
-        """Write ``value`` at flat index ``i`` of the array; ``False`` when it is not a number.
-        (A memoryview takes only Python and NumPy scalars; this is the way for anything else a
-        float64 array accepts, a 0-d array say.)"""
-        try:
-            self[i] = value
-        except (TypeError, ValueError):
-            return False
-        return True
+#: Cached references: key -> (the expert, its mean loss); the expert is kept so its id stays its own.
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 4096
 
 
-class _RateTable:
-    """``U(n, delta')`` of one expert at ``n = 0, 1, ...`` as a list, extended by doubling."""
-
-    def __init__(self, expert: Any, delta_prime: float, index: int) -> None:
-        self.expert, self.delta_prime, self.index = expert, delta_prime, index
-        self.values: list[float] = []
-
-    def extend(self, n: int) -> list[float]:
-        """The table, long enough to hold ``U(n)``."""
-        if n >= len(self.values):
-            counts = np.maximum(np.arange(max(1024, 2 * n), dtype=np.float64), 1.0)
-            self.values = rate_values(self.expert, counts, self.delta_prime, self.index).tolist()
-        return self.values
-
-
-def _defined_in(cls: type, name: str) -> type | None:
-    return next((c for c in cls.__mro__ if name in vars(c)), None)
+def _digest(env: Any, env_params: Any) -> str:
+    """What identifies a replication's stream besides the seed: the environment's class and the
+    contents of its parameters."""
+    digest = hashlib.sha256(f"{type(env).__module__}.{type(env).__qualname__}".encode())
+    fields = env_params if isinstance(env_params, tuple) else (env_params,)
+    for value in fields:
+        if isinstance(value, np.ndarray):
+            digest.update(str((value.dtype, value.shape)).encode())
+            digest.update(np.ascontiguousarray(value).tobytes())
+        else:
+            digest.update(repr(value).encode())
+    return digest.hexdigest()
 
 
-def _block_follows(env: Any) -> bool:
-    """Whether ``env``'s ``round_data_block`` is as specific as its ``round_data``: a subclass
-    that overrides ``round_data`` alone must not be bypassed by an inherited block method."""
-    block, single = _defined_in(type(env), "round_data_block"), _defined_in(type(env), "round_data")
-    return block is None or single is None or issubclass(block, single)
+def hindsight_losses(
+    experts: list, env: Any, seed: int, replication: int, horizon: int, seeds: list[int]
+) -> np.ndarray:
+    """Each expert's mean ``learn`` loss over rounds ``1 .. horizon`` when a fresh copy of it
+    (``spawn(seeds[k])``, the run's own copy) is trained on every round ``0 .. horizon`` of
+    replication ``replication`` of ``env`` seeded ``seed``.
+
+    Examples
+    --------
+    >>> import envs
+    >>> class Mean:  # predicts the running mean of y
+    ...     def __init__(self): self.total, self.n = 0.0, 0
+    ...     def learn(self, data):
+    ...         loss = data.loss(self.total / max(self.n, 1))
+    ...         self.total, self.n = self.total + data.y, self.n + 1
+    ...         return loss
+    ...     def deploy(self, data): return data.loss(self.total / max(self.n, 1))
+    >>> env = envs.make("mlcb/GLM-v0")
+    >>> losses = hindsight_losses([Mean()], env, seed=0, replication=0, horizon=100, seeds=[1])
+    >>> losses.shape, bool(0.0 <= losses[0] <= 1.0)
+    ((1,), True)
+    """
+    params, _ = env.build(seed, replication)
+    stream = _digest(env, params)
+    out = np.empty(len(experts))
+    todo = []
+    for k, expert in enumerate(experts):
+        key = (stream, int(seed), int(replication), int(horizon), id(expert), int(seeds[k]))
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            out[k] = _CACHE[key][1]
+        else:
+            todo.append((k, key))
+    if not todo:
+        return out
+    copies = {k: spawn(experts[k], int(seeds[k])) for k, _ in todo}
+    totals = dict.fromkeys(copies, 0.0)
+    params, state = env.build(seed, replication)
+    for t in range(int(horizon) + 1):
+        begin_round(params, state, t)
+        for k, learner in copies.items():
+            try:
+                out_t = learner.learn(env.round_data(params, state, t, k))
+            except ExpertError:
+                raise
+            except Exception as error:
+                raise raised(
+                    error, "learn (regret reference)", k, class_name(experts[k]), replication, t
+                ) from error
+            loss = out_t[0] if isinstance(out_t, tuple) else out_t
+            if t > 0:
+                totals[k] += float(loss)
+    for k, key in todo:
+        out[k] = totals[k] / max(int(horizon), 1)
+        _CACHE[key] = (experts[k], out[k])
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return out
 
 
-class LearnerPool:
-    """One fresh copy of every Python expert per replication, as a batched pool.
+# --- pools that mix families -------------------------------------------------------------------
+class MixedFamily:
+    """The family of a pool whose experts name several families (:class:`mlcb.contracts.ExpertFamily`).
 
-    Replication ``r``'s copy of expert ``k`` is ``spawn(expert, seed)`` with a seed derived
-    from the expert's stream key, which follows the expert's identity: results do not depend on
-    threads or on the order of replications, and every policy of a comparison meets the same
-    learners.
+    Parameters
+    ----------
+    families : list
+        The distinct families, in the order their first member appears.
+    groups : list of list of int
+        For each family, the pool indices of its members, increasing.
+
+    Examples
+    --------
+    >>> import agents
+    >>> from mlcb.contracts import family_of
+    >>> class Mean:  # predicts the running mean of y
+    ...     def __init__(self): self.total, self.n = 0.0, 0
+    ...     def learn(self, data):
+    ...         loss = data.loss(self.total / max(self.n, 1))
+    ...         self.total, self.n = self.total + data.y, self.n + 1
+    ...         return loss
+    ...     def deploy(self, data): return data.loss(self.total / max(self.n, 1))
+    >>> family = family_of([agents.make("ogd", link="logcosh"), Mean(), agents.make("ogd", link="affine")])
+    >>> family.name, family.groups
+    ('mixed (glm + python)', [[0, 2], [1]])
     """
 
-    def __init__(self, experts: list, env: Any, batch: Any, delta: float) -> None:
-        n_experts = len(experts)
-        delta_prime = delta / (2.0 * n_experts)
-        self._classes = [class_name(e) for e in experts]
-        self._replications = list(batch.replications)
-        self._params, self._states = list(batch.env_params), list(batch.env_states)
-        self._round_data = env.round_data
-        # An environment whose round data is the same for every expert: fetched once per round
-        # for every replication (by the round's first call, play or deploy), reused by train.
-        self._shared = bool(getattr(env, "round_data_shared", False))
-        block = getattr(env, "round_data_block", None) if self._shared else None
-        self._block = block if callable(block) and _block_follows(env) else None
-        self._round: list[Any] = []  # the shared round data of every replication at _round_at
-        self._round_at = -1
-        self._written: dict[int, _Cells] = {}  # the engine's output arrays, by identity
-        self.learners = [
-            [spawn(expert, _seed(keys[k])) for k, expert in enumerate(experts)] for keys in batch.expert_keys
-        ]
-        self._steps = [[0] * n_experts for _ in batch.replications]
-        tables: dict[int, _RateTable] = {}
-        self._tables = [
-            tables.setdefault(id(expert), _RateTable(expert, delta_prime, k))
-            for k, expert in enumerate(experts)
-        ]
-        self._rates = [table.extend(1) for table in self._tables]
-
-    def describe(self, r: int, k: int) -> str:
-        return self._classes[k]
-
-    def _fault(self, problem: str, k: int, r: int, t: int) -> ExpertError:
-        return ExpertError(
-            problem, expert=k, expert_class=self._classes[k], replication=self._replications[r], round_=t
-        )
-
-    def warm_updates(self, r: int, k: int) -> int:
-        """How many updates replication ``r``'s expert ``k`` made in the warm start (its
-        ``warm_updates`` attribute after learning ``xi_0``; 1 without one)."""
-        return self._steps[r][k]
-
-    def _fetch(self, r: int, t: int, k: int, method: str) -> Any:
-        """Replication ``r``'s round data at ``t`` (shared by its experts), asked as for ``k``."""
-        params, state = self._params[r], self._states[r]
-        try:
-            return self._round_data(params, state, t, k)
-        except Exception as error:
-            raise raised(error, method, k, self._classes[k], self._replications[r], t) from error
-
-    def _shared_round(self, t: int, rows: list, counts: list, method: str) -> list:
-        """Every replication's round data at ``t`` (an environment whose round data is shared by
-        its experts): one call for the block where the environment offers ``round_data_block``,
-        else one per replication; kept for the rest of the round."""
-        if self._round_at != t:
-            data = None
-            if self._block is not None:
-                try:
-                    data = self._block(self._params, self._states, t)
-                except Exception:  # asked again replication by replication, to name the one
-                    data = None
-                if data is not None and len(data) != len(self._states):
-                    data = None
-            if data is None:
-                data = [self._fetch(r, t, rows[r][0] if counts[r] else 0, method) for r in range(len(rows))]
-            self._round, self._round_at = list(data), t
-        return self._round
-
-    # One round of the block runs through _play: every replication's round costs a few Python
-    # operations besides the experts' own calls, so the loop is kept lean (one round data per
-    # replication and round when it is shared, results written through flat memoryviews).
-    def play(
-        self,
-        t: int,
-        deployed: np.ndarray,
-        n_deployed: np.ndarray,
-        deploy_losses: np.ndarray,
-        deploy_expected: np.ndarray,
-        selected: np.ndarray,
-        n_selected: np.ndarray,
-        train_losses: np.ndarray,
-        train_rates: np.ndarray,
-    ) -> None:
-        """Round ``t`` of every replication: :meth:`deploy`, then :meth:`train`, replication after
-        replication (each replication's learners are its own, so this is the same as deploying
-        every replication and then training every one)."""
-        self._play(
-            t,
-            (deployed, n_deployed, deploy_losses, deploy_expected),
-            (selected, n_selected, train_losses, train_rates),
-        )
-
-    def train(
-        self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, rates: np.ndarray
-    ) -> None:
-        self._play(t, None, (selected, counts, losses, rates))
-
-    def deploy(
-        self, t: int, selected: np.ndarray, counts: np.ndarray, losses: np.ndarray, expected: np.ndarray
-    ) -> None:
-        self._play(t, (selected, counts, losses, expected), None)
-
-    def _cells(self, array: np.ndarray) -> _Cells:
-        """Where to write into ``array``: made once for each of the engine's output arrays (it
-        passes the same ones every round)."""
-        cells = self._written.get(id(array))
-        if cells is None or cells.array is not array:
-            if len(self._written) >= 16:  # a caller that passes new arrays each time
-                self._written.clear()
-            cells = self._written[id(array)] = _Cells(array)
-        return cells
-
-    _RETURNS = {"deploy": "a pair (loss, expected loss)", "learn": "a pair (loss, rate)"}
-
-    def _store_slowly(
-        self,
-        first: _Cells,
-        second: _Cells,
-        i: int,
-        a: Any,
-        b: Any,
-        method: str,
-        out: Any,
-        k: int,
-        r: int,
-        t: int,
-    ) -> None:
-        """Where a flat memoryview refused a value: store through the arrays, or name the expert
-        whose ``method`` returned something that is not a number."""
-        if not (first.store(i, a) and second.store(i, b)):
-            raise self._fault(
-                f"{method} must return a loss (a number in [0, 1]) or {self._RETURNS[method]}, got {out!r}",
-                k,
-                r,
-                t,
-            ) from None
-
-    def _play(self, t: int, deploying: tuple | None, training: tuple | None) -> None:
-        """Deploy (``deploying``: the engine's selected, counts, losses, expected losses) and then
-        train (``training``: selected, counts, losses, rates) every replication's experts."""
-        idle = [0] * len(self.learners)
-        d_rows = d_counts = t_rows = t_counts = idle
-        if deploying is not None:
-            d_rows, d_counts = deploying[0].tolist(), deploying[1].tolist()
-            d_loss, d_value = self._cells(deploying[2]), self._cells(deploying[3])
-            d_width, d_flat, v_flat = d_loss.width, d_loss.flat, d_value.flat
-        if training is not None:
-            t_rows, t_counts = training[0].tolist(), training[1].tolist()
-            t_loss, t_rate = self._cells(training[2]), self._cells(training[3])
-            t_width, t_flat, r_flat = t_loss.width, t_loss.flat, t_rate.flat
-        if self._shared:
-            first = (d_rows, d_counts) if deploying is not None else (t_rows, t_counts)
-            shared = self._shared_round(t, *first, "deploy" if deploying is not None else "learn")
+    def __init__(self, families: list, groups: list[list[int]]) -> None:
+        self.families = list(families)
+        self.groups = [list(group) for group in groups]
+        names = [str(getattr(f, "name", type(f).__name__)) for f in self.families]
+        self.name = f"mixed ({' + '.join(names)})"
+        own = [tuple(f.smoothing) for f in self.families if tuple(f.smoothing) != ("learner",)]
+        if own:
+            self.smoothing = tuple(s for s in own[0] if all(s in other for other in own[1:]))
         else:
-            shared = [None] * len(idle)  # the data is asked for expert by expert
-        warm = t == 0
-        tables = self._rates
-        fetch = self._round_data  # when the data is not shared: asked for each expert's call
-        block = zip(
-            self.learners, shared, d_rows, d_counts, t_rows, t_counts, self._steps, self._params, self._states
-        )
-        for r, (learners, data, row, count, t_row, t_count, steps, params, state) in enumerate(block):
-            for j in range(count):
-                k = row[j]
-                try:
-                    out = learners[k].deploy(fetch(params, state, t, k) if data is None else data)
-                except ExpertError:
-                    raise
-                except Exception as error:
-                    raise raised(error, "deploy", k, self._classes[k], self._replications[r], t) from error
-                if out.__class__ is tuple and len(out) == 2:
-                    loss, value = out
-                else:
-                    loss, value = out, math.nan
-                i = r * d_width + j
-                try:
-                    d_flat[i] = loss
-                    v_flat[i] = value
-                except (TypeError, ValueError):
-                    self._store_slowly(d_loss, d_value, i, loss, value, "deploy", out, k, r, t)
-            for j in range(t_count):
-                k = t_row[j]
-                try:
-                    out = learners[k].learn(fetch(params, state, t, k) if data is None else data)
-                except ExpertError:
-                    raise
-                except Exception as error:
-                    raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
-                # A learner that made several updates in the warm start says how many.
-                n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if warm else 1)
-                if out.__class__ is tuple and len(out) == 2:
-                    loss, rate = out
-                else:
-                    loss = out
-                    table = tables[k]
-                    if n >= len(table):
-                        table = tables[k] = self._tables[k].extend(n)
-                    rate = table[n]
-                i = r * t_width + j
-                try:
-                    t_flat[i] = loss
-                    r_flat[i] = rate
-                except (TypeError, ValueError):
-                    self._store_slowly(t_loss, t_rate, i, loss, rate, "learn", out, k, r, t)
+            self.smoothing = ("learner",)
+        if not self.smoothing:
+            raise ValueError(
+                f"experts: the families {', '.join(names)} share no smoothing wrapper, so one pool "
+                "cannot hold them"
+            )
+
+    def _split(self, experts: list) -> list[list]:
+        return [[experts[i] for i in group] for group in self.groups]
+
+    def _scatter(self, parts: list, length: int, dtype: Any = np.float64) -> np.ndarray:
+        out = np.empty(length, dtype=dtype)
+        for group, values in zip(self.groups, parts):
+            out[group] = values
+        return out
+
+    def check(self, experts: list, env: Any) -> None:
+        fixed = getattr(env, "n_experts", None)
+        if fixed is not None:
+            raise ValueError(
+                f"experts: a pool that mixes families ({self.name}) needs an environment whose experts "
+                f"all face one stream; {type(env).__name__} gives each of its {fixed} experts decision "
+                "sets of its own (use a pool of one family there)"
+            )
+        for family, members in zip(self.families, self._split(experts)):
+            family.check(members, env)
+
+    def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
+        parts = [
+            np.asarray(f.optimal_losses(m, env, env_params), dtype=np.float64)
+            for f, m in zip(self.families, self._split(experts))
+        ]
+        return self._scatter(parts, len(experts))
+
+    def run_optimal_losses(
+        self, experts: list, env: Any, env_params: Any, seed: int, replication: int, horizon: int, keys: Any
+    ) -> np.ndarray:
+        """Each member's reference on one replication: its family's ``run_optimal_losses`` (the
+        hindsight reference of Python experts) where it has one, else its ``optimal_losses``."""
+        keys = np.asarray(keys)
+        parts = []
+        for family, group, members in zip(self.families, self.groups, self._split(experts)):
+            run = getattr(family, "run_optimal_losses", None)
+            if run is not None:
+                values = run(members, env, env_params, seed, replication, horizon, keys[group])
+            else:
+                values = family.optimal_losses(members, env, env_params)
+            parts.append(np.asarray(values, dtype=np.float64))
+        return self._scatter(parts, len(experts))
+
+    def rates(self, experts: list, env: Any, n: np.ndarray, delta_prime: float) -> np.ndarray | None:
+        parts = []
+        for family, members in zip(self.families, self._split(experts)):
+            values = family.rates(members, env, n, delta_prime)
+            if values is None:
+                return None
+            parts.append(np.asarray(values, dtype=np.float64))
+        out = np.empty((len(experts), np.asarray(n).shape[-1]))
+        for group, values in zip(self.groups, parts):
+            out[group] = values
+        return out
+
+    def heuristic(self, experts: list, env: Any) -> list[bool]:
+        parts = [list(f.heuristic(m, env)) for f, m in zip(self.families, self._split(experts))]
+        return [bool(v) for v in self._scatter(parts, len(experts), dtype=bool)]
+
+    def reference(self, experts: list, env: Any) -> str | None:
+        """What regret is measured against, where it is not the experts' ``L_k*`` alone: each
+        family's statement, named by family."""
+        said = []
+        for family, members in zip(self.families, self._split(experts)):
+            own = getattr(family, "reference", None)
+            own = own(members, env) if callable(own) else own
+            if isinstance(own, str):
+                said.append(f"{getattr(family, 'name', type(family).__name__)} experts: {own}")
+        if not said:
+            return None
+        return "; ".join(said) + "; every other expert: its L_k*"
+
+
+def __getattr__(name: str) -> Any:
+    """The pool of Python experts moved to :mod:`mlcb.engine.learners` (the engine's room); its
+    old names here resolve there, on first use."""
+    if name in ("LearnerPool", "_block_follows"):
+        import importlib
+
+        return getattr(importlib.import_module("mlcb.engine.learners"), name)
+    raise AttributeError(f"module 'mlcb.learners' has no attribute {name!r}")

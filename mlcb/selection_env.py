@@ -87,7 +87,7 @@ class BudgetedSelectionEnv(gym.Env):
     ) -> None:
         from mlcb import presets, validation
         from mlcb.config import SimulationConfig
-        from mlcb.simulation import Problem
+        from mlcb.engine.problem import Problem
 
         if config is None:
             config = presets.get(preset).config(budget, calibration, **fields)
@@ -119,58 +119,56 @@ class BudgetedSelectionEnv(gym.Env):
 
     # --- episode ------------------------------------------------------------------------------
     def _build(self, seed: int, replication: int) -> None:
-        from mlcb import engine
         from mlcb.engine import python_loop
+        from mlcb.engine.session import AGENT, Session
 
         problem, horizon = self._problem, self.horizon
-        built = engine.build_common(problem, seed, replication, horizon, np.array([horizon]))
+        session = Session.for_problem(problem, seed, replication, horizon, policy=AGENT)
+        env_params, env_state = session.environment
+        keys = session.stream_keys
         batch = python_loop.Batch(
             env=problem.env,
             replications=[replication],
-            env_params=[built.env_params],
-            env_states=[built.env_state],
-            expert_keys=[built.keys.experts],
-            deploy_keys=np.array([built.keys.deploy], dtype=np.uint64),
+            env_params=[env_params],
+            env_states=[env_state],
+            expert_keys=[keys.experts],
+            deploy_keys=np.array([keys.deploy], dtype=np.uint64),
             seed=seed,
             horizon=horizon,
         )
         self._pool = python_loop.build_pool(problem, batch, horizon)
-        self._built = built
-        self._n = np.zeros(self.n_experts, dtype=np.int64)
-        self._loss_sum = np.zeros(self.n_experts)
-        self._rate = np.zeros(self.n_experts)
-        self._totals = [0.0, 0.0]
+        session.name_experts([self._pool.describe(0, k) for k in range(self.n_experts)])
+        self._session = session
         self._t = 0
         if self.warm_start:
-            begin_round(built.env_params, built.env_state, 0)
-            everyone = np.arange(self.n_experts, dtype=np.int64)[None, :]
-            self._train(0, everyone, self.n_experts)
-
-    def _train(self, t: int, selected: np.ndarray, count: int) -> None:
-        losses, rates = np.zeros((1, selected.shape[1])), np.zeros((1, selected.shape[1]))
-        self._pool.train(t, selected, np.array([count], dtype=np.int64), losses, rates)
-        for j in range(count):
-            k, loss = int(selected[0, j]), float(losses[0, j])
-            if not 0.0 <= loss <= 1.0:
-                raise ValueError(f"expert {k} reported training loss {loss!r} at round {t}, outside [0, 1]")
-            self._n[k] += 1
-            self._loss_sum[k] += loss
-            self._rate[k] = rates[0, j]
+            # The engine's warm start: every expert trained once on round 0's data, in identity order.
+            begin_round(env_params, env_state, 0)
+            everyone = np.array([session.identity_order], dtype=np.int64)
+            losses, rates = np.zeros(everyone.shape), np.zeros(everyone.shape)
+            self._pool.train(0, everyone, np.array([self.n_experts], dtype=np.int64), losses, rates)
+            by_pool = np.empty((2, self.n_experts))
+            by_pool[:, everyone[0]] = losses[0], rates[0]
+            updates = getattr(self._pool, "warm_updates", None)
+            counts = [int(updates(0, k)) for k in range(self.n_experts)] if updates is not None else None
+            session.warm_start(by_pool[0], by_pool[1], counts)
+        else:
+            session.skip_warm_start()
 
     def _observation(self) -> dict[str, np.ndarray]:
-        n = self._n.astype(np.float64)
-        mean = np.divide(self._loss_sum, n, out=np.zeros(self.n_experts), where=n > 0)
-        rates = np.clip(np.nan_to_num(self._rate, nan=0.0), 0.0, self.horizon + 1.0)
+        session = self._session
+        n = session.counts.astype(np.float64)
+        mean = np.nan_to_num(session.mean_losses, nan=0.0)
+        rates = np.clip(np.nan_to_num(session.rates, nan=0.0), 0.0, self.horizon + 1.0)
         return {"counts": n, "mean_loss": np.clip(mean, 0.0, 1.0), "rates": rates}
 
     def _info(self, **extra: Any) -> dict[str, Any]:
-        accounting = self._built.accounting
+        session = self._session
         return {
             "round": self._t,
-            "regret": self._totals[0],
-            "pseudo_regret": self._totals[1],
-            "best_expert": int(accounting.best_expert),
-            "optimal_loss": float(accounting.best_loss),
+            "regret": session.regret,
+            "pseudo_regret": session.pseudo_regret,
+            "best_expert": session.best_expert,
+            "optimal_loss": session.optimal_loss,
             **extra,
         }
 
@@ -185,26 +183,24 @@ class BudgetedSelectionEnv(gym.Env):
         self._build(self._seed, int(self._episode))
         return self._observation(), self._info()
 
-    def _action(self, action: Any) -> tuple[np.ndarray, int, int]:
+    def _action(self, action: Any) -> tuple[list[int], int]:
+        """The training set (distinct experts, increasing) and the deployed expert of ``action``,
+        checked against the action space: a ``ValueError`` naming the action otherwise."""
+        k = self.n_experts
         if not isinstance(action, dict) or set(action) != {"train", "deploy"}:
             raise ValueError(f"action must be a dict with keys 'train' and 'deploy', got {action!r}")
-        k = self.n_experts
-        train = np.asarray(action["train"]).ravel()
-        if train.size > self.budget or not np.all((train >= 0) & (train <= k) & (train == np.round(train))):
+        train = _indices(action["train"])
+        if train is None or len(train) > self.budget or not all(0 <= v <= k for v in train):
             raise ValueError(
-                f"action['train'] must list at most M={self.budget} experts in [0, {k}) (or {k}: none), "
-                f"got {action['train']!r}"
+                f"action['train'] must list at most M={self.budget} expert indices, integers in [0, {k}) "
+                f"(or {k}: none), got {action['train']!r}"
             )
-        chosen = sorted({int(v) for v in train if v < k})
-        deploy = action["deploy"]
-        if isinstance(deploy, (bool, np.bool_)) or not float(np.asarray(deploy)).is_integer():
-            raise ValueError(f"action['deploy'] must be an expert index in [0, {k}), got {deploy!r}")
-        deploy = int(np.asarray(deploy))
-        if not 0 <= deploy < k:
-            raise ValueError(f"action['deploy'] must be an expert index in [0, {k}), got {deploy!r}")
-        selected = np.full((1, max(1, len(chosen))), -1, dtype=np.int64)
-        selected[0, : len(chosen)] = chosen
-        return selected, len(chosen), deploy
+        deploy = _indices(action["deploy"], scalar=True)
+        if deploy is None or not 0 <= deploy[0] < k:
+            raise ValueError(
+                f"action['deploy'] must be an expert index, an integer in [0, {k}), got {action['deploy']!r}"
+            )
+        return sorted({v for v in train if v < k}), deploy[0]
 
     def step(self, action: Any):
         """Play one round: deploy ``action['deploy']``, then train ``action['train']``."""
@@ -212,24 +208,52 @@ class BudgetedSelectionEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self._t >= self.horizon:
             raise RuntimeError(f"the episode ended after horizon={self.horizon} rounds; call reset()")
-        selected, count, deployed = self._action(action)
-        self._t += 1
-        t = self._t
-        built = self._built
-        begin_round(built.env_params, built.env_state, t)
+        chosen, deployed = self._action(action)
+        t = self._t + 1
+        session = self._session
+        session.choose(t, chosen, deployed)
+        self._t = t
+        env_params, env_state = session.environment
+        begin_round(env_params, env_state, t)
         losses, expected = np.zeros((1, 1)), np.zeros((1, 1))
         one = np.ones(1, dtype=np.int64)
         self._pool.deploy(t, np.array([[deployed]], dtype=np.int64), one, losses, expected)
-        loss, mean = float(losses[0, 0]), float(expected[0, 0])
-        if not 0.0 <= loss <= 1.0:
-            raise ValueError(f"expert {deployed} reported deployed loss {loss!r} at round {t}, not in [0, 1]")
-        best = built.accounting.best_loss
-        self._totals[0] += loss - best
-        self._totals[1] += mean - best
-        if count:
-            self._train(t, selected, count)
-        info = self._info(deployed_loss=loss, expected_loss=mean)
-        return self._observation(), -loss, False, t >= self.horizon, info
+        session.deployed(losses[0, 0], expected[0, 0])
+        if chosen:
+            width = len(chosen)
+            train_losses, rates = np.zeros((1, width)), np.zeros((1, width))
+            selected = np.array([chosen], dtype=np.int64)
+            self._pool.train(t, selected, np.array([width], dtype=np.int64), train_losses, rates)
+            for j, k in enumerate(chosen):
+                session.trained(k, train_losses[0, j], rates[0, j])
+        session.end()
+        info = self._info(deployed_loss=float(losses[0, 0]), expected_loss=float(expected[0, 0]))
+        return self._observation(), -float(losses[0, 0]), False, t >= self.horizon, info
+
+
+def _indices(value: Any, scalar: bool = False) -> list[int] | None:
+    """``value`` as a list of integers (``scalar``: one integer), or ``None`` when it is not one:
+    an integer (Python's or NumPy's, not a bool) or, unless ``scalar``, a list, tuple or
+    one-dimensional array of them. Strings, fractions, ``None`` and booleans are not indices."""
+
+    def one(v: Any) -> int | None:
+        if isinstance(v, np.ndarray) and v.ndim == 0:
+            v = v[()]
+        if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
+            return None
+        return int(v)
+
+    if scalar:
+        found = one(value)
+        return None if found is None else [found]
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1 or value.dtype.kind not in "iu":
+            return None
+        return [int(v) for v in value]
+    if not isinstance(value, list | tuple):
+        return None
+    items = [one(v) for v in value]
+    return None if any(v is None for v in items) else [v for v in items if v is not None]
 
 
 if ENV_ID not in gym.registry:

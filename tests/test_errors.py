@@ -80,10 +80,15 @@ def test_bad_pools(no_work):
     with pytest.raises(ValueError, match=r"experts: this environment has 10 bandit experts, got 3"):
         trap.config(1, experts=(agents.make("ucb1"),) * 3)
     glm_expert = agents.make("ogd")
+    # A pool may mix families (mlcb.learners.MixedFamily), but not where each expert owns its arms.
     with pytest.raises(
-        ValueError, match=r"experts: a pool holds experts of one family, got families bandit, glm"
-    ):
+        ValueError, match=r"experts: a pool that mixes families \(mixed \(bandit \+ glm\)\)"
+    ) as caught:
         trap.config(1, experts=(agents.make("ucb1"),) * 9 + (glm_expert,))
+    assert (
+        "needs an environment whose experts all face one stream; TrapEnv gives each of its 10 experts"
+        in str(caught.value)
+    )
     with pytest.raises(
         ValueError, match=r"experts: GLM experts need a GLM stream \(e.g. mlcb/GLM-v0\), got TrapEnv"
     ):

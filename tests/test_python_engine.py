@@ -252,7 +252,9 @@ def test_python_experts_declared_rates_reach_the_policy():
     pool = [Declared()] * 10
     problem = Problem.from_config(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2))
     rates = problem.family.rates(list(problem.experts), problem.env, np.array([1, 100]), 0.005)
-    np.testing.assert_allclose(rates[0], mlcb.learners.power_rate([1, 100], 0.5, 0.5, 0.005))
+    from mlcb.learners import power_rate
+
+    np.testing.assert_allclose(rates[0], power_rate([1, 100], 0.5, 0.5, 0.005))
 
 
 def test_bad_rates_and_flags_are_refused_before_work():
@@ -303,6 +305,16 @@ class Faulty(GreedyArms):
                 return 1.5
             if self.fault == "shape":
                 return (loss, 1.0, 2.0)
+            if self.fault == "string":
+                return "0.3"
+            if self.fault == "none":
+                return None
+            if self.fault == "rate-nan":
+                return loss, math.nan
+            if self.fault == "rate-negative":
+                return loss, -1.0
+            if self.fault == "rate-string":
+                return loss, "2"
         return loss
 
     def deploy(self, data):
@@ -311,6 +323,10 @@ class Faulty(GreedyArms):
             return 2.5, expected
         if self._armed() and self.fault == "expected":
             return loss, -0.5
+        if self._armed() and self.fault == "deployed-none":
+            return None
+        if self._armed() and self.fault == "deployed-string":
+            return "0.3", expected
         return loss, expected
 
 
@@ -327,6 +343,15 @@ def _faulty_pool(fault: str, victims=None) -> list:
         ("shape", ExpertError, r"learn must return a loss .* or a pair \(loss, rate\), got \("),
         ("deployed", ExpertLossError, r"deployed loss is 2.5"),
         ("expected", ExpertLossError, r"expected loss of the deployed decision is -0.5"),
+        # A string or None is no loss (before, "0.3" was taken as 0.3 and None read "loss is nan").
+        ("string", ExpertError, r"learn must return a loss .* or a pair \(loss, rate\), got '0.3'"),
+        ("none", ExpertError, r"learn must return a loss .* got None"),
+        ("deployed-string", ExpertError, r"deploy must return a loss .* got \('0.3', "),
+        ("deployed-none", ExpertError, r"deploy must return a loss .* got None"),
+        # Rates must be finite numbers >= 0.
+        ("rate-nan", ExpertError, r"learn returned the rate nan; rates must be finite numbers >= 0"),
+        ("rate-negative", ExpertError, r"learn returned the rate -1.0; rates must be finite numbers >= 0"),
+        ("rate-string", ExpertError, r"learn must return a loss .* got \(.*, '2'\)"),
     ],
 )
 def test_a_faulty_python_expert_is_named_with_its_replication_and_round(fault, error, message):
@@ -335,7 +360,7 @@ def test_a_faulty_python_expert_is_named_with_its_replication_and_round(fault, e
             env="mlcb/Trap-v0",
             experts=_faulty_pool(fault),
             budget=4,
-            policy="uniform" if fault in ("deployed", "expected") else "round-robin",
+            policy="uniform" if fault.startswith(("deployed", "expected")) else "round-robin",
             horizon=400,
             replications=2,
             seed=0,
@@ -460,3 +485,62 @@ def test_learner_pools_keep_few_writers_when_called_with_new_arrays():
     for _ in range(60):
         env.step(env.action_space.sample())
     assert 0 < len(env.unwrapped._pool._written) <= 16
+
+
+class CountedRate(GreedyArms):
+    """Its rate callable gives ``value`` from count ``at`` on (a valid rate below it)."""
+
+    def __init__(self, value: float = math.nan, at: int = 30, seed: int = 0) -> None:
+        super().__init__(0.1, seed)
+        self.value, self.at = value, at
+
+    def spawn(self, seed):
+        return CountedRate(self.value, self.at, seed)
+
+    def rate(self, n, delta_prime):
+        return np.where(np.asarray(n) < self.at, np.sqrt(n), self.value)
+
+
+@pytest.mark.parametrize("value", [math.nan, -2.0])  # (an infinite rate is capped at n: valid)
+def test_a_rate_callable_that_turns_bad_is_named_with_the_round(value):
+    pool = [GreedyArms(0.1)] * 3 + [CountedRate(value)] + [GreedyArms(0.2)] * 6
+    with pytest.raises(
+        ExpertError, match=r"^expert 3 \(CountedRate\), replication 0, round \d+: its rate at count 30"
+    ):
+        mlcb.simulate(
+            env="mlcb/Trap-v0", experts=pool, budget=4, policy="round-robin", horizon=400, replications=1
+        )
+
+
+@pytest.mark.parametrize("value", [math.nan, -2.0])
+def test_a_rate_callable_that_is_bad_from_the_start_is_refused_before_work(value):
+    pool = [GreedyArms(0.1)] * 3 + [CountedRate(value, at=0)] + [GreedyArms(0.2)] * 6
+    with pytest.raises(ValueError, match=r"experts\[3\]: rate of .*CountedRate must be finite and >= 0"):
+        mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2)
+
+
+@pytest.mark.parametrize(
+    "fault, message",
+    [
+        ("string", "learn must return a loss (a number in [0, 1]) or a pair (loss, rate), got '0.3'"),
+        ("none", "learn must return a loss (a number in [0, 1]) or a pair (loss, rate), got None"),
+        (
+            "deployed-none",
+            "deploy must return a loss (a number in [0, 1]) or a pair (loss, expected loss), got None",
+        ),
+        ("rate-nan", "learn returned the rate nan; rates must be finite numbers >= 0"),
+    ],
+)
+def test_what_a_python_expert_returns_is_a_number_or_named(fault, message):
+    """The messages of docs/bad-inputs.md, word for word."""
+    with pytest.raises(ExpertError, match=r"^expert 3 \(Faulty\), replication \d, round \d+: ") as caught:
+        mlcb.simulate(
+            env="mlcb/Trap-v0",
+            experts=_faulty_pool(fault),
+            budget=4,
+            policy="uniform" if fault.startswith("deployed") else "round-robin",
+            horizon=400,
+            replications=1,
+            seed=0,
+        )
+    assert str(caught.value).endswith(message)

@@ -115,8 +115,9 @@ def test_warm_start_trains_every_model_then_the_policy_observes_once():
         assert repr(model.best_model) == repr(hand[min(range(4), key=sums.__getitem__)])
     assert model.trained_counts == [10] * 4
     assert sorted(model.mean_losses) == pytest.approx(sorted(s / 10 for s in sums))
-    assert (model._stats["n"] == 10).all()
-    assert model._stats["loss_sum"].tolist() == sums
+    stats = model._session.stats  # canonical order
+    assert (stats["n"] == 10).all()
+    assert stats["loss_sum"].tolist() == pytest.approx(sums)
     model.learn_one(*stream[10])
     assert model.n_updates == 41
 
@@ -132,11 +133,12 @@ def test_deploy_best_predicts_with_the_smallest_upper_bound_over_all_models():
     for x, y in stream[5:]:
         best.learn_one(x, y)
         own.learn_one(x, y)
-        n = best._stats["n"].astype(float)
-        upper = best._stats["loss_sum"] / n + np.sqrt(2 * np.log(4 * 4 * n * n / 0.1) / n)
-        assert best._deployed == int(np.argmin(upper))
-        assert own._deployed == own._selected[0]  # budget 1: the model being trained predicts
-        away += best._deployed != best._selected[0]
+        stats = best._session.stats  # canonical order
+        n = stats["n"].astype(float)
+        upper = stats["loss_sum"] / n + np.sqrt(2 * np.log(4 * 4 * n * n / 0.1) / n)
+        assert best._deployed == canonical_order(best.models)[int(np.argmin(upper))]
+        assert own._deployed == own._train[0]  # budget 1: the model being trained predicts
+        away += best._deployed != best._train[0]
     assert best.trained_counts == own.trained_counts  # the policy's choices are the same
     assert away > 0
 
@@ -169,8 +171,9 @@ def test_pool_statistics_score_every_model_on_every_sample(window):
         best = min(range(len(means)), key=means.__getitem__)
         assert model.best_model is members[best]
         if i >= 4:  # after the warm start: the policy's statistics
-            assert model._stats["loss_sum"] / model._stats["n"] == pytest.approx(means)
-            assert model._stats["n"].tolist() == [model.trained_counts[j] for j in order]
+            stats = model._session.stats  # canonical order
+            assert stats["loss_sum"] / stats["n"] == pytest.approx(means)
+            assert stats["n"].tolist() == [model.trained_counts[j] for j in order]
         if i >= 5:
             assert sum(model.trained_counts) - sum(counts) == 1  # still one update per sample
     assert model.n_updates == 4 * 5 + (len(stream) - 5)
@@ -206,7 +209,7 @@ def test_pool_statistics_forget_the_losses_of_a_much_less_trained_model():
     assert model.trained_counts == [4, 5]
     # lag 3: losses 1, 0, 0 at counts 2, 3, 4; lag 2: 0, 0 at counts 3, 4 (count 2 < 5 / 2 dropped)
     assert model.mean_losses == pytest.approx([1 / 3, 0.0])
-    assert [len(w) for w in model._windows] == [2, 3]  # canonical order: lag=2 first
+    assert [len(w.scores) for w in model._session._windows] == [3, 2]  # lag=3 first, as given
 
 
 def test_pool_statistics_change_what_mlcb_trains():
@@ -233,10 +236,7 @@ def test_statistics_default_follows_the_policy():
 
 
 def _rates_in_given_order(model):
-    rates = [None] * len(model.models)
-    for position, index in enumerate(model._order):
-        rates[index] = model._rates[position]
-    return rates
+    return list(model._rates)
 
 
 def test_default_rates_follow_the_statistics_and_the_model():
@@ -264,10 +264,11 @@ def test_default_rates_follow_the_statistics_and_the_model():
     model = BudgetedClassifier(pool, warm_start=20)
     for x, y in stream:
         model.learn_one(x, y)
-    for position, index in enumerate(model._order):
+    stats = model._session.stats  # canonical order
+    for position, index in enumerate(canonical_order(model.models)):
         beta, alpha = expected[index]
-        n = model._stats[position]["n"]
-        assert model._stats[position]["rate"] == pytest.approx(float(power_rate(n, beta, alpha, 0.1 / 8)))
+        n = stats[position]["n"]
+        assert stats[position]["rate"] == pytest.approx(float(power_rate(n, beta, alpha, 0.1 / 8)))
 
 
 @pytest.mark.parametrize("value", [0, -3, 2.5, True])
@@ -366,8 +367,11 @@ def test_adapter_parameters_are_checked():
     from sklearn.linear_model import SGDClassifier
     from sklearn.tree import DecisionTreeClassifier
 
-    with pytest.raises(ValueError, match="scale must be a finite number > 0 for a regressor"):
-        RiverExpert(linear_model.LinearRegression())
+    with pytest.raises(
+        ValueError, match=r"scale must be None \(a robust estimate from the targets\) or a finite"
+    ):
+        RiverExpert(linear_model.LinearRegression(), scale=-1.0)
+    assert RiverExpert(linear_model.LinearRegression()).scale is None  # a robust estimate, or the env's loss
     with pytest.raises(ValueError, match="loss must be one of"):
         RiverExpert(linear_model.LogisticRegression(), loss="squared")
     with pytest.raises(ValueError, match="rate must be a pair"):
@@ -650,8 +654,8 @@ def test_without_river_one_line_message_and_the_rest_works():
         "        if name == 'river' or name.startswith('river.') or name == 'sklearn' or name.startswith('sklearn.'):\n"
         "            raise ImportError(f'blocked {name}')\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import mlcb, envs, agents, agents.river_experts, envs.real_data\n"
-        "for make in (lambda: __import__('mlcb.river'),\n"
+        "import mlcb, envs, agents, agents.river_experts, envs.real_data, mlcb.river, mlcb.river.experts\n"
+        "for make in (lambda: mlcb.river.BudgetedClassifier,\n"
         "             lambda: agents.river_experts.RiverExpert(None),\n"
         "             lambda: agents.river_experts.SklearnExpert(None),\n"
         "             lambda: envs.real_data.RealDataEnv('phishing'),\n"
@@ -750,7 +754,8 @@ def test_r_ed_ucb_past_its_horizon_grows_its_history_and_decides_the_same():
         assert model.n_updates == 4 * 20 + (400 - 20)
         # Every recorded reward lies inside the history (before, the compiled policy wrote past
         # its end: an IndexError with NUMBA_BOUNDSCHECK=1).
-        assert 4 * 20 + (400 - 20) <= model._state.top[0] <= model._state.history.shape[1]
+        state = model._session.state
+        assert 4 * 20 + (400 - 20) <= state.top[0] <= state.history.shape[1]
     assert predictions[0] == predictions[1]
 
 
@@ -794,3 +799,113 @@ def test_r_ed_ucb_gets_room_for_a_warm_start_of_several_rows(monkeypatch):
     monkeypatch.setattr(RisingUCB, "grow", lambda self, params, state, updates: state)
     with pytest.raises(PolicyStateFull):
         mlcb.simulate(**fields)
+
+
+def test_the_river_estimators_hold_no_accounting_of_their_own():
+    """Counts, loss sums, rates, bounds and widths live in the engine's round session
+    (:mod:`mlcb.engine.session`): the estimators score the models and make them learn."""
+    import mlcb.river.budgeted
+    import mlcb.river.estimators
+    from tests.test_selection_env import accounting_names
+
+    for module in (mlcb.river.budgeted, mlcb.river.estimators):
+        assert accounting_names(Path(module.__file__)) == set(), module.__name__
+
+
+# --- bad samples and pools (issue 36 item 9) --------------------------------------------------------
+def _regressor():
+    from river import linear_model, optim, preprocessing
+
+    return BudgetedRegressor(
+        [
+            preprocessing.StandardScaler() | linear_model.LinearRegression(optimizer=optim.SGD(lr))
+            for lr in (0.01, 0.1)
+        ],
+        warm_start=3,
+    )
+
+
+@pytest.mark.parametrize("y", [float("nan"), float("inf"), -float("inf"), None, "3.5", True])
+def test_a_target_that_is_not_a_finite_number_is_refused_and_poisons_nothing(y):
+    """Before, one NaN target made BudgetedRegressor predict NaN forever."""
+    from river import datasets
+
+    model, twin = _regressor(), _regressor()
+    rows = list(datasets.TrumpApproval().take(40))
+    for x, target in rows[:20]:
+        model.learn_one(x, target)
+        twin.learn_one(x, target)
+    with pytest.raises(ValueError, match=r"^BudgetedRegressor: the target must be a finite number, got "):
+        model.learn_one(rows[20][0], y)
+    for x, target in rows[20:]:
+        assert model.predict_one(x) == twin.predict_one(x)
+        model.learn_one(x, target)
+        twin.learn_one(x, target)
+    assert model.n_updates == twin.n_updates and np.isfinite(model.predict_one(rows[0][0]))
+
+
+@pytest.mark.parametrize("y", [None, float("nan")])
+def test_a_classifier_target_must_be_a_label(y):
+    model = BudgetedClassifier(_small_pool())
+    with pytest.raises(ValueError, match=r"^BudgetedClassifier: the target must be a label, got "):
+        model.learn_one({"a": 1.0}, y)
+    assert model.n_updates == 0
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), np.float64("-inf")])
+def test_a_feature_that_is_not_finite_is_refused_by_name(value):
+    model = _regressor()
+    for method in (lambda x: model.learn_one(x, 1.0), model.predict_one):
+        with pytest.raises(
+            ValueError, match=r"^BudgetedRegressor: feature 'gallup' is .*; features must be finite"
+        ):
+            method({"ordinal_date": 736389.0, "gallup": value})
+    assert model.n_updates == 0
+
+
+def test_a_none_feature_is_refused_by_name():
+    model = _regressor()
+    for method in (lambda x: model.learn_one(x, 1.0), model.predict_one):
+        with pytest.raises(
+            ValueError, match=r"^BudgetedRegressor: feature 'gallup' is None; leave a missing"
+        ):
+            method({"ordinal_date": 736389.0, "gallup": None})
+    assert model.n_updates == 0
+
+
+def test_a_string_feature_that_a_model_cannot_take_names_the_feature_and_the_model():
+    from river import datasets
+
+    model = _regressor()
+    for x, y in datasets.TrumpApproval().take(10):
+        model.learn_one(x, y)
+    before = model.n_updates
+    for method in (lambda x: model.learn_one(x, 1.0), model.predict_one):
+        with pytest.raises(ValueError, match=r"^BudgetedRegressor: models\[\d\] \(Pipeline\)") as caught:
+            method({"ordinal_date": 736389.0, "gallup": "high"})
+        assert "needs numbers, and features 'gallup'='high' are not (TypeError: " in str(caught.value)
+    assert model.n_updates == before  # scored before any learnt: nothing was poisoned
+
+
+def test_the_same_model_object_twice_is_refused():
+    from river import naive_bayes
+
+    twice = naive_bayes.GaussianNB()
+    with pytest.raises(ValueError, match=r"models\[0\] and models\[2\] are the same") as caught:
+        BudgetedClassifier([twice, _small_pool()[0], twice])
+    message = "are the same GaussianNB object, which would learn twice from each sample: give each position its own model (model.clone())"
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_the_river_adapter_refuses_a_feature_or_target_that_is_not_finite(value):
+    from river import linear_model
+
+    expert = RiverExpert(linear_model.LinearRegression())
+    data = SupervisedRound(RealDataEnv("phishing").table, 3, 1)
+    bad_target = data._replace(y=value)
+    with pytest.raises(ValueError, match=r"^LinearRegression: the target must be a finite number"):
+        expert.learn(bad_target)
+    features = dict(data.features, popup_window=value)
+    with pytest.raises(ValueError, match=r"^LinearRegression: feature 'popup_window' is"):
+        expert.deploy(data._replace(features=features, y=1.0))

@@ -2,14 +2,53 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+import mlcb.selection_env
 from mlcb import engine, presets
 from mlcb.engine import Problem
 from mlcb.selection_env import ENV_ID, BudgetedSelectionEnv
+
+#: What only the engine computes: the statistics' fields, the regret totals, the accounting and
+#: policy kernels, confidence widths.
+ACCOUNTING = {
+    "loss_sum",
+    "totals",
+    "best_loss",
+    "observe",
+    "end_round",
+    "account_deployed",
+    "account_trained",
+    "account_end",
+    "account_warm_start",
+    "hoeffding_width",
+    "sqrt",
+    "new_stats",
+}
+
+
+def accounting_names(path: Path) -> set[str]:
+    """The names of :data:`ACCOUNTING` that the code of ``path`` uses (as a name, an attribute or
+    a field string, and square roots of anything but constants; docstrings and comments aside)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("sqrt"):
+            if not all(isinstance(argument, ast.Constant) for argument in node.args):
+                found.add("sqrt")  # a width computed here (a constant's root is no accounting)
+        elif isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr != "sqrt":
+            found.add(node.attr)
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            found.add(str(node.slice.value))
+    return found & ACCOUNTING
 
 
 def _engine_run(config):
@@ -128,3 +167,69 @@ def test_reproduces_the_python_engine_with_python_experts():
         )
         assert reward == -result.trace_loss[t]
         assert info["pseudo_regret"] == result.pseudo_regret[t]
+
+
+@pytest.mark.parametrize(
+    "train", ["1", "01", (0, 0.5), None, 99, [99], [True], np.array([0.5]), [[0, 1]], [-1], {"a": 1}]
+)
+def test_a_training_set_outside_the_action_space_is_refused_naming_it(train):
+    """Strings, fractions, ``None``, booleans and indices outside [0, K] are no experts: one
+    ``ValueError`` naming the action (before, ``"1"`` raised a ``TypeError`` from NumPy and ``(0,
+    0.5)`` trained expert 0)."""
+    env = BudgetedSelectionEnv(preset="trap", budget=2, horizon=10)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action\['train'\] must list") as raised:
+        env.step({"train": train, "deploy": 0})
+    assert repr(train) in str(raised.value)
+    message = "must list at most M=2 expert indices, integers in [0, 10) (or 10: none), got "
+    assert message + repr(train) in str(raised.value)
+    assert env.step({"train": [0, 1], "deploy": 0})[-1]["round"] == 1  # nothing was played
+
+
+@pytest.mark.parametrize("deploy", ["1", "01", 0.5, 1.0, None, 99, -1, True, [0], np.array([0])])
+def test_a_deployed_expert_outside_the_action_space_is_refused_naming_it(deploy):
+    env = BudgetedSelectionEnv(preset="trap", budget=2, horizon=10)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action\['deploy'\] must be an expert index") as raised:
+        env.step({"train": [0], "deploy": deploy})
+    assert "must be an expert index, an integer in [0, 10), got " + repr(deploy) in str(raised.value)
+
+
+def test_every_sample_of_the_action_space_is_a_valid_action():
+    env = BudgetedSelectionEnv(preset="trap", budget=3, horizon=20)
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(20):
+        env.step(env.action_space.sample())
+    assert env.unwrapped._t == 20
+
+
+def test_the_environment_holds_no_accounting_of_its_own():
+    """Counts, loss sums, rates and regret live in the engine's round session
+    (:mod:`mlcb.engine.session`); the environment only turns actions into its calls."""
+    assert accounting_names(Path(mlcb.selection_env.__file__)) == set()
+
+
+def test_a_loss_outside_the_unit_interval_is_the_engines_error():
+    """A Python expert whose loss is outside [0, 1] gets the engine's ExpertLossError (a
+    ValueError) naming the expert and the round, as in a simulation."""
+    from mlcb.errors import ExpertLossError
+    from tests.test_python_engine import GreedyArms
+
+    class Broken(GreedyArms):
+        def spawn(self, seed):
+            return Broken(self.epsilon, seed)
+
+        def learn(self, data):
+            loss = super().learn(data)
+            return 2.0 if self.pulls.sum() > 3 else loss
+
+    experts = tuple(Broken(0.1) for _ in range(10))
+    config = presets.get("trap").config(1, seed=3, horizon=50, experts=experts, smoothing="learner")
+    env = BudgetedSelectionEnv(config)
+    env.reset(seed=0)
+    with pytest.raises(
+        ExpertLossError, match=r"expert 2 \(.*Broken\), replication 0, round 3: training loss is 2.0"
+    ):
+        for _ in range(10):
+            env.step({"train": [2], "deploy": 2})

@@ -514,6 +514,9 @@ CHECKING_TESTS = (
     "test_faults.py",
     "test_identity.py",
     "test_plugins.py",
+    "test_river.py",
+    "test_selection_env.py",
+    "test_python_engine.py",
 )
 
 

@@ -57,6 +57,11 @@ class TorchLearner:
     def spawn(self, seed: int) -> TorchLearner:
         return TorchLearner(self.spec, self.smoothing, seed)
 
+    def optimal_loss(self, env: Any, env_params: Any) -> float:
+        """The Bayes loss of the stream, the reference of the batched pool's family (a Python
+        expert's default would be the best expert in hindsight, :func:`mlcb.learners.hindsight_losses`)."""
+        return float(env.optimal_loss(env_params, 0))
+
     def _build(self, data: Any) -> None:
         torch = require_torch()
         self.torch = torch

@@ -154,7 +154,9 @@ def collect_result(
     theory = worst_case_of(config, family, pool, env, int(np.argmax(best)))
     # What regret is measured against, where it is not the experts' L_k*: the family's
     # statement (e.g. the Bayes loss), else the environment's (e.g. a real-data stream's).
-    reference = getattr(family, "reference", None) or getattr(env, "reference", None)
+    reference = getattr(family, "reference", None)
+    reference = reference(pool, env) if callable(reference) else reference
+    reference = reference or getattr(env, "reference", None)
     reference = reference if isinstance(reference, str) else None
     metadata = {
         "settings": {

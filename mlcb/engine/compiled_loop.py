@@ -213,10 +213,11 @@ def account_end(policy_params, policy_state, stats, accounting, record, t, n_sel
     checkpoints."""
     totals = record.totals
     selected = record.selected
-    top_m = 0.0
-    for j in range(n_selected):
-        top_m += accounting.optimal[selected[j]]
-    totals[2] += top_m / n_selected - accounting.top_m_best
+    if n_selected > 0:  # (a Gymnasium agent may train nobody in a round)
+        top_m = 0.0
+        for j in range(n_selected):
+            top_m += accounting.optimal[selected[j]]
+        totals[2] += top_m / n_selected - accounting.top_m_best
     # The certificate is checked every round, not only at checkpoints: pseudo-regret > Delta(t)
     # iff (pseudo-regret - k* widths) M > all widths (M > 0; False whenever a width is nan).
     if (totals[1] - totals[3]) * accounting.budget > totals[4]:

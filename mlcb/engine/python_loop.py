@@ -13,7 +13,7 @@ round:
 2. the pool deploys the chosen experts of every replication (``BatchedPool.deploy``);
 3. the pool trains the selected experts of every replication (``BatchedPool.train``).
 
-A pool that offers ``play`` does 2 and 3 in one call (:class:`mlcb.learners.LearnerPool`: one
+A pool that offers ``play`` does 2 and 3 in one call (:class:`mlcb.engine.learners.LearnerPool`: one
 pass over the replications instead of two).
 
 Every number is computed in the same order as in the compiled engine, so for the same seed a
@@ -35,10 +35,13 @@ import numpy as np
 from mlcb.contracts import BatchedPool, BuildContext, Environment, ExpertFamily, compiled_pool
 from mlcb.engine import compiled_loop
 from mlcb.engine import replications as _replications
+from mlcb.engine.learners import LearnerPool
+from mlcb.engine.mixed import MixedPool
 from mlcb.engine.problem import Problem
 from mlcb.errors import class_name
 from mlcb.kernels import begin_round, deploy, select, train
 from mlcb.kernels.jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
+from mlcb.learners import LearnerFamily, MixedFamily
 from mlcb.storage.replications import Replication, load_parts
 
 #: Replications advanced together by default: enough to amortise one compiled call per round,
@@ -279,25 +282,38 @@ class CompiledPool:
 
 
 def build_pool(problem: Problem, batch: Batch, horizon: int) -> BatchedPool:
-    """The :class:`~mlcb.contracts.BatchedPool` of ``problem``'s experts over ``batch``."""
-    family = problem.family
-    experts = list(problem.experts)
+    """The :class:`~mlcb.contracts.BatchedPool` of ``problem``'s experts over ``batch``: a
+    :class:`mlcb.engine.learners.LearnerPool` for Python experts, one sub-pool per family for a
+    pool that mixes families (:class:`mlcb.engine.mixed.MixedPool`)."""
+    family, experts = problem.family, list(problem.experts)
+    if isinstance(family, MixedFamily):
+        return MixedPool(
+            family, experts, problem.env, batch, problem.delta, problem.smoothing, horizon, _pool_of
+        )
+    return _pool_of(family, experts, problem.env, batch, problem.delta, problem.smoothing, horizon)
+
+
+def _pool_of(
+    family: Any, experts: list, env: Any, batch: Batch, delta: float, smoothing: str, horizon: int
+) -> Any:
+    if isinstance(family, LearnerFamily):  # Python experts: one copy of each per replication
+        return LearnerPool(experts, env, batch, delta)
     custom = getattr(family, "batched_pool", None)
     if custom is not None:
-        return custom(experts, problem.env, batch, problem.delta, problem.smoothing, horizon)
+        return custom(experts, env, batch, delta, smoothing, horizon)
     if getattr(family, "build_pool", None) is None:
         raise TypeError(
             f"expert family {getattr(family, 'name', family)!r} has neither build_pool (a compiled pool) "
             "nor batched_pool (a Python one); see mlcb.contracts.ExpertFamily"
         )
-    return CompiledPool(family, experts, batch, problem.delta, problem.smoothing)
+    return CompiledPool(family, experts, batch, delta, smoothing)
 
 
 def _count_warm_updates(
     pool: BatchedPool, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray
 ) -> np.ndarray:
     """Where an expert made ``c > 1`` updates in the warm start (``pool.warm_updates(r, k)``:
-    a Python expert that learnt several samples of ``xi_0``, :class:`mlcb.learners.LearnerPool`),
+    a Python expert that learnt several samples of ``xi_0``, :class:`mlcb.engine.learners.LearnerPool`),
     count them: its statistics start at ``c`` updates with ``c`` times its mean warm-start loss,
     which the warm start's accounting then completes (it adds the one update and the loss).
     Returns each replication's updates beyond one per expert."""

@@ -104,9 +104,18 @@ def build_common(
     keys = stream_keys(seed, replication, n_experts, identities)
     order = identity_order(n_experts, identities)
     env_params, env_state = problem.env.build(seed, replication)
-    pool_optimal = np.asarray(
-        problem.family.optimal_losses(list(problem.experts), problem.env, env_params), dtype=float
-    )
+    run_losses = getattr(problem.family, "run_optimal_losses", None)  # e.g. a hindsight reference
+    if run_losses is not None:
+        pool_optimal = np.asarray(
+            run_losses(
+                list(problem.experts), problem.env, env_params, seed, replication, horizon, keys.experts
+            ),
+            dtype=float,
+        )
+    else:
+        pool_optimal = np.asarray(
+            problem.family.optimal_losses(list(problem.experts), problem.env, env_params), dtype=float
+        )
     # The policy and the accounting see the experts in identity order (mlcb.engine.compiled_loop).
     optimal = pool_optimal[order]
     best_expert = int(np.argmin(optimal))
@@ -121,9 +130,20 @@ def build_common(
         keys.policy,
         keys.deploy,
     )
+    record = new_record(checkpoints, n_experts, width, min(trace_rounds, horizon), order)
+    stats = compiled_loop.new_stats(n_experts)
+    return Built(env_params, env_state, keys, policy_params, policy_state, stats, accounting, record)
+
+
+def new_record(
+    checkpoints: np.ndarray, n_experts: int, width: int, trace_rounds: int, order: np.ndarray
+) -> compiled_loop.Record:
+    """A zeroed :class:`~mlcb.engine.compiled_loop.Record` of one replication: ``checkpoints``
+    (C,), ``n_experts`` K, ``width`` the most experts trained in a round, ``trace_rounds`` rounds
+    of trace, ``order`` the pool index of each expert in identity order (:func:`identity_order`;
+    stored empty when it is ``0 .. K-1``)."""
     c = len(checkpoints)
-    trace_rounds = min(trace_rounds, horizon)
-    record = compiled_loop.Record(
+    return compiled_loop.Record(
         checkpoints=np.asarray(checkpoints, dtype=np.int64),
         regret=np.zeros(c),
         pseudo_regret=np.zeros(c),
@@ -146,8 +166,6 @@ def build_common(
         error=np.zeros(4),
         order=order if np.any(order != np.arange(n_experts)) else np.zeros(0, dtype=np.int64),
     )
-    stats = compiled_loop.new_stats(n_experts)
-    return Built(env_params, env_state, keys, policy_params, policy_state, stats, accounting, record)
 
 
 class CompiledReplication(NamedTuple):

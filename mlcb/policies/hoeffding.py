@@ -34,6 +34,28 @@ def hoeffding_width(n_experts, delta, n):
     return math.sqrt(2.0 * math.log(4.0 * n_experts * n * n / delta) / n)
 
 
+def hoeffding_upper_bounds(stats: np.ndarray, delta: float, scale: float = 1.0) -> np.ndarray:
+    """``L_k + scale * hoeffding_width(K, delta, n_k)`` of every expert of ``stats`` (the engine's
+    statistics, :data:`mlcb.engine.compiled_loop.STATS_DTYPE`), ``inf`` where ``n_k = 0``: M-LCB's
+    upper bounds, the default of a policy that states none of its own.
+
+    Examples
+    --------
+    >>> from mlcb.engine.compiled_loop import new_stats
+    >>> stats = new_stats(2)
+    >>> stats["n"], stats["loss_sum"] = [100, 0], [20.0, 0.0]
+    >>> [round(float(u), 4) for u in hoeffding_upper_bounds(stats, 0.1)]
+    [0.7214, inf]
+    """
+    n = stats["n"].astype(np.float64)
+    seen = n > 0
+    out = np.full(n.shape, np.inf)
+    count = n[seen]
+    width = np.sqrt(2.0 * np.log(4.0 * n.shape[0] * count * count / delta) / count)
+    out[seen] = stats["loss_sum"][seen] / count + scale * width
+    return out
+
+
 @njit
 def _fill(n_experts, delta, start, out):
     for i in range(out.shape[0]):

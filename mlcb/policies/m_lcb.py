@@ -220,3 +220,19 @@ class MLCB(BasePolicy):
             bounds=np.zeros(n_experts, dtype=BOUNDS_DTYPE), lcb=np.zeros(n_experts), **_heap.empty(n_experts)
         )
         return params, state
+
+    def upper_bounds(self, params: MLCBParams, state: MLCBState, stats: np.ndarray) -> np.ndarray:
+        """Each expert's upper confidence bound ``UCB_k`` (identity order) as the kernels last set
+        it (``observe``; with ``bounds="authors"``, ``select``), ``inf`` for an expert not yet
+        observed: what an adapter deploys by (:mod:`mlcb.engine.session`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from mlcb.engine.compiled_loop import new_stats
+        >>> policy = MLCB()
+        >>> params, state = policy.build(2, 1, 0.1, 100, np.zeros(2))
+        >>> policy.upper_bounds(params, state, new_stats(2)).tolist()
+        [inf, inf]
+        """
+        return np.where(stats["n"] > 0, state.bounds["ucb"], np.inf)

@@ -50,8 +50,10 @@ which lists their class and parameters) and the policy sees them in that order, 
 broken by the key, never by a position in the list. Every random draw of a policy comes from a
 counter-based stream seeded by ``seed``.
 
-river is an optional dependency: importing this module without it raises one ``ImportError``
-saying what to install.
+river is an optional dependency. The adapters that put river and scikit-learn models in a
+simulation's pool (:mod:`mlcb.river.experts`) import without it; the selectors and their
+comparison need it, and asking for one without river raises one ``ImportError`` saying what to
+install.
 
 Examples
 --------
@@ -70,26 +72,47 @@ Accuracy: 87.91%
 
 from __future__ import annotations
 
-try:
-    import river  # noqa: F401
-except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
-    raise ImportError("mlcb.river needs river: pip install 'mlcb[river]'") from None
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from mlcb.river.budgeted import (
-    DEPLOY_RULES,
-    LOG_LOSS_FLOOR,
-    NONPARAMETRIC_POOL_RATE,
-    POOL_POLICIES,
-    POOL_RATE,
-    RATE,
-    STATISTICS,
-    WARM_START,
-    WINDOW,
-    canonical_order,
-    nonparametric,
-)
-from mlcb.river.comparison import SELECTORS, compare, selector
-from mlcb.river.estimators import BudgetedClassifier, BudgetedRegressor
+if TYPE_CHECKING:
+    from mlcb.river.budgeted import (
+        DEPLOY_RULES,
+        LOG_LOSS_FLOOR,
+        NONPARAMETRIC_POOL_RATE,
+        POOL_POLICIES,
+        POOL_RATE,
+        RATE,
+        STATISTICS,
+        WARM_START,
+        WINDOW,
+        canonical_order,
+        nonparametric,
+    )
+    from mlcb.river.comparison import SELECTORS, compare, selector
+    from mlcb.river.estimators import BudgetedClassifier, BudgetedRegressor
+
+#: Where each public name lives (imported on first use: they need river).
+_HOMES = {
+    **dict.fromkeys(
+        (
+            "DEPLOY_RULES",
+            "LOG_LOSS_FLOOR",
+            "NONPARAMETRIC_POOL_RATE",
+            "POOL_POLICIES",
+            "POOL_RATE",
+            "RATE",
+            "STATISTICS",
+            "WARM_START",
+            "WINDOW",
+            "canonical_order",
+            "nonparametric",
+        ),
+        "mlcb.river.budgeted",
+    ),
+    **dict.fromkeys(("SELECTORS", "compare", "selector"), "mlcb.river.comparison"),
+    **dict.fromkeys(("BudgetedClassifier", "BudgetedRegressor"), "mlcb.river.estimators"),
+}
 
 __all__ = [
     "DEPLOY_RULES",
@@ -109,3 +132,20 @@ __all__ = [
     "nonparametric",
     "selector",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'mlcb.river' has no attribute {name!r}")
+    try:
+        import river  # noqa: F401
+    except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
+        raise ImportError("mlcb.river needs river: pip install 'mlcb[river]'") from None
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

@@ -4,18 +4,15 @@ policy's statistics and the defaults (:mod:`mlcb.river` describes them)."""
 from __future__ import annotations
 
 import math
-from collections import deque
 from typing import Any
 
 import numpy as np
 from river import base
 
-from mlcb import kernels
-from mlcb.engine import compiled_loop
-from mlcb.engine.replications import selection_size
-from mlcb.errors import PolicyStateFull
-from mlcb.kernels.seeding import check_seed, stream_keys
+from mlcb.engine.session import Session
+from mlcb.kernels.seeding import check_seed
 from mlcb.learners import power_rate
+from mlcb.river.experts import check_features, check_target, non_numbers
 
 #: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.
 LOG_LOSS_FLOOR = 0.01
@@ -145,7 +142,9 @@ _SHARED = (
 
 
 class _Budgeted:
-    """The selection loop both estimators share (mixed into a river ``ModelSelector``)."""
+    """The selection loop both estimators share (mixed into a river ``ModelSelector``): a thin
+    adapter over a round session of the engine (:class:`mlcb.engine.session.Session`), which holds
+    every count, loss and bound; the adapter scores the models and makes them learn."""
 
     # Set by _init (the shared parameters), by river's Ensemble (models) and by the estimator.
     models: list
@@ -168,9 +167,17 @@ class _Budgeted:
         build the policy."""
         base.Ensemble.__init__(self, models)
         noun = "classifier" if kind is base.Classifier else "regressor"
+        first: dict[int, int] = {}
         for k, model in enumerate(self.models):
             if not isinstance(model, kind):
                 raise ValueError(f"models[{k}]: {type(model).__name__} is not a river {noun}")
+            if id(model) in first:
+                raise ValueError(
+                    f"models[{first[id(model)]}] and models[{k}] are the same {type(model).__name__} "
+                    "object, which would learn twice from each sample: give each position its own "
+                    "model (model.clone())"
+                )
+            first[id(model)] = k
         for name in _SHARED:
             setattr(self, name, shared[name])
         self._setup()
@@ -211,206 +218,111 @@ class _Budgeted:
         )
         if self.deploy not in DEPLOY_RULES:
             raise ValueError(f"deploy must be one of {DEPLOY_RULES}, got {self.deploy!r}")
-        scale = (
-            (self.policy_params or {}).get("bonus_scale", 1.0)
-            if self.policy in ("mlcb", "mlcb-topm")
-            else 1.0
-        )
-        self._upper_scale = float(scale)
         params = dict(self.policy_params or {})
         if self._pool:
             # Every model's bounds change on every sample: M-LCB scans them all, no heap.
             params["selection"] = "scan"
         self._policy = policies.make(self.policy, **params)
-        self._order = canonical_order(self.models)
-        self._rates = [rates[i] for i in self._order]  # (beta, alpha) by canonical position
-        self._params, self._state = self._policy.build(
-            n, int(self.budget), float(self.delta), int(self.horizon), np.zeros(n)
+        self._rates = rates  # (beta, alpha) of each model, in the order given
+        # The policy sees the models in canonical order: model i's identity is its rank there.
+        identities = [0] * n
+        for rank, index in enumerate(canonical_order(self.models)):
+            identities[index] = rank
+        delta_prime = float(self.delta) / (2.0 * n)
+        self._session = Session.standalone(
+            self._policy,
+            n,
+            budget=int(self.budget),
+            delta=float(self.delta),
+            horizon=int(self.horizon),
+            seed=int(self.seed),
+            identities=identities,
+            rates=[_Power(beta, alpha, delta_prime) for beta, alpha in rates],
+            statistics=statistics,
+            window=int(window),
+            names=[type(m).__name__ for m in self.models],
         )
-        width = selection_size(self._policy, n, int(self.budget))
-        self._stats = compiled_loop.new_stats(n)
-        self._selected = np.zeros(width, dtype=np.int64)
-        self._widths = np.zeros(width)
-        self._key = stream_keys(int(self.seed), 0, n).policy
-        self._delta_prime = float(self.delta) / (2.0 * n)
         self._t = 0  # the round whose training is pending (0: the warm start)
-        self._n_selected = 0
-        self._deployed = 0  # a canonical position: the model that predicts
-        self._chosen = 0  # the policy's own deployed model (what its end of round is told)
-        self._upper = [math.inf] * n  # each model's upper confidence bound (deploy="best")
-        self._warm_seen = 0  # samples of the warm start learnt so far
-        self._warm_sums = [0.0] * n  # each model's summed loss over them
-        # "pool": the last losses, each with the model's count of updates when it was scored
-        self._windows: list[deque] = [deque(maxlen=int(window)) for _ in range(n)]
-        self._window_sums = [0.0] * n
-        self._warm = bool(getattr(self._policy, "warm_start", True))
-        if not self._warm:
+        self._train: list[int] = []  # this round's training set (indices in the order given)
+        self._chosen = -1  # the policy's own deployed model (-1: its whole training set)
+        self._deployed: int | None = None  # the model that predicts
+        if not getattr(self._policy, "warm_start", True):
+            self._session.skip_warm_start()
             self._begin(1)
 
     # --- the policy's round ---------------------------------------------------------------------
     def _begin(self, t: int) -> None:
         self._t = t
-        n, k = kernels.select(
-            self._params, self._state, self._stats, t, self._key, self._selected, self._widths
-        )
-        self._n_selected = int(n)
-        # A policy that deploys its whole training set (k = -1) answers with its first member.
-        self._chosen = int(k) if k >= 0 else int(self._selected[0])
-        self._deployed = self._chosen
+        self._train, self._chosen = self._session.select(t)
+        self._deployed = self._chosen if self._chosen >= 0 else self._train[0]
         if self.deploy == "best":
-            upper = self._upper
-            best = min(range(len(upper)), key=upper.__getitem__)  # ties: canonical order
-            if upper[best] < math.inf:
+            best = self._session.best()
+            if best is not None:
                 self._deployed = best
 
-    def _update_upper(self, position: int) -> None:
-        """Model ``position``'s upper bound: its mean loss plus M-LCB's width
-        ``sqrt(2 log(4 K n^2 / delta) / n)`` (times the policy's ``bonus_scale``, if any); with
-        ``"pool"`` statistics its mean loss over its window (samples every model was scored on)."""
-        if self._pool:  # the smallest recent mean is the smallest bound
-            self._upper[position] = self._window_mean(position)
-            return
-        expert = self._stats[position]
-        n = float(expert["n"])
-        k = len(self.models)
-        width = math.sqrt(2.0 * math.log(4.0 * k * n * n / float(self.delta)) / n)
-        self._upper[position] = float(expert["loss_sum"]) / n + self._upper_scale * width
-
-    def _rate(self, position: int, n: Any) -> float:
-        """Model ``position``'s rate ``U(n)`` (its own ``(beta, alpha)``)."""
-        beta, alpha = self._rates[position]
-        return float(power_rate(n, beta, alpha, self._delta_prime))
-
-    def _model(self, position: int) -> Any:
-        return self.models[self._order[position]]
-
-    def _observe(self, position: int, loss: float, t: int) -> None:
-        """The policy's ``observe``; a policy whose memory grows with its updates and is full (a
-        stream past ``horizon``) is given room (its ``grow``) and asked again. The room, at least
-        the updates so far, is more than one observation can need (it records at most the
-        model's count)."""
+    def _guarded(self, k: int, call: Any, x: dict) -> Any:
+        """``call()`` on model ``k``; where the model fails on a ``None`` or a string feature
+        (one that needs numbers), a ``ValueError`` naming those features and the model."""
         try:
-            kernels.observe(self._params, self._state, self._stats, position, loss, t)
-        except PolicyStateFull:
-            grow = getattr(self._policy, "grow", None)
-            if grow is None:
+            return call()
+        except (TypeError, ValueError) as error:
+            odd = non_numbers(x)
+            if not odd:
                 raise
-            room = max(1_000, int(self._stats["n"].sum()))
-            self._state = grow(self._params, self._state, room)
-            kernels.observe(self._params, self._state, self._stats, position, loss, t)
+            raise ValueError(
+                f"{type(self).__name__}: models[{k}] ({type(self.models[k]).__name__}) needs numbers, "
+                f"and features {', '.join(odd)} are not ({type(error).__name__}: {error})"
+            ) from error
 
-    def _record(self, position: int, loss: float, t: int) -> None:
-        expert = self._stats[position]
-        expert["n"] += 1
-        expert["loss_sum"] += loss
-        expert["rate"] = self._rate(position, expert["n"])
-        self._observe(position, loss, t)
-        self._update_upper(position)
+    def _scores(self, x: dict, y: Any, which: Any) -> dict[int, float]:
+        """The losses of models ``which`` on ``(x, y)``, every one scored before any learns."""
+        return {k: self._guarded(k, lambda m=self.models[k]: self._loss(m, x, y), x) for k in which}
 
-    def _record_pool(self, position: int, loss: float, t: int) -> None:
-        """``"pool"`` statistics: model ``position`` keeps its count of updates ``n``, and its mean
-        loss becomes its mean over its window (:meth:`_window_mean`)."""
-        expert = self._stats[position]
-        n = int(expert["n"])
-        expert["loss_sum"] = n * self._window_mean(position)
-        expert["rate"] = self._rate(position, n)
-        self._observe(position, loss, t)
-        self._update_upper(position)
+    def _learn(self, k: int, x: dict, y: Any) -> None:
+        self._guarded(k, lambda: self.models[k].learn_one(x, y), x)
 
-    def _learn_warm(self, x: dict, y: Any) -> None:
-        """One sample of the warm start: every model is scored and learns; after the last one the
-        policy observes each model once, with its mean loss over the warm start and a count of
-        ``warm_start`` (so M-LCB's widths are those of ``warm_start`` updates)."""
-        sums = self._warm_sums
-        losses = self._score_pool(x, y) if self._pool else None
-        for position in range(len(self.models)):
-            model = self._model(position)
-            sums[position] += losses[position] if losses is not None else self._loss(model, x, y)
-            model.learn_one(x, y)
-        self._warm_seen += 1
-        # Until the policy selects, predict with the best model so far (ties: canonical order).
-        means = self._window_sums if self._pool else sums
-        self._deployed = min(range(len(means)), key=means.__getitem__)
-        if self._warm_seen < int(self.warm_start):
-            return
-        count = int(self.warm_start)
-        for position, total in enumerate(sums):
-            expert = self._stats[position]
-            expert["n"] = count
-            expert["loss_sum"] = count * self._window_mean(position) if self._pool else total
-            expert["rate"] = self._rate(position, count)
-            self._observe(position, total / count, 0)
-            self._update_upper(position)
-        self._begin(1)
-
-    def _score_pool(self, x: dict, y: Any) -> list[float]:
-        """``"pool"`` statistics: every model's loss on the sample before any learns it, pushed
-        into its window."""
-        losses = []
-        for position in range(len(self.models)):
-            loss = self._loss(self._model(position), x, y)
-            window = self._windows[position]
-            if len(window) == window.maxlen:
-                self._window_sums[position] -= window[0][0]
-            window.append((loss, self._count(position)))
-            self._window_sums[position] += loss
-            losses.append(loss)
-        return losses
-
-    def _count(self, position: int) -> int:
-        """Model ``position``'s updates so far (during the warm start: the samples learnt)."""
-        return self._warm_seen if self._t == 0 else int(self._stats[position]["n"])
-
-    def _window_mean(self, position: int) -> float:
-        """``"pool"`` statistics: model ``position``'s mean loss over its window, after dropping
-        the losses scored when it had fewer than half its updates now (the most recent loss is
-        always kept). Counts only grow and the window is in scoring order, so the dropped
-        losses are its oldest."""
-        window = self._windows[position]
-        count = self._count(position)
-        while len(window) > 1 and 2 * window[0][1] < count:
-            self._window_sums[position] -= window.popleft()[0]
-        return self._window_sums[position] / len(window)
+    def _check_sample(self, x: Any, y: Any = None, target: bool = False) -> None:
+        """Refuse, by name, a sample that would poison the selector: features that are not a dict
+        or whose numbers are NaN or infinite, a target that is ``None``, NaN or infinite (a
+        regressor's: anything but a finite number)."""
+        check_features(x, type(self).__name__)
+        if target:
+            check_target(y, isinstance(self, base.Regressor), type(self).__name__)
 
     def learn_one(self, x: dict, y: Any) -> None:
+        self._check_sample(x, y, target=True)
         self._before(y)
-        t = self._t
-        if t == 0:
-            self._learn_warm(x, y)
+        session = self._session
+        everyone = range(len(self.models))
+        if self._t == 0:  # the warm start: every model is scored and learns
+            losses = self._scores(x, y, everyone)
+            for k in everyone:
+                self._learn(k, x, y)
+            session.warm_sample([losses[k] for k in everyone])
+            # Until the policy selects, predict with the best model so far (ties: canonical order).
+            self._deployed = session.best()
+            if session.counts[0] >= int(self.warm_start):
+                session.end_warm()
+                self._begin(1)
             self._after(y)
             return
-        positions = self._selected[: self._n_selected].tolist()
-        deployed = self._chosen  # the policy's end of round hears of its own choice
-        deployed_loss: float | None
+        chosen = self._chosen
+        deployed = self._train if chosen < 0 else [chosen]  # what the policy deploys and pays
         if self._pool:
-            losses = self._score_pool(x, y)
-            deployed_loss = losses[deployed]
-            for position in positions:
-                self._model(position).learn_one(x, y)
-                self._stats[position]["n"] += 1
-            for position in range(len(self.models)):  # every window moved: every bound changes
-                self._record_pool(position, losses[position], t)
+            losses = self._scores(x, y, everyone)
+            session.score([losses[k] for k in everyone])
+            for k in self._train:
+                self._learn(k, x, y)
+                session.trained(k)
         else:
-            deployed_loss = None if deployed in positions else self._loss(self._model(deployed), x, y)
-            for position in positions:
-                model = self._model(position)
-                loss = self._loss(model, x, y)
-                if position == deployed:
-                    deployed_loss = loss
-                model.learn_one(x, y)
-                self._record(position, loss, t)
-        kernels.end_round(
-            self._params,
-            self._state,
-            self._stats,
-            self._selected,
-            self._n_selected,
-            deployed,
-            deployed_loss,
-            t,
-        )
+            losses = self._scores(x, y, dict.fromkeys([*deployed, *self._train]))
+            for k in self._train:
+                self._learn(k, x, y)
+                session.trained(k, losses[k])
+        session.deployed([losses[k] for k in deployed] if chosen < 0 else losses[chosen])
+        session.end()
         self._after(y)
-        self._begin(t + 1)
+        self._begin(self._t + 1)
 
     def _before(self, y: Any) -> None:
         """Hook run before a sample is learnt (the regressor's target range)."""
@@ -423,27 +335,24 @@ class _Budgeted:
     def best_model(self) -> Any:
         """The model that predicts now (see ``deploy``); during the warm start the model with the
         smallest loss so far (before any sample: the canonically first one)."""
-        return self._model(self._deployed)
+        if self._deployed is None:
+            return self.models[self._session.identity_order[0]]
+        return self.models[self._deployed]
 
-    def _counts_and_sums(self) -> list[tuple[int, float]]:
-        """``(updates, summed loss)`` of each model, in canonical order (the warm start included
-        while it runs)."""
-        if self._t == 0 and self._warm:
-            return [(self._warm_seen, total) for total in self._warm_sums]
-        return [(int(e["n"]), float(e["loss_sum"])) for e in self._stats]
+    @property
+    def _deployed_index(self) -> int:
+        """The position of the model that predicts now (the canonically first before any sample)."""
+        return self._session.identity_order[0] if self._deployed is None else self._deployed
 
     @property
     def n_updates(self) -> int:
         """Model updates (``learn_one`` calls on pool members) so far."""
-        return sum(n for n, _ in self._counts_and_sums())
+        return int(self._session.counts.sum())
 
     @property
     def trained_counts(self) -> list[int]:
         """How many samples each model (in the order given) has learnt."""
-        counts = [0] * len(self.models)
-        for (n, _), index in zip(self._counts_and_sums(), self._order):
-            counts[index] = n
-        return counts
+        return [int(n) for n in self._session.counts]
 
     @property
     def mean_losses(self) -> list[float]:
@@ -451,8 +360,15 @@ class _Budgeted:
         given: with ``"trained"`` statistics its mean over the samples it learnt; with ``"pool"``
         ones, after the warm start, its mean over its window (the last ``window`` samples, of
         those the ones scored when it had at least half its current updates)."""
-        out = [math.nan] * len(self.models)
-        for (n, total), index in zip(self._counts_and_sums(), self._order):
-            if n:
-                out[index] = total / n
-        return out
+        return [float(v) for v in self._session.mean_losses]
+
+
+class _Power:
+    """The rate ``U(n) = min(n, beta n^alpha sqrt(log(2 n^2 / delta')))`` as a function of ``n``
+    (a class, not a closure: estimators are pickled)."""
+
+    def __init__(self, beta: float, alpha: float, delta_prime: float) -> None:
+        self.beta, self.alpha, self.delta_prime = beta, alpha, delta_prime
+
+    def __call__(self, n: Any) -> np.ndarray:
+        return power_rate(n, self.beta, self.alpha, self.delta_prime)

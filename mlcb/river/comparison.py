@@ -77,7 +77,7 @@ def compare(
     (:meth:`envs.real_data.RealDataEnv.stream`): ``horizon`` rows drawn with replacement, the same
     rows for every selector. Each selector predicts every row before learning it (river's
     ``evaluate.progressive_val_score``); ``updates`` counts the ``learn_one`` calls of its pool
-    members. ``models`` defaults to :func:`agents.river_experts.river_pool`; ``budgets`` are
+    members. ``models`` defaults to :func:`mlcb.river.experts.river_pool`; ``budgets`` are
     M-LCB's.
 
     Returns a pandas ``DataFrame`` with one row per (selector, shuffle): ``dataset``,
@@ -92,7 +92,7 @@ def compare(
     from envs.real_data import RealDataEnv
 
     if models is None:
-        from agents.river_experts import river_pool
+        from mlcb.river.experts import river_pool
 
         models = river_pool()
     unknown = [s for s in selectors if s not in SELECTORS]

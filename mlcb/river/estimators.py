@@ -121,7 +121,8 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         return 1.0 if p <= LOG_LOSS_FLOOR else min(1.0, -math.log(p) / self._log_scale)
 
     def predict_proba_one(self, x: dict) -> dict:
-        proba = self.best_model.predict_proba_one(x)
+        self._check_sample(x)
+        proba = self._guarded(self._deployed_index, lambda: self.best_model.predict_proba_one(x), x)
         if self._multiclass:
             return proba
         # A binary selector answers for both labels, whatever labels its deployed model has seen.
@@ -132,7 +133,8 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         return {False: 1.0 - p, True: p}
 
     def predict_one(self, x: dict, **kwargs: Any) -> Any:
-        return self.best_model.predict_one(x, **kwargs)
+        self._check_sample(x)
+        return self._guarded(self._deployed_index, lambda: self.best_model.predict_one(x, **kwargs), x)
 
     @classmethod
     def _unit_test_params(cls):
@@ -222,7 +224,8 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
         return min(1.0, value) if value == value else 1.0
 
     def predict_one(self, x: dict) -> Any:
-        return self.best_model.predict_one(x)
+        self._check_sample(x)
+        return self._guarded(self._deployed_index, lambda: self.best_model.predict_one(x), x)
 
     @classmethod
     def _unit_test_params(cls):

@@ -43,6 +43,9 @@ from mlcb.validation import InputError
 SETTING_COLUMNS = ["setting", "policy", "budget", "calibration"]
 
 
+#: What regret is measured against unless a setting records otherwise (``"reference"``).
+DEFAULT_REFERENCE = "L* = min_k L_k*, the least expected loss of the best expert"
+
 #: The columns of :meth:`~mlcb.storage.results.Result.summary` as a reader sees them, in order.
 SUMMARY_COLUMNS = {
     "setting": "setting",
@@ -118,7 +121,11 @@ class Result:
     def summary(self) -> pd.DataFrame:
         """Per setting: final regret (mean and standard deviation over replications), final
         pseudo-regret, Top-M regret, certificate, the share of rounds the best expert was
-        deployed, and the fraction of replications whose pseudo-regret exceeded the certificate.
+        deployed, the fraction of replications whose pseudo-regret exceeded the certificate, and
+        ``reference``: what the regret and the pseudo-regret are measured against (``L*`` per
+        round: :data:`DEFAULT_REFERENCE`, or what the setting recorded, e.g. the best expert in
+        hindsight for a pool of one's own); the Top-M regret is measured against the mean
+        ``L_k*`` of the best ``M`` experts.
 
         Examples
         --------
@@ -151,6 +158,13 @@ class Result:
         table["best_deployed_share"] = table["setting"].map(share)
         violated = self.replications.groupby("setting")["certificate_violated"].mean()
         table["certificate_violations"] = table["setting"].map(violated)
+        settings = self.metadata.get("settings") if isinstance(self.metadata, dict) else None
+        said = {
+            label: meta.get("reference")
+            for label, meta in (settings if isinstance(settings, dict) else {}).items()
+            if isinstance(meta, dict) and isinstance(meta.get("reference"), str)
+        }
+        table["reference"] = [said.get(label, DEFAULT_REFERENCE) for label in table["setting"]]
         return table
 
     # --- display -------------------------------------------------------------------------
