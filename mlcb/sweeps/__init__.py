@@ -51,8 +51,7 @@ from typing import Any
 import pandas as pd
 
 from mlcb import validation
-from mlcb.storage import provenance, result_files
-from mlcb.storage.store import FIGURES
+from mlcb.storage import outputs, provenance, result_files
 from mlcb.sweeps.executors import (
     CONNECT_TIMEOUT,
     DASK_HINT,
@@ -78,9 +77,15 @@ from mlcb.sweeps.worker import payload, rate_exponent, run_task
 from mlcb.validation import InputError, InputNotFound, InputTypeError
 
 SWEEP_FILE = "sweep.json"
-#: The files mlcb writes in a sweep's directory besides ``data/``: the description, the figures and
-#: the report.
-OWN_FILES = (SWEEP_FILE, *FIGURES)
+
+
+def own_files() -> tuple[str, ...]:
+    """The files mlcb writes in a sweep's directory besides ``data/``: the description, every
+    registered figure and the report."""
+    figures = (outputs.figure_file(name) for name in outputs.FIGURES.names())
+    return (SWEEP_FILE, *figures, outputs.REPORT)
+
+
 #: Seconds between rewrites of ``sweep.json`` while tasks finish (and once at the end).
 METADATA_EVERY = 2.0
 
@@ -157,7 +162,7 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
         why = "holds a saved run, not a sweep"
     removing = why is not None and overwrite
     if is_sweep(path):
-        foreign = foreign_entries(path, OWN_FILES, removing)
+        foreign = foreign_entries(path, own_files(), removing)
     else:
         foreign = store.foreign_entries(path)
     if foreign:
@@ -176,7 +181,7 @@ def _empty(path: Path) -> None:
     from mlcb.storage import store
 
     if is_sweep(path):
-        remove_sweep(path, OWN_FILES)
+        remove_sweep(path, own_files())
     else:
         store.remove_result(path)
         path.mkdir(exist_ok=True)
