@@ -432,8 +432,8 @@ def test_device_only_where_it_acts_and_plugin_registers_environments(command):
     text = " ".join(_help(command).split())
     assert ("--device DEVICE" in text) == (command in ("run", "compare"))
     if "--plugin MODULE" in text:
-        assert "registers expert families, policies or environments" in text
-    assert ("--plugin MODULE" in text) == (command in ("run", "compare", "sweep", "list"))
+        assert "registers expert families, policies, environments, figures or writers" in text
+    assert ("--plugin MODULE" in text) == (command in ("run", "compare", "sweep", "list", "plot", "report"))
 
 
 def test_run_help_points_to_the_toml_format():
