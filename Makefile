@@ -20,8 +20,9 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/mlcb run trap
 
+# Every core: one worker per core, each test file on one worker (its module fixtures built once).
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # Strict: a broken link or a docstring that does not parse is an error. The tutorials are executed
 # (a few minutes); MLCB_DOCS_EXECUTE=false renders them without running them.

@@ -49,6 +49,7 @@ from mlcb.contracts import BuildContext
 from mlcb.kernels import DEPLOY_SLOTS, implements, smoothing, tables
 from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import GAMMA_SLOTS, beta, uniform
+from mlcb.validation import InputError
 
 UCB1_FAMILY, EPSILON_GREEDY_FAMILY, THOMPSON_FAMILY, CLIPPED_THOMPSON_FAMILY = 0, 1, 2, 3
 THEORY_RATE, AUTHORS_RATE = 0, 1
@@ -501,7 +502,7 @@ class UCB1(_TheoryOrAuthors):
     def __post_init__(self) -> None:
         self._check_rate()
         if self.rate == "theory" and self.c <= 1:
-            raise ValueError(
+            raise InputError(
                 f"c must be > 1 for UCB1's theory rate (docs/rates.md §1b), got {self.c!r}; "
                 "use rate='authors' for c <= 1 (outside the theory)"
             )
@@ -515,7 +516,7 @@ class UCB1(_TheoryOrAuthors):
         """``U(n, delta')`` on ``n_arms`` arms: :func:`agents.rates.ucb1_rate` times ``rate_scale``,
         capped at ``n``; a ``ValueError`` for the authors' rate, which reads the pull counts."""
         if not self.count_only:
-            raise ValueError(
+            raise InputError(
                 "the authors' UCB1 rate coef * sqrt(ln n) * sum_a sqrt(N_a) depends on the arms' pull "
                 "counts, not on n alone: it has no count-only form (use rate='theory')"
             )
@@ -541,7 +542,7 @@ class EpsilonGreedy(_TheoryOrAuthors):
 
     def __post_init__(self) -> None:
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
-            raise ValueError(f"alpha must be a number in (0, 1), got {self.alpha!r}")
+            raise InputError(f"alpha must be a number in (0, 1), got {self.alpha!r}")
         self._check_rate()
 
     def rate_function(self, n: rates.Counts, n_arms: int, delta_prime: float) -> rates.Rate:

@@ -80,6 +80,7 @@ from mlcb import validation
 from mlcb.contracts import BuildContext
 from mlcb.kernels import DEPLOY_SLOTS, implements, kernel, smoothing
 from mlcb.kernels.random import normal, uniform
+from mlcb.validation import InputError
 
 __all__ = [
     "BCO",
@@ -217,7 +218,7 @@ def bco_rate(
     """
     counts = np.atleast_1d(np.asarray(n))
     if counts.dtype.kind not in "iu" or np.any(counts < 1):
-        raise ValueError(f"n must hold integers >= 1, got {n!r}")
+        raise InputError(f"n must hold integers >= 1, got {n!r}")
     validation.open_unit("delta_prime", delta_prime)
     expert = BCO(
         case=case,
@@ -230,7 +231,7 @@ def bco_rate(
     )
     lam = validation.positive("lipschitz", lipschitz) * radius if math.isfinite(lipschitz) else math.inf
     if expert.case == "lipschitz" and not math.isfinite(lam):
-        raise ValueError("lipschitz must be a finite number > 0 in the Lipschitz case, got inf")
+        raise InputError("lipschitz must be a finite number > 0 in the Lipschitz case, got inf")
     return expert.rate_function(counts.astype(np.int64), lam, float(delta_prime))
 
 
@@ -331,14 +332,14 @@ class BCOFamily(CompiledFamily):
     def check_environment(self, experts: list, env: Any) -> None:
         """A ``ValueError`` unless ``env`` is a convex stream whose ball holds every expert's domain."""
         if not isinstance(env, ConvexBanditEnv):
-            raise ValueError(
+            raise InputError(
                 f"experts: BCO experts need a convex stream (mlcb/ConvexBandit-v0), got {type(env).__name__}"
             )
         for k, expert in enumerate(experts):
             if getattr(type(expert), "family", None) is not self:
-                raise ValueError(f"experts[{k}]: {expert!r} is not a bco expert")
+                raise InputError(f"experts[{k}]: {expert!r} is not a bco expert")
             if expert.dim > env.dim or expert.radius > env.radius * (1.0 + 1e-12):
-                raise ValueError(
+                raise InputError(
                     f"experts[{k}]: dim must be at most {env.dim} and radius at most {env.radius} (the "
                     f"stream's ball), got dim={expert.dim}, radius={expert.radius}"
                 )
@@ -396,7 +397,7 @@ BCO_FAMILY = BCOFamily()
 
 def _in_unit_interval(name: str, value: Any) -> float:
     if not (validation.is_real(value) and 0.0 < value <= 1.0):
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
+        raise InputError(f"{name} must be a number in (0, 1], got {value!r}")
     return float(value)
 
 
@@ -439,7 +440,7 @@ class BCO:
 
     def __post_init__(self) -> None:
         if self.case not in CASES:
-            raise ValueError(f"case must be one of {CASES}, got {self.case!r}")
+            raise InputError(f"case must be one of {CASES}, got {self.case!r}")
         validation.integer("dim", self.dim)
         validation.positive("radius", self.radius)
         _in_unit_interval("shrink", self.shrink)

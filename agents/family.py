@@ -51,6 +51,7 @@ import numpy as np
 from agents.rates import Counts, Rate, check_counts
 from mlcb.contracts import FAMILY_ATTRIBUTE, BuildContext
 from mlcb.kernels.jit import jit
+from mlcb.validation import InputError
 
 __all__ = ["BanditEnvironmentFamily", "CompiledFamily", "Family", "rate_values"]
 
@@ -83,7 +84,7 @@ class Family:
         self.check_environment(experts, env)
         for k, expert in enumerate(experts):
             if getattr(type(expert), FAMILY_ATTRIBUTE, None) is not self:
-                raise ValueError(f"experts[{k}]: {expert!r} is not a {self.label or self.name} expert")
+                raise InputError(f"experts[{k}]: {expert!r} is not a {self.label or self.name} expert")
 
     def check_environment(self, experts: list, env: Any) -> None:
         """A ``ValueError`` unless a pool of ``experts`` can run on ``env``; accepts any."""
@@ -159,7 +160,7 @@ class CompiledFamily(Family):
         """
         unknown = sorted(set(given) - set(params_type._fields))
         if unknown:
-            raise ValueError(f"{params_type.__name__} has no field {unknown[0]!r}")
+            raise InputError(f"{params_type.__name__} has no field {unknown[0]!r}")
         values = {}
         for name in params_type._fields:
             if name in given:
@@ -168,7 +169,7 @@ class CompiledFamily(Family):
             try:
                 values[name] = self.kernel_field(name, context)
             except AttributeError:
-                raise ValueError(
+                raise InputError(
                     f"{params_type.__name__}.{name}: the {self.name} specifications have no attribute "
                     f"{name!r}; pass {name}=... to kernel_params"
                 ) from None
@@ -202,12 +203,12 @@ class BanditEnvironmentFamily(CompiledFamily):
             or not callable(getattr(env, "optimal_loss", None))
             or not isinstance(n_experts, (int, np.integer))
         ):
-            raise ValueError(
+            raise InputError(
                 f"experts: {self.name} experts need a bandit experts environment (one with n_arms, e.g. "
                 f"mlcb/Trap-v0 or mlcb/BanditExperts-v0), got {type(env).__name__}"
             )
         if len(experts) != n_experts:
-            raise ValueError(f"experts: this environment has {n_experts} bandit experts, got {len(experts)}")
+            raise InputError(f"experts: this environment has {n_experts} bandit experts, got {len(experts)}")
 
     def rate_input(self, expert: Any, env: Any, k: int) -> int:
         """Expert ``k``'s number of arms, ``env.n_arms[k]``."""

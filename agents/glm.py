@@ -43,6 +43,7 @@ from mlcb.contracts import BuildContext
 from mlcb.kernels import DEPLOY_SLOTS, implements, smoothing, tables
 from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import uniform
+from mlcb.validation import InputError
 
 #: Per-expert parameters (record array, shape (K,)).
 GLM_EXPERT_DTYPE = np.dtype(
@@ -166,7 +167,7 @@ class GLMFamily(CompiledFamily):
         """A ``ValueError`` unless ``env`` is a GLM stream."""
         needed = ("lipschitz", "convex", "optimal_loss_of", "initial_weights")
         if getattr(env, "dim", None) is None or not all(callable(getattr(env, m, None)) for m in needed):
-            raise ValueError(
+            raise InputError(
                 f"experts: GLM experts need a GLM stream (e.g. mlcb/GLM-v0), got {type(env).__name__}"
             )
 
@@ -230,7 +231,7 @@ class OnlineGradientDescent:
         for name in ("radius", "step_scale", "rate_scale"):
             validation.positive(name, getattr(self, name))
         if not (validation.is_real(self.init_norm) and 0 <= self.init_norm <= self.radius):
-            raise ValueError(
+            raise InputError(
                 f"init_norm must be a number in [0, radius={self.radius}], got {self.init_norm!r}"
             )
 

@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mlcb import validation
+from mlcb.validation import InputError, InputTypeError
 
 __all__ = [
     "authors_epsilon_greedy_rate",
@@ -78,16 +79,16 @@ def check_counts(n: Counts, name: str = "n") -> npt.NDArray[np.float64]:
     >>> check_counts(0)
     Traceback (most recent call last):
     ...
-    ValueError: n must hold integers >= 1, got 0.0
+    mlcb.validation.InputError: n must hold integers >= 1, got 0.0
     """
     array = np.asarray(n)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or np.iscomplexobj(array):
-        raise ValueError(f"{name} must hold integers >= 1, got dtype {array.dtype}")
+        raise InputError(f"{name} must hold integers >= 1, got dtype {array.dtype}")
     values = array.astype(np.float64)
     with np.errstate(invalid="ignore"):
         bad = ~(np.isfinite(values) & (values >= 1) & (values == np.floor(values)))
     if np.any(bad):
-        raise ValueError(f"{name} must hold integers >= 1, got {float(values[bad].flat[0])!r}")
+        raise InputError(f"{name} must hold integers >= 1, got {float(values[bad].flat[0])!r}")
     return values
 
 
@@ -294,7 +295,7 @@ def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float, capped: bool
     """
     counts, m, dp = _checked(n, n_arms, delta_prime)
     if not (validation.is_real(c) and c > 1):
-        raise ValueError(f"c must be a finite number > 1 for UCB1's rate (docs/rates.md §1b), got {c!r}")
+        raise InputError(f"c must be a finite number > 1 for UCB1's rate (docs/rates.md §1b), got {c!r}")
     return _finish(counts, _ucb1_value(counts, m, float(c), dp), capped)
 
 
@@ -617,7 +618,7 @@ def heavy_tailed_rate(
 
 def _eps(eps: float) -> float:
     if not (validation.is_real(eps) and 0 < eps <= 1):
-        raise ValueError(f"eps must be a number in (0, 1], got {eps!r}")
+        raise InputError(f"eps must be a number in (0, 1], got {eps!r}")
     return float(eps)
 
 
@@ -707,7 +708,7 @@ def expert_rate(expert: Any, n: Counts, n_arms: int, delta_prime: float) -> Rate
     """
     rate_function = getattr(expert, "rate_function", None)
     if not callable(rate_function):
-        raise TypeError(
+        raise InputTypeError(
             "expert_rate needs an expert specification with a method rate_function(n, n_arms, "
             f"delta_prime), got {type(expert).__name__}"
         )

@@ -53,6 +53,7 @@ from mlcb import validation
 from mlcb.contracts import BuildContext
 from mlcb.kernels import implements, kernel
 from mlcb.kernels.smoothing import LAST
+from mlcb.validation import InputError
 
 __all__ = [
     "ROBUST_UCB_FAMILY",
@@ -225,7 +226,7 @@ class RobustUCB:
 
     def __post_init__(self) -> None:
         if not (validation.is_real(self.eps) and 0 < self.eps <= 1):
-            raise ValueError(f"eps must be a number in (0, 1], got {self.eps!r}")
+            raise InputError(f"eps must be a number in (0, 1], got {self.eps!r}")
         validation.positive("moment", self.moment)
         validation.positive("rate_scale", self.rate_scale)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 from envs.bandit import BanditExpertsEnv, TrapEnv, trap_reward_means
-from mlcb.registry import Registry
+from mlcb.registry import Registry, build
 
 __all__ = ["BanditExpertsEnv", "TrapEnv", "make", "names", "register", "registry", "trap_reward_means"]
 
@@ -51,7 +51,8 @@ register(
 register(
     "mlcb/RealData-v0",
     "envs.real_data:RealDataEnv",
-    summary="rows of a data set shipped with river or scikit-learn, drawn with replacement",
+    summary="rows of a labelled table (bundled, or one's own DataFrame, arrays or CSV), drawn with "
+    "replacement or read once",
 )
 register(
     "mlcb/ConvexBandit-v0",
@@ -72,9 +73,10 @@ register(
 
 def make(name: str, **params):
     """The environment registered as ``name``, built through Gymnasium (``gymnasium.make``) and
-    unwrapped; a ``ValueError`` listing the registered ids if there is none."""
+    unwrapped; an ``InputError`` (a ``ValueError``) listing the registered ids if there is none,
+    or carrying the message of a parameter the environment refuses."""
     registry.entry(name)
-    return gym.make(name, **params).unwrapped
+    return build(lambda **given: gym.make(name, **given).unwrapped, params)
 
 
 def names() -> list[str]:

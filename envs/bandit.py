@@ -20,6 +20,7 @@ import numpy as np
 from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import uniform
 from mlcb.kernels.seeding import instance_key, reset_request, stream_keys
+from mlcb.validation import InputError
 
 
 class BanditEnvParams(NamedTuple):
@@ -150,20 +151,20 @@ class BanditExpertsEnv(gym.Env):
         try:
             means = np.asarray(reward_means, dtype=float)
         except (TypeError, ValueError):
-            raise ValueError(f"reward_means must be {shape}, got {reward_means!r}") from None
+            raise InputError(f"reward_means must be {shape}, got {reward_means!r}") from None
         if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
-            raise ValueError(f"reward_means must be {shape}, got shape {means.shape}")
+            raise InputError(f"reward_means must be {shape}, got shape {means.shape}")
         finite = ~np.isnan(means)  # nan is padding; an infinite mean is a value out of range
         outside = np.argwhere(finite & ~((means >= 0) & (means <= 1)))
         if len(outside):
             k, a = outside[0]
-            raise ValueError(
+            raise InputError(
                 f"reward_means must lie in [0, 1] (Bernoulli reward probabilities), got "
                 f"{float(means[k, a])!r} at expert {k}, arm {a}"
             )
         n_arms = finite.sum(axis=1)
         if np.any(n_arms < 1) or np.any(finite & (np.cumsum(~finite, axis=1) > 0)):
-            raise ValueError("reward_means: each expert needs >= 1 arm; nan only as trailing padding")
+            raise InputError("reward_means: each expert needs >= 1 arm; nan only as trailing padding")
         ids = np.arange(means.shape[0]) if streams is None else np.asarray(streams)
         if (
             ids.shape != (means.shape[0],)
@@ -171,7 +172,7 @@ class BanditExpertsEnv(gym.Env):
             or np.any(ids < 0)
             or len(np.unique(ids)) != len(ids)
         ):
-            raise ValueError(f"streams must be {means.shape[0]} distinct integers >= 0, got {streams!r}")
+            raise InputError(f"streams must be {means.shape[0]} distinct integers >= 0, got {streams!r}")
         self.streams = ids.astype(np.int64)
         self.reward_means = means
         self.n_arms = n_arms.astype(np.int64)
@@ -253,9 +254,9 @@ class BanditExpertsEnv(gym.Env):
 def trap_reward_means(n_experts: int = 10, n_arms: int = 2) -> np.ndarray:
     """Reward means of the trap: expert k's arms evenly spaced from 0.2(1-k/K) to 0.1(3-k/K)."""
     if n_experts < 1:
-        raise ValueError(f"n_experts must be an integer >= 1, got {n_experts!r}")
+        raise InputError(f"n_experts must be an integer >= 1, got {n_experts!r}")
     if n_arms < 2:
-        raise ValueError(f"n_arms must be an integer >= 2, got {n_arms!r}")
+        raise InputError(f"n_arms must be an integer >= 2, got {n_arms!r}")
     k = np.arange(n_experts)[:, None] / n_experts
     return np.linspace(0.2 * (1.0 - k), 0.1 * (3.0 - k), n_arms, axis=1)[..., 0]
 

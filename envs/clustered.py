@@ -46,6 +46,7 @@ from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import normal, uniform
 from mlcb.kernels.seeding import instance_rng, stream_keys
+from mlcb.validation import InputError
 
 REGRESSION, CLASSIFICATION = 0, 1
 TASKS = {"regression": REGRESSION, "classification": CLASSIFICATION}
@@ -217,7 +218,7 @@ def stream_loss(params: ClusteredEnvParams, prediction: Any, y: float) -> float:
 
 def _positive_int(name: str, value: Any, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
     return int(value)
 
 
@@ -226,7 +227,7 @@ def _number(name: str, value: Any, low: float, high: float = math.inf, open_low:
     ok = ok and (value > low if open_low else value >= low) and value <= high
     if not ok:
         bracket = "(" if open_low else "["
-        raise ValueError(f"{name} must be a number in {bracket}{low}, {high}], got {value!r}")
+        raise InputError(f"{name} must be a number in {bracket}{low}, {high}], got {value!r}")
     return float(value)
 
 
@@ -298,7 +299,7 @@ class ClusteredEnv(FeatureStreamEnv):
         holdout: int = 256,
     ) -> None:
         if task not in TASKS:
-            raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
+            raise InputError(f"task must be one of {sorted(TASKS)}, got {task!r}")
         self.task = TASKS[task]
         self.dim = _positive_int("dim", dim, 1)
         self.clusters = _positive_int("clusters", clusters, 1)

@@ -47,6 +47,7 @@ from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import uniform
 from mlcb.kernels.seeding import reset_request, stream_keys
+from mlcb.validation import InputError
 
 __all__ = [
     "ConvexBanditEnv",
@@ -225,15 +226,15 @@ class ConvexBanditEnv(gym.Env):
         try:
             slope = np.asarray(theta, dtype=float).reshape(-1)
         except (TypeError, ValueError):
-            raise ValueError(f"theta must be a non-empty sequence of finite numbers, got {theta!r}") from None
+            raise InputError(f"theta must be a non-empty sequence of finite numbers, got {theta!r}") from None
         if slope.size < 1 or np.ndim(theta) != 1 or not np.all(np.isfinite(slope)):
-            raise ValueError(f"theta must be a non-empty sequence of finite numbers, got {theta!r}")
+            raise InputError(f"theta must be a non-empty sequence of finite numbers, got {theta!r}")
         validation.positive("radius", radius)
         for name, value in (("noise", noise), ("level_noise", level_noise), ("curvature", curvature)):
             validation.non_negative(name, value)
         total = float(np.linalg.norm(slope)) + noise + level_noise + curvature
         if total > 1.0 + 1e-12:
-            raise ValueError(
+            raise InputError(
                 "|theta| + noise + level_noise + curvature must be at most 1 (so that every loss lies in "
                 f"[0, 1]), got {total!r}"
             )
@@ -286,7 +287,7 @@ class ConvexBanditEnv(gym.Env):
         dim = validation.integer("dim", dim, 1, self.dim)
         radius = validation.positive("radius", radius)
         if radius > self.radius * (1.0 + 1e-12):
-            raise ValueError(
+            raise InputError(
                 f"radius must be a number in (0, {self.radius}] (the stream's ball), got {radius!r}"
             )
         return dim, radius

@@ -32,6 +32,7 @@ from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import normal
 from mlcb.kernels.seeding import instance_rng, stream_keys
+from mlcb.validation import InputError
 
 
 class GLMEnvParams(NamedTuple):
@@ -200,15 +201,15 @@ class GLMEnv(FeatureStreamEnv):
         quadrature: tuple[int, int] = (24, 48),
     ) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
-            raise ValueError(f"dim must be an integer >= 2, got {dim!r}")
+            raise InputError(f"dim must be an integer >= 2, got {dim!r}")
         for name, value in (("radius", radius), ("weight_radius", weight_radius)):
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+                raise InputError(f"{name} must be a finite number > 0, got {value!r}")
         if not (isinstance(noise, (int, float)) and math.isfinite(noise) and noise >= 0):
-            raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+            raise InputError(f"noise must be a finite number >= 0, got {noise!r}")
         low, high = target_norm
         if not (0 < low <= high):
-            raise ValueError(
+            raise InputError(
                 f"target_norm must be a range (low, high) with 0 < low <= high, got {target_norm!r}"
             )
         self.dim = dim

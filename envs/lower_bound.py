@@ -49,6 +49,7 @@ import numpy.typing as npt
 from envs.bandit import BanditEnvParams, BanditEnvState, BanditExpertsEnv, _shuffle_arms
 from mlcb import validation
 from mlcb.kernels.seeding import check_seed, instance_key, instance_rng, reset_request, stream_keys
+from mlcb.validation import InputError
 
 __all__ = [
     "DEFAULT_C0",
@@ -95,24 +96,21 @@ def default_gamma(n_experts: int) -> float:
 
 def _alpha(alpha: Any) -> float:
     if not (validation.is_real(alpha) and 0 <= alpha < 1):
-        raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
+        raise InputError(f"alpha must be a number in [0, 1), got {alpha!r}")
     return float(alpha)
 
 
 def _budget(budget: Any, n_experts: int) -> int:
-    m = validation.integer("budget", budget)
-    if m > n_experts:
-        raise ValueError(f"budget must be an integer in [1, n_experts] = [1, {n_experts}], got {budget!r}")
-    return m
+    return validation.budget(budget, n_experts)
 
 
 def _horizons(horizon: npt.ArrayLike) -> np.ndarray:
     t = np.asarray(horizon)
     if t.dtype == bool or not np.issubdtype(t.dtype, np.number) or np.iscomplexobj(t):
-        raise ValueError(f"horizon must hold finite numbers >= 1, got {horizon!r}")
+        raise InputError(f"horizon must hold finite numbers >= 1, got {horizon!r}")
     t = t.astype(np.float64)
     if t.size == 0 or not np.all(np.isfinite(t) & (t >= 1)):
-        raise ValueError(f"horizon must hold finite numbers >= 1, got {horizon!r}")
+        raise InputError(f"horizon must hold finite numbers >= 1, got {horizon!r}")
     return t
 
 
@@ -134,7 +132,7 @@ def _check_means(eps: Any, gap: Any) -> None:
     reach = eps / 2.0 + gap
     if np.any(reach >= 0.5):
         worst = float(np.max(reach))
-        raise ValueError(
+        raise InputError(
             "the loss means 1/2 - eps/2 - Delta .. 1/2 + eps/2 + Delta must lie in (0, 1), but "
             f"eps/2 + Delta = {worst:.4g} >= 1/2: lower gamma or c0, or raise the horizon"
         )
@@ -211,7 +209,7 @@ def _game_index(game: Any, n_experts: int) -> int:
         or not isinstance(game, (int, np.integer))
         or not 0 <= game < n_experts
     ):
-        raise ValueError(
+        raise InputError(
             f"game must be 'null', 'random' or an expert index in [0, {n_experts - 1}], got {game!r}"
         )
     return int(game)
@@ -234,7 +232,7 @@ def divergence(epsilon: npt.ArrayLike, gap: npt.ArrayLike) -> np.ndarray | float
     """
     d = np.asarray(epsilon, dtype=np.float64) + 2.0 * np.asarray(gap, dtype=np.float64)
     if np.any(~np.isfinite(d) | (d < 0) | (d >= 1)):
-        raise ValueError(f"eps + 2 Delta must lie in [0, 1), got {d!r}")
+        raise InputError(f"eps + 2 Delta must lie in [0, 1), got {d!r}")
     value = d * np.log1p(2.0 * d / (1.0 - d))
     return float(value) if value.ndim == 0 else value
 
@@ -323,7 +321,7 @@ def paper_constants(
     a = _alpha(alpha)
     t = _horizons(horizons).ravel()
     if np.any(t < k / m):
-        raise ValueError(f"horizons must be >= K / M = {k / m:g}, got {float(t.min())!r}")
+        raise InputError(f"horizons must be >= K / M = {k / m:g}, got {float(t.min())!r}")
     eps, gap = _gaps(k, m, t, a, g, c)
     _check_means(eps, gap)
     bracket = 1.0 - 1.0 / k - np.sqrt(divergence(eps, gap) * (m * t + k) / (2.0 * k))

@@ -14,17 +14,29 @@ replication is its own draw:
     replication (:func:`permutation`). Rounds ``0 .. horizon`` and the warm start's extra rows
     are distinct rows, so ``horizon + warm_start <= n_rows`` is required.
 
-The data sets come with the packages, nothing is downloaded:
+The data: ``dataset`` is a data set bundled with an installed package, a :class:`Table` of one's
+own (:mod:`envs.tabular`: from a DataFrame, arrays or a CSV file), or the path of a CSV file with
+``label`` naming its label column (what TOML and the command line give). Nothing is downloaded:
 
 =================  =========  ======  ========  =========================================
 name               package    rows    features  target
 =================  =========  ======  ========  =========================================
+``ctg``            mlcb       2 126   21        the fetal state NSP: 1, 2 or 3 (int)
+``ctg-35``         mlcb       2 126   35        NSP, from 35 columns (they leak it)
 ``phishing``       river      1 250   9         is the web page a phishing page (bool)
 ``bananas``        river      5 300   2         which banana-shaped cluster (bool)
 ``breast-cancer``  sklearn    569     30        is the tumour benign (bool)
 ``digits``         sklearn    1 797   64        the hand-written digit, 0 to 9 (int)
 ``segments``       river      2 310   18        the region of an outdoor image, 0 to 6 (int)
 =================  =========  ======  ========  =========================================
+
+``ctg`` is the UCI cardiotocography data set, shipped with this package (CC BY 4.0;
+envs/data/cardiotocography.md holds its attribution): the 21 features of the UCI page and the
+fetal state ``NSP`` (1 normal, 2 suspect, 3 pathologic: 1,655 / 295 / 176 records). ``ctg-35``
+adds the workbook's baseline as the experts read it (``LBE``), repetitive decelerations (``DR``,
+0 in every record), the segment's start and end (``b``, ``e``) and the ten morphologic pattern
+indicators (``A`` .. ``SUSP``): 35 columns, a reading of the paper's "35 features". The
+indicators come from the same expert review as the label and nearly determine it: they leak it.
 
 The regions of ``segments`` (river's ImageSegments) are numbered in alphabetical order: brickface,
 cement, foliage, grass, path, sky, window.
@@ -45,19 +57,25 @@ comparison compute each one once.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 
+from envs.tabular import CONSTANT, MISSING, Table, is_path, read_csv
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import uniform
 from mlcb.kernels.seeding import check_seed, reset_request, stream_keys
+from mlcb.validation import InputError
 
-#: The bundled data sets: name -> (package, loader description).
+#: The bundled data sets: name -> the package they come with.
 DATASETS = {
+    "ctg": "mlcb",
+    "ctg-35": "mlcb",
     "phishing": "river",
     "bananas": "river",
     "breast-cancer": "sklearn",
@@ -69,6 +87,16 @@ ORDERS = ("bootstrap", "shuffle")
 #: The river data sets by name.
 _RIVER_SETS = {"phishing": "Phishing", "bananas": "Bananas", "segments": "ImageSegments"}
 _INSTALL = {"river": "pip install 'mlcb[river]'", "sklearn": "pip install 'mlcb[sklearn]'"}
+#: The cardiotocography table shipped with the package, and its columns.
+CTG_FILE = Path(__file__).resolve().parent / "data" / "cardiotocography.csv"
+CTG_FEATURES = ("LB", "AC", "FM", "UC", "DL", "DS", "DP", "ASTV", "MSTV", "ALTV", "MLTV", "Width", "Min",
+                "Max", "Nmax", "Nzeros", "Mode", "Mean", "Median", "Variance", "Tendency")  # fmt: skip
+#: The pattern indicators of the workbook: one per morphologic class (CLASS); they leak NSP.
+CTG_PATTERNS = ("A", "B", "C", "D", "E", "AD", "DE", "LD", "FS", "SUSP")
+#: The 35-feature reading: the 21 features, the recording's LBE, DR, b, e, the 10 indicators.
+CTG_35 = (*CTG_FEATURES, "LBE", "DR", "b", "e", *CTG_PATTERNS)
+#: ``RealDataEnv(reader=...)``: how a ``dataset`` path is read.
+READERS = ("csv", "iwpc")
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -122,32 +150,33 @@ def permutation(key: int, n_rows: int) -> np.ndarray:
     return _shuffle(np.uint64(key), int(n_rows))
 
 
-class Table(NamedTuple):
-    """A loaded data set: feature names, rows as dicts (river's format) and as an array, labels."""
-
-    name: str
-    feature_names: tuple
-    rows: tuple  # of dict
-    x: np.ndarray  # (n, d) float64, read-only
-    y: tuple
-    classes: tuple
-    labels: np.ndarray  # (n,) int64: each row's label as an index into classes
-
-
 _TABLES: dict[str, Table] = {}
 
 
 def load(name: str) -> Table:
-    """The data set ``name`` (:data:`DATASETS`), loaded once per process.
+    """The bundled data set ``name`` (:data:`DATASETS`), loaded once per process.
 
     A ``ValueError`` lists the names; a missing package raises one ``ImportError`` line saying
     what to install.
+
+    >>> table = load("ctg")
+    >>> len(table), table.n_features, table.counts()
+    (2126, 21, {1: 1655, 2: 295, 3: 176})
     """
     if name not in DATASETS:
-        raise ValueError(f"dataset must be one of {', '.join(DATASETS)}, got {name!r}")
+        raise InputError(
+            f"dataset must be one of {', '.join(DATASETS)} or a path to a CSV file, got {name!r}"
+        )
     if name in _TABLES:
         return _TABLES[name]
     package = DATASETS[name]
+    if package == "mlcb":
+        columns = CTG_FEATURES if name == "ctg" else CTG_35
+        with warnings.catch_warnings():  # ctg-35's DR is 0 in every record (documented above)
+            warnings.simplefilter("ignore", UserWarning)
+            table = read_csv(CTG_FILE, "NSP", columns=list(columns), name=name)
+        _TABLES[name] = table
+        return table
     try:
         if package == "river":
             from river import datasets
@@ -158,29 +187,93 @@ def load(name: str) -> Table:
     if package == "river":
         pairs = list(getattr(datasets, _RIVER_SETS[name])())
         names = tuple(pairs[0][0])
-        rows = tuple({k: float(v) for k, v in x.items()} for x, _ in pairs)
+        x = np.array([[float(row[f]) for f in names] for row, _ in pairs], dtype=np.float64)
         if name == "segments":  # the region's name as its index among the sorted names
             names_of = sorted({y for _, y in pairs})
-            labels = tuple(names_of.index(y) for _, y in pairs)
+            labels: tuple = tuple(names_of.index(y) for _, y in pairs)
         else:
             labels = tuple(bool(y) for _, y in pairs)
     else:
         bunch = datasets.load_breast_cancer() if name == "breast-cancer" else datasets.load_digits()
         names = tuple(str(f) for f in bunch.feature_names)
-        rows = tuple({f: float(v) for f, v in zip(names, row)} for row in bunch.data)
+        x = np.asarray(bunch.data, dtype=np.float64)
         labels = (
             tuple(bool(y == 1) for y in bunch.target)
             if name == "breast-cancer"
             else tuple(int(y) for y in bunch.target)
         )
-    x = np.array([[row[f] for f in names] for row in rows], dtype=np.float64)
-    x.setflags(write=False)
-    classes = tuple(sorted(set(labels)))
-    index = {c: i for i, c in enumerate(classes)}
-    codes = _read_only(np.array([index[y] for y in labels], dtype=np.int64))
-    table = Table(name, names, rows, x, labels, classes, codes)
+    table = Table(name, names, x, labels, source=f"{package} ({name})")
     _TABLES[name] = table
     return table
+
+
+#: The parameters of ``RealDataEnv`` that say which table it streams (:func:`table_of`).
+TABLE_PARAMS = ("dataset", "label", "columns", "missing", "constant", "reader")
+
+
+def table_of(env_params: dict) -> Table:
+    """The table ``RealDataEnv(**env_params)`` streams, without building the environment (what a
+    preset reads to size its pool).
+
+    >>> table_of({"dataset": "ctg", "horizon": 100}).n_features
+    21
+    """
+    return resolve(**{k: v for k, v in env_params.items() if k in TABLE_PARAMS})
+
+
+def resolve(
+    dataset: Any = "phishing",
+    label: str | None = None,
+    columns: Any = None,
+    missing: str = "error",
+    constant: str = "keep",
+    reader: str = "csv",
+) -> Table:
+    """The table ``RealDataEnv`` streams for these parameters (its own, without building it): a
+    bundled data set by name, a :class:`Table` as it is, or a file read with ``reader``.
+
+    >>> resolve("ctg-35").n_features
+    35
+    """
+    if reader not in READERS:
+        raise InputError(f"reader must be one of {READERS}, got {reader!r}")
+    if dataset is None:
+        if reader == "iwpc":
+            raise InputError(
+                "dataset: give the path of your copy of the IWPC warfarin subject file (mlcb run warfarin "
+                "--data PATH; from Python env_params={'dataset': PATH}): it may not be redistributed"
+            )
+        raise InputError(
+            f"dataset: give a CSV file's path, a Table (envs.tabular) or one of {', '.join(DATASETS)}"
+        )
+    if isinstance(dataset, Table) or (isinstance(dataset, str) and dataset in DATASETS):
+        # (reader says how a path is read: a preset's reader applies to the paths it is given only)
+        given = [n for n, v in (("label", label), ("columns", columns)) if v is not None]
+        given += [n for n, v, default in (("missing", missing, "error"), ("constant", constant, "keep"))
+                  if v != default]  # fmt: skip
+        if given:
+            what = given[0]
+            where = "a Table" if isinstance(dataset, Table) else f"the bundled data set {dataset!r}"
+            raise InputError(f"{what} applies to a file (dataset = a path), not to {where}")
+        return dataset if isinstance(dataset, Table) else load(dataset)
+    if not is_path(dataset):
+        raise InputError(
+            f"dataset must be one of {', '.join(DATASETS)}, a Table (envs.tabular) or the path of a CSV "
+            f"file, got {dataset!r}"
+        )
+    if not Path(dataset).is_file():
+        raise InputError(f"dataset: no such file {str(dataset)!r}")
+    if missing not in MISSING:
+        raise InputError(f"missing must be one of {MISSING}, got {missing!r}")
+    if constant not in CONSTANT:
+        raise InputError(f"constant must be one of {CONSTANT}, got {constant!r}")
+    if reader == "iwpc":
+        if label is not None or columns is not None:
+            raise InputError("label and columns do not apply to reader='iwpc' (its label is the dose class)")
+        from envs import warfarin
+
+        return warfarin.read(dataset)
+    return read_csv(dataset, label, columns=columns, missing=missing, constant=constant)
 
 
 class _RoundFields(NamedTuple):
@@ -271,9 +364,11 @@ class RealDataEnv(gym.Env):
 
     Parameters
     ----------
-    dataset : str
-        One of :data:`DATASETS`: ``"phishing"`` (default), ``"bananas"``, ``"breast-cancer"``,
-        ``"digits"``, ``"segments"``.
+    dataset : str, Table or path
+        One of :data:`DATASETS` (``"phishing"`` by default, ``"ctg"``, ``"ctg-35"``, ...), a
+        :class:`~envs.tabular.Table` (:func:`envs.tabular.from_frame`, ``from_arrays``,
+        ``read_csv``, :func:`envs.warfarin.read`), or the path of a file (a string with a ``/`` or
+        a suffix such as ``.csv``) read with ``reader``.
     horizon : int
         ``>= 1``: the rounds of the regret reference (see the module's docstring); use the
         simulation's horizon.
@@ -290,6 +385,19 @@ class RealDataEnv(gym.Env):
         random permutation of the rows, without repeats; needs ``horizon + warm_start <=
         n_rows`` (a ``ValueError`` says so otherwise). Past the permutation's end (a simulation
         longer than ``horizon``, or Gymnasium steps past it) it starts over.
+    label : str, optional
+        For a CSV path: the label column (required; a ``ValueError`` lists the columns).
+    columns : list of str, optional
+        For a CSV path: the feature columns (default: every column but the label).
+    missing : {"error", "drop"}
+        For a CSV path: refuse missing values (default) or drop their rows
+        (:func:`envs.tabular.from_frame`).
+    constant : {"keep", "drop"}
+        For a CSV path: keep constant columns (default) or drop them.
+    reader : {"csv", "iwpc"}
+        How a path is read: a CSV file with a label column (default), or the IWPC warfarin subject
+        file (:func:`envs.warfarin.read`: CSV or PharmGKB's ``.xls``); not read for a table or a
+        bundled name.
 
     Notes
     -----
@@ -323,27 +431,37 @@ class RealDataEnv(gym.Env):
     reference = "the best pool member trained on every round"
 
     def __init__(
-        self, dataset: str = "phishing", horizon: int = 2_000, warm_start: int = 1, order: str = "bootstrap"
+        self,
+        dataset: Any = "phishing",
+        horizon: int = 2_000,
+        warm_start: int = 1,
+        order: str = "bootstrap",
+        label: str | None = None,
+        columns: Any = None,
+        missing: str = "error",
+        constant: str = "keep",
+        reader: str = "csv",
     ) -> None:
-        if dataset not in DATASETS:
-            raise ValueError(f"dataset must be one of {', '.join(DATASETS)}, got {dataset!r}")
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
+            raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
         if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
-            raise ValueError(f"warm_start must be an integer >= 1, got {warm_start!r}")
+            raise InputError(f"warm_start must be an integer >= 1, got {warm_start!r}")
         if order not in ORDERS:
-            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
-        self.dataset = dataset
+            raise InputError(f"order must be one of {ORDERS}, got {order!r}")
+        self.table = resolve(dataset, label, columns, missing, constant, reader)
+        # The data set's identity (cache keys, messages): a bundled name, or a table's name and digest.
+        bundled = isinstance(dataset, str) and dataset in DATASETS
+        self.dataset = dataset if bundled else f"{self.table.name}@{self.table.digest[:12]}"
         self.horizon = int(horizon)
         self.warm_start = int(warm_start)
         self.order = order
-        self.table = load(dataset)
         n_rows = len(self.table.rows)
         if order == "shuffle" and self.horizon + self.warm_start > n_rows:
-            raise ValueError(
+            raise InputError(
                 f"horizon must be at most n_rows - warm_start = {n_rows - self.warm_start} for "
-                f"order='shuffle' on {dataset!r} ({n_rows} rows, read once: rounds 0 .. horizon and "
-                f"the warm start's {self.warm_start - 1} extra rows), got {self.horizon}"
+                f"order='shuffle' on {self.table.name!r} ({n_rows} rows, read once: rounds 0 .. horizon and "
+                f"the warm start's {self.warm_start - 1} extra rows), got {self.horizon}; give a shorter "
+                "horizon (env_params horizon; on the command line --horizon)"
             )
         d = self.table.x.shape[1]
         # The data set's range; a constant column (digits' blank border pixels) gets the next float

@@ -17,6 +17,7 @@ from mlcb import validation
 from mlcb.config import SimulationConfig
 from mlcb.presets import Entry
 from mlcb.storage.results import Result
+from mlcb.validation import InputError
 
 #: The SimulationConfig fields a comparison takes for every setting (``budget``: a filter).
 FIELDS = frozenset(f.name for f in dataclasses.fields(SimulationConfig)) - {"policy", "calibration"}
@@ -24,35 +25,35 @@ FIELDS = frozenset(f.name for f in dataclasses.fields(SimulationConfig)) - {"pol
 
 def _entries(items: Iterable[Any]) -> list[Entry]:
     if isinstance(items, (str, Entry)) or not isinstance(items, Iterable):
-        raise ValueError(
+        raise InputError(
             "entries must be a list of Entry or (policy, budgets[, policy_params[, smoothing]]), "
             f"got {items!r}"
         )
     entries = []
     for item in items:
         if isinstance(item, str):
-            raise ValueError(f"entries: give budgets for policy {item!r}, e.g. Entry({item!r}, (1, 2))")
+            raise InputError(f"entries: give budgets for policy {item!r}, e.g. Entry({item!r}, (1, 2))")
         if not isinstance(item, Entry):
             if not isinstance(item, (list, tuple)) or not 2 <= len(item) <= 4:
-                raise ValueError(
+                raise InputError(
                     f"entries: each must be an Entry or (policy, budgets[, policy_params[, smoothing]]), "
                     f"got {item!r}"
                 )
             item = Entry(*item)
         if not isinstance(item.policy, str):
-            raise ValueError(f"entries: a policy must be a name (str), got {item.policy!r}")
+            raise InputError(f"entries: a policy must be a name (str), got {item.policy!r}")
         budgets = tuple(validation.budgets(f"entries: budgets of {item.policy!r}", item.budgets))
         if not isinstance(item.policy_params, dict):
-            raise ValueError(
+            raise InputError(
                 f"entries: policy_params of {item.policy!r} must be a dict, got {item.policy_params!r}"
             )
         if item.smoothing is not None and not isinstance(item.smoothing, str):
-            raise ValueError(
+            raise InputError(
                 f"entries: smoothing of {item.policy!r} must be None or a name, got {item.smoothing!r}"
             )
         entries.append(Entry(item.policy, budgets, item.policy_params, item.smoothing))
     if not entries:
-        raise ValueError("entries must name at least one policy with its budgets")
+        raise InputError("entries must name at least one policy with its budgets")
     return entries
 
 
@@ -60,11 +61,45 @@ def _policies(policies: Any) -> list[str]:
     """``policies`` as a non-empty list of names (one name is a list of one)."""
     wanted = [policies] if isinstance(policies, str) else policies
     if not isinstance(wanted, Iterable) or isinstance(wanted, dict):
-        raise ValueError(f"policies must be a policy name or a non-empty list of them, got {policies!r}")
+        raise InputError(f"policies must be a policy name or a non-empty list of them, got {policies!r}")
     wanted = list(wanted)
     if not wanted or not all(isinstance(name, str) for name in wanted):
-        raise ValueError(f"policies must be a policy name or a non-empty list of them, got {policies!r}")
+        raise InputError(f"policies must be a policy name or a non-empty list of them, got {policies!r}")
     return wanted
+
+
+def _chosen(entries: list[Entry], wanted: list[str], offered: tuple[int, ...]) -> list[Entry]:
+    """The entries of the policies ``wanted``: those of the comparison in its order, then any other
+    registered policy (one of one's own, registered by a plugin) at every budget the comparison
+    runs, on the same seeds; an unknown name is refused, saying how to register more."""
+    from mlcb import policies as registered
+
+    by_policy = {e.policy: e for e in entries}
+    unknown = [name for name in wanted if name not in by_policy and name not in registered.registry]
+    if unknown:
+        raise InputError(
+            f"policies: {unknown} not in the comparison ({list(by_policy)}) nor registered policies "
+            f"({', '.join(registered.names())}); a module of one's own registers more: --plugin MODULE"
+        )
+    repeated = sorted({name for name in wanted if wanted.count(name) > 1})
+    if repeated:
+        raise InputError(f"policies: {repeated} named twice")
+    added = [Entry(name, offered) for name in wanted if name not in by_policy]
+    return [e for e in entries if e.policy in wanted] + added
+
+
+def preset_smoothing(preset: Any, policy: str) -> str | None:
+    """The smoothing wrapper ``preset`` (a :class:`~mlcb.presets.Preset`) gives ``policy``
+    (:meth:`~mlcb.presets.Preset.smoothing_for`: :meth:`~mlcb.presets.Preset.config` gives the
+    same one, so a policy deploys alike however it is given).
+
+    Examples
+    --------
+    >>> from mlcb import presets
+    >>> preset_smoothing(presets.get("trap"), "limited-advice"), preset_smoothing(presets.get("trap"), "mlcb")
+    ('last', 'counts')
+    """
+    return preset.smoothing_for(policy)
 
 
 def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **options: Any) -> list:
@@ -85,48 +120,45 @@ def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **opti
     fields = options
 
     if not isinstance(preset, str):
-        raise ValueError(f"preset must be a preset name (str), got {preset!r}")
+        raise InputError(f"preset must be a preset name (str), got {preset!r}")
     chosen = presets.get(preset)
     if entry_set is not None:
         if entries is not None:
-            raise ValueError("entry_set and entries are exclusive: name a set or give the entries")
+            raise InputError("entry_set and entries are exclusive: name a set or give the entries")
         if entry_set not in chosen.entry_sets:
             sets = ", ".join(sorted(chosen.entry_sets)) or "none"
-            raise ValueError(
+            raise InputError(
                 f"entry_set must be one of preset {preset!r}'s comparison sets ({sets}), got {entry_set!r}"
             )
         entries = chosen.entry_sets[entry_set]
     unknown = sorted(set(fields) - FIELDS)
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"unknown field(s) {', '.join(unknown)}; a comparison takes {', '.join(sorted(FIELDS))} "
             "(policies and budgets come from entries and policies=)"
         )
     entries = _entries(entries) if entries is not None else list(chosen.comparison)
     if not entries:
-        raise ValueError(f"preset {preset!r} defines no comparison; pass entries")
+        raise InputError(f"preset {preset!r} defines no comparison; pass entries")
     offered = sorted({b for e in entries for b in e.budgets})
     if policies is not None:
-        wanted = _policies(policies)
-        unknown = sorted(set(wanted) - {e.policy for e in entries})
-        if unknown:
-            raise ValueError(f"policies: {unknown} not in the comparison ({[e.policy for e in entries]})")
-        entries = [e for e in entries if e.policy in wanted]
+        entries = _chosen(entries, _policies(policies), tuple(offered))
     budgets = fields.pop("budget", None)
     if budgets is not None:
         budgets = validation.budgets("budget", budgets)
         missing = [b for b in budgets if b not in offered]
         if missing:
-            raise ValueError(
+            raise InputError(
                 f"budget: {', '.join(map(str, missing))} not among the comparison's budgets "
                 f"({', '.join(map(str, offered))})"
             )
     if not isinstance(fields.get("policy_params", {}), dict):
-        raise ValueError(f"policy_params must be a dict, got {fields['policy_params']!r}")
+        raise InputError(f"policy_params must be a dict, got {fields['policy_params']!r}")
     configs = []
     for entry in entries:
+        wrapper = entry.smoothing or preset_smoothing(chosen, entry.policy)
         for budget in entry.budgets if budgets is None else [b for b in budgets if b in entry.budgets]:
-            extra = {"smoothing": entry.smoothing} if entry.smoothing and "smoothing" not in fields else {}
+            extra = {"smoothing": wrapper} if wrapper and "smoothing" not in fields else {}
             configs.append(
                 chosen.config(
                     budget,
@@ -138,7 +170,7 @@ def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **opti
                 )
             )
     if not configs:
-        raise ValueError("budget: none of the requested budgets is in the comparison")
+        raise InputError("budget: none of the requested budgets is in the comparison")
     return configs
 
 
@@ -161,11 +193,16 @@ def compare(
     preset : str
         A preset name (:mod:`mlcb.presets`).
     entries : iterable of Entry or (policy, budgets[, policy_params[, smoothing]]), optional
-        The policies and budgets; the preset's comparison by default.
+        The policies and budgets; the preset's comparison by default. An entry without a
+        smoothing wrapper gets the one the preset gives that policy (:func:`preset_smoothing`:
+        LimitedAdvice deploys its last iterate on the trap, as in the paper's comparison), else
+        its experts' family default: a policy deploys alike however it is given.
     calibration : str, optional
         The preset's calibration (M-LCB's constants and the experts' rates).
     policies : iterable of str, optional
-        Keep only these policies of the comparison.
+        Keep only these policies of the comparison; a registered policy that the
+        comparison does not hold (one of one's own, registered by a plugin) joins it at every
+        budget the comparison runs, on the same seeds (common random numbers).
     entry_set : str, optional
         A further comparison the preset names instead of the paper's (``"practitioners"``:
         M-LCB against the policies practitioners run, at equal training budget).

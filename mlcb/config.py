@@ -1,7 +1,9 @@
-"""What a simulation is: a frozen, validated description, recorded with its results.
+"""What a simulation is: a frozen, validated description, recorded with its results; and the
+TOML setting file that describes one (:func:`load_toml`).
 
 Every check happens here, in Python, before any work starts: a bad budget, confidence,
-horizon, policy name or expert list is a ``ValueError`` naming the parameter and what is allowed.
+horizon, policy name or expert list is an :class:`~mlcb.validation.InputError` (a ``ValueError``)
+naming the parameter and what is allowed.
 """
 
 from __future__ import annotations
@@ -10,13 +12,17 @@ import copy
 import dataclasses
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from mlcb import validation
 from mlcb.kernels.seeding import check_seed
+from mlcb.storage import identity
+from mlcb.validation import InputError
 
 #: The largest horizon ``T``: the engines count rounds, pulls and updates in int64 and feed
 #: rounds to the counter-based random stream, all exact far beyond it, while one replication of
@@ -167,43 +173,71 @@ class SimulationConfig:
 
         for name in ("env_params", "policy_params"):
             if not isinstance(getattr(self, name), dict):
-                raise ValueError(
+                raise InputError(
                     f"{name} must be a dict (a TOML table) of keyword arguments, got {getattr(self, name)!r}"
                 )
         if not isinstance(self.calibration, str):
-            raise ValueError(f"calibration must be a string (a label), got {self.calibration!r}")
-        envs.make(self.env, **self.env_params)  # unknown ids and bad parameters raise here
+            raise InputError(f"calibration must be a string (a label), got {self.calibration!r}")
         if not self.experts:
-            raise ValueError("experts must be a non-empty list of expert specifications")
+            raise InputError("experts must be a non-empty list of expert specifications")
         object.__setattr__(self, "experts", tuple(self.experts))
-        family = family_of(list(self.experts))
-        n_experts = len(self.experts)
-        budget = validation.integer("budget", self.budget)
-        if budget > n_experts:
-            raise ValueError(f"budget must be an integer in [1, n_experts={n_experts}], got {self.budget!r}")
-        object.__setattr__(self, "budget", budget)
         for name, maximum in (
             ("horizon", MAX_HORIZON),
             ("replications", MAX_REPLICATIONS),
             ("checkpoints", MAX_CHECKPOINTS),
         ):
             object.__setattr__(self, name, validation.integer(name, getattr(self, name), maximum=maximum))
+        # the size before any allocation (the budget not yet checked: the label as given)
+        check_size(f"{self.policy} M={self.budget}", self.frame_bytes(), self._rows_text())
+        check_environment_size(self.env, self.env_params)
+        env = envs.make(self.env, **self.env_params)  # unknown ids and bad parameters raise here
+        family = family_of(list(self.experts))
+        n_experts = len(self.experts)
+        object.__setattr__(self, "budget", validation.budget(self.budget, n_experts))
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "delta", validation.open_unit("delta", self.delta))
         policies.make(self.policy, **self.policy_params)  # unknown names and bad parameters raise
         smoothing = self.smoothing or family.smoothing[0]
         object.__setattr__(self, "smoothing", smoothing)
-        env = self.make_env()
+        env_bytes = held_bytes(env)
+        if env_bytes:
+            in_flight = min(self.replications, os.cpu_count() or 1)
+            check_size(
+                self.label,
+                self.frame_bytes() + env_bytes * (1 + 2 * in_flight),
+                f"the environment's arrays take {_bytes(env_bytes)}, and each of the {in_flight} "
+                "replications run at once keeps the pool's state beside them",
+            )
         family.check(list(self.experts), env)
         allowed = tuple(family.smoothing)
         if smoothing not in allowed:
-            raise ValueError(
+            raise InputError(
                 f"smoothing must be one of {allowed} for {family.name} experts, got {smoothing!r}"
             )
 
     @property
     def n_experts(self) -> int:
         return len(self.experts)
+
+    def points(self) -> int:
+        """``C``, the points of the checkpoint grid (the horizon always one of them)."""
+        from mlcb.engine.replications import checkpoint_grid
+
+        return len(checkpoint_grid(self.horizon, self.checkpoints))
+
+    def frame_bytes(self) -> int:
+        """About how much memory the setting's recorded replications and their frames take at
+        once when collected (:data:`ROW_BYTES` a row of each frame)."""
+        runs, points, k = self.replications, self.points(), len(self.experts)
+        per_run = points * (k * ROW_BYTES["experts"] + ROW_BYTES["curves"]) + ROW_BYTES["replications"]
+        return runs * per_run
+
+    def _rows_text(self) -> str:
+        runs, points, k = self.replications, self.points(), len(self.experts)
+        return (
+            f"{runs:,} replications x {points:,} checkpoints x {k:,} experts = {runs * points * k:,} rows of "
+            "the experts frame"
+        )
 
     def make_env(self):
         """The (unwrapped) environment object."""
@@ -232,14 +266,305 @@ class SimulationConfig:
         data["experts"] = [expert_to_dict(e) for e in self.experts]
         return data
 
+    def identity(self) -> identity.Described:
+        """Everything that decides the numbers of one replication, as plain JSON
+        (:mod:`mlcb.storage.identity`): mlcb's version, the environment and the policy by name
+        and by the object registered under it (module, qualified name, and a digest of its code
+        when it is one's own), their parameters, every field but ``replications``, and each
+        expert in full (its ``get_params()``, else every attribute, private ones included); with
+        where the description is incomplete (:meth:`check_resumable`)."""
+        import envs
+        from mlcb import policies
+        from mlcb._version import __version__
+
+        problems: list[str] = []
+
+        def named(registry: Any, name: str) -> dict[str, Any]:
+            target = registry.entry(name).load()
+            return {"name": name, "object": identity.label(target), **identity.origin(target)}
+
+        def full(value: Any, where: str) -> Any:
+            described = identity.describe(value, where)
+            problems.extend(described.problems)
+            return described.value
+
+        runs: list[list] = []
+        memo: dict[int, str] = {}
+        for k, expert in enumerate(self.experts):
+            if id(expert) not in memo:
+                where = f"experts[{k}] ({type(expert).__qualname__})"
+                memo[id(expert)] = identity.digest(full(expert, where))
+            if runs and runs[-1][0] == memo[id(expert)]:
+                runs[-1][1] += 1
+            else:
+                runs.append([memo[id(expert)], 1])
+        value = {
+            "mlcb": __version__,
+            "env": named(envs.registry, self.env),
+            "env_params": full(self.env_params, "env_params"),
+            "policy": named(policies.registry, self.policy),
+            "policy_params": full(self.policy_params, "policy_params"),
+            "experts": runs,
+            **{
+                f.name: getattr(self, f.name)
+                for f in dataclasses.fields(self)
+                if f.name not in ("env", "env_params", "policy", "policy_params", "experts", "replications")
+            },
+        }
+        return identity.Described(value, problems)
+
     def key(self) -> str:
-        """A digest of everything that determines the results of one replication."""
-        data = self.to_dict()
-        data.pop("replications")
-        text = json.dumps(data, sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        """A digest of everything that decides the results of one replication
+        (:meth:`identity`): the name of the folder of the setting's parts, and what tells two
+        saved settings apart."""
+        return identity.digest(self.identity().value)[:16]
+
+    def check_resumable(self) -> None:
+        """An :class:`~mlcb.validation.InputError` when the setting's identity cannot be
+        established (an expert holds an object that cannot be described), so that a run which
+        keeps parts would risk reusing another setting's; the line says how to give it."""
+        problems = self.identity().problems
+        if problems:
+            raise validation.InputError(
+                f"{self.label}: cannot resume from saved parts: {problems[0]}, so this setting cannot be "
+                "told from another; give the expert's class a get_params() method that returns what decides "
+                "its numbers as plain values (numbers, strings, lists, dicts, arrays), or run without parts"
+            )
 
     @property
     def label(self) -> str:
         """A short human name of the setting, e.g. ``"mlcb M=2"``."""
         return f"{self.policy} M={self.budget}"
+
+
+# --- size before work ---------------------------------------------------------------------------
+#: About how many bytes a row of each frame takes in memory while a result is collected: the
+#: frame's columns (the setting's four, then its own) and the recorded arrays it comes from.
+ROW_BYTES = {"experts": 88, "curves": 112, "replications": 96}
+
+
+def machine_memory() -> int:
+    """This machine's memory in bytes (the physical memory, or a smaller container limit)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not on POSIX
+        return 2**62
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return int(total)
+
+
+def _bytes(count: float) -> str:
+    """A number of bytes in words: ``'1.5 GB'``."""
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
+        if count < 1000 or unit == "PB":
+            return f"{count:,.0f} {unit}" if unit == "bytes" else f"{count:,.1f} {unit}"
+        count /= 1000
+    return f"{count:,.1f} PB"  # pragma: no cover
+
+
+def check_size(label: str, needed: int, why: str, what: str = "setting") -> None:
+    """An :class:`~mlcb.validation.InputError` with the estimate unless ``needed`` bytes fit in
+    this machine's memory (:func:`machine_memory`); ``what`` the setting is (``"grid"``)."""
+    memory = machine_memory()
+    if needed > memory:
+        raise InputError(
+            f"{label}: this {what} needs about {_bytes(needed)} of memory ({why}), more than this "
+            f"machine's {_bytes(memory)}; lower replications, checkpoints, experts or the environment's size"
+        )
+
+
+#: How many times an environment's numbers are held at once, its temporaries included.
+COPIES = 8
+#: Parameters of an environment that size its arrays (each holds one number per combination).
+SIZE_PARAMETERS = ("n_experts", "n_arms", "n_features", "n_classes", "n_clusters", "dim")
+
+
+def check_environment_size(env: str, params: dict[str, Any]) -> None:
+    """Refuse, before the environment is built, parameters whose arrays cannot fit in memory: the
+    product of its size parameters (:data:`SIZE_PARAMETERS`, given or default), each number 8
+    bytes held :data:`COPIES` times (the temporaries that build it, the arrays, and the pool's
+    state beside them)."""
+    import inspect
+
+    import envs
+
+    try:
+        target = envs.registry.entry(env).load()
+        signature = inspect.signature(target)
+    except (InputError, TypeError, ValueError, ImportError, AttributeError):
+        return  # an unknown id is named when the environment is made
+    cells = 1
+    named = []
+    for name in SIZE_PARAMETERS:
+        given = params.get(name, signature.parameters[name].default if name in signature.parameters else None)
+        if validation.is_real(given) and isinstance(given, int) and given > 1:
+            cells *= int(given)
+            named.append(f"{name} = {int(given):,}")
+    if len(named) and cells > 1:
+        check_size(
+            f"env_params of {env}",
+            8 * COPIES * cells,
+            f"{' x '.join(named)} numbers of 8 bytes, held about {COPIES} times while built and run",
+        )
+
+
+def held_bytes(obj: Any) -> int:
+    """The bytes of the NumPy arrays an object holds as attributes (its own, one level down)."""
+    total = 0
+    for value in getattr(obj, "__dict__", {}).values():
+        if isinstance(value, np.ndarray):
+            total += value.nbytes
+    return total
+
+
+# --- setting files ------------------------------------------------------------------------------
+#: Experts one ``[[experts]]`` table may stand for (``count``).
+MAX_COUNT = 10**6
+#: The keys of a TOML setting file besides the fields of :class:`SimulationConfig`.
+FILE_KEYS = ("name",)
+
+
+class SettingFile(NamedTuple):
+    """What a TOML setting file describes: its ``name`` (the result's folder under ``--out``) and
+    one :class:`SimulationConfig` per budget."""
+
+    name: str
+    configs: list[SimulationConfig]
+
+
+def load_toml(path: str | Path, **fields: Any) -> SettingFile:
+    """The settings a TOML setting file describes (one per budget), every key checked before any
+    work; what ``mlcb run setting.toml`` runs.
+
+    The file's keys are the fields of :class:`SimulationConfig` (``env``, ``env_params``,
+    ``policy``, ``policy_params``, ``budget``, ``horizon``, ``replications``, ``seed``,
+    ``delta``, ``smoothing``, ``checkpoints``, ``calibration``), ``name`` (default: the file's
+    stem) and one or more ``[[experts]]`` tables: ``family`` (a registered expert name, see
+    ``mlcb list``, or the ``"module:Class"`` entry point of one), ``count`` (how many such
+    experts, default 1) and the family's parameters. ``budget`` may be a list: one setting each.
+    Names resolve only to what is registered (built in, or by a plugin module loaded first, e.g.
+    with ``--plugin``); nothing named in the file is imported. docs/command-line.md describes the
+    format.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The TOML file.
+    **fields
+        Fields that override the file's (``budget`` may be a list; ``None`` values are ignored):
+        the command line's ``--horizon``, ``--budget``, ...; ``env_params`` and ``policy_params``
+        update the file's tables (the command line's ``--data`` and ``--label``).
+
+    Returns
+    -------
+    SettingFile
+        ``(name, configs)``.
+
+    Raises
+    ------
+    mlcb.validation.InputError
+        Naming the key (or the file) at fault and what is allowed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "two-ucb.toml"
+    >>> _ = path.write_text('''
+    ... env = "mlcb/BanditExperts-v0"
+    ... budget = [1, 2]
+    ... horizon = 500
+    ... env_params = { reward_means = [[0.5, 0.6], [0.5, 0.3]] }
+    ... [[experts]]
+    ... family = "ucb1"
+    ... count = 2
+    ... ''')
+    >>> name, configs = load_toml(path, replications=2)
+    >>> name, [c.budget for c in configs], configs[0].replications
+    ('two-ucb', [1, 2], 2)
+    """
+    import tomllib
+
+    path = validation.path("path", path)
+    if not path.is_file():
+        raise validation.InputError(f"target: no such TOML file {str(path)!r}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise validation.InputError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
+    except OSError as error:
+        raise validation.InputError(f"{path}: cannot be read ({error.strerror})") from None
+    allowed = {f.name for f in dataclasses.fields(SimulationConfig)} | set(FILE_KEYS)
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise validation.InputError(
+            f"{path.name}: unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"allowed keys: {', '.join(sorted(allowed))}"
+        )
+    experts = _toml_experts(data.pop("experts", None))
+    budgets = validation.budgets("budget", data.pop("budget", 1))
+    if "name" in data:
+        name = validation.plain_name("name", data.pop("name"))
+    else:
+        name = validation.plain_name(f"name (from the file name {path.name!r}; set name = ...)", path.stem)
+    overrides = {key: value for key, value in fields.items() if value is not None}
+    if "budget" in overrides:
+        budgets = validation.budgets("budget", overrides.pop("budget"))
+    unknown = sorted(set(overrides) - allowed)
+    if unknown:
+        raise validation.InputTypeError(f"load_toml: unknown field(s) {', '.join(unknown)}")
+    for table in ("env_params", "policy_params"):  # tables given here update the file's
+        if (
+            table in overrides
+            and isinstance(overrides[table], dict)
+            and isinstance(data.get(table, {}), dict)
+        ):
+            overrides[table] = {**data.get(table, {}), **overrides[table]}
+    settings = {**data, **overrides}
+    return SettingFile(name, [SimulationConfig(experts=experts, budget=m, **settings) for m in budgets])
+
+
+def _toml_experts(tables: Any) -> tuple:
+    """The pool of a setting file's ``[[experts]]`` tables."""
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise validation.InputError(
+            "experts: the TOML file needs one or more [[experts]] tables, each with a family "
+            f"(see `mlcb list`), got {tables!r}"
+        )
+    experts: list = []
+    for index, table in enumerate(tables):
+        params = dict(table)
+        count = validation.integer(f"experts[{index}].count", params.pop("count", 1), maximum=MAX_COUNT)
+        if "family" not in params:
+            raise validation.InputError(
+                f"experts[{index}]: each [[experts]] table needs a family (see `mlcb list`)"
+            )
+        expert = expert_from_file(params.pop("family"), params, f"experts[{index}].family")
+        if len(experts) + count > MAX_COUNT:
+            raise validation.InputError(
+                f"experts: the [[experts]] tables add up to more than {MAX_COUNT:_} experts"
+            )
+        experts.extend([expert] * count)
+    return tuple(experts)
+
+
+def expert_from_file(family: Any, params: dict[str, Any], what: str) -> Any:
+    """The expert a file names: ``family`` resolved among the registered experts only
+    (:meth:`mlcb.registry.Registry.resolve`: a registered name with its defaults, or the
+    ``"module:Class"`` entry point of one), built with ``params``. A bad parameter is an
+    :class:`~mlcb.validation.InputError` naming ``what``'s table."""
+    import agents
+    from mlcb.registry import build
+
+    entry, defaults = agents.registry.resolve(family, what)
+    try:
+        return build(entry.load(), {**(entry.defaults if defaults else {}), **params})
+    except validation.InputError as error:
+        table = what.removesuffix(".family")
+        raise type(error)(f"{table}: {error}") from None

@@ -34,6 +34,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from mlcb.validation import InputError
+
 
 @runtime_checkable
 class Environment(Protocol):
@@ -400,6 +402,15 @@ class Policy(Protocol):
     ``has_certificate``, ``certificate_valid`` (default ``False``)
         Whether the policy reports confidence widths ``UCB - LCB`` (the certificate), and
         whether its pseudo-regret is then bounded by it with probability ``1 - delta``.
+
+    Who checks what. The policy checks its own parameters in ``__post_init__`` (so
+    ``mlcb.policies.make`` refuses a bad one before any work). The budget rule ``1 <= M <= K`` is
+    checked by :func:`mlcb.validation.budget`, the one check and wording of it: every caller that
+    takes a budget from a user calls it before ``build`` (:class:`mlcb.config.SimulationConfig`,
+    the river selectors, :func:`mlcb.testing.check_policy`), so a policy's ``build`` may assume
+    ``1 <= budget <= n_experts``; the built-in policies call it again first thing in ``build``, so
+    that a direct call refuses a bad budget alike. ``delta`` in (0, 1) and ``horizon >= 1`` are the
+    setting's (checked by :class:`~mlcb.config.SimulationConfig`).
     """
 
     def build(
@@ -426,7 +437,7 @@ def family_of(experts: list) -> Any:
     'bandit'
     """
     if not experts:
-        raise ValueError("experts must be a non-empty list of expert specifications or learners")
+        raise InputError("experts must be a non-empty list of expert specifications or learners")
     from mlcb.learners import LEARNERS, MixedFamily
 
     families = []
@@ -434,7 +445,7 @@ def family_of(experts: list) -> Any:
         family = getattr(type(expert), FAMILY_ATTRIBUTE, None)
         if family is None:
             if not (callable(getattr(expert, "learn", None)) and callable(getattr(expert, "deploy", None))):
-                raise ValueError(
+                raise InputError(
                     f"experts[{k}]: {type(expert).__name__} is neither an expert specification (its class "
                     "names an ExpertFamily in 'family') nor a Python expert (methods learn(data) and "
                     "deploy(data)); see mlcb.contracts"

@@ -3,6 +3,7 @@ and the warnings about a user's files, shown in one line."""
 
 from __future__ import annotations
 
+import errno
 import warnings
 from typing import Any
 
@@ -47,6 +48,17 @@ class ExpertError(RuntimeError):
         self.value = value
         where = f"round {round_}" if replication is None else f"replication {replication}, round {round_}"
         super().__init__(f"expert {expert} ({expert_class}), {where}: {problem}")
+
+
+class Fault(RuntimeError):
+    """A fault of the machine or of a cluster, neither of mlcb nor of its input (a Dask scheduler
+    that went away): the command line says what happened in one line, with exit status 1, and
+    what finished is kept for a rerun."""
+
+
+class ClusterLost(Fault):
+    """The Dask cluster of a sweep went away while tasks ran (its scheduler stopped, the network
+    dropped): the finished tasks are saved, and running the same sweep again runs the rest."""
 
 
 class PolicyStateFull(RuntimeError):
@@ -109,14 +121,21 @@ class CorruptPartWarning(FileWarning):
     """A kept part could not be used and is recomputed (shown in one line naming the file)."""
 
 
+class CertificateWarning(UserWarning):
+    """A certificate that is not a finite number where it should be one (an expert's rate or
+    width that is not a finite number >= 0): the setting's certificate is marked not valid and the
+    replications concerned are not checked against it. Shown in one line, as :class:`FileWarning`."""
+
+
 _format_others = warnings.formatwarning
 
 
 def _format_warning(
     message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
 ) -> str:
-    """:class:`FileWarning` in one line; every other warning as before."""
-    if issubclass(category, FileWarning):
+    """:class:`FileWarning` and :class:`CertificateWarning` in one line; every other warning as
+    before."""
+    if issubclass(category, (FileWarning, CertificateWarning)):
         return f"mlcb: {category.__name__}: {message}\n"
     return _format_others(message, category, filename, lineno, line)
 
@@ -127,3 +146,38 @@ warnings.formatwarning = _format_warning
 def class_name(obj: Any) -> str:
     """The class name of ``obj`` as messages show it."""
     return type(obj).__qualname__
+
+
+#: What to do about an operating-system fault, by ``errno``: faults of the machine or of its
+#: limits, not of mlcb nor of the input (:func:`os_fault`).
+OS_FAULTS = {
+    errno.ENOSPC: "the disk is full: free some space",
+    errno.EDQUOT: "the disk quota is used up: free some space",
+    errno.EFBIG: "a file-size limit is set (see `ulimit -f`): raise it",
+    errno.EACCES: "permission denied: check the folder's permissions",
+    errno.EPERM: "operation not permitted: check the folder's permissions",
+    errno.EROFS: "the file system is read-only: write elsewhere",
+    errno.EMFILE: "too many open files (see `ulimit -n`): raise the limit",
+    errno.ENFILE: "too many open files on this machine: close some",
+    errno.ENOMEM: "not enough memory: use a smaller setting or fewer threads",
+    errno.EIO: "an input/output error of the device",
+}
+
+
+def os_fault(error: BaseException) -> str | None:
+    """One line that says what happened for an ``OSError`` that is a fault of the machine or its
+    limits (a full disk, a file-size limit, permissions; :data:`OS_FAULTS`), or ``None`` for any
+    other error.
+
+    Examples
+    --------
+    >>> os_fault(OSError(errno.EFBIG, "File too large", "results/trap/curves.parquet"))
+    'results/trap/curves.parquet: File too large (a file-size limit is set (see `ulimit -f`): raise it)'
+    >>> os_fault(ValueError("x")) is None
+    True
+    """
+    if not isinstance(error, OSError) or error.errno not in OS_FAULTS:
+        return None
+    text = error.strerror or str(error)
+    where = f"{error.filename}: " if error.filename else ""
+    return f"{where}{text} ({OS_FAULTS[error.errno]})"

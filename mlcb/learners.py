@@ -45,6 +45,7 @@ import numpy as np
 
 from mlcb.errors import ExpertError, class_name, raised
 from mlcb.kernels import begin_round
+from mlcb.validation import InputError
 
 #: The default rate of a Python expert that declares none: ``(beta, alpha) = (1, 1/2)``.
 DEFAULT_RATE = (1.0, 0.5)
@@ -80,7 +81,7 @@ def _rate_spec(expert: Any, index: int) -> Any:
     except (TypeError, ValueError):
         beta = alpha = math.nan
     if not (beta > 0 and math.isfinite(beta) and 0 < alpha <= 1):
-        raise ValueError(
+        raise InputError(
             f"experts[{index}]: rate of {class_name(expert)} must be a callable rate(n, delta_prime) or a "
             f"pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, got {spec!r}"
         )
@@ -100,9 +101,16 @@ def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.n
     counts = np.asarray(n, dtype=np.float64)
     values = np.asarray(_rate_spec(expert, index)(counts, delta_prime), dtype=np.float64)
     if values.shape != counts.shape:
-        raise ValueError(
+        raise InputError(
             f"experts[{index}]: rate of {class_name(expert)} returned shape {values.shape} for counts of "
             f"shape {counts.shape}; it must be vectorised over n"
+        )
+    bad = ~(np.isfinite(values) & (values >= 0))
+    if bad.any():
+        first = np.flatnonzero(bad.ravel())[0]
+        raise InputError(
+            f"experts[{index}]: rate of {class_name(expert)} must be a finite number >= 0 at every count, "
+            f"got {float(values.ravel()[first])!r} at n = {int(counts.ravel()[first])}"
         )
     return np.minimum(counts, values)
 
@@ -164,9 +172,9 @@ class LearnerFamily:
     def check(self, experts: list, env: Any) -> None:
         expected = getattr(env, "n_experts", None)
         if expected is not None and len(experts) != expected:
-            raise ValueError(f"experts: this environment has {expected} experts, got {len(experts)}")
+            raise InputError(f"experts: this environment has {expected} experts, got {len(experts)}")
         if not callable(getattr(env, "round_data", None)):
-            raise ValueError(
+            raise InputError(
                 f"experts: Python experts need the environment to provide round_data(params, state, t, "
                 f"expert); {type(env).__name__} does not"
             )
@@ -175,15 +183,10 @@ class LearnerFamily:
             if id(expert) not in warned:
                 warned.add(id(expert))
                 _warn_if_shared_randomness(expert, k)
-            first = rate_values(expert, np.array([1.0, 2.0]), 0.01, k)
-            if not (np.all(first >= 0.0) and np.all(np.isfinite(first))):
-                raise ValueError(
-                    f"experts[{k}]: rate of {class_name(expert)} must be finite and >= 0, got "
-                    f"{first.tolist()} at counts 1 and 2"
-                )
+            rate_values(expert, np.array([1.0, 2.0]), 0.01, k)  # refuses a rate < 0 or not finite
             heuristic = getattr(expert, "heuristic", True)
             if not isinstance(heuristic, (bool, np.bool_)):
-                raise ValueError(
+                raise InputError(
                     f"experts[{k}]: heuristic of {class_name(expert)} must be True or False, "
                     f"got {heuristic!r}"
                 )

@@ -33,6 +33,7 @@ import seaborn as sns
 from mlcb import theory
 from mlcb.storage import store
 from mlcb.storage.results import Result
+from mlcb.validation import InputError
 
 _METRICS = ("regret", "pseudo_regret", "top_m_regret")
 #: The figure kinds :func:`draw` knows.
@@ -53,7 +54,7 @@ def _metric(result: Result, metric: str | None) -> str:
     if metric is None:
         return default_metric(result)
     if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+        raise InputError(f"metric must be one of {_METRICS}, got {metric!r}")
     return metric
 
 
@@ -203,7 +204,7 @@ def _axes(axes: Any, count: int, figsize: tuple[float, float], columns: int | No
         return plt.subplots(rows, columns, figsize=figsize, squeeze=False)
     given = np.asarray(axes, dtype=object).ravel()
     if given.size < count or not all(hasattr(ax, "plot") and hasattr(ax, "figure") for ax in given):
-        raise ValueError(f"axes must be a sequence of at least {count} matplotlib Axes, got {axes!r}")
+        raise InputError(f"axes must be a sequence of at least {count} matplotlib Axes, got {axes!r}")
     return given[0].figure, given.reshape(1, -1)
 
 
@@ -291,7 +292,7 @@ def theory_figure(
     chosen = list(settings) if settings is not None else result.settings[:THEORY_PANELS]
     unknown = [s for s in chosen if s not in result.settings]
     if unknown or not chosen:
-        raise ValueError(
+        raise InputError(
             f"settings must name settings of the result {result.settings[:4]}, got {unknown or chosen}"
         )
     columns = 2 if len(chosen) == 4 else min(3, len(chosen))
@@ -497,7 +498,7 @@ def budget_figure(result: Result, metric: str | None = None, axes: Any = None) -
 def draw(result: Result, kind: str) -> Any:
     """The matplotlib Figure of figure ``kind`` (one of :data:`KINDS`) for ``result``."""
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        raise InputError(f"kind must be one of {KINDS}, got {kind!r}")
     if kind == "regret":
         return regret(result)
     if kind == "panels":

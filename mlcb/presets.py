@@ -33,12 +33,14 @@ budgets, each with its smoothing wrapper.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mlcb.config import SimulationConfig
+from mlcb.validation import InputError
 
 
 @dataclass(frozen=True)
@@ -82,13 +84,29 @@ class Preset:
     #: Further named comparisons (``mlcb compare trap --set practitioners``).
     entry_sets: dict[str, tuple[Entry, ...]] = field(default_factory=dict)
 
+    def smoothing_for(self, policy: str) -> str | None:
+        """The smoothing wrapper this preset gives ``policy``: that of its first entry naming the
+        policy with a wrapper, in the paper's comparison and then in its further comparison sets;
+        ``None`` where none does (the experts' family default then applies).
+
+        Examples
+        --------
+        >>> trap = get("trap")
+        >>> trap.smoothing_for("limited-advice"), trap.smoothing_for("mlcb"), trap.smoothing_for("oracle")
+        ('last', 'counts', None)
+        """
+        for entry in (*self.comparison, *(e for entries in self.entry_sets.values() for e in entries)):
+            if entry.policy == policy and entry.smoothing:
+                return str(entry.smoothing)
+        return None
+
     def config(
         self, budget: int | None = None, calibration: str | None = None, **fields: Any
     ) -> SimulationConfig:
         """The :class:`SimulationConfig` of this preset at ``budget``, fields overridden."""
         name = calibration or self.default_calibration
         if name not in self.calibrations:
-            raise ValueError(
+            raise InputError(
                 f"calibration must be one of {sorted(self.calibrations)} for preset {self.name!r}, "
                 f"got {name!r}"
             )
@@ -110,6 +128,11 @@ class Preset:
             "delta": chosen.delta,
             "calibration": name,
         }
+        # The wrapper the preset's comparisons give the policy, as mlcb.compare deploys it, unless
+        # the pool or the environment is another one (then the experts' family default).
+        wrapper = self.smoothing_for(policy)
+        if wrapper is not None and not {"smoothing", "experts", "env"} & set(fields):
+            values["smoothing"] = wrapper
         values.update(fields)
         return SimulationConfig(**values)
 
@@ -297,15 +320,16 @@ CTG_LIKE: dict[str, Any] = {"dataset": "segments", "horizon": 2_125, "order": "s
 WARFARIN_LIKE: dict[str, Any] = {"dataset": "digits", "horizon": 20_000}
 
 
-def _classifier_experts(size: int, rate_scale: float = 1.0) -> Callable[[dict[str, Any]], list]:
+def _classifier_experts(
+    size: int, rate_scale: float = 1.0, rate: str = "zero-one"
+) -> Callable[[dict[str, Any]], list]:
     """The first ``size`` experts of :func:`agents.classifiers.mixed_pool` on the data set."""
 
     def build(env_params: dict[str, Any]) -> list:
         from agents.classifiers import mixed_pool
-        from envs.real_data import load
+        from envs.real_data import table_of
 
-        n_features = load(env_params.get("dataset", "phishing")).x.shape[1]
-        return mixed_pool(n_features, size, rate_scale)
+        return mixed_pool(table_of(env_params).n_features, size, rate_scale, rate)
 
     return build
 
@@ -339,6 +363,11 @@ def _paper_preset(
         calibrations={
             "theory": Calibration(_classifier_experts(size)),
             "practical": Calibration(_classifier_experts(size), {"bonus_scale": 0.5}),
+            # The classifiers' former rates (agents/classifiers.py: rate="log-loss"), to show what they do.
+            "theory-log-loss": Calibration(_classifier_experts(size, rate="log-loss")),
+            "practical-log-loss": Calibration(
+                _classifier_experts(size, rate="log-loss"), {"bonus_scale": 0.5}
+            ),
         },
     )
 
@@ -358,6 +387,44 @@ PRESETS["warfarin-like"] = _paper_preset(
     WARFARIN_LIKE,
     (1, 2, 4),
     7,
+)
+# --- the paper's real data: cardiotocography (shipped) and warfarin (the user's copy) ---------------
+#: The paper's cardiotocography stream: the shipped table read once, 2,125 rounds after the warm start.
+CTG: dict[str, Any] = {"dataset": "ctg", "horizon": 2_125, "order": "shuffle"}
+#: The 35-feature reading (the 21 features, LBE, DR, b, e and the 10 pattern indicators: they leak NSP).
+CTG_35: dict[str, Any] = {"dataset": "ctg-35", "horizon": 2_125, "order": "shuffle"}
+#: The paper's warfarin stream: the user's IWPC subject file (``dataset``: its path), bootstrapped.
+WARFARIN: dict[str, Any] = {"dataset": None, "reader": "iwpc", "horizon": 20_000}
+
+PRESETS["ctg"] = _paper_preset(
+    "ctg",
+    "the paper's cardiotocography run: the UCI data set shipped with the package (2,126 records, the 21 "
+    "features, 3 classes NSP) read once in a random order, 2,125 rounds",
+    CTG,
+    (1, 2, 4, 8),
+    15,
+)
+PRESETS["ctg-35"] = _paper_preset(
+    "ctg-35",
+    "the cardiotocography run on 35 columns: the 21 features, LBE, DR, b, e and the 10 pattern indicators "
+    "(these leak the label NSP)",
+    CTG_35,
+    (1, 2, 4, 8),
+    15,
+)
+PRESETS["warfarin"] = dataclasses.replace(
+    _paper_preset(
+        "warfarin",
+        "the paper's warfarin run on your copy of the IWPC subject file (--data PATH): 5,528 patients, 93 "
+        "covariates, 3 dose classes, bootstrapped to 20,000 rounds (calibrations k10, k15: the scaling run)",
+        WARFARIN,
+        (1, 2, 4),
+        7,
+    ),
+    calibrations={
+        **PRESETS["warfarin-like"].calibrations,
+        **{f"k{size}": Calibration(_classifier_experts(size)) for size in (7, 10, 15)},
+    },
 )
 PRESETS["warfarin-scaling"] = Preset(
     name="warfarin-scaling",
@@ -379,7 +446,7 @@ def get(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
-        raise ValueError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}") from None
+        raise InputError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}") from None
 
 
 def names() -> list[str]:

@@ -21,8 +21,10 @@ Plugins. Code of one's own (policies, expert families, environments) joins the c
 modules the user names on the command line (``mlcb run setting.toml --plugin my_families``,
 :func:`load_plugin`), and the entry points of installed packages in the group :data:`PLUGIN_GROUP`
 (:func:`load_entry_points`). Nothing read from a file (a TOML setting, a saved result) is ever
-imported, called or unpickled: a TOML ``family = "module:Class"`` is resolved by
-:func:`plugin_attribute` among the modules already loaded with ``--plugin``, and refused otherwise.
+imported, called or unpickled: a name in a file (a TOML setting's family, policy or environment, a
+sweep grid's policy) resolves only to what is registered (:meth:`Registry.resolve`), never by
+looking up an attribute of a module, so a plugin's module namespace (whatever it imports) is out
+of reach of a file.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import importlib.metadata
 import types
 from dataclasses import dataclass, field
 from typing import Any
+
+from mlcb.validation import InputError, input_error
 
 #: The ``importlib.metadata`` entry-point group of plugins: each entry point is a module (imported)
 #: or a callable (imported, then called without arguments) that registers names. In a package's
@@ -66,7 +70,7 @@ class Registry:
     def register(self, name: str, entry_point: str, summary: str = "", **defaults: Any) -> None:
         """Register ``name``; re-registering a name replaces it."""
         if ":" not in entry_point:
-            raise ValueError(f"entry_point must look like 'module:attr', got {entry_point!r}")
+            raise InputError(f"entry_point must look like 'module:attr', got {entry_point!r}")
         self._entries[name] = Entry(name, entry_point, dict(defaults), summary)
 
     def names(self) -> list[str]:
@@ -74,21 +78,72 @@ class Registry:
         return sorted(self._entries)
 
     def entry(self, name: str) -> Entry:
-        """The entry of ``name``; a ``ValueError`` listing the known names if there is none."""
+        """The entry of ``name``; an :class:`~mlcb.validation.InputError` listing the known names
+        (and how a plugin adds more) if there is none."""
         try:
             return self._entries[name]
-        except KeyError:
-            raise ValueError(
-                f"unknown {self.kind} {name!r}; registered {self.kind} names: {', '.join(self.names())}"
+        except (KeyError, TypeError):
+            raise InputError(
+                f"unknown {self.kind} {name!r}; registered {self.kind} names: {', '.join(self.names())} "
+                f"(a module of one's own registers more: --plugin MODULE)"
             ) from None
 
+    def resolve(self, reference: Any, what: str) -> tuple[Entry, bool]:
+        """The registered entry that ``reference``, a name read from a file, stands for, and
+        whether its defaults apply: a registered name (defaults apply), or the ``"module:attr"``
+        entry point of a registered name (the class alone). Nothing else resolves: no module is
+        imported and no attribute looked up for a name that is not registered. ``what`` names the
+        setting in the one-line :class:`~mlcb.validation.InputError`.
+
+        Examples
+        --------
+        >>> registry = Registry("expert")
+        >>> registry.register("ucb1", "agents.bandits:UCB1", c=2.0)
+        >>> registry.resolve("ucb1", "family")[0].defaults
+        {'c': 2.0}
+        >>> registry.resolve("agents.bandits:UCB1", "family")[1]
+        False
+        >>> registry.resolve("subprocess:Popen", "family")
+        Traceback (most recent call last):
+        ...
+        mlcb.validation.InputError: family = 'subprocess:Popen' is not a registered expert; ...
+        """
+        if not isinstance(reference, str):
+            raise InputError(f"{what} must be a registered {self.kind} name (a string), got {reference!r}")
+        if reference in self._entries:
+            return self._entries[reference], True
+        if ":" in reference:
+            for entry in self._entries.values():
+                if entry.entry_point == reference:
+                    return entry, False
+            raise InputError(
+                f"{what} = {reference!r} is not a registered {self.kind}; name one of `mlcb list`, or "
+                f"register the class in a plugin module (e.g. agents.register('NAME', {reference!r})) and "
+                "name that module with --plugin MODULE"
+            )
+        return self.entry(reference), True
+
     def make(self, name: str, **params: Any) -> Any:
-        """Build the object registered as ``name`` with its defaults updated by ``params``."""
+        """Build the object registered as ``name`` with its defaults updated by ``params``; a
+        ``ValueError`` or ``TypeError`` its constructor raises for ``params`` comes out as an
+        :class:`~mlcb.validation.InputError` (an ``InputTypeError`` for a ``TypeError``) with the
+        same message."""
         entry = self.entry(name)
-        return entry.load()(**{**entry.defaults, **params})
+        return build(entry.load(), {**entry.defaults, **params})
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
+
+
+def build(factory: Any, params: dict[str, Any]) -> Any:
+    """``factory(**params)``, a ``ValueError`` or ``TypeError`` it raises turned into an
+    :class:`~mlcb.validation.InputError` (the parameters are the user's)."""
+    try:
+        return factory(**params)
+    except InputError:
+        raise
+    except (ValueError, TypeError) as error:
+        raise input_error(error) from error
 
 
 # --- plugins -----------------------------------------------------------------------------------
@@ -98,7 +153,8 @@ def _is_module_name(name: str) -> bool:
 
 def load_plugin(name: str) -> types.ModuleType:
     """Import the module ``name``, a plugin the user named on the command line, so that it
-    registers its names; returns it. A ``ValueError`` in one line when it cannot be imported.
+    registers its names; returns it. An :class:`~mlcb.validation.InputError` in one line when it
+    cannot be imported.
 
     Only for names given by the user directly (``--plugin``), never for a name read from a file.
     """
@@ -108,17 +164,17 @@ def load_plugin(name: str) -> types.ModuleType:
             if "/" in str(name) or str(name).endswith(".py")
             else ""
         )
-        raise ValueError(
+        raise InputError(
             f"plugin: {name!r} is not a module name such as my_families or my_package.families{hint}"
         )
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as error:
         if error.name is not None and (name == error.name or name.startswith(error.name + ".")):
-            raise ValueError(f"plugin {name!r}: no such module (is its directory on PYTHONPATH?)") from error
-        raise ValueError(f"plugin {name!r} failed to import: {error}") from error
+            raise InputError(f"plugin {name!r}: no such module (is its directory on PYTHONPATH?)") from error
+        raise InputError(f"plugin {name!r} failed to import: {error}") from error
     except Exception as error:
-        raise ValueError(f"plugin {name!r} failed to import: {type(error).__name__}: {error}") from error
+        raise InputError(f"plugin {name!r} failed to import: {type(error).__name__}: {error}") from error
     _PLUGINS[name] = module
     return module
 
@@ -139,30 +195,9 @@ def load_entry_points(group: str = PLUGIN_GROUP) -> list[str]:
             if not isinstance(target, types.ModuleType) and callable(target):
                 target()
         except Exception as error:
-            raise ValueError(
+            raise InputError(
                 f"plugin entry point {entry_point.name!r} ({entry_point.value}) of group {group!r} failed: "
                 f"{type(error).__name__}: {error}"
             ) from error
         loaded.append(entry_point.name)
     return loaded
-
-
-def plugin_attribute(reference: str, what: str) -> Any:
-    """The object ``attr`` of plugin module ``module`` for a ``"module:attr"`` read from a file.
-
-    Accepted only when ``module`` was loaded with ``--plugin`` (:func:`load_plugin`): nothing is
-    imported here. ``what`` names the setting in the one-line ``ValueError`` otherwise.
-    """
-    module_name, colon, attribute = str(reference).partition(":")
-    if not colon or not _is_module_name(module_name) or not attribute.isidentifier():
-        raise ValueError(f"{what} must be a registered name or 'module:Class', got {reference!r}")
-    module = _PLUGINS.get(module_name)
-    if module is None:
-        raise ValueError(
-            f"{what} = {reference!r}: module {module_name!r} is not a plugin; name it on the command line "
-            f"with --plugin {module_name}"
-        )
-    try:
-        return getattr(module, attribute)
-    except AttributeError:
-        raise ValueError(f"{what} = {reference!r}: plugin {module_name!r} has no {attribute!r}") from None

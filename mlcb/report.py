@@ -9,6 +9,7 @@ read it. It is built from the saved frames and plain metadata only.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import json
@@ -20,6 +21,7 @@ import pandas as pd
 
 from mlcb import validation
 from mlcb.storage.results import summary_table
+from mlcb.validation import InputError
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -71,16 +73,28 @@ def save_figures(
     result: Any, out: str | Path, kinds: Iterable[str] | None = None, dpi: int = 120
 ) -> list[Path]:
     """Write the figures ``kinds`` of ``result`` (default: all of :data:`mlcb.plot.KINDS`) into
-    ``out/KIND.png``; returns the files written."""
+    ``out/KIND.png``; returns the files written. Each file is replaced atomically (a link in its
+    place is replaced, never written through); an ``out`` that is a file, or a figure's place that
+    is a folder, is an ``InputError`` in one line."""
     from mlcb import plot
+    from mlcb.storage.store import make_directory, write_file
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = validation.path("out", out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file, not a directory; give a folder for the figures")
+    make_directory(out, "--out ")
     paths = []
     for kind in plot.KINDS if kinds is None else kinds:
-        paths.append(out / f"{kind}.png")
-        paths[-1].write_bytes(figure_png(result, kind, dpi))
+        path = out / f"{kind}.png"
+        if path.is_dir() and not path.is_symlink():
+            raise InputError(f"{path}: a folder, where the {kind} figure goes; move it away")
+        write_file(path, functools.partial(_write_bytes, figure_png(result, kind, dpi)))
+        paths.append(path)
     return paths
+
+
+def _write_bytes(data: bytes, handle: Any) -> None:
+    handle.write(data)
 
 
 def _table(frame: pd.DataFrame) -> str:
@@ -194,11 +208,52 @@ def report(path: str | Path, out: str | Path | None = None) -> Path:
     result = load_any(path)
     target = validation.path("out", out) if out is not None else path / "report.html"
     if target.is_dir():
-        raise ValueError(f"--out {target} is a directory; give a file name such as report.html")
+        raise InputError(f"--out {target} is a directory; give a file name such as report.html")
+    if (target.exists() or target.is_symlink()) and not _is_report(target):
+        raise InputError(
+            f"--out {target} holds a file that is not an mlcb report; mlcb never replaces what it did not "
+            "write: choose another name, or move it away"
+        )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ValueError(f"--out {target.parent}: cannot create the directory ({error.strerror})") from None
+        raise InputError(f"--out {target.parent}: cannot create the directory ({error.strerror})") from None
     page = render(result, f"mlcb report: {path.resolve().name}").encode("utf-8")
     write_file(target, lambda handle: handle.write(page))
     return target
+
+
+#: How a report mlcb wrote begins (a file at ``--out`` that does not is never replaced).
+REPORT_MARK = b"<title>mlcb report: "
+
+
+def _is_report(path: Path) -> bool:
+    """Whether ``path`` is a regular file that mlcb wrote as a report (it holds
+    :data:`REPORT_MARK` near its start); a link or anything else is not."""
+    from mlcb.storage.result_files import open_regular
+
+    try:
+        with open_regular(path) as handle:
+            return REPORT_MARK in handle.read(4096)
+    except ValueError:
+        return False
+
+
+def printable(text: Any) -> str:
+    """``text`` with every control or format character (a terminal escape, a carriage return, a
+    bidirectional override; a line break too) written as its escape (``\\x1b``): what a result's
+    files hold is shown, never acted on by the terminal.
+
+    Examples
+    --------
+    >>> printable("mlcb M=1\\x1b[2J\\nX")
+    'mlcb M=1\\\\x1b[2J\\\\nX'
+    """
+    import unicodedata
+
+    text = str(text)
+    if all(unicodedata.category(c)[0] != "C" for c in text):
+        return text
+    return "".join(
+        c if unicodedata.category(c)[0] != "C" else c.encode("unicode_escape").decode("ascii") for c in text
+    )

@@ -13,23 +13,41 @@ from mlcb.config import SimulationConfig
 from mlcb.engine.collect import collect_result
 from mlcb.engine.problem import ENGINES, Problem, choose_engine
 from mlcb.engine.runner import run
+from mlcb.storage.replications import claim_parts
 from mlcb.storage.results import Result
+from mlcb.validation import InputError, InputTypeError
 
 __all__ = ["ENGINES", "Problem", "choose_engine", "simulate"]
+
+
+def parts_record(config: SimulationConfig, engine: str) -> dict[str, str]:
+    """What made a setting's parts (:func:`mlcb.storage.replications.claim_parts`): its label, the
+    digest of its identity (:meth:`SimulationConfig.identity`), mlcb's version and the engine.
+    A config whose identity cannot be established is refused (an ``InputError``)."""
+    from mlcb._version import __version__
+    from mlcb.storage.identity import digest
+
+    config.check_resumable()
+    return {
+        "setting": config.label,
+        "digest": digest(config.identity().value),
+        "mlcb": __version__,
+        "engine": engine,
+    }
 
 
 def _check_threads(threads: Any) -> int | None:
     if threads is None:
         return None
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be None or an integer >= 1, got {threads!r}")
+        raise InputError(f"threads must be None or an integer >= 1, got {threads!r}")
     return threads
 
 
 def _check_one_budget(budget: Any) -> None:
     """A ``ValueError`` for a list of budgets: ``simulate`` runs one setting."""
     if isinstance(budget, (list, tuple, range, set, frozenset, np.ndarray)):
-        raise ValueError(
+        raise InputError(
             f"budget: simulate runs one setting and takes one integer budget, got {budget!r}; for "
             "several budgets use mlcb.compare(preset, budget=[...]), mlcb.sweep (a grid) or the "
             "command line's --budget M1 M2 ..."
@@ -63,7 +81,10 @@ def simulate(
     parts : path, optional
         Directory where every finished replication is saved at once; a later call with the same
         setting and directory loads them instead of running them again (resume after an
-        interruption or a failing expert).
+        interruption or a failing expert). The setting's parts are kept in a folder named by its
+        key (:meth:`SimulationConfig.key`) and reused only when made by the same setting, mlcb
+        version and engine; a setting whose identity cannot be established (an expert holding an
+        object mlcb cannot describe) is refused here, with a line saying how to give it.
     engine : {"auto", "compiled", "python"}
         The round loop. ``"compiled"`` runs everything in compiled code, replications in
         parallel threads; ``"python"`` runs any pool, Python experts included, with the
@@ -84,18 +105,18 @@ def simulate(
     """
     threads = _check_threads(threads)
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        raise InputError(f"engine must be one of {ENGINES}, got {engine!r}")
     if config is not None and preset is not None:
-        raise TypeError(
+        raise InputTypeError(
             "simulate takes config or preset, not both: config=SimulationConfig(...) or "
             "preset=NAME with keyword fields"
         )
     if config is not None and not isinstance(config, SimulationConfig):
-        raise TypeError(f"config must be a SimulationConfig, got {type(config).__name__}")
+        raise InputTypeError(f"config must be a SimulationConfig, got {type(config).__name__}")
     if preset is not None and not isinstance(preset, str):
-        raise TypeError(f"preset must be a preset name (str), got {preset!r}")
+        raise InputTypeError(f"preset must be a preset name (str), got {preset!r}")
     if parts is not None and not isinstance(parts, (str, os.PathLike)):
-        raise TypeError(f"parts must be None or a directory path, got {parts!r}")
+        raise InputTypeError(f"parts must be None or a directory path, got {parts!r}")
     if parts is not None:
         validation.path("parts", parts)
     _check_one_budget(fields.get("budget"))
@@ -107,6 +128,10 @@ def simulate(
         config = SimulationConfig(**fields)
     elif fields:
         config = config.replace(**fields)
+    folder = None
+    if parts is not None:  # the engine that will run, for the parts' record (the problem built once more)
+        folder = Path(parts) / config.key()
+        claim_parts(folder, parts_record(config, choose_engine(Problem.from_config(config), engine)))
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -117,7 +142,7 @@ def simulate(
             config,
             engine=engine,
             threads=threads,
-            parts=None if parts is None else Path(parts) / config.key(),
+            parts=folder,
             on_done=(lambda _: bar.update()) if bar else None,
         )
     finally:

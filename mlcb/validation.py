@@ -1,7 +1,11 @@
-"""Argument checks shared by the whole package.
+"""Argument checks shared by the whole package, and the exception of bad input.
 
-Each returns the value in canonical form or raises a ``ValueError`` that names the parameter and
-the allowed values, so that bad input is refused, clearly, before any work starts.
+Each check returns the value in canonical form or raises an :class:`InputError` (a ``ValueError``)
+that names the parameter and the allowed values, so that bad input is refused, clearly, before any
+work starts. Every error the package raises for what a user gave it (an argument, a file, a name)
+is an :class:`InputError`: the command line shows exactly these as one line with exit status 2
+(``MLCB_TRACEBACK=1`` shows their traceback too); any other exception is a fault of mlcb, shown
+with its traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +20,42 @@ from typing import Any
 import numpy as np
 
 
+class InputError(ValueError):
+    """Bad input: a parameter, a file or a name given to mlcb, named in a one-line message with
+    what is allowed. A ``ValueError``, so that code catching ``ValueError`` keeps working.
+
+    Examples
+    --------
+    >>> try:
+    ...     integer("horizon", 0)
+    ... except ValueError as error:
+    ...     print(type(error).__name__, error)
+    InputError horizon must be an integer >= 1, got 0
+    """
+
+
+class InputTypeError(InputError, TypeError):
+    """Bad input of the wrong kind (a dict where a setting is expected): an :class:`InputError`
+    that is also a ``TypeError``."""
+
+
+class InputNotFound(InputError, FileNotFoundError):
+    """A path given to mlcb holds nothing it can read (no saved result, no such file): an
+    :class:`InputError` that is also a ``FileNotFoundError``."""
+
+
+def input_error(error: BaseException) -> InputError:
+    """``error`` (a ``ValueError`` or ``TypeError`` raised by code that checks what a user gave,
+    such as the constructor of a registered class) as an :class:`InputError` with the same message;
+    an :class:`InputError` is returned as it is."""
+    if isinstance(error, InputError):
+        return error
+    kind = InputTypeError if isinstance(error, TypeError) else InputError
+    converted = kind(*error.args)
+    converted.__cause__ = error
+    return converted
+
+
 def is_real(value: Any) -> bool:
     """Whether ``value`` is a finite real number (bools excluded)."""
     real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
@@ -26,24 +66,66 @@ def integer(name: str, value: Any, minimum: int = 1, maximum: int | None = None)
     """``value`` as an int, or a ``ValueError``: ``name must be an integer >= minimum`` (and
     ``<= maximum`` when one is given)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if maximum is not None and int(value) > maximum:
-        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum:_}], got {value!r}")
+        raise InputError(f"{name} must be an integer in [{minimum}, {maximum:_}], got {value!r}")
     return int(value)
 
 
-def budgets(name: str, value: Any) -> list[int]:
-    """Budgets as a list of distinct ints >= 1: one int, or a non-empty list or tuple of them;
-    otherwise a ``ValueError`` naming ``name`` (a bad element: ``name must be an integer >= 1``)."""
+def budget(value: Any, n_experts: Any) -> int:
+    """The budget ``M`` as an int, checked against the pool's ``K``: an :class:`InputError`
+    ``budget must be an integer in [1, n_experts=K], got M`` unless ``1 <= M <= K``.
+
+    The one check of the rule ``1 <= M <= K``: settings, the policies' ``build``, the theory, the
+    lower bound and the conformance checks all call it (the policy contract,
+    :class:`mlcb.contracts.Policy`, says who checks what).
+
+    Examples
+    --------
+    >>> budget(2, 10)
+    2
+    >>> budget(4, 3)
+    Traceback (most recent call last):
+    ...
+    mlcb.validation.InputError: budget must be an integer in [1, n_experts=3], got 4
+    """
+    k = integer("n_experts", n_experts)
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, numbers.Integral)
+        or not 1 <= int(value) <= k
+    ):
+        raise InputError(f"budget must be an integer in [1, n_experts={k}], got {value!r}")
+    return int(value)
+
+
+def budgets(name: str, value: Any, n_experts: int | None = None) -> list[int]:
+    """Budgets as a list of distinct ints: one int, or a non-empty list or tuple of them; otherwise
+    an :class:`InputError` naming ``name``. Each is checked against ``n_experts`` with
+    :func:`budget` where it is given; without it, the range is left to the settings built from the
+    budgets (each checks its own with :func:`budget`, knowing ``K``).
+
+    Examples
+    --------
+    >>> budgets("budget", [1, 2])
+    [1, 2]
+    >>> budgets("budget", [1, 1])
+    Traceback (most recent call last):
+    ...
+    mlcb.validation.InputError: budget must be ... distinct integers >= 1, got [1, 1] (repeated: 1)
+    """
     what = f"{name} must be an integer >= 1 or a non-empty list of distinct integers >= 1"
     items = list(value) if isinstance(value, (list, tuple)) else [value]
     if not items or not isinstance(value, (list, tuple, numbers.Integral)) or isinstance(value, bool):
-        raise ValueError(f"{what}, got {value!r}")
+        raise InputError(f"{what}, got {value!r}")
     for item in items:
-        integer(name, item)
+        if n_experts is not None:
+            budget(item, n_experts)
+        elif isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
+            raise InputError(f"{what}, got {value!r}")
     repeated = sorted({int(b) for b in items if list(items).count(b) > 1})
     if repeated:
-        raise ValueError(f"{what}, got {value!r} (repeated: {', '.join(map(str, repeated))})")
+        raise InputError(f"{what}, got {value!r} (repeated: {', '.join(map(str, repeated))})")
     return [int(b) for b in items]
 
 
@@ -54,7 +136,7 @@ def plain_name(name: str, value: Any) -> str:
     """``value`` if it is a plain file name: 1 to 128 letters, digits, ``-``, ``_`` or ``.``, not
     starting with ``.`` (so never a path, ``..`` or a hidden file); else a ``ValueError``."""
     if not isinstance(value, str) or not _PLAIN_NAME.fullmatch(value):
-        raise ValueError(
+        raise InputError(
             f"{name} must be a plain file name (1 to 128 letters, digits, '-', '_', '.', not starting "
             f"with '.'), got {value!r}"
         )
@@ -72,31 +154,31 @@ def path(name: str, value: Any) -> Path:
     >>> path("out", "")
     Traceback (most recent call last):
     ...
-    ValueError: out must be a non-empty path (a directory or file name), got ''
+    mlcb.validation.InputError: out must be a non-empty path (a directory or file name), got ''
     """
     if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value):
-        raise ValueError(f"{name} must be a non-empty path (a directory or file name), got {value!r}")
+        raise InputError(f"{name} must be a non-empty path (a directory or file name), got {value!r}")
     return Path(value)
 
 
 def positive(name: str, value: Any) -> float:
     """``value`` as a float, or a ``ValueError``: ``name must be a finite number > 0``."""
     if not (is_real(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+        raise InputError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
 
 def non_negative(name: str, value: Any) -> float:
     """``value`` as a float, or a ``ValueError``: ``name must be a finite number >= 0``."""
     if not (is_real(value) and value >= 0):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        raise InputError(f"{name} must be a finite number >= 0, got {value!r}")
     return float(value)
 
 
 def open_unit(name: str, value: Any) -> float:
     """``value`` as a float, or a ``ValueError``: ``name must be a number in (0, 1)``."""
     if not (is_real(value) and 0 < value < 1):
-        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+        raise InputError(f"{name} must be a number in (0, 1), got {value!r}")
     return float(value)
 
 
@@ -107,19 +189,19 @@ def within(name: str, value: Any, low: float, high: float = math.inf, closed_low
     if not ok:
         lower = f"[{low}" if closed_low else f"({low}"
         upper = "inf)" if high == math.inf else f"{high})"
-        raise ValueError(f"{name} must be a finite number in {lower}, {upper}, got {value!r}")
+        raise InputError(f"{name} must be a finite number in {lower}, {upper}, got {value!r}")
     return float(value)
 
 
 def choice(name: str, value: Any, allowed: tuple) -> Any:
     """``value`` if it is one of ``allowed``, else a ``ValueError`` listing them."""
     if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        raise InputError(f"{name} must be one of {allowed}, got {value!r}")
     return value
 
 
 def flag(name: str, value: Any) -> bool:
     """``value`` if it is a bool, else a ``ValueError``: ``name must be True or False``."""
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
+        raise InputError(f"{name} must be True or False, got {value!r}")
     return bool(value)

@@ -42,9 +42,9 @@ ROUNDS = 120
 
 
 def _pool() -> list:
-    """Both kinds, column subsets, a projection that binds (radius 1) and a large step."""
+    """Both kinds, column subsets, a projection that binds (radius 1), a large step and both rates."""
     return [
-        OnlineSoftmax(step=0.5),
+        OnlineSoftmax(step=0.5, rate="log-loss"),
         OnlineSoftmax(features=(3, 0, 7), step=5.0, radius=1.0, clip=2.0),
         OnlinePerceptron(),
         OnlinePerceptron(features=(1, 2, 5, 9), clip=1.5),
@@ -56,7 +56,7 @@ def _twin(expert, n_columns: int, n_classes: int, delta_prime: float, smoothing:
     columns = range(n_columns) if expert.features is None else expert.features
     if isinstance(expert, OnlineSoftmax):
         return TwinClassifier("softmax", columns, n_classes, expert.step, expert.radius, expert.clip,
-                              expert.rate_scale, delta_prime, smoothing)  # fmt: skip
+                              expert.rate_scale, delta_prime, smoothing, expert.rate)  # fmt: skip
     return TwinClassifier("perceptron", columns, n_classes, clip=expert.clip, rate_scale=expert.rate_scale,
                           delta_prime=delta_prime, smoothing=smoothing)  # fmt: skip
 
@@ -136,11 +136,17 @@ def test_rates_are_what_train_returns_and_the_coefficient_is_pinned():
     assert np.all(np.diff(table, axis=1) >= 0) and np.all(table <= counts)
     # c = (D^2 / (2 step) + G^2 step) / B with D = 2, G = sqrt(2) sqrt(2 + 1), B = log 2 + 2 sqrt(3):
     # (4 + 3) / (log 2 + 2 sqrt 3), by hand.
-    assert coefficient("softmax", 2, 2, 0.5, 1.0, 1.0) == pytest.approx(7 / (math.log(2) + 2 * math.sqrt(3)))
-    assert params.experts["rate_coef"][0] == pytest.approx(coefficient("softmax", 18, 7, 0.5, 10.0, 4.0))
-    assert params.experts["rate_coef"][2] == 1.0  # the perceptron's guess
+    log_loss = coefficient("softmax", 2, 2, 0.5, 1.0, 1.0, "log-loss")
+    assert log_loss == pytest.approx(7 / (math.log(2) + 2 * math.sqrt(3)))
+    assert params.experts["rate_coef"][0] == pytest.approx(
+        coefficient("softmax", 18, 7, 0.5, 10.0, 4.0, "log-loss")
+    )
+    assert params.experts["rate_coef"][0] > 2  # not the default's 1
+    # The default (rate="zero-one") is 1 for every classifier, whatever its step: the softmax of
+    # step 5 and of step 20, and the perceptrons.
+    assert params.experts["rate_coef"][1:].tolist() == [1.0, 1.0, 1.0, 1.0]
     # U(n) = min(n, c sqrt(n) + sqrt((n/2) log(2 n^2 / delta'))) at n = 400, by hand.
-    c = coefficient("softmax", 18, 7, 0.5, 10.0, 4.0)
+    c = coefficient("softmax", 18, 7, 0.5, 10.0, 4.0, "log-loss")
     expected = c * 20 + math.sqrt(200 * math.log(2 * 400**2 / delta_prime))
     assert CLASSIFIERS.rates(pool[:1], env, [400], delta_prime)[0, 0] == pytest.approx(expected, rel=1e-12)
 
@@ -234,6 +240,8 @@ def test_bad_specifications_and_environments_are_refused():
         (lambda: OnlinePerceptron(clip=-1.0), "clip must be a finite number > 0"),
         (lambda: mixed_pool(18, 16), r"size must be an integer in \[1, 15\]"),
         (lambda: mixed_pool(2), "n_features must be an integer >= 3"),
+        (lambda: OnlineSoftmax(rate="hinge"), r"rate must be one of \('zero-one', 'log-loss'\), got 'hinge'"),
+        (lambda: mixed_pool(18, rate="x"), r"rate must be one of \('zero-one', 'log-loss'\)"),
     ):
         with pytest.raises(ValueError, match=message):
             bad()

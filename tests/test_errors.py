@@ -20,6 +20,8 @@ from mlcb.kernels.jit import kernel
 from mlcb.policies import names as policy_names
 
 POLICY_NAMES = ", ".join(policy_names())
+#: How an unknown name says that a plugin registers more (issue 38, item 4).
+PLUGIN_HINT = "(a module of one's own registers more: --plugin MODULE)"
 
 
 @pytest.fixture
@@ -36,9 +38,9 @@ def no_work(monkeypatch):
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"budget": 0}, r"budget must be an integer >= 1, got 0"),
+        ({"budget": 0}, r"budget must be an integer in \[1, n_experts=10\], got 0"),
         ({"budget": 11}, r"budget must be an integer in \[1, n_experts=10\], got 11"),
-        ({"budget": 1.5}, r"budget must be an integer >= 1"),
+        ({"budget": 1.5}, r"budget must be an integer in \[1, n_experts=10\], got 1.5"),
         ({"delta": 0.0}, r"delta must be a number in \(0, 1\), got 0.0"),
         ({"delta": 1.0}, r"delta must be a number in \(0, 1\), got 1.0"),
         ({"delta": math.nan}, r"delta must be a number in \(0, 1\), got nan"),
@@ -121,7 +123,10 @@ def test_bad_expert_parameters(make, message):
 
 def test_cli_reports_one_line_and_fails(capsys, no_work):
     for argv, message in [
-        (["run", "trap", "--budget", "0"], "mlcb: error: budget must be an integer >= 1, got 0\n"),
+        (
+            ["run", "trap", "--budget", "0"],
+            "mlcb: error: budget must be an integer in [1, n_experts=10], got 0\n",
+        ),
         (
             ["run", "trap", "--budget", "12"],
             "mlcb: error: budget must be an integer in [1, n_experts=10], got 12\n",
@@ -135,7 +140,7 @@ def test_cli_reports_one_line_and_fails(capsys, no_work):
         (["run", "nope"], f"mlcb: error: unknown preset 'nope'; presets: {', '.join(presets.names())}\n"),
         (
             ["run", "trap", "--policy", "x"],
-            f"mlcb: error: unknown policy 'x'; registered policy names: {POLICY_NAMES}\n",
+            f"mlcb: error: unknown policy 'x'; registered policy names: {POLICY_NAMES} {PLUGIN_HINT}\n",
         ),
         (["run", "missing.toml"], "mlcb: error: target: no such TOML file 'missing.toml'\n"),
     ]:

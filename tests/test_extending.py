@@ -63,7 +63,7 @@ def test_the_page_has_a_recipe_and_a_check_for_each_kind():
 def test_each_recipe_runs_and_passes_its_check(plugin):
     """Every Python block that uses the plugin runs as written, in a fresh namespace."""
     snippets = [block for block in _blocks("python") if "import my_plugin" in block]
-    assert len(snippets) == 3
+    assert len(snippets) == 4
     script = "\n".join(
         f"exec(compile({snippet!r}, 'docs/extending.md, check {i}', 'exec'), {{}})\nprint('check {i} done')"
         for i, snippet in enumerate(snippets, 1)
@@ -74,13 +74,14 @@ def test_each_recipe_runs_and_passes_its_check(plugin):
         "check 1 done",
         "check 2 done",
         "check 3 done",
+        "check 4 done",
     ]
 
 
 def test_the_command_line_reaches_all_three_through_one_plugin(plugin):
     listed = _run(["-m", "mlcb.cli", "list", "--plugin", "my_plugin"], plugin)
     assert listed.returncode == 0, listed.stderr[-2000:]
-    for name in ("explore-commit", "explore-first", "mine/Coin-v0"):
+    for name in ("explore-commit", "explore-first", "running-mean", "mine/Coin-v0"):
         assert re.search(rf"^\s+{re.escape(name)}\s+\S", listed.stdout, flags=re.MULTILINE), name
     for setting in ("bandits", "coin"):
         ran = _run(
@@ -94,4 +95,5 @@ def test_the_command_line_reaches_all_three_through_one_plugin(plugin):
     assert refused.returncode == 2
     # without --plugin: one line naming what is missing, no traceback
     assert refused.stderr.strip().splitlines() == [refused.stderr.strip()]
-    assert refused.stderr.startswith("mlcb: error:") and "--plugin my_plugin" in refused.stderr
+    assert refused.stderr.startswith("mlcb: error: unknown expert 'running-mean'")
+    assert "--plugin MODULE" in refused.stderr

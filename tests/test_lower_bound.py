@@ -122,7 +122,7 @@ def test_conformance():
     ("params", "message"),
     [
         ({"n_experts": 1}, "n_experts must be an integer >= 2"),
-        ({"n_experts": 3, "budget": 4}, r"budget must be an integer in \[1, n_experts\]"),
+        ({"n_experts": 3, "budget": 4}, r"budget must be an integer in \[1, n_experts=3\], got 4"),
         ({"horizon": 0}, "horizon must be an integer >= 1"),
         ({"alpha": 1.0}, r"alpha must be a number in \[0, 1\)"),
         ({"gamma": 0.0}, "gamma must be a finite number > 0"),

@@ -100,6 +100,88 @@ def test_every_table_row_has_the_papers_and_the_packages_number(page):
     assert len(cells) == rows and all(cell.strip() and cell != "n/a" for cell in cells)
 
 
+@pytest.mark.parametrize("key", RUNNABLE)
+def test_every_row_states_a_verdict_or_that_the_paper_publishes_nothing(page, key):
+    """A row whose paper column states a claim or a number carries one of the three verdicts;
+    a row the paper publishes nothing about says so and carries none. The page prints each row's
+    verdict in its own cell."""
+    index, out = page
+    data = json.loads((out / "sections" / f"{key}.json").read_text())
+    rows = [row for table in data["tables"] for row in table["rows"]]
+    assert rows
+    for row in rows:
+        if row["paper"] == paper.NOT_PUBLISHED:
+            assert row["verdict"] == "", row
+        else:
+            assert row["verdict"] in paper.VERDICTS, row
+    section = html.unescape(index.read_text()).split(f'<section id="{key}">')[1].split("</section>")[0]
+    cells = re.findall(r'<td class="verdict[^"]*">([^<]*)</td>', section)
+    assert cells == [row["verdict"] or "no claim" for row in rows]
+
+
+def test_the_page_counts_the_verdicts(page):
+    from mlcb.paper.page import summary
+
+    index, out = page
+    text = html.unescape(index.read_text())
+    sections = [
+        Section.from_json(json.loads((out / "sections" / f"{key}.json").read_text()), out) for key in RUNNABLE
+    ]
+    rows = [row for s in sections for t in s.tables for row in t.rows]
+    line = summary(sections)
+    assert f"<strong>Verdicts:</strong> {line}</p>" in text
+    claims = sum(row.verdict in paper.VERDICTS for row in rows)
+    assert line.startswith(f"claims: {claims:,} (holds {sum(r.verdict == 'holds' for r in rows):,}, ")
+    for section in sections:  # and per section, in the list of contents
+        assert f"{section.title}</a>: {summary([section])}</li>" in text
+    assert "How a verdict is decided" in text
+
+
+def test_the_trap_states_the_wrappers_and_shows_limited_advice_both_ways(page):
+    """LimitedAdvice's wrapper decides the verdict at M = 1: the trap's tables say which wrapper
+    each policy deploys with and check the claim against LimitedAdvice under both of its."""
+    from mlcb.paper import trap
+
+    _, out = page
+    data = json.loads((out / "sections" / "trap.json").read_text())
+    for calibration in trap.CALIBRATIONS:
+        table = next(
+            t for t in data["tables"] if t["title"] == f"Regret at the horizon ({calibration} calibration)"
+        )
+        quantities = [row["quantity"] for row in table["rows"]]
+        for budget in trap.BUDGETS:
+            for wrapper in ("last iterate", "play counts"):
+                assert (
+                    f"pseudo-regret at T: M-LCB minus LimitedAdvice ({wrapper}), M = {budget}" in quantities
+                )
+        assert "LimitedAdvice deploys its current decision (last iterate) ('last')" in table["note"]
+        assert (
+            "M-LCB deploys play counts" in table["note"]
+            and "Smooth CORRAL deploys play counts" in table["note"]
+        )
+
+
+def test_the_page_cites_the_authors_code_as_a_link(page):
+    index, _ = page
+    text = index.read_text()
+    link = '<a href="https://github.com/intsystems/Latypov-MS-Thesis">'
+    for key in ("trap", "glm"):
+        section = text.split(f'<section id="{key}">')[1].split("</section>")[0]
+        assert link in section
+
+
+def test_the_glm_section_shows_where_the_training_goes_link_by_link(page):
+    _, out = page
+    data = json.loads((out / "sections" / "glm.json").read_text())
+    tables = [t for t in data["tables"] if t["title"].startswith("Where M-LCB's training goes")]
+    assert len(tables) == 2
+    for table in tables:
+        rows = table["rows"]
+        assert [row["quantity"].split(" ")[1] for row in rows] == [str(k) for k in range(10)]
+        assert sum(row["package"] for row in rows) == pytest.approx(1.0)
+        assert all("U_k(n)/n at n = 30" in row["note"] for row in rows)  # T = 300 over K = 10
+
+
 def test_a_finished_section_is_kept_and_the_page_rewritten(page, monkeypatch):
     index, out = page
 
@@ -131,7 +213,7 @@ def test_section_json_round_trip_and_what_it_refuses(tmp_path):
     figure = tmp_path / "figures" / "a.png"
     figure.parent.mkdir()
     figure.write_bytes(b"\x89PNG")
-    rows = (Row("x", "1.0", 1.5, 0.1, "%", "n"), Row("y", "claim", 2.0))
+    rows = (Row("x", "1.0", 1.5, 0.1, "%", "n", "holds"), Row("y", "claim", 2.0, verdict="not shown"))
     section = Section("k", "Title", "Text.", (figure,), (Table("T", rows, "note"),))
     data = json.loads(json.dumps(section.to_json(tmp_path)))
     assert data["figures"] == ["figures/a.png"] and data["tables"][0]["rows"][1]["stderr"] is None
@@ -218,3 +300,52 @@ def test_a_section_without_its_packages_is_skipped_with_one_line(tiny, tmp_path,
         capsys.readouterr().out
     )
     assert 'id="real-data"' not in index.read_text()
+
+
+def test_the_rules_decide_a_verdict_by_two_standard_errors():
+    from mlcb.paper.measure import judge, judge_value
+
+    assert [judge(m, 1.0, high=0.0) for m in (-2.0, -1.9, 0.0, 1.9, 2.0, 2.1)] == [
+        "holds", "not shown", "not shown", "not shown", "not shown", "does not hold"
+    ]  # fmt: skip
+    assert judge(0.5, 0.1, low=0.2, high=0.7) == "holds" and judge(0.5, 0.2, low=0.2, high=0.7) == "not shown"
+    assert judge(0.05, 0.01, low=0.2, high=0.7) == "does not hold"
+    assert judge(0.3, 0.0, high=0.3) == "holds" and judge(0.31, 0.0, high=0.3) == "does not hold"  # exact
+    assert judge(float("nan"), 1.0) == judge(1.0, float("nan")) == "not shown"
+    with pytest.raises(ValueError, match=r"low and high must be a range low <= high, got \[1.0, 0.0\]"):
+        judge(0.5, 0.1, low=1.0, high=0.0)
+    assert judge_value(105.6, 100.0, 2.0, 0.1) == "does not hold"  # 5.6 > 4 + 0.05
+    assert (
+        judge_value(104.0, 100.0, 2.0, 0.1) == "holds" and judge_value(1.0, 1.0, float("nan")) == "not shown"
+    )
+
+
+def test_slopes_carry_a_jackknife_standard_error_paired_across_settings():
+    import mlcb
+    from mlcb.paper import measure
+
+    result = mlcb.compare(
+        "trap", [("mlcb", (1,)), ("limited-advice", (1,))], horizon=3_000, replications=4, seed=2
+    )
+    value, error = measure.slope_and_error(result, "mlcb M=1", "pseudo_regret")
+    assert value == measure.slope(result, "mlcb M=1", "pseudo_regret") and 0 < error < 1
+    same, none = measure.slope_difference(result, "mlcb M=1", "mlcb M=1", "pseudo_regret")
+    assert same == 0.0 and none == 0.0
+    difference, spread = measure.slope_difference(result, "mlcb M=1", "limited-advice M=1", "pseudo_regret")
+    other = measure.slope(result, "limited-advice M=1", "pseudo_regret")
+    assert difference == pytest.approx(value - other) and spread > 0
+    row = measure.growth_rows(result, (1,), "limited-advice", "pseudo_regret", "slower")[0]
+    assert row.verdict in paper.VERDICTS and row.package == pytest.approx(difference)
+
+
+def test_the_page_reads_cleanly_in_a_browser(page, tmp_path):
+    """The page as a reader opens it (tests/browser.py): no console error, every figure loaded,
+    no table wider than the window; the screenshot is kept with MLCB_SCREENSHOTS=DIR."""
+    from tests import browser
+
+    browser.require()
+    index, _ = page
+    seen = browser.inspect(index, browser.screenshots(tmp_path) / "paper.png")
+    assert seen.problems() == []
+    text = index.read_text()
+    assert seen.images == text.count("<img ") and seen.tables == text.count("<table>") > 0

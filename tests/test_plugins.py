@@ -1,5 +1,6 @@
 """Families and policies of one's own on the command line: ``--plugin MODULE``, the ``mlcb.plugins``
-entry points, and TOML's ``family = "module:Class"`` (only for modules named with ``--plugin``).
+entry points, and TOML's names, which resolve only to what is registered (a name, or the
+``"module:Class"`` entry point of one): never to an attribute of a module.
 
 The complete example of ``docs/compiled-families.md`` is the plugin of the end-to-end test, so the
 guide's code is checked to run as written.
@@ -20,6 +21,8 @@ import pytest
 
 import agents
 from mlcb import cli, policies, registry
+from mlcb.config import load_toml
+from mlcb.storage.results import load as mlcb_load
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "compiled-families.md"
@@ -86,7 +89,7 @@ def test_the_guide_example_runs_from_toml_with_plugin(tmp_path):
     assert setting["family"] == "fixed-greedy"
     assert setting["certificate_valid"] is False  # the example's rate is heuristic
 
-    # Without --plugin, neither the registered name nor the module:Class is known: one line, no work.
+    # Without --plugin, neither the registered name nor its entry point is known: one line, no work.
     (tmp_path / "only-class.toml").write_text(
         SETTING.split("[[experts]]")[0] + "[[experts]]" + SETTING.split("[[experts]]")[2]
     )
@@ -94,7 +97,7 @@ def test_the_guide_example_runs_from_toml_with_plugin(tmp_path):
         ("setting.toml", "unknown expert 'fixed-greedy'"),
         (
             "only-class.toml",
-            "module 'my_families' is not a plugin; name it on the command line with --plugin my_families",
+            "experts[0].family = 'my_families:FixedGreedy' is not a registered expert",
         ),
     ]:
         refused = _cli(["run", setting_file, "--out", str(out), "--no-plot", "--quiet"], tmp_path, tmp_path)
@@ -190,10 +193,8 @@ def test_toml_module_class_is_refused_without_plugin_and_nothing_is_imported(iso
     path = _toml(tmp_path, f"{name}:WideUCB")
     assert cli.main(["run", str(path), "--out", str(tmp_path / "out"), "--no-plot", "--quiet"]) == 2
     error = capsys.readouterr().err
-    assert error == (
-        f"mlcb: error: experts[0].family = '{name}:WideUCB': module '{name}' is not a plugin; name it on the "
-        f"command line with --plugin {name}\n"
-    )
+    assert error.startswith(f"mlcb: error: experts[0].family = '{name}:WideUCB' is not a registered expert")
+    assert error.count("\n") == 1
     assert name not in sys.modules
     assert not (tmp_path / f"{name}.imported").exists()
 
@@ -207,24 +208,83 @@ def test_plugin_module_registers_families_and_policies(isolated, tmp_path, capsy
     assert registry.plugins() == [name]
     assert agents.make("wide-ucb").c == 4.0
 
-    # Once named with --plugin, its classes are accepted in TOML (and its names anywhere).
-    config_name, configs = cli._toml_configs(_toml(tmp_path, f"{name}:WideUCB", "plugin-mlcb"), _arguments())
+    # Once named with --plugin, its names are accepted in TOML, and the entry point of a registered
+    # name stands for its class (without the name's defaults); a class it defines but does not
+    # register is not reachable from a file.
+    config_name, configs = load_toml(_toml(tmp_path, "wide-ucb", "plugin-mlcb"))
     (config,) = configs
-    assert type(config.experts[0]).__name__ == "WideUCB" and config.experts[0].c == 3.0
+    assert type(config.experts[0]).__name__ == "UCB1" and config.experts[0].c == 3.0
     assert config.policy == "plugin-mlcb"
+    _, (config,) = load_toml(_toml(tmp_path, "agents.bandits:UCB1"))
+    assert type(config.experts[0]).__name__ == "UCB1" and config.experts[0].c == 3.0
+    with pytest.raises(ValueError, match=rf"family = '{name}:WideUCB' is not a registered expert"):
+        load_toml(_toml(tmp_path, f"{name}:WideUCB"))
 
 
-def _arguments():
-    return cli._parser().parse_args(["run", "x.toml"])
+EXPLOIT = """
+from subprocess import Popen  # imported, never registered
+
+import agents
+
+agents.register("plugx-ucb", "agents.bandits:UCB1", summary="a registered name")
+"""
+
+
+@pytest.mark.parametrize(
+    "family",
+    ["MODULE:Popen", "subprocess:Popen", "os:system", "MODULE:agents", "builtins:exec"],
+)
+def test_a_file_reaches_nothing_a_plugin_did_not_register(isolated, tmp_path, capsys, monkeypatch, family):
+    """Issue 36, 1: a TOML family naming a class a plugin merely imported (``Popen``), or any
+    module's attribute, is refused in one line and nothing is called: no file is created."""
+    name = isolated(EXPLOIT)
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "exploit.toml"
+    path.write_text(
+        'env = "mlcb/Trap-v0"\nhorizon = 50\nreplications = 1\n[[experts]]\n'
+        f'family = "{family.replace("MODULE", name)}"\nargs = ["touch", "marker"]\ncount = 10\n'
+    )
+    status = cli.main(["run", str(path), "--plugin", name, "--out", str(tmp_path / "out"), "--quiet"])
+    error = capsys.readouterr().err
+    assert status == 2 and error.count("\n") == 1, error
+    assert "is not a registered expert" in error
+    assert not (tmp_path / "marker").exists()
+    assert not (tmp_path / "out" / "exploit").exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("policy", "subprocess:Popen", "unknown policy 'subprocess:Popen'"),
+        ("env", "subprocess:Popen", "unknown environment 'subprocess:Popen'"),
+    ],
+)
+def test_policy_and_env_names_in_a_file_resolve_only_to_registered_names(
+    tmp_path, capsys, key, value, message
+):
+    path = tmp_path / "setting.toml"
+    path.write_text(f'{key} = "{value}"\n[[experts]]\nfamily = "ucb1"\ncount = 10\n')
+    assert cli.main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert message in error and "--plugin MODULE" in error
+
+
+def test_a_grid_names_only_registered_policies(tmp_path, capsys):
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        'preset = "trap"\nhorizon = 50\nreplications = 1\n[grid]\npolicy = ["mlcb", "os:system"]\n'
+    )
+    assert cli.main(["sweep", str(grid), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert "unknown policy 'os:system'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
     ("family", "message"),
     [
-        ("nope:Thing", "module 'nope' is not a plugin; name it on the command line with --plugin nope"),
-        ("{name}:Missing", "plugin '{name}' has no 'Missing'"),
-        ("{name}:pathlib", "is not a class"),
-        ("a:b:c", "must be a registered name or 'module:Class'"),
+        ("nope:Thing", "experts[0].family = 'nope:Thing' is not a registered expert"),
+        ("{name}:Missing", "experts[0].family = '{name}:Missing' is not a registered expert"),
+        ("{name}:pathlib", "is not a registered expert"),
+        ("a:b:c", "is not a registered expert"),
         ("no-such-family", "unknown expert 'no-such-family'"),
     ],
 )
@@ -283,8 +343,94 @@ def test_installed_entry_points_are_loaded_at_start(isolated, tmp_path, capsys):
     listed = capsys.readouterr().out
     assert re.search(r"^\s+entry-ucb\s+registered when imported$", listed, flags=re.MULTILINE)
     assert re.search(r"^\s+called-ucb\s+registered when called$", listed, flags=re.MULTILINE)
-    assert registry.plugins() == []  # entry points are not --plugin modules: no module:Class in TOML
+    assert registry.plugins() == []  # entry points are not --plugin modules
 
     (dist / "entry_points.txt").write_text(f"[{registry.PLUGIN_GROUP}]\nbad = {name}:nothing_here\n")
     with pytest.raises(ValueError, match=r"plugin entry point 'bad' .* failed: AttributeError"):
         registry.load_entry_points()
+
+
+# --- issue 38, item 4: one's own policy on the command line, and each command's help ---------------
+OWN_POLICY = """
+from mlcb import policies
+
+# M-LCB under another name: on common random numbers its curves are M-LCB's to the bit.
+policies.register("my-mlcb", "mlcb.policies.m_lcb:MLCB", summary="M-LCB, registered by a plugin")
+"""
+
+
+def test_compare_runs_a_plugin_policy_beside_mlcb_on_common_random_numbers(isolated, tmp_path, capsys):
+    name = isolated(OWN_POLICY)
+    out = tmp_path / "out"
+    arguments = ["compare", "trap", "--policies", "mlcb", "my-mlcb", "--plugin", name, "--budget", "2"]
+    status = cli.main([*arguments, "--horizon", "300", "--replications", "2", "--out", str(out), "--quiet"])
+    assert status == 0, capsys.readouterr().err
+    result = mlcb_load(out / "trap-comparison")
+    assert result.settings == ["mlcb M=2", "my-mlcb M=2"]
+    curves = result.curves.set_index(["setting", "replication", "round"])["regret"]
+    assert (curves.loc["mlcb M=2"].to_numpy() == curves.loc["my-mlcb M=2"].to_numpy()).all()
+
+
+def test_compare_refuses_an_unknown_policy_and_says_how_to_register_one(capsys):
+    assert cli.main(["compare", "trap", "--policies", "mlcb", "nope", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlcb: error: policies: ['nope'] not in the comparison")
+    assert err.rstrip().endswith("a module of one's own registers more: --plugin MODULE")
+
+
+def test_run_names_the_plugin_option_for_an_unknown_policy(capsys):
+    assert cli.main(["run", "trap", "--policy", "my-policy", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown policy 'my-policy'; registered policy names: " in err
+    assert "(a module of one's own registers more: --plugin MODULE)" in err
+
+
+def test_sweep_takes_plugin(isolated, tmp_path, capsys):
+    name = isolated(OWN_POLICY)
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        'preset = "trap"\nname = "own"\nhorizon = 200\nreplications = 1\n[grid]\npolicy = ["mlcb", "my-mlcb"]\n'
+    )
+    arguments = ["sweep", str(grid), "--plugin", name, "--workers", "1", "--out", str(tmp_path / "out")]
+    assert cli.main([*arguments, "--quiet", "--no-plot"]) == 0, capsys.readouterr().err
+    assert "2 task(s) run" in capsys.readouterr().out
+
+
+def _help(command: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, "-m", "mlcb.cli", command, "--help"],
+        capture_output=True,
+        text=True,
+        env=_environment(),
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+COMMANDS = ("run", "compare", "sweep", "plot", "report", "show", "list", "paper")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_command_shows_its_own_examples_and_a_description(command):
+    text = _help(command)
+    examples = text[text.index("\nexamples:\n") :]
+    lines = [line.strip() for line in examples.splitlines()[1:] if line.strip().startswith("mlcb ")]
+    assert lines and all(line.startswith(f"mlcb {command}") for line in lines), examples
+    description = text.split("\n\n")[1]  # after the usage
+    assert not description.startswith(("positional arguments", "options")), text
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_device_only_where_it_acts_and_plugin_registers_environments(command):
+    text = " ".join(_help(command).split())
+    assert ("--device DEVICE" in text) == (command in ("run", "compare"))
+    if "--plugin MODULE" in text:
+        assert "registers expert families, policies or environments" in text
+    assert ("--plugin MODULE" in text) == (command in ("run", "compare", "sweep", "list"))
+
+
+def test_run_help_points_to_the_toml_format():
+    text = " ".join(_help("run").split())
+    assert "docs/command-line.md, section 'A setting of your own'" in text
+    assert (ROOT / "docs" / "command-line.md").read_text().count("## A setting of your own") == 1

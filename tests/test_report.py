@@ -167,3 +167,21 @@ def test_report_of_a_run(tmp_path):
 def test_report_errors_are_one_line(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("mlcb: error: ")
+
+
+def test_a_report_never_replaces_a_file_mlcb_did_not_write(tmp_path, capsys):
+    """Issue 36, item 3's neighbour: ``--out`` naming a file of one's own (or a link to one) is
+    refused in one line and left as it was; a report mlcb wrote is replaced."""
+    mlcb.simulate(preset="trap", budget=1, horizon=200, replications=1, checkpoints=5).save(tmp_path / "run")
+    mine = tmp_path / "notes.html"
+    mine.write_text("<p>my notes</p>")
+    (tmp_path / "linked.html").symlink_to(mine)
+    for target in (mine, tmp_path / "linked.html"):
+        assert main(["report", str(tmp_path / "run"), "--out", str(target)]) == 2
+        assert capsys.readouterr().err == (
+            f"mlcb: error: --out {target} holds a file that is not an mlcb report; mlcb never replaces what it "
+            "did not write: choose another name, or move it away\n"
+        )
+    assert mine.read_text() == "<p>my notes</p>"
+    ours = report(tmp_path / "run", tmp_path / "ours.html")
+    assert report(tmp_path / "run", ours) == ours  # its own report: replaced

@@ -327,3 +327,134 @@ def test_a_result_shows_itself_compactly(result):
     for setting in result.settings:
         assert f"<td>{setting}</td>" in page
     assert page.count("<tr") == len(result.settings) + 1  # the header and a row per setting
+
+
+# --- issue 36, item 12: results read from files are validated ---------------------------------------
+def _edit_frame(path, name: str, edit) -> None:
+    file = path / f"{name}.parquet"
+    frame = pd.read_parquet(file)
+    frame = edit(frame)
+    frame.to_parquet(file, index=False)
+
+
+def _deep_metadata(path) -> None:
+    meta = json.loads((path / "metadata.json").read_text())
+    text = json.dumps(meta)
+    (path / "metadata.json").write_text(text[:-1] + ', "deep": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (
+            lambda p: _edit_frame(
+                p, "curves", lambda f: f.assign(regret=f["regret"].where(f.index != 3, np.nan))
+            ),
+            "curves.parquet: column 'regret' must hold values finite, got nan in row 3 (setting 'mlcb M=1')",
+        ),
+        (
+            lambda p: _edit_frame(
+                p, "curves", lambda f: f.assign(regret=f["regret"].where(f.index != 0, np.inf))
+            ),
+            "curves.parquet: column 'regret' must hold values finite, got inf in row 0",
+        ),
+        (
+            lambda p: _edit_frame(
+                p, "curves", lambda f: f.assign(certificate=f["certificate"].where(f.index != 5, -np.inf))
+            ),
+            "curves.parquet: column 'certificate' must hold values >= 0 or nan, got -inf in row 5",
+        ),
+        (
+            lambda p: _edit_frame(p, "curves", lambda f: f.assign(round=f["round"].where(f.index != 2, -7))),
+            "curves.parquet: column 'round' must hold values >= 1, got -7 in row 2",
+        ),
+        (
+            lambda p: _edit_frame(
+                p, "experts", lambda f: f.assign(trained=f["trained"].where(f.index != 1, -1))
+            ),
+            "experts.parquet: column 'trained' must hold values >= 0, got -1 in row 1",
+        ),
+        (
+            lambda p: _edit_frame(p, "replications", lambda f: f.assign(certificate_violated=0.5)),
+            "replications.parquet: column 'certificate_violated' must hold values 0, 1 or nan, got 0.5 in row 0",
+        ),
+        (
+            lambda p: _edit_frame(p, "curves", lambda f: f.iloc[:0]),
+            "curves.parquet: no rows; a saved frame holds at least one",
+        ),
+        (
+            lambda p: _edit_frame(p, "curves", lambda f: f.iloc[:-1]),
+            "curves.parquet: setting 'mlcb M=2' has 239 rows, expected 3 replication(s) x 80 checkpoint(s) = 240",
+        ),
+        (
+            lambda p: _edit_frame(p, "experts", lambda f: f.iloc[:-10]),
+            "experts.parquet: setting 'mlcb M=2' has 2390 rows, expected 2400",
+        ),
+        (
+            lambda p: _edit_frame(p, "replications", lambda f: f.iloc[1:]),
+            "replications.parquet: setting 'mlcb M=1' has 2 rows, expected one per replication",
+        ),
+        (
+            lambda p: _edit_frame(
+                p, "curves", lambda f: f[~((f["setting"] == "mlcb M=1") & (f["replication"] == 2))]
+            ),
+            "curves.parquet: setting 'mlcb M=1' holds 2 replication(s), its metadata says 3",
+        ),
+        (_deep_metadata, "metadata.json: not readable JSON (nested too deep)"),
+    ],
+    ids=[
+        "nan-regret",
+        "inf-regret",
+        "inf-certificate",
+        "negative-round",
+        "negative-count",
+        "violation-not-0-or-1",
+        "zero-rows",
+        "curves-row-missing",
+        "experts-rows-missing",
+        "replication-row-missing",
+        "replications-disagree-with-metadata",
+        "deep-metadata",
+    ],
+)
+def test_a_hand_edited_result_is_refused_in_one_line_naming_file_and_column(
+    result, tmp_path, capsys, damage, message
+):
+    path = result.save(tmp_path / "run")
+    damage(path)
+    with pytest.raises(ValueError) as caught:
+        mlcb.load(path)
+    assert message in str(caught.value)
+    for command in (["show", str(path)], ["plot", str(path), "--out", str(tmp_path / "figures")]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+
+
+def test_show_escapes_control_characters_from_the_files(result, tmp_path, capsys):
+    """What a result's files hold is shown, never acted on by the terminal: an escape sequence in a
+    setting's label, its key or the metadata comes out escaped."""
+    path = result.save(tmp_path / "run")
+    evil = "mlcb M=1\x1b[2J\x1b]0;owned\x07\r\u202e"
+    for name in ("curves", "experts", "replications"):
+        _edit_frame(path, name, lambda f: f.assign(setting=f["setting"].replace("mlcb M=1", evil)))
+    meta = json.loads((path / "metadata.json").read_text())
+    meta["settings"][evil] = meta["settings"].pop("mlcb M=1")
+    meta["settings"][evil]["key"] = "\x1b[31mred"
+    meta["git_revision"] = "abc\x1b[0m\nforged line"
+    (path / "metadata.json").write_text(json.dumps(meta))
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert not any(c in out for c in "\x1b\x07\r\u202e")
+    assert "mlcb M=1\\x1b[2J\\x1b]0;owned\\x07\\r\\u202e" in out
+    assert "git revision: abc\\x1b[0m\\nforged line" in out
+
+
+def test_plot_out_onto_a_file_is_one_line(result, tmp_path, capsys):
+    path = result.save(tmp_path / "run")
+    (tmp_path / "afile").write_text("mine")
+    assert main(["plot", str(path), "--out", str(tmp_path / "afile")]) == 2
+    assert capsys.readouterr().err == (
+        f"mlcb: error: --out {tmp_path / 'afile'} is a file, not a directory; give a folder for the figures\n"
+    )
+    assert (tmp_path / "afile").read_text() == "mine"

@@ -380,8 +380,8 @@ def test_works_in_progressive_val_score_and_in_a_pipeline():
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("budget", 0, "budget must be an integer with 1 <= budget <= 4"),
-        ("budget", 5, "budget must be an integer with 1 <= budget <= 4"),
+        ("budget", 0, r"budget must be an integer in \[1, n_experts=4\]"),
+        ("budget", 5, r"budget must be an integer in \[1, n_experts=4\]"),
         ("policy", "nope", "policy must be one of"),
         ("delta", 1.5, "delta must be a number with 0 < delta < 1"),
         ("rate", (1.0, 2.0), "rate must be a pair"),

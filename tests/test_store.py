@@ -70,7 +70,7 @@ def test_an_interrupted_setting_survives_a_run_of_another_setting(tmp_path, monk
         assert _cli(tmp_path, "--no-plot") == 130  # interrupted: replications 0 and 1 kept
     key_a = presets.get("trap").config(1, **SMALL).key()
     kept = tmp_path / "trap" / ".parts" / key_a
-    assert sorted(p.name for p in kept.iterdir()) == ["replication-000000.npz", "replication-000001.npz"]
+    assert sorted(p.name for p in kept.glob("*.npz")) == ["replication-000000.npz", "replication-000001.npz"]
     assert _cli(tmp_path, "--no-plot", budget="2") == 0  # setting B, same --out
     assert len(list(kept.glob("*.npz"))) == 2  # A's parts are still there
     assert not (tmp_path / "trap" / ".parts" / presets.get("trap").config(2, **SMALL).key()).exists()
@@ -87,7 +87,7 @@ def test_a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from mlcb import store\n"
+            "import sys, time; from pathlib import Path; from mlcb.storage import store\n"
             "with store.lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)",
             str(tmp_path / "trap"),
         ],
@@ -258,6 +258,144 @@ def test_a_directory_of_other_files_is_not_replaced(tmp_path, capsys):
     assert (folder / "notes.txt").read_text() == "mine"
 
 
+# --- issue 36, item 3: --overwrite replaces only what mlcb wrote --------------------------------
+@pytest.mark.parametrize("in_place", ["nothing", "a result", "another experiment"])
+@pytest.mark.parametrize("flags", [(), ("--overwrite",)], ids=["plain", "overwrite"])
+def test_a_file_mlcb_did_not_write_stops_the_run_whatever_the_flag(tmp_path, capsys, in_place, flags):
+    """The issue's case: ``thesis.tex`` in OUT/NAME. The run stops, naming it, and the message
+    does not suggest --overwrite (which would have deleted it)."""
+    folder = tmp_path / "trap"
+    if in_place == "nothing":
+        folder.mkdir()
+    else:
+        assert _cli(tmp_path, "--no-plot", budget="1" if in_place == "a result" else "2") == 0
+    (folder / "thesis.tex").write_text("four years of work")
+    capsys.readouterr()
+    line = _one_line_error(capsys, _cli(tmp_path, "--no-plot", *flags))
+    assert line == (
+        f"mlcb: error: {folder} holds files that are no part of an mlcb result (thesis.tex); mlcb never "
+        "deletes what it did not write: move them away, or choose another --out"
+    )
+    assert (folder / "thesis.tex").read_text() == "four years of work"
+
+
+@pytest.mark.parametrize(
+    ("make", "named"),
+    [
+        (lambda f: (f / "notes").mkdir(), "notes"),
+        (
+            lambda f: (
+                (f / "regret.png").unlink(),
+                (f / "regret.png").mkdir(),
+                (f / "regret.png" / "a").touch(),
+            ),
+            "regret.png: a folder",
+        ),
+        (lambda f: (f / ".parts").write_text("mine"), ".parts: a file"),
+        (
+            lambda f: (
+                (f / "curves.parquet").unlink(),
+                (f / "curves.parquet").symlink_to(f.parent / "mine.txt"),
+            ),
+            "curves.parquet: a symbolic link",
+        ),
+    ],
+    ids=["folder", "known-name-folder", "parts-file", "known-name-link"],
+)
+def test_overwrite_never_deletes_a_folder_or_link_of_the_users(tmp_path, capsys, make, named):
+    """Neighbours of thesis.tex: a folder of one's own, a folder or a link under one of mlcb's own
+    names (``regret.png/``, ``curves.parquet`` linked to a file), ``.parts`` as a file."""
+    assert _cli(tmp_path) == 0
+    folder = tmp_path / "trap"
+    (tmp_path / "mine.txt").write_text("mine")
+    make(folder)
+    capsys.readouterr()
+    line = _one_line_error(capsys, _cli(tmp_path, "--no-plot", "--overwrite", budget="2"))
+    assert f"holds files that are no part of an mlcb result ({named})" in line
+    assert "--overwrite" not in line
+    assert (tmp_path / "mine.txt").read_text() == "mine"
+    if not named.startswith("curves.parquet"):  # the result in place is still readable
+        assert mlcb.load(folder).settings == ["mlcb M=1"]
+
+
+def test_a_file_put_in_place_while_a_result_is_written_is_kept(tmp_path, monkeypatch, capsys):
+    """The check is made again just before the old result is replaced: a file that appears while
+    the run writes its result stops the swap, and nothing of the user's is removed."""
+    from mlcb.storage import result_files
+
+    assert _cli(tmp_path, "--no-plot") == 0
+    folder = tmp_path / "trap"
+    real = result_files.write
+
+    def write_and_interfere(directory, frames, metadata):
+        real(directory, frames, metadata)
+        (folder / "late.txt").write_text("mine")
+
+    monkeypatch.setattr(result_files, "write", write_and_interfere)
+    capsys.readouterr()
+    line = _one_line_error(capsys, _cli(tmp_path, "--no-plot", "--overwrite", budget="2"))
+    assert "(late.txt)" in line
+    assert (folder / "late.txt").read_text() == "mine"
+    assert mlcb.load(folder).settings == ["mlcb M=1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trap"]  # no temporary left
+
+
+def test_removing_parts_leaves_a_users_file_in_a_parts_folder(tmp_path, monkeypatch):
+    with monkeypatch.context() as patch:
+        _counting(patch, stop_at=2)
+        assert _cli(tmp_path, "--no-plot") == 130
+    key = presets.get("trap").config(1, **SMALL).key()
+    (tmp_path / "trap" / ".parts" / key / "notes.txt").write_text("mine")
+    with pytest.warns(mlcb.errors.FileWarning, match="left in place, it holds files that mlcb did not write"):
+        assert _cli(tmp_path, "--no-plot") == 0
+    assert (tmp_path / "trap" / ".parts" / key / "notes.txt").read_text() == "mine"
+    assert not list((tmp_path / "trap" / ".parts" / key).glob("*.npz"))
+
+
+# --- issue 36, item 5: the store's folders get the checks its files have ----------------------
+@pytest.mark.parametrize("linked", [".parts", "key folder"])
+def test_a_linked_parts_folder_is_refused_and_nothing_outside_is_touched(tmp_path, capsys, linked):
+    """``OUT/NAME/.parts`` (or a setting's folder in it) as a link: writing through it put parts
+    outside --out, and removing the parts then deleted the target's key folder."""
+    outside = tmp_path / "outside"
+    key = presets.get("trap").config(1, **SMALL).key()
+    (outside / key).mkdir(parents=True)
+    (outside / key / "keep.txt").write_text("mine")
+    out = tmp_path / "out"
+    (out / "trap" / ".parts").mkdir(parents=True)
+    if linked == ".parts":
+        (out / "trap" / ".parts").rmdir()
+        (out / "trap" / ".parts").symlink_to(outside)
+    else:
+        (out / "trap" / ".parts" / key).symlink_to(outside / key)
+    line = _one_line_error(capsys, _cli(out, "--no-plot"))
+    assert "a symbolic link" in line and "--overwrite" not in line
+    assert sorted(p.name for p in (outside / key).iterdir()) == ["keep.txt"]
+    line = _one_line_error(capsys, _cli(out, "--no-plot", "--overwrite"))
+    assert "a symbolic link" in line
+    assert sorted(p.name for p in (outside / key).iterdir()) == ["keep.txt"]
+
+
+def test_simulate_refuses_a_linked_setting_folder(tmp_path):
+    config = presets.get("trap").config(1, **SMALL)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / config.key()).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ValueError, match=r"is a symbolic link; mlcb keeps parts only in folders of its own"):
+        mlcb.simulate(config, parts=tmp_path / "parts")
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_linked_lock_file_is_refused_and_its_target_kept(tmp_path, capsys):
+    """The lock file ``OUT/.NAME.lock`` linked to a file of the user's: opening it for the lock
+    truncated the target."""
+    (tmp_path / "precious.txt").write_text("mine")
+    (tmp_path / ".trap.lock").symlink_to(tmp_path / "precious.txt")
+    line = _one_line_error(capsys, _cli(tmp_path, "--no-plot"))
+    assert ".trap.lock: is a symbolic link" in line
+    assert (tmp_path / "precious.txt").read_text() == "mine"
+
+
 def test_show_prints_a_result(tmp_path, capsys):
     assert _cli(tmp_path, "--no-plot") == 0
     capsys.readouterr()
@@ -372,8 +510,12 @@ def test_result_files_that_are_links_or_not_regular_files_are_refused(tmp_path, 
     for command in (["show", str(path)], ["plot", str(path), "--out", str(tmp_path / "figures")]):
         line = _one_line_error(capsys, main(command))
         assert f"{file}: {what}" in line
-    line = _one_line_error(capsys, _cli(tmp_path, "--no-plot"))
-    assert "holds a damaged result" in line and f"{file}: {what}" in line
+    # A run into it: the link or pipe is not mlcb's, and stops the run whatever the flags.
+    kind = "a symbolic link" if what == "is a symbolic link" else "not a regular file"
+    for flags in ((), ("--overwrite",)):
+        line = _one_line_error(capsys, _cli(tmp_path, "--no-plot", *flags))
+        assert f"holds files that are no part of an mlcb result ({file}: {kind})" in line
+        assert "--overwrite" not in line
     assert not (tmp_path / "figures").exists()
 
 

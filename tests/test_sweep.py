@@ -340,6 +340,75 @@ def test_a_directory_of_another_sweep_is_refused(reference, tmp_path):
     assert replaced.computed == 4 and replaced.result.settings[1] == "mlcb M=1 K=6"
 
 
+# --- issue 36, items 3 and 5: overwrite replaces only mlcb's files; the sweep's folders checked -----
+@pytest.mark.parametrize("place", ["thesis.tex", "data/notes.txt", "data/curves/notes.txt"])
+def test_overwrite_never_deletes_a_file_mlcb_did_not_write(reference, tmp_path, capsys, place):
+    """``thesis.tex`` beside a sweep of other settings, or a file of one's own inside its data
+    folders: ``--overwrite`` stops, naming it, and never suggests itself."""
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    mine = tmp_path / "small" / place
+    mine.write_text("mine")
+    other = {**GRID, "grid": {"budget": [1, 3], "n_experts": [4, 6]}}
+    for overwrite in (False, True):
+        with pytest.raises(ValueError) as caught:
+            mlcb.sweep(other, out=tmp_path, overwrite=overwrite)
+        assert str(caught.value) == (
+            f"{tmp_path / 'small'} holds files that are no part of an mlcb sweep ({place}); mlcb never "
+            "deletes what it did not write: move them away, or choose another --out"
+        )
+    assert mine.read_text() == "mine"
+    grid = tmp_path / "small.toml"
+    grid.write_text('preset = "trap"\nhorizon = 100\nreplications = 1\n')
+    assert main(["sweep", str(grid), "--out", str(tmp_path), "--overwrite", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"({place})" in err and "--overwrite" not in err
+    assert mine.read_text() == "mine"
+
+
+def test_a_folder_of_ones_own_is_not_replaced_by_a_sweep(tmp_path):
+    (tmp_path / "small").mkdir()
+    (tmp_path / "small" / "thesis.tex").write_text("mine")
+    with pytest.raises(ValueError, match=r"holds files that are no part of an mlcb sweep \(thesis.tex\)"):
+        mlcb.sweep({**GRID, "replications": 1}, out=tmp_path, overwrite=True)
+    assert (tmp_path / "small" / "thesis.tex").read_text() == "mine"
+
+
+def test_a_part_replaced_by_a_folder_is_set_aside_and_the_rerun_recovers(reference, tmp_path, capsys):
+    """A block's Parquet file replaced by a folder made every rerun end in IsADirectoryError, while
+    `mlcb show` reported 0 failed tasks."""
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    key = sweeps.make_grid(GRID).settings[2].key
+    block = tmp_path / "small" / "data" / "curves" / f"key={key}" / "block-000002-000004.parquet"
+    block.unlink()
+    block.mkdir()
+    (block / "inside").touch()
+    assert main(["show", str(tmp_path / "small")]) == 0
+    shown = capsys.readouterr().out
+    assert "18 of 20 replications finished" in shown
+    with pytest.warns(CorruptPartWarning, match="not a regular file where a part goes; set aside as"):
+        again = mlcb.sweep(GRID, out=tmp_path, workers=1)
+    assert (again.computed, again.skipped) == (1, 11)
+    assert_same(reference.result, again.result)
+    assert main(["show", str(tmp_path / "small")]) == 0
+    assert "20 of 20 replications finished" in capsys.readouterr().out
+
+
+def test_a_linked_data_folder_is_refused_and_nothing_outside_is_written(reference, tmp_path):
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    shutil.move(tmp_path / "small" / "data", tmp_path / "elsewhere")
+    (tmp_path / "small" / "data").symlink_to(tmp_path / "elsewhere")
+    before = sorted(str(p) for p in (tmp_path / "elsewhere").rglob("*"))
+    with pytest.raises(ValueError, match=r"holds files that are no part of an mlcb sweep \(data\)"):
+        mlcb.sweep({**GRID, "replications": 6}, out=tmp_path, overwrite=True)
+    assert sorted(str(p) for p in (tmp_path / "elsewhere").rglob("*")) == before
+
+
 # --- failures ----------------------------------------------------------------------------------
 def test_a_failing_task_is_reported_with_its_setting_while_the_others_finish(monkeypatch, tmp_path, capsys):
     """Worker processes are forked after the patch: the engine fails for the budget-2 settings."""
@@ -462,3 +531,17 @@ def test_the_documented_grids_are_valid():
         grid = sweeps.make_grid(tomllib.loads(block), name="doc")
         sizes.append(len(grid.settings))
     assert 8 in sizes and 16 in sizes and 3 in sizes
+
+
+@pytest.mark.parametrize(("field", "value"), [("replications", -3), ("block", 0), ("replications", "many")])
+def test_a_sweep_description_with_bad_counts_is_named(reference, tmp_path, field, value):
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "s")
+    meta = json.loads((tmp_path / "s" / "sweep.json").read_text())
+    meta[field] = value
+    (tmp_path / "s" / "sweep.json").write_text(json.dumps(meta))
+    with pytest.raises(
+        ValueError, match=rf"sweep.json: not a readable sweep description \(InputError: {field} must"
+    ):
+        sweeps.load(tmp_path / "s")

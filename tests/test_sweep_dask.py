@@ -177,3 +177,66 @@ def test_without_dask_the_executor_says_what_to_install(monkeypatch, tmp_path):
     assert list(tmp_path.iterdir()) == []
     # the local executor does not need it
     assert sweeps.make_grid(GRID).name == "dasky"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_scheduler_that_goes_away_is_one_line_and_the_rerun_recovers(tmp_path, capfd, monkeypatch):
+    """Issue 36, item 6: the scheduler killed after two parts. `mlcb sweep` says so in one line
+    (no Dask tracebacks), status 1, the finished parts kept; the same command on a live cluster
+    runs only the rest, to the undisturbed result."""
+    from mlcb.cli import main
+
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port)]
+        + ["--no-dashboard"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1", "--nthreads", "1"]
+        + ["--no-dashboard"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        grid = tmp_path / "gone.toml"
+        grid.write_text(
+            'preset = "trap"\nname = "gone"\nhorizon = 20000\nreplications = 6\nblock = 1\n[grid]\nbudget = [1, 2]\n'
+        )
+        real = sweeps.write_part
+        written = []
+
+        def write_then_stop(*args, **kwargs):
+            real(*args, **kwargs)
+            written.append(args[1])
+            if len(written) == 2:
+                scheduler.kill()
+
+        monkeypatch.setattr(sweeps, "write_part", write_then_stop)
+        for _ in range(100):  # the worker has joined
+            with distributed.Client(address, timeout=10) as probe:
+                if probe.scheduler_info()["workers"]:
+                    break
+            time.sleep(0.2)
+        capfd.readouterr()
+        command = ["sweep", str(grid), "--executor", "dask", "--scheduler", address, "--timeout", "5"]
+        assert main([*command, "--out", str(tmp_path / "out"), "--quiet", "--no-plot"]) == 1
+        err = capfd.readouterr().err
+        (line,) = err.strip().splitlines()
+        assert line.startswith(f"mlcb: error: the Dask cluster at {address} went away while the sweep ran (")
+        assert line.endswith("); the finished tasks are saved, run the same command again to run the rest")
+    finally:
+        for process in (worker, scheduler):
+            process.kill()
+            process.wait()
+    monkeypatch.undo()
+    rerun = mlcb.sweep(grid, out=tmp_path / "out", workers=1)
+    assert rerun.skipped >= 2 and rerun.computed + rerun.skipped == 12
+    assert_same(mlcb.sweep(grid, out=tmp_path / "undisturbed", workers=1).result, rerun.result)

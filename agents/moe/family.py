@@ -18,6 +18,7 @@ from agents.family import Family
 from agents.moe.pool import MoEPool
 from agents.moe.specs import ModuleExpert, MoEExpert
 from agents.moe.torch_support import require_torch, resolve_device
+from mlcb.validation import InputError
 
 __all__ = ["MOES", "MoEFamily"]
 
@@ -42,19 +43,19 @@ class MoEFamily(Family):
         torch = require_torch()
         for attribute in ("input_dim", "output_dim", "task", "scale", "noise", "targets"):
             if not hasattr(env, attribute):
-                raise ValueError(
+                raise InputError(
                     f"experts: torch network pools run on the clustered stream (mlcb/Clustered-v0); "
                     f"{type(env).__name__} has no {attribute!r}"
                 )
         for name in ("device", "dtype", "threads"):
             values = {getattr(e, name) for e in experts}
             if len(values) > 1:
-                raise ValueError(
+                raise InputError(
                     f"experts: every member of a pool must have one {name}, got {sorted(values)}"
                 )
         backends = {e.backend for e in experts if isinstance(e, MoEExpert)}
         if len(backends) > 1:
-            raise ValueError(
+            raise InputError(
                 f"experts: the MoE members of a pool must share one backend, got {sorted(backends)}"
             )
         resolve_device(experts[0].device)
@@ -64,10 +65,10 @@ class MoEFamily(Family):
                     module = spec.build_module(env.input_dim, env.output_dim, 0)
                     out = module(torch.zeros((2, env.input_dim), dtype=torch.float64))
                 except ValueError as error:
-                    raise ValueError(f"experts[{k}]: {error}") from None
+                    raise InputError(f"experts[{k}]: {error}") from None
                 out = out[0] if isinstance(out, tuple) else out
                 if tuple(out.shape) != (2, env.output_dim):
-                    raise ValueError(
+                    raise InputError(
                         f"experts[{k}]: the module must map (B, {env.input_dim}) to (B, {env.output_dim}), "
                         f"got output shape {tuple(out.shape)}"
                     )

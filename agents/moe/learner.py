@@ -23,6 +23,7 @@ from agents.moe.network import (
 )
 from agents.moe.specs import MoEExpert
 from agents.moe.torch_support import require_torch, resolve_device
+from mlcb.validation import InputError
 
 __all__ = ["TorchLearner"]
 
@@ -45,7 +46,7 @@ class TorchLearner:
 
     def __init__(self, spec: Any, smoothing: str = "ema", seed: int = 0) -> None:
         if smoothing not in MOES.smoothing:
-            raise ValueError(f"smoothing must be one of {MOES.smoothing}, got {smoothing!r}")
+            raise InputError(f"smoothing must be one of {MOES.smoothing}, got {smoothing!r}")
         self.spec, self.smoothing, self.seed = spec, smoothing, int(seed)
         self.net: Any = None  # the torch module, built by reset
 

@@ -28,6 +28,7 @@ from agents.moe.network import moe_shapes
 from agents.moe.torch_support import require_torch
 from agents.rates import Counts, Rate
 from mlcb.learners import power_rate
+from mlcb.validation import InputError
 
 __all__ = ["BACKENDS", "DTYPES", "OPTIMIZERS", "ModuleExpert", "MoEExpert"]
 
@@ -47,19 +48,19 @@ def _check_common(spec: Any) -> None:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         if not (ok and low <= value <= high and (name not in ("lr", "beta") or value > 0)):
             bound = f"(0, {high}]" if name in ("lr", "beta") else f"[{low}, {high}]"
-            raise ValueError(f"{name} must be a number in {bound}, got {value!r}")
+            raise InputError(f"{name} must be a number in {bound}, got {value!r}")
     if spec.optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {spec.optimizer!r}")
+        raise InputError(f"optimizer must be one of {OPTIMIZERS}, got {spec.optimizer!r}")
     if spec.dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {DTYPES}, got {spec.dtype!r}")
+        raise InputError(f"dtype must be one of {DTYPES}, got {spec.dtype!r}")
     _positive_int("threads", spec.threads)
     if not isinstance(spec.device, str):
-        raise ValueError(f"device must be a string ('auto', 'cpu', 'cuda'), got {spec.device!r}")
+        raise InputError(f"device must be a string ('auto', 'cpu', 'cuda'), got {spec.device!r}")
 
 
 def _positive_int(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        raise InputError(f"{name} must be an integer >= 1, got {value!r}")
 
 
 class _Member:
@@ -136,17 +137,17 @@ class MoEExpert(_Member):
         _positive_int("hidden", self.hidden)
         _positive_int("top_k", self.top_k)
         if self.top_k > self.n_experts:
-            raise ValueError(f"top_k must be in [1, n_experts={self.n_experts}], got {self.top_k!r}")
+            raise InputError(f"top_k must be in [1, n_experts={self.n_experts}], got {self.top_k!r}")
         if not (isinstance(self.balance, (int, float)) and math.isfinite(self.balance) and self.balance >= 0):
-            raise ValueError(f"balance must be a finite number >= 0, got {self.balance!r}")
+            raise InputError(f"balance must be a finite number >= 0, got {self.balance!r}")
         if not (
             isinstance(self.init_scale, (int, float))
             and math.isfinite(self.init_scale)
             and self.init_scale > 0
         ):
-            raise ValueError(f"init_scale must be a finite number > 0, got {self.init_scale!r}")
+            raise InputError(f"init_scale must be a finite number > 0, got {self.init_scale!r}")
         if self.backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
+            raise InputError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
         _check_common(self)
 
     def initial_parameters(self, input_dim: int, output_dim: int, generator: Any) -> dict:
@@ -195,7 +196,7 @@ class ModuleExpert(_Member):
 
     def __post_init__(self) -> None:
         if not callable(self.factory):
-            raise ValueError(
+            raise InputError(
                 "factory must be a callable factory(input_dim, output_dim) -> torch.nn.Module, "
                 f"got {self.factory!r}"
             )
@@ -212,11 +213,11 @@ class ModuleExpert(_Member):
             torch.manual_seed(seed)
             module = self.factory(input_dim, output_dim)
         if not isinstance(module, torch.nn.Module):
-            raise ValueError(f"factory must return a torch.nn.Module, got {type(module).__name__}")
+            raise InputError(f"factory must return a torch.nn.Module, got {type(module).__name__}")
         if not list(module.parameters()):
-            raise ValueError(f"factory's module {type(module).__name__} has no parameters")
+            raise InputError(f"factory's module {type(module).__name__} has no parameters")
         if list(module.buffers()):
-            raise ValueError(
+            raise InputError(
                 f"factory's module {type(module).__name__} has buffers; members must hold parameters only"
             )
         return module.to(torch.float64)

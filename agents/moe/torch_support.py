@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlcb.validation import InputError
+
 __all__ = ["TORCH_MESSAGE", "CPUThreads", "MissingTorch", "require_torch", "resolve_device"]
 
 #: What to install when torch is missing (one line).
 TORCH_MESSAGE = "mixture-of-experts pools need torch: pip install 'mlcb[torch]'"
 
 
-class MissingTorch(ImportError, ValueError):
-    """torch is not installed (an ``ImportError``, and a ``ValueError`` so that the command line
-    reports it in one line like any other bad setting)."""
+class MissingTorch(ImportError, InputError):
+    """torch is not installed (an ``ImportError``, and an :class:`~mlcb.validation.InputError`,
+    a ``ValueError``, so that the command line reports it in one line like any other bad setting)."""
 
 
 def require_torch() -> Any:
@@ -41,9 +43,9 @@ def resolve_device(device: str) -> Any:
     try:
         chosen = torch.device(device)
     except (RuntimeError, TypeError):
-        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}") from None
+        raise InputError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}") from None
     if chosen.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(
+        raise InputError(
             f"device {device!r} was asked for but torch sees no CUDA device; use 'auto' or 'cpu'"
         )
     return chosen

@@ -10,12 +10,14 @@ worst-case certificate curve (:mod:`mlcb.theory.worst_case`) and what produced i
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from mlcb.contracts import family_of
+from mlcb.errors import CertificateWarning
 from mlcb.storage import provenance
 from mlcb.storage.replications import Replication
 from mlcb.storage.results import Result
@@ -29,6 +31,33 @@ def _unrecorded(replication: Replication) -> bool:
     """Whether ``replication``'s final pseudo-regret is nan (not recorded)."""
     values = replication.pseudo_regret
     return bool(len(values)) and bool(np.isnan(values[-1]))
+
+
+def _broken_certificates(replications: list, checkpoints: np.ndarray) -> dict[int, tuple[int, float]]:
+    """``{replication: (round, value)}``: where each replication's certificate is first not a
+    finite number >= 0 (only those where it is)."""
+    broken = {}
+    for r in replications:
+        values = np.asarray(r.certificate, dtype=float)
+        bad = ~(np.isfinite(values) & (values >= 0))
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            broken[int(r.index)] = (int(checkpoints[first]), float(values[first]))
+    return broken
+
+
+def _certificate_problem(label: str, broken: dict[int, tuple[int, float]], total: int) -> str | None:
+    """One line about a setting's broken certificates, also given as a :class:`CertificateWarning`."""
+    if not broken:
+        return None
+    replication, (round_, value) = min(broken.items())
+    text = (
+        f"{label}: the certificate is {value!r} at round {round_} of replication {replication} "
+        f"({len(broken)} of {total} replications): an expert's rate is not a finite number >= 0; the "
+        "certificate is marked not valid, and those replications are not checked against it"
+    )
+    warnings.warn(text, CertificateWarning, stacklevel=3)
+    return text
 
 
 def collect_result(
@@ -94,10 +123,17 @@ def collect_result(
     # A pseudo-regret that is not recorded (nan: a stream without expected losses, such as
     # real data) cannot be checked against the certificate; an exceedance seen before it
     # became nan still counts.
+    # A certificate holds only if every term is a finite number: one that is not (an expert's
+    # rate nan or infinite) is not checked against the pseudo-regret, and the setting's
+    # certificate is marked not valid, with a word (never a nan summary without one).
+    broken = _broken_certificates(replications, checkpoints) if has_certificate else {}
     violated = [
-        float(r.exceeded) if has_certificate and (r.exceeded or not _unrecorded(r)) else np.nan
+        float(r.exceeded)
+        if has_certificate and r.index not in broken and (r.exceeded or not _unrecorded(r))
+        else np.nan
         for r in replications
     ]
+    problem = _certificate_problem(config.label, broken, len(replications))
     reps = pd.DataFrame(
         {
             **setting,
@@ -128,7 +164,10 @@ def collect_result(
                 "config": config.to_dict(),
                 "key": config.key(),
                 "family": str(getattr(family, "name", type(family).__name__)),
-                "certificate_valid": bool(getattr(policy, "certificate_valid", False)) and not heuristic,
+                "certificate_valid": bool(getattr(policy, "certificate_valid", False))
+                and not heuristic
+                and not broken,
+                **({"certificate_problem": problem} if problem else {}),
                 "heuristic_experts": heuristic,
                 "theory": theory,
                 **({"reference": str(reference)} if reference else {}),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mlcb.contracts import Environment, ExpertFamily, Policy, family_of
+from mlcb.validation import InputError
 
 if TYPE_CHECKING:  # the experiment layer: only its type is named here
     from mlcb.config import SimulationConfig
@@ -76,11 +77,11 @@ def choose_engine(problem: Problem, name: str) -> str:
     """``"compiled"`` or ``"python"``: the engine ``name`` (``"auto"``: compiled whenever every
     part is compiled), or a ``ValueError`` when the compiled engine cannot run the problem."""
     if name not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
+        raise InputError(f"engine must be one of {ENGINES}, got {name!r}")
     if name == "auto":
         return "compiled" if problem.compiled else "python"
     if name == "compiled" and not problem.compiled:
-        raise ValueError(
+        raise InputError(
             f"engine='compiled' needs experts of a compiled family; the "
             f"{getattr(problem.family, 'name', problem.family)!r} family runs on engine='python' (or 'auto')"
         )

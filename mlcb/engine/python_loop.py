@@ -403,9 +403,8 @@ def _run_block(
             pool.deploy(t, deployed, n_deployed, deploy_losses, deploy_expected)
             pool.train(t, selected, n_selected, train_losses, train_rates)
 
-    return [
-        _replications.collect(b.record, b.accounting, block[position]) for position, b in enumerate(built)
-    ]
+    collect = _replications.collect_replication
+    return [collect(b.record, b.accounting, block[position]) for position, b in enumerate(built)]
 
 
 def run_replications(

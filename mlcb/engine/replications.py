@@ -274,7 +274,7 @@ def raise_for_error(
     )
 
 
-def collect(
+def collect_replication(
     record: compiled_loop.Record, accounting: compiled_loop.Accounting, replication: int
 ) -> Replication:
     """The recorded arrays of a finished replication."""
@@ -320,7 +320,7 @@ def run_replication(
         raise_for_error(record, replication, describe)
     arguments.run_rounds(run_rounds, 1, horizon)
     raise_for_error(record, replication, describe)
-    return collect(record, arguments.accounting, replication)
+    return collect_replication(record, arguments.accounting, replication)
 
 
 #: From this horizon on, :func:`run_replications` builds the shared tables before its workers start.

@@ -54,6 +54,59 @@ def _configure_cache() -> None:
 
 _configure_cache()
 
+
+def _tolerate_a_damaged_cache() -> None:
+    """Treat a damaged file of the compiled-code cache (truncated by a full disk, a file-size
+    limit or a process killed while writing it) as missing: the function is compiled again and the
+    file rewritten, with one :class:`~mlcb.errors.FileWarning` naming it. Without this, Numba stops
+    at the first call with an ``UnpicklingError`` or ``EOFError``."""
+    import warnings
+
+    from mlcb.errors import FileWarning
+
+    try:
+        from numba.core.caching import IndexDataCacheFile
+    except ImportError:  # pragma: no cover - another Numba layout: its own behaviour
+        return
+    load_index, load_data = IndexDataCacheFile._load_index, IndexDataCacheFile._load_data
+    if getattr(load_index, "mlcb_tolerant", False):
+        return
+
+    told: set[str] = set()
+
+    def damaged(path: Any, error: BaseException) -> None:
+        if str(path) in told:
+            return
+        told.add(str(path))
+        warnings.warn(
+            f"{path}: a damaged file of the compiled-code cache ({type(error).__name__}); compiled again",
+            FileWarning,
+            stacklevel=2,
+        )
+
+    def _load_index(self: Any) -> dict:
+        try:
+            return load_index(self)
+        except Exception as error:  # noqa: BLE001 - any damage: an empty index, rewritten by the save
+            damaged(self._index_path, error)
+            return {}
+
+    def _load_data(self: Any, name: str) -> Any:
+        try:
+            return load_data(self, name)
+        except OSError:
+            raise
+        except Exception as error:  # noqa: BLE001 - an OSError makes Numba compile the function again
+            damaged(self._data_path(name), error)
+            raise OSError(f"damaged cache file {name}") from error
+
+    _load_index.mlcb_tolerant = True  # type: ignore[attr-defined]
+    IndexDataCacheFile._load_index = _load_index
+    IndexDataCacheFile._load_data = _load_data
+
+
+_tolerate_a_damaged_cache()
+
 #: Options of every compiled function: cached on disk, GIL released, IEEE division semantics.
 JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 

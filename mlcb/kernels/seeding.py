@@ -19,6 +19,7 @@ import numpy as np
 
 from mlcb.kernels.jit import njit
 from mlcb.kernels.random import GOLDEN_1, mix
+from mlcb.validation import InputError
 
 _INSTANCE = 1
 
@@ -35,7 +36,7 @@ class StreamKeys(NamedTuple):
 def check_seed(seed: object) -> int:
     """Return ``seed`` as an int, or raise a ``ValueError`` naming the allowed values."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
     return int(seed)
 
 

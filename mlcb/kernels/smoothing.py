@@ -23,6 +23,8 @@ deploys its current decision.
 
 from __future__ import annotations
 
+from mlcb.validation import InputError
+
 COUNTS, AVERAGE, UNIFORM, LAST = 0, 1, 2, 3
 CODES = {"counts": COUNTS, "average": AVERAGE, "uniform": UNIFORM, "last": LAST}
 
@@ -30,5 +32,5 @@ CODES = {"counts": COUNTS, "average": AVERAGE, "uniform": UNIFORM, "last": LAST}
 def code(name: str, allowed: tuple[str, ...]) -> int:
     """Integer code of wrapper ``name``; a ``ValueError`` naming the allowed ones otherwise."""
     if name not in allowed:
-        raise ValueError(f"smoothing must be one of {allowed} for this expert pool, got {name!r}")
+        raise InputError(f"smoothing must be one of {allowed} for this expert pool, got {name!r}")
     return CODES[name]

@@ -11,7 +11,10 @@ that runs the experiment at ``size`` (:data:`SIZES`: ``"quick"``, minutes on a l
 ``"paper"``, the paper's own size), writes its figures under ``out`` and returns a
 :class:`Section`: prose, the figures, and tables that set each number the paper publishes beside
 the package's estimate with its standard error. Where the paper publishes a claim and no number,
-the row states the claim in words and gives the number that checks it.
+the row states the claim in words and gives the number that checks it. Every row that states a
+claim (or a published number) carries a verdict, "holds", "does not hold" or "not shown",
+decided by the rules of :mod:`mlcb.paper.measure`; a row the paper publishes nothing about says
+"not published" and carries none.
 
 :func:`reproduce` (``mlcb paper``) runs them all and writes ``index.html``; every finished
 section is kept as JSON beside its figures, so an interrupted run resumes where it stopped.
@@ -33,9 +36,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mlcb.paper.section import SIZES, Row, Section, Table, save_figure
+from mlcb.paper.section import NOT_PUBLISHED, SIZES, VERDICTS, Row, Section, Table, save_figure
+from mlcb.validation import InputError
 
-__all__ = ["EXPERIMENTS", "SIZES", "Row", "Section", "Table", "reproduce", "save_figure"]
+__all__ = [
+    "EXPERIMENTS",
+    "NOT_PUBLISHED",
+    "SIZES",
+    "VERDICTS",
+    "Row",
+    "Section",
+    "Table",
+    "reproduce",
+    "save_figure",
+]
 
 #: The sections of the page, in the paper's order: key -> module of this package.
 EXPERIMENTS = {
@@ -48,8 +62,9 @@ EXPERIMENTS = {
 #: Optional packages a section may list in its module's ``REQUIRES``, by their distribution names.
 OPTIONAL = {"river": "river", "sklearn": "scikit-learn", "torch": "torch"}
 
-#: The version of a saved section's JSON (a section saved by another version is recomputed).
-FORMAT = 1
+#: The version of a saved section's JSON (a section saved by another version is recomputed; 2: rows
+#: carry a verdict).
+FORMAT = 2
 
 
 def _check_names(only: Any) -> list[str]:
@@ -58,7 +73,7 @@ def _check_names(only: Any) -> list[str]:
     names = [only] if isinstance(only, str) else list(only)
     unknown = [name for name in names if name not in EXPERIMENTS]
     if unknown or not names:
-        raise ValueError(f"only must name sections among {', '.join(EXPERIMENTS)}, got {only!r}")
+        raise InputError(f"only must name sections among {', '.join(EXPERIMENTS)}, got {only!r}")
     return [name for name in EXPERIMENTS if name in names]
 
 
@@ -71,6 +86,7 @@ def reproduce(
     only: Any = None,
     overwrite: bool = False,
     progress: bool = False,
+    warfarin: Any = None,
 ) -> Path:
     """Run the paper's experiments and write ``out/index.html``; returns its path.
 
@@ -92,6 +108,10 @@ def reproduce(
         Recompute sections already finished at this size and seed (default: keep them).
     progress : bool
         Print one line per section as it starts and ends.
+    warfarin : str or Path, optional
+        The user's copy of the IWPC warfarin subject file (:func:`envs.warfarin.read`, read and
+        checked before any work): the real-data section runs the paper's Warfarin experiment on it
+        instead of a stand-in. A section saved with other data is computed again.
     """
     from mlcb import validation
     from mlcb.kernels.seeding import check_seed
@@ -103,15 +123,16 @@ def reproduce(
     validation.flag("overwrite", overwrite)
     validation.flag("progress", progress)
     if str(out).strip() == "":
-        raise ValueError("out must name a directory, got an empty path")
+        raise InputError("out must name a directory, got an empty path")
     root = Path(out)
     if root.exists() and not root.is_dir():
-        raise ValueError(f"out: {root} exists and is not a directory")
+        raise InputError(f"out: {root} exists and is not a directory")
+    options, extra = _data_options(warfarin)
     sections_dir, figures_dir = root / "sections", root / "figures"
     sections_dir.mkdir(parents=True, exist_ok=True)
     for key in names:
         saved = sections_dir / f"{key}.json"
-        if not overwrite and _load(saved, root, size, seed) is not None:
+        if not overwrite and _load(saved, root, size, seed, options.get(key, {})) is not None:
             if progress:
                 print(f"{key}: kept from an earlier run ({saved})")
             continue
@@ -124,14 +145,32 @@ def reproduce(
             install = " ".join(OPTIONAL.get(name, name) for name in missing)
             print(f"{key}: skipped, it needs {', '.join(missing)} (pip install {install})", flush=True)
             continue
-        section = module.run(size, figures_dir, seed=seed, threads=threads)
+        section = module.run(size, figures_dir, seed=seed, threads=threads, **extra.get(key, {}))
         seconds = time.perf_counter() - started
         record = {"format": FORMAT, "size": size, "seed": seed, "seconds": seconds, **section.to_json(root)}
+        if options.get(key):
+            record["options"] = options[key]
         _write_json(saved, record)
         if progress:
             print(f"{key}: done in {seconds:.0f} s", flush=True)
-    finished = {key: _load(sections_dir / f"{key}.json", root, size, seed) for key in EXPERIMENTS}
+    finished = {
+        key: _load(sections_dir / f"{key}.json", root, size, seed, options.get(key, {}))
+        for key in EXPERIMENTS
+    }
     return page.write(root, {k: v for k, v in finished.items() if v is not None}, size=size, seed=seed)
+
+
+def _data_options(warfarin: Any) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The data a section runs on, per section key: what its saved JSON records (a section saved
+    with other data is computed again), and the keyword arguments of its ``run``. The Warfarin
+    file is read and checked here, before any work."""
+    from mlcb.paper import real_data
+
+    table = real_data.warfarin_table(warfarin)
+    recorded = {
+        "data": "cardiotocography shipped; warfarin " + (f"sha256 {table.digest}" if table else "stand-in")
+    }
+    return {"real-data": recorded}, ({"real-data": {"warfarin": table}} if table is not None else {})
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -141,9 +180,12 @@ def _write_json(path: Path, data: dict) -> None:
     write_file(path, lambda handle: handle.write(text))
 
 
-def _load(path: Path, root: Path, size: str, seed: int) -> tuple[Section, float] | None:
-    """The section saved at ``path`` for this size and seed, with its seconds; ``None`` when there is
-    none (or it is damaged, or from another size, seed or format: it is then recomputed)."""
+def _load(
+    path: Path, root: Path, size: str, seed: int, options: dict | None = None
+) -> tuple[Section, float] | None:
+    """The section saved at ``path`` for this size, seed and data (``options``), with its seconds;
+    ``None`` when there is none (or it is damaged, or from another size, seed, data or format: it is
+    then recomputed)."""
     if path.is_symlink() or not path.is_file():
         return None
     try:
@@ -153,6 +195,8 @@ def _load(path: Path, root: Path, size: str, seed: int) -> tuple[Section, float]
             size,
             seed,
         ):
+            return None
+        if data.get("options", {}) != (options or {}):
             return None
         return Section.from_json(data, root), float(data.get("seconds", math.nan))
     except (ValueError, OSError):

@@ -1,21 +1,49 @@
-"""Numbers the paper's sections report, read from a :class:`~mlcb.storage.results.Result`.
+"""Numbers the paper's sections report, read from a :class:`~mlcb.storage.results.Result`, and the
+rules that turn each number into a verdict on the paper's claim.
 
 Every function reads the tidy frames only. Means come with their standard error over
 replications; a difference between two policies of one comparison is taken replication by
 replication (both faced the same stream, common random numbers), so its standard error is that of
-the paired differences.
+the paired differences. A slope of a mean curve gets its standard error by the jackknife over
+replications (:func:`jackknife`).
+
+The verdicts (:data:`~mlcb.paper.section.VERDICTS`) follow one rule, :func:`judge`: a claim that
+a quantity lies in ``[low, high]`` **holds** when the package's mean lies inside by at least
+:data:`Z` standard errors, **does not hold** when it lies outside by more than :data:`Z`
+standard errors, and is **not shown** in between (or without a standard error). A claim that
+``A`` is below ``B`` is the claim that their paired difference lies in ``(-inf, 0]``; a published
+number is judged by :func:`judge_value`. :data:`RULES` states the rules in words, as the page
+prints them.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from mlcb.paper.section import Row
+from mlcb.paper.section import FAILS, HOLDS, NOT_SHOWN, Row
 from mlcb.plot import last_decade_slope
 from mlcb.storage.results import Result
+from mlcb.validation import InputError
+
+#: Standard errors that decide a verdict (two: about 97.7 % one-sided under the normal law).
+Z = 2.0
+
+#: The rules of the verdicts, in words (the page prints them).
+RULES = (
+    f"A claim that a quantity lies in a range holds when the package's mean is inside the range by "
+    f"at least {Z:g} standard errors, does not hold when it is outside by more than {Z:g} standard "
+    "errors, and is not shown in between or when there is no standard error.",
+    "A claim that one policy is below another is checked on their difference, paired replication "
+    "by replication (every policy meets the same streams): the range is everything below 0.",
+    "A claim about a curve's growth is checked on the least-squares log-log slope of the mean curve "
+    "over the last decade of rounds, with its jackknife standard error over replications.",
+    f"A published number holds when it lies within {Z:g} standard errors of the package's mean "
+    "(widened by half a unit of the paper's last printed digit), and does not hold otherwise.",
+)
 
 
 def mean_and_error(values: np.ndarray) -> tuple[float, float]:
@@ -33,52 +61,151 @@ def mean_and_error(values: np.ndarray) -> tuple[float, float]:
     return float(values.mean()), error
 
 
-def final(result: Result, setting: str, metric: str = "regret") -> pd.Series:
-    """``metric`` at the horizon of every replication of ``setting``, indexed by replication."""
-    curves = result.curves[result.curves["setting"] == setting]
-    if curves.empty:
-        raise ValueError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
-    last = curves[curves["round"] == curves["round"].max()]
-    return last.set_index("replication")[metric].sort_index()
+# --- the rules ------------------------------------------------------------------------------------
+def judge(mean: float, error: float, low: float = -math.inf, high: float = math.inf) -> str:
+    """The verdict on the claim that the quantity estimated by ``mean`` (standard error ``error``)
+    lies in ``[low, high]``: :data:`~mlcb.paper.section.HOLDS` when ``mean`` lies inside by at least
+    :data:`Z` errors, ``FAILS`` when it lies outside by more than :data:`Z` errors, ``NOT_SHOWN``
+    otherwise. An error of 0 is an exact number (judged as it is); a missing (``nan``) error or
+    mean is ``NOT_SHOWN``.
+
+    Examples
+    --------
+    >>> judge(-30.0, 10.0, high=0.0), judge(5.0, 10.0, high=0.0), judge(40.0, 10.0, high=0.0)
+    ('holds', 'not shown', 'does not hold')
+    >>> judge(0.62, 0.03, high=1.0), judge(5.0, 2.0, low=2.0, high=10.0)
+    ('holds', 'not shown')
+    """
+    if math.isnan(low) or math.isnan(high) or low > high:
+        raise InputError(f"low and high must be a range low <= high, got [{low!r}, {high!r}]")
+    if not (math.isfinite(mean) and math.isfinite(error)) or error < 0:
+        return NOT_SHOWN
+    margin = Z * error
+    if low <= mean - margin and mean + margin <= high:
+        return HOLDS
+    if mean + margin < low or mean - margin > high:
+        return FAILS
+    return NOT_SHOWN
 
 
-def final_mean(result: Result, setting: str, metric: str = "regret") -> tuple[float, float]:
-    """Mean and standard error over replications of ``metric`` at the horizon."""
-    return mean_and_error(final(result, setting, metric).to_numpy())
+def judge_value(published: float, mean: float, error: float, digit: float = 0.0) -> str:
+    """The verdict on a published number: ``HOLDS`` when ``published`` lies within :data:`Z`
+    standard errors of ``mean`` plus half of ``digit`` (a unit of the paper's last printed digit,
+    e.g. 0.1 for "95.0"), ``FAILS`` otherwise, ``NOT_SHOWN`` without a standard error.
+
+    Examples
+    --------
+    >>> judge_value(95.0, 87.3, 0.2, 0.1), judge_value(86.0, 86.2, 0.3, 0.1)
+    ('does not hold', 'holds')
+    """
+    if not (math.isfinite(published) and math.isfinite(mean) and math.isfinite(error)) or error < 0:
+        return NOT_SHOWN
+    return HOLDS if abs(published - mean) <= Z * error + digit / 2.0 else FAILS
 
 
-def paired_difference(result: Result, first: str, second: str, metric: str = "regret") -> tuple[float, float]:
-    """Mean and standard error of ``metric(first) - metric(second)`` at the horizon, replication by
-    replication (the replications both settings share)."""
-    a, b = final(result, first, metric), final(result, second, metric)
-    shared = a.index.intersection(b.index)
-    return mean_and_error((a[shared] - b[shared]).to_numpy())
+def _bound(value: float) -> str:
+    return f"{value:,.4g}"
 
 
-def slope(result: Result, setting: str, metric: str = "regret") -> float:
-    """The log-log slope of the mean ``metric`` of ``setting`` over the last decade of rounds."""
-    curves = result.curves[result.curves["setting"] == setting]
-    mean = curves.groupby("round")[metric].mean()
-    return last_decade_slope(mean.index.to_numpy(float), mean.to_numpy(float))
+def describe(mean: float, error: float, low: float = -math.inf, high: float = math.inf) -> str:
+    """Where ``mean`` lies against ``[low, high]``, in standard errors: the detail a verdict's row
+    carries in its note.
+
+    Examples
+    --------
+    >>> describe(-30.0, 10.0, high=0.0)
+    '3.0 s.e. below 0'
+    >>> describe(0.62, 0.03, high=1.0)
+    '12.7 s.e. below 1'
+    >>> describe(5.0, 1.0, low=2.0, high=10.0)
+    '3.0 s.e. above 2 and 5.0 s.e. below 10'
+    """
+    if not (math.isfinite(mean) and math.isfinite(error)) or error <= 0:
+        return "no standard error" if not math.isfinite(error) else "exact"
+    parts = []
+    for bound in (low, high):
+        if math.isfinite(bound):
+            z = (mean - bound) / error
+            side = "above" if z > 0 else "below"
+            parts.append(f"{abs(z):.1f} s.e. {side} {_bound(bound)}")
+    return " and ".join(parts)
 
 
-def best_share(result: Result, setting: str, column: str = "deployed") -> tuple[float, float]:
-    """Mean and standard error over replications of the share of ``column`` (``"deployed"`` or
-    ``"trained"`` rounds, counted to the horizon) that went to the replication's best expert k*."""
-    experts = result.experts[result.experts["setting"] == setting]
-    last = experts[experts["round"] == experts["round"].max()]
-    best = result.replications[result.replications["setting"] == setting].set_index("replication")[
-        "best_expert"
-    ]
-    totals = last.groupby("replication")[column].sum()
-    on_best = last[last["expert"].to_numpy() == best.reindex(last["replication"]).to_numpy()]
-    shares = on_best.groupby("replication")[column].sum().reindex(totals.index, fill_value=0) / totals
-    return mean_and_error(shares.to_numpy())
+def claim_row(
+    quantity: str,
+    paper: str,
+    mean: float,
+    error: float,
+    *,
+    low: float = -math.inf,
+    high: float = math.inf,
+    unit: str = "",
+    note: str = "",
+) -> Row:
+    """The row of the claim ``paper`` that ``quantity`` (estimated as ``mean`` with standard error
+    ``error``) lies in ``[low, high]``: its :func:`judge` verdict, and :func:`describe` before
+    ``note``.
+
+    Examples
+    --------
+    >>> row = claim_row("M-LCB minus RoundRobin", "M-LCB below", -30.0, 10.0, high=0.0)
+    >>> row.verdict, row.note
+    ('holds', '3.0 s.e. below 0')
+    """
+    detail = describe(mean, error, low, high)
+    return Row(
+        quantity,
+        paper,
+        mean,
+        error,
+        unit,
+        f"{detail}; {note}" if note else detail,
+        judge(mean, error, low, high),
+    )
+
+
+def published_row(
+    quantity: str,
+    paper: str,
+    published: float,
+    mean: float,
+    error: float,
+    *,
+    digit: float = 0.0,
+    unit: str = "",
+    note: str = "",
+) -> Row:
+    """The row of a published number: ``paper`` as the paper prints it, ``published`` its value
+    (in the unit of ``mean``), ``digit`` a unit of its last printed digit; :func:`judge_value`.
+
+    Examples
+    --------
+    >>> row = published_row("accuracy, M = 4", "95.0 %", 95.0, 87.3, 0.2, digit=0.1, unit="%")
+    >>> row.verdict, row.note
+    ('does not hold', "the paper's 95 lies 38.5 s.e. above the mean")
+    """
+    if math.isfinite(error) and error > 0:
+        z = (published - mean) / error
+        detail = (
+            f"the paper's {_bound(published)} lies {abs(z):.1f} s.e. {'above' if z > 0 else 'below'} the mean"
+        )
+    else:
+        detail = "no standard error"
+    return Row(
+        quantity,
+        paper,
+        mean,
+        error,
+        unit,
+        f"{detail}; {note}" if note else detail,
+        judge_value(published, mean, error, digit),
+    )
 
 
 def verdict(mean: float, error: float, below: bool = True) -> str:
-    """Whether a difference is below (``below=True``) or above zero, in standard errors: the note a
-    claim's row carries.
+    """The note of a claim that a difference is below (``below=True``) or above zero: its
+    :func:`judge` verdict and where it lies, in standard errors; ``""`` without a standard error.
+    A row should carry the verdict itself: prefer :func:`claim_row`.
 
     Examples
     --------
@@ -91,46 +218,289 @@ def verdict(mean: float, error: float, below: bool = True) -> str:
     """
     if not (math.isfinite(mean) and math.isfinite(error)) or error <= 0:
         return ""
-    z = mean / error
-    side = "below" if z < 0 else "above"
-    agrees = (z < 0) == below
-    if abs(z) >= 2:
-        return f"{'holds' if agrees else 'does not hold'}: {abs(z):.1f} s.e. {side} 0"
-    return f"not shown: {abs(z):.1f} s.e. {side} 0"
+    bounds = {"high": 0.0} if below else {"low": 0.0}
+    return f"{judge(mean, error, **bounds)}: {describe(mean, error, **bounds)}"
 
 
+# --- numbers of a result --------------------------------------------------------------------------
+def final(result: Result, setting: str, metric: str = "regret") -> pd.Series:
+    """``metric`` at the horizon of every replication of ``setting``, indexed by replication."""
+    curves = result.curves[result.curves["setting"] == setting]
+    if curves.empty:
+        raise InputError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
+    last = curves[curves["round"] == curves["round"].max()]
+    return last.set_index("replication")[metric].sort_index()
+
+
+def final_mean(result: Result, setting: str, metric: str = "regret") -> tuple[float, float]:
+    """Mean and standard error over replications of ``metric`` at the horizon."""
+    return mean_and_error(final(result, setting, metric).to_numpy())
+
+
+def paired(first: pd.Series, second: pd.Series) -> tuple[float, float]:
+    """Mean and standard error of ``first - second`` over the replications (index) both share.
+
+    Examples
+    --------
+    >>> paired(pd.Series([3.0, 5.0, 7.0]), pd.Series([1.0, 2.0, 3.0, 9.0]))
+    (3.0, 0.5773502691896258)
+    """
+    shared = first.index.intersection(second.index)
+    return mean_and_error((first[shared] - second[shared]).to_numpy())
+
+
+def paired_difference(result: Result, first: str, second: str, metric: str = "regret") -> tuple[float, float]:
+    """Mean and standard error of ``metric(first) - metric(second)`` at the horizon, replication by
+    replication (the replications both settings share)."""
+    return paired(final(result, first, metric), final(result, second, metric))
+
+
+def jackknife(values: np.ndarray, statistic: Callable[[np.ndarray], float]) -> tuple[float, float]:
+    """``statistic`` of the rows of ``values`` (one per replication) and its jackknife standard
+    error: ``sqrt((n - 1) / n * sum_i (s_(-i) - mean_j s_(-j))^2)`` over the ``n`` leave-one-out
+    statistics ``s_(-i)`` (``nan`` with fewer than two rows or a non-finite one).
+
+    Examples
+    --------
+    >>> value, error = jackknife(np.array([[1.0], [2.0], [3.0]]), lambda rows: float(rows.mean()))
+    >>> value, round(error, 6)  # for the mean, the usual standard error
+    (2.0, 0.57735)
+    """
+    values = np.asarray(values, dtype=float)
+    value = float(statistic(values))
+    n = values.shape[0]
+    if n < 2:
+        return value, math.nan
+    leave_out = np.array([statistic(np.delete(values, i, axis=0)) for i in range(n)])
+    if not np.all(np.isfinite(leave_out)):
+        return value, math.nan
+    return value, float(math.sqrt((n - 1) / n * np.sum((leave_out - leave_out.mean()) ** 2)))
+
+
+def _curves(result: Result, setting: str, metric: str) -> tuple[np.ndarray, pd.DataFrame]:
+    """Rounds and the (replication x round) table of ``metric`` of ``setting``."""
+    curves = result.curves[result.curves["setting"] == setting]
+    if curves.empty:
+        raise InputError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
+    table = curves.pivot(index="replication", columns="round", values=metric).sort_index()
+    return table.columns.to_numpy(float), table
+
+
+def slope(result: Result, setting: str, metric: str = "regret") -> float:
+    """The log-log slope of the mean ``metric`` of ``setting`` over the last decade of rounds."""
+    curves = result.curves[result.curves["setting"] == setting]
+    mean = curves.groupby("round")[metric].mean()
+    return last_decade_slope(mean.index.to_numpy(float), mean.to_numpy(float))
+
+
+def slope_and_error(result: Result, setting: str, metric: str = "regret") -> tuple[float, float]:
+    """:func:`slope` and its jackknife standard error over replications."""
+    rounds, table = _curves(result, setting, metric)
+    _, error = jackknife(table.to_numpy(), lambda rows: last_decade_slope(rounds, rows.mean(axis=0)))
+    return slope(result, setting, metric), error
+
+
+def slope_difference(result: Result, first: str, second: str, metric: str = "regret") -> tuple[float, float]:
+    """``slope(first) - slope(second)`` and its jackknife standard error, leaving one shared
+    replication out of both settings at a time (paired, as the streams are)."""
+    rounds, a = _curves(result, first, metric)
+    other_rounds, b = _curves(result, second, metric)
+    if not np.array_equal(rounds, other_rounds):
+        raise InputError(f"settings {first!r} and {second!r} are recorded at different rounds")
+    shared = a.index.intersection(b.index)
+    both = np.concatenate([a.loc[shared].to_numpy(), b.loc[shared].to_numpy()], axis=1)
+    width = rounds.size
+
+    def difference(rows: np.ndarray) -> float:
+        mean = rows.mean(axis=0)
+        return last_decade_slope(rounds, mean[:width]) - last_decade_slope(rounds, mean[width:])
+
+    return jackknife(both, difference)
+
+
+def shares(result: Result, setting: str, column: str = "deployed") -> pd.Series:
+    """Per replication, the share of ``column`` (``"deployed"`` or ``"trained"`` rounds, counted to
+    the horizon) that went to the replication's best expert k*."""
+    experts = result.experts[result.experts["setting"] == setting]
+    if experts.empty:
+        raise InputError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
+    last = experts[experts["round"] == experts["round"].max()]
+    best = result.replications[result.replications["setting"] == setting].set_index("replication")[
+        "best_expert"
+    ]
+    totals = last.groupby("replication")[column].sum()
+    on_best = last[last["expert"].to_numpy() == best.reindex(last["replication"]).to_numpy()]
+    return on_best.groupby("replication")[column].sum().reindex(totals.index, fill_value=0) / totals
+
+
+def best_share(result: Result, setting: str, column: str = "deployed") -> tuple[float, float]:
+    """Mean and standard error over replications of :func:`shares`."""
+    return mean_and_error(shares(result, setting, column).to_numpy())
+
+
+def expert_shares(result: Result, setting: str, column: str = "trained") -> pd.Series:
+    """The mean over replications of each expert's share of ``column`` at the horizon, by expert."""
+    experts = result.experts[result.experts["setting"] == setting]
+    last = experts[experts["round"] == experts["round"].max()]
+    table = last.pivot(index="replication", columns="expert", values=column)
+    return (table.div(table.sum(axis=1), axis=0)).mean(axis=0)
+
+
+# --- rows of a comparison ------------------------------------------------------------------------
 def difference_row(result: Result, quantity: str, claim: str, first: str, second: str, metric: str) -> Row:
     """The row of a claim that ``first`` is below ``second``: their paired difference in ``metric``
-    at the horizon, its standard error and :func:`verdict`."""
+    at the horizon, its standard error and verdict."""
     diff, error = paired_difference(result, first, second, metric)
-    return Row(quantity, claim, diff, error, note=verdict(diff, error))
+    return claim_row(quantity, claim, diff, error, high=0.0)
 
 
-def deploy_rows(result: Result, budgets: tuple[int, ...], best: str, claim: str) -> list[Row]:
-    """For every budget: the share of rounds in which M-LCB deployed the best expert (called
-    ``best`` in the row's label), as a row stating ``claim``."""
+def trend_rows(
+    values: dict[int, pd.Series], label: str, claim: str, *, grows: bool, unit: str = "", digits: int = 3
+) -> list[Row]:
+    """The rows of a claim that a quantity grows (``grows=True``) or falls with the budget: for each
+    budget after the first, its paired difference from the budget before (``values``: budget ->
+    per-replication values), with both levels in the note."""
+    budgets = sorted(values)
     rows = []
-    for budget in budgets:
-        mean, error = best_share(result, f"mlcb M={budget}", "deployed")
-        rows.append(Row(f"share of rounds M-LCB deploys {best}, M = {budget}", claim, mean, error))
+    for before, after in zip(budgets, budgets[1:]):
+        mean, error = paired(values[after], values[before])
+        levels = ", ".join(
+            f"M = {m}: {_level(*mean_and_error(values[m].to_numpy()), digits)}" for m in (before, after)
+        )
+        bounds = {"low": 0.0} if grows else {"high": 0.0}
+        rows.append(
+            claim_row(
+                f"{label}, M = {after} minus M = {before}",
+                claim,
+                mean,
+                error,
+                unit=unit,
+                note=levels,
+                **bounds,
+            )
+        )
     return rows
 
 
-def share_rows(result: Result, budgets: tuple[int, ...], claims: tuple[tuple[str, str], ...]) -> list[Row]:
-    """For every budget and every ``(policy, claim)``: the share of the policy's training rounds
-    that went to k*, as a row stating the claim."""
+def _level(mean: float, error: float, digits: int) -> str:
+    if abs(mean) >= 100:
+        return f"{mean:,.0f} ± {error:,.0f}"
+    return f"{mean:.{digits}f} ± {error:.{digits}f}"
+
+
+def deploy_rows(result: Result, budgets: tuple[int, ...], best: str, claim: str) -> list[Row]:
+    """The claim that M-LCB deploys the best expert (called ``best`` in the labels) more often as
+    the budget grows: :func:`trend_rows` of its per-replication deployment share."""
+    values = {m: shares(result, f"mlcb M={m}", "deployed") for m in budgets}
+    return trend_rows(values, f"share of rounds M-LCB deploys {best}", claim, grows=True)
+
+
+def identify_rows(
+    result: Result, budgets: tuple[int, ...], best: str, claim: str, n_experts: int
+) -> list[Row]:
+    """The claim that M-LCB identifies the best expert (called ``best``): at every budget, the
+    share of rounds it deploys it lies above 1/2 (a majority of rounds), beside a uniform choice's
+    1/K in the note."""
     rows = []
     for budget in budgets:
-        for policy, claim in claims:
-            mean, error = best_share(result, f"{policy} M={budget}", "trained")
-            rows.append(Row(f"share of training rounds on k*, {policy} M = {budget}", claim, mean, error))
+        mean, error = best_share(result, f"mlcb M={budget}", "deployed")
+        rows.append(
+            claim_row(
+                f"share of rounds M-LCB deploys {best}, M = {budget}",
+                claim,
+                mean,
+                error,
+                low=0.5,
+                note=f"read as: in more than half of the rounds; a uniform choice: 1/K = {1 / n_experts:.2f}",
+            )
+        )
+    return rows
+
+
+def share_rows(
+    result: Result, budgets: tuple[int, ...], claim: str, other: str = "limited-advice"
+) -> list[Row]:
+    """The claim that M-LCB spends more of its training on k* than ``other`` does: at every budget,
+    the paired difference of their shares of training rounds on k*, both levels in the note."""
+    rows = []
+    for budget in budgets:
+        mine, theirs = (shares(result, f"{p} M={budget}", "trained") for p in ("mlcb", other))
+        mean, error = paired(mine, theirs)
+        levels = (
+            f"M-LCB {_level(*mean_and_error(mine.to_numpy()), 3)}, "
+            f"{other} {_level(*mean_and_error(theirs.to_numpy()), 3)}"
+        )
+        rows.append(
+            claim_row(
+                f"share of training rounds on k*: M-LCB minus {other}, M = {budget}",
+                claim,
+                mean,
+                error,
+                low=0.0,
+                note=levels,
+            )
+        )
     return rows
 
 
 def slope_rows(result: Result, metric: str, label: str) -> list[Row]:
     """For every setting: the log-log slope of its mean ``metric`` (called ``label``) over the last
-    decade of rounds, against the claim that the curve is sublinear."""
-    return [
-        Row(f"log-log slope of the mean {label}, {s}", "sublinear (< 1)", slope(result, s, metric))
-        for s in result.settings
+    decade of rounds, against the claim that the curve is sublinear (slope below 1)."""
+    rows = []
+    for setting in result.settings:
+        mean, error = slope_and_error(result, setting, metric)
+        rows.append(
+            claim_row(
+                f"log-log slope of the mean {label}, {setting}", "sublinear (< 1)", mean, error, high=1.0
+            )
+        )
+    return rows
+
+
+def growth_rows(result: Result, budgets: tuple[int, ...], other: str, metric: str, claim: str) -> list[Row]:
+    """The claim that M-LCB's ``metric`` grows more slowly than ``other``'s: at every budget, the
+    difference of their late log-log slopes (jackknife, paired)."""
+    rows = []
+    for budget in budgets:
+        mean, error = slope_difference(result, f"mlcb M={budget}", f"{other} M={budget}", metric)
+        rows.append(
+            claim_row(f"late log-log slope: M-LCB minus {other}, M = {budget}", claim, mean, error, high=0.0)
+        )
+    return rows
+
+
+# --- what a comparison ran ------------------------------------------------------------------------
+#: How the page names the smoothing wrappers (:mod:`mlcb.kernels.smoothing`).
+WRAPPERS = {
+    "counts": "play counts (an action drawn from the expert's past plays: the uniform past iterate)",
+    "average": "the average of its past iterates",
+    "uniform": "one past iterate drawn uniformly",
+    "last": "its current decision (last iterate)",
+    "ema": "an exponential moving average of its iterates",
+}
+
+
+def wrappers(result: Result) -> dict[str, str]:
+    """Each policy of ``result`` -> the smoothing wrapper its settings deployed with (several,
+    comma-separated, if its settings differ), read from the recorded configurations."""
+    found: dict[str, list[str]] = {}
+    for meta in result.metadata.get("settings", {}).values():
+        config = meta.get("config", {}) if isinstance(meta, dict) else {}
+        policy, wrapper = config.get("policy"), config.get("smoothing")
+        if (
+            isinstance(policy, str)
+            and isinstance(wrapper, str)
+            and wrapper not in found.setdefault(policy, [])
+        ):
+            found[policy].append(wrapper)
+    return {policy: ", ".join(names) for policy, names in found.items()}
+
+
+def wrapper_note(result: Result, names: dict[str, str]) -> str:
+    """A sentence saying how each policy of ``result`` (named as in ``names``) deploys."""
+    used = wrappers(result)
+    parts = [
+        f"{names.get(policy, policy)} deploys {WRAPPERS.get(wrapper, wrapper)} ('{wrapper}')"
+        for policy, wrapper in used.items()
     ]
+    return "Deployment: " + "; ".join(parts) + "." if parts else ""

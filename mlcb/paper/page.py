@@ -9,17 +9,25 @@ from __future__ import annotations
 import base64
 import html
 import math
+import re
 import time
+from collections import Counter
 from pathlib import Path
 
-from mlcb.paper.section import Row, Section, Table
+from mlcb.paper.section import FAILS, HOLDS, NOT_SHOWN, VERDICTS, Row, Section, Table
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
-th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; max-width: 100%; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; }
 th { background: #f0f0f0; }
 td.number { text-align: right; white-space: nowrap; }
+td.verdict { white-space: nowrap; font-weight: 600; }
+.holds { color: #1a7f37; }
+.fails { color: #c0392b; }
+.unshown { color: #8a6d00; }
+.context { color: #777; font-weight: normal; }
 figure { margin: 1em 0 2em; }
 img { max-width: 100%; height: auto; }
 p.meta { color: #555; font-size: 0.9em; }
@@ -58,17 +66,72 @@ def number(row: Row) -> str:
     return f"{text} {row.unit}".rstrip()
 
 
+#: The CSS class of each verdict's cell.
+_VERDICT_CLASS = {HOLDS: "holds", FAILS: "fails", NOT_SHOWN: "unshown"}
+
+
+def _verdict_cell(row: Row) -> str:
+    if not row.verdict:
+        return '<td class="verdict context">no claim</td>'
+    return f'<td class="verdict {_VERDICT_CLASS[row.verdict]}">{html.escape(row.verdict)}</td>'
+
+
 def _table(table: Table) -> str:
-    head = "<tr><th>quantity</th><th>paper</th><th>package (mean ± s.e.)</th><th>note</th></tr>"
+    head = (
+        "<tr><th>quantity</th><th>paper</th><th>package (mean ± s.e.)</th><th>verdict</th><th>note</th></tr>"
+    )
     rows = "".join(
         f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.paper)}</td>"
-        f'<td class="number">{html.escape(number(r))}</td><td>{html.escape(r.note)}</td></tr>'
+        f'<td class="number">{html.escape(number(r))}</td>{_verdict_cell(r)}'
+        f"<td>{html.escape(r.note)}</td></tr>"
         for r in table.rows
     )
-    note = f"<p>{html.escape(table.note)}</p>" if table.note else ""
+    note = f"<p>{_text(table.note)}</p>" if table.note else ""
     return (
         f"<h3>{html.escape(table.title)}</h3>{note}<table><thead>{head}</thead><tbody>{rows}</tbody></table>"
     )
+
+
+_URL = re.compile(r"https://[A-Za-z0-9./_-]*[A-Za-z0-9/_-]")
+
+
+def _text(text: str) -> str:
+    """``text`` escaped for HTML, its https addresses as links."""
+    out, last = [], 0
+    for match in _URL.finditer(text):
+        url = match.group(0)
+        out.append(html.escape(text[last : match.start()]))
+        out.append(f'<a href="{html.escape(url)}">{html.escape(url)}</a>')
+        last = match.end()
+    out.append(html.escape(text[last:]))
+    return "".join(out)
+
+
+def counts(sections: list[Section]) -> Counter:
+    """How many rows of ``sections`` carry each verdict (``""``: rows that state no claim).
+
+    Examples
+    --------
+    >>> rows = (Row("a", "x", 1.0, verdict="holds"), Row("b", "not published", 2.0))
+    >>> dict(counts([Section("k", "K", "", (), (Table("t", rows),))]))
+    {'holds': 1, '': 1}
+    """
+    return Counter(row.verdict for section in sections for table in section.tables for row in table.rows)
+
+
+def summary(sections: list[Section]) -> str:
+    """The verdicts of ``sections`` counted, in one line.
+
+    Examples
+    --------
+    >>> rows = (Row("a", "x", 1.0, verdict="holds"), Row("b", "not published", 2.0))
+    >>> summary([Section("k", "K", "", (), (Table("t", rows),))])
+    'claims: 1 (holds 1, does not hold 0, not shown 0); numbers for context: 1'
+    """
+    found = counts(sections)
+    claims = sum(found[v] for v in VERDICTS)
+    verdicts = ", ".join(f"{v} {found[v]:,}" for v in VERDICTS)
+    return f"claims: {claims:,} ({verdicts}); numbers for context: {found['']:,}"
 
 
 def _figure(path: Path) -> str:
@@ -79,10 +142,12 @@ def _figure(path: Path) -> str:
 def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> str:
     """The page of ``sections`` (key -> (section, seconds it took)), as a string."""
     from mlcb._version import __version__
+    from mlcb.paper.measure import RULES
     from mlcb.storage.provenance import git_revision
 
     toc = "".join(
-        f'<li><a href="#{html.escape(key)}">{html.escape(section.title)}</a></li>'
+        f'<li><a href="#{html.escape(key)}">{html.escape(section.title)}</a>: '
+        f"{html.escape(summary([section]))}</li>"
         for key, (section, _) in sections.items()
     )
     body = []
@@ -90,11 +155,13 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
         took = f" ({seconds:,.0f} s)" if math.isfinite(seconds) else ""
         body.append(
             f'<section id="{html.escape(key)}"><h2>{html.escape(section.title)}</h2>'
-            f'<p class="meta">section {html.escape(key)}{took}</p><p>{html.escape(section.text)}</p>'
+            f'<p class="meta">section {html.escape(key)}{took}</p><p>{_text(section.text)}</p>'
             + "".join(_figure(f) for f in section.figures)
             + "".join(_table(t) for t in section.tables)
             + "</section>"
         )
+    rules = "".join(f"<li>{html.escape(rule)}</li>" for rule in RULES)
+    overall = summary([section for section, _ in sections.values()])
     revision = git_revision() or "unknown"
     meta = (
         f"mlcb {__version__}, revision {html.escape(revision)}, size {html.escape(size)}, seed {seed}, "
@@ -106,7 +173,9 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
         "<h1>UCB-type Algorithm for Budget-Constrained Expert Learning, reproduced</h1>"
         f'<p class="meta">{meta}</p><p>Latypov, Suvorikova, Kroshnin, Gasnikov, Dorn, arXiv 2510.22654. '
         "Each table sets the paper's published number, or its claim where it publishes none, beside "
-        "the package's mean and standard error over replications.</p>"
+        "the package's mean and standard error over replications, and gives its verdict.</p>"
+        f'<p class="summary"><strong>Verdicts:</strong> {html.escape(overall)}</p>'
+        f"<details><summary>How a verdict is decided</summary><ul>{rules}</ul></details>"
         f"<ul>{toc}</ul>{''.join(body)}</body></html>"
     )
 

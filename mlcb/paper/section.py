@@ -9,8 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlcb.validation import InputError
+
 #: The sizes an experiment runs at.
 SIZES = ("quick", "paper")
+
+#: The verdict of a claim's row (:mod:`mlcb.paper.measure` decides it by a stated rule).
+HOLDS, FAILS, NOT_SHOWN = "holds", "does not hold", "not shown"
+VERDICTS = (HOLDS, FAILS, NOT_SHOWN)
+#: What a row's ``paper`` says when the paper publishes nothing about its quantity: a number shown
+#: for context, which states no claim and so carries no verdict.
+NOT_PUBLISHED = "not published"
+#: The authors' public code (their experiments' constants), cited where a section follows it.
+AUTHORS_CODE = "https://github.com/intsystems/Latypov-MS-Thesis"
 
 
 @dataclass(frozen=True)
@@ -20,7 +31,19 @@ class Row:
     ``paper`` is the published value as the paper prints it (``"95.0 %"``), or its claim in words
     where it publishes none (``"M-LCB below LimitedAdvice"``); ``package`` and ``stderr`` are the
     package's mean and its standard error over replications (``nan`` where none applies);
-    ``note`` says what stands in for the paper's setting and why the numbers may differ.
+    ``note`` says what stands in for the paper's setting and why the numbers may differ;
+    ``verdict`` is whether the package's number bears the paper's claim out, one of
+    :data:`VERDICTS` (decided by a rule of :mod:`mlcb.paper.measure`), or ``""`` on a row whose
+    ``paper`` is :data:`NOT_PUBLISHED` (a number for context, no claim).
+
+    Examples
+    --------
+    >>> Row("slope", "< 1", 0.62, 0.03, verdict="holds").verdict
+    'holds'
+    >>> Row("slope", "< 1", 0.62, verdict="maybe")
+    Traceback (most recent call last):
+    ...
+    mlcb.validation.InputError: verdict must be one of ('holds', ...) or '' (no claim), got 'maybe'
     """
 
     quantity: str
@@ -29,6 +52,11 @@ class Row:
     stderr: float = math.nan
     unit: str = ""
     note: str = ""
+    verdict: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict and self.verdict not in VERDICTS:
+            raise InputError(f"verdict must be one of {VERDICTS} or '' (no claim), got {self.verdict!r}")
 
 
 @dataclass(frozen=True)
@@ -96,6 +124,7 @@ class Section:
                             math.nan if r["stderr"] is None else float(r["stderr"]),
                             str(r["unit"]),
                             str(r["note"]),
+                            str(r["verdict"]),
                         )
                         for r in t["rows"]
                     ),
@@ -128,8 +157,8 @@ def plan(sizes: dict[str, dict[str, Any]], size: str, overrides: dict[str, Any])
     {'horizon': 5, 'replications': 2}
     """
     if size not in sizes:
-        raise ValueError(f"size must be one of {tuple(sizes)}, got {size!r}")
+        raise InputError(f"size must be one of {tuple(sizes)}, got {size!r}")
     unknown = sorted(set(overrides) - set(sizes[size]))
     if unknown:
-        raise ValueError(f"unknown size override(s) {', '.join(unknown)}; known: {', '.join(sizes[size])}")
+        raise InputError(f"unknown size override(s) {', '.join(unknown)}; known: {', '.join(sizes[size])}")
     return {**sizes[size], **overrides}

@@ -48,6 +48,7 @@ from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.policies.base import BasePolicy
 from mlcb.policies.selection import inline_kernel, nan_widths, smallest
+from mlcb.validation import InputError
 
 _COMPARATORS = ("pessimistic", "optimistic")
 _DEPLOYS = ("head", "ucb")
@@ -256,7 +257,7 @@ class DynamicBalancing(BasePolicy):
         validation.within("c", self.c, 0.0)
         if self.weights is not None:
             if isinstance(self.weights, (str, bytes)) or not hasattr(self.weights, "__len__"):
-                raise ValueError(f"weights must be None or a sequence of numbers > 0, got {self.weights!r}")
+                raise InputError(f"weights must be None or a sequence of numbers > 0, got {self.weights!r}")
             for v in self.weights:
                 validation.within("every entry of weights", v, 0.0)
             object.__setattr__(self, "weights", tuple(float(v) for v in self.weights))
@@ -272,10 +273,11 @@ class DynamicBalancing(BasePolicy):
     ) -> tuple[DynamicBalancingParams, DynamicBalancingState]:
         """Kernel parameters and a fresh state (``delta``, the simulation's confidence, enters
         through the experts' rates only; ``horizon`` and ``optimal`` are not used)."""
+        validation.budget(budget, n_experts)
         if self.weights is None:
             weights = np.ones(n_experts)
         elif len(self.weights) != n_experts:
-            raise ValueError(
+            raise InputError(
                 f"weights must have one entry per expert (n_experts={n_experts}), got {len(self.weights)}"
             )
         else:
@@ -473,7 +475,7 @@ class DataDrivenBalancing(BasePolicy):
 
     def __post_init__(self) -> None:
         if not isinstance(self.empirical, (bool, np.bool_)):
-            raise ValueError(f"empirical must be True (ED2RB) or False (D3RB), got {self.empirical!r}")
+            raise InputError(f"empirical must be True (ED2RB) or False (D3RB), got {self.empirical!r}")
         validation.within("d_min", self.d_min, 0.0)
         validation.within("c", self.c, 0.0)
         validation.within("delta", self.delta, 0.0, 1.0)
@@ -493,6 +495,7 @@ class DataDrivenBalancing(BasePolicy):
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
     ) -> tuple[DataDrivenParams, DataDrivenState]:
         """Kernel parameters and a fresh state (``delta``, ``horizon`` and ``optimal`` unused)."""
+        validation.budget(budget, n_experts)
         cap = math.inf if self.max_coefficient is None else float(self.max_coefficient)
         params = DataDrivenParams(
             int(n_experts),

@@ -36,7 +36,7 @@ from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import uniform, ziggurat_normal
 from mlcb.policies import _heap
-from mlcb.policies.base import BasePolicy, check_budget, check_unit
+from mlcb.policies.base import BasePolicy, check_unit
 from mlcb.policies.selection import (
     BLOCK,
     column_minima,
@@ -253,7 +253,7 @@ class _LearnerBandit(BasePolicy):
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
     ) -> tuple[LearnerBanditParams, LearnerBanditState]:
         """Kernel parameters and a fresh state (``delta``, ``horizon`` and ``optimal`` unused)."""
-        n_experts, budget = check_budget(n_experts, budget)
+        n_experts, budget = int(n_experts), validation.budget(budget, n_experts)
         epsilon, decay, c, scale = self._numbers()
         burn_rounds = -(-n_experts * int(self.burn_in) // budget)
         params = LearnerBanditParams(n_experts, budget, self.mode, epsilon, decay, c, scale, burn_rounds)

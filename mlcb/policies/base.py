@@ -1,5 +1,6 @@
 """What the built-in policy classes share in Python: the policy contract's class attributes with
-their defaults, and the checks of their arguments.
+their defaults, and the checks of their arguments (the budget's is :func:`mlcb.validation.budget`,
+which every built-in ``build`` calls first).
 
 Every built-in policy is a frozen dataclass that derives from :class:`BasePolicy` and states only
 where it departs from the defaults (no warm start; confidence bounds with a certificate).
@@ -32,24 +33,6 @@ class BasePolicy:
     certificate_valid: ClassVar[bool] = False
 
 
-def check_budget(n_experts: int, budget: int) -> tuple[int, int]:
-    """``(n_experts, budget)`` as integers, or a ``ValueError`` unless ``1 <= budget <= n_experts``.
-
-    Examples
-    --------
-    >>> check_budget(10, 2)
-    (10, 2)
-    >>> check_budget(3, 4)
-    Traceback (most recent call last):
-    ...
-    ValueError: budget must be an integer in [1, n_experts=3], got 4
-    """
-    n_experts, budget = int(n_experts), int(budget)
-    if not 1 <= budget <= n_experts:
-        raise ValueError(f"budget must be an integer in [1, n_experts={n_experts}], got {budget!r}")
-    return n_experts, budget
-
-
 def check_unit(name: str, value: Any) -> None:
     """A ``ValueError`` naming ``name`` unless ``value`` is a number in ``[0, 1]``.
 
@@ -59,7 +42,7 @@ def check_unit(name: str, value: Any) -> None:
     >>> check_unit("epsilon", 2)
     Traceback (most recent call last):
     ...
-    ValueError: epsilon must be a number in [0, 1], got 2
+    mlcb.validation.InputError: epsilon must be a number in [0, 1], got 2
     """
     if not (validation.is_real(value) and 0.0 <= value <= 1.0):
-        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+        raise validation.InputError(f"{name} must be a number in [0, 1], got {value!r}")

@@ -39,6 +39,7 @@ from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import draw, uniform
 from mlcb.policies.base import BasePolicy
+from mlcb.validation import InputError
 
 #: Codes of ``loss_feed``: the loss that the master's update sees.
 FEEDS = {"train": 0, "deployed": 1, "mean": 2}
@@ -307,9 +308,9 @@ class SmoothCORRAL(BasePolicy):
                 or not isinstance(self.horizon, (int, np.integer))
                 or self.horizon < 1
             ):
-                raise ValueError(f"horizon must be None or an integer >= 1, got {self.horizon!r}")
+                raise InputError(f"horizon must be None or an integer >= 1, got {self.horizon!r}")
             if self.schedule == "doubling":
-                raise ValueError(
+                raise InputError(
                     f"horizon must be None with schedule='doubling' (epochs start at "
                     f"2**ceil(log2(8K)) rounds), got {self.horizon!r}"
                 )
@@ -321,6 +322,7 @@ class SmoothCORRAL(BasePolicy):
     ) -> tuple[CorralParams, CorralState]:
         """Kernel parameters and a fresh state; ``horizon`` is the run's, used as ``T`` unless
         the policy has its own or doubles (``delta`` and ``optimal`` unused)."""
+        validation.budget(budget, n_experts)
         n_experts = int(n_experts)
         doubling = self.schedule == "doubling"
         params = CorralParams(n_experts, FEEDS[self.loss_feed], doubling, float(self.eta_scale))
@@ -330,7 +332,7 @@ class SmoothCORRAL(BasePolicy):
         else:
             length = int(self.horizon if self.horizon is not None else horizon)
             if length < 1:
-                raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
+                raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
             end = int(NEVER)
         master = np.zeros(1, dtype=MASTER_DTYPE)
         master[0]["end"] = end

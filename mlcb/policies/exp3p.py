@@ -19,7 +19,7 @@ from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import draw, uniform
-from mlcb.policies.base import BasePolicy, check_budget, check_unit
+from mlcb.policies.base import BasePolicy, check_unit
 from mlcb.policies.selection import draw_extra, extra_draws, inclusion
 
 
@@ -149,7 +149,7 @@ class EXP3P(BasePolicy):
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
     ) -> tuple[EXP3PParams, EXP3PState]:
         """Kernel parameters and a fresh state (``optimal`` unused)."""
-        n_experts, budget = check_budget(n_experts, budget)
+        n_experts, budget = int(n_experts), validation.budget(budget, n_experts)
         gamma, alpha = self.constants(n_experts, horizon, delta)
         step, bias = gamma / (3.0 * n_experts), alpha / math.sqrt(n_experts * int(horizon))
         params = EXP3PParams(n_experts, budget, gamma, step, bias, *extra_draws(n_experts, budget))

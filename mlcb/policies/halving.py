@@ -21,7 +21,7 @@ import numpy as np
 from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
-from mlcb.policies.base import BasePolicy, check_budget
+from mlcb.policies.base import BasePolicy
 
 
 @kernel
@@ -204,7 +204,7 @@ class SuccessiveHalving(BasePolicy):
     ) -> tuple[HalvingParams, HalvingState]:
         """Kernel parameters and a fresh state (``horizon`` sizes the default budget of
         ``"once"``; ``delta`` and ``optimal`` unused)."""
-        n_experts, budget = check_budget(n_experts, budget)
+        n_experts, budget = int(n_experts), validation.budget(budget, n_experts)
         rungs = max(1, math.ceil(math.log2(n_experts))) if n_experts > 1 else 1
         doubling = self.variant == "doubling"
         steps = int(self.steps) or (2 * n_experts * rungs if doubling else int(horizon) * budget)

@@ -32,7 +32,7 @@ from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import draw, uniform
-from mlcb.policies.base import BasePolicy, check_budget
+from mlcb.policies.base import BasePolicy
 from mlcb.policies.selection import draw_extra, extra_draws, inclusion
 
 
@@ -142,7 +142,7 @@ class LimitedAdvice(BasePolicy):
     ) -> tuple[LimitedAdviceParams, LimitedAdviceState]:
         """Kernel parameters and a fresh state (``delta``, ``horizon`` and ``optimal`` unused:
         the policy is anytime and has no confidence bounds)."""
-        n_experts, budget = check_budget(n_experts, budget)
+        n_experts, budget = int(n_experts), validation.budget(budget, n_experts)
         extra, ratio = extra_draws(n_experts, budget)
         params = LimitedAdviceParams(
             n_experts, budget, float(self.eta_scale), math.log(n_experts), extra, ratio

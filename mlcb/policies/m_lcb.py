@@ -199,6 +199,7 @@ class MLCB(BasePolicy):
     ) -> tuple[MLCBParams, MLCBState]:
         """Kernel parameters and a fresh state for ``n_experts`` experts, budget ``budget``
         (``optimal``, the experts' L_k*, is for reference policies only and not used here)."""
+        validation.budget(budget, n_experts)
         hoeffding = np.zeros(0)
         if self.bounds == "theory":
             hoeffding = hoeffding_table(int(n_experts), float(delta), int(horizon), tables.TABLE_BUDGET_BYTES)

@@ -121,6 +121,7 @@ class RoundRobin(BasePolicy):
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
     ) -> tuple[RoundRobinParams, RoundRobinState]:
         """Kernel parameters and a fresh state (``delta``, ``horizon`` and ``optimal`` unused)."""
+        validation.budget(budget, n_experts)
         params = RoundRobinParams(int(n_experts), int(budget), bool(self.deploy_within_S))
         return params, RoundRobinState(mean=np.full(n_experts, np.nan))
 
@@ -178,6 +179,7 @@ class Uniform(BasePolicy):
     ) -> tuple[UniformParams, UniformState]:
         """Kernel parameters and a fresh state (``delta``, ``horizon`` and ``optimal`` unused);
         the permutation starts as the identity."""
+        validation.budget(budget, n_experts)
         params = UniformParams(int(n_experts), int(budget))
         return params, UniformState(permutation=np.arange(n_experts, dtype=np.int64))
 
@@ -242,6 +244,7 @@ class Greedy(BasePolicy):
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
     ) -> tuple[GreedyParams, GreedyState]:
         """Kernel parameters and a fresh state (``delta``, ``horizon`` and ``optimal`` unused)."""
+        validation.budget(budget, n_experts)
         state = GreedyState(mean=np.zeros(n_experts), **_heap.empty(n_experts))
         return GreedyParams(int(n_experts), int(budget)), state
 
@@ -331,6 +334,7 @@ class FullBudget(BasePolicy):
     ) -> tuple[FullBudgetParams, FullBudgetState]:
         """Kernel parameters and a fresh state (``budget`` and ``optimal`` unused; ``horizon``
         sizes the width table)."""
+        validation.budget(budget, n_experts)
         hoeffding = hoeffding_table(int(n_experts), float(delta), int(horizon), tables.TABLE_BUDGET_BYTES)
         params = FullBudgetParams(int(n_experts), float(delta), float(self.bonus_scale), hoeffding)
         return params, FullBudgetState(ucb=np.zeros(n_experts))
@@ -386,6 +390,7 @@ class Oracle(BasePolicy):
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
     ) -> tuple[OracleParams, OracleState]:
         """Kernel parameters (``k*`` from ``optimal``) and the (empty) state."""
+        validation.budget(budget, n_experts)
         values = np.asarray(optimal, dtype=float)
         if values.shape != (n_experts,) or not np.all(np.isfinite(values)):
             raise ValueError(f"optimal must be {n_experts} finite L_k* values, got {optimal!r}")

@@ -22,8 +22,9 @@ from mlcb import validation
 from mlcb.errors import PolicyStateFull
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
-from mlcb.policies.base import BasePolicy, check_budget
+from mlcb.policies.base import BasePolicy
 from mlcb.policies.selection import BLOCK, nan_widths, smallest_blocked
+from mlcb.validation import InputError
 
 #: Doubling blocks an expert's history may use (counts below 2**62).
 BLOCKS = 62
@@ -244,7 +245,7 @@ class RisingUCB(BasePolicy):
 
     def __post_init__(self) -> None:
         if not (validation.is_real(self.epsilon) and 0.0 < self.epsilon <= 0.5):
-            raise ValueError(f"epsilon must be a number in (0, 0.5], got {self.epsilon!r}")
+            raise InputError(f"epsilon must be a number in (0, 0.5], got {self.epsilon!r}")
         validation.positive("sigma", self.sigma)
         validation.positive("alpha", self.alpha)
 
@@ -253,7 +254,7 @@ class RisingUCB(BasePolicy):
     ) -> tuple[RisingParams, RisingState]:
         """Kernel parameters and a fresh state; ``horizon`` sizes the history arena
         (``delta`` and ``optimal`` unused)."""
-        n_experts, budget = check_budget(n_experts, budget)
+        n_experts, budget = int(n_experts), validation.budget(budget, n_experts)
         arena = 2 * (n_experts + int(horizon) * budget) + 2 * n_experts
         params = RisingParams(n_experts, budget, float(self.epsilon), float(self.sigma), float(self.alpha))
         expert = np.zeros((7, n_experts))

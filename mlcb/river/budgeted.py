@@ -49,13 +49,10 @@ def _check_common(
 ) -> list[tuple[float, float]]:
     """Validate the parameters shared by both estimators; returns each model's ``(beta, alpha)``,
     in the order given."""
-    from mlcb import policies
+    from mlcb import policies, validation
 
     n = len(models)
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or not 1 <= budget <= n:
-        raise ValueError(
-            f"budget must be an integer with 1 <= budget <= {n} (the number of models), got {budget!r}"
-        )
+    validation.budget(budget, n)
     if not isinstance(policy, str) or policy not in policies.names():
         raise ValueError(f"policy must be one of {', '.join(policies.names())}, got {policy!r}")
     if policy_params is not None and not isinstance(policy_params, dict):

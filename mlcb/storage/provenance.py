@@ -4,6 +4,7 @@ revision of the package's source. Both go into every result's metadata (:mod:`ml
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -32,11 +33,18 @@ def versions() -> dict[str, str]:
     }
 
 
+#: Where the package's source lives (git looks for the checkout from there).
+SOURCE = Path(__file__).resolve().parents[1]
+
+
 def _git(*args: str) -> str:
-    """The output of ``git ARGS`` run in the package's directory (raises when git fails)."""
+    """The output of ``git ARGS`` run in the package's directory (raises when git fails), without
+    the optional locks: ``git status`` then reads the index without refreshing it, so recording
+    provenance writes nothing into the checkout (its ``.git/index`` keeps its bytes and mtime)."""
     return subprocess.run(
-        ["git", *args],
-        cwd=Path(__file__).resolve().parent,
+        ["git", "--no-optional-locks", *args],
+        cwd=SOURCE,
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
         capture_output=True,
         text=True,
         timeout=5,
@@ -47,8 +55,9 @@ def _git(*args: str) -> str:
 @functools.lru_cache(maxsize=1)
 def git_revision() -> str | None:
     """The package's git revision (``-dirty`` with uncommitted changes), or ``None`` outside a
-    git checkout; once per process: the code a process runs is the code it imported, and two
-    ``git`` calls cost milliseconds, a noticeable part of a small simulation.
+    git checkout, read without writing anything (:func:`_git`); once per process: the code a
+    process runs is the code it imported, and two ``git`` calls cost milliseconds, a noticeable
+    part of a small simulation.
 
     Examples
     --------

@@ -5,11 +5,19 @@ A run that is given a parts directory writes each replication there as soon as i
 instead of running it again (:func:`load_parts`). A part is an ``.npz`` archive of plain arrays,
 read without unpickling anything and validated against its setting's shapes; a damaged one is set
 aside, named in one warning, and recomputed.
+
+A setting's parts live in a folder named by its key, with ``identity.json`` beside them: what
+made them (the setting's full digest, mlcb's version, the engine). :func:`claim_parts` checks it
+before a run reuses any part: parts made otherwise (another version, another engine, or an older
+mlcb that wrote no record) are refused, in one warning naming what differs, set aside and
+recomputed; a folder that is a symbolic link is refused outright.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from mlcb.errors import CorruptPartWarning
-from mlcb.storage.result_files import open_regular
+from mlcb.storage.result_files import open_regular, read_json
 from mlcb.storage.store import write_file
+from mlcb.validation import InputError
 
 
 @dataclass
@@ -90,20 +99,20 @@ class Replication:
             with handle:
                 head = handle.read(4)
                 if head != b"PK\x03\x04":
-                    raise ValueError("an empty file" if not head else "not an .npz archive")
+                    raise InputError("an empty file" if not head else "not an .npz archive")
                 handle.seek(0)
                 with np.load(handle, allow_pickle=False) as data:
                     names = ("index", "best_expert", "best_loss", "exceeded", *cls._ARRAYS)
                     missing = [n for n in names if n not in data]
                     if missing:
-                        raise ValueError(f"missing arrays {missing}")
+                        raise InputError(f"missing arrays {missing}")
                     arrays = {name: data[name] for name in cls._ARRAYS}
                     scalars = {name: data[name] for name in ("index", "best_expert", "best_loss", "exceeded")}
         except ValueError as error:
-            raise ValueError(f"{path}: not a valid replication part ({_first_line(error)})") from None
+            raise InputError(f"{path}: not a valid replication part ({_first_line(error)})") from None
         except Exception as error:  # zip, pickle, EOF and OS errors of a damaged file
             what = f"{type(error).__name__}: {_first_line(error)}"
-            raise ValueError(f"{path}: not a valid replication part ({what})") from None
+            raise InputError(f"{path}: not a valid replication part ({what})") from None
         problem = _shape_problem(scalars, arrays, checkpoints, n_experts, trace_rounds)
         if problem is None:
             stem = path.name.split(".")[0]
@@ -115,7 +124,7 @@ class Replication:
             ):
                 problem = f"stored index {int(scalars['index'])} differs from its file name's {int(expected)}"
         if problem is not None:
-            raise ValueError(f"{path}: not a valid replication part ({problem})")
+            raise InputError(f"{path}: not a valid replication part ({problem})")
         return cls(
             index=int(scalars["index"]),
             best_expert=int(scalars["best_expert"]),
@@ -209,3 +218,67 @@ def load_parts(
             if on_done:
                 on_done(done[r])
     return done
+
+
+#: The record of what made a setting's parts, in its folder.
+IDENTITY = "identity.json"
+
+
+def _what_differs(saved: dict, record: dict) -> str:
+    """The fields of ``record`` that ``saved`` has otherwise, in words."""
+    words = {"mlcb": "mlcb version", "engine": "engine", "digest": "setting", "setting": "setting label"}
+    differs = [
+        f"{words.get(name, name)} {saved.get(name)!r}, this run {value!r}"
+        for name, value in record.items()
+        if saved.get(name) != value
+    ]
+    return "; ".join(differs)
+
+
+def claim_parts(folder: Path, record: dict[str, str]) -> None:
+    """Make ``folder`` the parts folder of the setting ``record`` describes (``setting``,
+    ``digest``, ``mlcb``, ``engine``): check the record of the parts already there, then write it.
+
+    Parts made by another setting, mlcb version or engine, or by an mlcb that wrote no record,
+    are refused: the folder is renamed ``*.mismatched-<pid>-<ns>`` (kept, never read again) with a
+    :class:`CorruptPartWarning` naming what differs, and the replications are recomputed. A folder
+    (or its parent) that is a symbolic link, or not a directory, is an ``InputError``.
+    """
+    from mlcb.storage.store import make_directory
+    from mlcb.validation import InputError
+
+    folder = Path(folder)
+    for path in (folder.parent, folder):
+        if path.is_symlink():
+            raise InputError(
+                f"{path}: is a symbolic link; mlcb keeps parts only in folders of its own (remove the link)"
+            )
+        if path.exists() and not path.is_dir():
+            raise InputError(f"{path}: not a directory; cannot keep parts there (move it away)")
+    record_path = folder / IDENTITY
+    if folder.is_dir():
+        parts = sorted(folder.glob("replication-*.npz"))
+        why = None
+        if record_path.exists() or record_path.is_symlink():
+            try:
+                saved = read_json(record_path)
+            except ValueError as error:
+                saved, why = None, f"its {IDENTITY} is unreadable ({error})"
+            if isinstance(saved, dict) and saved != record:
+                why = f"they were made otherwise ({_what_differs(saved, record)})"
+            elif saved is not None and not isinstance(saved, dict):
+                why = f"its {IDENTITY} is not a record"
+        elif parts:
+            why = f"they carry no {IDENTITY} (made by an older mlcb)"
+        if why is not None:
+            aside = folder.with_name(f"{folder.name}.mismatched-{os.getpid()}-{time.time_ns()}")
+            os.rename(folder, aside)
+            warnings.warn(
+                f"{folder}: parts refused, {why}; set aside as {aside.name}, replications recomputed",
+                CorruptPartWarning,
+                stacklevel=2,
+            )
+    make_directory(folder)
+    if not record_path.is_file() or read_json(record_path) != record:
+        text = json.dumps(record, indent=1, sort_keys=True).encode()
+        write_file(record_path, lambda handle: handle.write(text))

@@ -38,6 +38,7 @@ from typing import Any
 import pandas as pd
 
 from mlcb.storage import result_files, store
+from mlcb.validation import InputError
 
 SETTING_COLUMNS = ["setting", "policy", "budget", "calibration"]
 
@@ -83,12 +84,12 @@ class Result:
     def concat(results: list[Result]) -> Result:
         """One result holding the settings of all ``results`` (labels must be distinct)."""
         if not results:
-            raise ValueError("results must be a non-empty list of Result objects")
+            raise InputError("results must be a non-empty list of Result objects")
         settings: dict[str, Any] = {}
         for result in results:
             for label, data in result.metadata.get("settings", {}).items():
                 if label in settings:
-                    raise ValueError(
+                    raise InputError(
                         f"results: setting {label!r} appears twice; give settings distinct labels"
                     )
                 settings[label] = data
@@ -109,7 +110,7 @@ class Result:
     def to_frame(self, kind: str = "curves") -> pd.DataFrame:
         """One of the tidy frames: ``"curves"``, ``"experts"`` or ``"replications"``."""
         if kind not in result_files.FRAMES:
-            raise ValueError(f"kind must be one of {result_files.FRAMES}, got {kind!r}")
+            raise InputError(f"kind must be one of {result_files.FRAMES}, got {kind!r}")
         return getattr(self, kind)
 
     def final(self) -> pd.DataFrame:

@@ -20,9 +20,13 @@ Parts
     its result is saved. A part that cannot be read, has arrays of the wrong shape for its setting
     or whose stored index differs from its file name is named in a warning, renamed
     ``*.corrupt`` and recomputed (:func:`mlcb.engine.load_parts`).
-Overwrite is a decision
+Overwrite is a decision, and replaces only what mlcb wrote
     :meth:`Store.check_experiment` refuses an ``OUT/NAME`` that holds a different experiment (other
-    setting keys) unless told to overwrite; the same experiment resumes.
+    setting keys, or another mlcb version's) unless told to overwrite; the same experiment
+    resumes. Anything in ``OUT/NAME`` that mlcb did not write (another file, or one of its names
+    that is a link or a folder) stops the run, named, whatever the flags; removing a result
+    deletes only mlcb's files, one by one, and never follows a link. The lock file, the parts
+    folder and each setting's folder are refused when they are links.
 
 Every problem with a path is a ``ValueError`` with one line. Nothing here imports or calls
 anything named in a file.
@@ -34,16 +38,21 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import secrets
 import shutil
 import socket
+import stat
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 #: The files of a saved result, and what else may sit in a result directory.
 from mlcb import validation
+from mlcb.errors import FileWarning
 from mlcb.storage import result_files
+from mlcb.validation import InputError
 
 RESULT_FILES = result_files.NAMES
 #: The figure kinds of :mod:`mlcb.plot` (here, so that the command line lists them without
@@ -54,8 +63,9 @@ PARTS = ".parts"
 _KNOWN = frozenset(RESULT_FILES + FIGURES + (PARTS,))
 
 
-class LockedError(ValueError):
-    """Another writer holds the lock of an output directory."""
+class LockedError(InputError):
+    """Another writer holds the lock of an output directory (an
+    :class:`~mlcb.validation.InputError`: the command line says so in one line)."""
 
 
 def _suffix() -> str:
@@ -68,12 +78,12 @@ def make_directory(path: Path, where: str = "") -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise ValueError(f"{where}{path}: cannot create the directory ({error.strerror})") from None
+        raise InputError(f"{where}{path}: cannot create the directory ({error.strerror})") from None
 
 
 def _not_a_file(path: Path) -> None:
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{path} is not a directory; cannot save a result there")
+        raise InputError(f"{path} is not a directory; cannot save a result there")
 
 
 def fsync_directory(path: Path) -> None:
@@ -118,24 +128,115 @@ def sync_tree(path: Path) -> None:
 
 
 def foreign_entries(path: Path) -> list[str]:
-    """Entries of directory ``path`` that are no part of an mlcb result."""
-    return sorted(e.name for e in path.iterdir() if e.name not in _KNOWN)
+    """Entries of directory ``path`` that mlcb did not write: any other name, and any of its
+    names that is not what mlcb writes there (a result file or figure that is a link, a folder or
+    a pipe; ``.parts`` that is a link or a file)."""
+    foreign = []
+    for entry in path.iterdir():
+        if entry.name == PARTS:
+            mine = entry.is_dir() and not entry.is_symlink()
+        elif entry.name in _KNOWN:
+            mine = entry.is_file() and not entry.is_symlink()
+        else:
+            mine = bool(_TEMPORARY.fullmatch(entry.name)) and entry.is_file() and not entry.is_symlink()
+        if not mine:
+            foreign.append(entry.name + _kind(entry, entry.name in _KNOWN))
+    return sorted(foreign)
 
 
-def replace_directory(path: Path, fill: Callable[[Path], None], force: bool = False) -> Path:
+def _kind(entry: Path, known: bool) -> str:
+    """What a known name is instead of what mlcb writes, in words (nothing for another name)."""
+    if not known:
+        return ""
+    if entry.is_symlink():
+        return ": a symbolic link"
+    return ": a folder" if entry.is_dir() else ": a file" if entry.is_file() else ": not a regular file"
+
+
+#: The temporary files of :func:`write_file` (``.NAME.<pid>-<hex>.tmp``), left by a writer that died.
+_TEMPORARY = re.compile(r"\..+\.\d+-[0-9a-f]{8}\.tmp")
+
+
+def refuse_foreign(path: Path) -> None:
+    """An ``InputError`` naming the entries of ``path`` that mlcb did not write: they stop the
+    run whatever the flags (``--overwrite`` replaces only what mlcb wrote)."""
+    foreign = foreign_entries(path) if path.is_dir() and not path.is_symlink() else []
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise InputError(
+            f"{path} holds files that are no part of an mlcb result ({shown}); mlcb never deletes "
+            "what it did not write: move them away, or choose another --out"
+        )
+
+
+def remove_result(path: Path) -> None:
+    """Remove the result directory ``path``, deleting only what mlcb writes there (its files,
+    figures, temporaries and parts folder); a directory that then still holds anything is left in
+    place (renamed, it is recovered by nobody) and named in a warning."""
+    for entry in list(path.iterdir()):
+        if entry.name == PARTS and entry.is_dir() and not entry.is_symlink():
+            remove_parts_folder(entry)
+        elif entry.name in _KNOWN or _TEMPORARY.fullmatch(entry.name):
+            if entry.is_file() and not entry.is_symlink():
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+    try:
+        path.rmdir()
+    except OSError:
+        left = ", ".join(p.name for p in sorted(path.iterdir())[:3]) if path.is_dir() else "?"
+        warnings.warn(
+            f"{path}: left in place, it holds files that mlcb did not write ({left})",
+            FileWarning,
+            stacklevel=2,
+        )
+
+
+#: What mlcb writes into a setting's parts folder: parts, set-aside parts, the record, temporaries.
+_PART_FILE = re.compile(
+    r"replication-\d+\.npz(\.corrupt)?|identity\.json|\.(replication-\d+\.npz|identity\.json)\.\d+-[0-9a-f]{8}\.tmp"
+)
+
+
+def remove_parts_folder(parts: Path, keys: Iterable[str] | None = None) -> None:
+    """Remove the settings ``keys`` (all without ``keys``) from the parts folder ``parts``,
+    deleting only the files mlcb writes there and never following a link (a linked folder is
+    unlinked, not emptied); a folder left with anything else stays, named in a warning. The
+    parts folder goes too when it is left empty."""
+    if parts.is_symlink() or not parts.is_dir():
+        return
+    folders = [parts / key for key in keys] if keys is not None else list(parts.iterdir())
+    for folder in folders:
+        if folder.is_symlink():
+            folder.unlink()
+            continue
+        if not folder.is_dir():
+            continue
+        for entry in folder.iterdir():
+            if _PART_FILE.fullmatch(entry.name) and (entry.is_symlink() or entry.is_file()):
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+        try:
+            folder.rmdir()
+        except OSError:
+            if keys is not None or ".mismatched-" not in folder.name:
+                warnings.warn(
+                    f"{folder}: left in place, it holds files that mlcb did not write",
+                    FileWarning,
+                    stacklevel=2,
+                )
+    with contextlib.suppress(OSError):
+        parts.rmdir()
+
+
+def replace_directory(path: Path, fill: Callable[[Path], None]) -> Path:
     """Write a result directory atomically: ``fill(tmp)`` writes the files into a fresh temporary
     sibling, which then replaces ``path`` (the old directory renamed aside first, its ``.parts``
-    carried over, then removed). Refuses (``ValueError``) to replace a file, or a directory holding
-    entries that are no part of a result unless ``force``."""
+    carried over, then removed, file by file). Refuses (``InputError``) to replace a file, or a
+    directory holding anything mlcb did not write (:func:`refuse_foreign`): nothing of the
+    user's is ever deleted."""
     path = Path(path)
     _not_a_file(path)
-    if path.is_dir() and not force:
-        foreign = foreign_entries(path)
-        if foreign:
-            raise ValueError(
-                f"{path} holds files that are no part of an mlcb result ({', '.join(foreign[:3])}); "
-                "save elsewhere or remove them"
-            )
+    refuse_foreign(path)
     parent = path.parent
     make_directory(parent)
     suffix = _suffix()
@@ -145,16 +246,17 @@ def replace_directory(path: Path, fill: Callable[[Path], None], force: bool = Fa
         tmp.mkdir()
         fill(tmp)
         sync_tree(tmp)
+        refuse_foreign(path)  # once more: a file put there while the result was written
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)  # the temporary folder is mlcb's own
         raise
     if path.exists():
         os.rename(path, old)
     os.rename(tmp, path)
     if old.exists():
-        if (old / PARTS).is_dir() and not (path / PARTS).exists():
+        if (old / PARTS).is_dir() and not (old / PARTS).is_symlink() and not (path / PARTS).exists():
             os.rename(old / PARTS, path / PARTS)
-        shutil.rmtree(old, ignore_errors=True)
+        remove_result(old)
     fsync_directory(parent)
     return path
 
@@ -187,9 +289,17 @@ def lock(path: Path) -> Iterator[Path]:
     lock_path = path.parent / f".{path.name}.lock"
     while True:
         try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         except OSError as error:
-            raise ValueError(f"{path.parent}: cannot write there ({error.strerror})") from None
+            if error.errno == errno.ELOOP:
+                raise InputError(
+                    f"{lock_path}: is a symbolic link; mlcb writes its lock file only as a file of its own "
+                    "(remove the link)"
+                ) from None
+            raise InputError(f"{lock_path}: cannot write the lock file there ({error.strerror})") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise InputError(f"{lock_path}: not a regular file; mlcb cannot lock {path} (move it away)")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
@@ -227,19 +337,20 @@ class Store:
     def __init__(self, root: str | Path, name: str):
         root = validation.path("out", root)
         if not isinstance(name, str) or not name or "\x00" in name:
-            raise ValueError(f"out: the result name must be a non-empty string, got {name!r}")
+            raise InputError(f"out: the result name must be a non-empty string, got {name!r}")
         if root.exists() and not root.is_dir():
-            raise ValueError(f"--out {root} is a file, not a directory")
+            raise InputError(f"--out {root} is a file, not a directory")
         make_directory(root, "--out ")
         if not os.access(root, os.W_OK | os.X_OK):
-            raise ValueError(f"--out {root} is not writable")
+            raise InputError(f"--out {root} is not writable")
         resolved, path = root.resolve(), (root / name).resolve()
         if path == resolved or resolved not in path.parents:
-            raise ValueError(f"result name {name!r} would write outside --out {root}")
+            raise InputError(f"result name {name!r} would write outside --out {root}")
         if path.exists() and not path.is_dir():
-            raise ValueError(f"--out {root}: {path} is a file, not a result directory")
+            raise InputError(f"--out {root}: {path} is a file, not a result directory")
         make_directory(path.parent, f"--out {root}: ")
         self.root, self.name, self.path = root, name, root / name
+        self._saved_version: str | None = None
 
     @property
     def parts(self) -> Path:
@@ -255,54 +366,76 @@ class Store:
         an old result renamed aside back if no result is in place, carry its parts over, and
         remove temporary and old directories."""
         parent, stem = self.path.parent, f".{self.path.name}."
-        olds = sorted(parent.glob(f"{stem}old-*"), key=lambda p: p.stat().st_mtime)
+        olds = sorted(
+            (p for p in parent.glob(f"{stem}old-*") if p.is_dir() and not p.is_symlink()),
+            key=lambda p: p.stat().st_mtime,
+        )
         if not self.path.exists() and olds:
             os.rename(olds.pop(), self.path)
         for old in olds:
-            if (old / PARTS).is_dir() and not self.parts.exists():
+            if old.is_symlink() or not old.is_dir():
+                continue
+            if (old / PARTS).is_dir() and not (old / PARTS).is_symlink() and not self.parts.exists():
                 os.rename(old / PARTS, self.parts)
-            shutil.rmtree(old, ignore_errors=True)
+            remove_result(old)
         for tmp in parent.glob(f"{stem}tmp-*"):
-            shutil.rmtree(tmp, ignore_errors=True)
+            if tmp.is_dir() and not tmp.is_symlink():
+                remove_result(tmp)
 
     def saved_keys(self) -> tuple[set[str] | None, str | None]:
         """The setting keys of the result in place: ``(keys, None)``, ``(None, None)`` when
-        there is none, or ``(None, why)`` when what is there is not a readable result."""
+        there is none, or ``(None, why)`` when what is there is not a readable result (files
+        mlcb did not write are refused before, by :func:`refuse_foreign`)."""
         if not self.path.exists():
             return None, None
         present = [n for n in RESULT_FILES if (self.path / n).exists()]
-        foreign = foreign_entries(self.path)
-        if foreign:
-            return None, f"holds files that are no part of an mlcb result ({', '.join(foreign[:3])})"
         if not present:
             return None, None  # only parts or figures: nothing saved yet
         try:
             _, metadata = result_files.read(self.path)
         except (ValueError, OSError) as error:
             return None, f"holds a damaged result ({result_files.first_line(error)})"
-        return {str(s.get("key")) for s in metadata["settings"].values()}, None
+        keys = {str(s.get("key")) for s in metadata["settings"].values()}
+        self._saved_version = (
+            (metadata.get("versions") or {}).get("mlcb")
+            if isinstance(metadata.get("versions"), dict)
+            else None
+        )
+        return keys, None
 
     def check_experiment(self, keys: Iterable[str], overwrite: bool) -> None:
-        """Refuse (``ValueError``) a directory holding a different experiment than the settings
-        ``keys`` (or something unreadable) unless ``overwrite``."""
+        """Refuse (``InputError``) a directory holding files mlcb did not write, whatever
+        ``overwrite``; and one holding a different experiment than the settings ``keys`` (or a
+        damaged result) unless ``overwrite``. Also check that the parts folder is mlcb's."""
+        refuse_foreign(self.path)
+        parts = self.parts
+        if parts.is_symlink():
+            raise InputError(f"{parts}: is a symbolic link; mlcb keeps parts only in a folder of its own")
+        self._saved_version = None
         saved, why = self.saved_keys()
         if overwrite:
             return
         if why is not None:
-            raise ValueError(f"{self.path} {why}; pass --overwrite to replace it")
+            raise InputError(f"{self.path} {why}; pass --overwrite to replace it")
         if saved is not None and saved != set(keys):
-            raise ValueError(
-                f"{self.path} holds a different experiment (other settings); pass --overwrite to "
-                "replace it, or choose another --out"
+            from mlcb._version import __version__
+
+            older = self._saved_version
+            version = (
+                f" (made by mlcb {older}, this is mlcb {__version__}: the settings' keys differ)"
+                if older and older != __version__
+                else " (other settings)"
+            )
+            raise InputError(
+                f"{self.path} holds a different experiment{version}; pass --overwrite to replace it, or "
+                "choose another --out"
             )
 
     def write(self, fill: Callable[[Path], None]) -> Path:
         """Replace the result in place with what ``fill(tmp)`` writes (call under the lock)."""
-        return replace_directory(self.path, fill, force=True)
+        return replace_directory(self.path, fill)
 
     def remove_parts(self, keys: Iterable[str]) -> None:
-        """Remove the parts of the settings ``keys`` only, and ``.parts`` if it is left empty."""
-        for key in keys:
-            shutil.rmtree(self.parts / key, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            self.parts.rmdir()
+        """Remove the parts of the settings ``keys`` only (only the files mlcb writes there,
+        never through a link), and ``.parts`` if it is left empty."""
+        remove_parts_folder(self.parts, list(keys))

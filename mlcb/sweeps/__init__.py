@@ -42,7 +42,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,6 +52,7 @@ import pandas as pd
 
 from mlcb import validation
 from mlcb.storage import provenance, result_files
+from mlcb.storage.store import FIGURES
 from mlcb.sweeps.executors import (
     CONNECT_TIMEOUT,
     DASK_HINT,
@@ -63,10 +63,24 @@ from mlcb.sweeps.executors import (
     run_local,
 )
 from mlcb.sweeps.grid import FIELDS, Grid, Setting, Task, build_config, load_grid, make_grid
-from mlcb.sweeps.parts import DATA, FRAMES, choose, found_parts, plan, read_part, write_part
+from mlcb.sweeps.parts import (
+    DATA,
+    FRAMES,
+    choose,
+    foreign_entries,
+    found_parts,
+    plan,
+    read_part,
+    remove_sweep,
+    write_part,
+)
 from mlcb.sweeps.worker import payload, rate_exponent, run_task
+from mlcb.validation import InputError, InputNotFound, InputTypeError
 
 SWEEP_FILE = "sweep.json"
+#: The files mlcb writes in a sweep's directory besides ``data/``: the description, the figures and
+#: the report.
+OWN_FILES = (SWEEP_FILE, *FIGURES)
 #: Seconds between rewrites of ``sweep.json`` while tasks finish (and once at the end).
 METADATA_EVERY = 2.0
 
@@ -120,29 +134,52 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
-    """Whether ``path`` must be emptied first: refuses (``ValueError``) a directory that is no
-    sweep, or a sweep of other settings, unless ``overwrite`` (then ``True``)."""
-    if not path.exists():
+    """Whether ``path`` must be emptied first: refuses (``InputError``) a directory holding
+    anything mlcb did not write, whatever ``overwrite``; and a sweep of other settings, a damaged
+    sweep or a saved run unless ``overwrite`` (then ``True``)."""
+    from mlcb.storage import store
+
+    if not path.exists() and not path.is_symlink():
         return False
-    meta_path = path / SWEEP_FILE
+    if not path.is_dir() or path.is_symlink():
+        what = "a symbolic link" if path.is_symlink() else "a file"
+        raise InputError(f"{path} is {what}, not a sweep directory; move it away or choose another --out")
     keys = {s.key for s in grid.settings}
+    why = None
     if is_sweep(path):
         try:
-            saved = result_files.read_json(meta_path)
-            saved_keys, why = {s["key"] for s in saved["settings"]}, "holds a sweep of other settings"
+            saved = result_files.read_json(path / SWEEP_FILE)
+            if {s["key"] for s in saved["settings"]} != keys:
+                why = "holds a sweep of other settings"
         except (ValueError, KeyError, TypeError) as error:
-            saved_keys, why = None, f"holds a damaged {SWEEP_FILE} ({first_line(error)})"
-        if saved_keys == keys:
-            return False
-    elif path.is_dir() and any(path.iterdir()):
-        why = "holds files that are no part of an mlcb sweep"
-    elif path.is_dir():
-        return False
+            why = f"holds a damaged {SWEEP_FILE} ({first_line(error)})"
+    elif any(path.iterdir()):
+        why = "holds a saved run, not a sweep"
+    removing = why is not None and overwrite
+    if is_sweep(path):
+        foreign = foreign_entries(path, OWN_FILES, removing)
     else:
-        why = "is a file"
-    if not overwrite or not path.is_dir():
-        raise ValueError(f"{path} {why}; pass --overwrite to replace it, or choose another --out")
-    return True
+        foreign = store.foreign_entries(path)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise InputError(
+            f"{path} holds files that are no part of an mlcb sweep ({shown}); mlcb never deletes what it "
+            "did not write: move them away, or choose another --out"
+        )
+    if why is not None and not overwrite:
+        raise InputError(f"{path} {why}; pass --overwrite to replace it, or choose another --out")
+    return removing
+
+
+def _empty(path: Path) -> None:
+    """Delete what mlcb wrote in ``path`` (a sweep's or a run's files: only those)."""
+    from mlcb.storage import store
+
+    if is_sweep(path):
+        remove_sweep(path, OWN_FILES)
+    else:
+        store.remove_result(path)
+        path.mkdir(exist_ok=True)
 
 
 def _check_workers(workers: Any) -> int:
@@ -213,15 +250,15 @@ def sweep(
     elif isinstance(grid, (str, os.PathLike)):
         grid = load_grid(grid)
     else:
-        raise TypeError(f"grid must be a TOML path, a dict or a Grid, got {type(grid).__name__}")
+        raise InputTypeError(f"grid must be a TOML path, a dict or a Grid, got {type(grid).__name__}")
     if executor not in EXECUTORS:
-        raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+        raise InputError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if scheduler is not None and executor != "dask":
-        raise ValueError("scheduler: an address is only used with executor 'dask' (--executor dask)")
+        raise InputError("scheduler: an address is only used with executor 'dask' (--executor dask)")
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
-        raise ValueError(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
+        raise InputError(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
     if not (validation.is_real(timeout) and 0 < timeout <= 3600):
-        raise ValueError(f"timeout must be a number of seconds in (0, 3600], got {timeout!r}")
+        raise InputError(f"timeout must be a number of seconds in (0, 3600], got {timeout!r}")
     workers = _check_workers(workers)
     if block is not None:
         grid = Grid(
@@ -236,7 +273,7 @@ def sweep(
         try:
             import distributed  # noqa: F401
         except ImportError:
-            raise ValueError(DASK_HINT) from None
+            raise InputError(DASK_HINT) from None
     say = echo or (lambda _line: None)
     store = Store(out, grid.name)
     root = store.path
@@ -250,7 +287,7 @@ def sweep(
             link = getattr(client, "dashboard_link", None)
             say(f"dask: scheduler {client.scheduler.address}; dashboard {link or 'not available'}")
         if replace:
-            shutil.rmtree(root)
+            _empty(root)
         root.mkdir(parents=True, exist_ok=True)
         done = {f"key={t.key}/{t.name}" for t in done_tasks}
         _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
@@ -318,7 +355,7 @@ def load(path: str | Path) -> Any:
     path = validation.path("path", path)
     meta_path = path / SWEEP_FILE
     if not is_sweep(path):
-        raise FileNotFoundError(f"{path} is not an mlcb sweep (no {SWEEP_FILE})")
+        raise InputNotFound(f"{path} is not an mlcb sweep (no {SWEEP_FILE})")
     with result_files.open_regular(meta_path) as handle:  # a link or no regular file: refused
         text = handle.read()
     try:
@@ -327,13 +364,15 @@ def load(path: str | Path) -> Any:
         grid = Grid(
             str(meta["name"]),
             str(meta["preset"]),
-            int(meta["replications"]),
-            int(meta["block"]),
+            validation.integer("replications", meta["replications"], maximum=10**6),
+            validation.integer("block", meta["block"], maximum=10**6),
             tuple(_Recorded.setting(s) for s in settings_meta),
             meta.get("grid") or {},
         )
+    except RecursionError:
+        raise InputError(f"{meta_path}: not a readable sweep description (nested too deep)") from None
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{meta_path}: not a readable sweep description ({first_line(error)})") from None
+        raise InputError(f"{meta_path}: not a readable sweep description ({first_line(error)})") from None
     frames: dict[str, list[pd.DataFrame]] = {name: [] for name in FRAMES}
     settings: dict[str, dict] = {}
     for setting in grid.settings:
@@ -345,7 +384,7 @@ def load(path: str | Path) -> Any:
             if first is not part_meta and isinstance(part_meta.get("seconds"), (int, float)):
                 first["seconds"] = float(first.get("seconds") or 0.0) + part_meta["seconds"]
     if not settings:
-        raise ValueError(f"{path}: the sweep has no finished part yet")
+        raise InputError(f"{path}: the sweep has no finished part yet")
     joined = {name: pd.concat(frames[name], ignore_index=True) for name in FRAMES}
     order = {label: i for i, label in enumerate(settings)}
     for name, frame in joined.items():
@@ -360,7 +399,10 @@ def load(path: str | Path) -> Any:
         )
     metadata = {
         "settings": settings,
-        "sweep": {k: meta.get(k) for k in ("name", "preset", "replications", "block", "grid", "failed")},
+        "sweep": {
+            **{k: meta.get(k) for k in ("name", "preset", "replications", "block", "grid", "failed")},
+            "planned": grid.replications * len(grid.settings),
+        },
         "versions": meta.get("versions"),
         "git_revision": meta.get("git_revision"),
         "created": meta.get("updated"),

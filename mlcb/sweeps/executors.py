@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlcb.sweeps.worker import run_task
+from mlcb.validation import InputError
 
 EXECUTORS = ("local", "dask")
 #: Seconds to wait for a Dask scheduler before giving up.
@@ -148,16 +149,16 @@ def _check_scheduler(scheduler: str, timeout: float) -> None:
         except (OSError, TimeoutError, ValueError) as error:  # refused, silent, or a bad address
             if isinstance(error, TimeoutError) and not str(error):
                 error = TimeoutError("no answer to Dask's handshake")
-            raise ValueError(_unreachable(scheduler, timeout, error)) from None
+            raise InputError(_unreachable(scheduler, timeout, error)) from None
         except Exception:  # a reply that is not Dask's protocol
-            raise ValueError(
+            raise InputError(
                 f"scheduler: {scheduler!r} answers, but not as a Dask scheduler (its reply is not "
                 "Dask's protocol); check the address and port"
             ) from None
     kind = reply.get("type") if isinstance(reply, dict) else None
     if kind != "Scheduler":
         what = f"a Dask {kind}" if isinstance(kind, str) else "something that speaks Dask's protocol"
-        raise ValueError(
+        raise InputError(
             f"scheduler: {scheduler!r} is {what}, not a Dask scheduler; give the scheduler's address"
         )
 
@@ -170,7 +171,7 @@ def dask_client(scheduler: str | None, workers: int, timeout: float = CONNECT_TI
     try:
         import distributed
     except ImportError:
-        raise ValueError(DASK_HINT) from None
+        raise InputError(DASK_HINT) from None
     if scheduler is None:
         with (
             warnings.catch_warnings(),
@@ -191,31 +192,68 @@ def dask_client(scheduler: str | None, workers: int, timeout: float = CONNECT_TI
     try:
         client = distributed.Client(scheduler, timeout=timeout)
     except Exception as error:  # whatever a failed connection raises, one line naming the address
-        raise ValueError(_unreachable(scheduler, timeout, error)) from None
+        raise InputError(_unreachable(scheduler, timeout, error)) from None
     try:
-        yield client
+        with _quiet_dask():
+            yield client
     finally:
-        client.close()
+        with _quiet_dask(), contextlib.suppress(Exception):
+            client.close(timeout=timeout)
+
+
+@contextlib.contextmanager
+def _quiet_dask():
+    """Dask's own loggers held to critical messages: a scheduler that goes away is said in one
+    line by :func:`run_dask`, not in Dask's tracebacks of its reconnection attempts."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in ("distributed", "distributed.client", "distributed.comm")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 def run_dask(client: Any, payloads: list[dict], on_result: Callable, on_error: Callable) -> None:
     """Run ``payloads`` on the cluster of ``client``, each task once (a lost worker's tasks are
-    run again by the scheduler); an interruption cancels what is left."""
+    run again by the scheduler); an interruption cancels what is left. A cluster that goes away
+    (its scheduler stops, the connection drops) is a :class:`~mlcb.errors.ClusterLost` in one
+    line, after the tasks that finished were handed on (the sweep has saved them)."""
+    import asyncio
+
     import distributed
+
+    from mlcb.errors import ClusterLost
 
     futures = {}
     for index, payload in enumerate(payloads):
         block = f"{payload['first']:06d}-{payload['stop']:06d}"
         key = f"mlcb-{payload['key']}-{block}-{os.getpid()}-{time.time_ns()}"
         futures[client.submit(run_task, payload, key=key, pure=False, retries=0)] = index
+    lost = (OSError, TimeoutError, asyncio.CancelledError, concurrent.futures.CancelledError)
     try:
-        for future in distributed.as_completed(list(futures)):
-            index = futures[future]
-            if future.status == "error":
-                on_error(index, future.exception())
-            else:
-                on_result(index, future.result())
+        finished = iter(distributed.as_completed(list(futures)))
+        while True:
+            try:
+                future = next(finished)
+                index = futures[future]
+                failed = future.status == "error"
+                outcome = future.exception() if failed else future.result()
+            except StopIteration:
+                break
+            except lost as error:
+                address = getattr(getattr(client, "scheduler", None), "address", "?")
+                raise ClusterLost(
+                    f"the Dask cluster at {address} went away while the sweep ran ({first_line(error)}); the "
+                    "finished tasks are saved, run the same command again to run the rest"
+                ) from None
+            (on_error if failed else on_result)(index, outcome)
             future.release()
     except BaseException:
-        client.cancel(list(futures))
+        with contextlib.suppress(Exception):
+            client.cancel(list(futures))
         raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 import tomllib
 from collections.abc import Iterable
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mlcb import validation
+from mlcb.validation import InputError
 
 #: Setting fields a grid may set or vary (``env_params.NAME`` and ``policy_params.NAME`` too).
 FIELDS = (
@@ -103,7 +105,7 @@ def blocks(replications: Iterable[int], size: int) -> list[tuple[int, int]]:
 def _as_list(key: str, value: Any) -> list:
     if isinstance(value, list):
         if not value:
-            raise ValueError(f"grid.{key}: an empty list gives no settings; give one or more values")
+            raise InputError(f"grid.{key}: an empty list gives no settings; give one or more values")
         return value
     return [value]
 
@@ -113,13 +115,13 @@ def _check_field(key: str, where: str, value: Any = None) -> None:
     value outside ``[grid]`` (``where`` names the place)."""
     if key in FIELDS or re.fullmatch(r"(env_params|policy_params)\.[A-Za-z_]\w*", key):
         if isinstance(value, list) and key in FIELDS and key not in ("env_params", "policy_params"):
-            raise ValueError(
+            raise InputError(
                 f"{where}: {key} = {value!r} gives several values to one setting; list the values "
                 f"under [grid] to run a setting for each (e.g. [grid] {key} = {json.dumps(value)})"
             )
         return
     allowed = ", ".join(FIELDS) + ", env_params.NAME, policy_params.NAME"
-    raise ValueError(f"{where}: unknown key {key!r}; allowed: {allowed}")
+    raise InputError(f"{where}: unknown key {key!r}; allowed: {allowed}")
 
 
 def _describe_values(values: dict) -> str:
@@ -170,13 +172,22 @@ def _label(values: dict, varied: list[str], config: Any) -> str:
     return " ".join(parts)
 
 
-def make_grid(data: dict, name: str | None = None) -> Grid:
+#: The most settings a grid may hold (validating one takes about a millisecond).
+MAX_SETTINGS = 100_000
+#: Grids of at least this many settings show their validation's progress when asked.
+PROGRESS_FROM = 1_000
+
+
+def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Grid:
     """Validate a grid given as a dict (the TOML file's contents) and build every setting.
 
     Keys: ``preset`` (required), ``name``, ``replications``, ``block`` (replications per task),
     any of :data:`FIELDS` as the base setting, and either ``[grid]`` (each list expands into the
-    product) or ``[[settings]]`` (explicit settings, each over the base). Every problem is a
-    ``ValueError`` naming the key or the setting at fault, raised before any work.
+    product) or ``[[settings]]`` (explicit settings, each over the base). Every problem is an
+    ``InputError`` naming the key or the setting at fault, raised before any work: a grid of more
+    than :data:`MAX_SETTINGS` settings before any is built, and one whose results would not fit in
+    this machine's memory when read back, with the estimate. With ``progress``, a grid of
+    :data:`PROGRESS_FROM` settings or more shows a progress bar while it is validated.
 
     Examples
     --------
@@ -186,18 +197,18 @@ def make_grid(data: dict, name: str | None = None) -> Grid:
     ['mlcb M=1 K=4', 'mlcb M=1 K=6', 'mlcb M=2 K=4', 'mlcb M=2 K=6']
     """
     if not isinstance(data, dict):
-        raise ValueError(f"grid: expected a table of keys, got {type(data).__name__}")
+        raise InputError(f"grid: expected a table of keys, got {type(data).__name__}")
     description = json.loads(json.dumps(data, default=str))
     data = dict(data)
     if "preset" not in data:
-        raise ValueError(
+        raise InputError(
             'preset: a grid needs a preset to start from (see `mlcb list`), e.g. preset = "trap"'
         )
     preset = data.pop("preset")
     from mlcb import presets
 
     if not isinstance(preset, str):
-        raise ValueError(f"preset must be a preset name, got {preset!r}")
+        raise InputError(f"preset must be a preset name, got {preset!r}")
     base_preset = presets.get(preset)
     grid_name = validation.plain_name("name", data.pop("name", name or f"{preset}-sweep"))
     replications = validation.integer(
@@ -210,24 +221,28 @@ def make_grid(data: dict, name: str | None = None) -> Grid:
         _check_field(key, "grid file", value)
     base = data
     if table is not None and explicit is not None:
-        raise ValueError("grid and settings: give [grid] (a product) or [[settings]] (a list), not both")
+        raise InputError("grid and settings: give [grid] (a product) or [[settings]] (a list), not both")
     if table is not None:
         if not isinstance(table, dict) or not table:
-            raise ValueError(f"grid must be a table of lists, e.g. budget = [1, 2, 4], got {table!r}")
+            raise InputError(f"grid must be a table of lists, e.g. budget = [1, 2, 4], got {table!r}")
         for key in table:
             _check_field(key, "grid")
             if key in base:
-                raise ValueError(f"grid.{key}: also set outside [grid]; set it in one place")
+                raise InputError(f"grid.{key}: also set outside [grid]; set it in one place")
         keys = list(table)
         lists = [_as_list(k, table[k]) for k in keys]
+        _check_count(
+            math.prod(len(values) for values in lists), [f"{k}: {len(v):,}" for k, v in zip(keys, lists)]
+        )
         combos = [dict(zip(keys, combo)) for combo in itertools.product(*lists)]
         varied = [k for k, values in zip(keys, lists) if len(values) > 1]
     elif explicit is not None:
         if not isinstance(explicit, list) or not explicit or not all(isinstance(s, dict) for s in explicit):
-            raise ValueError("settings must be one or more [[settings]] tables of setting fields")
+            raise InputError("settings must be one or more [[settings]] tables of setting fields")
         for index, entry in enumerate(explicit):
             for key, value in entry.items():
                 _check_field(key, f"settings[{index}]", value)
+        _check_count(len(explicit), ["[[settings]] tables"])
         combos = [dict(entry) for entry in explicit]
         keys = sorted({k for entry in combos for k in entry})
         varied = [k for k in keys if len({json.dumps(c.get(k), sort_keys=True) for c in combos}) > 1]
@@ -236,36 +251,73 @@ def make_grid(data: dict, name: str | None = None) -> Grid:
     settings: list[Setting] = []
     labels: dict[str, str] = {}
     keys_seen: dict[str, str] = {}
-    for combo in combos:
-        values = {**base, **combo}
-        try:
-            config = build_config(preset, values, replications)
-        except (ValueError, TypeError) as error:
-            message = str(error).splitlines()[0] if str(error) else type(error).__name__
-            where = f"grid setting {_describe_values(combo)}" if combo else "grid: the shared setting"
-            raise ValueError(f"{where} is invalid: {message}") from None
-        label = _label(values, varied, config)
-        if label in labels:
-            raise ValueError(
-                f"grid: settings {labels[label]} and {_describe_values(combo)} share the label {label!r}"
-            )
-        key = config.key()
-        if key in keys_seen:
-            raise ValueError(
-                f"grid: settings {keys_seen[key]} and {_describe_values(combo)} are the same setting"
-            )
-        labels[label] = keys_seen[key] = _describe_values(combo)
-        settings.append(Setting(label, json.loads(json.dumps(values)), config))
+    needed = 0
+    bar = None
+    if progress and len(combos) >= PROGRESS_FROM:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(combos), desc=f"validating {grid_name}", unit="setting", leave=False)
+    try:
+        for combo in combos:
+            values = {**base, **combo}
+            try:
+                config = build_config(preset, values, replications)
+            except (ValueError, TypeError) as error:
+                message = str(error).splitlines()[0] if str(error) else type(error).__name__
+                where = f"grid setting {_describe_values(combo)}" if combo else "grid: the shared setting"
+                raise InputError(f"{where} is invalid: {message}") from None
+            needed += config.frame_bytes()
+            settings.append(_setting(values, varied, config, combo, labels, keys_seen))
+            if bar is not None:
+                bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+    from mlcb.config import check_size
+
+    check_size(
+        f"grid {grid_name}",
+        needed,
+        f"{len(settings):,} settings of {replications:,} replications, read back together at the end",
+        "grid",
+    )
     return Grid(grid_name, preset, replications, block, tuple(settings), description)
 
 
-def load_grid(path: str | Path) -> Grid:
+def _check_count(count: int, parts: list[str]) -> None:
+    """An ``InputError`` with the count for a grid of more than :data:`MAX_SETTINGS` settings."""
+    if count > MAX_SETTINGS:
+        raise InputError(
+            f"grid: {count:,} settings ({' x '.join(parts)}), more than {MAX_SETTINGS:,}; split it into "
+            "several sweeps"
+        )
+
+
+def _setting(
+    values: dict, varied: list[str], config: Any, combo: dict, labels: dict, keys_seen: dict
+) -> Setting:
+    """The :class:`Setting` of one combination, its label and key checked against the others'."""
+    label = _label(values, varied, config)
+    if label in labels:
+        raise InputError(
+            f"grid: settings {labels[label]} and {_describe_values(combo)} share the label {label!r}"
+        )
+    key = config.key()
+    if key in keys_seen:
+        raise InputError(
+            f"grid: settings {keys_seen[key]} and {_describe_values(combo)} are the same setting"
+        )
+    labels[label] = keys_seen[key] = _describe_values(combo)
+    return Setting(label, json.loads(json.dumps(values)), config)
+
+
+def load_grid(path: str | Path, progress: bool = False) -> Grid:
     """Read and validate a grid TOML file (:func:`make_grid`); the file's stem is the default name."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"grid: no such TOML file {str(path)!r}")
+        raise InputError(f"grid: no such TOML file {str(path)!r}")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
-    return make_grid(data, name=path.stem)
+        raise InputError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
+    return make_grid(data, name=path.stem, progress=progress)

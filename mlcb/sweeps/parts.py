@@ -31,6 +31,7 @@ from mlcb.errors import CorruptPartWarning
 from mlcb.storage import result_files
 from mlcb.storage.result_files import FRAMES
 from mlcb.sweeps.grid import Grid, Setting, Task, blocks
+from mlcb.validation import InputError
 
 #: The sweep's Parquet dataset, below its directory.
 DATA = "data"
@@ -49,12 +50,15 @@ def _write_parquet(frame: pd.DataFrame, handle: Any) -> None:
 
 def write_part(root: Path, task: Task, output: dict) -> None:
     """Write a finished task's frames and description, each file atomically (description first,
-    curves last: a part counts as done only when all four files are there and valid)."""
+    curves last: a part counts as done only when all four files are there and valid); never
+    through a linked folder, and never onto a folder (:func:`check_folders`)."""
     from mlcb.storage.store import write_file
 
     files = part_files(root, task.key, task.name)
+    check_folders(root, files)
     for path in files.values():
         path.parent.mkdir(parents=True, exist_ok=True)
+    check_folders(root, files)
     text = json.dumps(output["setting"], indent=1).encode()
     write_file(files["settings"], lambda handle: handle.write(text))
     for name in ("experts", "replications", "curves"):
@@ -70,12 +74,12 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
 
     match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
     if match is None:
-        raise ValueError(f"{name}: not a part name")
+        raise InputError(f"{name}: not a part name")
     first, stop = int(match[1]), int(match[2])
     files = part_files(root, setting.key, name)
     meta = result_files.read_json(files["settings"], within=root)
     if not isinstance(meta, dict) or meta.get("key") != setting.key:
-        raise ValueError(f"{files['settings']}: does not describe the setting {setting.label!r}")
+        raise InputError(f"{files['settings']}: does not describe the setting {setting.label!r}")
     config = setting.config
     points = len(checkpoint_grid(config.horizon, config.checkpoints))
     count = stop - first
@@ -84,13 +88,14 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     for frame_name in FRAMES:
         path = files[frame_name]
         frame = result_files.read_frame(path, frame_name, within=root)
+        result_files.check_values(path, frame, frame_name)
         if len(frame) != rows[frame_name]:
-            raise ValueError(f"{path}: {len(frame)} rows, expected {rows[frame_name]}")
+            raise InputError(f"{path}: {len(frame)} rows, expected {rows[frame_name]}")
         if not (frame["setting"] == setting.label).all():
-            raise ValueError(f"{path}: rows of another setting than {setting.label!r}")
+            raise InputError(f"{path}: rows of another setting than {setting.label!r}")
         reps = frame["replication"].to_numpy()
         if reps.min() != first or reps.max() != stop - 1 or len(np.unique(reps)) != count:
-            raise ValueError(f"{path}: replications differ from the block's {first}-{stop - 1}")
+            raise InputError(f"{path}: replications differ from the block's {first}-{stop - 1}")
         frames[frame_name] = frame
     return frames, meta
 
@@ -165,3 +170,108 @@ def plan(root: Path, grid: Grid, check: bool = True) -> tuple[list[Task], list[T
         missing = [r for r in range(grid.replications) if r not in covered]
         todo.extend(Task(setting.label, setting.key, a, b) for a, b in blocks(missing, grid.block))
     return done, todo
+
+
+# --- what a sweep's directory may hold, and removing it -------------------------------------------
+#: Names mlcb writes in a sweep's data folders, by depth below ``data/``.
+_FRAME_FOLDER = re.compile(r"(curves|experts|replications|settings)(\.corrupt(-\d+-\d+)?)?")
+_KEY_FOLDER = re.compile(r"key=[0-9a-f]+(\.corrupt(-\d+-\d+)?)?")
+_PART = re.compile(
+    r"block-\d{6}-\d{6}\.(parquet|json)(\.corrupt(-\d+-\d+)?)?"
+    r"|\.block-\d{6}-\d{6}\.(parquet|json)\.\d+-[0-9a-f]{8}\.tmp"
+)
+_TEMPORARY = re.compile(r"\..+\.\d+-[0-9a-f]{8}\.tmp")
+
+
+def _mine(entry: Path, depth: int, removing: bool) -> bool:
+    """Whether ``entry``, ``depth`` levels below ``data/``, is what mlcb writes there (a link:
+    mlcb removes the link itself, never what it points to). A folder where a part goes is set
+    aside by a rerun (:func:`check_folders`), never deleted: it is foreign when ``removing``."""
+    if entry.is_symlink():
+        return True
+    pattern = (_FRAME_FOLDER, _KEY_FOLDER, _PART)[min(depth, 2)]
+    if not pattern.fullmatch(entry.name):
+        return False
+    if depth < 2:
+        return entry.is_dir()
+    return entry.is_file() or (entry.is_dir() and not removing)
+
+
+def foreign_entries(root: Path, own_files: tuple[str, ...], removing: bool = False) -> list[str]:
+    """Paths (relative to ``root``) in a sweep's directory that mlcb did not write: anything but
+    ``own_files`` (``sweep.json``, the figures, the report), temporaries, and the ``data/``
+    folders and parts; with ``removing``, also a folder where a part goes (a rerun would set it
+    aside, but removing the sweep would delete what it holds)."""
+    foreign: list[str] = []
+    for entry in sorted(root.iterdir()):
+        if entry.name == DATA and entry.is_dir() and not entry.is_symlink():
+            foreign.extend(_foreign_below(entry, root, 0, removing))
+        elif not (
+            (entry.name in own_files or _TEMPORARY.fullmatch(entry.name))
+            and entry.is_file()
+            and not entry.is_symlink()
+        ):
+            foreign.append(entry.name)
+    return foreign
+
+
+def _foreign_below(folder: Path, root: Path, depth: int, removing: bool) -> list[str]:
+    foreign: list[str] = []
+    for entry in sorted(folder.iterdir()):
+        if not _mine(entry, depth, removing):
+            foreign.append(str(entry.relative_to(root)))
+        elif entry.is_dir() and not entry.is_symlink() and depth < 2:
+            foreign.extend(_foreign_below(entry, root, depth + 1, removing))
+    return foreign
+
+
+def remove_sweep(root: Path, own_files: tuple[str, ...]) -> None:
+    """Delete what mlcb wrote in the sweep directory ``root`` (call after :func:`foreign_entries`
+    found nothing else): its files, the data folders and parts, links unlinked, never followed."""
+    for entry in sorted(root.iterdir()):
+        if entry.name == DATA and entry.is_dir() and not entry.is_symlink():
+            _remove_below(entry)
+            with contextlib.suppress(OSError):
+                entry.rmdir()
+        elif entry.name in own_files or _TEMPORARY.fullmatch(entry.name):
+            with contextlib.suppress(OSError):
+                entry.unlink()
+
+
+def _remove_below(folder: Path) -> None:
+    """Unlink links and regular files below ``folder``, remove the emptied folders (what
+    :func:`foreign_entries` with ``removing`` allows: mlcb's own)."""
+    for entry in folder.iterdir():
+        if entry.is_symlink() or entry.is_file():
+            entry.unlink()
+        elif entry.is_dir():
+            _remove_below(entry)
+            entry.rmdir()
+
+
+def check_folders(root: Path, files: dict[str, Path]) -> None:
+    """An ``InputError`` when a folder between ``root`` and one of ``files`` is a link (a write
+    would land outside the sweep) or not a folder; a file's place holding something that is not a
+    regular file (a folder, a pipe, a link) is set aside as ``*.corrupt-<pid>-<ns>``, named in a
+    warning, so that the part can be written."""
+    for path in files.values():
+        inside = path.relative_to(root).parts
+        for i in range(len(inside) - 1):
+            folder = root.joinpath(*inside[: i + 1])
+            if folder.is_symlink():
+                raise InputError(
+                    f"{folder}: is a symbolic link; a sweep writes its parts only into folders of its own "
+                    "(remove the link)"
+                )
+            if folder.exists() and not folder.is_dir():
+                raise InputError(
+                    f"{folder}: not a folder; move it away so that the sweep can write its parts"
+                )
+        if (path.exists() or path.is_symlink()) and (path.is_symlink() or not path.is_file()):
+            aside = path.with_name(f"{path.name}.corrupt-{os.getpid()}-{time.time_ns()}")
+            os.rename(path, aside)
+            warnings.warn(
+                f"{path}: not a regular file where a part goes; set aside as {aside.name}",
+                CorruptPartWarning,
+                stacklevel=2,
+            )

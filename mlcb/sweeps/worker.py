@@ -17,6 +17,7 @@ import numpy as np
 
 from mlcb.sweeps.grid import Grid, Task, build_config
 from mlcb.sweeps.parts import FRAMES
+from mlcb.validation import InputError
 
 
 def payload(grid: Grid, task: Task) -> dict:
@@ -72,7 +73,7 @@ def run_task(task: dict) -> dict:
     started = time.perf_counter()
     config = build_config(task["preset"], task["values"], task["replications"])
     if config.key() != task["key"]:
-        raise ValueError(
+        raise InputError(
             f"{task['label']}: this worker builds a different setting (key {config.key()} instead of "
             f"{task['key']}); run the same mlcb version on the workers as on the client"
         )

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mlcb.kernels.jit import KERNEL_OPTIONS
+from mlcb.validation import InputTypeError
 
 #: The confidence level the checks evaluate rate functions at (``delta' = DELTA / (2 K)``).
 DELTA = 0.1
@@ -62,7 +63,7 @@ def _resolve(kind: str, argument: str, value: Any, params: dict | None, make: Ca
         except (ValueError, TypeError) as error:
             raise ConformanceError(f"{kind} {value!r}: cannot be made: {error}") from error
     if params:
-        raise TypeError(f"{argument}_params is for a registered {kind} name; pass {argument} as a name")
+        raise InputTypeError(f"{argument}_params is for a registered {kind} name; pass {argument} as a name")
     return value
 
 

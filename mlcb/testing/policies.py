@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from mlcb import validation
 from mlcb.engine import compiled_loop
 from mlcb.kernels import end_round, observe, select
 from mlcb.kernels.jit import JIT_DISABLED, kernel, uncached
@@ -191,9 +192,8 @@ def check_policy(
     >>> check_policy("greedy", n_experts=4, budget=2, horizon=50, simulate=False)
     """
     policy, name, who = _resolve_policy(policy, policy_params)
-    n_experts, budget = int(n_experts), int(budget)
-    if not 1 <= budget <= n_experts:
-        raise ValueError(f"budget must be an integer in [1, n_experts={n_experts}], got {budget!r}")
+    n_experts = validation.integer("n_experts", n_experts)
+    budget = validation.budget(budget, n_experts)
 
     # the dataclass and its attributes
     if not (dataclasses.is_dataclass(policy) and not isinstance(policy, type)):

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mlcb import validation
+from mlcb.validation import InputError
 
 __all__ = [
     "certificate_allowance",
@@ -44,20 +45,14 @@ Curve = np.float64 | npt.NDArray[np.float64]
 
 def _experts_and_budget(n_experts: Any, budget: Any) -> tuple[int, int]:
     experts = validation.integer("n_experts", n_experts)
-    if (
-        isinstance(budget, bool)
-        or not isinstance(budget, numbers.Integral)
-        or not 1 <= int(budget) <= experts
-    ):
-        raise ValueError(f"budget must be an integer in [1, n_experts] = [1, {experts}], got {budget!r}")
-    return experts, int(budget)
+    return experts, validation.budget(budget, experts)
 
 
 def _best_expert(best_expert: Any, n_experts: int) -> int:
     if isinstance(best_expert, bool) or not isinstance(best_expert, numbers.Integral):
-        raise ValueError(f"best_expert must be an integer in [0, {n_experts - 1}], got {best_expert!r}")
+        raise InputError(f"best_expert must be an integer in [0, {n_experts - 1}], got {best_expert!r}")
     if not 0 <= int(best_expert) < n_experts:
-        raise ValueError(f"best_expert must be an integer in [0, {n_experts - 1}], got {best_expert!r}")
+        raise InputError(f"best_expert must be an integer in [0, {n_experts - 1}], got {best_expert!r}")
     return int(best_expert)
 
 
@@ -65,12 +60,12 @@ def _array(name: str, value: npt.ArrayLike, minimum: float, text: str) -> npt.ND
     """``value`` as float64 after checking that it is finite and ``>= minimum``."""
     array = np.asarray(value)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or np.iscomplexobj(array):
-        raise ValueError(f"{name} must hold {text}, got dtype {array.dtype}")
+        raise InputError(f"{name} must hold {text}, got dtype {array.dtype}")
     array = array.astype(np.float64)
     with np.errstate(invalid="ignore"):
         bad = ~(np.isfinite(array) & (array >= minimum))
     if np.any(bad):
-        raise ValueError(f"{name} must hold {text}, got {float(array[bad].flat[0])!r}")
+        raise InputError(f"{name} must hold {text}, got {float(array[bad].flat[0])!r}")
     return array
 
 
@@ -80,7 +75,7 @@ def _horizon(horizon: npt.ArrayLike) -> npt.NDArray[np.float64]:
 
 def _alpha(alpha: Any) -> float:
     if not (validation.is_real(alpha) and 0 <= alpha < 1):
-        raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
+        raise InputError(f"alpha must be a number in [0, 1), got {alpha!r}")
     return float(alpha)
 
 
@@ -162,7 +157,7 @@ def theorem_rate(
         return _out(first + (k / m) ** (1.0 - a) * t**a * c)
     constants = _array("beta", beta, 0.0, "finite numbers > 0")
     if constants.shape != (k,) or np.any(constants <= 0):
-        raise ValueError(
+        raise InputError(
             f"beta must be an array of {k} (n_experts) finite numbers > 0, got shape {constants.shape}"
         )
     star = _best_expert(best_expert, k)
@@ -294,7 +289,7 @@ def numeric_worst_case(widths: npt.ArrayLike, best_expert: int, budget: int) -> 
     """
     values = _array("widths", widths, 0.0, "finite numbers >= 0")
     if values.ndim < 2 or values.shape[-2] < 1 or values.shape[-1] < 1:
-        raise ValueError(f"widths must have shape (..., K, T) with K, T >= 1, got shape {values.shape}")
+        raise InputError(f"widths must have shape (..., K, T) with K, T >= 1, got shape {values.shape}")
     k, t = values.shape[-2:]
     _, m = _experts_and_budget(k, budget)
     star = _best_expert(best_expert, k)
@@ -360,9 +355,9 @@ def closed_form_bound(
     a = _array("coefficients", coefficients, 0.0, "finite numbers >= 0")
     g = _array("exponents", exponents, 0.0, "numbers in [0, 1)")
     if a.ndim < 2 or a.shape[-2] < 1:
-        raise ValueError(f"coefficients must have shape (..., K, J) with K >= 1, got shape {a.shape}")
+        raise InputError(f"coefficients must have shape (..., K, J) with K >= 1, got shape {a.shape}")
     if g.ndim != 1 or g.shape[0] != a.shape[-1] or np.any(g >= 1):
-        raise ValueError(
+        raise InputError(
             f"exponents must be {a.shape[-1]} (J) numbers in [0, 1), got shape {g.shape} and values {g}"
         )
     k = a.shape[-2]
@@ -459,11 +454,11 @@ def loglog_slope(rounds: npt.ArrayLike, values: npt.ArrayLike, tail: float = 0.5
     x = _array("rounds", rounds, 0.0, "finite numbers > 0")
     y = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or y.shape != x.shape:
-        raise ValueError(f"rounds and values must be 1-d of one length, got shapes {x.shape} and {y.shape}")
+        raise InputError(f"rounds and values must be 1-d of one length, got shapes {x.shape} and {y.shape}")
     if np.any(x <= 0):
-        raise ValueError("rounds must hold finite numbers > 0")
+        raise InputError("rounds must hold finite numbers > 0")
     if not (validation.is_real(tail) and 0 < tail <= 1):
-        raise ValueError(f"tail must be a number in (0, 1], got {tail!r}")
+        raise InputError(f"tail must be a number in (0, 1], got {tail!r}")
     keep = np.isfinite(y) & (y > 0)
     x, y = x[keep], y[keep]
     order = np.argsort(x, kind="stable")
@@ -513,7 +508,7 @@ def certificate_allowance(
     """
     r = np.asarray(replications)
     if r.dtype == bool or not np.issubdtype(r.dtype, np.integer) or (r.size and np.any(r < 1)):
-        raise ValueError(f"replications must hold integers >= 1, got {replications!r}")
+        raise InputError(f"replications must hold integers >= 1, got {replications!r}")
     d = validation.open_unit("delta", delta)
     a = validation.open_unit("alpha", alpha)
     from scipy import stats  # here: the rest of the module serves simulations without scipy

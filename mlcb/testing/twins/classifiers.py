@@ -18,10 +18,12 @@ def rate(coefficient: float, scale: float, n: int, delta_prime: float) -> float:
     )
 
 
-def coefficient(kind: str, n_columns: int, n_classes: int, step: float, radius: float, clip: float) -> float:
-    """The rate's ``c``: OGD's bound on the log loss scaled by its largest value (softmax), 1
-    (perceptron)."""
-    if kind == "perceptron":
+def coefficient(
+    kind: str, n_columns: int, n_classes: int, step: float, radius: float, clip: float, rate: str = "zero-one"
+) -> float:
+    """The rate's ``c``: 1 (perceptron, and softmax with ``rate="zero-one"``), or OGD's bound on the
+    log loss scaled by its largest value (softmax with ``rate="log-loss"``)."""
+    if kind == "perceptron" or rate == "zero-one":
         return 1.0
     norm = math.sqrt(n_columns * clip * clip + 1)  # the largest |z|, the bias included
     diameter = 2 * radius
@@ -32,7 +34,7 @@ def coefficient(kind: str, n_columns: int, n_classes: int, step: float, radius: 
 
 class TwinClassifier:
     def __init__(self, kind, columns, n_classes, step=1.0, radius=math.inf, clip=4.0, rate_scale=1.0,
-                 delta_prime=0.1, smoothing="last"):  # fmt: skip
+                 delta_prime=0.1, smoothing="last", rate="zero-one"):  # fmt: skip
         self.kind, self.columns, self.n_classes = kind, list(columns), n_classes
         self.step, self.radius, self.clip, self.rate_scale = step, radius, clip, rate_scale
         self.delta_prime, self.smoothing = delta_prime, smoothing
@@ -42,7 +44,7 @@ class TwinClassifier:
         self.mean = [0.0] * len(self.columns)
         self.m2 = [0.0] * len(self.columns)
         self.steps = 0
-        self.coefficient = coefficient(kind, len(self.columns), n_classes, step, radius, clip)
+        self.coefficient = coefficient(kind, len(self.columns), n_classes, step, radius, clip, rate)
 
     def sd(self, i):
         variance = self.m2[i] / self.steps if self.steps else 0.0

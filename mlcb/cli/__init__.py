@@ -1,14 +1,18 @@
 """The ``mlcb`` command line: ``run``, ``compare``, ``sweep``, ``plot``, ``report``, ``show``, ``list``,
 ``paper``.
 
-Bad input exits with status 2 and one line on standard error; an interrupted ``run`` keeps every
-finished replication and continues from there when the same command is run again. Results and
-their parts are kept by :mod:`mlcb.storage.store` (atomic saves, one writer per output directory).
+Bad input (:class:`mlcb.validation.InputError`) exits with status 2 and one line on standard
+error; a fault inside an expert or of the machine (a full disk, a file-size limit, permissions,
+too little memory, a Dask scheduler gone) with status 1 and one line; anything else is a bug,
+shown with its traceback and a line asking to report it (``MLCB_TRACEBACK=1`` shows every
+traceback). An interrupted ``run`` keeps every finished replication and continues from there when
+the same command is run again. Results and their parts are kept by :mod:`mlcb.storage.store`
+(atomic saves, one writer per output directory, never deleting what mlcb did not write).
 
-Families and policies of one's own come in through plugins (:mod:`mlcb.registry`): modules named
-with ``--plugin MODULE`` (repeatable) and the installed entry points of the group ``mlcb.plugins``,
-all loaded when the command starts. A TOML file never makes anything be imported: its
-``family = "module:Class"`` is accepted only for a module named with ``--plugin``.
+Families, policies and environments of one's own come in through plugins (:mod:`mlcb.registry`):
+modules named with ``--plugin MODULE`` (repeatable) and the installed entry points of the group
+``mlcb.plugins``, all loaded when the command starts. A TOML file (:func:`mlcb.config.load_toml`)
+never makes anything be imported: its names resolve only to what is registered.
 """
 
 from __future__ import annotations
@@ -18,26 +22,29 @@ import os
 import sys
 import time
 import tomllib
+import traceback
 from pathlib import Path
 from typing import Any
 
-EXAMPLES = """examples:
-  mlcb run trap                                  the paper's bandit trap, M in {1, 2, 4}
-  mlcb run trap --budget 1 2 3 4 --replications 30 --calibration practical
-  mlcb run glm --horizon 10000
-  mlcb run my_experiment.toml                    a setting described in TOML (see README)
-  mlcb run my.toml --plugin my_families          with families registered by a module of one's own
-  mlcb compare trap                              the paper's comparison: M-LCB, LimitedAdvice, CORRAL
-  mlcb compare glm --policies mlcb ed2rb         a subset of the glm comparison
-  mlcb compare trap --set practitioners          M-LCB against river-style bandits, halving, R-ed-UCB, EXP3.P
-  mlcb plot results/trap                         redraw the figures of a saved result
-  mlcb sweep grid.toml                           a grid of settings on this machine's cores
-  mlcb sweep grid.toml --executor dask --scheduler tcp://HOST:8786   ... on a Dask cluster
-  mlcb plot results/my-sweep --kind theory budget   figures of a saved run or sweep
-  mlcb report results/my-sweep                   one self-contained HTML page with every figure
-  mlcb list                                      presets, policies, experts, environments
-  mlcb paper                                     the paper's experiments, one HTML page (--full: its sizes)
-"""
+from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
+from mlcb.validation import InputError
+
+
+def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParser:
+    """The sub-parser of command ``name`` with its own examples after the options (its
+    description wrapped to the terminal's usual width)."""
+    import textwrap
+
+    description = options.pop("description", None)
+    if description is not None and "\n" not in description:
+        description = textwrap.fill(description, 88)
+    return commands.add_parser(
+        name,
+        description=description,
+        epilog=COMMAND_EXAMPLES[name],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **options,
+    )
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,30 +72,39 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    run = commands.add_parser(
+    run = _command(
+        commands,
         "run",
         help="simulate a preset or a TOML setting, save results and figures",
-        description="Simulate every budget of a preset (or a TOML file), print a summary, save "
-        "the results (Parquet + JSON) and a regret figure (PNG) under --out.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Simulate every budget of a preset (or a TOML setting file), print a summary, "
+        "save the results (Parquet + JSON) and a regret figure (PNG) under --out. An interrupted "
+        f"run resumes from its finished replications. The TOML format: {TOML_DOCS}.",
     )
-    run.add_argument("target", help="a preset name (see `mlcb list`) or a .toml file")
+    run.add_argument(
+        "target", help="a preset name (see `mlcb list`) or a TOML setting file (see the format below)"
+    )
     run.add_argument("--policy", help="a policy name (see `mlcb list`; default mlcb)")
     _common_options(run, budgets_help="budgets to run (default: the preset's)")
+    _device_option(run)
+    _data_options(run)
     _plugin_option(run)
 
-    compare = commands.add_parser(
+    compare = _command(
+        commands,
         "compare",
         help="run a preset's comparison of policies (common random numbers), save and plot it",
         description="Run every policy and budget of a preset's comparison on the same seeds and the "
         "same data stream; print a summary with the time per setting; save one result and the paper's "
         "three panels under --out.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     compare.add_argument("target", help="a preset name (see `mlcb list`)")
-    compare.add_argument("--policies", nargs="+", metavar="NAME", help="keep only these policies")
+    compare.add_argument(
+        "--policies",
+        nargs="+",
+        metavar="NAME",
+        help="keep only these policies of the comparison; another registered policy (one of one's own, "
+        "with --plugin) joins it at every budget it runs, on the same seeds",
+    )
     compare.add_argument(
         "--set",
         dest="entry_set",
@@ -97,9 +113,18 @@ def _parser() -> argparse.ArgumentParser:
         "river-style bandits, successive halving, R-ed-UCB and EXP3.P at equal budget)",
     )
     _common_options(compare, budgets_help="keep only these budgets (default: the comparison's)")
+    _device_option(compare)
+    _data_options(compare)
     _plugin_option(compare)
 
-    plot = commands.add_parser("plot", help="draw the figures of a saved result or sweep")
+    plot = _command(
+        commands,
+        "plot",
+        help="draw the figures of a saved result or sweep",
+        description="Draw the figures of a result saved by `mlcb run`, `mlcb compare` or `mlcb sweep` "
+        "(read and checked, never recomputed) as PNG files: by default the regret figure and the "
+        "panels of a run, every kind for a sweep, into the result's folder or --out.",
+    )
     plot.add_argument(
         "result", type=_path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
     )
@@ -108,12 +133,25 @@ def _parser() -> argparse.ArgumentParser:
     _sweep_parser(commands)
     _report_parser(commands)
 
-    show = commands.add_parser("show", help="print a saved result's or sweep's summary and metadata")
+    show = _command(
+        commands,
+        "show",
+        help="print a saved result's or sweep's summary and metadata",
+        description="Print the summary table of a result saved by `mlcb run`, `mlcb compare` or "
+        "`mlcb sweep` (read and checked first), each setting's policy, budget, calibration, engine, "
+        "family, certificate and key, and what produced it (versions, git revision, date).",
+    )
     show.add_argument(
         "result", type=_path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
     )
 
-    listing = commands.add_parser("list", help="list presets, policies, expert families and environments")
+    listing = _command(
+        commands,
+        "list",
+        help="list presets, policies, expert families and environments",
+        description="List the presets, the registered policies, expert families and environments, "
+        "with those a plugin module registers (--plugin).",
+    )
     _plugin_option(listing)
     _paper_parser(commands)
     return parser
@@ -122,11 +160,13 @@ def _parser() -> argparse.ArgumentParser:
 def _paper_parser(commands: Any) -> None:
     from mlcb.paper import EXPERIMENTS  # names only: the experiments are imported when run
 
-    paper = commands.add_parser(
+    paper = _command(
+        commands,
         "paper",
         help="reproduce the paper's experiments: one HTML page, the paper's numbers beside the package's",
-        description="Run every experiment of the paper (the trap, the GLM stream, the real-data runs "
-        "on stand-in data sets, the lower bound) and write OUT/index.html: each figure, and each "
+        description="Run every experiment of the paper (the trap, the GLM stream, the real-data runs: "
+        "cardiotocography, shipped, and Warfarin dosing from --warfarin PATH or a stand-in; the lower "
+        "bound) and write OUT/index.html: each figure, and each "
         "table with the paper's published number beside the package's estimate and its standard "
         "error. By default at a quick size (under half an hour on two cores); --full runs the "
         "paper's sizes. Finished sections are kept under OUT/sections/: an interrupted run resumes.",
@@ -156,6 +196,13 @@ def _paper_parser(commands: Any) -> None:
         "--overwrite", action="store_true", help="recompute sections already finished at this size and seed"
     )
     paper.add_argument("--quiet", "-q", action="store_true", help="no line per section")
+    paper.add_argument(
+        "--warfarin",
+        type=_path,
+        metavar="PATH",
+        help="your copy of the IWPC warfarin subject file (CSV, or PharmGKB's .xls with xlrd): the paper's "
+        "Warfarin runs on it instead of a stand-in (the file may not be redistributed, so none ships)",
+    )
 
 
 def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
@@ -173,7 +220,8 @@ def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _sweep_parser(commands: Any) -> None:
-    sweep = commands.add_parser(
+    sweep = _command(
+        commands,
         "sweep",
         help="run a grid of settings (TOML) on this machine's cores or on a Dask cluster",
         description="Run every setting of a grid file, split into tasks of replications, on worker\n"
@@ -181,8 +229,6 @@ def _sweep_parser(commands: Any) -> None:
         "a LocalCluster on 127.0.0.1, or the cluster at --scheduler). Every finished task is saved\n"
         "at once into OUT/NAME/data/ (Parquet, partitioned by setting); running the same command\n"
         "again skips them. The grid format is in docs/sweeps.md.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sweep.add_argument("grid", type=_path, help="a grid TOML file (see docs/sweeps.md)")
     sweep.add_argument("--executor", "-e", default="local", help="local (default) or dask")
@@ -200,10 +246,12 @@ def _sweep_parser(commands: Any) -> None:
     sweep.add_argument("--overwrite", action="store_true", help="replace OUT/NAME if it holds something else")
     sweep.add_argument("--no-plot", action="store_true", help="skip the figures")
     sweep.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    _plugin_option(sweep)
 
 
 def _report_parser(commands: Any) -> None:
-    report = commands.add_parser(
+    report = _command(
+        commands,
         "report",
         help="write one self-contained HTML page of a saved run or sweep",
         description="Write an HTML page with the summary tables and every figure (embedded PNG) of "
@@ -229,11 +277,21 @@ def _with_device(configs: list, device: str | None) -> list:
             for e in config.experts
         ]
         if all(new is old for new, old in zip(experts, config.experts)):
-            raise ValueError(
+            raise InputError(
                 f"--device applies to pools of torch networks (e.g. the moe preset), not to {config.label!r}"
             )
         out.append(dataclasses.replace(config, experts=tuple(experts)))
     return out
+
+
+def _device_option(parser: argparse.ArgumentParser) -> None:
+    """``--device``: only on the commands that run pools of torch networks."""
+    parser.add_argument(
+        "--device",
+        metavar="DEVICE",
+        help="where pools of torch networks run (the moe preset; refused for other pools): auto "
+        "(CUDA when present, the default), cpu, cuda or cuda:N",
+    )
 
 
 def _plugin_option(parser: argparse.ArgumentParser) -> None:
@@ -244,8 +302,8 @@ def _plugin_option(parser: argparse.ArgumentParser) -> None:
         dest="plugins",
         metavar="MODULE",
         help="import MODULE first (repeatable): a module of one's own on PYTHONPATH that registers "
-        "expert families or policies (agents.register, mlcb.policies.register); a TOML "
-        'family = "MODULE:Class" needs it',
+        "expert families, policies or environments (agents.register, mlcb.policies.register, "
+        "envs.register); files then name what it registers",
     )
 
 
@@ -280,12 +338,6 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     parser.add_argument("--no-plot", action="store_true", help="skip the figures")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     parser.add_argument(
-        "--device",
-        metavar="DEVICE",
-        help="where pools of torch networks run (the moe preset): auto (CUDA when present, the "
-        "default), cpu, cuda or cuda:N",
-    )
-    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="replace OUT/NAME when it holds a different experiment (default: refuse; the same "
@@ -293,70 +345,35 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     )
 
 
-#: Experts one ``[[experts]]`` table may stand for (``count``).
-MAX_COUNT = 10**6
+def _data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data",
+        type=_path,
+        metavar="PATH",
+        help="a real-data preset (ctg, ctg-35, warfarin, ...) on your own file: a CSV with a header "
+        "(name its label column with --label), or for warfarin your IWPC subject file",
+    )
+    parser.add_argument("--label", metavar="COLUMN", help="the label column of the --data CSV file")
 
 
-def _toml_configs(path: Path, args: argparse.Namespace) -> tuple[str, list]:
-    """Settings described by a TOML file (one per budget), every key checked before any work."""
-    import dataclasses
-
-    from mlcb import validation
-    from mlcb.config import SimulationConfig
-
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
-    allowed = {f.name for f in dataclasses.fields(SimulationConfig)} | {"name"}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise ValueError(
-            f"{path.name}: unknown key(s) {', '.join(map(repr, unknown))}; "
-            f"allowed keys: {', '.join(sorted(allowed))}"
-        )
-    tables = data.pop("experts", None)
-    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
-        raise ValueError(
-            "experts: the TOML file needs one or more [[experts]] tables, each with a family "
-            f"(see `mlcb list`), got {tables!r}"
-        )
-    experts = []
-    for index, entry in enumerate(tables):
-        entry = dict(entry)
-        count = validation.integer(f"experts[{index}].count", entry.pop("count", 1), maximum=MAX_COUNT)
-        if "family" not in entry:
-            raise ValueError(f"experts[{index}]: each [[experts]] table needs a family (see `mlcb list`)")
-        try:
-            expert = _toml_expert(entry.pop("family"), entry, f"experts[{index}].family")
-        except TypeError as error:  # an unknown parameter of the family
-            raise ValueError(f"experts[{index}]: {error}") from None
-        experts.extend([expert] * count)
-    budgets = validation.budgets("budget", data.pop("budget", 1))
-    if "name" in data:
-        name = validation.plain_name("name", data.pop("name"))
-    else:
-        name = validation.plain_name(f"name (from the file name {path.name!r}; set name = ...)", path.stem)
-    fields = {**data, **_overrides(args)}
-    if args.budget is not None:
-        budgets = validation.budgets("budget", args.budget)
-    return name, [SimulationConfig(experts=tuple(experts), budget=m, **fields) for m in budgets]
+def _data_params(args: argparse.Namespace, env_params: dict | None = None) -> dict[str, Any]:
+    """``env_params`` of ``--data`` and ``--label`` (empty without them); with a real-data
+    preset's ``env_params``, ``--horizon`` is its stream's horizon too (the rounds its reference
+    counts, and those a stream read once must hold)."""
+    data, label = getattr(args, "data", None), getattr(args, "label", None)
+    out: dict[str, Any] = {}
+    if env_params is not None and "horizon" in env_params and getattr(args, "horizon", None) is not None:
+        out["horizon"] = args.horizon
+    if data is None:
+        if label is not None:
+            raise InputError("label: --label names a column of the --data file; give --data PATH too")
+        return out
+    return {**out, "dataset": str(data), **({"label": label} if label is not None else {})}
 
 
-def _toml_expert(family: Any, params: dict[str, Any], what: str) -> Any:
-    """An expert of a TOML ``[[experts]]`` table: a registered name (``agents.make``), or
-    ``"module:Class"`` of a module loaded with ``--plugin`` (nothing is imported here)."""
-    import agents
-    from mlcb import registry
-
-    if not isinstance(family, str):
-        raise ValueError(f"{what} must be a string, got {family!r}")
-    if ":" not in family:
-        return agents.make(family, **params)
-    cls = registry.plugin_attribute(family, what)
-    if not isinstance(cls, type):
-        raise ValueError(f"{what} = {family!r} is not a class")
-    return cls(**params)
+def _check_data_target(env: str, what: str, args: argparse.Namespace) -> None:
+    if _data_params(args) and env != "mlcb/RealData-v0":
+        raise InputError(f"data: --data applies to real-data settings (env mlcb/RealData-v0), not to {what}")
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -372,16 +389,32 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _configs(args: argparse.Namespace) -> tuple[str, list]:
     if args.target.endswith(".toml"):
-        path = Path(args.target)
-        if not path.is_file():
-            raise ValueError(f"target: no such TOML file {args.target!r}")
-        return _toml_configs(path, args)
+        from mlcb.config import load_toml
+
+        fields = _overrides(args)
+        if _data_params(args):  # --data and --label update the file's env_params
+            _check_data_target(_toml_env(args.target), Path(args.target).name, args)
+            fields["env_params"] = _data_params(args)
+        return load_toml(args.target, budget=args.budget, **fields)
     from mlcb import presets, validation
 
     preset = presets.get(args.target)
     budgets = list(preset.budgets) if args.budget is None else validation.budgets("budget", args.budget)
     fields = _overrides(args)
+    _check_data_target(preset.env, f"preset {preset.name!r}", args)
+    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
+        fields["env_params"] = _data_params(args, preset.env_params)
     return preset.name, [preset.config(m, args.calibration, **fields) for m in budgets]
+
+
+def _toml_env(path: str) -> str:
+    """The ``env`` a TOML setting file names (the default when it names none, or cannot be read:
+    :func:`mlcb.config.load_toml` then says what is wrong)."""
+    try:
+        env = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("env", "mlcb/Trap-v0")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "mlcb/Trap-v0"
+    return env if isinstance(env, str) else "mlcb/Trap-v0"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -396,6 +429,10 @@ def _compare(args: argparse.Namespace) -> int:
     fields = _overrides(args)
     if args.budget is not None:
         fields["budget"] = validation.budgets("budget", args.budget)
+    preset = presets.get(args.target)
+    _check_data_target(preset.env, f"preset {args.target!r}", args)
+    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
+        fields["env_params"] = _data_params(args, preset.env_params)
     entry_set = getattr(args, "entry_set", None)
     options = {"calibration": args.calibration, "policies": args.policies, "entry_set": entry_set}
     configs = comparison_configs(args.target, None, **options, **fields)
@@ -414,7 +451,9 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
     from mlcb.storage.store import Store
 
     if args.threads is not None and args.threads < 1:
-        raise ValueError(f"threads must be an integer >= 1, got {args.threads!r}")
+        raise InputError(f"threads must be an integer >= 1, got {args.threads!r}")
+    for config in configs:  # every setting's identity established before any work
+        config.check_resumable()
     store = Store(args.out, name)
     keys = [config.key() for config in configs]
     with store.lock():
@@ -462,16 +501,31 @@ RUN_FIGURES = ("regret", "panels")
 
 
 def _print_summary(result, elapsed: float) -> None:
-    from mlcb.report import number
+    from mlcb.report import number, printable
     from mlcb.storage.results import summary_table
 
     summary = result.summary()
-    calibration = ", ".join(sorted(summary["calibration"].unique()))
+    calibration = ", ".join(sorted(printable(c) for c in summary["calibration"].unique()))
     table = summary_table(summary, PRINTED_COLUMNS)
     print(f"{len(table)} setting(s), calibration {calibration}, {elapsed:.1f} s")
     settings = result.metadata.get("settings", {})
-    table["seconds"] = [settings.get(label, {}).get("seconds", float("nan")) for label in table["setting"]]
-    print(table.to_string(index=False, float_format=number))
+    table["seconds"] = [
+        _number(settings.get(label, {}).get("seconds") if isinstance(settings.get(label), dict) else None)
+        for label in table["setting"]
+    ]
+    table["setting"] = [printable(label) for label in table["setting"]]
+    for line in table.to_string(index=False, float_format=number).splitlines():
+        print(printable(line))
+    for setting in settings.values():  # a certificate that is not a number is never shown without a word
+        if isinstance(setting, dict) and isinstance(setting.get("certificate_problem"), str):
+            print(printable(f"note: {setting['certificate_problem']}"))
+
+
+def _number(value: Any) -> float:
+    """``value`` as a float (NaN unless it is a real number)."""
+    from mlcb import validation
+
+    return float(value) if validation.is_real(value) else float("nan")
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -492,9 +546,9 @@ def _sweep(args: argparse.Namespace) -> int:
     listed with their settings and the status is 1."""
     from mlcb import sweeps
 
-    grid = sweeps.load_grid(args.grid)  # every setting validated before anything runs
+    grid = sweeps.load_grid(args.grid, progress=not args.quiet)  # every setting validated before work
     if args.executor not in sweeps.EXECUTORS:
-        raise ValueError(f"executor must be one of {sweeps.EXECUTORS}, got {args.executor!r}")
+        raise InputError(f"executor must be one of {sweeps.EXECUTORS}, got {args.executor!r}")
     print(f"sweep {grid.name}: {len(grid.settings)} setting(s) x {grid.replications} replication(s)")
     outcome = sweeps.sweep(
         grid,
@@ -540,7 +594,7 @@ def _paper(args: argparse.Namespace) -> int:
     from mlcb.paper import reproduce
 
     if args.threads is not None and args.threads < 1:
-        raise ValueError(f"threads must be an integer >= 1, got {args.threads!r}")
+        raise InputError(f"threads must be an integer >= 1, got {args.threads!r}")
     index = reproduce(
         "paper" if args.full else "quick",
         args.out,
@@ -549,33 +603,42 @@ def _paper(args: argparse.Namespace) -> int:
         only=args.only,
         overwrite=args.overwrite,
         progress=not args.quiet,
+        warfarin=args.warfarin,
     )
     print(f"page: {index}")
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
-    """Print a saved run's or sweep's summary table and its metadata (validated when read)."""
+    """Print a saved run's or sweep's summary table and its metadata (validated when read; every
+    text from the files printed with its control characters escaped, :func:`mlcb.report.printable`)."""
     import json
 
+    from mlcb.report import printable
     from mlcb.sweeps import is_sweep, load_any
 
     result = load_any(args.result)
     meta = result.metadata
     settings = meta["settings"]
-    seconds = [s.get("seconds") for s in settings.values()]
-    total = sum(v for v in seconds if isinstance(v, (int, float)))
+    total = sum(v for s in settings.values() if (v := _number(s.get("seconds"))) == v)  # NaN left out
     sweep = meta.get("sweep") if is_sweep(args.result) else None
+
+    def say(text: str) -> None:
+        print(printable(text))
+
     if isinstance(sweep, dict):
-        failed = sweep.get("failed") or []
-        print(
+        failed = sweep["failed"] if isinstance(sweep.get("failed"), list) else []
+        finished = int(result.replications.shape[0])
+        planned = sweep.get("planned")
+        progress = f"{finished} of {planned} replications finished; " if isinstance(planned, int) else ""
+        say(
             f"sweep: {args.result} ({sweep.get('name')}, preset {sweep.get('preset')}, "
             f"{sweep.get('replications')} replication(s) per setting in tasks of {sweep.get('block')}; "
-            f"{len(failed)} task(s) failed in its last run)"
+            f"{progress}{len(failed)} task(s) failed in its last run)"
         )
-        print(f"grid: {json.dumps(sweep.get('grid'), default=str)}")
+        say(f"grid: {json.dumps(sweep.get('grid'), default=str)}")
     else:
-        print(f"result: {args.result}")
+        say(f"result: {args.result}")
     _print_summary(result, total)
     print("settings:")
     for label, setting in settings.items():
@@ -589,12 +652,12 @@ def _show(args: argparse.Namespace) -> int:
             "certificate valid": setting.get("certificate_valid"),
             "key": setting.get("key"),
         }
-        print(f"  {label}: " + ", ".join(f"{k} {'?' if v is None else v}" for k, v in fields.items()))
+        say(f"  {label}: " + ", ".join(f"{k} {'?' if v is None else v}" for k, v in fields.items()))
     versions = meta.get("versions")
     if isinstance(versions, dict):
-        print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    print(f"git revision: {meta.get('git_revision') or 'unknown'}")
-    print(f"created: {meta.get('created') or 'unknown'}")
+        say("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    say(f"git revision: {meta.get('git_revision') or 'unknown'}")
+    say(f"created: {meta.get('created') or 'unknown'}")
     return 0
 
 
@@ -628,10 +691,35 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Where a fault of mlcb itself is reported.
+REPORT_TO = "the mlcb maintainers"
+#: The environment variable that shows the traceback of every error, input errors included.
+TRACEBACK_VARIABLE = "MLCB_TRACEBACK"
+#: What a rerun keeps, said after a fault that stopped a run.
+KEPT = "finished replications are kept, the same command resumes from them"
+
+
+def _say(message: str, error: BaseException | None = None) -> None:
+    """``mlcb: MESSAGE`` on standard error (first line only), after the traceback of ``error``
+    when ``MLCB_TRACEBACK`` is set to something other than 0."""
+    if error is not None and os.environ.get(TRACEBACK_VARIABLE, "0") not in ("", "0"):
+        traceback.print_exception(error)
+    text = message.strip().splitlines()[0] if message.strip() else "error"
+    print(f"mlcb: {text}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``mlcb`` console script."""
+    """Entry point of the ``mlcb`` console script.
+
+    Exit status 2 with one line ``mlcb: error: ...`` for bad input
+    (:class:`~mlcb.validation.InputError`); 1 with one line for a fault inside an expert (named) and
+    for a fault of the machine (a full disk, a file-size limit, permissions, too little memory);
+    1 with the traceback and a line asking to report it for anything else, which is a bug of mlcb.
+    ``MLCB_TRACEBACK=1`` shows the traceback of every error.
+    """
     args = _parser().parse_args(argv)
-    from mlcb.errors import ExpertError
+    from mlcb.errors import ExpertError, Fault, os_fault
+    from mlcb.validation import InputError
 
     command = {
         "run": _run,
@@ -647,14 +735,18 @@ def main(argv: list[str] | None = None) -> int:
         _load_plugins(args)
         return command(args)
     except ExpertError as error:  # a fault inside an expert: located, and nothing finished is lost
-        print(
-            f"mlcb: error: {error}; finished replications are kept, the same command resumes from them",
-            file=sys.stderr,
-        )
+        _say(f"error: {error}; {KEPT}", error)
         return 1
-    except (ValueError, TypeError, FileNotFoundError, tomllib.TOMLDecodeError) as error:
-        message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        print(f"mlcb: error: {message}", file=sys.stderr)
+    except Fault as error:  # of the machine or the cluster: what happened, and what is kept
+        _say(f"error: {error}", error)
+        return 1
+    except InputError as error:
+        _say(f"error: {str(error).strip() or type(error).__name__}", error)
+        return 2
+    except ImportError as error:  # an optional package the input needs: say what to install
+        if "pip install" not in str(error):
+            return _bug(error)
+        _say(f"error: {str(error).strip()}", error)
         return 2
     except BrokenPipeError:  # the reader went away (`mlcb list | head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -666,7 +758,33 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    except OSError as error:
+        fault = os_fault(error)
+        if fault is None:
+            return _bug(error)
+        _say(f"error: {fault}; {KEPT}", error)
+        return 1
+    except MemoryError as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else "out of memory"
+        _say(
+            f"error: not enough memory ({detail}); lower --replications, --threads or the setting's "
+            f"size; {KEPT}",
+            error,
+        )
+        return 1
+    except Exception as error:
+        return _bug(error)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _bug(error: BaseException) -> int:
+    """Show the traceback of an error that is no input error nor a fault of the machine: a bug."""
+    traceback.print_exception(error)
+    print(
+        f"mlcb: this is a bug in mlcb ({type(error).__name__}), not a problem with your input: please "
+        f"report it to {REPORT_TO} with the command you ran and the traceback above",
+        file=sys.stderr,
+    )
+    return 1
+
+
+__all__ = ["COMMAND_EXAMPLES", "EXAMPLES", "TOML_DOCS", "main"]

@@ -1,0 +1,551 @@
+"""A labelled table of one's own as a supervised stream: from a pandas DataFrame, NumPy arrays or
+a CSV file with a named label column.
+
+:func:`from_frame`, :func:`from_arrays` and :func:`read_csv` check the data before any work and
+return a :class:`Table`, which ``mlcb/RealData-v0`` streams (``env_params={"dataset": table}``;
+from TOML or the command line, ``dataset = "path/to/file.csv"`` with ``label = "column"``).
+Every check raises one ``ValueError`` line that names the column or the parameter:
+
+* an empty file, a header without rows, or a table without rows;
+* duplicate column names (a CSV's header is read as written: pandas would rename them);
+* a label column that does not exist (the columns are listed), or a feature column that does not;
+* missing values (``missing="error"``, the default, names the column, the count and the first
+  row; ``missing="drop"`` drops the rows that have any and says how many);
+* non-numeric feature columns (the first value that is not a number, with its row), and
+  infinite values;
+* the label: fewer than 2 classes, a class with fewer than ``min_class_rows`` rows (default 2),
+  a label with fractional values (a continuous target, not a class).
+
+What is done, and said (:attr:`Table.notes`, and a ``UserWarning`` for a table of one's own):
+
+* **constant columns** carry no information; ``constant="keep"`` (the default) keeps them, so
+  that column indices stay those of the file (the online classifiers standardise such a column
+  to 0), ``constant="drop"`` drops them;
+* **labels** are mapped to class indices ``0 .. C - 1`` in sorted order (``Table.classes`` lists
+  them): integer labels stay integers (``1.0`` reads as ``1``), text labels are sorted as text,
+  ``True``/``False`` stay booleans;
+* **boolean feature columns** read as 0 and 1.
+
+Examples
+--------
+>>> import numpy as np
+>>> table = from_arrays(np.array([[0.0, 1.0], [1.0, 3.0], [2.0, 2.0], [3.0, 0.0]]),
+...                     ["a", "b", "a", "b"], feature_names=["x", "z"], name="tiny")
+>>> table  # doctest: +ELLIPSIS
+Table('tiny', 4 rows x 2 features, 2 classes, sha256 ...)
+>>> table.classes, table.labels.tolist()
+(('a', 'b'), [0, 1, 0, 1])
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mlcb.validation import InputError
+
+#: What :func:`from_frame` does with missing values and constant columns.
+MISSING = ("error", "drop")
+CONSTANT = ("keep", "drop")
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+class Table:
+    """A checked, labelled table: feature names, rows as dicts (river's format) and as an array,
+    labels and their class indices.
+
+    Build one with :func:`from_frame`, :func:`from_arrays` or :func:`read_csv` (or
+    :func:`envs.warfarin.read`); the data sets bundled with ``mlcb/RealData-v0`` are tables too.
+    A table is immutable: copies are the table itself, and it is described in a setting's record
+    by its name, shape and the SHA-256 of its content (:attr:`digest`), so two settings on
+    different data never share a key.
+
+    Attributes
+    ----------
+    name : str
+        A label (the data set's name, or the file's stem).
+    feature_names : tuple of str
+        The feature columns, in order: expert ``features`` index into them.
+    rows : tuple of dict
+        Every row as ``{feature name: float}``.
+    x : numpy.ndarray
+        ``(n, d)`` float64 features, read-only.
+    y : tuple
+        Every row's label as given (``int``, ``str`` or ``bool``).
+    classes : tuple
+        The distinct labels, sorted: class ``i`` is ``classes[i]``.
+    labels : numpy.ndarray
+        ``(n,)`` int64: each row's label as an index into ``classes``.
+    source : str
+        Where the table came from.
+    notes : tuple of str
+        What was done to the data (constant columns kept or dropped, rows dropped, labels mapped).
+    """
+
+    __slots__ = ("name", "feature_names", "rows", "x", "y", "classes", "labels", "source", "notes", "digest")
+
+    def __init__(
+        self,
+        name: str,
+        feature_names: tuple,
+        x: np.ndarray,
+        y: tuple,
+        source: str = "",
+        notes: tuple = (),
+    ) -> None:
+        self.name = str(name)
+        self.feature_names = tuple(str(f) for f in feature_names)
+        self.x = _read_only(np.ascontiguousarray(x, dtype=np.float64))
+        self.y = tuple(y)
+        self.classes = tuple(sorted(set(self.y)))
+        index = {c: i for i, c in enumerate(self.classes)}
+        self.labels = _read_only(np.array([index[v] for v in self.y], dtype=np.int64))
+        names = self.feature_names
+        self.rows = tuple(dict(zip(names, values)) for values in self.x.tolist())
+        self.source = str(source)
+        self.notes = tuple(notes)
+        digest = hashlib.sha256()
+        digest.update(repr((names, self.classes, self.x.shape)).encode())
+        digest.update(self.x.tobytes())
+        digest.update(self.labels.tobytes())
+        self.digest = digest.hexdigest()
+
+    @property
+    def n_features(self) -> int:
+        """The number of feature columns ``d``."""
+        return int(self.x.shape[1])
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+    def __repr__(self) -> str:
+        n, d = self.x.shape
+        shape = f"{n} rows x {d} features, {len(self.classes)} classes"
+        return f"Table({self.name!r}, {shape}, sha256 {self.digest[:12]})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Table) and other.digest == self.digest and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.digest))
+
+    def __copy__(self) -> Table:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Table:
+        return self
+
+    def __reduce__(self) -> tuple:
+        return (Table, (self.name, self.feature_names, self.x, self.y, self.source, self.notes))
+
+    def get_params(self) -> dict[str, Any]:
+        """What describes the table in a setting's record: name, shape, classes, source, digest."""
+        return {
+            "name": self.name,
+            "rows": len(self),
+            "features": self.n_features,
+            "classes": [c if isinstance(c, (int, str, bool)) else str(c) for c in self.classes],
+            "source": self.source,
+            "sha256": self.digest,
+        }
+
+    def counts(self) -> dict[Any, int]:
+        """Rows per class, in class order.
+
+        >>> from_arrays([[0.0], [1.0], [2.0]], [2, 1, 2], min_class_rows=1).counts()
+        {1: 1, 2: 2}
+        """
+        return {
+            c: int(n) for c, n in zip(self.classes, np.bincount(self.labels, minlength=len(self.classes)))
+        }
+
+
+# --- building tables ---------------------------------------------------------------------------------
+def _label_values(name: str, values: list) -> tuple[tuple, str | None]:
+    """The labels as plain Python values (``int`` for integral numbers, ``bool``, ``str``) and a
+    note on how they are mapped; a ``ValueError`` for fractional numbers."""
+    kinds = {type(v) for v in values}
+    if all(isinstance(v, (bool, np.bool_)) for v in values):
+        return tuple(bool(v) for v in values), None
+    if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in values):
+        numbers = np.asarray(values, dtype=np.float64)
+        fractional = np.flatnonzero(numbers != np.round(numbers))
+        if fractional.size:
+            row = int(fractional[0])
+            raise InputError(
+                f"label {name!r} has values that are not whole numbers (row {row}: {values[row]!r}): a class "
+                "label is needed, not a continuous target; bin it into classes first"
+            )
+        return tuple(int(v) for v in numbers), None
+    if kinds <= {str}:
+        return tuple(values), None
+    # Mixed kinds (numbers and text): compared as text.
+    texts = tuple(str(v) for v in values)
+    listed = ", ".join(sorted(k.__name__ for k in kinds))
+    return texts, f"label {name!r}: values of several kinds ({listed}) read as text"
+
+
+def _check_labels(name: str, labels: tuple, min_class_rows: int) -> None:
+    counts = Counter(labels)
+    if len(counts) < 2:
+        only = ", ".join(repr(c) for c in counts) or "none"
+        raise InputError(
+            f"label {name!r} has {len(counts)} class ({only}); a classification stream needs at least 2"
+        )
+    small = sorted((c for c, n in counts.items() if n < min_class_rows), key=str)
+    if small:
+        first = small[0]
+        raise InputError(
+            f"label {name!r}: class {first!r} has {counts[first]} row(s), fewer than min_class_rows = "
+            f"{min_class_rows}"
+            + (f" (and {len(small) - 1} more such classes)" if len(small) > 1 else "")
+            + "; drop those rows, merge the class into another or lower min_class_rows"
+        )
+
+
+def _numeric_column(column: str, values: Any) -> np.ndarray:
+    """A feature column as float64; a ``ValueError`` naming its first non-numeric value and row."""
+    import pandas as pd
+
+    series = pd.Series(values)
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.to_numpy(dtype=np.float64)
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_complex_dtype(series.dtype):
+        return series.to_numpy(dtype=np.float64)
+    converted = pd.to_numeric(series, errors="coerce")
+    bad = np.flatnonzero(converted.isna().to_numpy() & series.notna().to_numpy())
+    if bad.size or pd.api.types.is_complex_dtype(series.dtype):
+        row = int(bad[0]) if bad.size else 0
+        raise InputError(
+            f"column {column!r} is not numeric (row {row}: {series.iloc[row]!r}); encode it as numbers "
+            "(e.g. one-hot columns) or leave it out with columns=[...]"
+        )
+    return converted.to_numpy(dtype=np.float64)
+
+
+def from_frame(
+    frame: Any,
+    label: str,
+    *,
+    columns: Any = None,
+    name: str | None = None,
+    missing: str = "error",
+    constant: str = "keep",
+    min_class_rows: int = 2,
+    source: str = "",
+) -> Table:
+    """A :class:`Table` from a pandas DataFrame with a label column.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per example.
+    label : str
+        The label column.
+    columns : list of str, optional
+        The feature columns, in this order; default: every column but the label.
+    name : str, optional
+        The table's name (default ``"data"``).
+    missing : {"error", "drop"}
+        Missing values (``NaN``, ``None``, empty cells) in the label or a feature column: refused
+        with the column's name (default), or their rows dropped.
+    constant : {"keep", "drop"}
+        Constant feature columns: kept (default; the column indices stay the frame's) or dropped.
+        Either way a warning names them.
+    min_class_rows : int
+        ``>= 1``: the fewest rows a class may have (default 2).
+    source : str
+        Where the data came from, for the record.
+
+    Returns
+    -------
+    Table
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"x": [0.1, 0.5, 0.2, 0.9], "y": ["no", "yes", "no", "yes"]})
+    >>> from_frame(frame, "y").classes
+    ('no', 'yes')
+    >>> from_frame(frame, "z")
+    Traceback (most recent call last):
+    ...
+    mlcb.validation.InputError: label: no column 'z' in data; its columns: 'x', 'y'
+    """
+    import pandas as pd
+
+    from mlcb import validation
+
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    name = "data" if name is None else str(name)
+    validation.choice("missing", missing, MISSING)
+    validation.choice("constant", constant, CONSTANT)
+    min_class_rows = validation.integer("min_class_rows", min_class_rows)
+    header = [str(c) for c in frame.columns]
+    _check_duplicates(header, name)
+    if not isinstance(label, str) or label not in header:
+        listed = ", ".join(repr(c) for c in header) or "none"
+        raise InputError(f"label: no column {label!r} in {name}; its columns: {listed}")
+    if columns is None:
+        features = [c for c in header if c != label]
+    else:
+        if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+            raise InputError(f"columns must be a list of column names, got {columns!r}")
+        features = list(columns)
+        unknown = [c for c in features if c not in header]
+        if unknown:
+            listed = ", ".join(repr(c) for c in header)
+            raise InputError(f"columns: no column {unknown[0]!r} in {name}; its columns: {listed}")
+        if label in features:
+            raise InputError(f"columns: the label column {label!r} cannot also be a feature")
+        _check_duplicates(features, "columns")
+    if not features:
+        raise InputError(f"{name} has no feature column besides the label {label!r}")
+    frame = frame.set_axis(header, axis=1)
+    if len(frame) == 0:
+        raise InputError(f"{name} has no rows")
+    notes: list[str] = []
+    used = frame[[*features, label]]
+    absent = used.isna()
+    if absent.to_numpy().any():
+        if missing == "error":
+            counts = absent.sum()
+            column = str(counts[counts > 0].index[0])
+            first = int(np.flatnonzero(absent[column].to_numpy())[0])
+            others = int((counts > 0).sum()) - 1
+            more = f" ({others} more column(s) have some)" if others else ""
+            raise InputError(
+                f"column {column!r} of {name} has {int(counts[column])} missing value(s), the first at row "
+                f"{first}{more}; fill them or pass missing='drop' to drop those rows"
+            )
+        keep = ~absent.any(axis=1).to_numpy()
+        dropped = int((~keep).sum())
+        used = used[keep]
+        notes.append(f"{dropped} row(s) with missing values dropped (missing='drop')")
+        if len(used) == 0:
+            raise InputError(f"{name}: every row has a missing value; nothing is left with missing='drop'")
+    x = np.column_stack([_numeric_column(c, used[c].to_numpy()) for c in features])
+    infinite = np.argwhere(~np.isfinite(x))
+    if infinite.size:
+        row, position = (int(v) for v in infinite[0])
+        raise InputError(f"column {features[position]!r} of {name} has an infinite value at row {row}")
+    labels, note = _label_values(label, used[label].tolist())
+    if note:
+        notes.append(note)
+    _check_labels(label, labels, min_class_rows)
+    flat = [features[j] for j in np.flatnonzero(x.min(axis=0) == x.max(axis=0))]
+    if flat:
+        listed = ", ".join(repr(c) for c in flat)
+        if constant == "drop":
+            kept = [j for j, c in enumerate(features) if c not in flat]
+            if not kept:
+                raise InputError(
+                    f"{name}: every feature column is constant ({listed}); nothing to learn from"
+                )
+            x, features = x[:, kept], [features[j] for j in kept]
+            notes.append(f"constant column(s) {listed} dropped (constant='drop')")
+        else:
+            notes.append(f"constant column(s) {listed} kept: they carry no information (constant='keep')")
+    classes = sorted(set(labels))
+    if classes != list(range(len(classes))):
+        listed = ", ".join(map(repr, classes))
+        notes.append(
+            f"label {label!r}: classes {listed} are class indices 0 .. {len(classes) - 1}, in this order"
+        )
+    for text in notes:
+        if "constant column" in text or "dropped" in text:
+            warnings.warn(f"{name}: {text}", UserWarning, stacklevel=3)
+    return Table(
+        name, tuple(features), x, labels, source=source or f"DataFrame, label {label!r}", notes=tuple(notes)
+    )
+
+
+def _check_duplicates(header: list[str], what: str) -> None:
+    counts = Counter(header)
+    repeated = [c for c in header if counts[c] > 1]
+    if repeated:
+        first = repeated[0]
+        positions = [i for i, c in enumerate(header) if c == first]
+        raise InputError(
+            f"{what} has duplicate column name {first!r} (columns {', '.join(map(str, positions))}); "
+            "rename them so that each column has one name"
+        )
+
+
+def from_arrays(
+    x: Any,
+    y: Any,
+    *,
+    feature_names: Any = None,
+    name: str | None = None,
+    missing: str = "error",
+    constant: str = "keep",
+    min_class_rows: int = 2,
+) -> Table:
+    """A :class:`Table` from a feature array ``x`` (``(n, d)``) and labels ``y`` (``(n,)``).
+
+    Feature names default to ``x0 .. x{d-1}``; the checks are :func:`from_frame`'s.
+
+    Examples
+    --------
+    >>> from_arrays([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]], [0, 1, 0, 1]).feature_names
+    ('x0', 'x1')
+    """
+    import pandas as pd
+
+    features = np.asarray(x)
+    if features.ndim != 2 or features.shape[0] == 0 or features.shape[1] == 0:
+        raise InputError(
+            f"x must be a 2-D array of shape (rows, features), both >= 1, got shape {features.shape}"
+        )
+    labels = np.asarray(y)
+    if labels.ndim != 1 or labels.shape[0] != features.shape[0]:
+        raise InputError(
+            f"y must be a 1-D array with one label per row of x ({features.shape[0]} rows), got shape "
+            f"{labels.shape}"
+        )
+    if feature_names is None:
+        names = [f"x{j}" for j in range(features.shape[1])]
+    else:
+        names = [str(f) for f in feature_names]
+        if len(names) != features.shape[1]:
+            raise InputError(
+                f"feature_names must name the {features.shape[1]} columns of x, got {len(names)} name(s)"
+            )
+        _check_duplicates(names, "feature_names")
+    label = "label"
+    while label in names:
+        label = "_" + label
+    frame = pd.DataFrame({n: features[:, j] for j, n in enumerate(names)})
+    frame[label] = labels.tolist()
+    return from_frame(frame, label, name=name, source="arrays", missing=missing, constant=constant,
+                      min_class_rows=min_class_rows)  # fmt: skip
+
+
+#: Tables read from files, by (path, size, modification time, options): a file is read once per
+#: process, and read again when it changes.
+_READ: dict[tuple, Table] = {}
+
+
+def read_csv(
+    path: Any,
+    label: str | None,
+    *,
+    columns: Any = None,
+    name: str | None = None,
+    missing: str = "error",
+    constant: str = "keep",
+    min_class_rows: int = 2,
+) -> Table:
+    """A :class:`Table` from a CSV file with a header line and a label column.
+
+    The file is read as UTF-8 (a byte-order mark is allowed), separated by commas; its header is
+    checked as written (duplicate names are refused, where pandas would rename them), then every
+    check of :func:`from_frame`. The name defaults to the file's stem. A file is read once per
+    process (again when it changes).
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file.
+    label : str
+        The label column (a ``ValueError`` lists the columns when it is missing).
+    columns, name, missing, constant, min_class_rows
+        As in :func:`from_frame`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.csv"
+    >>> _ = path.write_text("a,b,y\\n1,2,0\\n3,4,1\\n5,6,0\\n7,9,1\\n")
+    >>> read_csv(path, "y")  # doctest: +ELLIPSIS
+    Table('tiny', 4 rows x 2 features, 2 classes, sha256 ...)
+    """
+    import pandas as pd
+
+    from mlcb import validation
+
+    file = validation.path("path", path)
+    if not file.is_file():
+        raise InputError(f"path: no such file {str(file)!r}")
+    stat = file.stat()
+    chosen = None if columns is None or isinstance(columns, str) else tuple(columns)
+    key = (str(file.resolve()), stat.st_size, stat.st_mtime_ns, label, chosen, name, missing, constant,
+           min_class_rows)  # fmt: skip
+    if key in _READ:
+        return _READ[key]
+    if stat.st_size == 0:
+        raise InputError(f"path: {file.name} is empty")
+    with open(file, encoding="utf-8-sig", newline="") as handle:
+        try:
+            header = next(csv.reader(handle), [])
+            has_row = any(line.strip() for line in handle)
+        except UnicodeDecodeError as error:
+            raise InputError(
+                f"path: {file.name} is not UTF-8 text ({error.reason} at byte {error.start})"
+            ) from None
+    if not header or not any(h.strip() for h in header):
+        raise InputError(f"path: {file.name} has no header line (the column names)")
+    _check_duplicates([h.strip() for h in header], file.name)
+    if not has_row:
+        raise InputError(f"path: {file.name} has a header but no rows")
+    if label is None:
+        listed = ", ".join(repr(h.strip()) for h in header)
+        raise InputError(f"label: name the label column of {file.name}; its columns: {listed}")
+    try:
+        frame = pd.read_csv(file, encoding="utf-8-sig", skipinitialspace=True)
+    except (pd.errors.ParserError, ValueError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InputError(f"path: {file.name} is not a well-formed CSV file: {first}") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    table = from_frame(
+        frame,
+        label,
+        columns=columns,
+        name=file.stem if name is None else name,
+        missing=missing,
+        constant=constant,
+        min_class_rows=min_class_rows,
+        source=f"{file} (CSV, label {label!r})",
+    )
+    if len(_READ) > 64:
+        _READ.clear()
+    _READ[key] = table
+    return table
+
+
+def is_path(value: Any) -> bool:
+    """Whether a ``dataset`` value names a file rather than a bundled data set: an ``os.PathLike``,
+    or a string with a path separator or a file suffix.
+
+    >>> is_path("ctg"), is_path("data/mine.csv"), is_path("mine.csv")
+    (False, True, True)
+    """
+    if isinstance(value, os.PathLike):
+        return True
+    return isinstance(value, str) and (os.sep in value or "/" in value or Path(value).suffix != "")
+
+
+def describe(table: Table) -> str:
+    """One line on a table: its name, shape and rows per class.
+
+    >>> describe(from_arrays([[0.0], [1.0], [2.0], [3.0]], [1, 2, 1, 2], name="t"))
+    't: 4 rows, 1 features, classes 1: 2, 2: 2'
+    """
+    counts = ", ".join(f"{c}: {n}" for c, n in table.counts().items())
+    return f"{table.name}: {len(table)} rows, {table.n_features} features, classes {counts}"
+
+
+__all__ = ["CONSTANT", "MISSING", "Table", "describe", "from_arrays", "from_frame", "is_path", "read_csv"]

@@ -1,0 +1,361 @@
+"""What a setting is, for the parts a run keeps: a description of everything that decides its
+numbers, as plain JSON, and a digest of it.
+
+A run that resumes (``mlcb run``, ``mlcb.simulate(parts=...)``, a sweep) reuses a replication only
+when it was made for the same setting. The description covers every object of the setting in
+full: each value by content (arrays by a digest of their bytes, random generators by their
+state), each object by its class (``"module:qualname"``) and its parameters, and each class or
+function of one's own (outside mlcb's packages, whose version the description records) also by a
+digest of its code, so that editing an expert's ``learn`` makes another setting. An object's
+parameters are what its ``get_params()`` returns (scikit-learn's hook, which river models also
+have as ``_get_params()``: the documented way to say what decides its numbers), else every
+attribute it holds, private ones included, each described in turn.
+
+An object that cannot be described (no attributes and of no kind known here: a lock, an open
+file, a C object) leaves the description incomplete; :func:`describe` then reports where, and a
+run that keeps parts refuses to start rather than risk mixing in another setting's replications
+(:meth:`mlcb.config.SimulationConfig.check_resumable`).
+
+Examples
+--------
+>>> class Arm:
+...     def __init__(self, arm):
+...         self._arm = arm
+>>> described = describe(Arm(0))
+>>> described.problems, described.value["attributes"]
+([], {'_arm': 0})
+>>> digest(describe(Arm(0)).value) == digest(describe(Arm(1)).value)
+False
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import hashlib
+import importlib.metadata
+import json
+import math
+import random
+import sys
+import sysconfig
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Packages whose code the package version stands for (their classes are described without a
+#: digest of their code).
+OWN_PACKAGES = ("mlcb", "agents", "envs")
+#: How deep a description goes; an object nested deeper cannot be described.
+MAX_DEPTH = 32
+#: The most elements of a container described one by one.
+MAX_ELEMENTS = 1_000_000
+
+
+@dataclass
+class Described:
+    """A description (plain JSON) and where it is incomplete (one line each)."""
+
+    value: Any
+    problems: list[str] = field(default_factory=list)
+
+
+def digest(value: Any) -> str:
+    """The SHA-256 (hex) of ``value``'s canonical JSON (keys sorted)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def label(obj: Any) -> str:
+    """``"module:qualname"`` of a class, function or module (of ``obj``'s class otherwise)."""
+    target = obj if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)) else type(obj)
+    module = getattr(target, "__module__", None) or "?"
+    return f"{module}:{getattr(target, '__qualname__', None) or getattr(target, '__name__', '?')}"
+
+
+def own(obj: Any) -> bool:
+    """Whether the class or function ``obj`` is mlcb's own or Python's (the package version, or
+    Python's, stands for its code)."""
+    module = getattr(obj, "__module__", None) or ""
+    root = module.split(".")[0]
+    return root in OWN_PACKAGES or root in sys.stdlib_module_names or root in ("", "builtins")
+
+
+@functools.lru_cache(maxsize=256)
+def library(root: str) -> str | None:
+    """``"name version"`` when the top-level module ``root`` is an installed library (it lives in
+    site-packages), else ``None`` (code of one's own: a script, a notebook, a plugin on
+    ``PYTHONPATH``)."""
+    module = sys.modules.get(root)
+    path = getattr(module, "__file__", None) or ""
+    installed = {sysconfig.get_paths()[name] for name in ("purelib", "platlib")}
+    if not path or not any(Path(path).resolve().is_relative_to(Path(p).resolve()) for p in installed):
+        return None
+    try:
+        version = importlib.metadata.version(root)
+    except importlib.metadata.PackageNotFoundError:
+        version = str(getattr(module, "__version__", "?"))
+    return f"{root} {version}"
+
+
+def origin(obj: Any) -> dict[str, Any]:
+    """What stands for the code of the class or function ``obj``: nothing for mlcb's own and
+    Python's, the library and its version for an installed library's, and a digest of the code
+    for one's own (:func:`class_code`, :func:`code_digest`)."""
+    if own(obj):
+        return {}
+    if isinstance(obj, type):
+        libraries = sorted({found for base in obj.__mro__ if (found := _library_of(base))})
+        code = class_code(obj)
+        return {**({"libraries": libraries} if libraries else {}), **({"code": code} if code else {})}
+    found = _library_of(obj)
+    if found:
+        return {"library": found}
+    code = getattr(obj, "__code__", None)
+    return {"code": code_digest(code)} if isinstance(code, types.CodeType) else {}
+
+
+def _library_of(obj: Any) -> str | None:
+    if own(obj):
+        return None
+    return library((getattr(obj, "__module__", None) or "").split(".")[0])
+
+
+def _constant(value: Any) -> str:
+    """A deterministic text of a code constant (frozensets sorted: their order varies by run)."""
+    if isinstance(value, types.CodeType):
+        return code_digest(value)
+    if isinstance(value, (frozenset, set)):
+        return "{" + ",".join(sorted(_constant(v) for v in value)) + "}"
+    if isinstance(value, tuple):
+        return "(" + ",".join(_constant(v) for v in value) + ")"
+    return repr(value)
+
+
+def code_digest(code: types.CodeType) -> str:
+    """A digest of a code object: its bytecode, names and constants (nested code included)."""
+    hasher = hashlib.sha256()
+    hasher.update(code.co_code)
+    hasher.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars)).encode())
+    hasher.update(",".join(_constant(c) for c in code.co_consts).encode())
+    return hasher.hexdigest()[:16]
+
+
+def class_code(cls: type) -> str | None:
+    """A digest of the code of a class of one's own and of its bases of one's own (every method,
+    property and class attribute), or ``None`` when none is one's own (mlcb's, Python's or an
+    installed library's)."""
+    parts = []
+    for base in cls.__mro__:
+        if own(base) or _library_of(base):
+            continue
+        for name, member in sorted(vars(base).items()):
+            if name in ("__dict__", "__weakref__", "__doc__", "__module__", "__qualname__"):
+                continue
+            parts.append(f"{base.__qualname__}.{name}={_member(member)}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16] if parts else None
+
+
+def _member(member: Any) -> str:
+    """A text of a class member for :func:`class_code`."""
+    if isinstance(member, (staticmethod, classmethod)):
+        member = member.__func__
+    if isinstance(member, property):
+        return ",".join(_member(f) for f in (member.fget, member.fset, member.fdel) if f is not None)
+    code = getattr(member, "__code__", None)
+    if isinstance(code, types.CodeType):
+        return code_digest(code)
+    try:
+        return json.dumps(_Describer().describe(member, "", 0), sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return label(member)
+
+
+def parameters(obj: Any) -> tuple[dict[str, Any] | None, str]:
+    """``(parameters, source)``: what decides an object's numbers, as a dict, and where it came
+    from (``"get_params"``, ``"fields"``, ``"attributes"``), or ``(None, "")`` when the object
+    has neither a hook nor attributes."""
+    for hook in ("get_params", "_get_params"):
+        method = getattr(obj, hook, None)
+        if callable(method) and not isinstance(obj, type):
+            try:
+                got = method()
+            except TypeError:  # a get_params that needs arguments is not the hook
+                continue
+            if isinstance(got, dict):
+                return dict(got), "get_params"
+    if dataclasses.is_dataclass(obj) and own(type(obj)):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}, "fields"
+    found: dict[str, Any] = {}
+    has = False
+    if isinstance(getattr(obj, "__dict__", None), dict):
+        found.update(vars(obj))
+        has = True
+    for cls in type(obj).__mro__:
+        for slot in getattr(cls, "__slots__", ()) if isinstance(getattr(cls, "__slots__", ()), tuple) else ():
+            if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
+                found[slot] = getattr(obj, slot)
+                has = True
+    return (found, "attributes") if has else (None, "")
+
+
+class _Describer:
+    """One description: the problems met, the objects on the way (cycles) and those seen."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.on_path: set[int] = set()
+        self.seen: dict[int, tuple[Any, Any]] = {}
+
+    def problem(self, where: str, text: str) -> str:
+        self.problems.append(f"{where or 'it'} {text}")
+        return f"<undescribed: {text}>"
+
+    def describe(self, value: Any, where: str, depth: int) -> Any:
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float):
+            return value if math.isfinite(value) else repr(value)
+        if isinstance(value, np.generic):
+            return self.describe(value.item(), where, depth)
+        if depth > MAX_DEPTH:
+            return self.problem(where, f"is nested more than {MAX_DEPTH} levels deep")
+        key = id(value)
+        if key in self.on_path:
+            return "<cycle>"
+        if key in self.seen:
+            return self.seen[key][1]
+        self.on_path.add(key)
+        try:
+            described = self._describe(value, where, depth)
+        finally:
+            self.on_path.discard(key)
+        self.seen[key] = (value, described)  # the value kept alive: ids stay unique in the call
+        return described
+
+    def _describe(self, value: Any, where: str, depth: int) -> Any:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return {"bytes": hashlib.sha256(bytes(value)).hexdigest()}
+        if isinstance(value, complex):
+            return {"complex": [repr(value.real), repr(value.imag)]}
+        if isinstance(value, enum.Enum):
+            return {"enum": label(value), "value": self.describe(value.value, where, depth + 1)}
+        if isinstance(value, np.ndarray):
+            return self._array(value, where, depth)
+        if isinstance(value, (list, tuple)):
+            if len(value) > MAX_ELEMENTS:
+                return self.problem(where, f"holds {len(value):,} elements, too many to describe")
+            return [self.describe(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+        if isinstance(value, dict):
+            if len(value) > MAX_ELEMENTS:
+                return self.problem(where, f"holds {len(value):,} entries, too many to describe")
+            items = [
+                (k if isinstance(k, str) else repr(k), self.describe(v, f"{where}[{k!r}]", depth + 1))
+                for k, v in value.items()
+            ]
+            return {"dict": sorted(items, key=lambda item: item[0])}
+        if isinstance(value, (set, frozenset)):
+            members = [self.describe(v, f"{where}{{...}}", depth + 1) for v in value]
+            return {"set": sorted(members, key=lambda m: json.dumps(m, sort_keys=True))}
+        if isinstance(value, type):
+            return {"class": label(value), **origin(value)}
+        if isinstance(value, types.ModuleType):
+            return {"module": value.__name__}
+        if isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+            return self._function(value, where, depth)
+        if isinstance(value, (np.random.Generator, np.random.BitGenerator)):
+            generator = value.bit_generator if isinstance(value, np.random.Generator) else value
+            return {"class": label(value), "state": self.describe(generator.state, where, depth + 1)}
+        if isinstance(value, np.random.RandomState):
+            return {"class": label(value), "state": self.describe(value.get_state(), where, depth + 1)}
+        if isinstance(value, random.Random):
+            return {"class": label(value), "state": self.describe(value.getstate(), where, depth + 1)}
+        if hasattr(value, "__array__") and not dataclasses.is_dataclass(value):
+            described = self._array_like(value, where, depth)
+            if described is not None:
+                return described
+        params, source = parameters(value)
+        if params is None:
+            return self.problem(
+                where, f"holds a {label(value)} object, which has neither parameters nor attributes"
+            )
+        out: dict[str, Any] = {"class": label(value), **origin(type(value))}
+        out[source] = {
+            str(name): self.describe(item, f"{where}.{name}" if where else str(name), depth + 1)
+            for name, item in sorted(params.items(), key=lambda kv: str(kv[0]))
+        }
+        return out
+
+    def _array_like(self, value: Any, where: str, depth: int) -> Any:
+        """An object that converts to an array (a tensor, a frame, a series) by its values, with
+        its column and index labels where it has them; ``None`` when it does not convert."""
+        data = value
+        for step in ("detach", "cpu"):  # a tensor: off the autograd graph and the device first
+            method = getattr(data, step, None)
+            if callable(method):
+                try:
+                    data = method()
+                except Exception:  # noqa: BLE001 - not a tensor's method after all
+                    break
+        try:
+            array = np.asarray(data)
+        except Exception:  # noqa: BLE001 - an __array__ that fails: described otherwise
+            return None
+        out: dict[str, Any] = {"class": label(value), "array": self._array(array, where, depth)}
+        for axis in ("columns", "index"):
+            labels = getattr(value, axis, None)
+            if labels is not None and hasattr(labels, "tolist"):
+                out[axis] = self.describe(list(labels.tolist()), f"{where}.{axis}", depth + 1)
+        return out
+
+    def _array(self, value: np.ndarray, where: str, depth: int) -> Any:
+        if value.dtype.kind == "O":
+            if value.size > MAX_ELEMENTS:
+                return self.problem(where, f"holds an object array of {value.size:,} elements, too many")
+            items = self.describe(value.ravel().tolist(), where, depth)
+            return {"objects": list(value.shape), "items": items}
+        data = np.ascontiguousarray(value)
+        hasher = hashlib.sha256(data.tobytes())
+        return {"array": [list(value.shape), str(value.dtype)], "sha256": hasher.hexdigest()}
+
+    def _function(self, value: Any, where: str, depth: int) -> Any:
+        if isinstance(value, types.MethodType):
+            return {
+                "method": value.__func__.__name__,
+                "function": self._function(value.__func__, where, depth),
+                "self": self.describe(value.__self__, f"{where}.__self__", depth + 1),
+            }
+        out: dict[str, Any] = {"function": label(value), **origin(value)}
+        code = getattr(value, "__code__", None)
+        if isinstance(code, types.CodeType) and "code" in out:
+            if value.__defaults__:
+                out["defaults"] = self.describe(list(value.__defaults__), where, depth + 1)
+            if value.__kwdefaults__:
+                out["kwdefaults"] = self.describe(value.__kwdefaults__, where, depth + 1)
+            if value.__closure__:
+                cells = []
+                for name, cell in zip(code.co_freevars, value.__closure__):
+                    try:
+                        content = cell.cell_contents
+                    except ValueError:  # an empty cell
+                        content = "<empty>"
+                    cells.append([name, self.describe(content, f"{where}<{name}>", depth + 1)])
+                out["closure"] = cells
+        return out
+
+
+def describe(value: Any, where: str = "") -> Described:
+    """The description of ``value`` (see the module docstring) and where it is incomplete; never
+    raises. ``where`` names the value in the problems (e.g. ``"experts[3]"``)."""
+    describer = _Describer()
+    try:
+        value = describer.describe(value, where, 0)
+    except RecursionError:
+        return Described("<undescribed>", [f"{where or 'it'} is nested too deep to describe"])
+    return Described(value, describer.problems)

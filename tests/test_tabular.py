@@ -1,0 +1,210 @@
+"""Bring your own data (envs/tabular.py, RealDataEnv with a table or a path): every check's one
+line, what is done to constant columns and labels, and the same table from Python, TOML and the
+command line."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mlcb
+from agents.classifiers import mixed_pool
+from envs.real_data import RealDataEnv, table_of
+from envs.tabular import Table, from_arrays, from_frame, read_csv
+
+
+def _frame(rows: int = 12) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame(
+        {
+            "a": rng.normal(size=rows),
+            "b": rng.integers(0, 5, size=rows).astype(float),
+            "flag": rng.integers(0, 2, size=rows).astype(bool),
+            "y": ["cat", "dog", "emu"] * (rows // 3),
+        }
+    )
+
+
+def _csv(tmp_path, text: str, name: str = "mine.csv"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_frame_becomes_a_table_with_its_classes_mapped_in_sorted_order():
+    table = from_frame(_frame(), "y", name="pets")
+    assert isinstance(table, Table) and table.name == "pets"
+    assert table.feature_names == ("a", "b", "flag") and table.x.shape == (12, 3)
+    assert table.classes == ("cat", "dog", "emu") and table.labels.tolist()[:4] == [0, 1, 2, 0]
+    assert table.rows[1] == {"a": table.x[1, 0], "b": table.x[1, 1], "flag": table.x[1, 2]}
+    assert set(np.unique(table.x[:, 2])) <= {0.0, 1.0}  # booleans read as 0 and 1
+    assert any("are class indices 0 .. 2" in note for note in table.notes)
+    assert not table.x.flags.writeable and not table.labels.flags.writeable
+    # Whole numbers read as integers; the digest depends on the content only.
+    frame = _frame().assign(y=[1.0, 2.0, 3.0] * 4)
+    numbers = from_frame(frame, "y")
+    assert numbers.classes == (1, 2, 3) and all(type(v) is int for v in numbers.y)
+    assert from_frame(frame, "y").digest == numbers.digest
+    assert from_frame(frame.assign(a=frame["a"] + 1), "y").digest != numbers.digest
+    assert from_frame(frame, "y", columns=["b", "a"]).feature_names == ("b", "a")
+
+
+def test_arrays_and_a_csv_give_the_same_table_as_the_frame(tmp_path):
+    frame = _frame().drop(columns="flag")
+    path = tmp_path / "pets.csv"
+    frame.to_csv(path, index=False)
+    from_csv = read_csv(path, "y")
+    from_array = from_arrays(frame[["a", "b"]].to_numpy(), frame["y"].to_numpy(), feature_names=["a", "b"])
+    assert from_csv.name == "pets" and from_csv.feature_names == ("a", "b")
+    np.testing.assert_array_equal(from_csv.x, from_array.x)
+    assert from_csv.y == from_array.y and from_csv.classes == from_array.classes
+    assert read_csv(path, "y") is from_csv  # read once per process
+    assert from_arrays([[1.0], [2.0], [3.0], [4.0]], [0, 1, 0, 1]).feature_names == ("x0",)
+
+
+def test_each_bad_input_is_one_line_naming_the_column_or_parameter(tmp_path):
+    frame = _frame()
+    cases = [
+        (lambda: from_frame(frame, "z"), "label: no column 'z' in data; its columns: 'a', 'b', 'flag', 'y'"),
+        (lambda: from_frame(frame.assign(a=[np.nan] + [0.0] * 11), "y"),
+         "column 'a' of data has 1 missing value(s), the first at row 0; fill them or pass missing='drop'"),
+        (lambda: from_frame(frame.assign(b=["x"] + [1] * 11), "y"),
+         "column 'b' is not numeric (row 0: 'x'); encode it as numbers"),
+        (lambda: from_frame(frame.assign(a=[np.inf] + [0.0] * 11), "y"),
+         "column 'a' of data has an infinite value at row 0"),
+        (lambda: from_frame(frame.assign(y=["cat"] * 12), "y"),
+         "label 'y' has 1 class ('cat'); a classification stream needs at least 2"),
+        (lambda: from_frame(frame.assign(y=["cat"] * 11 + ["dog"]), "y"),
+         "label 'y': class 'dog' has 1 row(s), fewer than min_class_rows = 2"),
+        (lambda: from_frame(frame.assign(y=np.linspace(0, 1, 12)), "y"),
+         "label 'y' has values that are not whole numbers (row 1: 0.09090909090909091)"),
+        (lambda: from_frame(frame.set_axis(["a", "a", "flag", "y"], axis=1), "y"),
+         "data has duplicate column name 'a' (columns 0, 1)"),
+        (lambda: from_frame(frame, "y", columns=["a", "nope"]), "columns: no column 'nope' in data"),
+        (lambda: from_frame(frame, "y", columns=["a", "y"]), "columns: the label column 'y' cannot also be a feature"),
+        (lambda: from_frame(frame.iloc[:0], "y"), "data has no rows"),
+        (lambda: from_frame(frame[["y"]], "y"), "data has no feature column besides the label 'y'"),
+        (lambda: from_frame(frame, "y", missing="fill"), r"missing must be one of \('error', 'drop'\)"),
+        (lambda: from_frame([[1, 2]], "y"), "frame must be a pandas DataFrame, got list"),
+        (lambda: from_arrays(np.zeros((3, 2)), [0, 1]), r"y must be a 1-D array with one label per row of x \(3 rows\)"),
+        (lambda: from_arrays(np.zeros(3), [0, 1, 0]), r"x must be a 2-D array of shape \(rows, features\)"),
+        (lambda: from_arrays(np.zeros((4, 2)), [0, 1, 0, 1], feature_names=["a"]),
+         "feature_names must name the 2 columns of x, got 1 name"),
+        (lambda: read_csv(_csv(tmp_path, "", "empty.csv"), "y"), "path: empty.csv is empty"),
+        (lambda: read_csv(_csv(tmp_path, "a,b,y\n", "header.csv"), "y"), "path: header.csv has a header but no rows"),
+        (lambda: read_csv(_csv(tmp_path, "a,a,y\n1,2,0\n3,4,1\n", "dup.csv"), "y"),
+         "dup.csv has duplicate column name 'a' (columns 0, 1)"),
+        (lambda: read_csv(_csv(tmp_path, "a,b,y\n1,2,0\n3,4,1\n", "nolabel.csv"), None),
+         "label: name the label column of nolabel.csv; its columns: 'a', 'b', 'y'"),
+        (lambda: read_csv(tmp_path / "absent.csv", "y"), "path: no such file"),
+        (lambda: read_csv(_csv(tmp_path, "a,b,y\n1,2,0\n1,2,3,4\n", "ragged.csv"), "y"),
+         "path: ragged.csv is not a well-formed CSV file"),
+    ]  # fmt: skip
+    for make, message in cases:
+        with pytest.raises(ValueError) as caught:
+            make()
+        text = str(caught.value)
+        assert "\n" not in text and (message in text or re.search(message, text)), (
+            message,
+            text,
+        )
+
+
+def test_constant_columns_are_kept_or_dropped_and_said_so_and_missing_rows_dropped():
+    frame = _frame().assign(k=1.5)
+    with pytest.warns(UserWarning, match=r"data: constant column\(s\) 'k' kept: they carry no information"):
+        kept = from_frame(frame, "y")
+    assert kept.feature_names == ("a", "b", "flag", "k")
+    with pytest.warns(UserWarning, match=r"constant column\(s\) 'k' dropped"):
+        dropped = from_frame(frame, "y", constant="drop")
+    assert dropped.feature_names == ("a", "b", "flag")
+    holes = _frame().assign(a=[np.nan, 1.0] + [0.5] * 10)
+    with pytest.warns(UserWarning, match=r"1 row\(s\) with missing values dropped"):
+        table = from_frame(holes, "y", missing="drop")
+    assert len(table) == 11 and table.y[0] == "dog"
+
+
+def test_a_table_or_a_csv_path_streams_through_a_simulation_from_python_toml_and_the_command_line(tmp_path):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(90, 4))
+    y = (x[:, 0] + 0.3 * rng.normal(size=90) > 0).astype(int) + (x[:, 1] > 1)
+    frame = pd.DataFrame(x, columns=["p", "q", "r", "s"]).assign(label=y)
+    path = tmp_path / "mine.csv"
+    frame.to_csv(path, index=False)
+    table = from_frame(frame, "label", name="mine")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to say about this table
+        env = RealDataEnv(path.as_posix(), horizon=60, order="shuffle", label="label")
+    assert env.table.digest == table.digest and env.dataset.startswith("mine@")
+    assert table_of({"dataset": table}) is table
+    common = {"experts": mixed_pool(4, 5), "budget": 2, "horizon": 60, "replications": 2, "seed": 3}
+    by_table = mlcb.simulate(env="mlcb/RealData-v0", env_params={"dataset": table, "horizon": 60}, **common)
+    by_path = mlcb.simulate(env="mlcb/RealData-v0", **common,
+                            env_params={"dataset": str(path), "label": "label", "horizon": 60})  # fmt: skip
+    np.testing.assert_array_equal(by_table.curves["regret"], by_path.curves["regret"])
+    # The setting's key tells the data apart: the table by its digest.
+    config = mlcb.SimulationConfig(env="mlcb/RealData-v0", env_params={"dataset": table, "horizon": 60},
+                                   experts=tuple(mixed_pool(4, 5)), horizon=60)  # fmt: skip
+    other = from_frame(frame.assign(p=frame["p"] * 2), "label", name="mine")
+    assert config.key() != config.replace(env_params={"dataset": other, "horizon": 60}).key()
+    # TOML and the command line: a path and a label column.
+    setting = tmp_path / "mine.toml"
+    setting.write_text(
+        'env = "mlcb/RealData-v0"\nhorizon = 60\nreplications = 2\n'
+        f'env_params = {{dataset = "{path.as_posix()}", label = "label", horizon = 60}}\n'
+        '[[experts]]\nfamily = "softmax"\ncount = 3\n[[experts]]\nfamily = "perceptron"\n'
+    )
+    from mlcb.cli import main
+
+    assert main(["run", str(setting), "-o", str(tmp_path / "out"), "-q", "--no-plot"]) == 0
+    assert main(["compare", "ctg", "--data", str(path), "--label", "label", "-T", "60", "-R", "2", "-M", "2",
+                 "--policies", "mlcb", "round-robin", "-o", str(tmp_path / "out"), "-q", "--no-plot"]) == 0  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["run", "ctg", "--label", "y"],
+            "label: --label names a column of the --data file; give --data PATH too",
+        ),
+        (
+            ["run", "trap", "--data", "x.csv"],
+            "data: --data applies to real-data settings (env mlcb/RealData-v0)",
+        ),
+        (["compare", "ctg", "--data", "absent.csv", "--label", "y"], "dataset: no such file 'absent.csv'"),
+        (["run", "warfarin"], "dataset: give the path of your copy of the IWPC warfarin subject file"),
+    ],
+)
+def test_the_command_lines_data_options_refuse_bad_input_in_one_line(
+    argv, message, tmp_path, capsys, monkeypatch
+):
+    from mlcb.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("mlcb: error: ") and message in error and error.count("\n") == 1
+    assert not (tmp_path / "results").exists()
+
+
+def test_environment_parameters_that_do_not_apply_are_refused():
+    table = from_frame(_frame(), "y")
+    for params, message in (
+        (
+            {"dataset": "ctg", "label": "NSP"},
+            "label applies to a file (dataset = a path), not to the bundled data set 'ctg'",
+        ),
+        (
+            {"dataset": table, "columns": ["a"]},
+            "columns applies to a file (dataset = a path), not to a Table",
+        ),
+        ({"dataset": "nope"}, "dataset must be one of ctg, ctg-35"),
+        ({"dataset": "x.csv", "reader": "xls"}, r"reader must be one of \('csv', 'iwpc'\)"),
+    ):
+        with pytest.raises(ValueError, match=message if "must be one of" in message else re.escape(message)):
+            RealDataEnv(horizon=10, **params)
