@@ -13,6 +13,7 @@ from mlcb.engine.session import Session
 from mlcb.kernels.seeding import check_seed
 from mlcb.learners import power_rate
 from mlcb.river.experts import check_features, check_target, non_numbers
+from mlcb.validation import InputError
 
 #: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.
 LOG_LOSS_FLOOR = 0.01
@@ -54,11 +55,11 @@ def _check_common(
     n = len(models)
     validation.budget(budget, n)
     if not isinstance(policy, str) or policy not in policies.names():
-        raise ValueError(f"policy must be one of {', '.join(policies.names())}, got {policy!r}")
+        raise InputError(f"policy must be one of {', '.join(policies.names())}, got {policy!r}")
     if policy_params is not None and not isinstance(policy_params, dict):
-        raise ValueError(f"policy_params must be None or a dict, got {policy_params!r}")
+        raise InputError(f"policy_params must be None or a dict, got {policy_params!r}")
     if not (isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 < delta < 1):
-        raise ValueError(f"delta must be a number with 0 < delta < 1, got {delta!r}")
+        raise InputError(f"delta must be a number with 0 < delta < 1, got {delta!r}")
     pair = _rate_pair(rate)
     rates: list[tuple[float, float] | None]
     if pair is not None:
@@ -69,16 +70,16 @@ def _check_common(
         except TypeError:
             rates = []
         if len(rates) != n or None in rates:
-            raise ValueError(
+            raise InputError(
                 "rate must be a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, or a list of "
                 f"{n} such pairs (one per model, in the order given), got {rate!r}"
             )
     if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
+        raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
     if warm_start is not None and (
         isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1
     ):
-        raise ValueError(f"warm_start must be None or an integer >= 1, got {warm_start!r}")
+        raise InputError(f"warm_start must be None or an integer >= 1, got {warm_start!r}")
     check_seed(seed)
     return [pair for pair in rates if pair is not None]  # all of them (checked above)
 
@@ -192,9 +193,9 @@ class _Budgeted:
         first: dict[int, int] = {}
         for k, model in enumerate(self.models):
             if not isinstance(model, kind):
-                raise ValueError(f"models[{k}]: {type(model).__name__} is not a river {noun}")
+                raise InputError(f"models[{k}]: {type(model).__name__} is not a river {noun}")
             if id(model) in first:
-                raise ValueError(
+                raise InputError(
                     f"models[{first[id(model)]}] and models[{k}] are the same {type(model).__name__} "
                     "object, which would learn twice from each sample: give each position its own "
                     "model (model.clone())"
@@ -212,15 +213,15 @@ class _Budgeted:
         if statistics is None:
             statistics = "pool" if self.policy in POOL_POLICIES else "trained"
         if statistics not in STATISTICS:
-            raise ValueError(f"statistics must be None or one of {STATISTICS}, got {self.statistics!r}")
+            raise InputError(f"statistics must be None or one of {STATISTICS}, got {self.statistics!r}")
         if statistics == "pool" and self.policy not in POOL_POLICIES:
-            raise ValueError(
+            raise InputError(
                 f"statistics='pool' needs an M-LCB policy ({', '.join(POOL_POLICIES)}), got "
                 f"{self.policy!r}; pass statistics='trained'"
             )
         window = self.window
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-            raise ValueError(f"window must be an integer >= 1, got {window!r}")
+            raise InputError(f"window must be an integer >= 1, got {window!r}")
         self._pool = statistics == "pool"
         rate = self.rate
         if rate is None:
@@ -241,7 +242,7 @@ class _Budgeted:
             self.warm_start,
         )
         if self.deploy not in DEPLOY_RULES:
-            raise ValueError(f"deploy must be one of {DEPLOY_RULES}, got {self.deploy!r}")
+            raise InputError(f"deploy must be one of {DEPLOY_RULES}, got {self.deploy!r}")
         params = dict(self.policy_params or {})
         if self._pool:
             # Every model's bounds change on every sample: M-LCB scans them all, no heap.
@@ -294,7 +295,7 @@ class _Budgeted:
             odd = non_numbers(x)
             if not odd:
                 raise
-            raise ValueError(
+            raise InputError(
                 f"{type(self).__name__}: models[{k}] ({type(self.models[k]).__name__}) needs numbers, "
                 f"and features {', '.join(odd)} are not ({type(error).__name__}: {error})"
             ) from error

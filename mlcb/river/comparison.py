@@ -6,6 +6,7 @@ from typing import Any
 
 from mlcb.river.estimators import BudgetedClassifier, BudgetedRegressor
 from mlcb.river.streams import STREAMS, pool_for, stream
+from mlcb.validation import InputError
 
 #: The selectors :func:`compare` runs, in the order of its table.
 SELECTORS = ("mlcb", "epsilon-greedy", "ucb", "successive-halving", "train-everything")
@@ -81,7 +82,7 @@ def selector(
         return halving(fresh, metric=metric, budget=horizon, eta=2)
     if name == "train-everything":
         return TrainEverything(fresh, regression)
-    raise ValueError(f"selector must be one of {SELECTORS}, got {name!r}")
+    raise InputError(f"selector must be one of {SELECTORS}, got {name!r}")
 
 
 def _count_updates(model: Any) -> list[int]:
@@ -126,12 +127,12 @@ def compare(
     from river import metrics
 
     if dataset not in STREAMS:
-        raise ValueError(f"dataset must be one of {', '.join(STREAMS)}, got {dataset!r}")
+        raise InputError(f"dataset must be one of {', '.join(STREAMS)}, got {dataset!r}")
     unknown = [s for s in selectors if s not in SELECTORS]
     if unknown:
-        raise ValueError(f"selectors must be among {SELECTORS}, got {unknown}")
+        raise InputError(f"selectors must be among {SELECTORS}, got {unknown}")
     if isinstance(shuffles, bool) or not isinstance(shuffles, int) or shuffles < 1:
-        raise ValueError(f"shuffles must be an integer >= 1, got {shuffles!r}")
+        raise InputError(f"shuffles must be an integer >= 1, got {shuffles!r}")
     regression = STREAMS[dataset].task == "regression"
     pool = models if models is not None else pool_for(dataset)
     rows = []

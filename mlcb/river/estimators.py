@@ -11,6 +11,7 @@ from river.model_selection.base import ModelSelector
 
 from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _SHARED, LOG_LOSS_FLOOR, WINDOW, _Budgeted
 from mlcb.river.experts import RobustScale, robust_loss
+from mlcb.validation import InputError
 
 
 class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
@@ -112,7 +113,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         seed: int = 0,
     ) -> None:
         if loss not in _CLASSIFIER_LOSSES:
-            raise ValueError(f"loss must be one of {_CLASSIFIER_LOSSES}, got {loss!r}")
+            raise InputError(f"loss must be one of {_CLASSIFIER_LOSSES}, got {loss!r}")
         self.loss = loss
         self._log_scale = -math.log(LOG_LOSS_FLOOR)
         self._labels: Counter = Counter()  # the labels seen: what predicts while no model is checked
@@ -228,7 +229,7 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
             and math.isfinite(scale)
             and scale > 0
         ):
-            raise ValueError(f"scale must be None or a finite number > 0, got {scale!r}")
+            raise InputError(f"scale must be None or a finite number > 0, got {scale!r}")
         self.scale = scale
         self._robust = RobustScale()  # the targets' scale, when none is given
         self._seen = [0.0, 0]  # the targets' sum and count: what predicts while no model is checked

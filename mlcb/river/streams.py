@@ -39,6 +39,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mlcb.validation import InputError
+
 
 class Stream(NamedTuple):
     """A stream of the comparison: its task (``"classification"`` or ``"regression"``), where its
@@ -174,9 +176,9 @@ def stream(name: str, seed: int = 0, n: int = 2_000) -> list:
     ``n`` of them for river's data sets (a random permutation, read once), exactly ``n`` for the
     others. The same ``(name, seed, n)`` gives the same rows, for every selector."""
     if name not in STREAMS:
-        raise ValueError(f"stream must be one of {', '.join(STREAMS)}, got {name!r}")
+        raise InputError(f"stream must be one of {', '.join(STREAMS)}, got {name!r}")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+        raise InputError(f"n must be an integer >= 1, got {n!r}")
     if STREAMS[name].source == "synthetic":
         return _synthetic(name, int(seed), n)
     rows = _table(name)
