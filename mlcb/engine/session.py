@@ -187,9 +187,6 @@ class _Window:
             self.total -= scores.popleft()[0]
         return self.total / len(scores) if scores else math.nan
 
-    def raw_mean(self) -> float:
-        return self.total / len(self.scores) if self.scores else math.nan
-
 
 # --- the session ----------------------------------------------------------------------------------
 class Session:
@@ -646,7 +643,7 @@ class Session:
         means compare as they are); ``inf`` for an expert without statistics yet."""
         if self._windows is not None:
             if not self._warm_done:
-                row = np.array([w.raw_mean() for w in self._windows])
+                row = np.array([w.mean(self._warm_seen, self.keep) for w in self._windows])
                 return np.where(np.isnan(row), np.inf, row)
             return np.where(np.isnan(self._means), np.inf, self._means)
         if not self._warm_done:
@@ -657,13 +654,24 @@ class Session:
             bounds = hoeffding_upper_bounds(self.stats, self.delta)
         return self._by_pool(np.asarray(bounds, dtype=np.float64))
 
+    def checked(self) -> np.ndarray:
+        """Whether each expert's predictions have been checked (pool order): its statistics hold
+        a loss scored after it learnt at least once (with ``"pool"`` statistics its latest score
+        was made with at least one update; else it has at least two updates, the second scored
+        after the first). Before that, its loss is that of an untrained model, which says
+        nothing of what it predicts now."""
+        if self._windows is not None:
+            return np.array([bool(w.scores) and w.scores[-1][1] >= 1 for w in self._windows])
+        return self.counts >= 2
+
     def best(self) -> int | None:
-        """The expert with the smallest upper bound (:meth:`upper_bounds`; ties: the smaller
-        identity), or ``None`` while every bound is infinite."""
-        upper = self.upper_bounds()
+        """The checked expert (:meth:`checked`) with the smallest upper bound
+        (:meth:`upper_bounds`; ties: the smaller identity), or ``None`` while there is none: no
+        model whose predictions nothing has checked is deployed."""
+        upper, checked = self.upper_bounds(), self.checked()
         best = None
         for k in self._order:  # identity order: ties go to the smaller identity
-            if upper[k] < math.inf and (best is None or upper[k] < upper[best]):
+            if checked[k] and upper[k] < math.inf and (best is None or upper[k] < upper[best]):
                 best = k
         return best
 
