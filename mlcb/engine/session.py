@@ -55,6 +55,7 @@ from mlcb.errors import ExpertError, ExpertLossError
 from mlcb.kernels import observe
 from mlcb.kernels.seeding import stream_keys
 from mlcb.policies.hoeffding import hoeffding_upper_bounds
+from mlcb.validation import InputError
 
 #: What a session's statistics are (module docstring).
 STATISTICS = ("trained", "pool")
@@ -231,7 +232,7 @@ class Session:
         replication: int | None = None,
     ) -> None:
         if statistics not in STATISTICS:
-            raise ValueError(f"statistics must be one of {STATISTICS}, got {statistics!r}")
+            raise InputError(f"statistics must be one of {STATISTICS}, got {statistics!r}")
         self.policy = policy
         self._built = built
         self.params, self.state = built.policy_params, built.policy_state
@@ -358,7 +359,7 @@ class Session:
     def name_experts(self, names: Sequence[str]) -> None:
         """How errors name each expert (pool order): its class, say."""
         if len(names) != self.n_experts:
-            raise ValueError(f"one name per expert ({self.n_experts}), got {len(names)}")
+            raise InputError(f"one name per expert ({self.n_experts}), got {len(names)}")
         self._names = [str(name) for name in names]
 
     @property
@@ -375,7 +376,7 @@ class Session:
 
     def _rate(self, k: int, n: int) -> float:
         if self._tables is None:
-            raise ValueError(f"{self._names[k]}: no rate given and this session has no rate functions")
+            raise InputError(f"{self._names[k]}: no rate given and this session has no rate functions")
         return self._check_rate(self._tables[k](n), k)
 
     def _check_rate(self, value: Any, k: int) -> float:
@@ -496,7 +497,7 @@ class Session:
         self._begin(t)
         n = len(train)
         if n > self.record.selected.shape[0]:
-            raise ValueError(f"at most {self.record.selected.shape[0]} experts train in a round, got {n}")
+            raise InputError(f"at most {self.record.selected.shape[0]} experts train in a round, got {n}")
         for j, k in enumerate(train):
             self.record.selected[j] = self._position[int(k)]
         self.record.widths[:] = math.nan
@@ -538,7 +539,7 @@ class Session:
 
     def _check_scores(self, losses: Sequence[float]) -> None:
         if len(losses) != self.n_experts:
-            raise ValueError(f"one loss per expert ({self.n_experts}), got {len(losses)}")
+            raise InputError(f"one loss per expert ({self.n_experts}), got {len(losses)}")
         for k, loss in enumerate(losses):
             number = isinstance(loss, float | int | np.floating | np.integer) and not isinstance(loss, bool)
             if not (number and 0.0 <= loss <= 1.0):
@@ -551,12 +552,12 @@ class Session:
         position = self._position[int(k)]
         members = self.record.selected[: self._n_selected].tolist()
         if position not in members:
-            raise ValueError(f"expert {k} is not in this round's training set {self.training_set}")
+            raise InputError(f"expert {k} is not in this round's training set {self.training_set}")
         j = members.index(position)
         self._trained[j] = True
         if self._windows is None:
             if loss is None:
-                raise ValueError(f"trained: the training loss of expert {k} is needed")
+                raise InputError(f"trained: the training loss of expert {k} is needed")
             n = int(self.stats["n"][position]) + 1
             self._io[0, j] = _number(loss, self, "training loss", k)
             self._io[1, j] = self._check_rate(rate, k) if rate is not None else self._rate(k, n)
