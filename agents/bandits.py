@@ -47,7 +47,7 @@ from envs.bandit import arm_loss
 from mlcb import validation
 from mlcb.contracts import BuildContext
 from mlcb.kernels import DEPLOY_SLOTS, implements, smoothing, tables
-from mlcb.kernels.jit import kernel, njit
+from mlcb.kernels.jit import cold_kernel, kernel, njit
 from mlcb.kernels.random import GAMMA_SLOTS, beta, uniform
 from mlcb.validation import InputError
 
@@ -120,7 +120,7 @@ def new_state(arms_shape: tuple, n_experts: int) -> BanditPoolState:
 
 
 # --- arm choice ------------------------------------------------------------------------------
-@kernel
+@cold_kernel
 def epsilon(c, alpha, m, j):
     """Exploration probability ``min(1, c (m max(1, ln j) / j)^(1 - alpha))`` at own round j."""
     ell = max(1.0, math.log(j))
@@ -273,20 +273,20 @@ def sharp_rate_step(epsilon_sum, rate_sum, m, j, eps, delta_prime):
     return epsilon_sum + eps, rate_sum + (eps + (1.0 - eps) * b)
 
 
-@kernel
+@cold_kernel
 def _sharp_count(epsilon_sum, m, j, delta_prime):
     """``s_j``, the lower bound on every arm's sample count."""
     mu = epsilon_sum / m
     return math.ceil(mu - math.sqrt(2.0 * mu * math.log(6.0 * m * j * j / delta_prime)))
 
 
-@kernel
+@cold_kernel
 def _sharp_gap(m, s, delta_prime):
     """``b_j`` for ``s_j = s >= 1``."""
     return min(1.0, math.sqrt(2.0 * math.log(12.0 * m * s * s / delta_prime) / s))
 
 
-@kernel
+@cold_kernel
 def _sharp_rate_step_in_place(progress, m, j, eps, delta_prime):
     """:func:`sharp_rate_step` on an expert's state; ``b_j`` depends on ``s_j`` alone and ``s_j``
     changes rarely, so it is recomputed only when ``s_j`` moves (the same numbers, cheaper)."""
@@ -301,7 +301,7 @@ def _sharp_rate_step_in_place(progress, m, j, eps, delta_prime):
     progress.rate_sum += eps + (1.0 - eps) * b
 
 
-@kernel
+@cold_kernel
 def _rate(expert, state, k, n, dp):
     """``U(n, delta')`` of expert ``k`` (docs/rates.md), capped at ``n``."""
     m = expert.n_arms
@@ -328,7 +328,7 @@ def _rate(expert, state, k, n, dp):
     return min(float(n), expert.rate_scale * value)
 
 
-@kernel
+@cold_kernel
 def ucb_delta_value(m, n, delta_prime, factor):
     """The UCB(delta0) rate before the cap (docs/rates.md §1a), its first term times ``factor``:
     1 for UCB(delta0) and the heuristic rates that borrow it (vanilla Thompson sampling,
@@ -359,6 +359,26 @@ def _mixture(arms, means, k, m, u, by_pulls):
     return m - 1, weighted / total
 
 
+@kernel
+def _deploy_current(params, state, env_params, k, t, key, base):
+    """Deploy expert ``k``'s current decision at round ``t`` (randomness from ``key`` at slots
+    from ``base``): ``(loss, expected loss)``."""
+    expert = params.experts[k]
+    m = expert.n_arms
+    means = env_params.loss_means
+    j = state.experts[k].steps + 1
+    schedule = -1.0
+    if expert.code == EPSILON_GREEDY_FAMILY:
+        schedule = _epsilon_of(params.tables, params.tail, expert, state.experts[k], j)
+    arm, eps, greedy = _current_arm(expert, state.arms, k, j, key, t, base, params.delta0, schedule)
+    if eps < 0.0:
+        return arm_loss(env_params, t, k, arm), means[k, arm]
+    expected = (1.0 - eps) * means[k, greedy]
+    for a in range(m):
+        expected += eps / m * means[k, a]
+    return arm_loss(env_params, t, k, arm), expected
+
+
 @implements("deploy", BanditPoolParams)
 @kernel
 def _deploy(params, state, env_params, env_state, k, t, key, slot):
@@ -368,17 +388,7 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
     base = slot * DEPLOY_SLOTS
     # An expert never trained yet has no past iterate: its current decision is deployed.
     if params.smoothing == smoothing.LAST or state.experts[k].steps == 0:
-        j = state.experts[k].steps + 1
-        eps = -1.0
-        if expert.code == EPSILON_GREEDY_FAMILY:
-            eps = _epsilon_of(params.tables, params.tail, expert, state.experts[k], j)
-        arm, eps, greedy = _current_arm(expert, state.arms, k, j, key, t, base, params.delta0, eps)
-        if eps < 0.0:
-            return arm_loss(env_params, t, k, arm), means[k, arm]
-        expected = (1.0 - eps) * means[k, greedy]
-        for a in range(m):
-            expected += eps / m * means[k, a]
-        return arm_loss(env_params, t, k, arm), expected
+        return _deploy_current(params, state, env_params, k, t, key, base)
     arm, expected = _mixture(
         state.arms, means, k, m, uniform(key, t, base), params.smoothing == smoothing.COUNTS
     )

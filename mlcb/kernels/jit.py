@@ -113,12 +113,24 @@ _tolerate_a_damaged_cache()
 JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 #: Options of the round loop's kernels: as ``JIT_OPTIONS`` but without Numba's reference-counting
-#: runtime (NRT). Passing a NamedTuple of arrays to a function copies it and increments the
-#: reference count of every array, atomically; Numba's pruning pass removes few of these pairs in
-#: branchy code, and in the round loop they cost more than the arithmetic around them (several times
-#: a rate-function call's own work). Kernels built this way must not allocate arrays;
-#: all arrays they touch are owned by the Python caller.
-KERNEL_OPTIONS: dict[str, Any] = {**JIT_OPTIONS, "_nrt": False}
+#: runtime (NRT), and inlined into their callers by LLVM. Passing a NamedTuple of arrays to a
+#: function copies it and increments the reference count of every array, atomically; Numba's
+#: pruning pass removes few of these pairs in branchy code, and in the round loop they cost more
+#: than the arithmetic around them (several times a rate-function call's own work). Kernels built
+#: this way must not allocate arrays; all arrays they touch are owned by the Python caller.
+#:
+#: ``forceinline`` marks each kernel ``alwaysinline`` for LLVM: the round loop, the kernels its
+#: generic operations resolve to and the helpers they call compile into one function. LLVM does
+#: not inline a large kernel by itself, and a call passes every array of its arguments as 7 to 11
+#: machine words, copied on each call: that marshalling cost more than the work of a round (on the
+#: trap, M-LCB's round loop ran 2 to 3 times faster once inlined). LLVM inlining leaves the
+#: arithmetic alone (no fast-math, no contraction): the results are the same bits.
+KERNEL_OPTIONS: dict[str, Any] = {**JIT_OPTIONS, "_nrt": False, "forceinline": True}
+
+#: Options of the kernels on a round's rare paths (a rate computed past its tables, a gamma
+#: variate's rejection loop): as ``KERNEL_OPTIONS`` but left out of line, so that they do not
+#: grow every round loop that could reach them (and its compile time).
+COLD_KERNEL_OPTIONS: dict[str, Any] = {**KERNEL_OPTIONS, "forceinline": False}
 
 #: Whether Numba's JIT is disabled (``NUMBA_DISABLE_JIT=1`` when Numba was imported): every
 #: kernel then runs as Python through :func:`interpreted`.
@@ -337,3 +349,9 @@ def njit(function: Callable) -> Any:
 def kernel(function: Callable) -> Any:
     """``@kernel`` for everything the round loop calls: :func:`jit` with ``KERNEL_OPTIONS``."""
     return jit(function, **KERNEL_OPTIONS)
+
+
+def cold_kernel(function: Callable) -> Any:
+    """``@cold_kernel`` for a kernel on a round's rare path: :func:`jit` with
+    ``COLD_KERNEL_OPTIONS`` (called, not inlined)."""
+    return jit(function, **COLD_KERNEL_OPTIONS)

@@ -64,7 +64,7 @@ import math
 import numpy as np
 
 from mlcb.kernels import DEPLOY_SLOTS
-from mlcb.kernels.jit import kernel
+from mlcb.kernels.jit import cold_kernel, kernel
 
 GOLDEN_1 = np.uint64(0x9E3779B97F4A7C15)
 GOLDEN_2 = np.uint64(0xD1B54A32D192ED03)
@@ -104,7 +104,7 @@ def uniform(key, a, b):
     return np.float64(random_bits(key, a, b) >> _S11) * _TWO_POW_MINUS_53
 
 
-@kernel
+@cold_kernel
 def normal(key, a, b):
     """A standard normal draw (Box-Muller on the uniforms at slots ``2b`` and ``2b + 1``)."""
     u1 = uniform(key, a, 2 * b)
@@ -148,7 +148,7 @@ def ziggurat_tables(r: float = ZIGGURAT_R) -> tuple[np.ndarray, np.ndarray]:
 ZIGGURAT_X, ZIGGURAT_F = ziggurat_tables()
 
 
-@kernel
+@cold_kernel
 def ziggurat_normal(key, a, b):
     """A standard normal draw by the ziggurat method (Marsaglia and Tsang 2000, 256 layers).
 
@@ -189,7 +189,7 @@ def ziggurat_normal(key, a, b):
             return -x if negative else x
 
 
-@kernel
+@cold_kernel
 def standard_gamma(key, a, slot, shape):
     """A Gamma(shape, 1) draw (Marsaglia and Tsang 2000), using slots ``slot .. slot + 96``.
 
@@ -222,7 +222,7 @@ def standard_gamma(key, a, slot, shape):
     return value
 
 
-@kernel
+@cold_kernel
 def beta(key, a, slot, alpha, beta_):
     """A Beta(alpha, beta_) draw from two gammas (slots ``slot`` and ``slot + GAMMA_SLOTS``)."""
     x = standard_gamma(key, a, slot, alpha)

@@ -19,10 +19,10 @@ import math
 import numpy as np
 
 from mlcb.kernels import tables
-from mlcb.kernels.jit import kernel, njit
+from mlcb.kernels.jit import cold_kernel, njit
 
 
-@kernel
+@cold_kernel
 def hoeffding_width(n_experts, delta, n):
     """Width of M-LCB's upper bound: ``sqrt(2 log(4 K n^2 / delta) / n)``.
 
