@@ -128,6 +128,36 @@ def test_heap_and_scan_select_identically(budget):
     np.testing.assert_array_equal(runs[0].regret, runs[1].regret)
 
 
+@pytest.mark.parametrize("budget", [1, 2, 5])
+def test_incremental_selection_keeps_the_smallest_lower_bounds(budget):
+    """M-LCB's incremental S_t (the last S_t re-sorted, traded with the heap's top while it comes
+    first) is the scan's, in the scan's order, whichever experts change between rounds: those of
+    S_t (the engine's case), others too (a session that observes every expert), ties included."""
+    from mlcb.engine.compiled_loop import new_stats
+    from mlcb.kernels import observe, select
+    from mlcb.policies.m_lcb import MLCB
+    from mlcb.policies.selection import smallest
+
+    n_experts = 12
+    rng = np.random.default_rng(budget)
+    params, state = MLCB().build(n_experts, budget, 0.1, 1_000, np.zeros(n_experts))
+    stats = new_stats(n_experts)
+    selected, widths = np.zeros(budget, dtype=np.int64), np.zeros(budget)
+    for t in range(300):
+        changed = range(n_experts) if t == 0 else rng.choice(n_experts, rng.integers(0, 5), replace=False)
+        if t > 0 and rng.random() < 0.5:
+            changed = [*changed, *selected[: rng.integers(0, budget + 1)]]
+        for k in changed:
+            stats[k]["n"] += 1
+            stats[k]["loss_sum"] = stats[k]["n"] * rng.integers(0, 4) / 4  # few distinct values: ties
+            stats[k]["rate"] = 0.0
+            observe(params, state, stats, int(k), 0.0, t)
+        n, _ = select(params, state, stats, t + 1, np.uint64(0), selected, widths)
+        expected = np.zeros(budget, dtype=np.int64)
+        assert n == smallest(state.lcb.copy(), budget, expected) == budget
+        np.testing.assert_array_equal(selected, expected)
+
+
 @pytest.mark.parametrize("size", [1, 5, 64, 128, 129, 200, 1_000, 1_037])
 @pytest.mark.parametrize("count", [1, 2, 5, 64, 65])
 def test_blocked_selection_matches_the_scan(size, count):

@@ -55,7 +55,8 @@ def _sift_up(heap, position, keys, slot):
 
 
 @kernel
-def _sift_down(heap, position, keys, slot, size):
+def sift_down(heap, position, keys, slot, size):
+    """Move the item at ``slot`` down to its place (its key grew, or it replaced the top)."""
     item = heap[slot]
     while True:
         child = 2 * slot + 1
@@ -91,7 +92,7 @@ def pop(heap, position, size, keys):
     position[top] = -1
     if last > 0:
         heap[0] = heap[last]
-        _sift_down(heap, position, keys, 0, last)
+        sift_down(heap, position, keys, 0, last)
     return top
 
 
@@ -103,4 +104,4 @@ def resift(heap, position, size, keys, k):
         push(heap, position, size, keys, k)
     else:
         _sift_up(heap, position, keys, slot)
-        _sift_down(heap, position, keys, position[k], size[0])
+        sift_down(heap, position, keys, position[k], size[0])

@@ -65,9 +65,15 @@ BOUNDS_DTYPE = np.dtype(
 class MLCBState(NamedTuple):
     bounds: np.ndarray  # (K,) BOUNDS_DTYPE: each expert's current LCB and UCB
     lcb: np.ndarray  # (K,) float64 copy of bounds.lcb, contiguous for the selection
-    heap: np.ndarray  # (K,) int64 experts not selected this round, a heap on (lcb, index)
-    position: np.ndarray  # (K,) int64 slot of each expert in heap, -1 when out
+    heap: np.ndarray  # (K,) int64 the experts outside the last S_t, a heap on (lcb, index)
+    position: np.ndarray  # (K,) int64 slot of each expert in heap; MEMBER in S_t, -1 neither
     size: np.ndarray  # (1,) int64 heap size
+    members: np.ndarray  # (M,) int64 the last S_t, ascending (lcb, index) when it was chosen
+    count: np.ndarray  # (1,) int64 how many experts members holds
+
+
+#: ``MLCBState.position`` of an expert in the last ``S_t`` (the heap holds the others).
+MEMBER = -2
 
 
 @kernel
@@ -109,9 +115,7 @@ def _select(params, state, stats, t, key, selected, widths):
     if params.authors:
         _authors_bounds(params, state, stats, t)
     if params.use_heap and not params.authors:
-        n_selected = min(params.budget, state.size[0])
-        for j in range(n_selected):
-            selected[j] = _heap.pop(state.heap, state.position, state.size, state.lcb)
+        n_selected = _members(params, state, selected)
     else:
         n_selected = smallest(state.lcb, params.budget, selected)
     chosen = selected[0]
@@ -128,13 +132,60 @@ def _select(params, state, stats, t, key, selected, widths):
     return n_selected, chosen
 
 
+@kernel
+def _members(params, state, selected):
+    """S_t into ``selected`` (ascending ``(lcb, index)``); returns its size.
+
+    The heap holds every expert outside the last ``S_t`` (``members``) in order (``observe``
+    resifts one whose bounds change there); the members' bounds changed since they were chosen.
+    They are sorted again (by insertion: usually no move), then, while the largest member comes
+    after the heap's top, the two trade places. In the common round, where ``S_t`` stays, that
+    is ``M`` comparisons and no heap operation; the result is the ``M`` smallest
+    ``(lcb, index)`` in order, as popping a heap of all K would give.
+    """
+    members, lcb, heap, position, size = state.members, state.lcb, state.heap, state.position, state.size
+    count = state.count[0]
+    while count < params.budget and size[0] > 0:  # after the warm start, or a budget not yet full
+        k = _heap.pop(heap, position, size, lcb)
+        position[k] = MEMBER
+        members[count] = k
+        count += 1
+    state.count[0] = count
+    for i in range(1, count):
+        k = members[i]
+        slot = i
+        while slot > 0 and _heap.before(lcb, k, members[slot - 1]):
+            members[slot] = members[slot - 1]
+            slot -= 1
+        members[slot] = k
+    while count > 0 and size[0] > 0 and _heap.before(lcb, heap[0], members[count - 1]):
+        k = heap[0]
+        out = members[count - 1]
+        position[k] = MEMBER
+        heap[0] = out
+        position[out] = 0
+        _heap.sift_down(heap, position, lcb, 0, size[0])
+        slot = count - 1
+        while slot > 0 and _heap.before(lcb, k, members[slot - 1]):
+            members[slot] = members[slot - 1]
+            slot -= 1
+        members[slot] = k
+    for i in range(count):
+        selected[i] = members[i]
+    return count
+
+
 @implements("observe", MLCBParams)
 @kernel
 def _observe(params, state, stats, k, loss, t):
     if not params.authors:
         _theory_bounds(params, state, stats, k)
         if params.use_heap:
-            _heap.push(state.heap, state.position, state.size, state.lcb, k)
+            where = state.position[k]
+            if where == -1:  # the warm start, or an expert observed outside S_t: into the heap
+                _heap.push(state.heap, state.position, state.size, state.lcb, k)
+            elif where >= 0:
+                _heap.resift(state.heap, state.position, state.size, state.lcb, k)
 
 
 _BOUNDS = ("theory", "authors")
@@ -158,8 +209,9 @@ class MLCB(BasePolicy):
     top_m : bool
         Deploy all of ``S_t`` (multiple-play variant) instead of the smallest UCB.
     selection : {"heap", "scan"}
-        How ``S_t`` is found: an indexed heap updated for the trained experts only
-        (``O(M log K)`` per round), or the reference scan of all K bounds (``O(K M)``). Both give
+        How ``S_t`` is found: incrementally, the last ``S_t`` re-sorted and traded against an
+        indexed heap of the other experts (``M`` comparisons in a round where ``S_t`` stays,
+        ``O(M log K)`` at most), or the reference scan of all K bounds (``O(K M)``). Both give
         identical results; ``"authors"`` bounds change every round and always scan.
 
     Examples
@@ -217,7 +269,11 @@ class MLCB(BasePolicy):
         )
 
         state = MLCBState(
-            bounds=np.zeros(n_experts, dtype=BOUNDS_DTYPE), lcb=np.zeros(n_experts), **_heap.empty(n_experts)
+            bounds=np.zeros(n_experts, dtype=BOUNDS_DTYPE),
+            lcb=np.zeros(n_experts),
+            **_heap.empty(n_experts),
+            members=np.zeros(budget, dtype=np.int64),
+            count=np.zeros(1, dtype=np.int64),
         )
         return params, state
 
