@@ -230,22 +230,25 @@ def _train(params, state, env_params, env_state, k, t):
     tabulated = row >= 0 and j < params.tables.shape[1]
     # Counts below `stored` are read: from the tables, then from their continuation.
     stored = params.tables.shape[1] + params.tail.codes.shape[1]
-    eps = -1.0
+    schedule = -1.0
     if expert.code == EPSILON_GREEDY_FAMILY:
-        eps = _epsilon_of(params.tables, params.tail, expert, progress, j)
-    arm, eps, greedy = _current_arm(expert, state.arms, k, j, expert.key, j, 0, params.delta0, eps)
+        schedule = _epsilon_of(params.tables, params.tail, expert, progress, j)
+    arm, eps, greedy = _current_arm(expert, state.arms, k, j, expert.key, j, 0, params.delta0, schedule)
+    # The decisions' running sums serve the deployments that draw from them alone.
+    weights = params.smoothing == smoothing.AVERAGE or params.smoothing == smoothing.UNIFORM
     if eps >= 0.0:
         m = expert.n_arms
-        for a in range(m):
-            state.arms[k, a].weight += eps / m
-        state.arms[k, greedy].weight += 1.0 - eps
+        if weights:
+            for a in range(m):
+                state.arms[k, a].weight += eps / m
+            state.arms[k, greedy].weight += 1.0 - eps
         if expert.rate_kind == THEORY_RATE and not (row >= 0 and j < stored):
             if row >= 0 and j == stored:
                 # The first count past what is stored: the running sums it stopped at.
                 progress.epsilon_sum = params.tails[row, 0]
                 progress.rate_sum = params.tails[row, 1]
             _sharp_rate_step_in_place(progress, m, j, eps, params.delta_prime)
-    else:
+    elif weights:
         state.arms[k, arm].weight += 1.0
     loss = arm_loss(env_params, t, k, arm)
     played = state.arms[k, arm]
