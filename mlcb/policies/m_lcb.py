@@ -69,7 +69,7 @@ class MLCBState(NamedTuple):
     position: np.ndarray  # (K,) int64 slot of each expert in heap; MEMBER in S_t, -1 neither
     size: np.ndarray  # (1,) int64 heap size
     members: np.ndarray  # (M,) int64 the last S_t, ascending (lcb, index) when it was chosen
-    count: np.ndarray  # (1,) int64 how many experts members holds
+    filled: np.ndarray  # (1,) int64 how many experts members holds
 
 
 #: ``MLCBState.position`` of an expert in the last ``S_t`` (the heap holds the others).
@@ -144,13 +144,13 @@ def _members(params, state, selected):
     ``(lcb, index)`` in order, as popping a heap of all K would give.
     """
     members, lcb, heap, position, size = state.members, state.lcb, state.heap, state.position, state.size
-    count = state.count[0]
+    count = state.filled[0]
     while count < params.budget and size[0] > 0:  # after the warm start, or a budget not yet full
         k = _heap.pop(heap, position, size, lcb)
         position[k] = MEMBER
         members[count] = k
         count += 1
-    state.count[0] = count
+    state.filled[0] = count
     for i in range(1, count):
         k = members[i]
         slot = i
@@ -273,7 +273,7 @@ class MLCB(BasePolicy):
             lcb=np.zeros(n_experts),
             **_heap.empty(n_experts),
             members=np.zeros(budget, dtype=np.int64),
-            count=np.zeros(1, dtype=np.int64),
+            filled=np.zeros(1, dtype=np.int64),
         )
         return params, state
 
