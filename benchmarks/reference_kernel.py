@@ -16,7 +16,9 @@ equal), but it is a direct kernel, as fast as it could be made:
 * the random draws are the package's counter-based hash, inlined, with the round's environment
   hash ``mix(key + t G1)`` computed once per round and shared by every arm draw of the round;
 * the per-arm decision weights (needed by the other smoothings only) are not kept, nor the
-  certificate, the Top-M regret or the traces, which this setting's outputs do not include.
+  certificate, the Top-M regret or the traces, which this setting's outputs do not include;
+* compiled without Numba's reference counting: it allocates nothing, and no inlined call
+  increments and decrements the counts of the arrays it passes.
 
 Only the instance (the replication's shuffled arm means), the stream keys and the tables come
 from the package, through :func:`prepare`; the round loop is :func:`run_kernel`.
@@ -50,7 +52,10 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
 _UNIT = 1.0 / 9007199254740992.0
 
-_OPTIONS = {"nogil": True, "error_model": "numpy", "cache": True, "boundscheck": False}
+#: Without Numba's reference counting (NRT): with it, every inlined call that passes arrays
+#: increments and decrements each array's count, atomically, and that cost more than the rest of
+#: a training. The kernel therefore allocates nothing; :func:`run` hands it its state arrays.
+_OPTIONS = {"nogil": True, "error_model": "numpy", "cache": True, "boundscheck": False, "_nrt": False}
 
 
 @numba.njit(inline="always", **_OPTIONS)
@@ -115,16 +120,20 @@ def run_kernel(
     pseudo_regret,
     trained,
     deployed,
+    pulls,
+    arm_loss,
+    n,
+    loss_sum,
+    lcb,
+    ucb,
+    deploys,
+    order,
 ):
-    """Rounds 0 (warm start) to ``horizon``; fills the checkpoint rows of the four outputs."""
-    pulls = np.zeros((K, ARMS), dtype=np.int64)
-    arm_loss = np.zeros((K, ARMS))
-    n = np.zeros(K, dtype=np.int64)
-    loss_sum = np.zeros(K)
-    lcb = np.zeros(K)
-    ucb = np.zeros(K)
-    deploys = np.zeros(K, dtype=np.int64)
-    order = np.arange(K)  # the experts sorted by (lcb, index): S_t is its first M entries
+    """Rounds 0 (warm start) to ``horizon``; fills the checkpoint rows of the four outputs.
+
+    The state arrays come zeroed from the caller (``order``: ``0 .. K-1``, the experts sorted by
+    ``(lcb, index)``, S_t its first M entries): ``pulls``, ``arm_loss`` (K, 2), ``n``,
+    ``loss_sum``, ``lcb``, ``ucb``, ``deploys`` (K,)."""
     # Round 0, the warm start: every expert trains once.
     env_inner = _mix(env_key)
     for k in range(K):
@@ -299,5 +308,13 @@ def run(seed: int, replication: int, horizon: int, budget: int, checkpoints: np.
         pseudo,
         trained,
         deployed,
+        np.zeros((K, ARMS), dtype=np.int64),
+        np.zeros((K, ARMS)),
+        np.zeros(K, dtype=np.int64),
+        np.zeros(K),
+        np.zeros(K),
+        np.zeros(K),
+        np.zeros(K, dtype=np.int64),
+        np.arange(K, dtype=np.int64),
     )
     return regret, pseudo, trained, deployed
