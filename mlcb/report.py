@@ -52,7 +52,11 @@ def number(value: float) -> str:
 
 
 def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
-    """The figure ``kind`` (one of :data:`mlcb.plot.KINDS`) of ``result`` as PNG bytes."""
+    """The figure ``kind`` (one of :data:`mlcb.plot.KINDS`) of ``result`` as PNG bytes.
+
+    The figure is built at the resolution it is saved at, so that laying it out and drawing it
+    share one renderer (and its cache of text sizes), and is saved as the drawing functions lay
+    it out (``tight_layout``), without a second layout pass to crop it."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -60,10 +64,11 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
 
     from mlcb import plot
 
-    figure = plot.draw(result, kind)
+    with plt.rc_context({"figure.dpi": dpi}):
+        figure = plot.draw(result, kind)
     buffer = io.BytesIO()
     try:
-        figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+        figure.savefig(buffer, format="png", dpi=dpi)
     finally:
         plt.close(figure)
     return buffer.getvalue()

@@ -36,7 +36,6 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from agents.bandits import UCB1, EpsilonGreedy
 from envs.lower_bound import (
@@ -46,7 +45,7 @@ from envs.lower_bound import (
     paper_constants,
     regret_lower_bound,
 )
-from mlcb import theory, validation
+from mlcb import plot, theory, validation
 from mlcb.paper.measure import claim_row
 from mlcb.paper.section import SIZES as SIZE_NAMES
 from mlcb.paper.section import Section, Table
@@ -206,7 +205,7 @@ def figure(frame: pd.DataFrame, bounds: dict[float, dict[int, dict[str, Any]]], 
     alphas = sorted(bounds)
     fig, axes = plt.subplots(1, len(alphas), figsize=(6.2 * len(alphas), 5), squeeze=False)
     budgets = sorted(next(iter(bounds.values())))
-    palette = dict(zip(budgets, sns.color_palette(n_colors=len(budgets))))
+    palette = dict(zip(budgets, plot.colours(len(budgets))))
     for ax, alpha in zip(axes[0], alphas):
         for budget in budgets:
             colour = palette[budget]

@@ -1,0 +1,123 @@
+"""A light start: ``import mlcb`` and ``mlcb --help`` import no NumPy, and a run imports the heavy
+packages only when it needs them; the lazy names of ``mlcb`` (PEP 562) resolve as the eager ones
+did; Numba's cache directory and the Gymnasium id still follow ``import mlcb``, in either order.
+
+Each check runs in a fresh interpreter (what is imported is a property of a whole process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Packages that cost tenths of a second each to import, imported only when needed.
+HEAVY = ("numpy", "numba", "pandas", "matplotlib", "seaborn", "scipy", "torch", "river", "dask", "gymnasium")
+
+
+def _python(code: str, cwd: Path | None = None) -> str:
+    """Run ``code`` in a fresh interpreter with this checkout first on the path; its stdout."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=cwd or ROOT, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _imported_after(code: str, cwd: Path | None = None) -> set[str]:
+    """The packages of :data:`HEAVY` imported once ``code`` has run."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    return set(json.loads(_python(probe, cwd).splitlines()[-1]))
+
+
+def test_import_mlcb_imports_no_heavy_package():
+    assert _imported_after("import mlcb") == set()
+
+
+def test_help_imports_no_heavy_package():
+    code = (
+        "import contextlib, io\nfrom mlcb.cli import main\n"
+        "for argv in (['--help'], ['run', '--help'], ['paper', '--help'], ['plot', '--help']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "        main(argv)"
+    )
+    assert _imported_after(code) == set()
+
+
+def test_a_run_imports_what_it_needs_and_no_more(tmp_path):
+    """Without figures a run never imports matplotlib; with them, matplotlib and no seaborn; never
+    an optional extra (torch, river, dask)."""
+    run = "from mlcb.cli import main\nassert main(['run', 'trap', '-M', '2', '-T', '200', '-R', '1', '-q', '-o', 'out'{}]) == 0"
+    bare = _imported_after(run.format(", '--no-plot'"), tmp_path)
+    assert {"numpy", "numba", "pandas"} <= bare
+    assert bare.isdisjoint({"matplotlib", "seaborn", "torch", "river", "dask"})
+    drawn = _imported_after(run.format(""), tmp_path)
+    assert "matplotlib" in drawn
+    assert drawn.isdisjoint({"seaborn", "torch", "river", "dask"})
+    assert sorted(p.name for p in (tmp_path / "out" / "trap").glob("*.png")) == ["panels.png", "regret.png"]
+
+
+def test_the_lazy_names_resolve_to_the_objects_of_their_modules():
+    import mlcb
+    from mlcb.compare import compare
+    from mlcb.config import SimulationConfig
+    from mlcb.simulation import simulate
+    from mlcb.storage.results import Result, load
+    from mlcb.sweeps import sweep
+
+    expected = {
+        "Result": Result,
+        "SimulationConfig": SimulationConfig,
+        "compare": compare,
+        "load": load,
+        "simulate": simulate,
+        "sweep": sweep,
+    }
+    assert set(mlcb.__all__) == set(expected) | {"__version__"}
+    for name, value in expected.items():
+        assert getattr(mlcb, name) is value, name
+        assert name in dir(mlcb)
+    assert mlcb.theory.__name__ == "mlcb.theory" and "theory" in dir(mlcb)
+    with pytest.raises(AttributeError, match="no attribute 'simulation_config'"):
+        mlcb.simulation_config  # noqa: B018
+
+
+def test_the_function_compare_outlives_a_first_import_of_its_module():
+    """``mlcb.compare`` is the function even when the module ``mlcb.compare`` is first imported
+    after ``import mlcb`` (Python then sets the module as the package's attribute)."""
+    out = _python(
+        "import mlcb, mlcb.compare, mlcb.sweeps\nfrom mlcb import compare\n"
+        "print(callable(mlcb.compare), compare is mlcb.compare.__globals__['compare'], mlcb.sweep.__name__)"
+    )
+    assert out.split() == ["True", "True", "sweep"]
+
+
+@pytest.mark.parametrize("order", ["mlcb first", "gymnasium first"])
+def test_gymnasium_finds_the_selection_env_after_import_mlcb(order):
+    imports = "import mlcb\nimport gymnasium" if order == "mlcb first" else "import gymnasium\nimport mlcb"
+    out = _python(
+        f"{imports}\nimport sys\nprint('mlcb.selection_env' in sys.modules)\n"
+        "env = gymnasium.make('mlcb/BudgetedSelection-v0', preset='trap', budget=2, horizon=10)\n"
+        "print(type(env.unwrapped).__name__, gymnasium.__spec__.loader is gymnasium.__loader__)"
+    )
+    assert out.split() == ["False", "BudgetedSelectionEnv", "True"]
+
+
+@pytest.mark.parametrize("order", ["mlcb first", "numba first"])
+def test_numba_caches_under_mlcb_after_import_mlcb(order, tmp_path):
+    imports = "import mlcb\nimport numba" if order == "mlcb first" else "import numba\nimport mlcb"
+    env_home = f"import os\nos.environ['XDG_CACHE_HOME'] = {str(tmp_path)!r}\nos.environ.pop('NUMBA_CACHE_DIR', None)"
+    out = _python(f"{env_home}\n{imports}\nprint(numba.config.CACHE_DIR)")
+    assert Path(out.strip()).parent == tmp_path / "mlcb"
+    assert Path(out.strip()).name.startswith("numba-")
+
+
+def test_a_package_imported_without_mlcb_is_left_alone():
+    """Without ``import mlcb``, Numba keeps its own cache setting and Gymnasium its registry."""
+    out = _python("import gymnasium\nprint('mlcb/BudgetedSelection-v0' in gymnasium.registry)")
+    assert out.strip() == "False"
