@@ -56,7 +56,7 @@ from mlcb.validation import InputError
 
 RESULT_FILES = result_files.NAMES
 #: The figure kinds of :mod:`mlcb.plot` (here, so that the command line lists them without
-#: importing matplotlib and seaborn).
+#: importing matplotlib).
 FIGURE_KINDS = ("regret", "panels", "theory", "budget")
 FIGURES = (*(f"{kind}.png" for kind in FIGURE_KINDS), "report.html")
 PARTS = ".parts"
