@@ -13,7 +13,7 @@ import functools
 import html
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +75,17 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
 
 
 def save_figures(
-    result: Any, out: str | Path, kinds: Iterable[str] | None = None, dpi: int = 120
+    result: Any,
+    out: str | Path,
+    kinds: Iterable[str] | None = None,
+    dpi: int = 120,
+    drawn: Mapping[str, bytes] | None = None,
 ) -> list[Path]:
     """Write the figures ``kinds`` of ``result`` (default: all of :data:`mlcb.plot.KINDS`) into
-    ``out/KIND.png``; returns the files written. Each file is replaced atomically (a link in its
-    place is replaced, never written through); an ``out`` that is a file, or a figure's place that
-    is a folder, is an ``InputError`` in one line."""
+    ``out/KIND.png``; returns the files written. ``drawn`` holds the PNG bytes of figures drawn
+    already, by kind (the command line's figure process); the others are drawn here. Each file is
+    replaced atomically (a link in its place is replaced, never written through); an ``out`` that
+    is a file, or a figure's place that is a folder, is an ``InputError`` in one line."""
     from mlcb import plot
     from mlcb.storage.store import make_directory, write_file
 
@@ -93,7 +98,8 @@ def save_figures(
         path = out / f"{kind}.png"
         if path.is_dir() and not path.is_symlink():
             raise InputError(f"{path}: a folder, where the {kind} figure goes; move it away")
-        write_file(path, functools.partial(_write_bytes, figure_png(result, kind, dpi)))
+        data = drawn[kind] if drawn is not None and kind in drawn else figure_png(result, kind, dpi)
+        write_file(path, functools.partial(_write_bytes, data))
         paths.append(path)
     return paths
 

@@ -121,3 +121,126 @@ def test_a_package_imported_without_mlcb_is_left_alone():
     """Without ``import mlcb``, Numba keeps its own cache setting and Gymnasium its registry."""
     out = _python("import gymnasium\nprint('mlcb/BudgetedSelection-v0' in gymnasium.registry)")
     assert out.strip() == "False"
+
+
+# --- the figure process of the command line ---------------------------------------------------
+@pytest.fixture(scope="module")
+def small_result():
+    import mlcb
+
+    return mlcb.simulate(preset="trap", budget=2, horizon=300, replications=2)
+
+
+def test_the_figure_process_draws_the_same_bytes(small_result):
+    from mlcb.cli.figures import FigureProcess
+    from mlcb.report import figure_png
+
+    helper = FigureProcess()
+    helper.draw(small_result, ("regret", "panels"), dpi=80)
+    drawn = helper.figures()
+    assert drawn is not None and set(drawn) == {"regret", "panels"}
+    for kind, data in drawn.items():
+        assert data == figure_png(small_result, kind, 80), kind
+    assert helper.figures() is None  # collected once
+
+
+def test_a_figure_the_process_cannot_draw_is_drawn_in_place(small_result, tmp_path):
+    """A failing figure makes the process answer nothing; save_figures then draws every figure
+    itself, so the error is the one drawing in place raises."""
+    from mlcb.cli.figures import FigureProcess
+    from mlcb.report import save_figures
+    from mlcb.validation import InputError
+
+    helper = FigureProcess()
+    helper.draw(small_result, ("regret", "no-such-kind"))
+    assert helper.figures() is None
+    with pytest.raises(InputError, match="kind must be one of"):
+        save_figures(small_result, tmp_path, ["regret", "no-such-kind"], drawn=None)
+
+
+def test_a_process_that_dies_or_is_not_collected(small_result):
+    from mlcb.cli.figures import FigureProcess
+
+    helper = FigureProcess()
+    helper.process.kill()
+    helper.draw(small_result, ("regret",))
+    assert helper.figures() is None
+    unused = FigureProcess()
+    process = unused.process
+    unused.close()  # an error before the run ended: the process is stopped
+    assert process.poll() is not None and unused.process is None
+
+
+def test_the_figure_process_is_used_only_where_it_saves_time(monkeypatch):
+    from mlcb.cli import figures
+
+    monkeypatch.setattr(figures, "_cores", lambda: 4)
+    monkeypatch.setenv(figures.VARIABLE, "0")
+    assert figures.FigureProcess.start() is None  # turned off
+    monkeypatch.delenv(figures.VARIABLE)
+    import matplotlib  # noqa: F401  (imported here: drawing in place costs no import)
+
+    assert figures.FigureProcess.start() is None
+
+
+def test_the_command_line_with_and_without_the_figure_process(tmp_path):
+    """``python -m mlcb.cli run`` (the command line as a process) writes the same figures with
+    the figure process and without it."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    outputs = {}
+    for setting in ("1", "0"):
+        out = tmp_path / f"out-{setting}"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mlcb.cli",
+                "run",
+                "trap",
+                "-M",
+                "2",
+                "-T",
+                "300",
+                "-R",
+                "2",
+                "-q",
+                "-o",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            env={**env, "MLCB_FIGURE_PROCESS": setting},
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs[setting] = {p.name: p.read_bytes() for p in (out / "trap").glob("*.png")}
+    assert sorted(outputs["1"]) == ["panels.png", "regret.png"]
+    assert outputs["1"] == outputs["0"]
+
+
+class _Replied:
+    """Stands in for the figure process: its reply is given."""
+
+    def __init__(self, reply: bytes, returncode: int = 0) -> None:
+        self.reply, self.returncode = reply, returncode
+
+    def communicate(self, request, timeout=None):
+        return self.reply, None
+
+
+def _helper(reply: bytes, returncode: int = 0):
+    from mlcb.cli.figures import FigureProcess
+
+    helper = FigureProcess.__new__(FigureProcess)
+    helper.process, helper.request = _Replied(reply, returncode), b"request"
+    return helper
+
+
+def test_the_reply_is_read_whole_and_its_warnings_are_given_again():
+    header = {"figures": [["regret", 3], ["panels", 2]], "warnings": [["RuntimeWarning", "r"], ["Odd", "o"]]}
+    reply = json.dumps(header).encode() + b"\nabcde"
+    with pytest.warns(RuntimeWarning, match="^r$"), pytest.warns(UserWarning, match="^o$"):
+        assert _helper(reply).figures() == {"regret": b"abc", "panels": b"de"}
+    assert _helper(reply[:-1]).figures() is None  # bytes missing
+    assert _helper(b"not json\nabcde").figures() is None
+    assert _helper(reply, returncode=1).figures() is None
