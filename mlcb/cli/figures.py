@@ -88,7 +88,7 @@ class FigureProcess:
         try:
             answer = json.loads(header)
             sizes = [(str(kind), int(size)) for kind, size in answer["figures"]]
-            caught = [(str(category), str(message)) for category, message in answer["warnings"]]
+            caught = [(str(name), str(message)) for name, message in answer["warnings"]]
         except (ValueError, KeyError, TypeError):
             return None
         if sum(size for _, size in sizes) != len(body):
@@ -97,11 +97,11 @@ class FigureProcess:
         for kind, size in sizes:
             figures[kind] = body[start : start + size]
             start += size
-        for category, message in caught:  # a warning class of Python's own, else UserWarning
-            kind = getattr(builtins, category, None)
-            warnings.warn(
-                message, kind if isinstance(kind, type) and issubclass(kind, Warning) else UserWarning, 2
-            )
+        for name, message in caught:  # a warning class of Python's own, else UserWarning
+            category = getattr(builtins, name, None)
+            if not (isinstance(category, type) and issubclass(category, Warning)):
+                category = UserWarning
+            warnings.warn(message, category, 2)
         return figures
 
     def close(self) -> None:
