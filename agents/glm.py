@@ -197,7 +197,7 @@ GLMS = GLMFamily()
 
 @dataclass(frozen=True)
 class OnlineGradientDescent:
-    """Projected OGD on a GLM with a fixed link (the "glm" experts of docs/theory.md §7).
+    """Projected OGD on a GLM with a fixed link (the "glm" experts of docs/presets.md).
 
     Parameters
     ----------

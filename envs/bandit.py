@@ -7,7 +7,7 @@ uniforms come from the counter-based stream (:mod:`mlcb.kernels.random`) at ``(t
 only the components a round needs are ever computed, whatever K is, and every policy sees the same
 ``xi_t``. An expert's decision is a distribution over its arms; ``L_k* = min_a mu[k, a]``.
 
-:class:`TrapEnv` is the paper's "suboptimal trap" (docs/theory.md §7).
+:class:`TrapEnv` is the paper's "suboptimal trap" (docs/presets.md).
 """
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ def trap_reward_means(n_experts: int = 10, n_arms: int = 2) -> np.ndarray:
 
 
 class TrapEnv(BanditExpertsEnv):
-    """The paper's "suboptimal trap" (docs/theory.md §7): K experts, each a Bernoulli bandit.
+    """The paper's "suboptimal trap" (docs/presets.md): K experts, each a Bernoulli bandit.
 
     Expert ``k``'s arms have reward means evenly spaced from ``0.2 (1 - k/K)`` to
     ``0.1 (3 - k/K)`` (the authors' code; the paper's printed formula gives expert 0 two equal

@@ -1,4 +1,4 @@
-"""The GLM stream of the paper's parametric experiment (docs/theory.md §7, "glm").
+"""The GLM stream of the paper's parametric experiment (docs/presets.md, "glm").
 
 Each round ``x_t`` is uniform on the sphere of radius ``R_x`` in ``R^d`` and
 ``y_t = f_target(w* . x_t) + N(0, sigma^2)``; ``w*`` is a random direction with a norm drawn

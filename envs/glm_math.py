@@ -1,4 +1,4 @@
-"""Exact expected losses, optimal losses and constants of the "glm" instance (docs/theory.md §7).
+"""Exact expected losses, optimal losses and constants of the "glm" instance (docs/presets.md).
 
 Setting. Expert ``k`` predicts ``y_hat = f_k(w . x)`` (links in :mod:`envs.links`) with ``w`` in the
 ball ``||w|| <= r``. Each round ``x`` is uniform on the sphere of radius ``R_x`` in ``R^d`` and

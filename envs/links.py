@@ -1,4 +1,4 @@
-"""The ten link functions of the "glm" instance (docs/theory.md §7) as compiled scalar kernels.
+"""The ten link functions of the "glm" instance (docs/presets.md) as compiled scalar kernels.
 
 Expert ``k`` of the "glm" instance predicts ``y_hat = f_k(w . x)``; the target is ``f_9``. The
 links, indexed as in :data:`LINK_NAMES`, are

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -116,6 +117,34 @@ def expert_to_dict(expert: Any) -> dict[str, Any]:
         params = {}
     params.pop("class", None)
     return {"class": _class_label(expert), **params}
+
+
+def _files_by_content(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with every value that names an existing file (a data set given by its path)
+    replaced by the path and a digest of the file's bytes: the same path holding other data is
+    another setting."""
+    out: dict[str, Any] = {}
+    for name, value in params.items():
+        path = Path(value) if isinstance(value, (str, os.PathLike)) else None
+        if path is not None and path.is_file():
+            stat = path.stat()
+            out[name] = {
+                "file": str(value),
+                "sha256": _file_digest(str(path.resolve()), stat.st_mtime_ns, stat.st_size),
+            }
+        else:
+            out[name] = value
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    """The SHA-256 of the file ``path`` (cached while its time and size stay the same)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -301,7 +330,7 @@ class SimulationConfig:
         value = {
             "mlcb": __version__,
             "env": named(envs.registry, self.env),
-            "env_params": full(self.env_params, "env_params"),
+            "env_params": full(_files_by_content(self.env_params), "env_params"),
             "policy": named(policies.registry, self.policy),
             "policy_params": full(self.policy_params, "policy_params"),
             "experts": runs,

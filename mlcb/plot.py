@@ -17,7 +17,10 @@ plain metadata only: nothing named in a result is ever imported or called).
     final regret against the budget M with the theorem's ``sqrt(K/M) + (K/M)^(1-alpha)`` shape
     overlaid, and against K and T when the result holds settings over several of them.
 
-:data:`KINDS` names them; :func:`draw` draws any of them from a result.
+:data:`KINDS` names them. Figures are registered like policies and experts
+(:mod:`mlcb.storage.outputs`): :func:`register` adds one of one's own (a plugin's, say), which
+:func:`draw`, ``mlcb plot --kind``, ``mlcb report`` and the sweeps' figures then know; :func:`names`
+lists them all.
 """
 
 from __future__ import annotations
@@ -31,13 +34,13 @@ import numpy as np
 import pandas as pd
 
 from mlcb import theory
-from mlcb.storage import store
+from mlcb.storage import outputs
 from mlcb.storage.results import Result
 from mlcb.validation import InputError
 
 _METRICS = ("regret", "pseudo_regret", "top_m_regret")
-#: The figure kinds :func:`draw` knows.
-KINDS = store.FIGURE_KINDS
+#: The built-in figure kinds (every registered one: :func:`names`).
+KINDS = ("regret", "panels", "theory", "budget")
 #: Settings drawn by :func:`theory` at most (one panel each).
 THEORY_PANELS = 6
 
@@ -548,14 +551,30 @@ def budget_figure(result: Result, metric: str | None = None, axes: Any = None) -
     return figure
 
 
+def register(name: str, entry_point: str, summary: str = "") -> None:
+    """Register the figure ``name``: ``entry_point`` (``"module:function"``) draws it,
+    ``function(result) -> matplotlib.figure.Figure``; it is saved as ``NAME.png``
+    (:func:`mlcb.storage.outputs.register_figure`).
+
+    A module that registers figures joins the command line with ``--plugin MODULE``
+    (docs/extending.md has the recipe).
+    """
+    outputs.register_figure(name, entry_point, summary)
+
+
+def names() -> list[str]:
+    """Every registered figure, sorted (the built-in :data:`KINDS` and those of plugins).
+
+    Examples
+    --------
+    >>> [name for name in names() if name in KINDS]
+    ['budget', 'panels', 'regret', 'theory']
+    """
+    return outputs.FIGURES.names()
+
+
 def draw(result: Result, kind: str) -> Any:
-    """The matplotlib Figure of figure ``kind`` (one of :data:`KINDS`) for ``result``."""
-    if kind not in KINDS:
-        raise InputError(f"kind must be one of {KINDS}, got {kind!r}")
-    if kind == "regret":
-        return regret(result)
-    if kind == "panels":
-        return panels(result)
-    if kind == "theory":
-        return theory_figure(result)
-    return budget_figure(result)
+    """The matplotlib Figure of the registered figure ``kind`` (:func:`names`) for ``result``."""
+    if not isinstance(kind, str) or kind not in outputs.FIGURES:
+        raise InputError(f"kind must be one of {tuple(names())}, got {kind!r}")
+    return outputs.draw(result, kind)

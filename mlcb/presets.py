@@ -1,4 +1,4 @@
-"""Reference instances of docs/theory.md §7, with their calibrations.
+"""Reference instances of docs/presets.md, with their calibrations.
 
 A preset fixes the environment, the pool of experts and the policy's constants; a *calibration*
 names the constants, and every saved result records it:
@@ -13,7 +13,7 @@ names the constants, and every saved result records it:
     ``n = 10^4``: epsilon-greedy 0.27 against 0.061, UCB1 0.064 against at most 0.021), so it
     explores more than the authors' code.
 ``authors`` (trap only)
-    the authors' reference code (docs/theory.md §8): bonus ``c sqrt(g) + 0.66 g`` with
+    the authors' reference code (docs/presets.md, calibrations): bonus ``c sqrt(g) + 0.66 g`` with
     ``g = log(t / delta + 1) / n_k`` (``t`` the global round) added to both bounds, their
     heuristic rates, ``c = 0.5``, ``delta = 0.1``.
 ``authors-rates`` (trap only)

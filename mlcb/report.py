@@ -2,7 +2,7 @@
 
 The page holds the summary table, a table of the settings (policy, budget, experts, horizon,
 calibration, engine, certificate validity, rate exponent), the sweep's grid and any failed tasks,
-and every figure of :data:`mlcb.plot.KINDS` embedded as a base64 PNG: no other file is needed to
+and every registered figure (:func:`mlcb.plot.names`) embedded as a base64 PNG: no other file is needed to
 read it. It is built from the saved frames and plain metadata only.
 """
 
@@ -46,17 +46,25 @@ _CAPTIONS = {
 }
 
 
+def _summary(kind: str) -> str:
+    """A registered figure's caption: its summary, else its name."""
+    from mlcb.storage.outputs import FIGURES
+
+    return FIGURES.entry(kind).summary or kind
+
+
 def number(value: float) -> str:
     """A number as the tables show it: three decimals below 10, thousands separators above."""
     return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.0f}"
 
 
 def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
-    """The figure ``kind`` (one of :data:`mlcb.plot.KINDS`) of ``result`` as PNG bytes.
+    """The registered figure ``kind`` (:func:`mlcb.plot.names`) of ``result`` as PNG bytes.
 
     The figure is built at the resolution it is saved at, so that laying it out and drawing it
-    share one renderer (and its cache of text sizes), and is saved as the drawing functions lay
-    it out (``tight_layout``), without a second layout pass to crop it."""
+    share one renderer (and its cache of text sizes). mlcb's own figures (:mod:`mlcb.plot`) lay
+    themselves out (``tight_layout``) and are saved as they are, without a second layout pass to
+    crop them; any other registered figure is cropped to what it draws (``bbox_inches="tight"``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -64,11 +72,14 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
 
     from mlcb import plot
 
+    from mlcb.storage.outputs import FIGURES
+
     with plt.rc_context({"figure.dpi": dpi}):
         figure = plot.draw(result, kind)
+    laid_out = FIGURES.entry(kind).entry_point.startswith("mlcb.plot:")
     buffer = io.BytesIO()
     try:
-        figure.savefig(buffer, format="png", dpi=dpi)
+        figure.savefig(buffer, format="png", dpi=dpi, bbox_inches=None if laid_out else "tight")
     finally:
         plt.close(figure)
     return buffer.getvalue()
@@ -81,20 +92,23 @@ def save_figures(
     dpi: int = 120,
     drawn: Mapping[str, bytes] | None = None,
 ) -> list[Path]:
-    """Write the figures ``kinds`` of ``result`` (default: all of :data:`mlcb.plot.KINDS`) into
-    ``out/KIND.png``; returns the files written. ``drawn`` holds the PNG bytes of figures drawn
-    already, by kind (the command line's figure process); the others are drawn here. Each file is
-    replaced atomically (a link in its place is replaced, never written through); an ``out`` that
-    is a file, or a figure's place that is a folder, is an ``InputError`` in one line."""
+    """Write the figures ``kinds`` of ``result`` (default: every registered figure,
+    :func:`mlcb.plot.names`) into ``out/KIND.png``; returns the files written. ``drawn`` holds the
+    PNG bytes of figures drawn already, by kind (the command line's figure process); the others
+    are drawn here. Each file is replaced atomically (a link in its place is replaced, never written
+    through); an ``out`` that is a file, or a figure's place that is a folder, is an ``InputError``
+    in one line."""
     from mlcb import plot
+    from mlcb.storage.outputs import check_figures
     from mlcb.storage.store import make_directory, write_file
 
+    chosen = check_figures(plot.names() if kinds is None else kinds)  # all known before any is drawn
     out = validation.path("out", out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file, not a directory; give a folder for the figures")
     make_directory(out, "--out ")
     paths = []
-    for kind in plot.KINDS if kinds is None else kinds:
+    for kind in chosen:
         path = out / f"{kind}.png"
         if path.is_dir() and not path.is_symlink():
             raise InputError(f"{path}: a folder, where the {kind} figure goes; move it away")
@@ -160,7 +174,7 @@ def render(result: Any, title: str, kinds: tuple[str, ...] | None = None) -> str
     """The HTML page of ``result`` (a string); ``kinds`` are the figures (default: all)."""
     from mlcb import plot
 
-    kinds = plot.KINDS if kinds is None else kinds
+    kinds = tuple(plot.names()) if kinds is None else kinds
     meta = result.metadata if isinstance(result.metadata, dict) else {}
     summary = summary_table(result.summary())
     parts = [
@@ -200,7 +214,7 @@ def render(result: Any, title: str, kinds: tuple[str, ...] | None = None) -> str
     parts.append("<h2>Figures</h2>")
     for kind in kinds:
         data = base64.b64encode(figure_png(result, kind)).decode("ascii")
-        caption = html.escape(_CAPTIONS.get(kind, kind))
+        caption = html.escape(_CAPTIONS.get(kind) or _summary(kind))
         parts.append(
             f'<figure id="figure-{kind}"><img alt="{kind} figure" src="data:image/png;base64,{data}" />'
             f"<figcaption>{caption}</figcaption></figure>"

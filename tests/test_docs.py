@@ -91,3 +91,23 @@ def test_the_checks_can_fail(tmp_path):
     assert not (ROOT / "docs" / "nowhere.md").exists()
     assert FOREIGN.search("as RATES.md says") and FOREIGN.search("SPEC section 2")
     assert not FOREIGN.search("specification, rates and baselines")
+
+
+def test_the_presets_page_lists_every_preset_as_it_is():
+    """docs/presets.md has a row for every preset, with its environment, budgets, horizon,
+    replications and calibrations, and no row for a preset that does not exist."""
+    from mlcb import presets
+
+    text = (ROOT / "docs" / "presets.md").read_text(encoding="utf-8")
+    rows = {
+        cells[0].strip("` "): [c.strip() for c in cells[1:]]
+        for line in text.splitlines()
+        if line.startswith("| `") and len(cells := line.strip("|").split("|")) == 6
+    }
+    assert sorted(rows) == presets.names()
+    for name, (env, budgets, horizon, replications, calibrations) in rows.items():
+        preset = presets.get(name)
+        assert env == f"`{preset.env}`", name
+        assert budgets == ", ".join(map(str, preset.budgets)), name
+        assert horizon == f"{preset.horizon:,}" and replications == str(preset.replications), name
+        assert calibrations == ", ".join(f"`{c}`" for c in preset.calibrations), name

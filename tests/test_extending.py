@@ -38,10 +38,10 @@ def _run(arguments: list[str], directory: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory) -> Path:
-    """The page's three parts, in order, written as ``my_plugin.py``; the page's TOML files beside it."""
+    """The page's four parts, in order, written as ``my_plugin.py``; the page's TOML files beside it."""
     directory = tmp_path_factory.mktemp("extending")
     parts = [block for block in _blocks("python") if block.startswith("# my_plugin.py, part ")]
-    assert [block.split(":")[0] for block in parts] == [f"# my_plugin.py, part {i}" for i in (1, 2, 3)]
+    assert [block.split(":")[0] for block in parts] == [f"# my_plugin.py, part {i}" for i in (1, 2, 3, 4)]
     (directory / "my_plugin.py").write_text("\n\n".join(parts))
     for block in _blocks("toml"):
         name = block.split(":")[0].removeprefix("# ").strip()
@@ -63,7 +63,7 @@ def test_the_page_has_a_recipe_and_a_check_for_each_kind():
 def test_each_recipe_runs_and_passes_its_check(plugin):
     """Every Python block that uses the plugin runs as written, in a fresh namespace."""
     snippets = [block for block in _blocks("python") if "import my_plugin" in block]
-    assert len(snippets) == 4
+    assert len(snippets) == 5
     script = "\n".join(
         f"exec(compile({snippet!r}, 'docs/extending.md, check {i}', 'exec'), {{}})\nprint('check {i} done')"
         for i, snippet in enumerate(snippets, 1)
@@ -75,6 +75,7 @@ def test_each_recipe_runs_and_passes_its_check(plugin):
         "check 2 done",
         "check 3 done",
         "check 4 done",
+        "check 5 done",
     ]
 
 
@@ -97,3 +98,29 @@ def test_the_command_line_reaches_all_three_through_one_plugin(plugin):
     assert refused.stderr.strip().splitlines() == [refused.stderr.strip()]
     assert refused.stderr.startswith("mlcb: error: unknown expert 'running-mean'")
     assert "--plugin MODULE" in refused.stderr
+
+
+def test_the_command_line_draws_and_writes_what_the_plugin_registers(plugin):
+    """A plugin's figure and writer: listed, written beside the result (and counted as mlcb's
+    own by the store, so the same run resumes over them), drawn by `mlcb plot`."""
+    listed = _run(["-m", "mlcb.cli", "list", "--plugin", "my_plugin"], plugin)
+    assert re.search(r"^\s+deployed-shares\s+share of rounds", listed.stdout, flags=re.MULTILINE)
+    assert re.search(
+        r"^\s+summary-txt\s+the summary as plain text \(summary.txt\)", listed.stdout, flags=re.M
+    )
+    run = ["-m", "mlcb.cli", "run", "trap", "--budget", "2", "--horizon", "500", "--replications", "2",
+           "--plugin", "my_plugin", "--write", "summary-txt", "csv", "--out", "outputs", "--quiet"]  # fmt: skip
+    for _ in range(2):  # the second run finds only mlcb's files, its own included
+        ran = _run(run, plugin)
+        assert ran.returncode == 0, ran.stderr[-2000:]
+    saved = plugin / "outputs" / "trap"
+    assert "mlcb M=2" in (saved / "summary.txt").read_text()
+    assert (saved / "curves.csv").is_file()
+    drawn = _run(
+        ["-m", "mlcb.cli", "plot", str(saved), "--kind", "deployed-shares", "--plugin", "my_plugin"], plugin
+    )
+    assert drawn.returncode == 0, drawn.stderr[-2000:]
+    assert (saved / "deployed-shares.png").stat().st_size > 1000
+    unknown = _run(["-m", "mlcb.cli", "plot", str(saved), "--kind", "deployed-shares"], plugin)
+    assert unknown.returncode == 2
+    assert unknown.stderr.startswith("mlcb: error: unknown figure 'deployed-shares'")

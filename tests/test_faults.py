@@ -23,7 +23,7 @@ import envs
 import mlcb
 from mlcb import cli, policies, validation
 from mlcb.config import SimulationConfig
-from mlcb.errors import CertificateWarning
+from mlcb.errors import CertificateWarning, ExpertError
 from mlcb.validation import InputError, InputNotFound, InputTypeError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -278,9 +278,24 @@ def test_a_rate_callable_that_goes_bad_late_is_named_with_its_count():
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")], ids=["nan", "inf"])
-def test_a_certificate_with_a_term_that_is_not_finite_is_not_valid_and_says_so(bad, tmp_path, capsys):
+def test_a_rate_from_learn_that_is_not_finite_names_the_expert_and_the_round(bad):
     """The issue's case: a heuristic=False expert whose learn returns a NaN rate gave a NaN
-    certificate marked valid with 0 violations."""
+    certificate marked valid with 0 violations; now the run stops, naming the expert and round."""
+    with pytest.raises(ExpertError, match=rf"^expert 0 \(_Fixed\), replication \d+, round \d+: learn returned the "
+                       rf"rate {bad!r}; rates must be finite numbers >= 0"):  # fmt: skip
+        _pool_simulate(_Fixed(0, bad), _Fixed(1, 0.5))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")], ids=["nan", "inf"])
+def test_a_certificate_with_a_term_that_is_not_finite_is_not_valid_and_says_so(
+    bad, tmp_path, capsys, monkeypatch
+):
+    """Where nothing checks the rates (a pool of one's own that does not, here the Python pool with
+    its check switched off), a certificate with a term that is not finite is not valid and says
+    so, never a NaN certificate marked valid with 0 violations."""
+    from mlcb.engine.learners import LearnerPool
+
+    monkeypatch.setattr(LearnerPool, "_bad_rate", lambda self, *args: None)
     with pytest.warns(CertificateWarning) as caught:
         result = _pool_simulate(_Fixed(0, bad), _Fixed(1, bad))
     meta = result.metadata["settings"]["mlcb M=1"]

@@ -385,7 +385,13 @@ def test_run_names_the_plugin_option_for_an_unknown_policy(capsys):
     assert "(a module of one's own registers more: --plugin MODULE)" in err
 
 
-def test_sweep_takes_plugin(isolated, tmp_path, capsys):
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_sweep_takes_plugin(isolated, tmp_path, capsys, monkeypatch, start):
+    """The sweep's worker processes know the plugin's names whether they are forked or spawned
+    (spawned where the parent runs other threads: they import the plugin again)."""
+    from mlcb.sweeps import executors
+
+    monkeypatch.setattr(executors, "_start_method", lambda: start)
     name = isolated(OWN_POLICY)
     grid = tmp_path / "grid.toml"
     grid.write_text(
@@ -426,8 +432,8 @@ def test_device_only_where_it_acts_and_plugin_registers_environments(command):
     text = " ".join(_help(command).split())
     assert ("--device DEVICE" in text) == (command in ("run", "compare"))
     if "--plugin MODULE" in text:
-        assert "registers expert families, policies or environments" in text
-    assert ("--plugin MODULE" in text) == (command in ("run", "compare", "sweep", "list"))
+        assert "registers expert families, policies, environments, figures or writers" in text
+    assert ("--plugin MODULE" in text) == (command in ("run", "compare", "sweep", "list", "plot", "report"))
 
 
 def test_run_help_points_to_the_toml_format():

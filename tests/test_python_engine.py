@@ -4,6 +4,7 @@ experts of any kind; failures that name the expert and lose nothing."""
 from __future__ import annotations
 
 import math
+import re
 import sys
 
 import numpy as np
@@ -16,6 +17,7 @@ from mlcb import engine, policies, presets
 from mlcb.contracts import family_of
 from mlcb.engine import Problem, python_loop
 from mlcb.errors import ExpertError, ExpertLossError
+from mlcb.validation import InputError
 
 ROUNDS = 1_500
 FIELDS = ("regret", "pseudo_regret", "top_m_regret", "certificate", "trained", "deployed", "optimal")
@@ -501,11 +503,15 @@ class CountedRate(GreedyArms):
         return np.where(np.asarray(n) < self.at, np.sqrt(n), self.value)
 
 
-@pytest.mark.parametrize("value", [math.nan, -2.0])  # (an infinite rate is capped at n: valid)
-def test_a_rate_callable_that_turns_bad_is_named_with_the_round(value):
+@pytest.mark.parametrize("value", [math.nan, -2.0, math.inf])
+def test_a_rate_callable_that_turns_bad_is_named_with_its_count_before_work(value):
+    """The rates of the counts a run reaches are read before it starts: a callable that turns bad
+    at count 30 stops the run before any work, naming the expert, the value and the count."""
     pool = [GreedyArms(0.1)] * 3 + [CountedRate(value)] + [GreedyArms(0.2)] * 6
     with pytest.raises(
-        ExpertError, match=r"^expert 3 \(CountedRate\), replication 0, round \d+: its rate at count 30"
+        InputError,
+        match=rf"^experts\[3\]: rate of CountedRate must be a finite number >= 0 at every count, got "
+        rf"{re.escape(repr(value))} at n = 30$",
     ):
         mlcb.simulate(
             env="mlcb/Trap-v0", experts=pool, budget=4, policy="round-robin", horizon=400, replications=1
@@ -515,7 +521,9 @@ def test_a_rate_callable_that_turns_bad_is_named_with_the_round(value):
 @pytest.mark.parametrize("value", [math.nan, -2.0])
 def test_a_rate_callable_that_is_bad_from_the_start_is_refused_before_work(value):
     pool = [GreedyArms(0.1)] * 3 + [CountedRate(value, at=0)] + [GreedyArms(0.2)] * 6
-    with pytest.raises(ValueError, match=r"experts\[3\]: rate of .*CountedRate must be finite and >= 0"):
+    with pytest.raises(
+        ValueError, match=r"experts\[3\]: rate of CountedRate must be a finite number >= 0 at every"
+    ):
         mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2)
 
 

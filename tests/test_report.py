@@ -98,10 +98,10 @@ def test_plot_command_draws_the_kinds_asked(saved, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["budget.png", "theory.png"]
     for path in tmp_path.iterdir():
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    with pytest.raises(SystemExit) as exit_info:
-        main(["plot", str(saved), "--kind", "pie"])
-    assert exit_info.value.code == 2
-    assert "invalid choice: 'pie'" in capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["plot", str(saved), "--kind", "regret", "pie", "--out", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err.startswith("mlcb: error: unknown figure 'pie'; registered figure names:")
+    assert not (tmp_path / "none").exists()  # refused before any figure is drawn
 
 
 class _Checker(html.parser.HTMLParser):

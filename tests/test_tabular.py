@@ -208,3 +208,24 @@ def test_environment_parameters_that_do_not_apply_are_refused():
     ):
         with pytest.raises(ValueError, match=message if "must be one of" in message else re.escape(message)):
             RealDataEnv(horizon=10, **params)
+
+
+def test_a_csv_given_by_its_path_is_part_of_the_key_by_its_content(tmp_path):
+    """The same path holding other data is another setting (a resume never reuses the parts of
+    the old file); the same content under another name or after a rewrite is the same."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"]).assign(label=np.arange(40) % 2)
+    path = tmp_path / "mine.csv"
+    frame.to_csv(path, index=False)
+
+    def key() -> str:
+        return mlcb.SimulationConfig(
+            env="mlcb/RealData-v0", env_params={"dataset": str(path), "label": "label", "horizon": 30},
+            experts=tuple(mixed_pool(4, 3)), horizon=30,
+        ).key()  # fmt: skip
+
+    first = key()
+    frame.to_csv(path, index=False)  # rewritten, the same bytes
+    assert key() == first
+    frame.assign(a=frame["a"] + 1).to_csv(path, index=False)
+    assert key() != first

@@ -26,6 +26,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from mlcb.cli.output import list_names as _list
+from mlcb.cli.output import print_summary as _print_summary
+from mlcb.cli.output import seconds as _number
 from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
 from mlcb.validation import InputError
 
@@ -130,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     plot.add_argument("--out", "-o", type=_path, help="figure directory (default: the result's)")
     _plot_kind_option(plot)
+    _plugin_option(plot)
     _sweep_parser(commands)
     _report_parser(commands)
 
@@ -206,16 +210,14 @@ def _paper_parser(commands: Any) -> None:
 
 
 def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
-    from mlcb.storage.store import FIGURE_KINDS as KINDS  # not mlcb.plot: building the parser stays light
-
     parser.add_argument(
         "--kind",
         "-k",
         nargs="+",
-        choices=KINDS,
         metavar="KIND",
-        help=f"figures to draw, among {', '.join(KINDS)} (default: regret and panels for a run, "
-        "all for a sweep); each is saved as KIND.png",
+        help="figures to draw: regret, panels, theory, budget or a figure a plugin registers "
+        "(`mlcb list` lists them; default: regret and panels for a run, all for a sweep); each is "
+        "saved as KIND.png",
     )
 
 
@@ -259,6 +261,7 @@ def _report_parser(commands: Any) -> None:
     )
     report.add_argument("result", type=_path, help="a directory written by `mlcb run`, `compare` or `sweep`")
     report.add_argument("--out", "-o", type=_path, help="the HTML file (default: RESULT/report.html)")
+    _plugin_option(report)
 
 
 def _with_device(configs: list, device: str | None) -> list:
@@ -302,8 +305,9 @@ def _plugin_option(parser: argparse.ArgumentParser) -> None:
         dest="plugins",
         metavar="MODULE",
         help="import MODULE first (repeatable): a module of one's own on PYTHONPATH that registers "
-        "expert families, policies or environments (agents.register, mlcb.policies.register, "
-        "envs.register); files then name what it registers",
+        "expert families, policies, environments, figures or writers (agents.register, "
+        "mlcb.policies.register, envs.register, mlcb.plot.register, "
+        "mlcb.storage.outputs.register_writer); files and options then name what it registers",
     )
 
 
@@ -336,6 +340,14 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
         help="output directory (default: results); writes OUT/NAME/",
     )
     parser.add_argument("--no-plot", action="store_true", help="skip the figures")
+    parser.add_argument(
+        "--write",
+        nargs="+",
+        default=[],
+        metavar="WRITER",
+        help="more files beside the result: csv (the frames as CSV) or a writer a plugin registers "
+        "(`mlcb list` lists them)",
+    )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     parser.add_argument(
         "--overwrite",
@@ -447,8 +459,11 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
     its figures saved atomically; then only these settings' parts removed."""
     from mlcb.report import save_figures
     from mlcb.simulation import simulate
+    from mlcb.storage import outputs
     from mlcb.storage.results import Result
     from mlcb.storage.store import Store
+
+    writers = outputs.check_writers(args.write)  # known before any work
 
     if args.threads is not None and args.threads < 1:
         raise InputError(f"threads must be an integer >= 1, got {args.threads!r}")
@@ -468,12 +483,14 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
             results.append(result)
         result = Result.concat(results)
         figures: list[Path] = []
+        files: list[Path] = []
         helper = getattr(args, "figure_process", None)
         if helper is not None and not args.no_plot:
             helper.draw(result, RUN_FIGURES)  # drawn there while the files are written here
 
         def fill(directory: Path) -> None:
             result.write_files(directory)
+            files.extend(store.path / path.name for path in outputs.write(result, directory, writers))
             if not args.no_plot:
                 pngs = helper.figures() if helper is not None else None
                 drawn = save_figures(result, directory, RUN_FIGURES, drawn=pngs)
@@ -484,52 +501,15 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
         _print_summary(result, elapsed)
         for figure in figures:
             print(f"figure: {figure}")
+        for file in files:
+            print(f"file: {file}")
         print(f"results: {out}/ (curves, experts, replications .parquet; metadata.json)")
         store.remove_parts(keys)
     return 0
 
 
-#: The summary columns printed (names of :data:`mlcb.storage.results.SUMMARY_COLUMNS`), before the seconds.
-PRINTED_COLUMNS = (
-    "setting",
-    "rounds",
-    "replications",
-    "regret",
-    "regret_std",
-    "pseudo_regret",
-    "best_deployed_share",
-    "certificate_violations",
-)
 #: The figures of a run or a comparison (a sweep draws every kind).
 RUN_FIGURES = ("regret", "panels")
-
-
-def _print_summary(result, elapsed: float) -> None:
-    from mlcb.report import number, printable
-    from mlcb.storage.results import summary_table
-
-    summary = result.summary()
-    calibration = ", ".join(sorted(printable(c) for c in summary["calibration"].unique()))
-    table = summary_table(summary, PRINTED_COLUMNS)
-    print(f"{len(table)} setting(s), calibration {calibration}, {elapsed:.1f} s")
-    settings = result.metadata.get("settings", {})
-    table["seconds"] = [
-        _number(settings.get(label, {}).get("seconds") if isinstance(settings.get(label), dict) else None)
-        for label in table["setting"]
-    ]
-    table["setting"] = [printable(label) for label in table["setting"]]
-    for line in table.to_string(index=False, float_format=number).splitlines():
-        print(printable(line))
-    for setting in settings.values():  # a certificate that is not a number is never shown without a word
-        if isinstance(setting, dict) and isinstance(setting.get("certificate_problem"), str):
-            print(printable(f"note: {setting['certificate_problem']}"))
-
-
-def _number(value: Any) -> float:
-    """``value`` as a float (NaN unless it is a real number)."""
-    from mlcb import validation
-
-    return float(value) if validation.is_real(value) else float("nan")
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -662,36 +642,6 @@ def _show(args: argparse.Namespace) -> int:
         say("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     say(f"git revision: {meta.get('git_revision') or 'unknown'}")
     say(f"created: {meta.get('created') or 'unknown'}")
-    return 0
-
-
-def _list(args: argparse.Namespace) -> int:
-    import agents
-    import envs
-    from mlcb import policies, presets
-
-    print("presets:")
-    for name in presets.names():
-        preset = presets.get(name)
-        print(f"  {name:<16} {preset.description}")
-        print(
-            f"  {'':<16} calibrations: {', '.join(preset.calibrations)}; budgets {list(preset.budgets)}, "
-            f"T = {preset.horizon:,}, R = {preset.replications}"
-        )
-        comparison = "; ".join(f"{e.policy} M in {list(e.budgets)}" for e in preset.comparison)
-        if comparison:
-            print(f"  {'':<16} comparison (mlcb compare {name}): {comparison}")
-        for set_name in preset.entry_sets:
-            print(f"  {'':<16} comparison set: mlcb compare {name} --set {set_name}")
-    print("policies:")
-    for name in policies.names():
-        print(f"  {name:<16} {policies.registry.entry(name).summary}")
-    print("experts:")
-    for name in agents.names():
-        print(f"  {name:<16} {agents.registry.entry(name).summary}")
-    print("environments:")
-    for name in envs.names():
-        print(f"  {name:<24} {envs.registry.entry(name).summary}")
     return 0
 
 

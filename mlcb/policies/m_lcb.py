@@ -13,7 +13,7 @@ index" is the smaller identity.
 ``s`` is ``bonus_scale`` (1 is the theory; the ``practical`` calibration halves it). Both bounds
 depend on ``n_k`` only, so only the trained experts' bounds are recomputed after a round.
 
-``bounds="authors"`` reproduces the authors' reference code instead (docs/theory.md §8):
+``bounds="authors"`` reproduces the authors' reference code instead (docs/presets.md, calibrations):
 with ``g = log(t / delta + 1) / n_k`` (``t`` the global round) and ``b = c sqrt(g) + 0.66 g``,
 ``LCB = L - U / n - b`` and ``UCB = L + b``; the bonus then changes every round for every expert,
 so all K bounds are recomputed each round. It is outside the theory: no certificate.
@@ -150,7 +150,7 @@ class MLCB(BasePolicy):
     bonus_scale : float
         Multiplier ``s > 0`` on both confidence widths; 1 is the theory value, 0.5 the
         ``practical`` calibration (a tuning of the valid rates, not the authors' constants; see
-        docs/theory.md §8). Outside 1 the certificate is not a guarantee.
+        docs/presets.md, calibrations). Outside 1 the certificate is not a guarantee.
     bounds : {"theory", "authors"}
         ``"theory"``: docs/theory.md §2. ``"authors"``: the authors' reference code (module doc).
     authors_c : float

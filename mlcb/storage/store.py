@@ -51,16 +51,17 @@ from typing import Any
 #: The files of a saved result, and what else may sit in a result directory.
 from mlcb import validation
 from mlcb.errors import FileWarning
-from mlcb.storage import result_files
+from mlcb.storage import outputs, result_files
 from mlcb.validation import InputError
 
 RESULT_FILES = result_files.NAMES
-#: The figure kinds of :mod:`mlcb.plot` (here, so that the command line lists them without
-#: importing matplotlib).
-FIGURE_KINDS = ("regret", "panels", "theory", "budget")
-FIGURES = (*(f"{kind}.png" for kind in FIGURE_KINDS), "report.html")
 PARTS = ".parts"
-_KNOWN = frozenset(RESULT_FILES + FIGURES + (PARTS,))
+
+
+def _known() -> frozenset[str]:
+    """The names mlcb writes in a result directory: the result's files, every registered figure
+    and writer's files, the report (:func:`mlcb.storage.outputs.own_files`) and the parts folder."""
+    return outputs.own_files() | {PARTS}
 
 
 class LockedError(InputError):
@@ -132,15 +133,16 @@ def foreign_entries(path: Path) -> list[str]:
     names that is not what mlcb writes there (a result file or figure that is a link, a folder or
     a pipe; ``.parts`` that is a link or a file)."""
     foreign = []
+    known = _known()
     for entry in path.iterdir():
         if entry.name == PARTS:
             mine = entry.is_dir() and not entry.is_symlink()
-        elif entry.name in _KNOWN:
+        elif entry.name in known:
             mine = entry.is_file() and not entry.is_symlink()
         else:
             mine = bool(_TEMPORARY.fullmatch(entry.name)) and entry.is_file() and not entry.is_symlink()
         if not mine:
-            foreign.append(entry.name + _kind(entry, entry.name in _KNOWN))
+            foreign.append(entry.name + _kind(entry, entry.name in known))
     return sorted(foreign)
 
 
@@ -173,10 +175,11 @@ def remove_result(path: Path) -> None:
     """Remove the result directory ``path``, deleting only what mlcb writes there (its files,
     figures, temporaries and parts folder); a directory that then still holds anything is left in
     place (renamed, it is recovered by nobody) and named in a warning."""
+    known = _known()
     for entry in list(path.iterdir()):
         if entry.name == PARTS and entry.is_dir() and not entry.is_symlink():
             remove_parts_folder(entry)
-        elif entry.name in _KNOWN or _TEMPORARY.fullmatch(entry.name):
+        elif entry.name in known or _TEMPORARY.fullmatch(entry.name):
             if entry.is_file() and not entry.is_symlink():
                 with contextlib.suppress(OSError):
                     entry.unlink()

@@ -51,8 +51,7 @@ from typing import Any
 import pandas as pd
 
 from mlcb import validation
-from mlcb.storage import provenance, result_files
-from mlcb.storage.store import FIGURES
+from mlcb.storage import outputs, provenance, result_files
 from mlcb.sweeps.executors import (
     CONNECT_TIMEOUT,
     DASK_HINT,
@@ -78,9 +77,15 @@ from mlcb.sweeps.worker import payload, rate_exponent, run_task
 from mlcb.validation import InputError, InputNotFound, InputTypeError
 
 SWEEP_FILE = "sweep.json"
-#: The files mlcb writes in a sweep's directory besides ``data/``: the description, the figures and
-#: the report.
-OWN_FILES = (SWEEP_FILE, *FIGURES)
+
+
+def own_files() -> tuple[str, ...]:
+    """The files mlcb writes in a sweep's directory besides ``data/``: the description, every
+    registered figure and the report."""
+    figures = (outputs.figure_file(name) for name in outputs.FIGURES.names())
+    return (SWEEP_FILE, *figures, outputs.REPORT)
+
+
 #: Seconds between rewrites of ``sweep.json`` while tasks finish (and once at the end).
 METADATA_EVERY = 2.0
 
@@ -157,7 +162,7 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
         why = "holds a saved run, not a sweep"
     removing = why is not None and overwrite
     if is_sweep(path):
-        foreign = foreign_entries(path, OWN_FILES, removing)
+        foreign = foreign_entries(path, own_files(), removing)
     else:
         foreign = store.foreign_entries(path)
     if foreign:
@@ -176,7 +181,7 @@ def _empty(path: Path) -> None:
     from mlcb.storage import store
 
     if is_sweep(path):
-        remove_sweep(path, OWN_FILES)
+        remove_sweep(path, own_files())
     else:
         store.remove_result(path)
         path.mkdir(exist_ok=True)
@@ -243,41 +248,11 @@ def sweep(
     from mlcb.storage.store import Store
 
     started = time.perf_counter()
-    if isinstance(grid, Grid):
-        pass
-    elif isinstance(grid, dict):
-        grid = make_grid(grid)
-    elif isinstance(grid, (str, os.PathLike)):
-        grid = load_grid(grid)
-    else:
-        raise InputTypeError(f"grid must be a TOML path, a dict or a Grid, got {type(grid).__name__}")
-    if executor not in EXECUTORS:
-        raise InputError(f"executor must be one of {EXECUTORS}, got {executor!r}")
-    if scheduler is not None and executor != "dask":
-        raise InputError("scheduler: an address is only used with executor 'dask' (--executor dask)")
-    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
-        raise InputError(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
-    if not (validation.is_real(timeout) and 0 < timeout <= 3600):
-        raise InputError(f"timeout must be a number of seconds in (0, 3600], got {timeout!r}")
-    workers = _check_workers(workers)
-    if block is not None:
-        grid = Grid(
-            grid.name,
-            grid.preset,
-            grid.replications,
-            validation.integer("block", block, maximum=10**6),
-            grid.settings,
-            grid.description,
-        )
-    if executor == "dask":
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise InputError(DASK_HINT) from None
+    grid = _as_grid(grid, block)
+    workers = _check_options(executor, scheduler, timeout, workers)
     say = echo or (lambda _line: None)
     store = Store(out, grid.name)
     root = store.path
-    failed: list[tuple[str, str]] = []
     with store.lock(), contextlib.ExitStack() as stack:
         replace = _check_directory(root, grid, overwrite)
         done_tasks, todo = ([], grid.tasks()) if replace else plan(root, grid)
@@ -289,49 +264,106 @@ def sweep(
         if replace:
             _empty(root)
         root.mkdir(parents=True, exist_ok=True)
-        done = {f"key={t.key}/{t.name}" for t in done_tasks}
-        _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
-        payloads = [payload(grid, t) for t in todo]
-        bar = None
+        record = _Record(root, grid, todo, done_tasks, progress, on_part)
+        try:
+            payloads = [payload(grid, t) for t in todo]
+            if client is not None:
+                run_dask(client, payloads, record.finished, record.failed_task)
+            elif todo:
+                run_local(payloads, workers, record.finished, record.failed_task)
+        finally:
+            record.close()
+    return Outcome(root, record.computed, len(done_tasks), record.failed, time.perf_counter() - started)
+
+
+def _as_grid(grid: Any, block: int | None) -> Grid:
+    """``grid`` (a TOML path, its contents or a :class:`Grid`) as a validated :class:`Grid`, with
+    ``block`` replications per task when given."""
+    if isinstance(grid, dict):
+        grid = make_grid(grid)
+    elif isinstance(grid, (str, os.PathLike)):
+        grid = load_grid(os.fspath(grid))
+    elif not isinstance(grid, Grid):
+        raise InputTypeError(f"grid must be a TOML path, a dict or a Grid, got {type(grid).__name__}")
+    if block is None:
+        return grid
+    size = validation.integer("block", block, maximum=10**6)
+    return Grid(grid.name, grid.preset, grid.replications, size, grid.settings, grid.description)
+
+
+def _check_options(executor: Any, scheduler: Any, timeout: Any, workers: Any) -> int:
+    """Check the executor's options before anything runs; returns the number of workers."""
+    if executor not in EXECUTORS:
+        raise InputError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    if scheduler is not None and executor != "dask":
+        raise InputError("scheduler: an address is only used with executor 'dask' (--executor dask)")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise InputError(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
+    if not (validation.is_real(timeout) and 0 < timeout <= 3600):
+        raise InputError(f"timeout must be a number of seconds in (0, 3600], got {timeout!r}")
+    if executor == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise InputError(DASK_HINT) from None
+    return _check_workers(workers)
+
+
+class _Record:
+    """The bookkeeping of a sweep's run: each finished task's part written at once, ``sweep.json``
+    rewritten every :data:`METADATA_EVERY` seconds and at the end (the parts are the truth), failed
+    tasks collected, the progress bar moved."""
+
+    def __init__(
+        self,
+        root: Path,
+        grid: Grid,
+        todo: list[Task],
+        done_tasks: list[Task],
+        progress: bool,
+        on_part: Callable[[Task], None] | None,
+    ) -> None:
+        self.root, self.grid, self.todo, self.on_part = root, grid, todo, on_part
+        self.done = {f"key={t.key}/{t.name}" for t in done_tasks}
+        self.failed: list[tuple[str, str]] = []
+        self.computed = 0
+        self.bar = None
+        self._write_metadata()
         if progress and todo:
             from tqdm.auto import tqdm
 
             tqdm.monitor_interval = 0  # no monitor thread: worker processes can be forked
-            bar = tqdm(total=len(todo), desc=grid.name, unit="task")
-        computed = 0
-        written = [time.monotonic()]
+            self.bar = tqdm(total=len(todo), desc=grid.name, unit="task")
 
-        def on_result(index: int, output: dict) -> None:
-            nonlocal computed
-            task = todo[index]
-            write_part(root, task, output)
-            done.add(f"key={task.key}/{task.name}")
-            computed += 1
-            if time.monotonic() - written[0] >= METADATA_EVERY:  # the parts are the truth
-                _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
-                written[0] = time.monotonic()
-            if bar is not None:
-                bar.update()
-            if on_part is not None:
-                on_part(task)
+    def _write_metadata(self) -> None:
+        _write_json(self.root / SWEEP_FILE, _metadata(self.grid, self.done, self.todo, self.failed))
+        self._written = time.monotonic()
 
-        def on_error(index: int, error: BaseException) -> None:
-            task = todo[index]
-            failed.append((task.describe(), first_line(error)))
-            if bar is not None:
-                bar.update()
-                bar.write(f"failed: {task.describe()}: {first_line(error)}")
+    def finished(self, index: int, output: dict) -> None:
+        """Task ``index`` of the to-do list returned ``output``: its part is written."""
+        task = self.todo[index]
+        write_part(self.root, task, output)
+        self.done.add(f"key={task.key}/{task.name}")
+        self.computed += 1
+        if time.monotonic() - self._written >= METADATA_EVERY:
+            self._write_metadata()
+        if self.bar is not None:
+            self.bar.update()
+        if self.on_part is not None:
+            self.on_part(task)
 
-        try:
-            if client is not None:
-                run_dask(client, payloads, on_result, on_error)
-            elif todo:
-                run_local(payloads, workers, on_result, on_error)
-        finally:
-            if bar is not None:
-                bar.close()
-            _write_json(root / SWEEP_FILE, _metadata(grid, done, todo, failed))
-    return Outcome(root, computed, len(done_tasks), failed, time.perf_counter() - started)
+    def failed_task(self, index: int, error: BaseException) -> None:
+        """Task ``index`` raised ``error``: named with its setting, the others go on."""
+        task = self.todo[index]
+        self.failed.append((task.describe(), first_line(error)))
+        if self.bar is not None:
+            self.bar.update()
+            self.bar.write(f"failed: {task.describe()}: {first_line(error)}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        self._write_metadata()
 
 
 # --- reading a sweep back ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from mlcb import registry
 from mlcb.sweeps.worker import run_task
 from mlcb.validation import InputError
 
@@ -52,6 +53,17 @@ def _start_method() -> str:
 
 #: Seconds between a worker's looks at whether the process that started it is still there.
 PARENT_POLL = 0.2
+
+
+def _start_worker(parent: int, plugins: list[str]) -> None:
+    """Worker initializer: end with the parent (:func:`_exit_with_parent`), and register what the
+    parent's plugins registered: the installed ``mlcb.plugins`` entry points and the modules named
+    with ``--plugin`` (a forked worker has them already; a spawned one, where the parent runs other
+    threads or on a platform without fork, imports them again, from the parent's ``sys.path``)."""
+    _exit_with_parent(parent)
+    registry.load_entry_points()
+    for name in plugins:
+        registry.load_plugin(name)
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -86,8 +98,8 @@ def run_local(payloads: list[dict], workers: int, on_result: Callable, on_error:
         with concurrent.futures.ProcessPoolExecutor(
             min(workers, len(pending)),
             mp_context=context,
-            initializer=_exit_with_parent,
-            initargs=(os.getpid(),),
+            initializer=_start_worker,
+            initargs=(os.getpid(), registry.plugins()),
         ) as pool:
             futures = {pool.submit(run_task, payloads[i]): i for i in pending}
             try:
