@@ -159,9 +159,8 @@ def main(argv: list[str] | None = None) -> None:
         run = f"from mlcb.cli import main\nassert main({[*RUN, '--out', str(scratch / 'imports')]!r}) == 0"
         print("\nheavy or optional packages imported (of " + ", ".join(HEAVY) + "):")
         print(f"  import mlcb:   {', '.join(_imports('import mlcb', scratch)) or 'none'}")
-        helped = (
-            "import contextlib\nfrom mlcb.cli import main\nwith contextlib.suppress(SystemExit): main(['--help'])"
-        )
+        helped = "import contextlib\nfrom mlcb.cli import main\n"
+        helped += "with contextlib.suppress(SystemExit): main(['--help'])"
         print(f"  mlcb --help:   {', '.join(_imports(helped, scratch)) or 'none'}")
         print(f"  tiny mlcb run: {', '.join(_imports(run, scratch)) or 'none'}")
     finally:

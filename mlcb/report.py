@@ -71,7 +71,6 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
     import matplotlib.pyplot as plt
 
     from mlcb import plot
-
     from mlcb.storage.outputs import FIGURES
 
     with plt.rc_context({"figure.dpi": dpi}):
