@@ -154,7 +154,7 @@ def test_a_figure_the_process_cannot_draw_is_drawn_in_place(small_result, tmp_pa
     helper = FigureProcess()
     helper.draw(small_result, ("regret", "no-such-kind"))
     assert helper.figures() is None
-    with pytest.raises(InputError, match="kind must be one of"):
+    with pytest.raises(InputError, match="unknown figure .no-such-kind."):
         save_figures(small_result, tmp_path, ["regret", "no-such-kind"], drawn=None)
 
 
