@@ -244,3 +244,17 @@ def test_the_reply_is_read_whole_and_its_warnings_are_given_again():
     assert _helper(reply[:-1]).figures() is None  # bytes missing
     assert _helper(b"not json\nabcde").figures() is None
     assert _helper(reply, returncode=1).figures() is None
+
+
+def test_a_figure_a_plugin_registers_is_drawn_in_place(small_result, monkeypatch):
+    """The figure process loads no plugin: a built-in name registered again by a plugin is left
+    to the command's own process."""
+    from mlcb.cli.figures import FigureProcess
+    from mlcb.registry import Entry
+    from mlcb.storage import outputs
+
+    monkeypatch.setitem(outputs.FIGURES._entries, "regret", Entry("regret", "my_plugin:regret", {}, ""))
+    helper = FigureProcess()
+    helper.draw(small_result, ("regret",))
+    assert helper.request is None and helper.figures() is None
+    helper.close()

@@ -66,8 +66,14 @@ class FigureProcess:
             return None
 
     def draw(self, result: Any, kinds: Sequence[str], dpi: int = 120) -> None:
-        """Hand ``result`` over to be drawn (``kinds`` at ``dpi``); :meth:`figures` collects them."""
-        self.request = pickle.dumps((result, tuple(kinds), dpi), protocol=pickle.HIGHEST_PROTOCOL)
+        """Hand ``result`` over to be drawn (``kinds`` at ``dpi``); :meth:`figures` collects them.
+        Only mlcb's own figures are drawn there (that process loads no plugin: a figure a plugin
+        registers, or registers again under a built-in name, is drawn in place)."""
+        from mlcb.storage.outputs import FIGURES
+
+        own = [kind in FIGURES and FIGURES.entry(kind).entry_point.startswith("mlcb.plot:") for kind in kinds]
+        if all(own):
+            self.request = pickle.dumps((result, tuple(kinds), dpi), protocol=pickle.HIGHEST_PROTOCOL)
 
     def figures(self) -> dict[str, bytes] | None:
         """The PNG bytes of each kind asked for by :meth:`draw`, after re-issuing the warnings
