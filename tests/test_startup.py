@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -174,13 +175,19 @@ def test_a_process_that_dies_or_is_not_collected(small_result):
 def test_the_figure_process_is_used_only_where_it_saves_time(monkeypatch):
     from mlcb.cli import figures
 
-    monkeypatch.setattr(figures, "_cores", lambda: 4)
+    monkeypatch.setattr(figures, "sys", types.SimpleNamespace(modules={}))  # as if no matplotlib yet
+    monkeypatch.setattr(figures, "_idle_cores", lambda: 1.0)
+    monkeypatch.setattr(
+        figures, "FigureProcess", type("Started", (figures.FigureProcess,), {"__init__": lambda self: None})
+    )
+    assert figures.FigureProcess.start() is None  # no idle core beside this process's own
+    monkeypatch.setattr(figures, "_idle_cores", lambda: 3.5)
+    assert figures.FigureProcess.start() is not None
     monkeypatch.setenv(figures.VARIABLE, "0")
     assert figures.FigureProcess.start() is None  # turned off
     monkeypatch.delenv(figures.VARIABLE)
-    import matplotlib  # noqa: F401  (imported here: drawing in place costs no import)
-
-    assert figures.FigureProcess.start() is None
+    monkeypatch.setattr(figures, "sys", types.SimpleNamespace(modules={"matplotlib": None}))
+    assert figures.FigureProcess.start() is None  # matplotlib imported: drawing in place costs no import
 
 
 def test_the_command_line_with_and_without_the_figure_process(tmp_path):

@@ -11,8 +11,10 @@ there (the process cannot start, dies, or a figure fails), the command draws the
 as it would without it, so that every error and its message are the same.
 
 It is used by the command line as a process (``main()`` reading ``sys.argv``) when the figures are
-wanted, more than one core is available and matplotlib is not imported yet (a process that has it
-draws in place at no import cost); ``MLCB_FIGURE_PROCESS=0`` turns it off. Nothing else runs in the
+wanted, a second core stands idle (the cores less the load average of the last minute: on a busy
+machine the second process would only wait for a core and repeat the imports) and matplotlib is not
+imported yet (a process that has it draws in place at no import cost); ``MLCB_FIGURE_PROCESS=0``
+turns it off. Nothing else runs in the
 second process: it reads one request from its standard input (the result, pickled by its parent)
 and writes the figures to its standard output (a JSON header line, then the PNG bytes).
 """
@@ -42,6 +44,16 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _idle_cores() -> float:
+    """The cores this process may use less the machine's load over the last minute (processes
+    running or waiting for a core): about how many cores stand idle."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - platforms without a load average
+        load = 0.0
+    return _cores() - load
+
+
 class FigureProcess:
     """A second Python process that draws a result's figures (see the module's docstring)."""
 
@@ -56,9 +68,11 @@ class FigureProcess:
 
     @classmethod
     def start(cls) -> FigureProcess | None:
-        """A started figure process, or ``None`` where drawing in place is as quick (one core,
-        matplotlib imported already) or it is turned off; ``None`` too if it cannot start."""
-        if os.environ.get(VARIABLE, "1") == "0" or "matplotlib" in sys.modules or _cores() < 2:
+        """A started figure process, or ``None`` where drawing in place is as quick: no second core
+        stands idle (one core, or the others busy: the process would only wait for a core and
+        repeat this one's imports), matplotlib is imported already, or it is turned off; ``None``
+        too if it cannot start."""
+        if os.environ.get(VARIABLE, "1") == "0" or "matplotlib" in sys.modules or _idle_cores() < 1.5:
             return None
         try:
             return cls()
