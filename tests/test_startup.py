@@ -176,12 +176,12 @@ def test_the_figure_process_is_used_only_where_it_saves_time(monkeypatch):
     from mlcb.cli import figures
 
     monkeypatch.setattr(figures, "sys", types.SimpleNamespace(modules={}))  # as if no matplotlib yet
-    monkeypatch.setattr(figures, "_idle_cores", lambda: 1.0)
+    monkeypatch.setattr(figures, "_idle_cores", lambda: 1)
     monkeypatch.setattr(
         figures, "FigureProcess", type("Started", (figures.FigureProcess,), {"__init__": lambda self: None})
     )
-    assert figures.FigureProcess.start() is None  # no idle core beside this process's own
-    monkeypatch.setattr(figures, "_idle_cores", lambda: 3.5)
+    assert figures.FigureProcess.start() is None  # no idle core besides this process's own
+    monkeypatch.setattr(figures, "_idle_cores", lambda: 2)
     assert figures.FigureProcess.start() is not None
     monkeypatch.setenv(figures.VARIABLE, "0")
     assert figures.FigureProcess.start() is None  # turned off

@@ -11,12 +11,11 @@ there (the process cannot start, dies, or a figure fails), the command draws the
 as it would without it, so that every error and its message are the same.
 
 It is used by the command line as a process (``main()`` reading ``sys.argv``) when the figures are
-wanted, a second core stands idle (the cores less the load average of the last minute: on a busy
-machine the second process would only wait for a core and repeat the imports) and matplotlib is not
-imported yet (a process that has it draws in place at no import cost); ``MLCB_FIGURE_PROCESS=0``
-turns it off. Nothing else runs in the
-second process: it reads one request from its standard input (the result, pickled by its parent)
-and writes the figures to its standard output (a JSON header line, then the PNG bytes).
+wanted, a core stands idle besides the command's own (on a busy machine the second process would
+only wait for a core and repeat the imports) and matplotlib is not imported yet (a process that
+has it draws in place at no import cost); ``MLCB_FIGURE_PROCESS=0`` turns it off. Nothing else
+runs in the second process: it reads one request from its standard input (the result, pickled by
+its parent) and writes the figures to its standard output (a JSON header line, then the PNG bytes).
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 #: The environment variable that turns the figure process off (``0``).
@@ -45,13 +45,17 @@ def _cores() -> int:
 
 
 def _idle_cores() -> float:
-    """The cores this process may use less the machine's load over the last minute (processes
-    running or waiting for a core): about how many cores stand idle."""
+    """About how many cores are free for this process: the cores it may use less the other threads
+    running or waiting for a core (Linux's ``/proc/loadavg``, a snapshot: a load average would
+    count this command's own earlier runs), elsewhere less the load average of the last minute."""
     try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # pragma: no cover - platforms without a load average
-        load = 0.0
-    return _cores() - load
+        others = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        try:
+            others = os.getloadavg()[0]
+        except (AttributeError, OSError):  # pragma: no cover - platforms without a load average
+            others = 0
+    return _cores() - max(0, others)
 
 
 class FigureProcess:
@@ -72,7 +76,8 @@ class FigureProcess:
         stands idle (one core, or the others busy: the process would only wait for a core and
         repeat this one's imports), matplotlib is imported already, or it is turned off; ``None``
         too if it cannot start."""
-        if os.environ.get(VARIABLE, "1") == "0" or "matplotlib" in sys.modules or _idle_cores() < 1.5:
+        free = _idle_cores()  # one core for this process, one for the figures
+        if os.environ.get(VARIABLE, "1") == "0" or "matplotlib" in sys.modules or free < 2:
             return None
         try:
             return cls()
