@@ -86,7 +86,7 @@ class BanditRound:
     def _arm(self, arm: Any) -> int:
         integer = isinstance(arm, (int, np.integer)) and not isinstance(arm, (bool, np.bool_))
         if not (integer and 0 <= arm < self.n_arms):
-            raise ValueError(f"arm must be an integer in [0, {self.n_arms}), got {arm!r}")
+            raise InputError(f"arm must be an integer in [0, {self.n_arms}), got {arm!r}")
         return int(arm)
 
     def loss(self, arm: int) -> float:
@@ -210,7 +210,7 @@ class BanditExpertsEnv(gym.Env):
             or not isinstance(expert, (int, np.integer))
             or not 0 <= expert < self.n_experts
         ):
-            raise ValueError(f"expert must be an integer in [0, {self.n_experts}), got {expert!r}")
+            raise InputError(f"expert must be an integer in [0, {self.n_experts}), got {expert!r}")
         return int(expert)
 
     def _optimal_losses(self, params: BanditEnvParams) -> np.ndarray:
@@ -230,7 +230,7 @@ class BanditExpertsEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         expert, arm = int(action[0]), int(action[1])
         if not (0 <= expert < self.n_experts and 0 <= arm < self._params.loss_means.shape[1]):
-            raise ValueError(f"action must be (expert, arm) in {self.action_space}, got {action!r}")
+            raise InputError(f"action must be (expert, arm) in {self.action_space}, got {action!r}")
         self._round += 1
         losses = _loss_table_kernel(self._params, self._round)
         info = {

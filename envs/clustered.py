@@ -208,7 +208,7 @@ def stream_loss(params: ClusteredEnvParams, prediction: Any, y: float) -> float:
         return float(min(1.0, ((q[0] - y) / params.scale) ** 2))
     n_classes = params.holdout_target.shape[1]
     if q.shape[0] != n_classes:
-        raise ValueError(
+        raise InputError(
             f"prediction must be a probability vector of {n_classes} classes, got shape {q.shape}"
         )
     onehot = np.zeros(q.shape[0])

@@ -148,10 +148,10 @@ class ConvexRound:
     def _point(self, point: Any) -> np.ndarray:
         x = np.asarray(point, dtype=float).reshape(-1)
         if not 1 <= x.shape[0] <= self.dim or not np.all(np.isfinite(x)):
-            raise ValueError(f"point must hold 1 to {self.dim} finite coordinates, got {point!r}")
+            raise InputError(f"point must hold 1 to {self.dim} finite coordinates, got {point!r}")
         if float(x @ x) > self.radius**2 * (1.0 + 1e-12):
             norm = math.sqrt(x @ x)
-            raise ValueError(f"point must lie in the ball of radius {self.radius}, got norm {norm}")
+            raise InputError(f"point must lie in the ball of radius {self.radius}, got norm {norm}")
         return x
 
     def loss(self, point: Any) -> float:
@@ -304,7 +304,7 @@ class ConvexBanditEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         point = np.asarray(action, dtype=float).reshape(-1)
         if point.shape != (self.dim,) or not np.all(np.isfinite(point)):
-            raise ValueError(f"action must be a point of R^{self.dim}, got {action!r}")
+            raise InputError(f"action must be a point of R^{self.dim}, got {action!r}")
         norm = float(np.linalg.norm(point))
         if norm > self.radius:
             point = point * (self.radius / norm)

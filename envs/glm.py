@@ -109,7 +109,7 @@ def _decision_loss(params: GLMEnvParams, link: str | int, weights: Any) -> float
     """``L(w)`` of the decision ``(link, w)`` on the instance ``params``."""
     w = np.asarray(weights, dtype=float).reshape(-1)
     if w.shape != params.direction.shape:
-        raise ValueError(f"weights must have shape {params.direction.shape}, got {np.shape(weights)}")
+        raise InputError(f"weights must have shape {params.direction.shape}, got {np.shape(weights)}")
     along = float(w @ params.direction)
     across = math.sqrt(max(float(w @ w) - along * along, 0.0))
     return float(expected_loss(params, link_index(link), along, across))

@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 from envs.links import link_derivative, link_derivatives, link_index, link_value, link_values
 from mlcb import validation
 from mlcb.kernels.jit import njit
+from mlcb.validation import InputError
 
 __all__ = [
     "PlaneQuadrature",
@@ -69,12 +70,12 @@ class PlaneQuadrature(NamedTuple):
 
 def _check_nodes(nodes: PlaneQuadrature | tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if len(nodes) != 3:
-        raise ValueError("nodes must be (x1, x2, weights) as returned by plane_quadrature")
+        raise InputError("nodes must be (x1, x2, weights) as returned by plane_quadrature")
     x1, x2, weights = (np.ascontiguousarray(a, dtype=np.float64).reshape(-1) for a in nodes)
     if not (x1.size == x2.size == weights.size) or x1.size == 0:
-        raise ValueError("nodes: x1, x2 and weights must be non-empty and of equal length")
+        raise InputError("nodes: x1, x2 and weights must be non-empty and of equal length")
     if not (np.all(np.isfinite(x1)) and np.all(np.isfinite(x2)) and np.all(weights >= 0.0)):
-        raise ValueError("nodes: coordinates must be finite and weights >= 0")
+        raise InputError("nodes: coordinates must be finite and weights >= 0")
     return x1, x2, weights
 
 
@@ -227,9 +228,9 @@ def expected_loss(
     x1, x2, weights = _check_nodes(nodes)
     a, b = np.broadcast_arrays(np.asarray(alpha, dtype=np.float64), np.asarray(beta, dtype=np.float64))
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ValueError("alpha and beta must be finite")
+        raise InputError("alpha and beta must be finite")
     if np.any(b < 0.0):
-        raise ValueError("beta = ||w - alpha e1|| must be >= 0")
+        raise InputError("beta = ||w - alpha e1|| must be >= 0")
     target_values = link_values(target_link, target_norm * x1)
     gap, _, _ = _mean_squared_gap(
         link, np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1),
@@ -430,7 +431,7 @@ def loss_scale(
     2.0
     """
     if isinstance(links, (str, bytes)) or len(links) == 0:
-        raise ValueError(f"links must be a non-empty sequence of link names or indices, got {links!r}")
+        raise InputError(f"links must be a non-empty sequence of link names or indices, got {links!r}")
     indices = [link_index(link) for link in links]
     target_link = link_index(target_link)
     radius_x = validation.positive("radius_x", radius_x)
@@ -448,7 +449,7 @@ def loss_scale(
         f_min, f_max = _range(link, -bound, bound)
         scale = max(scale, f_max - y_min, y_max - f_min)
     if not scale > 0.0:
-        raise ValueError("loss_scale: the predictions and the targets coincide; B would be 0")
+        raise InputError("loss_scale: the predictions and the targets coincide; B would be 0")
     return float(scale)
 
 
@@ -523,7 +524,7 @@ def is_convex_loss(
     bound = validation.non_negative("bound", bound)
     y_min, y_max = float(y_min), float(y_max)
     if not (math.isfinite(y_min) and math.isfinite(y_max) and y_min <= y_max):
-        raise ValueError(f"need finite y_min <= y_max, got {y_min!r}, {y_max!r}")
+        raise InputError(f"need finite y_min <= y_max, got {y_min!r}, {y_max!r}")
     n_grid = validation.integer("n_grid", n_grid, 2)
     tol = validation.non_negative("tol", tol)
     step = 1e-5

@@ -201,7 +201,7 @@ class BuildContext:
         object.__setattr__(self, "experts", tuple(self.experts))
         keys = np.asarray(self.keys, dtype=np.uint64)
         if keys.shape != (len(self.experts),):
-            raise ValueError(
+            raise InputError(
                 f"keys must be one uint64 key per expert, shape ({len(self.experts)},), got {keys.shape}"
             )
         object.__setattr__(self, "keys", keys)

@@ -381,7 +381,7 @@ class MixedFamily:
         else:
             self.smoothing = ("learner",)
         if not self.smoothing:
-            raise ValueError(
+            raise InputError(
                 f"experts: the families {', '.join(names)} share no smoothing wrapper, so one pool "
                 "cannot hold them"
             )
@@ -398,7 +398,7 @@ class MixedFamily:
     def check(self, experts: list, env: Any) -> None:
         fixed = getattr(env, "n_experts", None)
         if fixed is not None:
-            raise ValueError(
+            raise InputError(
                 f"experts: a pool that mixes families ({self.name}) needs an environment whose experts "
                 f"all face one stream; {type(env).__name__} gives each of its {fixed} experts decision "
                 "sets of its own (use a pool of one family there)"

@@ -29,6 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from mlcb.kernels import begin_round
+from mlcb.validation import InputError
 
 ENV_ID = "mlcb/BudgetedSelection-v0"
 
@@ -92,9 +93,9 @@ class BudgetedSelectionEnv(gym.Env):
         if config is None:
             config = presets.get(preset).config(budget, calibration, **fields)
         elif fields or budget is not None or calibration is not None:
-            raise ValueError("config: give either a SimulationConfig or preset fields, not both")
+            raise InputError("config: give either a SimulationConfig or preset fields, not both")
         if not isinstance(config, SimulationConfig):
-            raise ValueError(f"config must be a SimulationConfig, got {type(config).__name__}")
+            raise InputError(f"config must be a SimulationConfig, got {type(config).__name__}")
         self.config = config
         self.replication = validation.integer("replication", replication, minimum=0)
         self.warm_start = validation.flag("warm_start", warm_start)
@@ -188,16 +189,16 @@ class BudgetedSelectionEnv(gym.Env):
         checked against the action space: a ``ValueError`` naming the action otherwise."""
         k = self.n_experts
         if not isinstance(action, dict) or set(action) != {"train", "deploy"}:
-            raise ValueError(f"action must be a dict with keys 'train' and 'deploy', got {action!r}")
+            raise InputError(f"action must be a dict with keys 'train' and 'deploy', got {action!r}")
         train = _indices(action["train"])
         if train is None or len(train) > self.budget or not all(0 <= v <= k for v in train):
-            raise ValueError(
+            raise InputError(
                 f"action['train'] must list at most M={self.budget} expert indices, integers in [0, {k}) "
                 f"(or {k}: none), got {action['train']!r}"
             )
         deploy = _indices(action["deploy"], scalar=True)
         if deploy is None or not 0 <= deploy[0] < k:
-            raise ValueError(
+            raise InputError(
                 f"action['deploy'] must be an expert index, an integer in [0, {k}), got {action['deploy']!r}"
             )
         return sorted({v for v in train if v < k}), deploy[0]

@@ -43,6 +43,7 @@ from mlcb.kernels import begin_round, deploy, select, train
 from mlcb.kernels.jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
 from mlcb.learners import LearnerFamily, MixedFamily
 from mlcb.storage.replications import Replication, load_parts
+from mlcb.validation import InputTypeError
 
 #: Replications advanced together by default: enough to amortise one compiled call per round,
 #: few enough that a failure loses little and progress is reported often.
@@ -302,7 +303,7 @@ def _pool_of(
     if custom is not None:
         return custom(experts, env, batch, delta, smoothing, horizon)
     if getattr(family, "build_pool", None) is None:
-        raise TypeError(
+        raise InputTypeError(
             f"expert family {getattr(family, 'name', family)!r} has neither build_pool (a compiled pool) "
             "nor batched_pool (a Python one); see mlcb.contracts.ExpertFamily"
         )

@@ -24,6 +24,7 @@ from mlcb.engine.problem import Problem
 from mlcb.errors import ExpertLossError, class_name
 from mlcb.kernels.seeding import StreamKeys, stream_keys
 from mlcb.storage.replications import Replication, load_parts, part_path
+from mlcb.validation import InputError
 
 
 def checkpoint_grid(horizon: int, points: int = 100) -> np.ndarray:
@@ -35,7 +36,7 @@ def checkpoint_grid(horizon: int, points: int = 100) -> np.ndarray:
     [1, 6, 32, 178, 1000]
     """
     if horizon < 1 or points < 1:
-        raise ValueError(f"horizon and points must be >= 1, got {horizon!r} and {points!r}")
+        raise InputError(f"horizon and points must be >= 1, got {horizon!r} and {points!r}")
     grid = np.unique(np.round(np.geomspace(1, horizon, points)).astype(np.int64))
     return np.union1d(grid, [horizon]).astype(np.int64)
 
@@ -80,7 +81,7 @@ def identity_order(n_experts: int, identities: Any = None) -> np.ndarray:
         return np.arange(n_experts, dtype=np.int64)
     values = np.asarray(identities)
     if values.shape != (n_experts,) or len(np.unique(values)) != n_experts:
-        raise ValueError(f"identities must be {n_experts} distinct integers, got {identities!r}")
+        raise InputError(f"identities must be {n_experts} distinct integers, got {identities!r}")
     return np.argsort(values, kind="stable").astype(np.int64)
 
 

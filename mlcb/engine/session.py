@@ -55,6 +55,7 @@ from mlcb.errors import ExpertError, ExpertLossError
 from mlcb.kernels import observe
 from mlcb.kernels.seeding import stream_keys
 from mlcb.policies.hoeffding import hoeffding_upper_bounds
+from mlcb.validation import InputError
 
 #: What a session's statistics are (module docstring).
 STATISTICS = ("trained", "pool")
@@ -187,9 +188,6 @@ class _Window:
             self.total -= scores.popleft()[0]
         return self.total / len(scores) if scores else math.nan
 
-    def raw_mean(self) -> float:
-        return self.total / len(self.scores) if self.scores else math.nan
-
 
 # --- the session ----------------------------------------------------------------------------------
 class Session:
@@ -234,7 +232,7 @@ class Session:
         replication: int | None = None,
     ) -> None:
         if statistics not in STATISTICS:
-            raise ValueError(f"statistics must be one of {STATISTICS}, got {statistics!r}")
+            raise InputError(f"statistics must be one of {STATISTICS}, got {statistics!r}")
         self.policy = policy
         self._built = built
         self.params, self.state = built.policy_params, built.policy_state
@@ -361,7 +359,7 @@ class Session:
     def name_experts(self, names: Sequence[str]) -> None:
         """How errors name each expert (pool order): its class, say."""
         if len(names) != self.n_experts:
-            raise ValueError(f"one name per expert ({self.n_experts}), got {len(names)}")
+            raise InputError(f"one name per expert ({self.n_experts}), got {len(names)}")
         self._names = [str(name) for name in names]
 
     @property
@@ -378,7 +376,7 @@ class Session:
 
     def _rate(self, k: int, n: int) -> float:
         if self._tables is None:
-            raise ValueError(f"{self._names[k]}: no rate given and this session has no rate functions")
+            raise InputError(f"{self._names[k]}: no rate given and this session has no rate functions")
         return self._check_rate(self._tables[k](n), k)
 
     def _check_rate(self, value: Any, k: int) -> float:
@@ -499,7 +497,7 @@ class Session:
         self._begin(t)
         n = len(train)
         if n > self.record.selected.shape[0]:
-            raise ValueError(f"at most {self.record.selected.shape[0]} experts train in a round, got {n}")
+            raise InputError(f"at most {self.record.selected.shape[0]} experts train in a round, got {n}")
         for j, k in enumerate(train):
             self.record.selected[j] = self._position[int(k)]
         self.record.widths[:] = math.nan
@@ -541,7 +539,7 @@ class Session:
 
     def _check_scores(self, losses: Sequence[float]) -> None:
         if len(losses) != self.n_experts:
-            raise ValueError(f"one loss per expert ({self.n_experts}), got {len(losses)}")
+            raise InputError(f"one loss per expert ({self.n_experts}), got {len(losses)}")
         for k, loss in enumerate(losses):
             number = isinstance(loss, float | int | np.floating | np.integer) and not isinstance(loss, bool)
             if not (number and 0.0 <= loss <= 1.0):
@@ -554,12 +552,12 @@ class Session:
         position = self._position[int(k)]
         members = self.record.selected[: self._n_selected].tolist()
         if position not in members:
-            raise ValueError(f"expert {k} is not in this round's training set {self.training_set}")
+            raise InputError(f"expert {k} is not in this round's training set {self.training_set}")
         j = members.index(position)
         self._trained[j] = True
         if self._windows is None:
             if loss is None:
-                raise ValueError(f"trained: the training loss of expert {k} is needed")
+                raise InputError(f"trained: the training loss of expert {k} is needed")
             n = int(self.stats["n"][position]) + 1
             self._io[0, j] = _number(loss, self, "training loss", k)
             self._io[1, j] = self._check_rate(rate, k) if rate is not None else self._rate(k, n)
@@ -646,7 +644,7 @@ class Session:
         means compare as they are); ``inf`` for an expert without statistics yet."""
         if self._windows is not None:
             if not self._warm_done:
-                row = np.array([w.raw_mean() for w in self._windows])
+                row = np.array([w.mean(self._warm_seen, self.keep) for w in self._windows])
                 return np.where(np.isnan(row), np.inf, row)
             return np.where(np.isnan(self._means), np.inf, self._means)
         if not self._warm_done:
@@ -657,13 +655,24 @@ class Session:
             bounds = hoeffding_upper_bounds(self.stats, self.delta)
         return self._by_pool(np.asarray(bounds, dtype=np.float64))
 
+    def checked(self) -> np.ndarray:
+        """Whether each expert's predictions have been checked (pool order): its statistics hold
+        a loss scored after it learnt at least once (with ``"pool"`` statistics its latest score
+        was made with at least one update; else it has at least two updates, the second scored
+        after the first). Before that, its loss is that of an untrained model, which says
+        nothing of what it predicts now."""
+        if self._windows is not None:
+            return np.array([bool(w.scores) and w.scores[-1][1] >= 1 for w in self._windows])
+        return self.counts >= 2
+
     def best(self) -> int | None:
-        """The expert with the smallest upper bound (:meth:`upper_bounds`; ties: the smaller
-        identity), or ``None`` while every bound is infinite."""
-        upper = self.upper_bounds()
+        """The checked expert (:meth:`checked`) with the smallest upper bound
+        (:meth:`upper_bounds`; ties: the smaller identity), or ``None`` while there is none: no
+        model whose predictions nothing has checked is deployed."""
+        upper, checked = self.upper_bounds(), self.checked()
         best = None
         for k in self._order:  # identity order: ties go to the smaller identity
-            if upper[k] < math.inf and (best is None or upper[k] < upper[best]):
+            if checked[k] and upper[k] < math.inf and (best is None or upper[k] < upper[best]):
                 best = k
         return best
 

@@ -72,6 +72,7 @@ import inspect
 from collections.abc import Callable
 
 from mlcb.kernels.jit import JIT_DISABLED, KERNEL_OPTIONS, jit, kernel, njit
+from mlcb.validation import InputError, InputTypeError
 
 __all__ = [
     "DEPLOY_SLOTS",
@@ -143,7 +144,7 @@ def _call(operation: str, params, *arguments):
     except KeyError:
         if operation in OPTIONAL:
             return None
-        raise TypeError(_missing(operation, type(params).__qualname__)) from None
+        raise InputTypeError(_missing(operation, type(params).__qualname__)) from None
     return function(params, *arguments)
 
 
@@ -155,7 +156,7 @@ def _missing(operation: str, what: object) -> str:
 def implementation(operation: str, params_type: type) -> Callable | None:
     """The function registered as ``operation`` for ``params_type``, or ``None``."""
     if operation not in _GENERICS:
-        raise ValueError(f"operation must be one of {sorted(_GENERICS)}, got {operation!r}")
+        raise InputError(f"operation must be one of {sorted(_GENERICS)}, got {operation!r}")
     return _CALLABLE[operation].get(params_type)
 
 
@@ -165,14 +166,14 @@ def implements(operation: str, params_type: type) -> Callable[[Callable], Callab
     ``function`` (plain or already jitted) must take the operation's parameters, by name.
     """
     if operation not in _GENERICS:
-        raise ValueError(f"operation must be one of {sorted(_GENERICS)}, got {operation!r}")
+        raise InputError(f"operation must be one of {sorted(_GENERICS)}, got {operation!r}")
     expected = list(inspect.signature(_GENERICS[operation]).parameters)
 
     def decorator(function: Callable) -> Callable:
         python_function = getattr(function, "py_func", function)
         names = list(inspect.signature(python_function).parameters)
         if names != expected:
-            raise TypeError(
+            raise InputTypeError(
                 f"{python_function.__qualname__} implements {operation!r}: its parameters must be "
                 f"named {expected}, got {names}"
             )
@@ -198,7 +199,7 @@ def _typer(operation: str) -> Callable:
         except KeyError:
             if operation in OPTIONAL:
                 return _no_op(operation)
-            raise TypeError(_missing(operation, types[0])) from None
+            raise InputTypeError(_missing(operation, types[0])) from None
 
     typer.__signature__ = inspect.signature(_GENERICS[operation])  # type: ignore[attr-defined]
     return typer

@@ -29,6 +29,8 @@ from typing import Any
 import numba
 import numpy as np
 
+from mlcb.validation import InputTypeError
+
 _PACKAGES = ("mlcb", "envs", "agents")
 
 
@@ -128,7 +130,7 @@ JIT_DISABLED = bool(numba.config.DISABLE_JIT)
 def _check_fields(dtype: np.dtype) -> None:
     shadowed = sorted(set(dtype.names or ()) & set(dir(np.record)))
     if shadowed:
-        raise TypeError(
+        raise InputTypeError(
             f"record fields {shadowed} are shadowed by NumPy attributes of the same name when Numba's "
             "JIT is disabled (record.field reads the attribute); rename them to run with "
             "NUMBA_DISABLE_JIT=1"

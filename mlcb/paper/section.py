@@ -114,7 +114,7 @@ class Section:
             for name in data["figures"]:
                 path = root / str(name)
                 if ".." in Path(str(name)).parts or path.is_symlink() or not path.is_file():
-                    raise ValueError(f"figure {name!r} is not a regular file under {root}")
+                    raise InputError(f"figure {name!r} is not a regular file under {root}")
                 figures.append(path)
             tables = tuple(
                 Table(
@@ -137,7 +137,7 @@ class Section:
             )
             return cls(str(data["key"]), str(data["title"]), str(data["text"]), tuple(figures), tables)
         except (KeyError, TypeError) as error:
-            raise ValueError(f"not a saved section: {type(error).__name__}: {error}") from None
+            raise InputError(f"not a saved section: {type(error).__name__}: {error}") from None
 
 
 #: Held while a figure is drawn: the sections of the page run at once (:func:`mlcb.paper.reproduce`),

@@ -38,6 +38,7 @@ from mlcb.policies import _heap
 from mlcb.policies.base import BasePolicy
 from mlcb.policies.hoeffding import hoeffding_table, hoeffding_width
 from mlcb.policies.selection import cycle, nan_widths, shuffle_prefix
+from mlcb.validation import InputError
 
 
 # --- RoundRobin --------------------------------------------------------------------------------
@@ -393,5 +394,5 @@ class Oracle(BasePolicy):
         validation.budget(budget, n_experts)
         values = np.asarray(optimal, dtype=float)
         if values.shape != (n_experts,) or not np.all(np.isfinite(values)):
-            raise ValueError(f"optimal must be {n_experts} finite L_k* values, got {optimal!r}")
+            raise InputError(f"optimal must be {n_experts} finite L_k* values, got {optimal!r}")
         return OracleParams(int(np.argmin(values))), OracleState()

@@ -13,6 +13,7 @@ from mlcb.engine.session import Session
 from mlcb.kernels.seeding import check_seed
 from mlcb.learners import power_rate
 from mlcb.river.experts import check_features, check_target, non_numbers
+from mlcb.validation import InputError
 
 #: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.
 LOG_LOSS_FLOOR = 0.01
@@ -54,11 +55,11 @@ def _check_common(
     n = len(models)
     validation.budget(budget, n)
     if not isinstance(policy, str) or policy not in policies.names():
-        raise ValueError(f"policy must be one of {', '.join(policies.names())}, got {policy!r}")
+        raise InputError(f"policy must be one of {', '.join(policies.names())}, got {policy!r}")
     if policy_params is not None and not isinstance(policy_params, dict):
-        raise ValueError(f"policy_params must be None or a dict, got {policy_params!r}")
+        raise InputError(f"policy_params must be None or a dict, got {policy_params!r}")
     if not (isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 < delta < 1):
-        raise ValueError(f"delta must be a number with 0 < delta < 1, got {delta!r}")
+        raise InputError(f"delta must be a number with 0 < delta < 1, got {delta!r}")
     pair = _rate_pair(rate)
     rates: list[tuple[float, float] | None]
     if pair is not None:
@@ -69,14 +70,16 @@ def _check_common(
         except TypeError:
             rates = []
         if len(rates) != n or None in rates:
-            raise ValueError(
+            raise InputError(
                 "rate must be a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, or a list of "
                 f"{n} such pairs (one per model, in the order given), got {rate!r}"
             )
     if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-    if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
-        raise ValueError(f"warm_start must be an integer >= 1, got {warm_start!r}")
+        raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
+    if warm_start is not None and (
+        isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1
+    ):
+        raise InputError(f"warm_start must be None or an integer >= 1, got {warm_start!r}")
     check_seed(seed)
     return [pair for pair in rates if pair is not None]  # all of them (checked above)
 
@@ -105,8 +108,24 @@ def nonparametric(model: Any) -> bool:
     return type(model).__module__.startswith(("river.neighbors.", "river.tree.", "river.forest."))
 
 
-#: The default number of samples on which every model learns before the policy selects.
+#: The most samples of the default warm start (every model learns them before the policy selects).
 WARM_START = 20
+#: The default warm start's extra updates: at most this many beyond one per sample, so that on a
+#: stream of 2,000 samples a selector at ``budget=1`` makes at most 1.05 updates per sample.
+WARM_UPDATES = 100
+
+
+def default_warm_start(n_models: int) -> int:
+    """The samples of the default warm start for ``n_models`` models: as many as
+    :data:`WARM_UPDATES` extra updates allow (``floor(100 / (K - 1))``), between 1 and
+    :data:`WARM_START`.
+
+    >>> [default_warm_start(k) for k in (2, 4, 8, 16, 200)]
+    [20, 20, 14, 6, 1]
+    """
+    return max(1, min(WARM_START, WARM_UPDATES // max(1, n_models - 1)))
+
+
 #: What the policy's statistics are: ``"pool"``, every model scored on every sample (M-LCB's
 #: default), or ``"trained"``, each model scored on the samples it learns (the paper's M-LCB).
 STATISTICS = ("pool", "trained")
@@ -117,11 +136,15 @@ WINDOW = 200
 #: The default heuristic rate ``(beta, alpha)`` of every model with ``"trained"`` statistics
 #: (and the presets' rate, whose simulator runs trained statistics).
 RATE = (1 / math.sqrt(2), 0.5)
-#: The default heuristic rate with ``"pool"`` statistics (see the module's docstring).
-POOL_RATE = (0.1, 0.5)
-#: The default heuristic rate of a :func:`nonparametric` model with ``"pool"`` statistics: a
-#: slower learner from a poorer start, whose regret grows like ``n^(3/4)``.
-NONPARAMETRIC_POOL_RATE = (0.3, 0.75)
+#: The default heuristic rate of every classifier with ``"pool"`` statistics (see the module's
+#: docstring): the same for every kind of model.
+POOL_RATE = (0.3, 0.75)
+#: The same for every regressor: its loss (:func:`mlcb.river.experts.robust_loss`) sets models
+#: about three times closer apart than the 0-1 loss does, so its optimism is three times smaller.
+REGRESSION_POOL_RATE = (0.1, 0.75)
+#: The former default of a :func:`nonparametric` model; kept as a name, the defaults no longer
+#: tell models apart by their kind.
+NONPARAMETRIC_POOL_RATE = POOL_RATE
 #: Which model predicts: ``"best"``, the smallest upper bound over all models, or ``"policy"``,
 #: the policy's own deployed model (M-LCB: the smallest upper bound among those it trains).
 DEPLOY_RULES = ("best", "policy")
@@ -155,7 +178,7 @@ class _Budgeted:
     window: int
     delta: float
     rate: Any
-    warm_start: int
+    warm_start: int | None
     deploy: str
     horizon: int
     seed: int
@@ -170,9 +193,9 @@ class _Budgeted:
         first: dict[int, int] = {}
         for k, model in enumerate(self.models):
             if not isinstance(model, kind):
-                raise ValueError(f"models[{k}]: {type(model).__name__} is not a river {noun}")
+                raise InputError(f"models[{k}]: {type(model).__name__} is not a river {noun}")
             if id(model) in first:
-                raise ValueError(
+                raise InputError(
                     f"models[{first[id(model)]}] and models[{k}] are the same {type(model).__name__} "
                     "object, which would learn twice from each sample: give each position its own "
                     "model (model.clone())"
@@ -190,21 +213,23 @@ class _Budgeted:
         if statistics is None:
             statistics = "pool" if self.policy in POOL_POLICIES else "trained"
         if statistics not in STATISTICS:
-            raise ValueError(f"statistics must be None or one of {STATISTICS}, got {self.statistics!r}")
+            raise InputError(f"statistics must be None or one of {STATISTICS}, got {self.statistics!r}")
         if statistics == "pool" and self.policy not in POOL_POLICIES:
-            raise ValueError(
+            raise InputError(
                 f"statistics='pool' needs an M-LCB policy ({', '.join(POOL_POLICIES)}), got "
                 f"{self.policy!r}; pass statistics='trained'"
             )
         window = self.window
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-            raise ValueError(f"window must be an integer >= 1, got {window!r}")
+            raise InputError(f"window must be an integer >= 1, got {window!r}")
         self._pool = statistics == "pool"
         rate = self.rate
-        if rate is None and self._pool:
-            rate = [NONPARAMETRIC_POOL_RATE if nonparametric(m) else POOL_RATE for m in self.models]
-        elif rate is None:
-            rate = RATE
+        if rate is None:
+            rate = (
+                (REGRESSION_POOL_RATE if isinstance(self, base.Regressor) else POOL_RATE)
+                if self._pool
+                else RATE
+            )
         rates = _check_common(
             self.models,
             self.budget,
@@ -217,7 +242,7 @@ class _Budgeted:
             self.warm_start,
         )
         if self.deploy not in DEPLOY_RULES:
-            raise ValueError(f"deploy must be one of {DEPLOY_RULES}, got {self.deploy!r}")
+            raise InputError(f"deploy must be one of {DEPLOY_RULES}, got {self.deploy!r}")
         params = dict(self.policy_params or {})
         if self._pool:
             # Every model's bounds change on every sample: M-LCB scans them all, no heap.
@@ -246,6 +271,7 @@ class _Budgeted:
         self._train: list[int] = []  # this round's training set (indices in the order given)
         self._chosen = -1  # the policy's own deployed model (-1: its whole training set)
         self._deployed: int | None = None  # the model that predicts
+        self._warm_samples = default_warm_start(n) if self.warm_start is None else int(self.warm_start)
         if not getattr(self._policy, "warm_start", True):
             self._session.skip_warm_start()
             self._begin(1)
@@ -254,11 +280,11 @@ class _Budgeted:
     def _begin(self, t: int) -> None:
         self._t = t
         self._train, self._chosen = self._session.select(t)
-        self._deployed = self._chosen if self._chosen >= 0 else self._train[0]
-        if self.deploy == "best":
-            best = self._session.best()
-            if best is not None:
-                self._deployed = best
+        chosen = self._chosen if self._chosen >= 0 else self._train[0]
+        # Only a model whose predictions were checked predicts: "best" is the checked model of
+        # smallest upper bound; "policy" the policy's own, once checked.
+        checked = self._session.checked()
+        self._deployed = chosen if self.deploy == "policy" and checked[chosen] else self._session.best()
 
     def _guarded(self, k: int, call: Any, x: dict) -> Any:
         """``call()`` on model ``k``; where the model fails on a ``None`` or a string feature
@@ -269,7 +295,7 @@ class _Budgeted:
             odd = non_numbers(x)
             if not odd:
                 raise
-            raise ValueError(
+            raise InputError(
                 f"{type(self).__name__}: models[{k}] ({type(self.models[k]).__name__}) needs numbers, "
                 f"and features {', '.join(odd)} are not ({type(error).__name__}: {error})"
             ) from error
@@ -292,6 +318,7 @@ class _Budgeted:
     def learn_one(self, x: dict, y: Any) -> None:
         self._check_sample(x, y, target=True)
         self._before(y)
+        self._note(y)
         session = self._session
         everyone = range(len(self.models))
         if self._t == 0:  # the warm start: every model is scored and learns
@@ -301,7 +328,7 @@ class _Budgeted:
             session.warm_sample([losses[k] for k in everyone])
             # Until the policy selects, predict with the best model so far (ties: canonical order).
             self._deployed = session.best()
-            if session.counts[0] >= int(self.warm_start):
+            if session.counts[0] >= self._warm_samples:
                 session.end_warm()
                 self._begin(1)
             self._after(y)
@@ -325,7 +352,10 @@ class _Budgeted:
         self._begin(self._t + 1)
 
     def _before(self, y: Any) -> None:
-        """Hook run before a sample is learnt (the regressor's target range)."""
+        """Hook run before a sample is scored and learnt (the regressor's scale)."""
+
+    def _note(self, y: Any) -> None:
+        """Hook: remember a target for the prediction made while no model is checked."""
 
     def _after(self, y: Any) -> None:
         """Hook run after a sample is learnt."""
@@ -333,16 +363,11 @@ class _Budgeted:
     # --- what users read ------------------------------------------------------------------------
     @property
     def best_model(self) -> Any:
-        """The model that predicts now (see ``deploy``); during the warm start the model with the
-        smallest loss so far (before any sample: the canonically first one)."""
-        if self._deployed is None:
-            return self.models[self._session.identity_order[0]]
-        return self.models[self._deployed]
-
-    @property
-    def _deployed_index(self) -> int:
-        """The position of the model that predicts now (the canonically first before any sample)."""
-        return self._session.identity_order[0] if self._deployed is None else self._deployed
+        """The model that predicts now (see ``deploy``), or ``None`` while no model's predictions
+        have been checked (scored after it learnt: before the second sample, and while every model
+        is unchecked); the selector then predicts from the targets seen (the most frequent label,
+        the mean target)."""
+        return None if self._deployed is None else self.models[self._deployed]
 
     @property
     def n_updates(self) -> int:

@@ -1,51 +1,88 @@
-"""M-LCB against river's own selectors on a real-data stream (:func:`compare`)."""
+"""M-LCB against river's own selectors on the streams of :mod:`mlcb.river.streams` (:func:`compare`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mlcb.river.estimators import BudgetedClassifier
+from mlcb.river.estimators import BudgetedClassifier, BudgetedRegressor
+from mlcb.river.streams import STREAMS, pool_for, stream
+from mlcb.validation import InputError
 
-# --- the comparison with river's own selectors ------------------------------------------------
 #: The selectors :func:`compare` runs, in the order of its table.
 SELECTORS = ("mlcb", "epsilon-greedy", "ucb", "successive-halving", "train-everything")
 
 
-def selector(name: str, models: list, budget: int = 1, horizon: int = 2_000, seed: int = 0) -> Any:
+class TrainEverything:
+    """Every model learns every sample; the model with the best metric so far predicts (river's
+    ``GreedyRegressor``, for both tasks: the first model until another is strictly better). The
+    reference of the comparison: what training every model buys."""
+
+    def __init__(self, models: list, regression: bool) -> None:
+        from river import metrics
+
+        self.models = models
+        self.metrics = [metrics.MAE() if regression else metrics.Accuracy() for _ in models]
+        self.best = 0
+
+    @property
+    def best_model(self) -> Any:
+        return self.models[self.best]
+
+    def predict_one(self, x: dict) -> Any:
+        return self.models[self.best].predict_one(x)
+
+    def learn_one(self, x: dict, y: Any) -> None:
+        for k, (model, metric) in enumerate(zip(self.models, self.metrics)):
+            metric.update(y, model.predict_one(x))
+            model.learn_one(x, y)
+            if metric.is_better_than(self.metrics[self.best]):
+                self.best = k
+
+
+def selector(
+    name: str, models: list, budget: int = 1, horizon: int = 2_000, seed: int = 0, regression: bool = False
+) -> Any:
     """A fresh selector over clones of ``models``, as :func:`compare` runs it.
 
     ``"mlcb"``
-        :class:`BudgetedClassifier` with ``budget`` and its defaults (``"pool"`` statistics).
+        :class:`BudgetedClassifier` or :class:`BudgetedRegressor` with ``budget`` and its defaults.
     ``"epsilon-greedy"``, ``"ucb"``
-        river's ``BanditClassifier`` with the policy of river's own documentation example:
-        ``EpsilonGreedy(epsilon=0.1, decay=0.001, burn_in=20, seed=seed)``, and
-        ``UCB(delta=1, burn_in=20, seed=seed)``; accuracy as the reward.
+        river's ``BanditClassifier`` / ``BanditRegressor`` with the policies of river's own
+        documentation examples: ``EpsilonGreedy(epsilon=0.1, decay=0.001, burn_in=20,
+        seed=seed)`` and ``UCB(delta=1, burn_in=20, seed=seed)``; the metric (accuracy, or MAE
+        as river's regression examples use it) as the reward. (river's bandits take the largest
+        reward as the best, so with MAE they favour the models that err most.)
     ``"successive-halving"``
-        river's ``SuccessiveHalvingClassifier`` with ``budget = horizon`` model updates for its
-        halving rounds and ``eta = 2`` (after them its best model keeps learning every sample).
+        river's ``SuccessiveHalvingClassifier`` / ``SuccessiveHalvingRegressor`` with ``budget =
+        horizon`` model updates for its halving rounds and ``eta = 2`` (after them its best model
+        keeps learning every sample).
     ``"train-everything"``
-        :class:`BudgetedClassifier` with ``budget = len(models)`` and ``"trained"`` statistics:
-        every model learns every sample and the one with the smallest upper bound (with equal
-        counts: the smallest mean loss since the first sample, the best so far) predicts.
+        :class:`TrainEverything`: every model learns every sample, the best so far predicts.
     """
     from river import bandit, metrics, model_selection
 
     fresh = [m.clone() for m in models]
+    metric = metrics.MAE() if regression else metrics.Accuracy()
     if name == "mlcb":
-        return BudgetedClassifier(fresh, budget=budget, seed=seed)
-    if name == "epsilon-greedy":
-        policy = bandit.EpsilonGreedy(epsilon=0.1, decay=0.001, burn_in=20, seed=seed)
-        return model_selection.BanditClassifier(fresh, metric=metrics.Accuracy(), policy=policy)
-    if name == "ucb":
-        policy = bandit.UCB(delta=1.0, burn_in=20, seed=seed)
-        return model_selection.BanditClassifier(fresh, metric=metrics.Accuracy(), policy=policy)
-    if name == "successive-halving":
-        return model_selection.SuccessiveHalvingClassifier(
-            fresh, metric=metrics.Accuracy(), budget=horizon, eta=2
+        return (BudgetedRegressor if regression else BudgetedClassifier)(fresh, budget=budget, seed=seed)
+    if name in ("epsilon-greedy", "ucb"):
+        policy = (
+            bandit.EpsilonGreedy(epsilon=0.1, decay=0.001, burn_in=20, seed=seed)
+            if name == "epsilon-greedy"
+            else bandit.UCB(delta=1.0, burn_in=20, seed=seed)
         )
+        kind = model_selection.BanditRegressor if regression else model_selection.BanditClassifier
+        return kind(fresh, metric=metric, policy=policy)
+    if name == "successive-halving":
+        halving = (
+            model_selection.SuccessiveHalvingRegressor
+            if regression
+            else model_selection.SuccessiveHalvingClassifier
+        )
+        return halving(fresh, metric=metric, budget=horizon, eta=2)
     if name == "train-everything":
-        return BudgetedClassifier(fresh, budget=len(fresh), statistics="trained", seed=seed)
-    raise ValueError(f"selector must be one of {SELECTORS}, got {name!r}")
+        return TrainEverything(fresh, regression)
+    raise InputError(f"selector must be one of {SELECTORS}, got {name!r}")
 
 
 def _count_updates(model: Any) -> list[int]:
@@ -66,61 +103,65 @@ def compare(
     dataset: str = "phishing",
     horizon: int = 2_000,
     shuffles: int = 10,
-    budgets: tuple = (1, 2, 3),
+    budgets: tuple = (1,),
     selectors: tuple = SELECTORS,
     models: list | None = None,
     seed: int = 0,
 ) -> Any:
-    """Progressive-validation accuracy and model updates of every selector on a real-data stream.
+    """Progressive validation of every selector on stream ``dataset`` (:data:`mlcb.river.streams.STREAMS`).
 
-    Shuffle ``r`` is replication ``r`` of the environment ``mlcb/RealData-v0`` with ``seed``
-    (:meth:`envs.real_data.RealDataEnv.stream`): ``horizon`` rows drawn with replacement, the same
-    rows for every selector. Each selector predicts every row before learning it (river's
-    ``evaluate.progressive_val_score``); ``updates`` counts the ``learn_one`` calls of its pool
-    members. ``models`` defaults to :func:`mlcb.river.experts.river_pool`; ``budgets`` are
-    M-LCB's.
+    Shuffle ``r`` is :func:`mlcb.river.streams.stream` with seed ``seed + r`` and ``horizon``
+    rows, the same rows for every selector. Each selector predicts every row before learning it
+    (river's ``evaluate.progressive_val_score``); ``updates`` counts the ``learn_one`` calls of
+    its pool members. ``models`` defaults to the stream's pool (:func:`mlcb.river.streams.pool_for`);
+    ``budgets`` are M-LCB's.
 
-    Returns a pandas ``DataFrame`` with one row per (selector, shuffle): ``dataset``,
-    ``selector`` (``"mlcb M=1"``, ...), ``shuffle``, ``accuracy``, ``updates``,
-    ``updates_per_sample``, ``seconds``.
+    Returns a pandas ``DataFrame`` with one row per (selector, shuffle): ``dataset``, ``task``,
+    ``selector`` (``"mlcb M=1"``, ...), ``shuffle``, ``metric`` (``"accuracy"`` or ``"MAE"``),
+    ``value``, ``samples``, ``updates``, ``updates_per_sample``, ``seconds`` and
+    ``samples_per_s``.
     """
     import time
 
     import pandas as pd
-    from river import evaluate, metrics
+    from river import metrics
 
-    from envs.real_data import RealDataEnv
-
-    if models is None:
-        from mlcb.river.experts import river_pool
-
-        models = river_pool()
+    if dataset not in STREAMS:
+        raise InputError(f"dataset must be one of {', '.join(STREAMS)}, got {dataset!r}")
     unknown = [s for s in selectors if s not in SELECTORS]
     if unknown:
-        raise ValueError(f"selectors must be among {SELECTORS}, got {unknown}")
+        raise InputError(f"selectors must be among {SELECTORS}, got {unknown}")
     if isinstance(shuffles, bool) or not isinstance(shuffles, int) or shuffles < 1:
-        raise ValueError(f"shuffles must be an integer >= 1, got {shuffles!r}")
-    env = RealDataEnv(dataset, horizon=horizon)
+        raise InputError(f"shuffles must be an integer >= 1, got {shuffles!r}")
+    regression = STREAMS[dataset].task == "regression"
+    pool = models if models is not None else pool_for(dataset)
     rows = []
     for r in range(shuffles):
-        stream = list(env.stream(seed, r, horizon))
+        data = stream(dataset, seed + r, horizon)
         for name in selectors:
             for budget in budgets if name == "mlcb" else (None,):
-                model = selector(name, models, budget or 1, horizon, seed=r)
+                model = selector(name, pool, budget or 1, len(data), seed=seed + r, regression=regression)
                 counter = _count_updates(model)
+                metric = metrics.MAE() if regression else metrics.Accuracy()
                 started = time.perf_counter()
-                metric = evaluate.progressive_val_score(stream, model, metrics.Accuracy())
+                for x, y in data:
+                    prediction = model.predict_one(x)
+                    metric.update(y, 0.0 if regression and prediction is None else prediction)
+                    model.learn_one(x, y)
                 seconds = time.perf_counter() - started
-                label = f"mlcb M={budget}" if name == "mlcb" else name
                 rows.append(
                     {
                         "dataset": dataset,
-                        "selector": label,
+                        "task": STREAMS[dataset].task,
+                        "selector": f"mlcb M={budget}" if name == "mlcb" else name,
                         "shuffle": r,
-                        "accuracy": float(metric.get()),
+                        "metric": "MAE" if regression else "accuracy",
+                        "value": float(metric.get()),
+                        "samples": len(data),
                         "updates": counter[0],
-                        "updates_per_sample": counter[0] / horizon,
+                        "updates_per_sample": counter[0] / len(data),
                         "seconds": seconds,
+                        "samples_per_s": len(data) / seconds if seconds > 0 else float("inf"),
                     }
                 )
     return pd.DataFrame(rows)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 from river import base
 from river.model_selection.base import ModelSelector
 
-from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _SHARED, LOG_LOSS_FLOOR, WARM_START, WINDOW, _Budgeted
+from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _SHARED, LOG_LOSS_FLOOR, WINDOW, _Budgeted
+from mlcb.river.experts import RobustScale, robust_loss
+from mlcb.validation import InputError
 
 
 class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
@@ -18,7 +21,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     Parameters
     ----------
     models
-        At least two river classifiers.
+        River classifiers, each its own object (the same object twice is refused).
     budget
         ``M``, the most models that learn from one sample (``1 <= budget <= len(models)``).
     policy
@@ -45,27 +48,32 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     delta
         The policy's confidence level, ``0 < delta < 1``.
     rate
-        ``(beta, alpha)``: each model's heuristic rate ``beta n^alpha sqrt(log(2 n^2 / delta'))``,
-        or a list of such pairs, one per model in the order given. ``None`` (default): with
-        ``"pool"`` statistics :data:`POOL_RATE`, ``(0.1, 1/2)``, for each model and
-        :data:`NONPARAMETRIC_POOL_RATE`, ``(0.3, 3/4)``, for each :func:`nonparametric` one;
-        with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2, 1/2)``, for every model.
+        ``(beta, alpha)``: each model's heuristic rate ``min(n, beta n^alpha sqrt(log(2 n^2 /
+        delta')))``, or a list of such pairs, one per model in the order given. ``None``
+        (default): the same rate for every model, whatever its kind: with ``"pool"`` statistics
+        :data:`POOL_RATE`, ``(0.3, 3/4)`` (:class:`BudgetedRegressor`: ``REGRESSION_POOL_RATE``,
+        ``(0.1, 3/4)``); with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2, 1/2)``.
     warm_start
-        How many samples every model learns before the policy selects (an integer >= 1, default
-        :data:`WARM_START`, 20); meanwhile the selector predicts with the model of smallest loss so
-        far. The policy then observes each model once, with its mean loss (``"pool"``: over its
-        window, the warm start's second half) and a count of ``warm_start``. (Policies that
-        declare no warm start select from the first sample.)
+        How many samples every model learns before the policy selects (an integer >= 1);
+        ``None`` (default): :func:`default_warm_start`, ``floor(100 / (K - 1))`` between 1 and
+        20 (14 for 8 models), so that at ``budget=1`` a stream of 2,000 samples costs at most
+        1.05 updates per sample. Meanwhile the selector predicts with the checked model of
+        smallest loss so far. The policy then observes each model once, with its mean loss
+        (``"pool"``: over its window) and a count of ``warm_start``. (Policies that declare no
+        warm start select from the first sample.)
     deploy
-        Which model predicts. ``"best"`` (default): the model with the smallest upper bound over
-        *all* models, ties in canonical order, whichever the policy trains now: with ``"pool"``
-        statistics the smallest mean loss over its window (every model is scored on the same
-        samples); with ``"trained"`` ones the smallest ``mean loss + sqrt(2 log(4 K n^2 / delta)
-        / n)`` (M-LCB's upper bound, times its ``bonus_scale``), the model whose loss is
-        certified smallest. ``"policy"``: the policy's own deployed model (M-LCB: the smallest
-        upper bound among the models it trains on the sample, so at ``budget=1`` the model being
-        trained). The policy's statistics are the same either way; with ``budget`` equal to the
-        number of models both rules agree.
+        Which model predicts, among the models whose predictions have been checked (scored after
+        they learnt at least once; until one is, the selector predicts from the targets seen:
+        the most frequent label, the mean target). ``"best"`` (default): the model with the
+        smallest upper bound over *all* models, ties in canonical order, whichever the policy
+        trains now: with ``"pool"`` statistics the smallest mean loss over its window (every
+        model is scored on the same samples); with ``"trained"`` ones the policy's upper bound
+        (:meth:`mlcb.engine.session.Session.upper_bounds`: M-LCB's ``mean loss + bonus_scale
+        sqrt(2 log(4 K n^2 / delta) / n)``), the model whose loss is certified smallest.
+        ``"policy"``: the policy's own deployed model (M-LCB: the smallest upper bound among the
+        models it trains on the sample, so at ``budget=1`` the model being trained). The
+        policy's statistics are the same either way; with ``budget`` equal to the number of
+        models both rules agree.
     horizon
         Passed to horizon-dependent policies (and sizes M-LCB's look-up table); nothing stops
         after it.
@@ -84,8 +92,8 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     >>> for x, y in datasets.Phishing().take(200):
     ...     _ = model.predict_one(x)
     ...     model.learn_one(x, y)
-    >>> model.trained_counts  # both learn the first 20; then the logistic regression takes most updates
-    [195, 25]
+    >>> model.trained_counts  # both learn the first 20, then share the updates as M-LCB chooses
+    [93, 127]
     """
 
     def __init__(
@@ -99,16 +107,25 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         window: int = WINDOW,
         delta: float = 0.1,
         rate: tuple | None = None,
-        warm_start: int = WARM_START,
+        warm_start: int | None = None,
         deploy: str = "best",
         horizon: int = 100_000,
         seed: int = 0,
     ) -> None:
         if loss not in _CLASSIFIER_LOSSES:
-            raise ValueError(f"loss must be one of {_CLASSIFIER_LOSSES}, got {loss!r}")
+            raise InputError(f"loss must be one of {_CLASSIFIER_LOSSES}, got {loss!r}")
         self.loss = loss
         self._log_scale = -math.log(LOG_LOSS_FLOOR)
+        self._labels: Counter = Counter()  # the labels seen: what predicts while no model is checked
         self._init(models, base.Classifier, {k: v for k, v in locals().items() if k in _SHARED})
+
+    def _note(self, y: Any) -> None:
+        self._labels[y] += 1
+
+    def _prior(self) -> dict:
+        """The labels' frequencies so far (empty before any label)."""
+        total = sum(self._labels.values())
+        return {label: count / total for label, count in self._labels.items()}
 
     @property
     def _multiclass(self) -> bool:
@@ -122,7 +139,10 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
 
     def predict_proba_one(self, x: dict) -> dict:
         self._check_sample(x)
-        proba = self._guarded(self._deployed_index, lambda: self.best_model.predict_proba_one(x), x)
+        if self._deployed is None:  # no model's predictions checked yet: the labels seen so far
+            proba = self._prior()
+        else:
+            proba = self._guarded(self._deployed, lambda: self.best_model.predict_proba_one(x), x)
         if self._multiclass:
             return proba
         # A binary selector answers for both labels, whatever labels its deployed model has seen.
@@ -134,7 +154,9 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
 
     def predict_one(self, x: dict, **kwargs: Any) -> Any:
         self._check_sample(x)
-        return self._guarded(self._deployed_index, lambda: self.best_model.predict_one(x, **kwargs), x)
+        if self._deployed is None:  # no model's predictions checked yet: the most frequent label
+            return max(self._labels, key=self._labels.__getitem__) if self._labels else None
+        return self._guarded(self._deployed, lambda: self.best_model.predict_one(x, **kwargs), x)
 
     @classmethod
     def _unit_test_params(cls):
@@ -158,10 +180,14 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
     """Train at most ``budget`` regressors per sample, chosen by an mlcb policy; predict with the
     deployed one.
 
-    The loss of a prediction ``y_hat`` is ``min(1, ((y - y_hat) / scale)^2)``. With ``scale=None``
-    (default) ``scale`` is the range ``max y - min y`` of the targets seen before the sample
-    (a loss of 1 while that range is 0 and the prediction is off); pass the target's range when
-    it is known.
+    The loss of a prediction ``y_hat`` is :func:`mlcb.river.experts.robust_loss`: ``g(|y - y_hat| /
+    scale)`` with ``g(x) = ln(1 + x) / (1 + ln(1 + x))``, about ``|y - y_hat| / scale`` for small
+    errors and logarithmic beyond, so that it keeps telling a bad model from a terrible one (it
+    is never clipped). With ``scale=None`` (default) ``scale`` is a robust running estimate from
+    the targets seen (:class:`mlcb.river.experts.RobustScale`: their median absolute deviation,
+    positive from the first target on); pass the target's typical deviation when it is known.
+    Until a model's predictions have been checked (scored after it learnt), the selector predicts
+    the mean of the targets seen so far.
 
     Parameters are those of :class:`BudgetedClassifier`, with ``scale`` in place of ``loss``.
 
@@ -192,7 +218,7 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
         window: int = WINDOW,
         delta: float = 0.1,
         rate: tuple | None = None,
-        warm_start: int = WARM_START,
+        warm_start: int | None = None,
         deploy: str = "best",
         horizon: int = 100_000,
         seed: int = 0,
@@ -203,29 +229,33 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
             and math.isfinite(scale)
             and scale > 0
         ):
-            raise ValueError(f"scale must be None or a finite number > 0, got {scale!r}")
+            raise InputError(f"scale must be None or a finite number > 0, got {scale!r}")
         self.scale = scale
-        self._low = math.inf
-        self._high = -math.inf
+        self._robust = RobustScale()  # the targets' scale, when none is given
+        self._seen = [0.0, 0]  # the targets' sum and count: what predicts while no model is checked
         self._init(models, base.Regressor, {k: v for k, v in locals().items() if k in _SHARED})
 
-    def _after(self, y: Any) -> None:
-        y = float(y)
-        self._low = min(self._low, y)
-        self._high = max(self._high, y)
+    def _before(self, y: Any) -> None:
+        if self.scale is None:
+            self._robust.update(float(y))
+
+    def _note(self, y: Any) -> None:
+        self._seen[0] += float(y)
+        self._seen[1] += 1
 
     def _loss(self, model: Any, x: dict, y: Any) -> float:
         prediction = model.predict_one(x)
-        residual = float(y) - (0.0 if prediction is None else float(prediction))
-        scale = self.scale if self.scale is not None else self._high - self._low
-        if not scale > 0:
-            return 0.0 if residual == 0 else 1.0
-        value = (residual / scale) ** 2
-        return min(1.0, value) if value == value else 1.0
+        try:
+            residual = float(y) - (0.0 if prediction is None else float(prediction))
+        except (TypeError, ValueError):  # no number: no usable prediction
+            return 1.0
+        return robust_loss(residual, self.scale if self.scale is not None else self._robust.value)
 
     def predict_one(self, x: dict) -> Any:
         self._check_sample(x)
-        return self._guarded(self._deployed_index, lambda: self.best_model.predict_one(x), x)
+        if self._deployed is None:  # no model's predictions checked yet: the mean target so far
+            return self._seen[0] / self._seen[1] if self._seen[1] else 0.0
+        return self._guarded(self._deployed, lambda: self.best_model.predict_one(x), x)
 
     @classmethod
     def _unit_test_params(cls):

@@ -63,6 +63,8 @@ from typing import Any
 
 import numpy as np
 
+from mlcb.validation import InputError
+
 #: The probability at or below which the scaled log-loss is 1.
 LOG_LOSS_FLOOR = 0.01
 #: The losses of a classifier and of a regressor; the first is the default.
@@ -129,9 +131,9 @@ def check_target(y: Any, regression: bool, model: str) -> None:
     if regression:
         number = isinstance(y, int | float | np.integer | np.floating) and not isinstance(y, bool | np.bool_)
         if not (number and math.isfinite(float(y))):
-            raise ValueError(f"{model}: the target must be a finite number, got {y!r}")
+            raise InputError(f"{model}: the target must be a finite number, got {y!r}")
     elif y is None or (isinstance(y, float | np.floating) and not math.isfinite(float(y))):
-        raise ValueError(f"{model}: the target must be a label, got {y!r}")
+        raise InputError(f"{model}: the target must be a label, got {y!r}")
 
 
 def check_features(x: Any, model: str) -> None:
@@ -140,12 +142,12 @@ def check_features(x: Any, model: str) -> None:
     models (river leaves a missing feature out of the dict; some models take ``None`` silently
     and learn garbage)."""
     if not isinstance(x, dict):
-        raise ValueError(f"{model}: the features must be a dict {{name: value}}, got {type(x).__name__}")
+        raise InputError(f"{model}: the features must be a dict {{name: value}}, got {type(x).__name__}")
     for name, value in x.items():
         if value is None:
-            raise ValueError(f"{model}: feature {name!r} is None; leave a missing feature out of the dict")
+            raise InputError(f"{model}: feature {name!r} is None; leave a missing feature out of the dict")
         if isinstance(value, float | np.floating) and not math.isfinite(float(value)):
-            raise ValueError(f"{model}: feature {name!r} is {value!r}; features must be finite numbers")
+            raise InputError(f"{model}: feature {name!r} is {value!r}; features must be finite numbers")
 
 
 def non_numbers(x: dict) -> list[str]:
@@ -164,7 +166,7 @@ def _check_rate(rate: Any) -> tuple[float, float]:
     except (TypeError, ValueError):
         beta = alpha = math.nan
     if not (beta > 0 and math.isfinite(beta) and 0 < alpha <= 1):
-        raise ValueError(f"rate must be a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, got {rate!r}")
+        raise InputError(f"rate must be a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, got {rate!r}")
     return beta, alpha
 
 
@@ -174,11 +176,11 @@ def _check_loss(loss: str | None, classifier: bool, scale: Any) -> str:
         loss = allowed[0]
     if loss not in allowed:
         kind = "a classifier" if classifier else "a regressor"
-        raise ValueError(f"loss must be one of {allowed} for {kind}, got {loss!r}")
+        raise InputError(f"loss must be one of {allowed} for {kind}, got {loss!r}")
     if scale is not None and not (
         isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale) and scale > 0
     ):
-        raise ValueError(
+        raise InputError(
             f"scale must be None (a robust estimate from the targets) or a finite number > 0 (the "
             f"target's range), got {scale!r}"
         )
@@ -245,7 +247,7 @@ class _Adapter:
             if x.dtype.kind in "fc" and not np.isfinite(x).all():
                 flat = x.reshape(-1)
                 bad = int(np.flatnonzero(~np.isfinite(flat))[0])
-                raise ValueError(
+                raise InputError(
                     f"{self._name()}: feature {bad} is {flat[bad]!r}; features must be finite numbers"
                 )
 
@@ -259,7 +261,7 @@ class _Adapter:
             odd = non_numbers(features) if isinstance(features, dict) else []
             if not odd:
                 raise
-            raise ValueError(
+            raise InputError(
                 f"{self._name()}: features {', '.join(odd)} are not numbers, which this model needs "
                 f"({type(error).__name__}: {error})"
             ) from error
@@ -383,7 +385,7 @@ class RiverExpert(_Adapter):
         elif isinstance(model, base.Regressor):
             classifier = False
         else:
-            raise ValueError(f"model must be a river classifier or regressor, got {type(model).__name__}")
+            raise InputError(f"model must be a river classifier or regressor, got {type(model).__name__}")
         self.model = model
         self._classifier = classifier
         self.loss = _check_loss(loss, classifier, scale)
@@ -435,12 +437,12 @@ class SklearnExpert(_Adapter):
         except ImportError:
             raise ImportError("SklearnExpert needs scikit-learn: pip install 'mlcb[sklearn]'") from None
         if not callable(getattr(estimator, "partial_fit", None)):
-            raise ValueError(f"estimator must have partial_fit, {type(estimator).__name__} has not")
+            raise InputError(f"estimator must have partial_fit, {type(estimator).__name__} has not")
         classifier = bool(is_classifier(estimator))
         self.model = estimator
         self.loss = _check_loss(loss, classifier, scale)
         if self.loss == "log" and not hasattr(estimator, "predict_proba"):
-            raise ValueError(f"loss 'log' needs predict_proba, {type(estimator).__name__} has none")
+            raise InputError(f"loss 'log' needs predict_proba, {type(estimator).__name__} has none")
         self.scale = None if scale is None else float(scale)
         self.rate = _check_rate(rate)
         self.classes = None if classes is None else list(classes)
@@ -468,7 +470,7 @@ class SklearnExpert(_Adapter):
         if self._classifier and not self._fitted:
             classes = self.classes if self.classes is not None else getattr(data, "classes", None)
             if classes is None:
-                raise ValueError(
+                raise InputError(
                     "a scikit-learn classifier needs every label up front: pass classes= or use a "
                     "stream whose data has classes"
                 )
