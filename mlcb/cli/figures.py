@@ -48,6 +48,7 @@ def _idle_cores() -> float:
     """About how many cores are free for this process: the cores it may use less the other threads
     running or waiting for a core (Linux's ``/proc/loadavg``, a snapshot: a load average would
     count this command's own earlier runs), elsewhere less the load average of the last minute."""
+    others: float
     try:
         others = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0]) - 1
     except (OSError, ValueError, IndexError):
