@@ -31,6 +31,7 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_suite.py
+	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_python_engine.py
 	$(BIN)/python benchmarks/bench_comparison.py
 	$(BIN)/python benchmarks/bench_horizons.py

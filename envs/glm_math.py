@@ -32,7 +32,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize, special
 
 from envs.links import link_derivative, link_derivatives, link_index, link_value, link_values
 from mlcb import validation
@@ -132,6 +131,8 @@ def plane_quadrature(dim: int, radius: float, n_radial: int = 24, n_angular: int
     if dim == 2:
         weights = np.full(n_angular, 1.0 / n_angular)
         return PlaneQuadrature(radius * np.cos(theta), radius * np.sin(theta), weights)
+    from scipy import special  # here: SciPy's optimisers and special functions take 0.2 s to import
+
     t, t_weights = special.roots_jacobi(n_radial, (dim - 4) / 2.0, 0.0)
     u = (1.0 + t) / 2.0
     rho = radius * np.sqrt(u)
@@ -292,6 +293,8 @@ def optimal_loss(
     >>> value > 0.02**2
     True
     """
+    from scipy import optimize
+
     link = link_index(link)
     target_link = link_index(target_link)
     target_norm = validation.non_negative("target_norm", target_norm)
@@ -356,6 +359,8 @@ def optimal_loss(
 # --- constants ----------------------------------------------------------------------------------
 def _maximum(function, lo: float, hi: float, n_grid: int = 20001) -> float:
     """``max f`` on ``[lo, hi]``: a grid (with both ends and 0 if inside), refined around its best point."""
+    from scipy import optimize
+
     grid = np.linspace(lo, hi, n_grid)
     if lo < 0.0 < hi:
         grid = np.union1d(grid, [0.0])

@@ -1,4 +1,4 @@
-"""Figures from a :class:`~mlcb.storage.results.Result` (seaborn; plots read the tidy frames and the
+"""Figures from a :class:`~mlcb.storage.results.Result` (matplotlib; plots read the tidy frames and the
 plain metadata only: nothing named in a result is ever imported or called).
 
 ``regret``
@@ -25,13 +25,13 @@ lists them all.
 
 from __future__ import annotations
 
+import colorsys
 import functools
 from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from mlcb import theory
 from mlcb.storage import outputs
@@ -43,6 +43,12 @@ _METRICS = ("regret", "pseudo_regret", "top_m_regret")
 KINDS = ("regret", "panels", "theory", "budget")
 #: Settings drawn by :func:`theory` at most (one panel each).
 THEORY_PANELS = 6
+
+
+def colours(count: int) -> list[Any]:
+    """``count`` colours of matplotlib's colour cycle (its default: ``tab10``), repeated as needed."""
+    cycle = plt.rcParams["axes.prop_cycle"].by_key().get("color") or ["C0"]
+    return [cycle[i % len(cycle)] for i in range(count)]
 
 
 def default_metric(result: Result) -> str:
@@ -91,9 +97,11 @@ def regret(result: Result, metric: str | None = None, theory_curves: bool = True
     """
     metric = _metric(result, metric)
     curves = result.curves[result.curves["round"] > 0]
+    own = ax is None
+    outside = len(result.settings) > 3  # many lines: the legend beside the axes, not over the curves
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 5))
-    palette = dict(zip(result.settings, sns.color_palette(n_colors=len(result.settings))))
+        _, ax = plt.subplots(figsize=(10.5 if outside else 7.5, 5))
+    palette = dict(zip(result.settings, colours(len(result.settings))))
     _mean_curves(curves, metric, result.settings, ax, palette)
     handles, labels = ax.get_legend_handles_labels()
     labels = [_with_slope(label, curves, metric) for label in labels]
@@ -132,10 +140,12 @@ def regret(result: Result, metric: str | None = None, theory_curves: bool = True
         f"{_references(result)}",
         fontsize=10,
     )
-    if len(result.settings) > 3:  # many lines: the legend beside the axes, not over the curves
+    if outside:
         ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     else:
         ax.legend(handles, labels, fontsize=7, loc="upper left")
+    if own:  # a figure of one's own is laid out by its owner
+        ax.figure.tight_layout()
     return ax.figure
 
 
@@ -233,13 +243,9 @@ def panels(result: Result, metric: str | None = None, axes: Any = None) -> Any:
         (axes[1], "deployed", "(b) deployments per expert"),
         (axes[2], "trained", "(c) training rounds per expert"),
     ):
-        sns.barplot(
-            data=final, x="expert", y=column, hue="setting", hue_order=result.settings, errorbar=None, ax=ax
-        )
+        _bars(final, column, result.settings, ax)
         ax.set_title(title)
         ax.set_yscale("log")
-    for ax in axes[1:3]:
-        ax.get_legend().remove()
     if own:  # a figure of one's own is laid out by its owner
         figure.tight_layout()
     return figure
@@ -302,7 +308,7 @@ def theory_figure(
     rows_count = -(-len(chosen) // columns)
     own = axes is None
     figure, axes = _axes(axes, len(chosen), (5.6 * columns, 4.6 * rows_count), columns)
-    colours = sns.color_palette(n_colors=4)
+    palette = colours(4)
     for ax, setting in zip(axes.ravel(), chosen):
         values = setting_values(result, setting)
         rows = result.curves[(result.curves["setting"] == setting) & (result.curves["round"] > 0)]
@@ -312,17 +318,17 @@ def theory_figure(
         rounds = stats.index.to_numpy(float)
         slope = last_decade_slope(rounds, stats["mean"].to_numpy())
         ax.plot(
-            rounds, stats["mean"], color=colours[0], label=f"{metric.replace('_', ' ')}: mean, 5-95% band"
+            rounds, stats["mean"], color=palette[0], label=f"{metric.replace('_', ' ')}: mean, 5-95% band"
         )
-        ax.fill_between(rounds, stats["low"], stats["high"], color=colours[0], alpha=0.2, linewidth=0)
+        ax.fill_between(rounds, stats["low"], stats["high"], color=palette[0], alpha=0.2, linewidth=0)
         certificate = rows.groupby("round")["certificate"].mean()
         if np.isfinite(certificate.to_numpy(float)).any():
             ax.plot(
-                certificate.index, certificate.values, "--", color=colours[1], label="certificate Delta(t)"
+                certificate.index, certificate.values, "--", color=palette[1], label="certificate Delta(t)"
             )
         bound = _bound_curve(result, setting)
         if bound is not None:
-            ax.plot(*bound, ":", color=colours[2], label="worst case B_num(t)")
+            ax.plot(*bound, ":", color=palette[2], label="worst case B_num(t)")
         alpha = values["alpha"]
         if alpha is not None:
             curve = theory.theorem_rate(rounds, values["K"], values["M"], alpha, values["delta"])
@@ -331,7 +337,7 @@ def theory_figure(
                 rounds,
                 curve,
                 "-.",
-                color=colours[3],
+                color=palette[3],
                 label=f"theorem, unit constants (slope {theorem_slope:.2f})",
             )
         if np.isfinite(slope):
@@ -376,17 +382,75 @@ def _final_table(result: Result, metric: str) -> pd.DataFrame:
 
 def _mean_curves(curves: pd.DataFrame, metric: str, settings: list, ax: Any, palette: Any = None) -> None:
     """The mean of ``metric`` over replications against the round, one line per setting, with the
-    band of the middle 90 % of the replications."""
-    sns.lineplot(
-        data=curves,
-        x="round",
-        y=metric,
-        hue="setting",
-        hue_order=settings,
-        palette=palette,
-        errorbar=("pi", 90),
-        ax=ax,
-    )
+    band of the middle 90 % of the replications (their 5% and 95% quantiles, linear
+    interpolation; missing values left out), and a legend of the settings."""
+    palette = palette or dict(zip(settings, colours(len(settings))))
+    rows = curves[["setting", "round", metric]].dropna()
+    for setting in settings:
+        grouped = rows[rows["setting"] == setting].groupby("round")[metric]
+        mean = grouped.mean()
+        if mean.empty:
+            continue
+        x = mean.index.to_numpy(float)
+        ax.plot(x, mean.to_numpy(float), color=palette[setting], label=setting)
+        if grouped.size().max() > 1:
+            low, high = grouped.quantile(0.05), grouped.quantile(0.95)
+            ax.fill_between(x, low.to_numpy(float), high.to_numpy(float), color=palette[setting], alpha=0.2)
+    ax.set_xlabel("round")
+    ax.set_ylabel(metric)
+    ax.legend(title="setting")
+
+
+def _desaturated(colour: Any, proportion: float = 0.75) -> tuple[float, float, float]:
+    """``colour`` with its saturation (HLS) scaled by ``proportion``: the muted tone of filled bars."""
+    from matplotlib.colors import to_rgb
+
+    hue, lightness, saturation = colorsys.rgb_to_hls(*to_rgb(colour))
+    return colorsys.hls_to_rgb(hue, lightness, saturation * proportion)
+
+
+def _bars(final: pd.DataFrame, column: str, settings: list, ax: Any) -> None:
+    """Mean ``column`` over replications per expert, one bar per setting side by side at each
+    expert (the experts in increasing order on a categorical axis)."""
+    experts = np.sort(final["expert"].unique())
+    means = final.groupby(["setting", "expert"])[column].mean()
+    width = 0.8 / max(1, len(settings))
+    positions = np.arange(len(experts), dtype=float)
+    present = set(means.index.get_level_values("setting"))
+    for i, (setting, colour) in enumerate(zip(settings, colours(len(settings)))):
+        if setting not in present:
+            continue
+        heights = means.xs(setting, level="setting").reindex(experts).to_numpy(float)
+        offset = width * (i + 0.5) - 0.4
+        ax.bar(positions + offset, heights, width=width, color=_desaturated(colour), label=setting)
+    ax.set_xticks(positions, [str(e) for e in experts])
+    ax.set_xlim(-0.5, len(experts) - 0.5)
+    ax.set_xlabel("expert")
+    ax.set_ylabel(column)
+
+
+def _means_with_bars(final: pd.DataFrame, x: str, metric: str, lines: list, palette: dict, ax: Any) -> None:
+    """Mean ``metric`` against ``x``, one line (with markers) per entry of ``lines``, with error bars
+    of two standard errors over replications (none where a point has one replication)."""
+    for line in lines:
+        grouped = final[final["line"] == line].dropna(subset=[x, metric]).groupby(x)[metric]
+        mean = grouped.mean()
+        if mean.empty:
+            continue
+        xs = mean.index.to_numpy(float)
+        ax.plot(
+            xs,
+            mean.to_numpy(float),
+            color=palette[line],
+            marker="o",
+            markeredgecolor="w",
+            markeredgewidth=0.75,
+            label=line,
+        )
+        error = 2.0 * grouped.sem().to_numpy(float)
+        ax.errorbar(xs, mean.to_numpy(float), yerr=error, linestyle="", color=palette[line])
+    ax.set_xlabel(x)
+    ax.set_ylabel(metric)
 
 
 def _line_label(names: tuple, row: pd.Series) -> str:
@@ -445,19 +509,8 @@ def budget_figure(result: Result, metric: str | None = None, axes: Any = None) -
         else:
             final["line"] = str(final["policy"].iloc[0])
         lines = list(dict.fromkeys(final["line"]))
-        palette = dict(zip(lines, sns.color_palette(n_colors=len(lines))))
-        sns.lineplot(
-            data=final,
-            x=dimension,
-            y=metric,
-            hue="line",
-            hue_order=lines,
-            palette=palette,
-            marker="o",
-            errorbar=("se", 2),
-            err_style="bars",
-            ax=ax,
-        )
+        palette = dict(zip(lines, colours(len(lines))))
+        _means_with_bars(final, dimension, metric, lines, palette, ax)
         drew_shape = False
         for line in lines:
             rows = final[final["line"] == line]

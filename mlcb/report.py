@@ -13,7 +13,7 @@ import functools
 import html
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,31 +59,44 @@ def number(value: float) -> str:
 
 
 def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
-    """The registered figure ``kind`` (:func:`mlcb.plot.names`) of ``result`` as PNG bytes."""
+    """The registered figure ``kind`` (:func:`mlcb.plot.names`) of ``result`` as PNG bytes.
+
+    The figure is built at the resolution it is saved at, so that laying it out and drawing it
+    share one renderer (and its cache of text sizes). mlcb's own figures (:mod:`mlcb.plot`) lay
+    themselves out (``tight_layout``) and are saved as they are, without a second layout pass to
+    crop them; any other registered figure is cropped to what it draws (``bbox_inches="tight"``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from mlcb import plot
+    from mlcb.storage.outputs import FIGURES
 
-    figure = plot.draw(result, kind)
+    with plt.rc_context({"figure.dpi": dpi}):
+        figure = plot.draw(result, kind)
+    laid_out = FIGURES.entry(kind).entry_point.startswith("mlcb.plot:")
     buffer = io.BytesIO()
     try:
-        figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+        figure.savefig(buffer, format="png", dpi=dpi, bbox_inches=None if laid_out else "tight")
     finally:
         plt.close(figure)
     return buffer.getvalue()
 
 
 def save_figures(
-    result: Any, out: str | Path, kinds: Iterable[str] | None = None, dpi: int = 120
+    result: Any,
+    out: str | Path,
+    kinds: Iterable[str] | None = None,
+    dpi: int = 120,
+    drawn: Mapping[str, bytes] | None = None,
 ) -> list[Path]:
     """Write the figures ``kinds`` of ``result`` (default: every registered figure,
-    :func:`mlcb.plot.names`) into ``out/KIND.png``; returns the files written. Each file is
-    replaced atomically (a link in its place is replaced, never written through); an ``out`` that
-    is a file, or a figure's place that
-    is a folder, is an ``InputError`` in one line."""
+    :func:`mlcb.plot.names`) into ``out/KIND.png``; returns the files written. ``drawn`` holds the
+    PNG bytes of figures drawn already, by kind (the command line's figure process); the others
+    are drawn here. Each file is replaced atomically (a link in its place is replaced, never written
+    through); an ``out`` that is a file, or a figure's place that is a folder, is an ``InputError``
+    in one line."""
     from mlcb import plot
     from mlcb.storage.outputs import check_figures
     from mlcb.storage.store import make_directory, write_file
@@ -98,7 +111,8 @@ def save_figures(
         path = out / f"{kind}.png"
         if path.is_dir() and not path.is_symlink():
             raise InputError(f"{path}: a folder, where the {kind} figure goes; move it away")
-        write_file(path, functools.partial(_write_bytes, figure_png(result, kind, dpi)))
+        data = drawn[kind] if drawn is not None and kind in drawn else figure_png(result, kind, dpi)
+        write_file(path, functools.partial(_write_bytes, data))
         paths.append(path)
     return paths
 

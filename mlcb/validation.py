@@ -14,10 +14,9 @@ import math
 import numbers
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 
 class InputError(ValueError):
@@ -56,16 +55,25 @@ def input_error(error: BaseException) -> InputError:
     return converted
 
 
+def _is_bool(value: Any) -> bool:
+    """Whether ``value`` is a bool or a NumPy bool (read from ``sys.modules``: a NumPy bool exists
+    only once NumPy is imported, and the checks of the command line's arguments do not import it)."""
+    if isinstance(value, bool):
+        return True
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.bool_)
+
+
 def is_real(value: Any) -> bool:
     """Whether ``value`` is a finite real number (bools excluded)."""
-    real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    real = isinstance(value, numbers.Real) and not _is_bool(value)
     return real and math.isfinite(value)
 
 
 def integer(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
     """``value`` as an int, or a ``ValueError``: ``name must be an integer >= minimum`` (and
     ``<= maximum`` when one is given)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or int(value) < minimum:
+    if _is_bool(value) or not isinstance(value, numbers.Integral) or int(value) < minimum:
         raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if maximum is not None and int(value) > maximum:
         raise InputError(f"{name} must be an integer in [{minimum}, {maximum:_}], got {value!r}")
@@ -90,11 +98,7 @@ def budget(value: Any, n_experts: Any) -> int:
     mlcb.validation.InputError: budget must be an integer in [1, n_experts=3], got 4
     """
     k = integer("n_experts", n_experts)
-    if (
-        isinstance(value, (bool, np.bool_))
-        or not isinstance(value, numbers.Integral)
-        or not 1 <= int(value) <= k
-    ):
+    if _is_bool(value) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= k:
         raise InputError(f"budget must be an integer in [1, n_experts={k}], got {value!r}")
     return int(value)
 
@@ -121,7 +125,7 @@ def budgets(name: str, value: Any, n_experts: int | None = None) -> list[int]:
     for item in items:
         if n_experts is not None:
             budget(item, n_experts)
-        elif isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
+        elif _is_bool(item) or not isinstance(item, numbers.Integral):
             raise InputError(f"{what}, got {value!r}")
     repeated = sorted({int(b) for b in items if list(items).count(b) > 1})
     if repeated:
@@ -202,6 +206,6 @@ def choice(name: str, value: Any, allowed: tuple) -> Any:
 
 def flag(name: str, value: Any) -> bool:
     """``value`` if it is a bool, else a ``ValueError``: ``name must be True or False``."""
-    if not isinstance(value, (bool, np.bool_)):
+    if not _is_bool(value):
         raise InputError(f"{name} must be True or False, got {value!r}")
     return bool(value)

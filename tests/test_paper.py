@@ -14,6 +14,7 @@ import pytest
 
 from mlcb import paper
 from mlcb.paper import Row, Section, Table
+from mlcb.validation import InputError
 
 #: Every section at a size that runs in seconds (the claims are not expected to hold here).
 TINY = {
@@ -207,6 +208,35 @@ def test_a_damaged_or_foreign_section_is_computed_again(tiny, tmp_path):
     paper.reproduce("quick", out, only="glm", seed=1)  # another seed: not the saved one
     assert json.loads(saved.read_text())["seed"] == 1
     assert 'id="trap"' not in (out / "index.html").read_text()  # never run: not on the page
+
+
+def test_sections_run_at_once_give_the_numbers_of_one_run_alone(page, tiny, tmp_path):
+    """The page's sections ran at once (threads); the glm section alone, in this thread, gives
+    the same tables to the last digit."""
+    _, out = page
+    alone = tmp_path / "alone"
+    paper.reproduce("quick", alone, only="glm")
+    ran_alone = json.loads((alone / "sections" / "glm.json").read_text())
+    at_once = json.loads((out / "sections" / "glm.json").read_text())
+    assert ran_alone["tables"] == at_once["tables"]
+
+
+def test_a_failing_section_leaves_the_others_saved(tmp_path, monkeypatch):
+    """Sections run at once: one that fails does not stop the others, which are saved, and its
+    error is raised once they are done."""
+    from mlcb.paper import glm, trap
+
+    def finished(size, out, seed=0, threads=None):
+        return Section("trap", "The trap", "Text.", (), (Table("T", (Row("x", "1", 1.0),)),))
+
+    def failing(*args, **kwargs):
+        raise InputError("glm: something the section refuses")
+
+    monkeypatch.setattr(trap, "run", finished)
+    monkeypatch.setattr(glm, "run", failing)
+    with pytest.raises(InputError, match="something the section refuses"):
+        paper.reproduce("quick", tmp_path / "page", only=["glm", "trap"])
+    assert sorted(p.name for p in (tmp_path / "page" / "sections").iterdir()) == ["trap.json"]
 
 
 def test_section_json_round_trip_and_what_it_refuses(tmp_path):

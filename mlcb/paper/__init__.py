@@ -32,7 +32,10 @@ import importlib
 import importlib.util
 import json
 import math
+import queue
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -130,34 +133,83 @@ def reproduce(
     options, extra = _data_options(warfarin)
     sections_dir, figures_dir = root / "sections", root / "figures"
     sections_dir.mkdir(parents=True, exist_ok=True)
+    modules = {}
     for key in names:
         saved = sections_dir / f"{key}.json"
         if not overwrite and _load(saved, root, size, seed, options.get(key, {})) is not None:
             if progress:
                 print(f"{key}: kept from an earlier run ({saved})")
             continue
-        if progress:
-            print(f"{key}: running ({size})", flush=True)
-        started = time.perf_counter()
         module = importlib.import_module(EXPERIMENTS[key])
         missing = [name for name in getattr(module, "REQUIRES", ()) if importlib.util.find_spec(name) is None]
         if missing:
             install = " ".join(OPTIONAL.get(name, name) for name in missing)
             print(f"{key}: skipped, it needs {', '.join(missing)} (pip install {install})", flush=True)
             continue
-        section = module.run(size, figures_dir, seed=seed, threads=threads, **extra.get(key, {}))
+        modules[key] = module
+    if modules:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only, no display (and figures drawn outside the main thread)
+
+    def compute(key: str) -> dict[str, Any]:
+        if progress:
+            print(f"{key}: running ({size})", flush=True)
+        started = time.perf_counter()
+        section = modules[key].run(size, figures_dir, seed=seed, threads=threads, **extra.get(key, {}))
         seconds = time.perf_counter() - started
         record = {"format": FORMAT, "size": size, "seed": seed, "seconds": seconds, **section.to_json(root)}
         if options.get(key):
             record["options"] = options[key]
-        _write_json(saved, record)
+        return record
+
+    def save(key: str, record: dict[str, Any]) -> None:
+        _write_json(sections_dir / f"{key}.json", record)
         if progress:
-            print(f"{key}: done in {seconds:.0f} s", flush=True)
+            print(f"{key}: done in {record['seconds']:.0f} s", flush=True)
+
+    _at_once(list(modules), compute, save)
     finished = {
         key: _load(sections_dir / f"{key}.json", root, size, seed, options.get(key, {}))
         for key in EXPERIMENTS
     }
     return page.write(root, {k: v for k, v in finished.items() if v is not None}, size=size, seed=seed)
+
+
+def _at_once(
+    keys: list[str], compute: Callable[[str], dict[str, Any]], save: Callable[[str, dict[str, Any]], None]
+) -> None:
+    """``compute(key)`` for every key at once, each in a thread of its own, and ``save(key, record)``
+    in this thread as each finishes; then the first error, in the order of ``keys``, is raised.
+
+    The sections are independent (every number is keyed by the seed and the replication), so
+    running them at once changes no number; it fills the cores while a section does its serial
+    parts (loading or compiling kernels, building tables, its statistics and figures). The threads
+    are daemons: an interrupt here stops the command at once, with every finished section saved.
+    """
+    if len(keys) == 1:
+        save(keys[0], compute(keys[0]))
+        return
+    finished: queue.Queue = queue.Queue()
+
+    def work(key: str) -> None:
+        try:
+            finished.put((key, compute(key), None))
+        except BaseException as error:  # noqa: BLE001 - handed to the main thread
+            finished.put((key, None, error))
+
+    for key in keys:
+        threading.Thread(target=work, args=(key,), name=f"mlcb-paper-{key}", daemon=True).start()
+    errors: dict[str, BaseException] = {}
+    for _ in keys:
+        key, record, error = finished.get()
+        if error is not None:
+            errors[key] = error
+        else:
+            save(key, record)
+    for key in keys:
+        if key in errors:
+            raise errors[key]
 
 
 def _data_options(warfarin: Any) -> tuple[dict[str, dict], dict[str, dict]]:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from mlcb.paper import measure as m
-from mlcb.paper.section import AUTHORS_CODE, NOT_PUBLISHED, Row, Section, Table, save_figure
+from mlcb.paper.section import AUTHORS_CODE, FIGURES, NOT_PUBLISHED, Row, Section, Table, save_figure
 
 #: The paper's size is small enough for both: T = 2,500 rounds and 30 runs.
 SIZES = {"quick": {"horizon": 2_500, "replications": 30}, "paper": {"horizon": 2_500, "replications": 30}}
@@ -136,9 +136,10 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Sect
     figures, tables = [], []
     for calibration in CALIBRATIONS:
         result = mlcb.compare("glm", calibration=calibration, seed=seed, threads=threads, **sizes)
-        figure = plot.panels(result, "pseudo_regret")
-        figure.suptitle(f"GLMs, {calibration} calibration, T = {sizes['horizon']:,}", y=1.03)
-        figures.append(save_figure(figure, out / f"glm-{calibration}.png"))
+        with FIGURES:  # matplotlib, one figure at a time (sections run at once)
+            figure = plot.panels(result, "pseudo_regret")
+            figure.suptitle(f"GLMs, {calibration} calibration, T = {sizes['horizon']:,}", y=1.03)
+            figures.append(save_figure(figure, out / f"glm-{calibration}.png"))
         tables += [_table(result, calibration), _links_table(result, seed, calibration)]
     text = (
         f"K = 10 online GLMs (projected OGD, one link each) on x uniform on a sphere of radius 2 in "

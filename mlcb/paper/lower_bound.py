@@ -36,7 +36,6 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from agents.bandits import UCB1, EpsilonGreedy
 from envs.lower_bound import (
@@ -46,10 +45,10 @@ from envs.lower_bound import (
     paper_constants,
     regret_lower_bound,
 )
-from mlcb import theory, validation
+from mlcb import plot, theory, validation
 from mlcb.paper.measure import claim_row
 from mlcb.paper.section import SIZES as SIZE_NAMES
-from mlcb.paper.section import Section, Table
+from mlcb.paper.section import Section, Table, drawing
 from mlcb.paper.section import plan as sized_plan
 from mlcb.simulation import simulate
 from mlcb.validation import InputError
@@ -199,6 +198,7 @@ def _bounds(alpha: float, budgets: tuple, horizons: tuple, n_experts: int) -> di
     return curves
 
 
+@drawing
 def figure(frame: pd.DataFrame, bounds: dict[float, dict[int, dict[str, Any]]], n_experts: int) -> Any:
     """One panel per ``alpha``: M-LCB's mean pseudo-regret (points, +- 2 standard errors) against
     ``T``, the lower bound (solid, its constants in the legend) and the upper bound (dashed), one
@@ -206,7 +206,7 @@ def figure(frame: pd.DataFrame, bounds: dict[float, dict[int, dict[str, Any]]], 
     alphas = sorted(bounds)
     fig, axes = plt.subplots(1, len(alphas), figsize=(6.2 * len(alphas), 5), squeeze=False)
     budgets = sorted(next(iter(bounds.values())))
-    palette = dict(zip(budgets, sns.color_palette(n_colors=len(budgets))))
+    palette = dict(zip(budgets, plot.colours(len(budgets))))
     for ax, alpha in zip(axes[0], alphas):
         for budget in budgets:
             colour = palette[budget]
@@ -254,6 +254,14 @@ def figure(frame: pd.DataFrame, bounds: dict[float, dict[int, dict[str, Any]]], 
     )
     fig.tight_layout()
     return fig
+
+
+@drawing
+def _save(fig: Any, path: Path) -> Path:
+    matplotlib.use("Agg")  # files only, no display
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return path
 
 
 def _table(frame: pd.DataFrame, alpha: float, curves: dict[int, dict[str, Any]], n_experts: int) -> Table:
@@ -329,11 +337,7 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None, **overr
     frame = pd.DataFrame(points)
     bounds = {alpha: _bounds(alpha, budgets, horizons, n_experts) for alpha in alphas}
     frame.to_csv(out / "lower_bound.csv", index=False)
-    matplotlib.use("Agg")  # files only, no display
-    fig = figure(frame, bounds, n_experts)
-    path = out / "lower_bound.png"
-    fig.savefig(path, dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    path = _save(figure(frame, bounds, n_experts), out / "lower_bound.png")
     text = (
         f"M-LCB (theory calibration, delta = {DELTA}) on the hard instances of the lower bound: K = "
         f"{n_experts} two-armed Bernoulli experts, expert h better than the others by eps + Delta, "

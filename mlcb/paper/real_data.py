@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from mlcb.paper.measure import claim_row, jackknife, mean_and_error, published_row
-from mlcb.paper.section import NOT_PUBLISHED, NOT_SHOWN, Row, Section, Table, plan
+from mlcb.paper.section import NOT_PUBLISHED, NOT_SHOWN, Row, Section, Table, drawing, plan
 from mlcb.validation import InputError
 
 #: Nothing optional: cardiotocography ships with the package. The Warfarin stand-in needs
@@ -179,6 +179,7 @@ def _only(result: Any, settings: list[str]) -> Any:
     return Result(curves, experts, replications, metadata={**result.metadata, "settings": kept})
 
 
+@drawing
 def _save(figure: Any, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
@@ -343,6 +344,7 @@ def _log_slope(sizes: np.ndarray, means: np.ndarray) -> float:
     return float(np.polyfit(np.log(sizes[positive]), np.log(means[positive]), 1)[0])
 
 
+@drawing
 def _scaling(results: dict[int, Any], horizon: int, out: Path, title: str, note: str) -> tuple[Table, Path]:
     import matplotlib.pyplot as plt
 
@@ -390,6 +392,7 @@ def _scaling(results: dict[int, Any], horizon: int, out: Path, title: str, note:
     return table, _save(figure, out / "real-data-scaling.png")
 
 
+@drawing
 def _budget_figure(result: Any, variants: dict[str, Any], horizon: int, out: Path) -> Path:
     """Accuracy and Top-M regret against M, one line per policy (cardiotocography, 21 features),
     and M-LCB with the former log-loss rates."""
@@ -420,6 +423,7 @@ def _budget_figure(result: Any, variants: dict[str, Any], horizon: int, out: Pat
     return _save(figure, out / "real-data-ctg-budgets.png")
 
 
+@drawing
 def _panels(result: Any, settings: list[str], title: str, path: Path) -> Path:
     from mlcb import plot
 

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,6 +140,23 @@ class Section:
             raise InputError(f"not a saved section: {type(error).__name__}: {error}") from None
 
 
+#: Held while a figure is drawn: the sections of the page run at once (:func:`mlcb.paper.reproduce`),
+#: and matplotlib is not thread-safe (pyplot's figures, the shared font objects).
+FIGURES = threading.RLock()
+
+
+def drawing(function: Callable) -> Callable:
+    """``function``, which draws with matplotlib, run under :data:`FIGURES` (one at a time)."""
+
+    @functools.wraps(function)
+    def one_at_a_time(*args: Any, **kwargs: Any) -> Any:
+        with FIGURES:
+            return function(*args, **kwargs)
+
+    return one_at_a_time
+
+
+@drawing
 def save_figure(figure: Any, path: Path) -> Path:
     """Save a matplotlib ``figure`` as a PNG at ``path`` (parents made), close it, return ``path``."""
     import matplotlib.pyplot as plt

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mlcb.paper import measure as m
-from mlcb.paper.section import AUTHORS_CODE, Section, Table, save_figure
+from mlcb.paper.section import AUTHORS_CODE, Section, Table, drawing, save_figure
 
 #: Horizon and replications of each size ("paper": the paper's own, T = 250,000 and 100 runs).
 SIZES = {
@@ -141,6 +141,7 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Sect
     )
 
 
+@drawing
 def _panels(result, metric: str, title: str):
     from mlcb import plot
 
