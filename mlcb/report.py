@@ -13,7 +13,7 @@ import functools
 import html
 import io
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -89,14 +89,11 @@ def save_figures(
     out: str | Path,
     kinds: Iterable[str] | None = None,
     dpi: int = 120,
-    drawn: Mapping[str, bytes] | None = None,
 ) -> list[Path]:
     """Write the figures ``kinds`` of ``result`` (default: every registered figure,
-    :func:`mlcb.plot.names`) into ``out/KIND.png``; returns the files written. ``drawn`` holds the
-    PNG bytes of figures drawn already, by kind (the command line's figure process); the others
-    are drawn here. Each file is replaced atomically (a link in its place is replaced, never written
-    through); an ``out`` that is a file, or a figure's place that is a folder, is an ``InputError``
-    in one line."""
+    :func:`mlcb.plot.names`) into ``out/KIND.png``; returns the files written. Each file is
+    replaced atomically (a link in its place is replaced, never written through); an ``out`` that
+    is a file, or a figure's place that is a folder, is an ``InputError`` in one line."""
     from mlcb import plot
     from mlcb.storage.outputs import check_figures
     from mlcb.storage.store import make_directory, write_file
@@ -111,8 +108,7 @@ def save_figures(
         path = out / f"{kind}.png"
         if path.is_dir() and not path.is_symlink():
             raise InputError(f"{path}: a folder, where the {kind} figure goes; move it away")
-        data = drawn[kind] if drawn is not None and kind in drawn else figure_png(result, kind, dpi)
-        write_file(path, functools.partial(_write_bytes, data))
+        write_file(path, functools.partial(_write_bytes, figure_png(result, kind, dpi)))
         paths.append(path)
     return paths
 

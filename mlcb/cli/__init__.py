@@ -484,16 +484,12 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
         result = Result.concat(results)
         figures: list[Path] = []
         files: list[Path] = []
-        helper = getattr(args, "figure_process", None)
-        if helper is not None and not args.no_plot:
-            helper.draw(result, RUN_FIGURES)  # drawn there while the files are written here
 
         def fill(directory: Path) -> None:
             result.write_files(directory)
             files.extend(store.path / path.name for path in outputs.write(result, directory, writers))
             if not args.no_plot:
-                pngs = helper.figures() if helper is not None else None
-                drawn = save_figures(result, directory, RUN_FIGURES, drawn=pngs)
+                drawn = save_figures(result, directory, RUN_FIGURES)
                 figures.extend(store.path / figure.name for figure in drawn)
 
         out = store.write(fill)
@@ -684,10 +680,6 @@ def main(argv: list[str] | None = None) -> int:
         "list": _list,
         "paper": _paper,
     }[args.command]
-    if argv is None and args.command in ("run", "compare") and not args.no_plot:
-        from mlcb.cli.figures import FigureProcess  # figures drawn beside the run (a second core)
-
-        args.figure_process = FigureProcess.start()
     try:
         _load_plugins(args)
         return command(args)
@@ -731,9 +723,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except Exception as error:
         return _bug(error)
-    finally:
-        if getattr(args, "figure_process", None) is not None:
-            args.figure_process.close()
 
 
 def _bug(error: BaseException) -> int:
