@@ -23,6 +23,7 @@ The default size takes minutes (1,000 samples, 3 seeds); ``--full`` is the size 
 (2,000 samples, 10 seeds).
 
     python benchmarks/bench_river.py [--full] [--samples N] [--seeds S] [--streams a,b,...] [--json FILE]
+                                     [--reuse FILE]
 """
 
 from __future__ import annotations
@@ -183,6 +184,27 @@ def speed(dataset: str, horizon: int, replications: int) -> dict:
     }
 
 
+def _reused(path: Path, names: list, samples: int, seeds: int):
+    """The rows of every selector but M-LCB from an earlier ``--json`` run, checked to cover every
+    stream and shuffle of this run at the same size (the rows of the streams are the same)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(json.loads(path.read_text()))
+    frame = frame[~frame["selector"].str.startswith("mlcb") & frame["dataset"].isin(names)]
+    frame = frame[frame["shuffle"] < seeds]
+    for name in names:
+        part = frame[frame["dataset"] == name]
+        lengths = {len(stream(name, r, samples)) for r in range(seeds)}
+        counts = part.groupby("selector")["shuffle"].nunique()
+        if (
+            sorted(counts.index) != sorted(ORDER[1:])
+            or (counts != seeds).any()
+            or not (set(part["samples"]) <= lengths)
+        ):
+            raise SystemExit(f"--reuse {path}: no rows of {name} with {seeds} shuffles of {samples} samples")
+    return frame
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--full", action="store_true", help="docs/river.md's size: 2,000 samples, 10 seeds")
@@ -191,6 +213,13 @@ def main() -> int:
     parser.add_argument("--streams", default=",".join(STREAMS), help="comma-separated names (default: all)")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows to this JSON file")
     parser.add_argument("--no-speed", action="store_true", help="leave out the simulator's speed")
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        default=None,
+        help="a --json file of an earlier run of the same size: its rows of river's selectors and of "
+        "training everything are reused (they do not depend on mlcb), and only M-LCB runs again",
+    )
     args = parser.parse_args()
     samples = args.samples or (2_000 if args.full else 1_000)
     seeds = args.seeds or (10 if args.full else 3)
@@ -200,8 +229,13 @@ def main() -> int:
 
     started = time.perf_counter()
     frames = []
+    reused = _reused(args.reuse, names, samples, seeds) if args.reuse else None
     for name in names:
-        frames.append(compare(name, horizon=samples, shuffles=seeds))
+        if reused is None:
+            frames.append(compare(name, horizon=samples, shuffles=seeds))
+        else:
+            frames.append(compare(name, horizon=samples, shuffles=seeds, selectors=("mlcb",)))
+            frames.append(reused[reused["dataset"] == name])
         print(f"  {name}: {time.perf_counter() - started:.0f} s", flush=True)
     frame = pd.concat(frames, ignore_index=True)
     if args.json:

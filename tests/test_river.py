@@ -243,19 +243,25 @@ def test_statistics_default_follows_the_policy():
 
 
 def _rates_in_given_order(model):
-    return list(model._rates)
+    return model._rates if isinstance(model._rates, str) else list(model._rates)
 
 
 def test_default_rates_treat_every_kind_of_model_alike():
     """With "pool" statistics every model gets POOL_RATE, whatever its kind (before, k-NN and
-    trees got a slower rate and took nearly every update); with "trained" ones every model gets
-    RATE; a list gives each model its own rate, whatever the pool's order."""
-    from mlcb.river import POOL_RATE, RATE, nonparametric
+    trees got a slower rate and took nearly every update), or with rate=CURVE every model's bound
+    is measured from the pool's learning curves; with "trained" ones every model gets RATE; a
+    list gives each model its own rate, whatever the pool's order."""
+    from mlcb.river import CURVE, POOL_RATE, RATE, nonparametric
 
     pool = _small_pool()  # logistic regression, naive Bayes, Hoeffding tree, logistic regression
     assert [nonparametric(m) for m in pool] == [False, False, True, False]  # kinds differ...
     assert _rates_in_given_order(BudgetedClassifier(pool)) == [POOL_RATE] * 4  # ...rates do not
     assert _rates_in_given_order(BudgetedClassifier(pool[::-1])) == [POOL_RATE] * 4
+    assert BudgetedClassifier(pool)._curves is None
+    assert _rates_in_given_order(BudgetedClassifier(pool, rate=CURVE)) == CURVE  # measured, same for all
+    assert BudgetedClassifier(pool, rate=CURVE)._curves is not None
+    with pytest.raises(ValueError, match="needs statistics='pool'"):
+        BudgetedClassifier(pool, rate=CURVE, statistics="trained")
     assert _rates_in_given_order(BudgetedClassifier(pool, statistics="trained")) == [RATE] * 4
     assert _rates_in_given_order(BudgetedClassifier(pool, rate=(0.3, 0.6))) == [(0.3, 0.6)] * 4
     own = [(0.1, 0.5), (0.2, 0.5), (0.3, 0.5), (0.4, 0.5)]
@@ -384,7 +390,7 @@ def test_works_in_progressive_val_score_and_in_a_pipeline():
         ("budget", 5, r"budget must be an integer in \[1, n_experts=4\]"),
         ("policy", "nope", "policy must be one of"),
         ("delta", 1.5, "delta must be a number with 0 < delta < 1"),
-        ("rate", (1.0, 2.0), "rate must be a pair"),
+        ("rate", (1.0, 2.0), "rate must be .curve., a pair"),
         ("warm_start", 0, "warm_start must be None or an integer >= 1"),
         ("deploy", "worst", "deploy must be one of"),
         ("statistics", "all", "statistics must be None or one of"),

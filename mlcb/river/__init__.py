@@ -42,7 +42,9 @@ n^(-1/4) sqrt(log(2 n^2 / delta'))`` above its limit: generous while ``n`` is sm
 every model is tried before one is preferred, and slow to shrink, so that a model that learns
 late is still tried) and :data:`REGRESSION_POOL_RATE`, ``(0.1, 3/4)``, for a regressor (its loss
 sets models about three times closer apart); with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2,
-1/2)``; ``rate`` may give each model its own pair.
+1/2)``; ``rate`` may give each model its own pair, or be ``"curve"`` (:data:`CURVE`, with
+``"pool"`` statistics): each model's lower bound measured on the pool's scores against the
+learning curve of the model that predicts, at equal updates (:mod:`mlcb.river.curves`).
 
 The warm start: every model learns the first ``warm_start`` samples, by default
 :func:`default_warm_start` of them (``floor(100 / (K - 1))``, between 1 and 20: 14 for 8
@@ -87,6 +89,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mlcb.river.budgeted import (
+        CURVE,
         DEPLOY_RULES,
         LOG_LOSS_FLOOR,
         NONPARAMETRIC_POOL_RATE,
@@ -109,6 +112,7 @@ if TYPE_CHECKING:
 _HOMES = {
     **dict.fromkeys(
         (
+            "CURVE",
             "DEPLOY_RULES",
             "LOG_LOSS_FLOOR",
             "NONPARAMETRIC_POOL_RATE",
@@ -131,6 +135,7 @@ _HOMES = {
 }
 
 __all__ = [
+    "CURVE",
     "DEPLOY_RULES",
     "LOG_LOSS_FLOOR",
     "NONPARAMETRIC_POOL_RATE",

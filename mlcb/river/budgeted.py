@@ -12,6 +12,7 @@ from river import base
 from mlcb.engine.session import Session
 from mlcb.kernels.seeding import check_seed
 from mlcb.learners import power_rate
+from mlcb.river.curves import CURVE_Z, LearningCurves
 from mlcb.river.experts import check_features, check_target, non_numbers
 from mlcb.validation import InputError
 
@@ -49,7 +50,7 @@ def _check_common(
     warm_start: Any,
 ) -> list[tuple[float, float]]:
     """Validate the parameters shared by both estimators; returns each model's ``(beta, alpha)``,
-    in the order given."""
+    in the order given (none for :data:`CURVE`)."""
     from mlcb import policies, validation
 
     n = len(models)
@@ -60,9 +61,10 @@ def _check_common(
         raise InputError(f"policy_params must be None or a dict, got {policy_params!r}")
     if not (isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 < delta < 1):
         raise InputError(f"delta must be a number with 0 < delta < 1, got {delta!r}")
-    pair = _rate_pair(rate)
     rates: list[tuple[float, float] | None]
-    if pair is not None:
+    if isinstance(rate, str) and rate == CURVE:
+        rates = []
+    elif (pair := _rate_pair(rate)) is not None:
         rates = [pair] * n
     else:
         try:
@@ -71,8 +73,8 @@ def _check_common(
             rates = []
         if len(rates) != n or None in rates:
             raise InputError(
-                "rate must be a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, or a list of "
-                f"{n} such pairs (one per model, in the order given), got {rate!r}"
+                f"rate must be {CURVE!r}, a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, or a "
+                f"list of {n} such pairs (one per model, in the order given), got {rate!r}"
             )
     if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
         raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
@@ -81,7 +83,7 @@ def _check_common(
     ):
         raise InputError(f"warm_start must be None or an integer >= 1, got {warm_start!r}")
     check_seed(seed)
-    return [pair for pair in rates if pair is not None]  # all of them (checked above)
+    return [pair for pair in rates if pair is not None]  # all of them (checked above); [] for CURVE
 
 
 def _rate_pair(rate: Any) -> tuple[float, float] | None:
@@ -136,6 +138,9 @@ WINDOW = 200
 #: The default heuristic rate ``(beta, alpha)`` of every model with ``"trained"`` statistics
 #: (and the presets' rate, whose simulator runs trained statistics).
 RATE = (1 / math.sqrt(2), 0.5)
+#: ``rate=CURVE``: the bounds measured from the pool's learning curves (:mod:`mlcb.river.curves`),
+#: with ``"pool"`` statistics; an option, not the default (docs/river.md measures both).
+CURVE = "curve"
 #: The default heuristic rate of every classifier with ``"pool"`` statistics (see the module's
 #: docstring): the same for every kind of model.
 POOL_RATE = (0.3, 0.75)
@@ -241,6 +246,9 @@ class _Budgeted:
             self.seed,
             self.warm_start,
         )
+        measured = isinstance(rate, str) and rate == CURVE
+        if measured and not self._pool:
+            raise InputError(f"rate={CURVE!r} reads the pool's learning curves: it needs statistics='pool'")
         if self.deploy not in DEPLOY_RULES:
             raise InputError(f"deploy must be one of {DEPLOY_RULES}, got {self.deploy!r}")
         params = dict(self.policy_params or {})
@@ -248,12 +256,17 @@ class _Budgeted:
             # Every model's bounds change on every sample: M-LCB scans them all, no heap.
             params["selection"] = "scan"
         self._policy = policies.make(self.policy, **params)
-        self._rates = rates  # (beta, alpha) of each model, in the order given
+        # (beta, alpha) of each model, in the order given, or CURVE: measured on every sample
+        self._rates = CURVE if measured else rates
+        self._curves = LearningCurves(n, int(window)) if measured else None
         # The policy sees the models in canonical order: model i's identity is its rank there.
         identities = [0] * n
         for rank, index in enumerate(canonical_order(self.models)):
             identities[index] = rank
+        self._identities = identities
         delta_prime = float(self.delta) / (2.0 * n)
+        if measured:  # the session's rate functions are not read: the bounds are the adapter's
+            rates = [(1.0, 1.0)] * n
         self._session = Session.standalone(
             self._policy,
             n,
@@ -279,7 +292,15 @@ class _Budgeted:
     # --- the policy's round ---------------------------------------------------------------------
     def _begin(self, t: int) -> None:
         self._t = t
-        self._train, self._chosen = self._session.select(t)
+        if self._curves is None:
+            self._train, self._chosen = self._session.select(t)
+        else:  # M-LCB's rule on the bounds the learning curves give: the M smallest are trained
+            z = CURVE_Z * float(getattr(self._policy, "bonus_scale", 1.0))
+            order = self._curves.priorities(self._session.best(), self._warm_samples, z)
+            ranked = sorted(range(len(order)), key=lambda k: (order[k], self._identities[k]))
+            self._train = ranked[: int(self.budget)]
+            self._chosen = self._train[0]
+            self._session.choose(t, self._train, self._chosen)
         chosen = self._chosen if self._chosen >= 0 else self._train[0]
         # Only a model whose predictions were checked predicts: "best" is the checked model of
         # smallest upper bound; "policy" the policy's own, once checked.
@@ -321,10 +342,15 @@ class _Budgeted:
         self._note(y)
         session = self._session
         everyone = range(len(self.models))
+        curves = self._curves
         if self._t == 0:  # the warm start: every model is scored and learns
             losses = self._scores(x, y, everyone)
+            if curves is not None:
+                curves.score([losses[k] for k in everyone])
             for k in everyone:
                 self._learn(k, x, y)
+                if curves is not None:
+                    curves.learnt(k)
             session.warm_sample([losses[k] for k in everyone])
             # Until the policy selects, predict with the best model so far (ties: canonical order).
             self._deployed = session.best()
@@ -338,9 +364,13 @@ class _Budgeted:
         if self._pool:
             losses = self._scores(x, y, everyone)
             session.score([losses[k] for k in everyone])
+            if curves is not None:
+                curves.score([losses[k] for k in everyone])
             for k in self._train:
                 self._learn(k, x, y)
                 session.trained(k)
+                if curves is not None:
+                    curves.learnt(k)
         else:
             losses = self._scores(x, y, dict.fromkeys([*deployed, *self._train]))
             for k in self._train:

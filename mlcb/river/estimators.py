@@ -52,7 +52,10 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         delta')))``, or a list of such pairs, one per model in the order given. ``None``
         (default): the same rate for every model, whatever its kind: with ``"pool"`` statistics
         :data:`POOL_RATE`, ``(0.3, 3/4)`` (:class:`BudgetedRegressor`: ``REGRESSION_POOL_RATE``,
-        ``(0.1, 3/4)``); with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2, 1/2)``.
+        ``(0.1, 3/4)``); with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2, 1/2)``. ``"curve"``
+        (with ``"pool"`` statistics): no rate is assumed, each model's lower bound is measured on
+        the pool's scores, against the learning curve of the model that predicts at equal updates
+        (:mod:`mlcb.river.curves`; ``policy_params``' ``bonus_scale`` scales its noise term).
     warm_start
         How many samples every model learns before the policy selects (an integer >= 1);
         ``None`` (default): :func:`default_warm_start`, ``floor(100 / (K - 1))`` between 1 and
