@@ -48,7 +48,7 @@ from envs.lower_bound import (
 from mlcb import plot, theory, validation
 from mlcb.paper.measure import claim_row
 from mlcb.paper.section import SIZES as SIZE_NAMES
-from mlcb.paper.section import Section, Table, drawing
+from mlcb.paper.section import Section, Table, drawing, save_figure
 from mlcb.paper.section import plan as sized_plan
 from mlcb.simulation import simulate
 from mlcb.validation import InputError
@@ -256,14 +256,6 @@ def figure(frame: pd.DataFrame, bounds: dict[float, dict[int, dict[str, Any]]], 
     return fig
 
 
-@drawing
-def _save(fig: Any, path: Path) -> Path:
-    matplotlib.use("Agg")  # files only, no display
-    fig.savefig(path, dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return path
-
-
 def _table(frame: pd.DataFrame, alpha: float, curves: dict[int, dict[str, Any]], n_experts: int) -> Table:
     rows = []
     horizon = int(frame["horizon"].max())
@@ -337,7 +329,8 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None, **overr
     frame = pd.DataFrame(points)
     bounds = {alpha: _bounds(alpha, budgets, horizons, n_experts) for alpha in alphas}
     frame.to_csv(out / "lower_bound.csv", index=False)
-    path = _save(figure(frame, bounds, n_experts), out / "lower_bound.png")
+    matplotlib.use("Agg")  # files only, no display
+    path = save_figure(figure(frame, bounds, n_experts), out / "lower_bound.png")
     text = (
         f"M-LCB (theory calibration, delta = {DELTA}) on the hard instances of the lower bound: K = "
         f"{n_experts} two-armed Bernoulli experts, expert h better than the others by eps + Delta, "

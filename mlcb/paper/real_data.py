@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from mlcb.paper.measure import claim_row, jackknife, mean_and_error, published_row
-from mlcb.paper.section import NOT_PUBLISHED, NOT_SHOWN, Row, Section, Table, drawing, plan
+from mlcb.paper.section import NOT_PUBLISHED, NOT_SHOWN, Row, Section, Table, drawing, plan, save_figure
 from mlcb.validation import InputError
 
 #: Nothing optional: cardiotocography ships with the package. The Warfarin stand-in needs
@@ -177,16 +177,6 @@ def _only(result: Any, settings: list[str]) -> Any:
     kept = {k: v for k, v in result.metadata["settings"].items() if k in settings}
     curves, experts, replications = frames
     return Result(curves, experts, replications, metadata={**result.metadata, "settings": kept})
-
-
-@drawing
-def _save(figure: Any, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return path
 
 
 # --- (a) cardiotocography ---------------------------------------------------------------------------
@@ -389,7 +379,7 @@ def _scaling(results: dict[int, Any], horizon: int, out: Path, title: str, note:
     ax.set_title(f"Scaling in K: {title}, M = {SCALING_BUDGET}, T = {horizon:,}")
     ax.set_xticks(sizes)
     ax.legend()
-    return table, _save(figure, out / "real-data-scaling.png")
+    return table, save_figure(figure, out / "real-data-scaling.png", dpi=110)
 
 
 @drawing
@@ -420,7 +410,7 @@ def _budget_figure(result: Any, variants: dict[str, Any], horizon: int, out: Pat
         ax.legend(fontsize=8)
     figure.suptitle(f"Cardiotocography (21 features) read once, K = 15, T = {horizon:,}")
     figure.tight_layout()
-    return _save(figure, out / "real-data-ctg-budgets.png")
+    return save_figure(figure, out / "real-data-ctg-budgets.png", dpi=110)
 
 
 @drawing
@@ -429,7 +419,7 @@ def _panels(result: Any, settings: list[str], title: str, path: Path) -> Path:
 
     figure = plot.panels(_only(result, settings), "regret")
     figure.suptitle(title, y=1.03)
-    return _save(figure, path)
+    return save_figure(figure, path, dpi=110)
 
 
 def _sizes(size: str, overrides: dict[str, Any]) -> dict[str, int]:

@@ -157,12 +157,13 @@ def drawing(function: Callable) -> Callable:
 
 
 @drawing
-def save_figure(figure: Any, path: Path) -> Path:
-    """Save a matplotlib ``figure`` as a PNG at ``path`` (parents made), close it, return ``path``."""
+def save_figure(figure: Any, path: Path, dpi: int = 100) -> Path:
+    """Save a matplotlib ``figure`` as a PNG at ``path`` (parents made) at ``dpi``, cropped to what
+    it draws; close it and return ``path``."""
     import matplotlib.pyplot as plt
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, format="png", dpi=100, bbox_inches="tight")
+    figure.savefig(path, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(figure)
     return path
 
