@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ import numpy as np
 
 from mlcb.errors import CorruptPartWarning
 from mlcb.storage.result_files import open_regular, read_json
-from mlcb.storage.store import write_file
+from mlcb.storage.store import aside_name, write_file
 from mlcb.validation import InputError
 
 
@@ -271,7 +270,7 @@ def claim_parts(folder: Path, record: dict[str, str]) -> None:
         elif parts:
             why = f"they carry no {IDENTITY} (made by an older mlcb)"
         if why is not None:
-            aside = folder.with_name(f"{folder.name}.mismatched-{os.getpid()}-{time.time_ns()}")
+            aside = aside_name(folder, "mismatched")
             os.rename(folder, aside)
             warnings.warn(
                 f"{folder}: parts refused, {why}; set aside as {aside.name}, replications recomputed",

@@ -43,6 +43,7 @@ import secrets
 import shutil
 import socket
 import stat
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -71,6 +72,12 @@ class LockedError(InputError):
 
 def _suffix() -> str:
     return f"{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def aside_name(path: Path, tag: str) -> Path:
+    """A fresh name beside ``path`` to move it out of the way under, kept for inspection:
+    ``NAME.TAG-<pid>-<nanoseconds>``, unique to this process and moment."""
+    return path.with_name(f"{path.name}.{tag}-{os.getpid()}-{time.time_ns()}")
 
 
 def make_directory(path: Path, where: str = "") -> None:

@@ -19,7 +19,6 @@ import functools
 import json
 import os
 import re
-import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ import pandas as pd
 from mlcb.errors import CorruptPartWarning
 from mlcb.storage import result_files
 from mlcb.storage.result_files import FRAMES
+from mlcb.storage.store import aside_name
 from mlcb.sweeps.grid import Grid, Setting, Task, blocks
 from mlcb.validation import InputError
 
@@ -112,7 +112,7 @@ def set_aside(root: Path, key: str, name: str) -> None:
             continue
         aside = target.with_name(target.name + ".corrupt")
         if target != path and aside.exists():  # a folder: never onto another one
-            aside = target.with_name(f"{target.name}.corrupt-{os.getpid()}-{time.time_ns()}")
+            aside = aside_name(target, "corrupt")
         with contextlib.suppress(OSError):
             os.replace(target, aside)
 
@@ -268,7 +268,7 @@ def check_folders(root: Path, files: dict[str, Path]) -> None:
                     f"{folder}: not a folder; move it away so that the sweep can write its parts"
                 )
         if (path.exists() or path.is_symlink()) and (path.is_symlink() or not path.is_file()):
-            aside = path.with_name(f"{path.name}.corrupt-{os.getpid()}-{time.time_ns()}")
+            aside = aside_name(path, "corrupt")
             os.rename(path, aside)
             warnings.warn(
                 f"{path}: not a regular file where a part goes; set aside as {aside.name}",
