@@ -20,12 +20,14 @@ so a pool described by fifteen arrays cost more per call than the arithmetic it 
 
 from __future__ import annotations
 
+import hashlib
+import types
 from typing import NamedTuple
 
 import numpy as np
 
 from mlcb.kernels import begin_round, deploy, end_round, observe, select, train
-from mlcb.kernels.jit import KERNEL_OPTIONS, jit, kernel, uncached
+from mlcb.kernels.jit import JIT_DISABLED, KERNEL_OPTIONS, jit, kernel, uncached
 
 #: Error codes written to ``Record.error[0]``.
 OK, BAD_TRAINING_LOSS, BAD_DEPLOYED_LOSS, BAD_EXPECTED_LOSS = 0, 1, 2, 3
@@ -321,7 +323,38 @@ def own_types(*arguments) -> bool:
     return all(type(argument).__module__.partition(".")[0] in _PACKAGES for argument in arguments)
 
 
+#: The cached round loops of each combination of argument classes met so far in this process.
+_CACHED: dict[tuple[type, ...], tuple] = {}
+
+
+def _cached_twin(dispatcher, tag: str):
+    """A copy of the compiled ``dispatcher``'s function named ``NAME_TAG``, compiled with
+    ``KERNEL_OPTIONS`` and cached in index and data files of its own."""
+    function = dispatcher.py_func
+    code, defaults, closure = function.__code__, function.__defaults__, function.__closure__
+    twin = types.FunctionType(code, function.__globals__, function.__name__, defaults, closure)
+    twin.__qualname__ = f"{function.__qualname__}_{tag}"
+    twin.__doc__ = function.__doc__
+    return jit(twin, **KERNEL_OPTIONS)
+
+
 def kernels_for(*arguments) -> tuple:
-    """``(warm_start, run_rounds)``: the cached kernels when every argument type comes from this
-    package, their uncached twins otherwise."""
-    return (warm_start, run_rounds) if own_types(*arguments) else (warm_start_uncached, run_rounds_uncached)
+    """``(warm_start, run_rounds)`` for arguments of these classes.
+
+    When every argument type comes from this package: cached kernels of their own for this
+    combination of classes (environment, pool and policy). Numba's cache keeps every signature of
+    a function in one index, and reading the index imports the module of every class it names: with
+    one loop for all, a tiny run on the trap imported every environment, family and policy of the
+    package that had ever been run on the machine (0.1 s). Each combination's loop is compiled once,
+    as before, only now into a file of its own. Arguments of a user's own classes get the uncached
+    twins (above)."""
+    if JIT_DISABLED:
+        return warm_start, run_rounds
+    if not own_types(*arguments):
+        return warm_start_uncached, run_rounds_uncached
+    classes = tuple(type(argument) for argument in arguments)
+    if classes not in _CACHED:
+        names = ",".join(f"{c.__module__}.{c.__qualname__}" for c in classes)
+        tag = hashlib.sha256(names.encode()).hexdigest()[:12]
+        _CACHED[classes] = (_cached_twin(warm_start, tag), _cached_twin(run_rounds, tag))
+    return _CACHED[classes]
