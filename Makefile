@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,all]"
+	$(BIN)/python -m compileall -q mlcb agents envs  # bytecode kept even where PYTHONDONTWRITEBYTECODE=1
 	touch $(STAMP)
 
 setup: $(STAMP)

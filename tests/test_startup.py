@@ -62,6 +62,76 @@ def test_a_run_imports_what_it_needs_and_no_more(tmp_path):
     assert sorted(p.name for p in (tmp_path / "out" / "trap").glob("*.png")) == ["panels.png", "regret.png"]
 
 
+#: Modules of other environments, families and policies than the trap run's.
+OTHERS = ("envs.glm", "envs.real_data", "agents.glm", "agents.classifiers", "mlcb.policies.corral")
+
+
+def test_a_trap_run_imports_no_other_environment_family_or_policy(tmp_path):
+    """The round loop's compiled code is cached per combination of argument classes: reading the
+    trap's index names the trap's classes only (one index for every combination made a run import
+    every module any earlier run on the machine had used, this test suite's among them)."""
+    run = "from mlcb.cli import main\nassert main(['run', 'trap', '-M', '2', '-T', '200', '-R', '1', '-q', '--no-plot'])"
+    probe = f"{run} == 0\nimport sys\nprint(sorted(m for m in {OTHERS!r} if m in sys.modules))"
+    assert _python(probe, tmp_path).splitlines()[-1] == "[]"
+
+
+def test_each_combination_of_classes_gets_a_round_loop_of_its_own():
+    import numpy as np
+
+    from mlcb import presets
+    from mlcb.engine import Problem, compiled_loop
+    from mlcb.engine.replications import build_replication
+
+    def kernels(policy: str) -> tuple:
+        config = presets.get("trap").config(2, "theory", horizon=10, replications=1, policy=policy)
+        args = build_replication(Problem.from_config(config), 0, 0, 10, np.arange(1, 11))
+        return args.kernels()
+
+    mlcb_loops, again, robin_loops = kernels("mlcb"), kernels("mlcb"), kernels("round-robin")
+    assert mlcb_loops[0] is again[0] and mlcb_loops[1] is again[1]
+    names = [loop.py_func.__qualname__ for loop in (*mlcb_loops, *robin_loops)]
+    assert len(set(names)) == 4
+    assert [name.rpartition("_")[0] for name in names] == ["warm_start", "run_rounds"] * 2
+    assert mlcb_loops[1].py_func.__code__ is compiled_loop.run_rounds.py_func.__code__
+
+
+def _program(code: str, tmp_path: Path) -> list[str]:
+    """``code`` (which patches the command line), then the ``mlcb`` program on a tiny run, in a
+    fresh interpreter; the lines it printed."""
+    main = "import sys\nfrom mlcb import cli\nsys.argv = ['mlcb', 'run', 'trap', '-M', '2', '-T', '50', '-R', '1', '-q']"
+    return _python(f"import gc\n{code}\n{main}\nsys.exit(cli.program())", tmp_path).splitlines()
+
+
+def test_the_program_pauses_the_collector_until_the_work_starts(tmp_path):
+    """The ``mlcb`` program runs its start-up (imports, reading the input) with Python's cycle
+    collector paused, then freezes what start-up built and switches the collector on for the work."""
+    patch = """
+import mlcb.cli, mlcb.simulation
+configs, simulate = mlcb.cli._configs, mlcb.simulation.simulate
+def _configs(args):
+    print("start-up", gc.isenabled())
+    return configs(args)
+def _simulate(*args, **kwargs):
+    print("work", gc.isenabled(), gc.get_freeze_count() > 0)
+    return simulate(*args, **kwargs)
+mlcb.cli._configs, mlcb.simulation.simulate = _configs, _simulate
+"""
+    lines = _program(patch, tmp_path)
+    assert "start-up False" in lines and "work True True" in lines
+
+
+def test_main_leaves_the_callers_collector_alone(tmp_path, capsys):
+    import gc
+
+    from mlcb.cli import main
+
+    frozen = gc.get_freeze_count()
+    assert (
+        main(["run", "trap", "-M", "2", "-T", "50", "-R", "1", "-q", "--no-plot", "-o", str(tmp_path)]) == 0
+    )
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
 def test_the_lazy_names_resolve_to_the_objects_of_their_modules():
     import mlcb
     from mlcb.compare import compare

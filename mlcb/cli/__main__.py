@@ -2,7 +2,7 @@
 
 import sys
 
-from mlcb.cli import main
+from mlcb.cli import program
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(program())
