@@ -58,6 +58,50 @@ def number(value: float) -> str:
     return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.0f}"
 
 
+#: The PNG text entry (keyword, text) that every figure mlcb draws carries: :func:`save_figures`
+#: replaces a figure file only when it carries it, or when the folder holds an mlcb result.
+FIGURE_MARK = ("Source", "mlcb")
+#: The files that make a folder an mlcb result or sweep (whose figures mlcb may draw again).
+_RESULT_FILES = ("metadata.json", "sweep.json")
+
+
+def png_text(path: Path, limit: int = 1 << 16) -> dict[str, str]:
+    """The text entries (``tEXt`` chunks) of the PNG file ``path`` that come before its image
+    data, read from its first ``limit`` bytes; empty for a file that is not a PNG."""
+    with open(path, "rb") as handle:
+        data = handle.read(limit)
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return {}
+    entries, at = {}, 8
+    while at + 8 <= len(data):
+        length, kind = int.from_bytes(data[at : at + 4], "big"), data[at + 4 : at + 8]
+        if kind == b"IDAT" or at + 12 + length > len(data):
+            break
+        if kind == b"tEXt":
+            keyword, _, text = data[at + 8 : at + 8 + length].partition(b"\0")
+            entries[keyword.decode("latin-1")] = text.decode("latin-1")
+        at += 12 + length
+    return entries
+
+
+def _refuse_foreign_figure(path: Path) -> None:
+    """An ``InputError`` when ``path`` is a regular file that mlcb may not replace: one without
+    :data:`FIGURE_MARK`, in a folder that holds no mlcb result (a user's own ``regret.png``)."""
+    if path.is_symlink() or not path.is_file():
+        return  # nothing there, or a link: replaced, never written through
+    if any((path.parent / name).is_file() for name in _RESULT_FILES):
+        return  # an mlcb result's folder: its figures are mlcb's, marked or drawn before the mark
+    try:
+        mine = png_text(path).get(FIGURE_MARK[0]) == FIGURE_MARK[1]
+    except OSError:
+        mine = False
+    if not mine:
+        raise InputError(
+            f"{path}: a file mlcb did not write (no mlcb mark in it), where the {path.stem} figure goes; "
+            "move it away or give another --out"
+        )
+
+
 def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
     """The registered figure ``kind`` (:func:`mlcb.plot.names`) of ``result`` as PNG bytes.
 
@@ -78,7 +122,13 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
     laid_out = FIGURES.entry(kind).entry_point.startswith("mlcb.plot:")
     buffer = io.BytesIO()
     try:
-        figure.savefig(buffer, format="png", dpi=dpi, bbox_inches=None if laid_out else "tight")
+        figure.savefig(
+            buffer,
+            format="png",
+            dpi=dpi,
+            bbox_inches=None if laid_out else "tight",
+            metadata={FIGURE_MARK[0]: FIGURE_MARK[1]},
+        )
     finally:
         plt.close(figure)
     return buffer.getvalue()
@@ -93,7 +143,10 @@ def save_figures(
     """Write the figures ``kinds`` of ``result`` (default: every registered figure,
     :func:`mlcb.plot.names`) into ``out/KIND.png``; returns the files written. Each file is
     replaced atomically (a link in its place is replaced, never written through); an ``out`` that
-    is a file, or a figure's place that is a folder, is an ``InputError`` in one line."""
+    is a file, or a figure's place that is a folder, is an ``InputError`` in one line. A file
+    already in a figure's place is replaced only when mlcb wrote it (every figure carries the PNG
+    text entry :data:`FIGURE_MARK`) or when ``out`` holds an mlcb result; any other file (a
+    user's own ``regret.png``) is an ``InputError`` before any figure is drawn."""
     from mlcb import plot
     from mlcb.storage.outputs import check_figures
     from mlcb.storage.store import make_directory, write_file
@@ -103,11 +156,14 @@ def save_figures(
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file, not a directory; give a folder for the figures")
     make_directory(out, "--out ")
-    paths = []
-    for kind in chosen:
+    for kind in chosen:  # every place checked before any figure is drawn
         path = out / f"{kind}.png"
         if path.is_dir() and not path.is_symlink():
             raise InputError(f"{path}: a folder, where the {kind} figure goes; move it away")
+        _refuse_foreign_figure(path)
+    paths = []
+    for kind in chosen:
+        path = out / f"{kind}.png"
         write_file(path, functools.partial(_write_bytes, figure_png(result, kind, dpi)))
         paths.append(path)
     return paths

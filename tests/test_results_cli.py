@@ -458,3 +458,32 @@ def test_plot_out_onto_a_file_is_one_line(result, tmp_path, capsys):
         f"mlcb: error: --out {tmp_path / 'afile'} is a file, not a directory; give a folder for the figures\n"
     )
     assert (tmp_path / "afile").read_text() == "mine"
+
+
+def test_plot_replaces_a_figure_only_where_mlcb_wrote_it(result, tmp_path, capsys):
+    """A user's own ``regret.png`` in the ``--out`` folder is refused by name and left as it was,
+    before any figure is drawn; mlcb's own figures there (marked in their PNG text) and the
+    figures of a result's folder are drawn again."""
+    from mlcb.report import FIGURE_MARK, png_text
+
+    path = result.save(tmp_path / "run")
+    figures = tmp_path / "figures"
+    assert main(["plot", str(path), "--out", str(figures)]) == 0
+    assert png_text(figures / "regret.png")[FIGURE_MARK[0]] == FIGURE_MARK[1]
+    assert main(["plot", str(path), "--out", str(figures)]) == 0  # mlcb's own: replaced
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "panels.png").write_bytes(b"\x89PNG\r\n\x1a\n my own figure")
+    capsys.readouterr()
+    assert main(["plot", str(path), "--out", str(mine)]) == 2
+    assert capsys.readouterr().err == (
+        f"mlcb: error: {mine / 'panels.png'}: a file mlcb did not write (no mlcb mark in it), where the "
+        "panels figure goes; move it away or give another --out\n"
+    )
+    assert sorted(p.name for p in mine.iterdir()) == ["panels.png"]  # nothing drawn, nothing lost
+    assert (mine / "panels.png").read_bytes() == b"\x89PNG\r\n\x1a\n my own figure"
+
+    (path / "regret.png").write_bytes(b"drawn by an mlcb without the mark")
+    assert main(["plot", str(path)]) == 0  # a result's folder: its figures are mlcb's
+    assert png_text(path / "regret.png")[FIGURE_MARK[0]] == FIGURE_MARK[1]

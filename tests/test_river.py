@@ -1020,3 +1020,15 @@ def test_the_river_adapter_refuses_a_feature_or_target_that_is_not_finite(value)
     features = dict(data.features, popup_window=value)
     with pytest.raises(ValueError, match=r"^LinearRegression: feature 'popup_window' is"):
         expert.deploy(data._replace(features=features, y=1.0))
+
+
+def test_the_public_names_of_mlcb_river_are_its_lazy_names():
+    """``mlcb.river.__all__`` (read statically by the API reference) and the table of lazily
+    imported names list the same names, each resolving to the object of the module it names."""
+    import importlib
+
+    import mlcb.river as package
+
+    assert sorted(package.__all__) == sorted(package._HOMES)
+    for name, home in package._HOMES.items():
+        assert getattr(package, name) is getattr(importlib.import_module(home), name), name

@@ -132,7 +132,12 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument(
         "result", type=_path, help="a directory written by `mlcb run`, `mlcb compare` or `mlcb sweep`"
     )
-    plot.add_argument("--out", "-o", type=_path, help="figure directory (default: the result's)")
+    plot.add_argument(
+        "--out",
+        "-o",
+        type=_path,
+        help="figure directory (default: the result's); a file there mlcb did not draw is never replaced",
+    )
     _plot_kind_option(plot)
     _plugin_option(plot)
     _sweep_parser(commands)
