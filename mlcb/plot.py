@@ -32,6 +32,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import LogLocator
 
 from mlcb import theory
 from mlcb.storage import outputs
@@ -67,6 +68,32 @@ def _metric(result: Result, metric: str | None) -> str:
     return metric
 
 
+class _MinorWhileNarrow(LogLocator):
+    """Minor ticks of a base-10 log axis (2, 3, ..., 9 times each power of ten) only while the axis
+    spans under two decades; a wider one is read by its decades. Each tick is a set of artists
+    that matplotlib builds, measures and lays out: on a run's two figures the minor ticks of their
+    log axes took about 0.25 s of 0.75 (docs/design.md, "Start-up")."""
+
+    def __init__(self) -> None:
+        super().__init__(10.0, subs="auto")
+
+    def tick_values(self, vmin: float, vmax: float) -> Any:
+        low, high = sorted((vmin, vmax))
+        if low > 0 and high / low >= 100.0:
+            return np.array([])
+        return super().tick_values(vmin, vmax)
+
+
+def _log_scale(ax: Any, which: str) -> None:
+    """The ``which`` ("x" or "y") axis of ``ax`` on a log scale, with :class:`_MinorWhileNarrow`."""
+    if which == "x":
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_locator(_MinorWhileNarrow())
+    else:
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_locator(_MinorWhileNarrow())
+
+
 def _value_scale(ax: Any, values: Any) -> None:
     """Log y-axis; symmetric log (linear within 1 of 0, the axis starting just below the
     lowest of ``values``) when some of the values drawn are negative, as the realised regret
@@ -78,7 +105,7 @@ def _value_scale(ax: Any, values: Any) -> None:
         lowest = float(values.min())
         ax.set_ylim(bottom=lowest - 0.1 * max(1.0, abs(lowest)))
     else:
-        ax.set_yscale("log")
+        _log_scale(ax, "y")
 
 
 def regret(result: Result, metric: str | None = None, theory_curves: bool = True, ax: Any = None) -> Any:
@@ -130,7 +157,7 @@ def regret(result: Result, metric: str | None = None, theory_curves: bool = True
                 (proxy,) = ax.plot([], [], linestyle=style, color="grey", linewidth=1)
                 handles.append(proxy)
                 labels.append(f"{text} (colour of its setting)")
-    ax.set_xscale("log")
+    _log_scale(ax, "x")
     _value_scale(ax, curves.groupby(["setting", "round"])[metric].quantile(0.05))  # the bands' floor
     ax.set_xlabel("round t")
     ax.set_ylabel(metric.replace("_", " "))
@@ -245,7 +272,7 @@ def panels(result: Result, metric: str | None = None, axes: Any = None) -> Any:
     ):
         _bars(final, column, result.settings, ax)
         ax.set_title(title)
-        ax.set_yscale("log")
+        _log_scale(ax, "y")
     if own:  # a figure of one's own is laid out by its owner
         figure.tight_layout()
     return figure
@@ -356,7 +383,7 @@ def theory_figure(
             )
         exponent = "unknown" if alpha is None else f"{max(0.5, alpha):.2f} (alpha = {alpha:.2f})"
         ax.plot([], [], " ", label=f"theorem exponent max(1/2, alpha) = {exponent}")
-        ax.set_xscale("log")
+        _log_scale(ax, "x")
         _value_scale(ax, stats.to_numpy())
         ax.set_xlabel("round t")
         ax.set_ylabel(metric.replace("_", " "))
@@ -538,7 +565,7 @@ def budget_figure(result: Result, metric: str | None = None, axes: Any = None) -
             labels.append(_SHAPE_TEXT[dimension])
         ax.legend(handles, labels, fontsize=7, loc="best")
         if dimension == "T":
-            ax.set_xscale("log")
+            _log_scale(ax, "x")
             _value_scale(ax, final[metric])
         if dimension in ("M", "K"):
             ax.set_xticks(sorted(final[dimension].unique()))
