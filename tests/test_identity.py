@@ -272,3 +272,53 @@ def identity_digest(value) -> str:
     described = describe(value)
     assert described.problems == []
     return digest(described.value)
+
+
+def _helped(helpers, tail: str = "") -> type:
+    """An expert class (defined in the module ``my_experiments``) whose ``learn`` calls
+    ``helpers.scaled``, a helper of its own module ``local`` and reads the constant ``SHIFT``."""
+    globals_ = {"FixedArm": FixedArm, "__name__": "my_experiments", "helpers": helpers, "SHIFT": 0.0}
+    exec(
+        "def local(loss):\n    return loss + SHIFT\n"
+        "class Helped(FixedArm):\n    def learn(self, data):\n"
+        "        return local(helpers.scaled(data.loss(self._arm)))\n" + tail,
+        globals_,
+    )
+    return globals_["Helped"]
+
+
+def test_a_helper_of_ones_own_that_an_expert_calls_decides_the_key(tmp_path, monkeypatch):
+    """Editing a function that an expert's ``learn`` calls, in its own module or in another module
+    of one's own, or a constant it reads, makes another setting: the parts of the old code are not
+    mixed in."""
+    import importlib
+    import sys
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def helpers(body: str):
+        (tmp_path / "my_helpers.py").write_text(f"def scaled(loss):\n    return {body}\n")
+        sys.modules.pop("my_helpers", None)
+        return importlib.import_module("my_helpers")
+
+    def key(expert_class) -> str:
+        return _config([expert_class(0)] * 2).key()
+
+    first = key(_helped(helpers("loss")))
+    assert key(_helped(helpers("loss"))) == first
+    assert key(_helped(helpers("0.5 * loss"))) != first  # another module's helper edited
+    same_module = _helped(helpers("loss"))
+    same_module.learn.__globals__["SHIFT"] = 0.25  # a constant of its own module
+    assert key(same_module) != first
+    edited = _helped(helpers("loss"))
+    exec("def local(loss):\n    return 2 * loss\n", edited.learn.__globals__)  # a helper of its module
+    assert key(edited) != first
+    sys.modules.pop("my_helpers", None)
+
+
+def test_code_that_names_itself_is_described():
+    """A method that names its own class, and functions that call each other, end."""
+    helped = _helped(None, "    def again(self):\n        return Helped, local\n")
+    helped.learn.__globals__["local"].__globals__["Helped"] = helped
+    assert describe(helped(0)).problems == []
+    assert _config([helped(0)] * 2).key() == _config([helped(0)] * 2).key()

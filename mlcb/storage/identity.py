@@ -6,7 +6,8 @@ when it was made for the same setting. The description covers every object of th
 full: each value by content (arrays by a digest of their bytes, random generators by their
 state), each object by its class (``"module:qualname"``) and its parameters, and each class or
 function of one's own (outside mlcb's packages, whose version the description records) also by a
-digest of its code, so that editing an expert's ``learn`` makes another setting. An object's
+digest of its code and of what the names it reads refer to (helpers, constants, modules of one's
+own), so that editing an expert's ``learn``, or a helper it calls, makes another setting. An object's
 parameters are what its ``get_params()`` returns (scikit-learn's hook, which river models also
 have as ``_get_params()``: the documented way to say what decides its numbers), else every
 attribute it holds, private ones included, each described in turn.
@@ -115,6 +116,8 @@ def origin(obj: Any) -> dict[str, Any]:
     found = _library_of(obj)
     if found:
         return {"library": found}
+    if isinstance(obj, types.FunctionType):
+        return {"code": function_code(obj)}
     code = getattr(obj, "__code__", None)
     return {"code": code_digest(code)} if isinstance(code, types.CodeType) else {}
 
@@ -145,10 +148,13 @@ def code_digest(code: types.CodeType) -> str:
     return hasher.hexdigest()[:16]
 
 
-def class_code(cls: type) -> str | None:
+def class_code(cls: type, seen: set[int] | None = None) -> str | None:
     """A digest of the code of a class of one's own and of its bases of one's own (every method,
-    property and class attribute), or ``None`` when none is one's own (mlcb's, Python's or an
-    installed library's)."""
+    property and class attribute, each method with what it reads from its module:
+    :func:`function_code`), or ``None`` when none is one's own (mlcb's, Python's or an installed
+    library's)."""
+    seen = set() if seen is None else seen
+    seen.add(id(cls))
     parts = []
     for base in cls.__mro__:
         if own(base) or _library_of(base):
@@ -156,16 +162,76 @@ def class_code(cls: type) -> str | None:
         for name, member in sorted(vars(base).items()):
             if name in ("__dict__", "__weakref__", "__doc__", "__module__", "__qualname__"):
                 continue
-            parts.append(f"{base.__qualname__}.{name}={_member(member)}")
+            parts.append(f"{base.__qualname__}.{name}={_member(member, seen)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16] if parts else None
 
 
-def _member(member: Any) -> str:
+def _names_read(code: types.CodeType) -> set[str]:
+    """The global and attribute names a code object (and the code nested in it) reads."""
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _names_read(constant)
+    return names
+
+
+def function_code(function: types.FunctionType, seen: set[int] | None = None) -> str:
+    """A digest of a function of one's own: its code (:func:`code_digest`) and what each name it
+    reads is in its module, so that editing a helper it calls, in its own module or in another of
+    one's own, makes another digest. A function or class of one's own counts by its code (this
+    function and :func:`class_code`, in turn), a module of one's own by its source file, a number,
+    text or other value by its description; mlcb's, Python's and installed libraries' names by
+    their name (their version stands for them)."""
+    seen = set() if seen is None else seen
+    seen.add(id(function))
+    parts = [code_digest(function.__code__)]
+    namespace = getattr(function, "__globals__", None) or {}
+    for name in sorted(_names_read(function.__code__)):
+        if name in namespace:
+            parts.append(f"{name}={_global(namespace[name], seen)}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _global(value: Any, seen: set[int]) -> str:
+    """A text of what a global name of a function of one's own refers to (:func:`function_code`)."""
+    if isinstance(value, (types.FunctionType, type)):
+        if own(value) or _library_of(value):
+            return label(value)
+        if id(value) in seen:  # recursion, or a function that names its own class
+            return f"{label(value)} (above)"
+        if isinstance(value, type):
+            return class_code(value, seen) or label(value)
+        return function_code(value, seen)
+    if isinstance(value, types.ModuleType):
+        root = value.__name__.split(".")[0]
+        if root in OWN_PACKAGES or root in sys.stdlib_module_names or library(root):
+            return value.__name__
+        return _source_digest(value)
+    if isinstance(value, (types.BuiltinFunctionType, types.MethodType, functools.partial)):
+        return label(value)
+    try:
+        return json.dumps(_Describer().describe(value, "", 0), sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return label(value)
+
+
+def _source_digest(module: types.ModuleType) -> str:
+    """A digest of the source file of a module of one's own (its name where it has no file)."""
+    path = getattr(module, "__file__", None)
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16] if path else module.__name__
+    except OSError:
+        return module.__name__
+
+
+def _member(member: Any, seen: set[int] | None = None) -> str:
     """A text of a class member for :func:`class_code`."""
     if isinstance(member, (staticmethod, classmethod)):
         member = member.__func__
     if isinstance(member, property):
-        return ",".join(_member(f) for f in (member.fget, member.fset, member.fdel) if f is not None)
+        return ",".join(_member(f, seen) for f in (member.fget, member.fset, member.fdel) if f is not None)
+    if isinstance(member, types.FunctionType):
+        return function_code(member, seen)
     code = getattr(member, "__code__", None)
     if isinstance(code, types.CodeType):
         return code_digest(code)
