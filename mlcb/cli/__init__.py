@@ -18,7 +18,6 @@ never makes anything be imported: its names resolve only to what is registered.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 import time
@@ -30,6 +29,9 @@ from typing import Any
 from mlcb.cli.output import list_names as _list
 from mlcb.cli.output import print_summary as _print_summary
 from mlcb.cli.output import seconds as _number
+from mlcb.cli.startup import import_figures as _import_figures
+from mlcb.cli.startup import pause_collector as _pause_collector
+from mlcb.cli.startup import resume_collector as _resume_collector
 from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
 from mlcb.validation import InputError
 
@@ -433,46 +435,6 @@ def _toml_env(path: str) -> str:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return "mlcb/Trap-v0"
     return env if isinstance(env, str) else "mlcb/Trap-v0"
-
-
-# --- Python's cycle collector during start-up -------------------------------------------------
-#: Set while :func:`program` has paused the cycle collector and not resumed it yet.
-_PAUSED: list[bool] = []
-
-
-def _pause_collector() -> None:
-    """Pause Python's cycle collector while the ``mlcb`` program starts (:func:`program` only).
-
-    Importing pandas, Numba, matplotlib and the package, and loading compiled code, builds about a
-    million objects that live until the process exits. The collector's passes over them while they
-    are built cost a tiny ``mlcb run`` about a seventh of its time (0.3 s; docs/design.md, "Start-up").
-    Nothing built at start-up is garbage, so the collector waits until :func:`_resume_collector`."""
-    if gc.isenabled():
-        gc.disable()
-        _PAUSED.append(True)
-
-
-def _resume_collector() -> None:
-    """End :func:`_pause_collector`: move what start-up built out of the collector's sight for good
-    (:func:`gc.freeze`; it lives until the program exits) and switch the collector on again for the
-    command's work. Each command calls this once its modules are imported and its input is read,
-    and the program once the command ends. It does nothing when nothing was paused: :func:`main`
-    called from Python leaves the caller's collector alone."""
-    if _PAUSED:
-        _PAUSED.clear()
-        gc.freeze()
-        gc.enable()
-
-
-def _import_figures() -> None:
-    """matplotlib (with its file-only Agg backend) and mlcb's figures, imported now, while the
-    collector is paused, rather than when the first figure is drawn."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot  # noqa: F401
-
-    import mlcb.plot  # noqa: F401
 
 
 def _run(args: argparse.Namespace) -> int:

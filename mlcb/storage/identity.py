@@ -179,9 +179,10 @@ def function_code(function: types.FunctionType, seen: set[int] | None = None) ->
     """A digest of a function of one's own: its code (:func:`code_digest`) and what each name it
     reads is in its module, so that editing a helper it calls, in its own module or in another of
     one's own, makes another digest. A function or class of one's own counts by its code (this
-    function and :func:`class_code`, in turn), a module of one's own by its source file, a number,
-    text or other value by its description; mlcb's, Python's and installed libraries' names by
-    their name (their version stands for them)."""
+    function and :func:`class_code`, in turn), a module of one's own by its source file, a Numba
+    kernel by its Python function, a plain value (numbers, text, arrays of numbers, containers of
+    them) by its content; mlcb's, Python's and installed libraries' names, and any other object,
+    by their name or class (their version stands for a library's code)."""
     seen = set() if seen is None else seen
     seen.add(id(function))
     parts = [code_digest(function.__code__)]
@@ -207,12 +208,29 @@ def _global(value: Any, seen: set[int]) -> str:
         if root in OWN_PACKAGES or root in sys.stdlib_module_names or library(root):
             return value.__name__
         return _source_digest(value)
-    if isinstance(value, (types.BuiltinFunctionType, types.MethodType, functools.partial)):
-        return label(value)
     try:
+        python = getattr(value, "py_func", None)  # a Numba kernel's Python function
+    except Exception:  # noqa: BLE001 - a __getattr__ that raises another error
+        python = None
+    if isinstance(python, types.FunctionType):
+        return _global(python, seen)
+    if _plain(value):
         return json.dumps(_Describer().describe(value, "", 0), sort_keys=True)
-    except (TypeError, ValueError, RecursionError):
-        return label(value)
+    return label(value)  # any other object: by its class (what it holds is not read here)
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is a plain value: a number, text, ``None``, an array of numbers, or a
+    list, tuple or dict of plain values (the constants a function may read from its module)."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype != object
+    if depth < 4 and isinstance(value, (list, tuple, frozenset)) and len(value) <= 10_000:
+        return all(_plain(item, depth + 1) for item in value)
+    if depth < 4 and isinstance(value, dict) and len(value) <= 10_000:
+        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def _source_digest(module: types.ModuleType) -> str:
@@ -246,7 +264,10 @@ def parameters(obj: Any) -> tuple[dict[str, Any] | None, str]:
     from (``"get_params"``, ``"fields"``, ``"attributes"``), or ``(None, "")`` when the object
     has neither a hook nor attributes."""
     for hook in ("get_params", "_get_params"):
-        method = getattr(obj, hook, None)
+        try:
+            method = getattr(obj, hook, None)
+        except Exception:  # noqa: BLE001 - a __getattr__ that raises another error: no hook
+            method = None
         if callable(method) and not isinstance(obj, type):
             try:
                 got = method()
