@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-import sys
+import threading
 
 import numpy as np
 import pandas as pd
@@ -276,9 +276,12 @@ def test_bad_rates_and_flags_are_refused_before_work():
 
 
 # --- failures ------------------------------------------------------------------------------------
-#: Whether the faults of Faulty happen: a condition outside the expert (its code and attributes,
-#: which decide the setting's key, stay the same when it is switched off).
-FAULTS_ON = True
+#: Whether the faults of Faulty happen: a condition outside the expert, as a device's or a file's
+#: state would be. The setting's key reads the expert's code, its attributes and the plain
+#: constants its code reads, none of which change when this is cleared; it reads an object such
+#: as this one by its class only.
+FAULTS_ON = threading.Event()
+FAULTS_ON.set()
 
 
 class Faulty(GreedyArms):
@@ -293,7 +296,7 @@ class Faulty(GreedyArms):
 
     def _armed(self) -> bool:
         hit = self.victims is None or self.seed in self.victims
-        return FAULTS_ON and self.steps >= self.at and hit
+        return FAULTS_ON.is_set() and self.steps >= self.at and hit
 
     def learn(self, data):
         self.steps += 1
@@ -387,8 +390,13 @@ def test_finished_replications_are_kept_and_a_rerun_resumes(tmp_path, monkeypatc
     # The same setting (same key: the expert's code and attributes unchanged) once the outside
     # cause of the fault is gone: only replications 2 and 3 run again. (A fix of the expert's code
     # makes another setting, run anew: tests/test_identity.py.)
-    monkeypatch.setattr(sys.modules[__name__], "FAULTS_ON", False)
-    result = mlcb.simulate(experts=_faulty_pool("raise", victims={victim}), parts=tmp_path, **fields, seed=0)
+    FAULTS_ON.clear()
+    try:
+        result = mlcb.simulate(
+            experts=_faulty_pool("raise", victims={victim}), parts=tmp_path, **fields, seed=0
+        )
+    finally:
+        FAULTS_ON.set()
     assert ran == [[2], [3]]
     assert sorted(result.replications["replication"]) == [0, 1, 2, 3]
 
