@@ -745,7 +745,7 @@ def main(argv: list[str] | None = None) -> int:
 def program() -> int:
     """The ``mlcb`` program (the console script and ``python -m mlcb.cli``): :func:`main` in a
     process of its own, with Python's cycle collector paused while the command starts
-    (:func:`_pause_collector`)."""
+    (:func:`mlcb.cli.startup.pause_collector`)."""
     _pause_collector()
     try:
         return main()
