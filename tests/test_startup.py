@@ -187,6 +187,25 @@ def test_numba_caches_under_mlcb_after_import_mlcb(order, tmp_path):
     assert Path(out.strip()).name.startswith("numba-")
 
 
+def test_cache_folders_of_other_digests_unused_for_a_month_are_removed(tmp_path):
+    """Each digest of the sources has a cache folder of its own: one that no process has used for
+    30 days goes when Numba is next imported with mlcb; a recent one, and one's own, stay."""
+    import time
+
+    folders = tmp_path / "mlcb"
+    for name, age_days in (("numba-old", 40), ("numba-recent", 3)):
+        (folders / name).mkdir(parents=True)
+        (folders / name / "kernel.nbi").write_bytes(b"index")
+        stamp = time.time() - age_days * 86400
+        os.utime(folders / name, (stamp, stamp))
+    (folders / "mine.txt").write_text("not a cache folder")
+    env_home = f"import os\nos.environ['XDG_CACHE_HOME'] = {str(tmp_path)!r}\nos.environ.pop('NUMBA_CACHE_DIR', None)"
+    out = _python(f"{env_home}\nimport mlcb\nimport numba\nprint(numba.config.CACHE_DIR)")
+    own = Path(out.strip())
+    assert sorted(p.name for p in folders.iterdir()) == sorted(["mine.txt", "numba-recent", own.name])
+    assert own.is_dir() and time.time() - own.stat().st_mtime < 600
+
+
 def test_a_package_imported_without_mlcb_is_left_alone():
     """Without ``import mlcb``, Numba keeps its own cache setting and Gymnasium its registry."""
     out = _python("import gymnasium\nprint('mlcb/BudgetedSelection-v0' in gymnasium.registry)")

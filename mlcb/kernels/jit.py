@@ -7,7 +7,8 @@ Numba keys its on-disk cache on the source file of the decorated function only: 
 kernel does not notice an edit in a kernel it calls from another module. The cache therefore lives
 in a directory named after a digest of every source file of the three packages that defines
 compiled code (it imports this module) and of the Numba version, so that any edit of a kernel
-starts a fresh cache. A ``NUMBA_CACHE_DIR`` set by the user wins.
+starts a fresh cache; a folder of another digest that no process has used for a month is removed
+(:func:`prune_cache`). A ``NUMBA_CACHE_DIR`` set by the user wins (and is never pruned).
 
 With ``NUMBA_DISABLE_JIT=1`` every kernel runs as plain Python (for a debugger, ``print`` or
 ``pdb``), with the compiled semantics kept where Python's differ (:func:`interpreted`): record
@@ -20,7 +21,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import shutil
 import threading
+import time
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -47,11 +50,42 @@ def _source_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+#: Days after which a cache folder of another digest that no process has used is removed.
+STALE_DAYS = 30
+
+
 def _configure_cache() -> None:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    numba.config.CACHE_DIR = str(base / "mlcb" / f"numba-{_source_digest()}")
+    folder = base / "mlcb" / f"numba-{_source_digest()}"
+    numba.config.CACHE_DIR = str(folder)
+    prune_cache(folder)
+
+
+def prune_cache(folder: Path, days: float = STALE_DAYS) -> list[Path]:
+    """Mark the cache folder ``folder`` as used now (its modification time) and remove its sibling
+    folders ``numba-*`` that no process has used for ``days`` days; returns those removed.
+
+    Each digest of the sources has a folder of its own, so every upgrade of mlcb or Numba (and
+    every edit of a kernel) leaves one behind, tens of megabytes that nothing reads again. A folder
+    in use is marked by every process that starts with it, so only one unused for a month goes.
+    Errors (permissions, a folder that another process removes at the same time) are ignored: the
+    cache holds nothing that cannot be compiled again."""
+    removed: list[Path] = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        os.utime(folder)
+        cutoff = time.time() - days * 86400.0
+        for sibling in folder.parent.glob("numba-*"):
+            if sibling == folder or sibling.is_symlink() or not sibling.is_dir():
+                continue
+            if sibling.stat().st_mtime < cutoff:
+                shutil.rmtree(sibling, ignore_errors=True)
+                removed.append(sibling)
+    except OSError:
+        pass
+    return removed
 
 
 _configure_cache()
