@@ -21,6 +21,7 @@ so a pool described by fifteen arrays cost more per call than the arithmetic it 
 from __future__ import annotations
 
 import hashlib
+import threading
 import types
 from typing import NamedTuple
 
@@ -323,8 +324,10 @@ def own_types(*arguments) -> bool:
     return all(type(argument).__module__.partition(".")[0] in _PACKAGES for argument in arguments)
 
 
-#: The cached round loops of each combination of argument classes met so far in this process.
+#: The cached round loops of each combination of argument classes met so far in this process
+#: (made under the lock: replications running in threads ask for them at once).
 _CACHED: dict[tuple[type, ...], tuple] = {}
+_CACHED_LOCK = threading.Lock()
 
 
 def _cached_twin(dispatcher, tag: str):
@@ -353,8 +356,9 @@ def kernels_for(*arguments) -> tuple:
     if not own_types(*arguments):
         return warm_start_uncached, run_rounds_uncached
     classes = tuple(type(argument) for argument in arguments)
-    if classes not in _CACHED:
-        names = ",".join(f"{c.__module__}.{c.__qualname__}" for c in classes)
-        tag = hashlib.sha256(names.encode()).hexdigest()[:12]
-        _CACHED[classes] = (_cached_twin(warm_start, tag), _cached_twin(run_rounds, tag))
-    return _CACHED[classes]
+    with _CACHED_LOCK:
+        if classes not in _CACHED:
+            names = ",".join(f"{c.__module__}.{c.__qualname__}" for c in classes)
+            tag = hashlib.sha256(names.encode()).hexdigest()[:12]
+            _CACHED[classes] = (_cached_twin(warm_start, tag), _cached_twin(run_rounds, tag))
+        return _CACHED[classes]
