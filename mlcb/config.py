@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -127,24 +126,10 @@ def _files_by_content(params: dict[str, Any]) -> dict[str, Any]:
     for name, value in params.items():
         path = Path(value) if isinstance(value, (str, os.PathLike)) else None
         if path is not None and path.is_file():
-            stat = path.stat()
-            out[name] = {
-                "file": str(value),
-                "sha256": _file_digest(str(path.resolve()), stat.st_mtime_ns, stat.st_size),
-            }
+            out[name] = {"file": str(value), "sha256": identity.file_digest(path)}
         else:
             out[name] = value
     return out
-
-
-@functools.lru_cache(maxsize=64)
-def _file_digest(path: str, mtime_ns: int, size: int) -> str:
-    """The SHA-256 of the file ``path`` (cached while its time and size stay the same)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

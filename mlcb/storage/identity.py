@@ -237,9 +237,26 @@ def _source_digest(module: types.ModuleType) -> str:
     """A digest of the source file of a module of one's own (its name where it has no file)."""
     path = getattr(module, "__file__", None)
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16] if path else module.__name__
+        return file_digest(path) if path else module.__name__
     except OSError:
         return module.__name__
+
+
+def file_digest(path: str | Path) -> str:
+    """The SHA-256 (hex) of the file ``path``'s bytes (cached while its modification time and
+    size stay the same)."""
+    resolved = Path(path).resolve()
+    stat = resolved.stat()
+    return _file_digest(str(resolved), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _member(member: Any, seen: set[int] | None = None) -> str:
