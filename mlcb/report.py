@@ -61,8 +61,6 @@ def number(value: float) -> str:
 #: The PNG text entry (keyword, text) that every figure mlcb draws carries: :func:`save_figures`
 #: replaces a figure file only when it carries it, or when the folder holds an mlcb result.
 FIGURE_MARK = ("Source", "mlcb")
-#: The files that make a folder an mlcb result or sweep (whose figures mlcb may draw again).
-_RESULT_FILES = ("metadata.json", "sweep.json")
 
 
 def png_text(path: Path, limit: int = 1 << 16) -> dict[str, str]:
@@ -89,8 +87,11 @@ def _refuse_foreign_figure(path: Path) -> None:
     :data:`FIGURE_MARK`, in a folder that holds no mlcb result (a user's own ``regret.png``)."""
     if path.is_symlink() or not path.is_file():
         return  # nothing there, or a link: replaced, never written through
-    if any((path.parent / name).is_file() for name in _RESULT_FILES):
-        return  # an mlcb result's folder: its figures are mlcb's, marked or drawn before the mark
+    from mlcb.storage.result_files import METADATA
+    from mlcb.sweeps import SWEEP_FILE
+
+    if any((path.parent / name).is_file() for name in (METADATA, SWEEP_FILE)):
+        return  # an mlcb result's or sweep's folder: its figures are mlcb's, marked or drawn before the mark
     try:
         mine = png_text(path).get(FIGURE_MARK[0]) == FIGURE_MARK[1]
     except OSError:
