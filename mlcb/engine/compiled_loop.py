@@ -331,14 +331,14 @@ _CACHED_LOCK = threading.Lock()
 
 
 def _cached_twin(dispatcher, tag: str):
-    """A copy of the compiled ``dispatcher``'s function named ``NAME_TAG``, compiled with
-    ``KERNEL_OPTIONS`` and cached in index and data files of its own."""
+    """A copy of the compiled ``dispatcher``'s function named ``NAME_TAG``, a :func:`kernel` like
+    it, cached in index and data files of its own."""
     function = dispatcher.py_func
     code, defaults, closure = function.__code__, function.__defaults__, function.__closure__
     twin = types.FunctionType(code, function.__globals__, function.__name__, defaults, closure)
     twin.__qualname__ = f"{function.__qualname__}_{tag}"
     twin.__doc__ = function.__doc__
-    return jit(twin, **KERNEL_OPTIONS)
+    return kernel(twin)
 
 
 def kernels_for(*arguments) -> tuple:
