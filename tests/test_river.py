@@ -334,6 +334,64 @@ def test_a_stream_whose_first_targets_are_equal_deploys_no_unchecked_model():
         assert not isinstance(model.best_model, AstrayTree)
 
 
+class _OverSure:
+    """A classifier whose probabilities sum to a hair above 1, as a normalisation may round."""
+
+    def learn_one(self, x, y):
+        pass
+
+    def predict_proba_one(self, x):
+        return {True: 1.0 + 2**-52, False: 0.0}
+
+    def predict_one(self, x):
+        return True
+
+
+def test_a_probability_rounded_above_1_costs_0_with_the_log_loss():
+    from river import base, linear_model
+
+    class OverSure(_OverSure, base.Classifier):
+        pass
+
+    model = BudgetedClassifier([OverSure(), linear_model.LogisticRegression()], budget=1, loss="log")
+    for i in range(30):
+        model.predict_one({"a": float(i)})
+        model.learn_one({"a": float(i)}, True)
+    assert model.mean_losses[0] == 0.0
+
+
+def test_a_window_mean_stays_in_the_unit_interval_whatever_the_rounding():
+    """The window's running total drifts as scores leave it: after (0.1, 0.7, 0.3) and three zeros
+    it was -5.6e-17, and a selector whose models all predicted a constant target exactly crashed
+    on that "training loss" at the end of its warm start."""
+    from river import dummy, linear_model, neighbors, preprocessing, stats, tree
+
+    from mlcb.engine.session import _Window
+
+    window = _Window(3)
+    for loss in (0.1, 0.7, 0.3, 0.0, 0.0, 0.0):
+        window.push(loss, 0)
+    assert window.mean(0, 0.5) == 0.0
+    window = _Window(3)
+    for loss in (0.9, 0.3, 0.7, 1.0, 1.0, 1.0):
+        window.push(loss, 0)
+    assert 0.0 <= window.mean(0, 0.5) <= 1.0
+
+    rng = np.random.default_rng(0)
+    rows = [({"a": float(a)}, 3.0 if i < 100 else 3.0 + float(a)) for i, a in enumerate(rng.random(300))]
+    pool = [
+        preprocessing.StandardScaler() | linear_model.LinearRegression(),
+        tree.HoeffdingTreeRegressor(),
+        neighbors.KNNRegressor(),
+        dummy.StatisticRegressor(stats.Mean()),
+    ]
+    model = BudgetedRegressor(pool, budget=1)
+    for x, y in rows:
+        model.predict_one(x)
+        model.learn_one(x, y)
+    assert all(0.0 <= loss <= 1.0 for loss in model.mean_losses)
+
+
 def test_the_regression_loss_tells_bad_from_terrible():
     from mlcb.river.experts import RobustScale, robust_loss
 
@@ -420,6 +478,8 @@ def test_losses():
     assert log_loss(1.0) == 0.0
     assert log_loss(0.1) == pytest.approx(0.5)
     assert log_loss(0.001) == 1.0
+    assert log_loss(float("nan")) == 1.0
+    assert log_loss(1.0 + 2**-52) == 0.0  # a normalisation's rounding: not a negative loss
     assert squared_loss(1.0, 0.5, 2.0) == pytest.approx(0.0625)
     assert squared_loss(1.0, 10.0, 2.0) == 1.0
     assert squared_loss(1.0, None, 2.0) == 1.0

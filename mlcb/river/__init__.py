@@ -91,7 +91,6 @@ if TYPE_CHECKING:
     from mlcb.river.budgeted import (
         CURVE,
         DEPLOY_RULES,
-        LOG_LOSS_FLOOR,
         NONPARAMETRIC_POOL_RATE,
         POOL_POLICIES,
         POOL_RATE,
@@ -107,6 +106,7 @@ if TYPE_CHECKING:
     )
     from mlcb.river.comparison import SELECTORS, compare, selector
     from mlcb.river.estimators import BudgetedClassifier, BudgetedRegressor
+    from mlcb.river.experts import LOG_LOSS_FLOOR
 
 #: Where each public name lives (imported on first use: they need river).
 _HOMES = {
@@ -114,7 +114,6 @@ _HOMES = {
         (
             "CURVE",
             "DEPLOY_RULES",
-            "LOG_LOSS_FLOOR",
             "NONPARAMETRIC_POOL_RATE",
             "POOL_POLICIES",
             "POOL_RATE",
@@ -130,6 +129,7 @@ _HOMES = {
         ),
         "mlcb.river.budgeted",
     ),
+    "LOG_LOSS_FLOOR": "mlcb.river.experts",
     **dict.fromkeys(("SELECTORS", "compare", "selector"), "mlcb.river.comparison"),
     **dict.fromkeys(("BudgetedClassifier", "BudgetedRegressor"), "mlcb.river.estimators"),
 }

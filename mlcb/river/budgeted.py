@@ -16,8 +16,6 @@ from mlcb.river.curves import CURVE_Z, LearningCurves
 from mlcb.river.experts import check_features, check_target, non_numbers
 from mlcb.validation import InputError
 
-#: The probability below which the scaled log-loss is 1: ``loss = min(1, -ln p / -ln floor)``.
-LOG_LOSS_FLOOR = 0.01
 _CLASSIFIER_LOSSES = ("zero-one", "log")
 
 

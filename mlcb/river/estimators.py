@@ -9,8 +9,8 @@ from typing import Any
 from river import base
 from river.model_selection.base import ModelSelector
 
-from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _SHARED, LOG_LOSS_FLOOR, WINDOW, _Budgeted
-from mlcb.river.experts import RobustScale, robust_loss
+from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _SHARED, WINDOW, _Budgeted
+from mlcb.river.experts import RobustScale, log_loss, robust_loss
 from mlcb.validation import InputError
 
 
@@ -31,7 +31,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     loss
         ``"zero-one"`` (default): 1 when the model's prediction is wrong. ``"log"``: the log-loss of
         the probability the model gives the true label, scaled so that a probability of
-        :data:`LOG_LOSS_FLOOR` or less costs 1: ``min(1, ln p / ln 0.01)``.
+        :data:`~mlcb.river.experts.LOG_LOSS_FLOOR` or less costs 1: ``min(1, ln p / ln 0.01)``.
     statistics
         What the policy is told (the module's docstring). ``"pool"``: every model is scored on
         every sample (``K`` predictions per sample; the budget caps updates, not predictions) and
@@ -118,7 +118,6 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         if loss not in _CLASSIFIER_LOSSES:
             raise InputError(f"loss must be one of {_CLASSIFIER_LOSSES}, got {loss!r}")
         self.loss = loss
-        self._log_scale = -math.log(LOG_LOSS_FLOOR)
         self._labels: Counter = Counter()  # the labels seen: what predicts while no model is checked
         self._init(models, base.Classifier, {k: v for k, v in locals().items() if k in _SHARED})
 
@@ -137,8 +136,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     def _loss(self, model: Any, x: dict, y: Any) -> float:
         if self.loss == "zero-one":
             return 0.0 if model.predict_one(x) == y else 1.0
-        p = model.predict_proba_one(x).get(y, 0.0)
-        return 1.0 if p <= LOG_LOSS_FLOOR else min(1.0, -math.log(p) / self._log_scale)
+        return log_loss(model.predict_proba_one(x).get(y, 0.0))
 
     def predict_proba_one(self, x: dict) -> dict:
         self._check_sample(x)

@@ -190,12 +190,17 @@ def _check_loss(loss: str | None, classifier: bool, scale: Any) -> str:
 def log_loss(p: float) -> float:
     """``min(1, ln p / ln LOG_LOSS_FLOOR)``: the clipped, scaled log-loss of probability ``p``.
 
-    >>> log_loss(1.0), log_loss(0.1), log_loss(0.0)
-    (0.0, 0.5, 1.0)
+    A probability above 1 (a rounding in a model's normalisation) costs 0, like 1, not a negative
+    loss; a missing one (``nan``) costs 1.
+
+    >>> log_loss(1.0), log_loss(0.1), log_loss(0.0), log_loss(1.0000000000000002)
+    (0.0, 0.5, 1.0, 0.0)
     """
     if not p > LOG_LOSS_FLOOR:
         return 1.0
-    return min(1.0, math.log(p) / math.log(LOG_LOSS_FLOOR)) + 0.0
+    if p >= 1.0:
+        return 0.0
+    return min(1.0, math.log(p) / math.log(LOG_LOSS_FLOOR))
 
 
 def squared_loss(y: float, prediction: Any, scale: float | None) -> float:
