@@ -14,7 +14,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 from envs.bandit import BanditExpertsEnv, TrapEnv, trap_reward_means
-from mlcb.registry import Registry, build
+from mlcb.registry import Registry, build, check_parameters
 
 __all__ = ["BanditExpertsEnv", "TrapEnv", "make", "names", "register", "registry", "trap_reward_means"]
 
@@ -75,7 +75,7 @@ def make(name: str, **params):
     """The environment registered as ``name``, built through Gymnasium (``gymnasium.make``) and
     unwrapped; an ``InputError`` (a ``ValueError``) listing the registered ids if there is none,
     or carrying the message of a parameter the environment refuses."""
-    registry.entry(name)
+    check_parameters(registry.entry(name).load(), params)
     return build(lambda **given: gym.make(name, **given).unwrapped, params)
 
 

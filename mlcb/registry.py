@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import inspect
 import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcb.validation import InputError, input_error
+from mlcb.validation import InputError, InputTypeError, input_error
 
 #: The ``importlib.metadata`` entry-point group of plugins: each entry point is a module (imported)
 #: or a callable (imported, then called without arguments) that registers names. In a package's
@@ -137,13 +138,44 @@ class Registry:
 
 def build(factory: Any, params: dict[str, Any]) -> Any:
     """``factory(**params)``, a ``ValueError`` or ``TypeError`` it raises turned into an
-    :class:`~mlcb.validation.InputError` (the parameters are the user's)."""
+    :class:`~mlcb.validation.InputError` (the parameters are the user's). A parameter that
+    ``factory`` does not take is refused before the call, by name, with the ones it takes."""
+    check_parameters(factory, params)
     try:
         return factory(**params)
     except InputError:
         raise
     except (ValueError, TypeError) as error:
         raise input_error(error) from error
+
+
+def check_parameters(factory: Any, params: dict[str, Any]) -> None:
+    """An :class:`~mlcb.validation.InputTypeError` naming each key of ``params`` that ``factory``
+    takes no keyword for, with the ones it takes; nothing when its signature cannot be read or
+    takes any keyword (``**kwargs``).
+
+    >>> def ucb(c=1.0, rate="auto"): ...
+    >>> check_parameters(ucb, {"cc": 2.0})
+    Traceback (most recent call last):
+    mlcb.validation.InputTypeError: ucb has no parameter 'cc'; its parameters: c, rate
+    """
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    keywords = []
+    for parameter in signature.parameters.values():
+        if parameter.kind is parameter.VAR_KEYWORD:
+            return
+        if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+            keywords.append(parameter.name)
+    unknown = [repr(name) for name in params if name not in keywords]
+    if unknown:
+        name = getattr(factory, "__name__", type(factory).__name__)
+        raise InputTypeError(
+            f"{name} has no parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+            f"its parameters: {', '.join(keywords) or '(none)'}"
+        )
 
 
 # --- plugins -----------------------------------------------------------------------------------

@@ -456,11 +456,50 @@ def test_works_in_progressive_val_score_and_in_a_pipeline():
         ("window", 2.5, "window must be an integer >= 1"),
         ("loss", "hinge", "loss must be one of"),
         ("seed", -1, "seed must be a non-negative integer"),
+        ("policy_params", {"nope": 1}, "policy_params: MLCB has no parameter 'nope'; its parameters: "),
+        ("policy_params", {"bonus_scale": -1}, "policy_params: bonus_scale must be a finite number > 0"),
     ],
 )
 def test_bad_parameters_are_refused_by_name(field, value, message):
     with pytest.raises(ValueError, match=message):
         BudgetedClassifier(_small_pool(), **{field: value})
+
+
+@pytest.mark.parametrize(
+    ("models", "message"),
+    [
+        (None, "models must be a list of river classifiers, got NoneType"),
+        ("ab", "models must be a list of river classifiers, got str"),
+        ("one", "models must be a list of river classifiers, got HoeffdingTreeClassifier"),
+        ([], "models must hold at least 2 river classifiers to select from, got 0"),
+        ("first", "models must hold at least 2 river classifiers to select from, got 1"),
+    ],
+)
+def test_a_pool_that_is_not_a_list_of_two_models_or_more_is_refused_by_name(models, message):
+    if models == "one":
+        models = _small_pool()[2]
+    elif models == "first":
+        models = _small_pool()[:1]
+    with pytest.raises(ValueError, match=message):
+        BudgetedClassifier(models, budget=1)
+    assert len(BudgetedClassifier(iter(_small_pool()), budget=1).models) == 4  # any iterable
+
+
+def test_an_error_inside_a_model_names_the_model():
+    """A model's own failure (river's k-NN divides by a zero distance total on huge features) keeps
+    its type and says which model of the pool raised it."""
+
+    class Broken(_OverSure):
+        def learn_one(self, x, y):
+            raise ZeroDivisionError("float division by zero")
+
+    from river import base
+
+    pool = _small_pool()[:2] + [type("BrokenClassifier", (Broken, base.Classifier), {})()]
+    model = BudgetedClassifier(pool, budget=1)
+    with pytest.raises(ZeroDivisionError) as caught:
+        model.learn_one({"a": 1.0}, True)
+    assert "raised by models[2] (BrokenClassifier) of BudgetedClassifier" in caught.value.__notes__
 
 
 @pytest.mark.parametrize("policy", ["greedy", "round-robin", "limited-advice", "mlcb-topm"])

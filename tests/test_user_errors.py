@@ -68,7 +68,25 @@ TOML_CASES = [
         "expert-unknown-param",
         SETTING + _expert(family='"ucb1"', count="2", bogus="1"),
         [],
-        "experts[0]: UCB1.__init__() got an unexpected keyword argument 'bogus'",
+        "experts[0]: UCB1 has no parameter 'bogus'; its parameters: c, rate, rate_coef, rate_scale",
+    ),
+    (
+        "policy-unknown-param",
+        'policy = "mlcb"\npolicy_params = {nope = 1}\n' + SETTING + EXPERTS,
+        [],
+        "policy_params: MLCB has no parameter 'nope'; its parameters: bonus_scale",
+    ),
+    (
+        "policy-bad-param",
+        'policy = "mlcb"\npolicy_params = {bonus_scale = -1}\n' + SETTING + EXPERTS,
+        [],
+        "policy_params: bonus_scale must be a finite number > 0, got -1",
+    ),
+    (
+        "env-unknown-param",
+        SETTING + "reward_mean = 1\n" + EXPERTS,
+        [],
+        "env_params: BanditExpertsEnv has no parameter 'reward_mean'; its parameters: reward_means, shuffle",
     ),
     *[
         (f"budget-{name}", f"budget = {budget}\n" + SETTING + EXPERTS, [], message)

@@ -14,7 +14,7 @@ from mlcb.kernels.seeding import check_seed
 from mlcb.learners import power_rate
 from mlcb.river.curves import CURVE_Z, LearningCurves
 from mlcb.river.experts import check_features, check_target, non_numbers
-from mlcb.validation import InputError
+from mlcb.validation import InputError, InputTypeError
 
 _CLASSIFIER_LOSSES = ("zero-one", "log")
 
@@ -191,8 +191,13 @@ class _Budgeted:
         """Store the pool and the parameters both estimators share (:data:`_SHARED`, which river
         reads back as the constructor's arguments), check that every model is a ``kind``, and
         build the policy."""
-        base.Ensemble.__init__(self, models)
         noun = "classifier" if kind is base.Classifier else "regressor"
+        if isinstance(models, (str, bytes, dict)) or not hasattr(models, "__iter__"):
+            raise InputTypeError(f"models must be a list of river {noun}s, got {type(models).__name__}")
+        models = list(models)
+        if len(models) < 2:
+            raise InputError(f"models must hold at least 2 river {noun}s to select from, got {len(models)}")
+        base.Ensemble.__init__(self, models)
         first: dict[int, int] = {}
         for k, model in enumerate(self.models):
             if not isinstance(model, kind):
@@ -253,7 +258,10 @@ class _Budgeted:
         if self._pool:
             # Every model's bounds change on every sample: M-LCB scans them all, no heap.
             params["selection"] = "scan"
-        self._policy = policies.make(self.policy, **params)
+        try:
+            self._policy = policies.make(self.policy, **params)
+        except InputError as error:
+            raise type(error)(f"policy_params: {error}") from None
         # (beta, alpha) of each model, in the order given, or CURVE: measured on every sample
         self._rates = CURVE if measured else rates
         self._curves = LearningCurves(n, int(window)) if measured else None
@@ -307,12 +315,15 @@ class _Budgeted:
 
     def _guarded(self, k: int, call: Any, x: dict) -> Any:
         """``call()`` on model ``k``; where the model fails on a ``None`` or a string feature
-        (one that needs numbers), a ``ValueError`` naming those features and the model."""
+        (one that needs numbers), a ``ValueError`` naming those features and the model; any other
+        error of the model is raised as it is, with a note naming the model."""
         try:
             return call()
-        except (TypeError, ValueError) as error:
-            odd = non_numbers(x)
+        except Exception as error:
+            odd = non_numbers(x) if isinstance(error, (TypeError, ValueError)) else None
             if not odd:
+                name = type(self.models[k]).__name__
+                error.add_note(f"raised by models[{k}] ({name}) of {type(self).__name__}")
                 raise
             raise InputError(
                 f"{type(self).__name__}: models[{k}] ({type(self.models[k]).__name__}) needs numbers, "
