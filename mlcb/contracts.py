@@ -34,7 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from mlcb.validation import InputError
+from mlcb.validation import InputError, InputTypeError
 
 
 @runtime_checkable
@@ -442,13 +442,19 @@ def family_of(experts: list) -> Any:
 
     families = []
     for k, expert in enumerate(experts):
+        if isinstance(expert, type):
+            name = expert.__name__
+            raise InputTypeError(f"experts[{k}]: {name} is a class; give an instance ({name}(...))")
         family = getattr(type(expert), FAMILY_ATTRIBUTE, None)
         if family is None:
             if not (callable(getattr(expert, "learn", None)) and callable(getattr(expert, "deploy", None))):
+                hint = ""
+                if isinstance(expert, str):
+                    hint = f" (a family's name? agents.make({expert!r}) builds one)"
                 raise InputError(
                     f"experts[{k}]: {type(expert).__name__} is neither an expert specification (its class "
                     "names an ExpertFamily in 'family') nor a Python expert (methods learn(data) and "
-                    "deploy(data)); see mlcb.contracts"
+                    f"deploy(data)); see mlcb.contracts{hint}"
                 )
             family = LEARNERS
         families.append(family)

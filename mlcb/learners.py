@@ -37,6 +37,7 @@ import copy
 import hashlib
 import math
 import random
+import re
 import warnings
 from collections import OrderedDict
 from typing import Any
@@ -403,8 +404,15 @@ class MixedFamily:
                 f"all face one stream; {type(env).__name__} gives each of its {fixed} experts decision "
                 "sets of its own (use a pool of one family there)"
             )
-        for family, members in zip(self.families, self._split(experts)):
-            family.check(members, env)
+        for family, group, members in zip(self.families, self.groups, self._split(experts)):
+            try:
+                family.check(members, env)
+            except InputError as error:  # "experts[i]" of the family's members: the pool's index
+                local = re.match(r"experts\[(\d+)\]", str(error))
+                if local is None or int(local[1]) >= len(group):
+                    raise
+                message = f"experts[{group[int(local[1])]}]{str(error)[local.end() :]}"
+                raise type(error)(message) from error
 
     def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
         parts = [

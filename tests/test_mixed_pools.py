@@ -4,6 +4,7 @@ environment's), and the regret reference of Python experts (the best expert in h
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -96,6 +97,29 @@ def test_a_mixed_pool_needs_every_expert_on_one_stream():
         ValueError, match=r"mixes families \(mixed \(bandit \+ python\)\) needs an environment"
     ):
         mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=pool, budget=2)
+
+
+def test_an_error_in_a_mixed_pool_names_the_pools_index():
+    """A family checks its own members; an error of the third expert of the pool (the second of
+    the Python ones) names experts[2], not the index among its family's members."""
+
+    class BadRate(Ridge):
+        rate = (-1.0, 0.5)
+
+    pool = (_ogd("logcosh"), Ridge(), BadRate())
+    with pytest.raises(ValueError, match=re.escape("experts[2]: rate of ")):
+        mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=pool, budget=1)
+
+
+@pytest.mark.parametrize("position", [0, 1])
+def test_a_class_in_place_of_an_expert_is_refused_by_its_index(position):
+    pool = [_ogd("logcosh"), Ridge()]
+    pool[position] = type(pool[position])
+    name = pool[position].__name__
+    with pytest.raises(TypeError, match=rf"^experts\[{position}\]: {name} is a class; give an instance"):
+        mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=tuple(pool), budget=1)
+    with pytest.raises(ValueError, match=re.escape("agents.make('ogd') builds one")):
+        mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=("ogd", "ogd"), budget=1)
 
 
 def test_a_river_regressor_suffers_the_environments_loss():

@@ -535,6 +535,7 @@ CHECKING_TESTS = (
     "test_river.py",
     "test_selection_env.py",
     "test_python_engine.py",
+    "test_mixed_pools.py",
 )
 
 
