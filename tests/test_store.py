@@ -520,8 +520,14 @@ def test_result_files_that_are_links_or_not_regular_files_are_refused(tmp_path, 
 
 
 def test_a_missing_result_is_one_line(tmp_path, capsys):
-    assert "not a saved mlcb result" in _one_line_error(capsys, main(["show", str(tmp_path / "none")]))
+    assert "none: no such folder (a saved mlcb result is a folder" in _one_line_error(
+        capsys, main(["show", str(tmp_path / "none")])
+    )
     assert "not a saved mlcb result" in _one_line_error(capsys, main(["plot", str(tmp_path)]))
+    (tmp_path / "setting.toml").write_text("")
+    assert "setting.toml is a file, not a saved mlcb result" in _one_line_error(
+        capsys, main(["show", str(tmp_path / "setting.toml")])
+    )
 
 
 def test_a_setting_without_the_expected_keys_is_still_shown_and_drawn(tmp_path, capsys):

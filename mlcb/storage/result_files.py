@@ -299,7 +299,11 @@ def read(path: str | Path) -> tuple[list, dict]:
     ``path``, all checked (see the module docstring). A directory holding none of the files is a
     ``FileNotFoundError``; any other problem a ``ValueError`` naming the file."""
     path = validation.path("path", path)
-    if not path.is_dir() or not any((path / n).exists() or (path / n).is_symlink() for n in NAMES):
+    if not path.exists():
+        raise InputNotFound(f"{path}: no such folder (a saved mlcb result is a folder, e.g. results/trap)")
+    if not path.is_dir():
+        raise InputNotFound(f"{path} is a file, not a saved mlcb result (a folder, e.g. results/trap)")
+    if not any((path / n).exists() or (path / n).is_symlink() for n in NAMES):
         raise InputNotFound(f"{path} is not a saved mlcb result (missing {list(NAMES)})")
     for name in NAMES:
         file = path / name
