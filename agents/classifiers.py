@@ -529,6 +529,11 @@ def _build_pool(
 MIXED_POOL_SIZE = 15
 
 
+#: The fewest feature columns :func:`mixed_pool` builds its pool on (it splits them in halves,
+#: thirds and pairs).
+MIN_FEATURES = 3
+
+
 def mixed_pool(
     n_features: int, size: int = MIXED_POOL_SIZE, rate_scale: float = 1.0, rate: str = "zero-one"
 ) -> list:
@@ -574,7 +579,7 @@ def mixed_pool(
     >>> [type(e).__name__ for e in pool[:3]], pool[0].features
     (['OnlineSoftmax', 'OnlinePerceptron', 'OnlineSoftmax'], (0, 1, 2, 3, 4, 5, 6, 7, 8))
     """
-    validation.integer("n_features", n_features, minimum=3)
+    validation.integer("n_features", n_features, minimum=MIN_FEATURES)
     validation.integer("size", size, maximum=MIXED_POOL_SIZE)
     validation.positive("rate_scale", rate_scale)
     validation.choice("rate", rate, RATE_KINDS)

@@ -208,7 +208,7 @@ def load(name: str) -> Table:
 
 
 #: The parameters of ``RealDataEnv`` that say which table it streams (:func:`table_of`).
-TABLE_PARAMS = ("dataset", "label", "columns", "missing", "constant", "reader")
+TABLE_PARAMS = ("dataset", "label", "columns", "missing", "constant", "reader", "min_class_rows")
 
 
 def table_of(env_params: dict) -> Table:
@@ -228,6 +228,7 @@ def resolve(
     missing: str = "error",
     constant: str = "keep",
     reader: str = "csv",
+    min_class_rows: int = 2,
 ) -> Table:
     """The table ``RealDataEnv`` streams for these parameters (its own, without building it): a
     bundled data set by name, a :class:`Table` as it is, or a file read with ``reader``.
@@ -249,7 +250,8 @@ def resolve(
     if isinstance(dataset, Table) or (isinstance(dataset, str) and dataset in DATASETS):
         # (reader says how a path is read: a preset's reader applies to the paths it is given only)
         given = [n for n, v in (("label", label), ("columns", columns)) if v is not None]
-        given += [n for n, v, default in (("missing", missing, "error"), ("constant", constant, "keep"))
+        given += [n for n, v, default in (("missing", missing, "error"), ("constant", constant, "keep"),
+                                          ("min_class_rows", min_class_rows, 2))
                   if v != default]  # fmt: skip
         if given:
             what = given[0]
@@ -268,12 +270,17 @@ def resolve(
     if constant not in CONSTANT:
         raise InputError(f"constant must be one of {CONSTANT}, got {constant!r}")
     if reader == "iwpc":
-        if label is not None or columns is not None:
-            raise InputError("label and columns do not apply to reader='iwpc' (its label is the dose class)")
+        if label is not None or columns is not None or min_class_rows != 2:
+            raise InputError(
+                "label, columns and min_class_rows do not apply to reader='iwpc' (its label is the "
+                "dose class)"
+            )
         from envs import warfarin
 
         return warfarin.read(dataset)
-    return read_csv(dataset, label, columns=columns, missing=missing, constant=constant)
+    return read_csv(
+        dataset, label, columns=columns, missing=missing, constant=constant, min_class_rows=min_class_rows
+    )
 
 
 class _RoundFields(NamedTuple):
@@ -394,6 +401,8 @@ class RealDataEnv(gym.Env):
         (:func:`envs.tabular.from_frame`).
     constant : {"keep", "drop"}
         For a CSV path: keep constant columns (default) or drop them.
+    min_class_rows : int
+        For a CSV path: the fewest rows a class may have (default 2; 1 keeps a class seen once).
     reader : {"csv", "iwpc"}
         How a path is read: a CSV file with a label column (default), or the IWPC warfarin subject
         file (:func:`envs.warfarin.read`: CSV or PharmGKB's ``.xls``); not read for a table or a
@@ -441,6 +450,7 @@ class RealDataEnv(gym.Env):
         missing: str = "error",
         constant: str = "keep",
         reader: str = "csv",
+        min_class_rows: int = 2,
     ) -> None:
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
             raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
@@ -448,7 +458,7 @@ class RealDataEnv(gym.Env):
             raise InputError(f"warm_start must be an integer >= 1, got {warm_start!r}")
         if order not in ORDERS:
             raise InputError(f"order must be one of {ORDERS}, got {order!r}")
-        self.table = resolve(dataset, label, columns, missing, constant, reader)
+        self.table = resolve(dataset, label, columns, missing, constant, reader, min_class_rows)
         # The data set's identity (cache keys, messages): a bundled name, or a table's name and digest.
         bundled = isinstance(dataset, str) and dataset in DATASETS
         self.dataset = dataset if bundled else f"{self.table.name}@{self.table.digest[:12]}"

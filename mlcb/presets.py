@@ -326,10 +326,18 @@ def _classifier_experts(
     """The first ``size`` experts of :func:`agents.classifiers.mixed_pool` on the data set."""
 
     def build(env_params: dict[str, Any]) -> list:
-        from agents.classifiers import mixed_pool
+        from agents.classifiers import MIN_FEATURES, mixed_pool
         from envs.real_data import table_of
 
-        return mixed_pool(table_of(env_params).n_features, size, rate_scale, rate)
+        table = table_of(env_params)
+        if table.n_features < MIN_FEATURES:
+            raise InputError(
+                f"data: the pool of the real-data presets reads features in halves, thirds and pairs, "
+                f"so it needs at least {MIN_FEATURES} feature columns; {table.name} has "
+                f"{table.n_features} ({', '.join(table.feature_names)}); in Python, give a pool of "
+                "your own (docs/real-data.md)"
+            )
+        return mixed_pool(table.n_features, size, rate_scale, rate)
 
     return build
 

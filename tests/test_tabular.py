@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import envs
 import mlcb
 from agents.classifiers import mixed_pool
 from envs.real_data import RealDataEnv, table_of
@@ -190,6 +191,47 @@ def test_the_command_lines_data_options_refuse_bad_input_in_one_line(
     error = capsys.readouterr().err
     assert error.startswith("mlcb: error: ") and message in error and error.count("\n") == 1
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        (
+            "a,b,c,y\n" + "1,2,3,0\n2,,4,1\n" * 10,
+            "column 'b' of mine has 10 missing value(s), the first at row 1; fill them or pass "
+            "missing='drop' to drop those rows (--data reads the file with the defaults: edit the file, "
+            "or set this in env_params from Python or a TOML setting; docs/real-data.md)",
+        ),
+        (
+            "a,b,y\n" + "1,2,0\n2,3,1\n" * 10,
+            "data: the pool of the real-data presets reads features in halves, thirds and pairs, so it "
+            "needs at least 3 feature columns; mine has 2 (a, b)",
+        ),
+    ],
+)
+def test_the_command_line_says_what_a_data_file_needs(rows, message, tmp_path, capsys, monkeypatch):
+    """Advice that names an option of reading the file (missing=, columns=, ...) says where that
+    option is set, as --data has no flag for it; a file too narrow for the presets' pool says so
+    (before: 'n_features must be an integer >= 3, got 2')."""
+    from mlcb.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.csv").write_text(rows)
+    assert main(["run", "ctg", "--data", "mine.csv", "--label", "y", "-T", "20"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("mlcb: error: ") and message in error and error.count("\n") == 1
+    assert not (tmp_path / "results").exists()
+
+
+def test_min_class_rows_reaches_the_file_through_the_environment(tmp_path):
+    path = tmp_path / "rare.csv"
+    path.write_text("a,y\n" + "".join(f"{i},{i % 2}\n" for i in range(20)) + "5,2\n")
+    with pytest.raises(ValueError, match="class 2 has 1 row"):
+        envs.make("mlcb/RealData-v0", dataset=str(path), label="y")
+    env = envs.make("mlcb/RealData-v0", dataset=str(path), label="y", min_class_rows=1)
+    assert env.table.classes == (0, 1, 2)
+    with pytest.raises(ValueError, match="min_class_rows applies to a file"):
+        envs.make("mlcb/RealData-v0", dataset="ctg", min_class_rows=1)
 
 
 def test_environment_parameters_that_do_not_apply_are_refused():

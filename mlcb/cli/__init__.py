@@ -407,7 +407,27 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
 
 
+#: The options of reading a data file that the command line has no flag for (``env_params`` set
+#: them, from Python or a TOML setting), as the messages that suggest them spell them.
+_FILE_OPTIONS = ("missing=", "columns=", "constant=", "min_class_rows")
+
+
 def _configs(args: argparse.Namespace) -> tuple[str, list]:
+    """The target's settings, one per budget; an error that suggests an option of reading the
+    ``--data`` file says where that option is set."""
+    try:
+        return _target_configs(args)
+    except InputError as error:
+        message = str(error)
+        if not _data_params(args) or not any(option in message for option in _FILE_OPTIONS):
+            raise
+        raise type(error)(
+            f"{message} (--data reads the file with the defaults: edit the file, or set this in "
+            "env_params from Python or a TOML setting; docs/real-data.md)"
+        ) from error
+
+
+def _target_configs(args: argparse.Namespace) -> tuple[str, list]:
     if args.target.endswith(".toml"):
         from mlcb.config import load_toml
 
