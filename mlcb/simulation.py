@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,18 @@ def _check_one_budget(budget: Any) -> None:
             f"budget: simulate runs one setting and takes one integer budget, got {budget!r}; for "
             "several budgets use mlcb.compare(preset, budget=[...]), mlcb.sweep (a grid) or the "
             "command line's --budget M1 M2 ..."
+        )
+
+
+def _check_fields(fields: dict[str, Any]) -> None:
+    """An :class:`InputTypeError` naming every keyword of :func:`simulate` that is neither one of
+    its own nor a :class:`SimulationConfig` field."""
+    allowed = [f.name for f in dataclasses.fields(SimulationConfig)]
+    unknown = [repr(name) for name in fields if name not in allowed]
+    if unknown:
+        raise InputTypeError(
+            f"simulate has no parameter {', '.join(unknown)}; it takes config, preset, threads, progress, "
+            f"parts, engine and the fields of SimulationConfig: {', '.join(allowed)}"
         )
 
 
@@ -119,6 +132,7 @@ def simulate(
         raise InputTypeError(f"parts must be None or a directory path, got {parts!r}")
     if parts is not None:
         validation.path("parts", parts)
+    _check_fields(fields)
     _check_one_budget(fields.get("budget"))
     if preset is not None:
         from mlcb import presets

@@ -375,6 +375,9 @@ def test_simulate_refuses_config_with_preset(no_work):
         mlcb.simulate(preset=5)
     with pytest.raises(TypeError, match=r"parts must be None or a directory path, got 3"):
         mlcb.simulate(_config(), parts=3)
+    for given in (dict(preset="trap"), dict(config=_config()), {}):  # a misspelt field, everywhere
+        with pytest.raises(TypeError, match=r"simulate has no parameter 'horizn'; it takes config, "):
+            mlcb.simulate(**given, horizn=10)
     with pytest.raises(ValueError, match=r"horizon must be an integer in \[1, 10_000_000_000\]"):
         mlcb.simulate(preset="trap", horizon=2**63)
 
