@@ -422,6 +422,10 @@ class Policy(Protocol):
 FAMILY_ATTRIBUTE = "family"
 
 
+#: The adapter that puts a model of another library in a pool, by the library's top module.
+_ADAPTERS = {"river": "RiverExpert", "sklearn": "SklearnExpert"}
+
+
 def family_of(experts: list) -> Any:
     """The :class:`ExpertFamily` of a pool: the ``family`` its specifications name, or the generic
     family of Python experts (:data:`mlcb.learners.LEARNERS`) for learners without one; a
@@ -449,8 +453,11 @@ def family_of(experts: list) -> Any:
         if family is None:
             if not (callable(getattr(expert, "learn", None)) and callable(getattr(expert, "deploy", None))):
                 hint = ""
+                library = type(expert).__module__.partition(".")[0]
                 if isinstance(expert, str):
                     hint = f" (a family's name? agents.make({expert!r}) builds one)"
+                elif library in _ADAPTERS:
+                    hint = f" (a {library} model: wrap it, mlcb.river.experts.{_ADAPTERS[library]}(model))"
                 raise InputError(
                     f"experts[{k}]: {type(expert).__name__} is neither an expert specification (its class "
                     "names an ExpertFamily in 'family') nor a Python expert (methods learn(data) and "

@@ -122,6 +122,21 @@ def test_a_class_in_place_of_an_expert_is_refused_by_its_index(position):
         mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=("ogd", "ogd"), budget=1)
 
 
+def test_a_model_of_another_library_is_pointed_to_its_adapter():
+    from river import tree
+    from sklearn.linear_model import SGDClassifier
+
+    pool = (tree.HoeffdingTreeClassifier(), SGDClassifier())
+    with pytest.raises(
+        ValueError, match=re.escape("(a river model: wrap it, mlcb.river.experts.RiverExpert(model))")
+    ):
+        mlcb.SimulationConfig(env="mlcb/RealData-v0", experts=pool, budget=1)
+    with pytest.raises(
+        ValueError, match=re.escape("(a sklearn model: wrap it, mlcb.river.experts.SklearnExpert(")
+    ):
+        mlcb.SimulationConfig(env="mlcb/RealData-v0", experts=pool[::-1], budget=1)
+
+
 def test_a_river_regressor_suffers_the_environments_loss():
     """A river regressor's default loss is the stream's own (the GLM stream's normalised square
     loss), the loss every compiled expert of the pool suffers; ``scale`` is no longer required."""
