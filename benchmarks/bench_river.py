@@ -86,10 +86,12 @@ def _cell(values: np.ndarray, regression: bool) -> str:
 
 def table(frame) -> str:
     """The comparison as a Markdown table: one row per stream, per selector its accuracy % or MAE
-    (mean ± sd), then M-LCB's updates per sample and samples per second."""
-    ours = " | mlcb M=1: updates/sample | mlcb M=1: samples/s |"
+    (mean ± sd), then M-LCB's updates per sample and samples per second, and the updates per
+    sample of successive halving (river's schedule: every model of a rung learns every sample of
+    it, and the survivor every sample after)."""
+    ours = " | mlcb M=1: updates/sample | mlcb M=1: samples/s | successive-halving: updates/sample |"
     header = "| stream | metric | " + " | ".join(ORDER) + ours
-    lines = [header, "|---" * (len(ORDER) + 4) + "|"]
+    lines = [header, "|---" * (len(ORDER) + 5) + "|"]
     for dataset in dict.fromkeys(frame["dataset"]):
         part = frame[frame["dataset"] == dataset]
         regression = part["task"].iloc[0] == "regression"
@@ -100,6 +102,8 @@ def table(frame) -> str:
         ours = part[part["selector"] == "mlcb M=1"]
         cells.append(f"{ours['updates_per_sample'].mean():.3f}")
         cells.append(f"{ours['samples_per_s'].mean():,.0f}")
+        halving = part.loc[part["selector"] == "successive-halving", "updates_per_sample"]
+        cells.append(f"{halving.mean():.3f}" if len(halving) else "")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
