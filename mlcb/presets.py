@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcb.config import SimulationConfig
+from mlcb.config import SimulationConfig, check_field_names
 from mlcb.validation import InputError
 
 
@@ -104,6 +104,7 @@ class Preset:
         self, budget: int | None = None, calibration: str | None = None, **fields: Any
     ) -> SimulationConfig:
         """The :class:`SimulationConfig` of this preset at ``budget``, fields overridden."""
+        check_field_names(fields, f"preset {self.name!r}", "budget, calibration and ")
         name = calibration or self.default_calibration
         if name not in self.calibrations:
             raise InputError(

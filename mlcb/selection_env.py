@@ -87,9 +87,11 @@ class BudgetedSelectionEnv(gym.Env):
         **fields: Any,
     ) -> None:
         from mlcb import presets, validation
-        from mlcb.config import SimulationConfig
+        from mlcb.config import SimulationConfig, check_field_names
         from mlcb.engine.problem import Problem
 
+        own = "config, preset, budget, calibration, replication, warm_start and "
+        check_field_names(fields, type(self).__name__, own)
         if config is None:
             config = presets.get(preset).config(budget, calibration, **fields)
         elif fields or budget is not None or calibration is not None:

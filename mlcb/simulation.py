@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from mlcb import validation
-from mlcb.config import SimulationConfig
+from mlcb.config import SimulationConfig, check_field_names
 from mlcb.engine.collect import collect_result
 from mlcb.engine.problem import ENGINES, Problem, choose_engine
 from mlcb.engine.runner import run
@@ -52,18 +51,6 @@ def _check_one_budget(budget: Any) -> None:
             f"budget: simulate runs one setting and takes one integer budget, got {budget!r}; for "
             "several budgets use mlcb.compare(preset, budget=[...]), mlcb.sweep (a grid) or the "
             "command line's --budget M1 M2 ..."
-        )
-
-
-def _check_fields(fields: dict[str, Any]) -> None:
-    """An :class:`InputTypeError` naming every keyword of :func:`simulate` that is neither one of
-    its own nor a :class:`SimulationConfig` field."""
-    allowed = [f.name for f in dataclasses.fields(SimulationConfig)]
-    unknown = [repr(name) for name in fields if name not in allowed]
-    if unknown:
-        raise InputTypeError(
-            f"simulate has no parameter {', '.join(unknown)}; it takes config, preset, threads, progress, "
-            f"parts, engine and the fields of SimulationConfig: {', '.join(allowed)}"
         )
 
 
@@ -132,7 +119,7 @@ def simulate(
         raise InputTypeError(f"parts must be None or a directory path, got {parts!r}")
     if parts is not None:
         validation.path("parts", parts)
-    _check_fields(fields)
+    check_field_names(fields, "simulate", "config, preset, threads, progress, parts, engine and ")
     _check_one_budget(fields.get("budget"))
     if preset is not None:
         from mlcb import presets

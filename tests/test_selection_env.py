@@ -100,6 +100,15 @@ def test_passes_gymnasiums_checker_and_makes_by_id():
         envs.make(ENV_ID)
 
 
+def test_a_misspelt_field_is_refused_by_name():
+    """By id or by class, with a preset: the field named, with what the environment takes (before:
+    SimulationConfig.__init__'s TypeError); a preset's own config says the same of itself."""
+    with pytest.raises(TypeError, match=r"BudgetedSelectionEnv has no parameter 'horizn'; it takes config, "):
+        gym.make(ENV_ID, preset="trap", horizn=10)
+    with pytest.raises(TypeError, match=r"^preset 'trap' has no parameter 'horizn'; it takes budget, "):
+        presets.get("trap").config(horizn=10)
+
+
 def test_seeded_resets_repeat_and_unseeded_ones_move_on():
     env = BudgetedSelectionEnv(preset="trap", budget=2, horizon=30)
     action = {"train": [3, 4], "deploy": 3}
