@@ -836,6 +836,26 @@ def test_comparison_counts_updates_and_reads_the_same_rows():
     assert regression["metric"].tolist() == ["MAE"] and regression["value"].iloc[0] > 0
 
 
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"budgets": (0,)}, r"budget must be an integer in \[1, n_experts=8\], got 0"),  # ran at M = 1
+        ({"horizon": 0}, "horizon must be an integer >= 1, got 0"),  # named n, a parameter of stream()
+        ({"seed": -1}, "seed must be a non-negative integer, got -1"),  # NumPy's message
+        ({"models": []}, "models must hold at least 2 river models to select from, got 0"),
+        ({"shuffles": 0}, "shuffles must be an integer >= 1, got 0"),
+    ],
+)
+def test_the_comparison_refuses_bad_input_by_name(fields, message):
+    with pytest.raises(ValueError, match=message):
+        compare("iris", **{"horizon": 30, "shuffles": 1, **fields})
+
+
+def test_the_comparison_takes_one_selector_by_name():
+    frame = compare("iris", horizon=30, shuffles=1, selectors="train-everything")  # was 't', 'r', ...
+    assert frame["selector"].tolist() == ["train-everything"]
+
+
 def test_streams_are_what_river_ships_and_more():
     from river import datasets
 

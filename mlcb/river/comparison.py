@@ -126,21 +126,31 @@ def compare(
     import pandas as pd
     from river import metrics
 
+    from mlcb import validation
+    from mlcb.kernels.seeding import check_seed
+
     if dataset not in STREAMS:
         raise InputError(f"dataset must be one of {', '.join(STREAMS)}, got {dataset!r}")
+    if isinstance(selectors, str):  # one selector's name
+        selectors = (selectors,)
     unknown = [s for s in selectors if s not in SELECTORS]
     if unknown:
         raise InputError(f"selectors must be among {SELECTORS}, got {unknown}")
-    if isinstance(shuffles, bool) or not isinstance(shuffles, int) or shuffles < 1:
-        raise InputError(f"shuffles must be an integer >= 1, got {shuffles!r}")
+    horizon = validation.integer("horizon", horizon)
+    shuffles = validation.integer("shuffles", shuffles)
+    seed = check_seed(seed)
     regression = STREAMS[dataset].task == "regression"
-    pool = models if models is not None else pool_for(dataset)
+    pool = list(models) if models is not None else pool_for(dataset)
+    if len(pool) < 2:
+        raise InputError(f"models must hold at least 2 river models to select from, got {len(pool)}")
+    budgets = validation.budgets("budgets", budgets, len(pool)) if "mlcb" in selectors else []
     rows = []
     for r in range(shuffles):
         data = stream(dataset, seed + r, horizon)
         for name in selectors:
             for budget in budgets if name == "mlcb" else (None,):
                 model = selector(name, pool, budget or 1, len(data), seed=seed + r, regression=regression)
+                # (budget is None for river's selectors; M-LCB's budgets are checked above)
                 counter = _count_updates(model)
                 metric = metrics.MAE() if regression else metrics.Accuracy()
                 started = time.perf_counter()
