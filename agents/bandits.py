@@ -580,6 +580,7 @@ class ThompsonSampling(_BanditExpert):
     rate_scale: float = 1.0
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "clipped", validation.flag("clipped", self.clipped))
         validation.positive("rate_scale", self.rate_scale)
 
     @property

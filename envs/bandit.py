@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
+from mlcb import validation
 from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import uniform
 from mlcb.kernels.seeding import instance_key, reset_request, stream_keys
@@ -176,7 +177,7 @@ class BanditExpertsEnv(gym.Env):
         self.streams = ids.astype(np.int64)
         self.reward_means = means
         self.n_arms = n_arms.astype(np.int64)
-        self.shuffle = bool(shuffle)
+        self.shuffle = validation.flag("shuffle", shuffle)
         self.n_experts = means.shape[0]
         self.observation_space = gym.spaces.Discrete(1)
         self.action_space = gym.spaces.MultiDiscrete([self.n_experts, means.shape[1]])

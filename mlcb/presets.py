@@ -39,8 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcb.config import SimulationConfig, check_field_names
-from mlcb.validation import InputError
+from mlcb.config import SimulationConfig, check_environment_size, check_field_names
+from mlcb.validation import InputError, InputTypeError
 
 
 @dataclass(frozen=True)
@@ -112,15 +112,20 @@ class Preset:
                 f"got {name!r}"
             )
         chosen = self.calibrations[name]
+        for table in ("env_params", "policy_params"):
+            if not isinstance(fields.get(table, {}), dict):
+                raise InputTypeError(f"{table} must be a dict, got {type(fields[table]).__name__}")
         own_env = {} if "env" in fields else self.env_params  # another environment: its own params
         env_params = {**own_env, **fields.pop("env_params", {})}
+        # The pool is sized by the environment's parameters: refuse sizes beyond memory first.
+        check_environment_size(fields.get("env", self.env), env_params)
         policy = fields.pop("policy", self.policy)
         calibrated = chosen.policy_params if policy in CALIBRATED_POLICIES else {}
         policy_params = {**calibrated, **fields.pop("policy_params", {})}
         values = {
             "env": self.env,
             "env_params": env_params,
-            "experts": tuple(chosen.experts(env_params)),
+            "experts": fields["experts"] if "experts" in fields else tuple(chosen.experts(env_params)),
             "policy": policy,
             "policy_params": policy_params,
             "budget": self.budgets[0] if budget is None else budget,

@@ -366,6 +366,24 @@ def test_config_bounds_are_inclusive(monkeypatch):
     assert (config.horizon, config.replications, config.checkpoints) == (10**10, 10**6, 10**5)
 
 
+def test_flags_are_true_or_false_and_a_preset_sizes_its_pool_only_within_memory(no_work):
+    """A flag given -1, None or "x" was taken for its truth value (Thompson sampling's clipped, the
+    bandit environments' shuffle); the trap preset built its pool of n_experts experts before the
+    setting's memory check, so 10^12 experts was a bare MemoryError."""
+    import agents
+    import envs
+
+    with pytest.raises(ValueError, match=r"clipped must be True or False, got -1"):
+        agents.make("thompson", clipped=-1)
+    with pytest.raises(ValueError, match=r"shuffle must be True or False, got 'x'"):
+        envs.make("mlcb/Trap-v0", shuffle="x")
+    assert agents.make("clipped-thompson").clipped is True
+    with pytest.raises(ValueError, match=r"env_params of mlcb/Trap-v0: this setting needs about 128.0 TB"):
+        mlcb.simulate(preset="trap", env_params={"n_experts": 10**12})
+    with pytest.raises(TypeError, match=r"env_params must be a dict, got int"):
+        mlcb.simulate(preset="trap", env_params=5)
+
+
 def test_simulate_refuses_config_with_preset(no_work):
     with pytest.raises(TypeError, match=r"simulate takes config or preset, not both"):
         mlcb.simulate(_config(), preset="trap")
