@@ -320,6 +320,19 @@ class ClusteredEnv(FeatureStreamEnv):
         self._state: ClusteredEnvState | None = None
         self._round = 0
 
+    @staticmethod
+    def held_numbers(params: dict[str, Any]) -> int | None:
+        """The numbers the arrays of one replication hold (:meth:`build`) for these parameters
+        (defaults filled in), so that a setting sized beyond memory is refused before any work
+        (:func:`mlcb.config.check_environment_size`); ``None`` when a size is not a positive
+        integer (the constructor names it)."""
+        sizes = [params.get(name) for name in ("clusters", "dim", "hidden", "n_classes", "holdout")]
+        if not all(type(v) is int and v >= 1 for v in sizes):
+            return None
+        c, d, h, n_classes, holdout = sizes
+        o = 1 if params.get("task") == "regression" else n_classes
+        return c * d + c * d * h + c * h + c * h * o + c * o + holdout * (d + o)
+
     # --- what the engine uses -------------------------------------------------------------
     def build(self, seed: int, replication: int) -> tuple[ClusteredEnvParams, ClusteredEnvState]:
         """Kernel parameters and state of replication ``replication``."""

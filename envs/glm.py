@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from typing import Any, NamedTuple
 
 import gymnasium as gym
@@ -28,6 +29,7 @@ import numpy as np
 from envs import glm_math
 from envs._stream import FeatureRound, FeatureStreamEnv
 from envs.links import LINK_NAMES, link_index, link_value
+from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import normal
@@ -140,6 +142,19 @@ class GLMRound(FeatureRound):
         return _decision_loss(self.params, link, weights)
 
 
+#: The most nodes in either direction of the expected loss's quadrature (:class:`GLMEnv`).
+MAX_QUADRATURE_NODES = 2048
+
+
+def _node_count(value: Any) -> int | None:
+    integral = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    return int(value) if integral and 1 <= value <= MAX_QUADRATURE_NODES else None
+
+
+def _positive_number(value: Any) -> float | None:
+    return float(value) if validation.is_real(value) and value > 0 else None
+
+
 class GLMEnv(FeatureStreamEnv):
     """x uniform on a sphere, y from a target GLM plus Gaussian noise; as a Gymnasium environment.
 
@@ -207,18 +222,23 @@ class GLMEnv(FeatureStreamEnv):
                 raise InputError(f"{name} must be a finite number > 0, got {value!r}")
         if not (isinstance(noise, (int, float)) and math.isfinite(noise) and noise >= 0):
             raise InputError(f"noise must be a finite number >= 0, got {noise!r}")
-        low, high = target_norm
-        if not (0 < low <= high):
-            raise InputError(
-                f"target_norm must be a range (low, high) with 0 < low <= high, got {target_norm!r}"
-            )
+        norm = "(low, high) of finite numbers with 0 < low <= high"
+        low, high = validation.pair("target_norm", target_norm, norm, _positive_number)
+        if not low <= high:
+            raise InputError(f"target_norm must be a pair {norm}, got {target_norm!r}")
+        quadrature = validation.pair(
+            "quadrature",
+            quadrature,
+            f"(n_radial, n_angular) of integers in [1, {MAX_QUADRATURE_NODES:_}]",
+            _node_count,
+        )
         self.dim = dim
         self.radius = float(radius)
         self.noise = float(noise)
         self.target_link = link_index(target_link)
         self.target_norm = (float(low), float(high))
         self.weight_radius = float(weight_radius)
-        self.quadrature = tuple(int(q) for q in quadrature)
+        self.quadrature = quadrature
         self.scale = glm_math.loss_scale(
             list(range(len(LINK_NAMES))), self.radius, self.weight_radius, self.target_link, high, self.noise
         )

@@ -433,6 +433,18 @@ def check_environment_size(env: str, params: dict[str, Any]) -> None:
         if validation.is_real(given) and isinstance(given, int) and given > 1:
             cells *= int(given)
             named.append(f"{name} = {int(given):,}")
+    own = getattr(target, "held_numbers", None)  # an environment that counts its own arrays
+    if callable(own):
+        merged = {
+            name: params.get(name, parameter.default)
+            for name, parameter in signature.parameters.items()
+            if parameter.default is not inspect.Parameter.empty or name in params
+        }
+        counted = own(merged)
+        if counted is None:  # parameters it cannot count: its constructor names them
+            return
+        sizes = [f"{k} = {v:,}" for k, v in merged.items() if type(v) is int and v > 1]
+        cells, named = int(counted), [f"{int(counted):,} ({', '.join(sizes)})"]
     if len(named) and cells > 1:
         check_size(
             f"env_params of {env}",

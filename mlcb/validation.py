@@ -103,6 +103,28 @@ def budget(value: Any, n_experts: Any) -> int:
     return int(value)
 
 
+def pair(name: str, value: Any, what: str, check: Any) -> tuple:
+    """``value`` as a tuple of two items, each passed through ``check(item)`` (which returns the
+    item converted, or ``None`` when it is not allowed); otherwise an :class:`InputError`:
+    ``name must be a pair WHAT, got VALUE``.
+
+    >>> pair("quadrature", [24, 48], "(n_radial, n_angular) of integers in [1, 2048]",
+    ...      lambda q: int(q) if isinstance(q, int) and 1 <= q <= 2048 else None)
+    (24, 48)
+    """
+    items = tuple(value) if isinstance(value, (list, tuple, *_array_types())) else ()
+    checked = tuple(check(item) for item in items) if len(items) == 2 else (None,)
+    if any(item is None for item in checked):
+        raise InputError(f"{name} must be a pair {what}, got {value!r}")
+    return checked
+
+
+def _array_types() -> tuple:
+    """NumPy's array type when NumPy is imported (the checks of the command line do not import it)."""
+    numpy = sys.modules.get("numpy")
+    return (numpy.ndarray,) if numpy is not None else ()
+
+
 def budgets(name: str, value: Any, n_experts: int | None = None) -> list[int]:
     """Budgets as a list of distinct ints: one int, or a non-empty list or tuple of them; otherwise
     an :class:`InputError` naming ``name``. Each is checked against ``n_experts`` with

@@ -7,6 +7,7 @@ Through the command line: exit status 2, exactly one line on standard error star
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -382,6 +383,23 @@ def test_flags_are_true_or_false_and_a_preset_sizes_its_pool_only_within_memory(
         mlcb.simulate(preset="trap", env_params={"n_experts": 10**12})
     with pytest.raises(TypeError, match=r"env_params must be a dict, got int"):
         mlcb.simulate(preset="trap", env_params=5)
+
+
+def test_environments_count_their_own_arrays_and_check_their_pairs(no_work):
+    """The clustered stream's arrays grow with clusters x dim x hidden, sizes the generic check did
+    not know; the GLM's quadrature (10^9, 10^9) was taken, and the process killed for memory."""
+    import envs
+
+    with pytest.raises(ValueError, match=r"env_params of mlcb/Clustered-v0: this setting needs about 3.4 TB"):
+        mlcb.simulate(preset="moe", env_params={"clusters": 10**9})
+    for quadrature in ((10**9, 10**9), [24], (1.5, 3), "ab"):
+        with pytest.raises(
+            ValueError, match=re.escape("quadrature must be a pair (n_radial, n_angular) of integers")
+        ):
+            envs.make("mlcb/GLM-v0", quadrature=quadrature)
+    with pytest.raises(ValueError, match=r"target_norm must be a pair \(low, high\) of finite numbers"):
+        envs.make("mlcb/GLM-v0", target_norm=(0.9, 0.5))
+    assert envs.make("mlcb/GLM-v0", quadrature=[24, 48]).quadrature == (24, 48)
 
 
 def test_simulate_refuses_config_with_preset(no_work):
