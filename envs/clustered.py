@@ -326,8 +326,9 @@ class ClusteredEnv(FeatureStreamEnv):
         (defaults filled in), so that a setting sized beyond memory is refused before any work
         (:func:`mlcb.config.check_environment_size`); ``None`` when a size is not a positive
         integer (the constructor names it)."""
-        sizes = [params.get(name) for name in ("clusters", "dim", "hidden", "n_classes", "holdout")]
-        if not all(type(v) is int and v >= 1 for v in sizes):
+        given = [params.get(name) for name in ("clusters", "dim", "hidden", "n_classes", "holdout")]
+        sizes = [v for v in given if type(v) is int and v >= 1]
+        if len(sizes) != len(given):
             return None
         c, d, h, n_classes, holdout = sizes
         o = 1 if params.get("task") == "regression" else n_classes

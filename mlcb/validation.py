@@ -112,7 +112,8 @@ def pair(name: str, value: Any, what: str, check: Any) -> tuple:
     ...      lambda q: int(q) if isinstance(q, int) and 1 <= q <= 2048 else None)
     (24, 48)
     """
-    items = tuple(value) if isinstance(value, (list, tuple, *_array_types())) else ()
+    sequence = isinstance(value, (list, tuple)) or isinstance(value, _array_types())
+    items: tuple[Any, ...] = tuple(value) if sequence else ()
     checked = tuple(check(item) for item in items) if len(items) == 2 else (None,)
     if any(item is None for item in checked):
         raise InputError(f"{name} must be a pair {what}, got {value!r}")

@@ -143,12 +143,12 @@ def compare(
     pool = list(models) if models is not None else pool_for(dataset)
     if len(pool) < 2:
         raise InputError(f"models must hold at least 2 river models to select from, got {len(pool)}")
-    budgets = validation.budgets("budgets", budgets, len(pool)) if "mlcb" in selectors else []
+    checked = validation.budgets("budgets", budgets, len(pool)) if "mlcb" in selectors else []
     rows = []
     for r in range(shuffles):
         data = stream(dataset, seed + r, horizon)
         for name in selectors:
-            for budget in budgets if name == "mlcb" else (None,):
+            for budget in checked if name == "mlcb" else (None,):
                 model = selector(name, pool, budget or 1, len(data), seed=seed + r, regression=regression)
                 # (budget is None for river's selectors; M-LCB's budgets are checked above)
                 counter = _count_updates(model)
