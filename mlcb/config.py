@@ -597,7 +597,7 @@ def _named(table: str, params: dict[str, Any], kind: Any, name: str) -> Any:
     """``kind.make(name, **params)`` (``kind``: :mod:`mlcb.policies` or :mod:`envs`): an unknown
     ``name`` raises its own error, any error of the parameters names ``table``
     (``"policy_params: MLCB has no parameter 'c'; ..."``)."""
-    kind.registry.entry(name)
+    kind.registry.entry(name).load()  # an unknown name, an entry point that cannot load: their own errors
     try:
         return kind.make(name, **params)
     except validation.InputError as error:

@@ -57,8 +57,28 @@ class Entry:
     summary: str = ""
 
     def load(self) -> Any:
+        """The registered object; an :class:`~mlcb.validation.InputError` naming the entry point
+        when its module does not exist or lacks the attribute (a plugin's typo). Any other error
+        of importing the module (a dependency it needs) propagates as it is."""
         module_name, _, attribute = self.entry_point.partition(":")
-        return getattr(importlib.import_module(module_name), attribute)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name is None or not (
+                module_name == error.name or module_name.startswith(error.name + ".")
+            ):
+                raise
+            raise InputError(
+                f"{self.name!r} is registered as {self.entry_point!r}, but there is no module "
+                f"{error.name!r} (is its directory on PYTHONPATH?)"
+            ) from error
+        try:
+            return getattr(module, attribute)
+        except AttributeError:
+            raise InputError(
+                f"{self.name!r} is registered as {self.entry_point!r}, but module {module_name!r} "
+                f"has no attribute {attribute!r}"
+            ) from None
 
 
 class Registry:

@@ -371,6 +371,27 @@ def test_compare_runs_a_plugin_policy_beside_mlcb_on_common_random_numbers(isola
     assert (curves.loc["mlcb M=2"].to_numpy() == curves.loc["my-mlcb M=2"].to_numpy()).all()
 
 
+@pytest.mark.parametrize(
+    ("entry_point", "message"),
+    [
+        ("no_such_module:Thing", "but there is no module 'no_such_module' (is its directory on PYTHONPATH?)"),
+        (
+            "mlcb.policies.references:Greedyy",
+            "but module 'mlcb.policies.references' has no attribute 'Greedyy'",
+        ),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "compare"])
+def test_a_plugin_entry_point_that_cannot_load_is_one_line(isolated, capsys, entry_point, message, command):
+    """A typo in a plugin's entry point was reported as a bug in mlcb (ModuleNotFoundError)."""
+    name = isolated(f'from mlcb import policies\npolicies.register("typo", "{entry_point}")\n')
+    policy = ["--policy", "typo"] if command == "run" else ["--policies", "mlcb", "typo"]
+    assert cli.main([command, "trap", *policy, "--plugin", name, "-T", "50", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mlcb: error: 'typo' is registered as '{entry_point}', ") and message in err
+    assert err.count("\n") == 1
+
+
 def test_compare_refuses_an_unknown_policy_and_says_how_to_register_one(capsys):
     assert cli.main(["compare", "trap", "--policies", "mlcb", "nope", "--quiet"]) == 2
     err = capsys.readouterr().err
