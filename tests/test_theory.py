@@ -277,6 +277,8 @@ def test_certificate_allowance_small_cases():
         (lambda: theorem_rate(100, 4, 2, 0.5, 0.1, beta=[1.0, 2.0]), "beta"),
         (lambda: theorem_rate(100, 2, 1, 0.5, 0.1, beta=[1.0, 0.0]), "beta"),
         (lambda: theorem_rate(100, 2, 1, 0.5, 0.1, beta=[1.0, 1.0], best_expert=2), "best_expert"),
+        (lambda: theorem_rate(100, 2, 1, 0.5, 0.1, best_expert=2), "best_expert"),  # also without beta
+        (lambda: confidence_width([1, 2], 4, 0.1, [1.0, 2.0, 3.0]), "rate must be broadcastable with n"),
         (lambda: lower_bound(100, 4, 2, 0.5, c1=-1.0), "c1"),
         (lambda: lower_bound(100, 4, 5, 0.5), "budget"),
         (lambda: confidence_width(0, 4, 0.1, 1.0), "n must"),

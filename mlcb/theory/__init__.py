@@ -152,6 +152,7 @@ def theorem_rate(
     a = _alpha(alpha)
     d = validation.open_unit("delta", delta)
     c = validation.positive("c_delta", c_delta)
+    star = _best_expert(best_expert, k)  # (read with beta only, checked always)
     first = np.sqrt(k * t / m * np.log(k * t / d))
     if beta is None:
         return _out(first + (k / m) ** (1.0 - a) * t**a * c)
@@ -160,7 +161,6 @@ def theorem_rate(
         raise InputError(
             f"beta must be an array of {k} (n_experts) finite numbers > 0, got shape {constants.shape}"
         )
-    star = _best_expert(best_expert, k)
     norm = (np.sum(constants ** (1.0 / (1.0 - a))) / m) ** (1.0 - a)
     return _out(first + t**a * c * (constants[star] + norm))
 
@@ -249,6 +249,13 @@ def confidence_width(n: npt.ArrayLike, n_experts: int, delta: float, rate: npt.A
     k = validation.integer("n_experts", n_experts)
     d = validation.open_unit("delta", delta)
     values = _array("rate", rate, 0.0, "finite numbers >= 0")
+    try:
+        np.broadcast_shapes(counts.shape, values.shape)
+    except ValueError:
+        raise InputError(
+            f"rate must be broadcastable with n (one value, or one per count), got shapes {values.shape} "
+            f"and {counts.shape}"
+        ) from None
     return _out(np.sqrt(2.0 * np.log(4.0 * k * counts * counts / d) / counts) + values / counts)
 
 
