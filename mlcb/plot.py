@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import colorsys
 import functools
+import os
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -37,13 +38,26 @@ from matplotlib.ticker import LogLocator
 from mlcb import theory
 from mlcb.storage import outputs
 from mlcb.storage.results import Result
-from mlcb.validation import InputError
+from mlcb.validation import InputError, InputTypeError
 
 _METRICS = ("regret", "pseudo_regret", "top_m_regret")
 #: The built-in figure kinds (every registered one: :func:`names`).
 KINDS = ("regret", "panels", "theory", "budget")
 #: Settings drawn by :func:`theory` at most (one panel each).
 THEORY_PANELS = 6
+
+
+def _result(result: Any) -> Result:
+    """``result`` itself, or the result saved in the folder ``result`` names; anything else is an
+    :class:`~mlcb.validation.InputTypeError` naming it."""
+    if isinstance(result, Result):
+        return result
+    if isinstance(result, (str, os.PathLike)):
+        return Result.load(os.fspath(result))
+    raise InputTypeError(
+        f"result must be a Result (mlcb.simulate, mlcb.load) or the folder of a saved one, "
+        f"got {type(result).__name__}"
+    )
 
 
 def colours(count: int) -> list[Any]:
@@ -108,7 +122,12 @@ def _value_scale(ax: Any, values: Any) -> None:
         _log_scale(ax, "y")
 
 
-def regret(result: Result, metric: str | None = None, theory_curves: bool = True, ax: Any = None) -> Any:
+def regret(
+    result: Result | str | os.PathLike[str],
+    metric: str | None = None,
+    theory_curves: bool = True,
+    ax: Any = None,
+) -> Any:
     """Regret against rounds, one colour per setting; returns the matplotlib Figure.
 
     Parameters
@@ -122,6 +141,7 @@ def regret(result: Result, metric: str | None = None, theory_curves: bool = True
     ax : matplotlib Axes, optional
         Draw into these axes (a panel of a figure of one's own); default: a new figure.
     """
+    result = _result(result)
     metric = _metric(result, metric)
     curves = result.curves[result.curves["round"] > 0]
     own = ax is None
@@ -248,7 +268,7 @@ def _axes(axes: Any, count: int, figsize: tuple[float, float], columns: int | No
     return given[0].figure, given.reshape(1, -1)
 
 
-def panels(result: Result, metric: str | None = None, axes: Any = None) -> Any:
+def panels(result: Result | str | os.PathLike[str], metric: str | None = None, axes: Any = None) -> Any:
     """The paper's three panels; returns the matplotlib Figure.
 
     (a) ``metric`` (default :func:`default_metric`) against rounds with a band over replications;
@@ -256,6 +276,7 @@ def panels(result: Result, metric: str | None = None, axes: Any = None) -> Any:
     counts per expert at the horizon. ``axes``: three matplotlib Axes to draw into (default: a new
     figure).
     """
+    result = _result(result)
     metric = _metric(result, metric)
     own = axes is None
     figure, grid = _axes(axes, 3, (16, 4.6))
@@ -314,7 +335,10 @@ def setting_values(result: Result, setting: str) -> dict[str, Any]:
 
 
 def theory_figure(
-    result: Result, metric: str | None = None, settings: list[str] | None = None, axes: Any = None
+    result: Result | str | os.PathLike[str],
+    metric: str | None = None,
+    settings: list[str] | None = None,
+    axes: Any = None,
 ) -> Any:
     """The theory figure: one log-log panel per setting (at most :data:`THEORY_PANELS`) with the
     mean ``metric`` and its 5-95% band, the mean certificate Delta(t), the worst case B_num(t)
@@ -324,6 +348,7 @@ def theory_figure(
     ``max(1/2, alpha)``, the rate a slope approaches only for very long horizons. ``metric``
     defaults to :func:`default_metric`; ``axes``, one matplotlib Axes per setting drawn, to draw
     into (default: a new figure). Returns the matplotlib Figure."""
+    result = _result(result)
     metric = _metric(result, metric)
     chosen = list(settings) if settings is not None else result.settings[:THEORY_PANELS]
     unknown = [s for s in chosen if s not in result.settings]
@@ -511,7 +536,9 @@ _SHAPE_TEXT = {
 }
 
 
-def budget_figure(result: Result, metric: str | None = None, axes: Any = None) -> Any:
+def budget_figure(
+    result: Result | str | os.PathLike[str], metric: str | None = None, axes: Any = None
+) -> Any:
     """Final ``metric`` (mean, error bars two standard errors over replications) against the
     budget M, one line per policy and other setting values, with the theorem's shape
     ``sqrt(K/M) + (K/M)^(1-alpha)`` overlaid (dotted, scaled to each line by a least-squares fit
@@ -520,6 +547,7 @@ def budget_figure(result: Result, metric: str | None = None, axes: Any = None) -
     (:func:`mlcb.theory.theorem_rate`) in that variable. ``metric`` defaults to
     :func:`default_metric`; ``axes``, one matplotlib Axes per panel (M, then K and T where the
     result varies them), to draw into (default: a new figure). Returns the matplotlib Figure."""
+    result = _result(result)
     metric = _metric(result, metric)
     final = _final_table(result, metric)
     dimensions = ["M"] + [d for d in ("K", "T") if final[d].nunique() > 1]
@@ -600,8 +628,9 @@ def names() -> list[str]:
     return outputs.FIGURES.names()
 
 
-def draw(result: Result, kind: str) -> Any:
+def draw(result: Result | str | os.PathLike[str], kind: str) -> Any:
     """The matplotlib Figure of the registered figure ``kind`` (:func:`names`) for ``result``."""
+    result = _result(result)
     if not isinstance(kind, str) or kind not in outputs.FIGURES:
         raise InputError(f"kind must be one of {tuple(names())}, got {kind!r}")
     return outputs.draw(result, kind)

@@ -3,6 +3,8 @@ registration refuses, what the store counts as mlcb's own, and what a writer mus
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import mlcb
@@ -106,3 +108,16 @@ def test_a_registered_figure_is_drawn_saved_and_embedded_with_its_summary(regist
     assert 'id="figure-again"' in page and "the regret figure, registered again" in page
     with pytest.raises(InputError, match="kind must be one of"):
         plot.draw(result, "pie")
+
+
+def test_a_figure_takes_a_result_or_its_folder_and_names_anything_else(result, tmp_path):
+    """``plot.draw(3, "regret")`` was an AttributeError ('int' object has no attribute 'curves')."""
+    folder = result.save(tmp_path / "run")
+    for given in (folder, str(folder)):
+        assert plot.draw(given, "regret").axes and plot.regret(given).axes
+    for wrong in (3, None, [result]):
+        message = "result must be a Result (mlcb.simulate, mlcb.load) or the folder of a saved one, got "
+        with pytest.raises(TypeError, match=re.escape(message)):
+            plot.draw(wrong, "regret")
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        plot.panels(tmp_path / "absent")

@@ -575,6 +575,7 @@ CHECKING_TESTS = (
     "test_selection_env.py",
     "test_python_engine.py",
     "test_mixed_pools.py",
+    "test_outputs.py",
 )
 
 
