@@ -263,6 +263,25 @@ def test_neither_learner_nor_specification_fails():
         check_expert(object(), **TRAP)
 
 
+def test_a_class_in_place_of_an_expert_fails_naming_it():
+    """It failed inside spawn with a TypeError (spawn() missing 1 required positional argument)."""
+
+    class Learner:
+        def spawn(self, seed):
+            return Learner()
+
+        def learn(self, data):
+            return 0.0
+
+        def deploy(self, data):
+            return 0.0
+
+    with pytest.raises(
+        ConformanceError, match=r"expert Learner: is a class; give an instance \(Learner\(...\)\)"
+    ):
+        check_expert(Learner, **TRAP)
+
+
 # --- expert families -----------------------------------------------------------------------------
 class _DecreasingFamily:
     """The bandit family with a rate that decreases."""

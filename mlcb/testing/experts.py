@@ -119,6 +119,8 @@ def check_expert(
     env, _ = _resolve_env(env, env_params)
     if n_experts is None:
         n_experts = env.n_experts if getattr(env, "n_experts", None) is not None else 4
+    if isinstance(expert, type):
+        _fail(f"expert {expert.__name__}", f"is a class; give an instance ({expert.__name__}(...))")
     who = f"expert {type(expert).__name__}"
     family = _family_of(who, expert)
     if family is not None:
