@@ -174,6 +174,16 @@ def test_concat_refuses_duplicate_settings(result):
         Result.concat([result, result])
 
 
+def test_concat_takes_a_list_of_results_only(result):
+    """``Result.concat(result)`` was "'Result' object is not iterable", and a non-result in the list
+    an AttributeError on .metadata."""
+    with pytest.raises(ValueError, match="results must be a non-empty list of Result objects"):
+        Result.concat(result)
+    with pytest.raises(ValueError, match=r"results\[1\] must be a Result, got int"):
+        Result.concat([result, 3])
+    assert Result.concat((result,)).settings == result.settings
+
+
 def test_interrupted_run_resumes_from_parts(tmp_path, monkeypatch):
     full = mlcb.simulate(preset="trap", budget=2, horizon=2_000, replications=4, parts=tmp_path)
     parts = sorted(tmp_path.rglob("replication-*.npz"))

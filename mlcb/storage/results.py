@@ -83,8 +83,11 @@ class Result:
     @staticmethod
     def concat(results: list[Result]) -> Result:
         """One result holding the settings of all ``results`` (labels must be distinct)."""
-        if not results:
+        if isinstance(results, Result) or not isinstance(results, (list, tuple)) or not results:
             raise InputError("results must be a non-empty list of Result objects")
+        for i, result in enumerate(results):
+            if not isinstance(result, Result):
+                raise InputError(f"results[{i}] must be a Result, got {type(result).__name__}")
         settings: dict[str, Any] = {}
         for result in results:
             for label, data in result.metadata.get("settings", {}).items():
