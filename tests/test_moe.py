@@ -3,6 +3,7 @@ adapter, the clustered stream, the preset and life without torch."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -306,6 +307,31 @@ def test_cli_device_option(tmp_path, capsys):
     assert code == 0
     assert main(["run", "glm", "-T", "5", "-R", "1", "--device", "cpu", "--out", str(tmp_path)]) == 2
     assert "--device applies to pools of torch networks" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("device", ["mps", "meta", "nope", ""])
+def test_a_device_mlcb_does_not_run_on_is_refused_in_one_line(device, tmp_path, capsys):
+    """torch.device("mps") exists, and failed later as "a bug in mlcb" on a build without it."""
+    from mlcb.cli import main
+
+    argv = ["run", "moe", "-T", "5", "-R", "1", "--device", device, "--no-plot", "-q", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"mlcb: error: device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}\n"
+
+
+def test_a_cuda_index_beyond_the_devices_is_refused(monkeypatch):
+    import torch
+
+    from agents.moe import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert resolve_device("cuda:0").index == 0
+    with pytest.raises(
+        ValueError, match=re.escape("device 'cuda:7': torch sees 1 CUDA device(s), cuda:0 to cuda:0")
+    ):
+        resolve_device("cuda:7")
 
 
 # --- without torch -------------------------------------------------------------------------------

@@ -576,6 +576,7 @@ CHECKING_TESTS = (
     "test_python_engine.py",
     "test_mixed_pools.py",
     "test_outputs.py",
+    "test_moe.py",
 )
 
 

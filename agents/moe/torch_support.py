@@ -43,11 +43,16 @@ def resolve_device(device: str) -> Any:
     try:
         chosen = torch.device(device)
     except (RuntimeError, TypeError):
-        raise InputError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}") from None
+        chosen = None
+    if chosen is None or chosen.type not in ("cpu", "cuda"):  # torch knows more kinds (mps, meta...)
+        raise InputError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
     if chosen.type == "cuda" and not torch.cuda.is_available():
         raise InputError(
             f"device {device!r} was asked for but torch sees no CUDA device; use 'auto' or 'cpu'"
         )
+    if chosen.type == "cuda" and chosen.index is not None and chosen.index >= torch.cuda.device_count():
+        count = torch.cuda.device_count()
+        raise InputError(f"device {device!r}: torch sees {count} CUDA device(s), cuda:0 to cuda:{count - 1}")
     return chosen
 
 
