@@ -370,3 +370,18 @@ def test_readme_own_module_example_runs(capsys):
     assert result.metadata["settings"]["mlcb M=2"]["reference"] == "the Bayes loss of the stream"
     assert result.summary()["pseudo_regret"].notna().all()
     assert "pseudo_regret" in capsys.readouterr().out
+
+
+def test_networks_beyond_memory_are_refused_before_anything_is_built(monkeypatch):
+    """MoEExpert(hidden=10**12) went on to torch's allocator ("can't allocate memory", reported as
+    a bug in mlcb on the command line)."""
+    import mlcb
+    from mlcb import config
+
+    monkeypatch.setattr(config, "machine_memory", lambda: 10**9)
+    pool = [MoEExpert(hidden=10**7), MoEExpert()]
+    with pytest.raises(
+        ValueError, match=re.escape("experts: this setting needs about 9.6 GB of memory (2 mixture")
+    ):
+        mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=tuple(pool), budget=1, horizon=5)
+    mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(MoEExpert(), MoEExpert()), budget=1, horizon=5)

@@ -12,6 +12,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from agents.family import Family
@@ -59,6 +60,7 @@ class MoEFamily(Family):
                 f"experts: the MoE members of a pool must share one backend, got {sorted(backends)}"
             )
         resolve_device(experts[0].device)
+        _check_network_size(experts, env)
         for k, spec in enumerate(experts):
             if isinstance(spec, ModuleExpert):
                 try:
@@ -84,3 +86,32 @@ class MoEFamily(Family):
 MOES = MoEFamily()
 MoEExpert.family = MOES
 ModuleExpert.family = MOES
+
+
+#: Copies of a network's parameters a replication holds: the weights, their gradients, the
+#: optimizer's two moments and the smoothed (averaged) weights.
+PARAMETER_COPIES = 5
+
+
+def _check_network_size(experts: list, env: Any) -> None:
+    """Refuse, before anything is built, MoE members whose parameters cannot fit in memory for even
+    one replication: the members are padded to the largest ``n_experts`` and ``hidden`` of the pool,
+    each parameter held :data:`PARAMETER_COPIES` times."""
+    from agents.moe.network import moe_shapes
+    from mlcb.config import check_size
+
+    members = [e for e in experts if isinstance(e, MoEExpert)]
+    if not members:
+        return
+    most_experts = max(e.n_experts for e in members)
+    most_hidden = max(e.hidden for e in members)
+    shapes = moe_shapes(env.input_dim, most_experts, most_hidden, env.output_dim)
+    per_member = sum(math.prod(shape) for shape in shapes.values())
+    itemsize = 8 if members[0].dtype == "float64" else 4
+    check_size(
+        "experts",
+        len(members) * per_member * PARAMETER_COPIES * itemsize,
+        f"{len(members)} mixture-of-experts networks of {per_member:,} parameters (n_experts = "
+        f"{most_experts:,}, hidden = {most_hidden:,}), each held about {PARAMETER_COPIES} times, for "
+        "one replication",
+    )
