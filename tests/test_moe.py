@@ -385,3 +385,26 @@ def test_networks_beyond_memory_are_refused_before_anything_is_built(monkeypatch
     ):
         mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=tuple(pool), budget=1, horizon=5)
     mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(MoEExpert(), MoEExpert()), budget=1, horizon=5)
+
+
+def test_a_module_of_ones_own_that_fails_is_named_before_any_work():
+    """A factory or module that raised anything but a ValueError escaped as it was (a
+    ZeroDivisionError here); a wrong output shape and a factory returning no module are named."""
+    import torch
+
+    import mlcb
+    from agents.moe import ModuleExpert
+
+    def fields(factory):
+        good = ModuleExpert(lambda i, o: torch.nn.Linear(i, o))
+        return dict(env="mlcb/Clustered-v0", experts=(ModuleExpert(factory), good), budget=1, horizon=5)
+
+    cases = [
+        (lambda i, o: 1 / 0, "experts[0]: building the module and running it on a batch of zeros raised "
+         "ZeroDivisionError: division by zero"),
+        (lambda i, o: torch.nn.Linear(i, o + 1), "experts[0]: the module must map (B, 4) to (B, 1), got output shape (2, 2)"),
+        (lambda i, o: None, "experts[0]: factory must return a torch.nn.Module, got NoneType"),
+    ]  # fmt: skip
+    for factory, message in cases:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            mlcb.SimulationConfig(**fields(factory))

@@ -66,8 +66,13 @@ class MoEFamily(Family):
                 try:
                     module = spec.build_module(env.input_dim, env.output_dim, 0)
                     out = module(torch.zeros((2, env.input_dim), dtype=torch.float64))
-                except ValueError as error:
+                except InputError as error:
                     raise InputError(f"experts[{k}]: {error}") from None
+                except Exception as error:  # the user's factory or module: named, with its error
+                    raise InputError(
+                        f"experts[{k}]: building the module and running it on a batch of zeros raised "
+                        f"{type(error).__name__}: {error}"
+                    ) from error
                 out = out[0] if isinstance(out, tuple) else out
                 if tuple(out.shape) != (2, env.output_dim):
                     raise InputError(
