@@ -223,6 +223,10 @@ class SimulationConfig:
                 "replications run at once keeps the pool's state beside them",
             )
         family.check(list(self.experts), env)
+        held = getattr(family, "held_bytes", None)  # a family that counts its own parameters
+        if callable(held):
+            needed, why = held(list(self.experts), env)
+            check_size("experts", needed, why)
         allowed = tuple(family.smoothing)
         if smoothing not in allowed:
             raise InputError(

@@ -414,6 +414,17 @@ class MixedFamily:
                 message = f"experts[{group[int(local[1])]}]{str(error)[local.end() :]}"
                 raise type(error)(message) from error
 
+    def held_bytes(self, experts: list, env: Any) -> tuple[int, str]:
+        """The bytes its families count for their own members (``held_bytes``), and what they are."""
+        total, parts = 0, list[str]()
+        for family, members in zip(self.families, self._split(experts)):
+            held = getattr(family, "held_bytes", None)
+            if callable(held):
+                needed, why = held(members, env)
+                total += int(needed)
+                parts += [why] if why else []
+        return total, "; ".join(parts)
+
     def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
         parts = [
             np.asarray(f.optimal_losses(m, env, env_params), dtype=np.float64)

@@ -386,6 +386,19 @@ def test_networks_beyond_memory_are_refused_before_anything_is_built(monkeypatch
         mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=tuple(pool), budget=1, horizon=5)
     mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(MoEExpert(), MoEExpert()), budget=1, horizon=5)
 
+    class Constant:  # a Python learner beside one network: a pool that mixes families
+        def learn(self, data):
+            return 0.5
+
+        def deploy(self, data):
+            return 0.5
+
+    mixed = (MoEExpert(hidden=10**7), Constant())
+    with pytest.raises(
+        ValueError, match=re.escape("experts: this setting needs about 4.8 GB of memory (1 mixture")
+    ):
+        mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=mixed, budget=1, horizon=5)
+
 
 def test_a_module_of_ones_own_that_fails_is_named_before_any_work():
     """A factory or module that raised anything but a ValueError escaped as it was (a

@@ -16,12 +16,18 @@ import math
 from typing import Any
 
 from agents.family import Family
+from agents.moe.network import moe_shapes
 from agents.moe.pool import MoEPool
 from agents.moe.specs import ModuleExpert, MoEExpert
 from agents.moe.torch_support import require_torch, resolve_device
 from mlcb.validation import InputError
 
 __all__ = ["MOES", "MoEFamily"]
+
+
+#: Copies of a network's parameters a replication holds: the weights, their gradients, the
+#: optimizer's two moments and the smoothed (averaged) weights.
+PARAMETER_COPIES = 5
 
 
 class MoEFamily(Family):
@@ -60,7 +66,6 @@ class MoEFamily(Family):
                 f"experts: the MoE members of a pool must share one backend, got {sorted(backends)}"
             )
         resolve_device(experts[0].device)
-        _check_network_size(experts, env)
         for k, spec in enumerate(experts):
             if isinstance(spec, ModuleExpert):
                 try:
@@ -80,6 +85,26 @@ class MoEFamily(Family):
                         f"got output shape {tuple(out.shape)}"
                     )
 
+    def held_bytes(self, experts: list, env: Any) -> tuple[int, str]:
+        """The bytes the MoE members' parameters take in one replication, and what they are, for
+        the setting's memory check (:class:`mlcb.config.SimulationConfig` refuses what cannot fit
+        before anything is built): the members are padded to the largest ``n_experts`` and
+        ``hidden`` of the pool, each parameter held :data:`PARAMETER_COPIES` times."""
+        members = [e for e in experts if isinstance(e, MoEExpert)]
+        if not members:
+            return 0, ""
+        most_experts = max(e.n_experts for e in members)
+        most_hidden = max(e.hidden for e in members)
+        shapes = moe_shapes(env.input_dim, most_experts, most_hidden, env.output_dim)
+        per_member = sum(math.prod(shape) for shape in shapes.values())
+        itemsize = 8 if members[0].dtype == "float64" else 4
+        why = (
+            f"{len(members)} mixture-of-experts networks of {per_member:,} parameters (n_experts = "
+            f"{most_experts:,}, hidden = {most_hidden:,}), each held about {PARAMETER_COPIES} times, for "
+            "one replication"
+        )
+        return len(members) * per_member * PARAMETER_COPIES * itemsize, why
+
     def batched_pool(
         self, experts: list, env: Any, batch: Any, delta: float, smoothing: str, horizon: int
     ) -> MoEPool:
@@ -91,32 +116,3 @@ class MoEFamily(Family):
 MOES = MoEFamily()
 MoEExpert.family = MOES
 ModuleExpert.family = MOES
-
-
-#: Copies of a network's parameters a replication holds: the weights, their gradients, the
-#: optimizer's two moments and the smoothed (averaged) weights.
-PARAMETER_COPIES = 5
-
-
-def _check_network_size(experts: list, env: Any) -> None:
-    """Refuse, before anything is built, MoE members whose parameters cannot fit in memory for even
-    one replication: the members are padded to the largest ``n_experts`` and ``hidden`` of the pool,
-    each parameter held :data:`PARAMETER_COPIES` times."""
-    from agents.moe.network import moe_shapes
-    from mlcb.config import check_size
-
-    members = [e for e in experts if isinstance(e, MoEExpert)]
-    if not members:
-        return
-    most_experts = max(e.n_experts for e in members)
-    most_hidden = max(e.hidden for e in members)
-    shapes = moe_shapes(env.input_dim, most_experts, most_hidden, env.output_dim)
-    per_member = sum(math.prod(shape) for shape in shapes.values())
-    itemsize = 8 if members[0].dtype == "float64" else 4
-    check_size(
-        "experts",
-        len(members) * per_member * PARAMETER_COPIES * itemsize,
-        f"{len(members)} mixture-of-experts networks of {per_member:,} parameters (n_experts = "
-        f"{most_experts:,}, hidden = {most_hidden:,}), each held about {PARAMETER_COPIES} times, for "
-        "one replication",
-    )
