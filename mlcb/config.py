@@ -364,14 +364,10 @@ ROW_BYTES = {"experts": 88, "curves": 112, "replications": 96}
 def check_field_names(fields: dict[str, Any], caller: str, own: str = "") -> None:
     """An :class:`~mlcb.validation.InputTypeError` naming every key of ``fields`` that is not a
     :class:`SimulationConfig` field, with the ones ``caller`` takes (``own`` lists its own
-    parameters before the fields)."""
-    allowed = [f.name for f in dataclasses.fields(SimulationConfig)]
-    unknown = [repr(name) for name in fields if name not in allowed]
-    if unknown:
-        raise validation.InputTypeError(
-            f"{caller} has no parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; it takes "
-            f"{own}the fields of SimulationConfig: {', '.join(allowed)}"
-        )
+    parameters before the fields): :func:`mlcb.registry.check_parameters` on the setting."""
+    from mlcb.registry import check_parameters
+
+    check_parameters(SimulationConfig, fields, caller, f"it takes {own}the fields of SimulationConfig: ")
 
 
 def machine_memory() -> int:

@@ -169,10 +169,13 @@ def build(factory: Any, params: dict[str, Any]) -> Any:
         raise input_error(error) from error
 
 
-def check_parameters(factory: Any, params: dict[str, Any]) -> None:
+def check_parameters(
+    factory: Any, params: dict[str, Any], caller: str | None = None, takes: str = "its parameters: "
+) -> None:
     """An :class:`~mlcb.validation.InputTypeError` naming each key of ``params`` that ``factory``
     takes no keyword for, with the ones it takes; nothing when its signature cannot be read or
-    takes any keyword (``**kwargs``).
+    takes any keyword (``**kwargs``). ``caller`` names who was given ``params`` (default: the
+    factory), ``takes`` introduces the list of keywords.
 
     >>> def ucb(c=1.0, rate="auto"): ...
     >>> check_parameters(ucb, {"cc": 2.0})
@@ -191,10 +194,10 @@ def check_parameters(factory: Any, params: dict[str, Any]) -> None:
             keywords.append(parameter.name)
     unknown = [repr(name) for name in params if name not in keywords]
     if unknown:
-        name = getattr(factory, "__name__", type(factory).__name__)
+        name = caller or getattr(factory, "__name__", type(factory).__name__)
         raise InputTypeError(
             f"{name} has no parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-            f"its parameters: {', '.join(keywords) or '(none)'}"
+            f"{takes}{', '.join(keywords) or '(none)'}"
         )
 
 
