@@ -118,9 +118,12 @@ def _fail(record, code, t, k, value):
     return code
 
 
+#: The kernels' options without a cache on disk (the accounting kernels, and the uncached twins
+#: of the round loop below).
+_UNCACHED = {key: value for key, value in KERNEL_OPTIONS.items() if key != "cache"}
 #: The accounting kernels are inlined into each caller (both engines' loops) and have no cache
 #: of their own: a cached function's index would pickle a user's policy types (see below).
-inlined = jit(inline="always", **{key: value for key, value in KERNEL_OPTIONS.items() if key != "cache"})
+inlined = jit(inline="always", **_UNCACHED)
 
 
 @inlined
@@ -312,7 +315,6 @@ def run_rounds(
 # types into it: a signature built from a user's own NamedTuple classes (a pool defined in a
 # script or a test) would make that index unreadable wherever the user's module cannot be
 # imported, for every signature. Such signatures therefore use these uncached twins.
-_UNCACHED = {key: value for key, value in KERNEL_OPTIONS.items() if key != "cache"}
 warm_start_uncached = uncached(warm_start, **_UNCACHED)
 run_rounds_uncached = uncached(run_rounds, **_UNCACHED)
 _PACKAGES = ("mlcb", "envs", "agents")
