@@ -149,8 +149,8 @@ def compare(
         data = stream(dataset, seed + r, horizon)
         for name in selectors:
             for budget in checked if name == "mlcb" else (None,):
-                model = selector(name, pool, budget or 1, len(data), seed=seed + r, regression=regression)
-                # (budget is None for river's selectors; M-LCB's budgets are checked above)
+                m = 1 if budget is None else budget  # (None: river's selectors, which take no budget)
+                model = selector(name, pool, m, len(data), seed=seed + r, regression=regression)
                 counter = _count_updates(model)
                 metric = metrics.MAE() if regression else metrics.Accuracy()
                 started = time.perf_counter()
