@@ -11,6 +11,10 @@ from mlcb.validation import InputError
 #: The selectors :func:`compare` runs, in the order of its table.
 SELECTORS = ("mlcb", "epsilon-greedy", "ucb", "successive-halving", "train-everything")
 
+#: The row :func:`compare` adds beside every run of training everything: not a selector but a
+#: yardstick, the score of the pool's best model had it been known before the stream began.
+HINDSIGHT = "best-in-hindsight"
+
 
 class TrainEverything:
     """Every model learns every sample; the model with the best metric so far predicts (river's
@@ -30,6 +34,16 @@ class TrainEverything:
 
     def predict_one(self, x: dict) -> Any:
         return self.models[self.best].predict_one(x)
+
+    def best_alone(self) -> float:
+        """The best of the models' own progressive scores: as each model learnt every sample, its
+        score is what it would have scored learning alone (one update per sample), had it been
+        chosen before the first sample. Only known at the end of the stream."""
+        best = self.metrics[0]
+        for metric in self.metrics[1:]:
+            if metric.is_better_than(best):
+                best = metric
+        return float(best.get())
 
     def learn_one(self, x: dict, y: Any) -> None:
         for k, (model, metric) in enumerate(zip(self.models, self.metrics)):
@@ -116,6 +130,12 @@ def compare(
     its pool members. ``models`` defaults to the stream's pool (:func:`mlcb.river.streams.pool_for`);
     ``budgets`` are M-LCB's.
 
+    Beside each run of ``"train-everything"`` comes a row :data:`HINDSIGHT` (``"best-in-hindsight"``):
+    the best score of a single model of the pool, learning every sample alone, as a selector that
+    knew the best model in advance would score (one update per sample; its ``seconds`` and
+    ``samples_per_s`` are NaN: it is read off training everything, not run). A selector's distance
+    to it is what finding the best model costs it.
+
     Returns a pandas ``DataFrame`` with one row per (selector, shuffle): ``dataset``, ``task``,
     ``selector`` (``"mlcb M=1"``, ...), ``shuffle``, ``metric`` (``"accuracy"`` or ``"MAE"``),
     ``value``, ``samples``, ``updates``, ``updates_per_sample``, ``seconds`` and
@@ -174,4 +194,17 @@ def compare(
                         "samples_per_s": len(data) / seconds if seconds > 0 else float("inf"),
                     }
                 )
+                if name == "train-everything":
+                    samples = len(data)
+                    rows.append(
+                        {
+                            **rows[-1],
+                            "selector": HINDSIGHT,
+                            "value": model.best_alone(),
+                            "updates": samples,
+                            "updates_per_sample": 1.0,
+                            "seconds": float("nan"),
+                            "samples_per_s": float("nan"),
+                        }
+                    )
     return pd.DataFrame(rows)
