@@ -528,17 +528,7 @@ def load_toml(path: str | Path, **fields: Any) -> SettingFile:
     >>> name, [c.budget for c in configs], configs[0].replications
     ('two-ucb', [1, 2], 2)
     """
-    import tomllib
-
-    path = validation.path("path", path)
-    if not path.is_file():
-        raise validation.InputError(f"target: no such TOML file {str(path)!r}")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise validation.InputError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
-    except OSError as error:
-        raise validation.InputError(f"{path}: cannot be read ({error.strerror})") from None
+    path, data = validation.read_toml("target", path)
     allowed = {f.name for f in dataclasses.fields(SimulationConfig)} | set(FILE_KEYS)
     unknown = sorted(set(data) - allowed)
     if unknown:

@@ -188,6 +188,39 @@ def path(name: str, value: Any) -> Path:
     return Path(value)
 
 
+def read_toml(role: str, value: Any) -> tuple[Path, dict]:
+    """The TOML file ``value`` (a setting, a grid) as ``(path, table)``, or one line saying what is
+    wrong: no such file (``role`` names what it was given as), a folder, not UTF-8 text, not
+    valid TOML (the parser's line and column), or unreadable. Nothing in the file is run.
+
+    Examples
+    --------
+    >>> read_toml("grid", "no-such-grid.toml")
+    Traceback (most recent call last):
+    ...
+    mlcb.validation.InputError: grid: no such TOML file 'no-such-grid.toml'
+    """
+    import tomllib
+
+    file = path(role, value)
+    if not file.is_file():
+        folder = " (a folder: name the TOML file inside it)" if file.is_dir() else ""
+        raise InputError(f"{role}: no such TOML file {str(file)!r}{folder}")
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"{file.name}: not UTF-8 text, which a TOML file must be (byte {error.start} is "
+            f"{error.object[error.start : error.start + 1]!r})"
+        ) from None
+    except OSError as error:
+        raise InputError(f"{file}: cannot be read ({error.strerror})") from None
+    try:
+        return file, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"{file.name}: not valid TOML: {error}") from None
+
+
 def positive(name: str, value: Any) -> float:
     """``value`` as a float, or a ``ValueError``: ``name must be a finite number > 0``."""
     if not (is_real(value) and value > 0):

@@ -418,6 +418,40 @@ def test_toml_tables_that_add_up_to_too_many_experts_are_refused(tmp_path):
     assert str(caught.value) == "experts: the [[experts]] tables add up to more than 1_000_000 experts"
 
 
+@pytest.mark.parametrize("command", ["run", "sweep"])
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        (
+            "latin.toml",
+            'name = "caf\xe9"\n'.encode("latin-1"),
+            r"latin.toml: not UTF-8 text, which a TOML file must be (byte 11 is b'\xe9')",
+        ),
+        (
+            "twice.toml",
+            b"horizon = 1\nhorizon = 2\n",
+            "twice.toml: not valid TOML: Cannot overwrite a value (at line 2",
+        ),
+        ("folder.toml", None, "no such TOML file"),
+    ],
+)
+def test_a_setting_or_grid_file_that_cannot_be_read_is_named_with_why(
+    tmp_path, capsys, command, name, content, message
+):
+    """Text in another encoding, a key given twice (both were 'not a valid UTF-8 TOML file'), and a
+    folder where the file was expected: one line each, for a setting and a grid alike."""
+    path = tmp_path / name
+    if content is None:
+        path.mkdir()
+        message += f" {str(path)!r} (a folder: name the TOML file inside it)"
+    else:
+        path.write_bytes(content)
+    assert cli.main([command, str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_truncated_compiled_code_cache_is_compiled_again(tmp_path):
     """A cache file truncated by a full disk or a killed process: Numba stopped at the first call
     with an UnpicklingError; the function is now compiled again, with one line naming the file."""

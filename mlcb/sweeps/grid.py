@@ -13,14 +13,13 @@ import itertools
 import json
 import math
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mlcb import validation
-from mlcb.validation import InputError
+from mlcb.validation import InputError, read_toml
 
 #: Setting fields a grid may set or vary (``env_params.NAME`` and ``policy_params.NAME`` too).
 FIELDS = (
@@ -313,11 +312,5 @@ def _setting(
 
 def load_grid(path: str | Path, progress: bool = False) -> Grid:
     """Read and validate a grid TOML file (:func:`make_grid`); the file's stem is the default name."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"grid: no such TOML file {str(path)!r}")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"{path.name}: not a valid UTF-8 TOML file: {error}") from None
+    path, data = read_toml("grid", path)
     return make_grid(data, name=path.stem, progress=progress)
