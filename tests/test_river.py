@@ -862,6 +862,29 @@ def test_best_in_hindsight_is_the_best_model_learning_alone(dataset):
     assert len(set(alone)) > 1  # the pool's models differ: the row picks one of them
 
 
+def test_a_model_that_predicts_nothing_at_first_is_scored_as_zero_by_every_selector_of_ours():
+    """river's statistics (a running median) predict None before their first sample: training
+    everything passed that None to its metric (TypeError); it is scored 0.0, as compare scores a
+    selector's None. River's own selectors still fail on it, with a note naming the selector."""
+    from river import dummy, linear_model, preprocessing, stats
+
+    pool = [
+        dummy.StatisticRegressor(stats.Quantile(0.5)),
+        preprocessing.StandardScaler() | linear_model.LinearRegression(),
+    ]
+    frame = compare(
+        "trump-approval", horizon=40, shuffles=1, models=pool, selectors=("mlcb", "train-everything")
+    )
+    assert frame["selector"].tolist() == ["mlcb M=1", "train-everything", "best-in-hindsight"]
+    assert np.isfinite(frame["value"]).all()
+    with pytest.raises(TypeError) as caught:
+        compare("trump-approval", horizon=40, shuffles=1, models=pool, selectors=("ucb",))
+    assert (
+        "raised while running selector 'ucb' (BanditRegressor) on 'trump-approval', shuffle 0"
+        in caught.value.__notes__
+    )
+
+
 @pytest.mark.parametrize(
     ("fields", "message"),
     [

@@ -16,6 +16,13 @@ SELECTORS = ("mlcb", "epsilon-greedy", "ucb", "successive-halving", "train-every
 HINDSIGHT = "best-in-hindsight"
 
 
+def scored(prediction: Any, regression: bool) -> Any:
+    """The prediction a metric scores: a regressor's ``None`` (river's statistics and some trees
+    predict nothing before their first sample) counts as 0.0, for every selector and every model
+    alike; a classifier's ``None`` is a wrong label."""
+    return 0.0 if regression and prediction is None else prediction
+
+
 class TrainEverything:
     """Every model learns every sample; the model with the best metric so far predicts (river's
     ``GreedyRegressor``, for both tasks: the first model until another is strictly better). The
@@ -25,6 +32,7 @@ class TrainEverything:
         from river import metrics
 
         self.models = models
+        self.regression = regression
         self.metrics = [metrics.MAE() if regression else metrics.Accuracy() for _ in models]
         self.best = 0
 
@@ -47,7 +55,7 @@ class TrainEverything:
 
     def learn_one(self, x: dict, y: Any) -> None:
         for k, (model, metric) in enumerate(zip(self.models, self.metrics)):
-            metric.update(y, model.predict_one(x))
+            metric.update(y, scored(model.predict_one(x), self.regression))
             model.learn_one(x, y)
             if metric.is_better_than(self.metrics[self.best]):
                 self.best = k
@@ -174,10 +182,17 @@ def compare(
                 counter = _count_updates(model)
                 metric = metrics.MAE() if regression else metrics.Accuracy()
                 started = time.perf_counter()
-                for x, y in data:
-                    prediction = model.predict_one(x)
-                    metric.update(y, 0.0 if regression and prediction is None else prediction)
-                    model.learn_one(x, y)
+                try:
+                    for x, y in data:
+                        prediction = model.predict_one(x)
+                        metric.update(y, scored(prediction, regression))
+                        model.learn_one(x, y)
+                except Exception as error:  # river's selectors score a model's None as it is
+                    error.add_note(
+                        f"raised while running selector {name!r} ({type(model).__name__}) on "
+                        f"{dataset!r}, shuffle {r}"
+                    )
+                    raise
                 seconds = time.perf_counter() - started
                 rows.append(
                     {
