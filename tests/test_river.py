@@ -900,6 +900,19 @@ def test_the_comparison_refuses_bad_input_by_name(fields, message):
         compare("iris", **{"horizon": 30, "shuffles": 1, **fields})
 
 
+def test_the_comparison_refuses_a_pool_of_the_other_task():
+    """Classifiers on a regression stream: training everything ran them on the targets and
+    reported an MAE; now refused before any work, for every selector."""
+    from river import naive_bayes, tree
+
+    pool = [naive_bayes.GaussianNB(), tree.HoeffdingTreeClassifier()]
+    with pytest.raises(ValueError) as caught:
+        compare("trump-approval", horizon=30, shuffles=1, models=pool, selectors=("train-everything",))
+    assert str(caught.value) == (
+        "models[0]: GaussianNB is not a river regressor, and 'trump-approval' is a regression stream"
+    )
+
+
 def test_the_comparison_takes_one_selector_by_name():
     frame = compare("iris", horizon=30, shuffles=1, selectors="ucb")  # was 'u', 'c', 'b'
     assert frame["selector"].tolist() == ["ucb"]

@@ -152,7 +152,7 @@ def compare(
     import time
 
     import pandas as pd
-    from river import metrics
+    from river import base, metrics
 
     from mlcb import validation
     from mlcb.kernels.seeding import check_seed
@@ -171,6 +171,13 @@ def compare(
     pool = list(models) if models is not None else pool_for(dataset)
     if len(pool) < 2:
         raise InputError(f"models must hold at least 2 river models to select from, got {len(pool)}")
+    kind, noun = (base.Regressor, "regressor") if regression else (base.Classifier, "classifier")
+    for k, member in enumerate(pool):  # training everything would run a classifier on targets
+        if not isinstance(member, kind):
+            raise InputError(
+                f"models[{k}]: {type(member).__name__} is not a river {noun}, and {dataset!r} is a "
+                f"{STREAMS[dataset].task} stream"
+            )
     checked = validation.budgets("budgets", budgets, len(pool)) if "mlcb" in selectors else []
     rows = []
     for r in range(shuffles):
