@@ -18,8 +18,9 @@ concept drift; pools of 8 river models):
    reversed gives the same predictions);
 3. the speed of the presets through the simulator (``mlcb.simulate``, the Python engine, M = 1):
    rounds/s, and the share of the time spent in the engine against inside the river models
-   (every ``learn`` / ``deploy`` / ``spawn`` of the river experts timed in the same run). The
-   target: under 10 %.
+   (every ``learn`` / ``deploy`` / ``spawn`` of the river experts timed in the same run), reported
+   without a target: the engine's few microseconds a round are a larger share beside fast models
+   (Phishing's linear models) than beside slow ones (Bananas' k-NN).
 
 The default size takes minutes (1,000 samples, 3 seeds); ``--full`` is the size of docs/river.md
 (2,000 samples, 10 seeds).
@@ -46,7 +47,6 @@ from mlcb.river import BudgetedClassifier, BudgetedRegressor, compare  # noqa: E
 from mlcb.river.experts import RiverExpert, river_pool  # noqa: E402
 from mlcb.river.streams import STREAMS, pool_for, stream  # noqa: E402
 
-ENGINE_SHARE_TARGET = 0.10
 ORDER = ["mlcb M=1", "epsilon-greedy", "ucb", "successive-halving", "train-everything", "best-in-hindsight"]
 RIVER_SELECTORS = ("epsilon-greedy", "ucb", "successive-halving")
 
@@ -266,8 +266,7 @@ def main() -> int:
             print(
                 f"  {dataset}: {s['rounds_per_s']:,.0f} rounds/s; {s['total_s']:.2f} s in all, "
                 f"{s['models_s']:.2f} s inside the river models: "
-                f"engine share {100 * s['engine_share']:.1f} % "
-                f"(target < {100 * ENGINE_SHARE_TARGET:.0f} %)"
+                f"engine share {100 * s['engine_share']:.1f} %"
             )
     return 0
 
