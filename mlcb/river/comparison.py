@@ -16,7 +16,7 @@ SELECTORS = ("mlcb", "epsilon-greedy", "ucb", "successive-halving", "train-every
 HINDSIGHT = "best-in-hindsight"
 
 
-def scored(prediction: Any, regression: bool) -> Any:
+def _scored(prediction: Any, regression: bool) -> Any:
     """The prediction a metric scores: a regressor's ``None`` (river's statistics and some trees
     predict nothing before their first sample) counts as 0.0, for every selector and every model
     alike; a classifier's ``None`` is a wrong label."""
@@ -55,7 +55,7 @@ class TrainEverything:
 
     def learn_one(self, x: dict, y: Any) -> None:
         for k, (model, metric) in enumerate(zip(self.models, self.metrics)):
-            metric.update(y, scored(model.predict_one(x), self.regression))
+            metric.update(y, _scored(model.predict_one(x), self.regression))
             model.learn_one(x, y)
             if metric.is_better_than(self.metrics[self.best]):
                 self.best = k
@@ -192,9 +192,9 @@ def compare(
                 try:
                     for x, y in data:
                         prediction = model.predict_one(x)
-                        metric.update(y, scored(prediction, regression))
+                        metric.update(y, _scored(prediction, regression))
                         model.learn_one(x, y)
-                except Exception as error:  # river's selectors score a model's None as it is
+                except Exception as error:  # whichever selector failed (river's fail on a model's None)
                     error.add_note(
                         f"raised while running selector {name!r} ({type(model).__name__}) on "
                         f"{dataset!r}, shuffle {r}"
