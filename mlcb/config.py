@@ -184,6 +184,7 @@ class SimulationConfig:
         import envs
         from mlcb import policies
         from mlcb.contracts import family_of
+        from mlcb.registry import make_named
 
         for name in ("env_params", "policy_params"):
             if not isinstance(getattr(self, name), dict):
@@ -204,13 +205,13 @@ class SimulationConfig:
         # the size before any allocation (the budget not yet checked: the label as given)
         check_size(f"{self.policy} M={self.budget}", self.frame_bytes(), self._rows_text())
         check_environment_size(self.env, self.env_params)
-        env = _named("env_params", self.env_params, envs, self.env)  # unknown ids, bad parameters
+        env = make_named("env_params", self.env_params, envs, self.env)  # unknown ids, bad parameters
         family = family_of(list(self.experts))
         n_experts = len(self.experts)
         object.__setattr__(self, "budget", validation.budget(self.budget, n_experts))
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "delta", validation.open_unit("delta", self.delta))
-        _named("policy_params", self.policy_params, policies, self.policy)  # the same
+        make_named("policy_params", self.policy_params, policies, self.policy)  # the same
         smoothing = self.smoothing or family.smoothing[0]
         object.__setattr__(self, "smoothing", smoothing)
         env_bytes = held_bytes(env)
@@ -581,17 +582,6 @@ def _toml_experts(tables: Any) -> tuple:
             )
         experts.extend([expert] * count)
     return tuple(experts)
-
-
-def _named(table: str, params: dict[str, Any], kind: Any, name: str) -> Any:
-    """``kind.make(name, **params)`` (``kind``: :mod:`mlcb.policies` or :mod:`envs`): an unknown
-    ``name`` raises its own error, any error of the parameters names ``table``
-    (``"policy_params: MLCB has no parameter 'c'; ..."``)."""
-    kind.registry.entry(name).load()  # an unknown name, an entry point that cannot load: their own errors
-    try:
-        return kind.make(name, **params)
-    except validation.InputError as error:
-        raise type(error)(f"{table}: {error}") from None
 
 
 def expert_from_file(family: Any, params: dict[str, Any], what: str) -> Any:

@@ -201,6 +201,17 @@ def check_parameters(
         )
 
 
+def make_named(table: str, params: dict[str, Any], kind: Any, name: str) -> Any:
+    """``kind.make(name, **params)`` (``kind``: :mod:`mlcb.policies` or :mod:`envs`): an unknown
+    ``name`` raises its own error, any error of the parameters names ``table``
+    (``"policy_params: MLCB has no parameter 'c'; ..."``)."""
+    kind.registry.entry(name).load()  # an unknown name, an entry point that cannot load: their own errors
+    try:
+        return kind.make(name, **params)
+    except InputError as error:
+        raise type(error)(f"{table}: {error}") from None
+
+
 # --- plugins -----------------------------------------------------------------------------------
 def _is_module_name(name: str) -> bool:
     return bool(name) and all(part.isidentifier() for part in name.split("."))

@@ -12,6 +12,7 @@ from river import base
 from mlcb.engine.session import Session
 from mlcb.kernels.seeding import check_seed
 from mlcb.learners import power_rate
+from mlcb.registry import make_named
 from mlcb.river.curves import CURVE_Z, LearningCurves
 from mlcb.river.experts import check_features, check_target, non_numbers
 from mlcb.validation import InputError, InputTypeError
@@ -258,10 +259,7 @@ class _Budgeted:
         if self._pool:
             # Every model's bounds change on every sample: M-LCB scans them all, no heap.
             params["selection"] = "scan"
-        try:
-            self._policy = policies.make(self.policy, **params)
-        except InputError as error:
-            raise type(error)(f"policy_params: {error}") from None
+        self._policy = make_named("policy_params", params, policies, self.policy)
         # (beta, alpha) of each model, in the order given, or CURVE: measured on every sample
         self._rates = CURVE if measured else rates
         self._curves = LearningCurves(n, int(window)) if measured else None
