@@ -293,15 +293,23 @@ def account_trained(policy_params, policy_state, stats, accounting, record, t, j
 
 
 @inlined
-def _ended(policy_params, policy_state, stats, accounting, record, totals, t, n_selected, chosen, loss):
-    """The end of round ``t`` but its checkpoints (:func:`account_end`) on the tuple ``totals``:
-    returns the new totals."""
+def _top_m(accounting, record, n_selected):
+    """The sum of ``L_k*`` over the training set ``record.selected[:n_selected]``, in its order."""
+    top_m = 0.0
+    for j in range(n_selected):
+        top_m += accounting.optimal[nonnegative(record.selected[j])]
+    return top_m
+
+
+@inlined
+def _ended(
+    policy_params, policy_state, stats, accounting, record, totals, t, n_selected, chosen, loss, top_m
+):
+    """The end of round ``t`` but its checkpoints (:func:`account_end`) on the tuple ``totals``,
+    ``top_m`` the training set's :func:`_top_m`: returns the new totals."""
     realized, pseudo, top_m_regret, best_widths, all_widths = totals
     selected = record.selected
     if n_selected > 0:  # (a Gymnasium agent may train nobody in a round)
-        top_m = 0.0
-        for j in range(n_selected):
-            top_m += accounting.optimal[nonnegative(selected[j])]
         top_m_regret += top_m / n_selected - accounting.top_m_best
     # The certificate is checked every round, not only at checkpoints: pseudo-regret > Delta(t)
     # iff (pseudo-regret - k* widths) M > all widths (M > 0; False whenever a width is nan).
@@ -350,6 +358,7 @@ def account_end(policy_params, policy_state, stats, accounting, record, t, n_sel
         n_selected,
         chosen,
         loss,
+        _top_m(accounting, record, n_selected),
     )
     write_totals(record, totals)
     record.cursor[0] = _checkpoints(stats, accounting, record, totals, t, nonnegative(record.cursor[0]))
@@ -418,8 +427,10 @@ def run_rounds(
             )
         if code != OK:
             break
+        top_m = 0.0  # (the training set's _top_m, summed in the same order)
         for j in range(n_selected):
             i = nonnegative(selected[j])
+            top_m += accounting.optimal[i]
             one, rate = train(pool_params, pool_state, env_params, env_state, record_index(record, i), t)
             code, totals = _trained(
                 policy_params, policy_state, stats, accounting, record, totals, t, j, i, one, rate
@@ -429,7 +440,7 @@ def run_rounds(
         if code != OK:
             break
         totals = _ended(
-            policy_params, policy_state, stats, accounting, record, totals, t, n_selected, chosen, loss
+            policy_params, policy_state, stats, accounting, record, totals, t, n_selected, chosen, loss, top_m
         )
         if t == next_checkpoint:
             cursor = _checkpoints(stats, accounting, record, totals, t, cursor)

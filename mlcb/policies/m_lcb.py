@@ -141,10 +141,8 @@ def _select(params, state, stats, t, key, selected, widths):
         _authors_bounds(params, state, stats, t)
     if paths.heap and paths.ordered and not paths.authors:
         _reorder(state, params.budget)
-        n_selected = min(params.budget, state.size[0])
-        for i in range(n_selected):
-            selected[i] = nonnegative(state.heap[i])
-    elif paths.heap and not paths.authors:
+        return _first(params, state, selected, widths)
+    if paths.heap and not paths.authors:
         n_selected = _members(params, state, selected)
     else:
         n_selected = smallest(state.lcb, params.budget, selected)
@@ -160,6 +158,25 @@ def _select(params, state, stats, t, key, selected, widths):
     if paths.top_m:
         return n_selected, -1
     return n_selected, nonnegative(chosen)  # (>= 0: the round loop's deployment of one expert)
+
+
+@kernel
+def _first(params, state, selected, widths):
+    """:func:`_select` where the experts are kept in order: S_t the first M, in one pass."""
+    n_selected = min(params.budget, state.size[0])
+    chosen = nonnegative(state.heap[0])
+    best = state.bounds[chosen].ucb
+    for j in range(n_selected):
+        k = nonnegative(state.heap[j])
+        selected[j] = k
+        bounds = state.bounds[k]
+        widths[j] = bounds.ucb - bounds.lcb
+        if bounds.ucb < best or (bounds.ucb == best and k < chosen):
+            chosen = k
+            best = bounds.ucb
+    if params.paths.top_m:
+        return n_selected, -1
+    return n_selected, nonnegative(chosen)
 
 
 @kernel
