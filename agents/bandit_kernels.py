@@ -270,7 +270,7 @@ def _train(params, state, env_params, env_state, k, t):
             for a in range(m):
                 state.arms[k, a].weight += eps / m
             state.arms[k, greedy].weight += 1.0 - eps
-        if expert.rate_kind == THEORY_RATE and not (tabulated or continued):
+        if not (tabulated or continued) and expert.rate_kind == THEORY_RATE:
             if row >= 0 and j == stored:
                 # The first count past what is stored: the running sums it stopped at.
                 progress.epsilon_sum = params.tails[row, 0]
@@ -375,15 +375,19 @@ def ucb_delta_value(m, n, delta_prime, factor):
 def _mixture(arms, means, k, m, u, by_pulls):
     """Arm drawn by inverse CDF with uniform ``u`` from expert ``k``'s pulls (``by_pulls``) or
     decision weights, and the expected loss of that mixture."""
-    total = 0.0
-    weighted = 0.0
-    for a in range(m):
+    # (The first arm apart, as in the sums below: LLVM leaves a loop of a few steps as a loop.)
+    first = float(arms[k, 0].pulls) if by_pulls else arms[k, 0].weight
+    total = 0.0 + first
+    weighted = 0.0 + first * means[k, 0]
+    for a in range(1, m):
         w = float(arms[k, a].pulls) if by_pulls else arms[k, a].weight
         total += w
         weighted += w * means[k, a]
     target = u * total
-    cumulative = 0.0
-    for a in range(m):
+    cumulative = 0.0 + first
+    if target < cumulative:
+        return 0, weighted / total
+    for a in range(1, m):
         a = nonnegative(a)
         cumulative += float(arms[k, a].pulls) if by_pulls else arms[k, a].weight
         if target < cumulative:

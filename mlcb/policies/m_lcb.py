@@ -166,7 +166,10 @@ def _first(params, state, selected, widths):
     n_selected = min(params.budget, state.size[0])
     chosen = nonnegative(state.heap[0])
     best = state.bounds[chosen].ucb
-    for j in range(n_selected):
+    if n_selected > 0:
+        selected[0] = chosen
+        widths[0] = best - state.bounds[chosen].lcb
+    for j in range(1, n_selected):
         k = nonnegative(state.heap[j])
         selected[j] = k
         bounds = state.bounds[k]
@@ -250,7 +253,9 @@ def _reorder(state, budget):
     if state.filled[0]:
         first = size - 2
         state.filled[0] = 0
-    for slot in range(first, -1, -1):
+    if first >= 0:  # (the last slot apart: a loop of a run-time length costs more than a step)
+        _sink(state.heap, state.position, state.lcb, nonnegative(first), size)
+    for slot in range(first - 1, -1, -1):
         _sink(state.heap, state.position, state.lcb, nonnegative(slot), size)
 
 
