@@ -172,7 +172,7 @@ def speed(dataset: str, horizon: int, replications: int) -> dict:
     experts = [TimedExpert(m, rate=RIVER_RATE) for m in river_pool()]
     fields = dict(
         env="mlcb/RealData-v0",
-        env_params={"dataset": dataset, "horizon": horizon},
+        env_params={"dataset": dataset},
         experts=experts,
         budget=1,
         horizon=horizon,

@@ -335,8 +335,11 @@ class ClusteredEnv(FeatureStreamEnv):
         return c * d + c * d * h + c * h + c * h * o + c * o + holdout * (d + o)
 
     # --- what the engine uses -------------------------------------------------------------
-    def build(self, seed: int, replication: int) -> tuple[ClusteredEnvParams, ClusteredEnvState]:
-        """Kernel parameters and state of replication ``replication``."""
+    def build(
+        self, seed: int, replication: int, horizon: int
+    ) -> tuple[ClusteredEnvParams, ClusteredEnvState]:
+        """Kernel parameters and state of replication ``replication`` (any ``horizon``: the stream
+        does not depend on it)."""
         rng = instance_rng(seed, replication)
         c, d, h, o = self.clusters, self.dim, self.hidden, self.output_dim
         directions = rng.standard_normal((c, d))

@@ -251,8 +251,9 @@ class GLMEnv(FeatureStreamEnv):
         self._round = 0
 
     # --- what the engine uses -------------------------------------------------------------
-    def build(self, seed: int, replication: int) -> tuple[GLMEnvParams, GLMEnvState]:
-        """Kernel parameters and state of replication ``replication`` (its own ``w*``)."""
+    def build(self, seed: int, replication: int, horizon: int) -> tuple[GLMEnvParams, GLMEnvState]:
+        """Kernel parameters and state of replication ``replication`` (its own ``w*``; any
+        ``horizon``: the stream does not depend on it)."""
         rng = instance_rng(seed, replication)
         direction = rng.standard_normal(self.dim)
         direction /= np.linalg.norm(direction)

@@ -181,3 +181,45 @@ def os_fault(error: BaseException) -> str | None:
     text = error.strerror or str(error)
     where = f"{error.filename}: " if error.filename else ""
     return f"{where}{text} ({OS_FAULTS[error.errno]})"
+
+
+#: What a library that cannot be loaded for want of memory says (the dynamic loader's and
+#: llvmlite's words).
+_LOAD_FAILURES = (
+    "failed to map segment from shared object",
+    "cannot allocate memory",
+    "Could not find/load shared object",
+)
+
+
+def load_fault(error: BaseException) -> str | None:
+    """One line for an ``ImportError`` or ``OSError`` raised while a compiled library was loaded
+    under a memory limit too small for it (``ulimit -v``: the loader cannot map it), or ``None``
+    for any other error.
+
+    Examples
+    --------
+    >>> load_fault(ValueError("x")) is None
+    True
+    """
+    if not isinstance(error, (ImportError, OSError)):
+        return None
+    text = str(error)
+    if not any(words.lower() in text.lower() for words in _LOAD_FAILURES):
+        return None
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, AttributeError, OSError, ValueError):  # pragma: no cover - not on POSIX
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None  # no memory limit: a broken installation, not a fault of the limits
+    import re
+
+    named = re.search(r"[\w./-]+\.so\b[\w.]*", text)
+    library = getattr(error, "path", None) or (named[0] if named else "a compiled library")
+    return (
+        f"not enough memory to load {library}: this process may use {soft / 1e9:.2f} GB of address "
+        "space (ulimit -v), and mlcb with NumPy, Numba and pandas needs about 1 GB; raise the limit"
+    )

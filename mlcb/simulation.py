@@ -11,7 +11,7 @@ import numpy as np
 from mlcb import validation
 from mlcb.config import SimulationConfig, check_field_names
 from mlcb.engine.collect import collect_result
-from mlcb.engine.problem import ENGINES, Problem, choose_engine
+from mlcb.engine.problem import ENGINES, Problem, build, choose_engine
 from mlcb.engine.runner import run
 from mlcb.storage.replications import claim_parts
 from mlcb.storage.results import Result
@@ -29,7 +29,7 @@ def parts_record(config: SimulationConfig, engine: str) -> dict[str, str]:
 
     config.check_resumable()
     return {
-        "setting": config.label,
+        "setting": str(config.label),
         "digest": digest(config.identity().value),
         "mlcb": __version__,
         "engine": engine,
@@ -93,8 +93,8 @@ def simulate(
         the same results.
     **fields
         :class:`SimulationConfig` fields (``budget``, ``horizon``, ``replications``, ``seed``,
-        ``delta``, ``policy``, ``policy_params``, ``experts``, ...), and ``calibration`` with a
-        preset.
+        ``delta``, ``policy``, ``policy_params``, ``experts``, ``label``, ...), and
+        ``calibration`` with a preset.
 
     Examples
     --------
@@ -102,6 +102,17 @@ def simulate(
     >>> result = mlcb.simulate(preset="trap", budget=2, horizon=5_000, replications=4, seed=1)
     >>> int(result.final()["round"].iloc[0])
     5000
+
+    A ``label`` names the setting, so that two pools at the same budget fit in one result:
+
+    >>> import agents
+    >>> pools = {"UCB1": [agents.make("ucb1")] * 10, "KL-UCB": [agents.make("kl-ucb")] * 10}
+    >>> both = mlcb.Result.concat([
+    ...     mlcb.simulate(preset="trap", experts=pool, label=name, horizon=500, replications=2)
+    ...     for name, pool in pools.items()
+    ... ])
+    >>> both.settings
+    ['UCB1', 'KL-UCB']
     """
     threads = _check_threads(threads)
     if engine not in ENGINES:
@@ -129,18 +140,32 @@ def simulate(
         config = SimulationConfig(**fields)
     elif fields:
         config = config.replace(**fields)
+    return run_problem(build(config), engine=engine, threads=threads, parts=parts, progress=progress)
+
+
+def run_problem(
+    problem: Problem,
+    *,
+    engine: str = "auto",
+    threads: int | None = None,
+    parts: str | Path | None = None,
+    progress: bool = False,
+) -> Result:
+    """Run a built setting's replications (:func:`mlcb.engine.problem.build`) and collect them
+    into a Result: what :func:`simulate` does once the setting is built. With ``parts`` (a
+    directory), the setting's parts are kept in its folder there, claimed first."""
     folder = None
-    if parts is not None:  # the engine that will run, for the parts' record (the problem built once more)
-        folder = Path(parts) / config.key()
-        claim_parts(folder, parts_record(config, choose_engine(Problem.from_config(config), engine)))
+    if parts is not None:
+        folder = Path(parts) / problem.config.key()
+        claim_parts(folder, parts_record(problem.config, choose_engine(problem, engine)))
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=config.replications, desc=config.label, unit="rep", leave=False)
+        bar = tqdm(total=problem.config.replications, desc=problem.label, unit="rep", leave=False)
     try:
         done = run(
-            config,
+            problem,
             engine=engine,
             threads=threads,
             parts=folder,
@@ -149,5 +174,4 @@ def simulate(
     finally:
         if bar is not None:
             bar.close()
-    extra = {"seconds": done.seconds, "engine": done.engine}
-    return collect_result(config, done.replications, done.checkpoints, extra)
+    return collect_result(problem, done.replications, {"seconds": done.seconds, "engine": done.engine})

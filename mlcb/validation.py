@@ -170,6 +170,33 @@ def plain_name(name: str, value: Any) -> str:
     return value
 
 
+#: The longest label of a setting.
+MAX_LABEL = 120
+
+
+def label(name: str, value: Any) -> str:
+    """``value`` if it is a setting's label: a string of 1 to :data:`MAX_LABEL` characters, none a
+    control character (a line break, a tab, an escape code), not blank; else an :class:`InputError`.
+
+    Examples
+    --------
+    >>> label("label", "my ridge pool")
+    'my ridge pool'
+    >>> label("label", "a\\x1b[31mred")
+    Traceback (most recent call last):
+    ...
+    mlcb.validation.InputError: label must be 1 to 120 printable characters ..., got 'a\\x1b[31mred'
+    """
+    text = value if isinstance(value, str) else None
+    if text is None or not text.strip() or len(text) > MAX_LABEL or not text.isprintable():
+        shown = repr(value) if len(repr(value)) <= 200 else repr(value)[:200] + "..."
+        raise InputError(
+            f"{name} must be 1 to {MAX_LABEL} printable characters (no line breaks, tabs or control "
+            f"codes), not blank, got {shown}"
+        )
+    return str(text)
+
+
 def path(name: str, value: Any) -> Path:
     """``value`` (a ``str`` or ``os.PathLike``) as a ``Path``, or a ``ValueError``; the empty string
     is refused, as ``Path("")`` would silently mean the current directory.
@@ -265,3 +292,93 @@ def flag(name: str, value: Any) -> bool:
     if not _is_bool(value):
         raise InputError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+# --- decisions: what an agent gives an environment or a session in a round ----------------------
+def shown(value: Any) -> str:
+    """``repr(value)``, cut to 80 characters (an action can be a large array)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def index(name: str, value: Any, size: int) -> int:
+    """``value`` as an index in ``[0, size)``: a Python or NumPy integer (or a 0-d integer array),
+    never a bool, a string or a fraction; else an :class:`InputError` naming ``name``.
+
+    Examples
+    --------
+    >>> index("deploy", 2, 3)
+    2
+    >>> index("deploy", True, 3)
+    Traceback (most recent call last):
+    ...
+    mlcb.validation.InputError: deploy must be an integer in [0, 3), got True
+    """
+    item = value
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(item, numpy.ndarray) and item.ndim == 0:
+        item = item[()]
+    if _is_bool(item) or not isinstance(item, numbers.Integral) or not 0 <= int(item) < size:
+        raise InputError(f"{name} must be an integer in [0, {size}), got {shown(value)}")
+    return int(item)
+
+
+def indices(name: str, value: Any, size: int, most: int | None = None) -> list[int]:
+    """``value`` as a list of indices in ``[0, size)`` (:func:`index` each): a list, tuple or
+    one-dimensional integer array of at most ``most`` of them; else an :class:`InputError`.
+
+    >>> indices("train", (0, 2), 3, most=2)
+    [0, 2]
+    """
+    numpy = sys.modules.get("numpy")
+    array = numpy is not None and isinstance(value, numpy.ndarray)
+    if not (isinstance(value, (list, tuple)) or (array and value.ndim == 1)):
+        what = f"at most {most} " if most is not None else ""
+        raise InputError(f"{name} must be a list of {what}integers in [0, {size}), got {shown(value)}")
+    items = list(value)
+    if most is not None and len(items) > most:
+        raise InputError(f"{name} must list at most {most} experts, got {len(items)}: {shown(value)}")
+    return [index(f"{name}[{j}]", item, size) for j, item in enumerate(items)]
+
+
+def decision(train: Any, deploy: Any, n_experts: int, most: int) -> tuple[list[int], int]:
+    """A round's decision as the engine takes one: ``train``, at most ``most`` distinct experts
+    (indices in ``[0, n_experts)``, trained in that order), and ``deploy``, one expert; else an
+    :class:`InputError` naming what is wrong. The one check of a decision given from outside: a
+    round session's (:meth:`mlcb.engine.session.Session.choose`) and, through it, the selection
+    environment's (:mod:`mlcb.selection_env`).
+
+    Examples
+    --------
+    >>> decision([2, 0], 1, n_experts=3, most=2)
+    ([2, 0], 1)
+    >>> decision([0, 0], 1, n_experts=3, most=2)
+    Traceback (most recent call last):
+    ...
+    mlcb.validation.InputError: train lists expert 0 twice; an expert trains at most once in a round
+    """
+    chosen = indices("train", train, n_experts, most)
+    repeated = sorted({k for k in chosen if chosen.count(k) > 1})
+    if repeated:
+        raise InputError(f"train lists expert {repeated[0]} twice; an expert trains at most once in a round")
+    return chosen, index("deploy", deploy, n_experts)
+
+
+def point(name: str, value: Any, size: int) -> list[float]:
+    """``value`` as ``size`` finite real numbers (a number when ``size`` is 1, else a list, tuple
+    or array of them; never bools or strings); else an :class:`InputError` naming ``name``.
+
+    >>> point("action", [0.5, -1], 2)
+    [0.5, -1.0]
+    """
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.ndarray):
+        items = value.reshape(-1).tolist() if value.dtype.kind in "iuf" else None
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        items = [value]
+    if items is None or len(items) != size or not all(is_real(item) for item in items):
+        what = "a finite number" if size == 1 else f"{size} finite numbers"
+        raise InputError(f"{name} must be {what}, got {shown(value)}")
+    return [float(item) for item in items]

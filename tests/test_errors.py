@@ -78,13 +78,13 @@ def test_bad_preset_and_calibration(no_work):
 def test_bad_pools(no_work):
     trap = presets.get("trap")
     with pytest.raises(ValueError, match=r"experts: this environment has 10 bandit experts, got 3"):
-        trap.config(1, experts=(agents.make("ucb1"),) * 3)
+        mlcb.engine.build(trap.config(1, experts=(agents.make("ucb1"),) * 3))
     glm_expert = agents.make("ogd")
     # A pool may mix families (mlcb.learners.MixedFamily), but not where each expert owns its arms.
     with pytest.raises(
         ValueError, match=r"experts: a pool that mixes families \(mixed \(bandit \+ glm\)\)"
     ) as caught:
-        trap.config(1, experts=(agents.make("ucb1"),) * 9 + (glm_expert,))
+        mlcb.engine.build(trap.config(1, experts=(agents.make("ucb1"),) * 9 + (glm_expert,)))
     assert (
         "needs an environment whose experts all face one stream; TrapEnv gives each of its 10 experts"
         in str(caught.value)
@@ -92,14 +92,14 @@ def test_bad_pools(no_work):
     with pytest.raises(
         ValueError, match=r"experts: GLM experts need a GLM stream \(e.g. mlcb/GLM-v0\), got TrapEnv"
     ):
-        trap.config(1, experts=(glm_expert,) * 10)
+        mlcb.engine.build(trap.config(1, experts=(glm_expert,) * 10))
     with pytest.raises(ValueError, match=r"experts: bandit experts need a bandit experts environment"):
-        presets.get("glm").config(1, experts=(agents.make("ucb1"),) * 10)
+        mlcb.engine.build(presets.get("glm").config(1, experts=(agents.make("ucb1"),) * 10))
     with pytest.raises(
         ValueError,
         match=r"smoothing must be one of \('average', 'uniform', 'last'\) for glm experts, got 'counts'",
     ):
-        presets.get("glm").config(1, smoothing="counts")
+        mlcb.engine.build(presets.get("glm").config(1, smoothing="counts"))
     with pytest.raises(ValueError, match=r"threads must be None or an integer >= 1, got 0"):
         mlcb.simulate(preset="trap", threads=0)
 

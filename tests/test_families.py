@@ -14,7 +14,7 @@ from agents.family import BanditEnvironmentFamily, CompiledFamily, Family, rate_
 from agents.glm import GLMS, GLMFamily, OnlineGradientDescent
 from agents.rates import expert_rate
 from envs.links import LINK_NAMES
-from mlcb import presets
+from mlcb import engine, presets
 from mlcb.contracts import BuildContext, ExpertFamily, family_of
 
 #: The links whose loss is convex on the GLM stream with a small feature radius, not on the default.
@@ -101,7 +101,7 @@ def test_bandit_rates_are_the_expert_rates():
 def test_glm_rates_match_the_compiled_pool():
     """The family's rates are those the compiled train kernel reports."""
     config = presets.get("glm").config(2, horizon=200)
-    env, experts = config.make_env(), list(config.experts)
+    env, experts = engine.build(config).env, list(config.experts)
     n = np.arange(1, 201)
     rates = GLMS.rates(experts, env, n, config.delta / (2 * len(experts)))
     for k, expert in enumerate(experts):
@@ -112,12 +112,12 @@ def test_glm_rates_match_the_compiled_pool():
 
 def test_optimal_losses():
     trap = envs.make("mlcb/Trap-v0")
-    params, _ = trap.build(0, 0)
+    params, _ = trap.build(0, 0, 100)
     np.testing.assert_allclose(
         BANDITS.optimal_losses([UCB1()] * 10, trap, params), 1 - 0.1 * (3 - np.arange(10) / 10)
     )
     glm = envs.make("mlcb/GLM-v0")
-    params, _ = glm.build(0, 0)
+    params, _ = glm.build(0, 0, 100)
     losses = GLMS.optimal_losses([OnlineGradientDescent(link=link) for link in LINK_NAMES], glm, params)
     assert int(np.argmin(losses)) == LINK_NAMES.index("logcosh")
     assert np.all(losses >= glm.optimal_loss(params, 0) * (1 - 1e-9))
@@ -246,7 +246,7 @@ def test_rate_values_is_the_kernel_at_every_count():
 
 def test_build_context_checks_its_keys_and_gives_fresh_arrays():
     env = envs.make("mlcb/Trap-v0", n_experts=2)
-    params, _ = env.build(0, 0)
+    params, _ = env.build(0, 0, 100)
     context = BuildContext(
         [UCB1(), UCB1(c=3.0)], env, params, 0.1, np.arange(2, dtype=np.uint64), "counts", 10
     )
@@ -271,7 +271,7 @@ def test_kernel_params_fill_fields_by_name_and_name_what_is_missing():
         smoothing: int
 
     env = envs.make("mlcb/Trap-v0", n_experts=2, n_arms=3)
-    params, _ = env.build(0, 0)
+    params, _ = env.build(0, 0, 100)
     context = BuildContext(
         [KLUCB(c=1.0), KLUCB(rate_scale=2.0)], env, params, 0.1, np.zeros(2, np.uint64), "last", 5
     )

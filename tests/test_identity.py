@@ -95,9 +95,9 @@ def test_a_policy_registered_again_under_a_builtin_name_gets_another_key(tmp_pat
 
 
 def test_the_package_version_is_part_of_the_key(monkeypatch):
-    config = _config([FixedArm(0)] * 2)
-    key = config.key()
+    key = _config([FixedArm(0)] * 2).key()
     monkeypatch.setattr(_version, "__version__", "0.0.1")
+    config = _config([FixedArm(0)] * 2)  # a description computes its identity once
     assert config.key() != key
     assert config.identity().value["mlcb"] == "0.0.1"
 

@@ -86,8 +86,7 @@ def test_the_paper_size_is_the_papers():
 
 
 def test_per_replication_counts_whole_mistakes():
-    result = mlcb.compare("ctg", [("mlcb", (2,)), ("round-robin", (2,))], horizon=150,
-                          env_params={"horizon": 150}, replications=3, seed=2)  # fmt: skip
+    result = mlcb.compare("ctg", [("mlcb", (2,)), ("round-robin", (2,))], horizon=150, replications=3, seed=2)
     for setting in result.settings:
         values = real_data.per_replication(result, setting)
         np.testing.assert_allclose(values["loss"], np.round(values["loss"]), atol=1e-9)

@@ -21,7 +21,7 @@ import pytest
 
 import agents
 from mlcb import cli, policies, registry
-from mlcb.config import load_toml
+from mlcb.config.toml import load_toml
 from mlcb.storage.results import load as mlcb_load
 
 ROOT = Path(__file__).resolve().parent.parent

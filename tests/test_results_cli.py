@@ -85,7 +85,7 @@ def test_metadata_records_the_worst_case_curve(result):
     )
     # The same numbers as the direct O(K T) computation over all experts.
     config = mlcb.SimulationConfig(**{**meta["config"], "experts": presets.get("trap").config(2).experts})
-    env, experts = config.make_env(), list(config.experts)
+    env, experts = engine.build(config).env, list(config.experts)
     n = np.arange(1, 3_001)
     widths = theory.confidence_width(
         n, 10, config.delta, family_of(experts).rates(experts, env, n, config.delta / 20)
@@ -99,7 +99,7 @@ def test_metadata_records_the_worst_case_curve(result):
 def test_no_worst_case_curve_for_data_dependent_rates():
     from agents.bandits import BANDITS, UCB1
 
-    env = mlcb.SimulationConfig(experts=(UCB1(),) * 10).make_env()
+    env = engine.build(mlcb.SimulationConfig(experts=(UCB1(),) * 10)).env
     assert worst_case_curve(BANDITS, [UCB1(c=0.25, rate="authors")] * 10, env, 0.1, 2, 1_000, 0) is None
     assert worst_case_curve(BANDITS, [UCB1()] * 10, env, 0.1, 2, 3_000_000, 0) is None
     authors = mlcb.simulate(preset="trap", calibration="authors", budget=2, horizon=500, replications=1)

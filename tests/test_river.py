@@ -15,9 +15,10 @@ pytest.importorskip("sklearn")
 
 import mlcb  # noqa: E402
 from envs.real_data import RealDataEnv, SupervisedRound, _begin_round  # noqa: E402
-from mlcb.config import SimulationConfig  # noqa: E402
-from mlcb.engine import Problem, checkpoint_grid  # noqa: E402
+from mlcb import engine  # noqa: E402
+from mlcb.config import SimulationConfig, checkpoint_grid  # noqa: E402
 from mlcb.engine.python_loop import run_replications  # noqa: E402
+from mlcb.learners import HINDSIGHT  # noqa: E402
 from mlcb.river import BudgetedClassifier, BudgetedRegressor, canonical_order, compare  # noqa: E402
 from mlcb.river.budgeted import default_warm_start  # noqa: E402
 from mlcb.river.experts import RiverExpert, SklearnExpert, log_loss, river_pool, squared_loss  # noqa: E402
@@ -570,7 +571,7 @@ def test_adapter_reuses_the_deployed_score_when_the_model_learns_the_same_data()
     from river import naive_bayes
 
     env = RealDataEnv("phishing")
-    params, state = env.build(0, 0)
+    params, state = env.build(0, 0, 100)
     expert = RiverExpert(naive_bayes.GaussianNB())
     calls = [0]
     predict = expert.model.predict_one
@@ -592,7 +593,7 @@ def test_adapter_reuses_the_deployed_score_when_the_model_learns_the_same_data()
 def _simulate_small_phishing():
     return mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "phishing", "horizon": 50},
+        env_params={"dataset": "phishing"},
         experts=[RiverExpert(m) for m in _small_pool()],
         budget=2,
         horizon=50,
@@ -604,7 +605,10 @@ def _simulate_small_phishing():
 def _count_round_data(monkeypatch, block: bool | None) -> tuple[list, list, mlcb.Result]:
     """Calls of the environment's round data during :func:`_simulate_small_phishing`: one entry
     ``t`` per ``round_data`` call and ``(t, block size)`` per ``round_data_block`` call (removed
-    when ``block`` is false, failing when it is ``None``), and the result."""
+    when ``block`` is false, failing when it is ``None``), and the result. The run's regret
+    references (each model trained on every round, :mod:`mlcb.engine.hindsight`) are computed
+    first: what is counted is the run's own round data."""
+    _simulate_small_phishing()
     single, blocks = [], []
     original, original_block = RealDataEnv.round_data, RealDataEnv.round_data_block
 
@@ -655,14 +659,14 @@ def test_simulator_losses_equal_driving_the_models_by_hand():
     pool = _small_pool()
     config = SimulationConfig(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "bananas", "horizon": horizon},
+        env_params={"dataset": "bananas"},
         experts=tuple(RiverExpert(m) for m in pool),
         budget=len(pool),
         horizon=horizon,
         replications=1,
         seed=3,
     )
-    problem = Problem.from_config(config)
+    problem = engine.build(config)
     (run,) = run_replications(problem, 3, [0], horizon, checkpoint_grid(horizon, 10), trace_rounds=horizon)
     hand = [m.clone() for m in pool]
     losses = np.zeros((horizon + 1, len(pool)))
@@ -681,7 +685,7 @@ def test_regret_reference_is_the_best_member_trained_every_round():
     horizon = 120
     result = mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "phishing", "horizon": horizon},
+        env_params={"dataset": "phishing"},
         experts=[RiverExpert(river_pool()[5])],
         budget=1,
         horizon=horizon,
@@ -704,7 +708,7 @@ def test_real_data_figures_draw_the_regret_against_the_stated_reference():
 
     result = mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "phishing", "horizon": 80},
+        env_params={"dataset": "phishing"},
         experts=[RiverExpert(m) for m in _small_pool()],
         budget=1,
         horizon=80,
@@ -713,10 +717,10 @@ def test_real_data_figures_draw_the_regret_against_the_stated_reference():
     )
     assert result.curves["pseudo_regret"].isna().all()
     (meta,) = result.metadata["settings"].values()
-    assert meta["reference"] == RealDataEnv.reference
+    assert meta["reference"] == HINDSIGHT  # each model trained on every round (mlcb.engine.hindsight)
     assert plot.default_metric(result) == "regret"
     (ax,) = plot.regret(result).axes
-    assert ax.get_ylabel() == "regret" and RealDataEnv.reference in ax.get_title()
+    assert ax.get_ylabel() == "regret" and HINDSIGHT in ax.get_title()
     mean = ax.get_lines()[0].get_ydata()
     assert np.isfinite(mean).all() and len(mean) > 10
     lowest = result.curves.groupby(["setting", "round"])["regret"].quantile(0.05).min()
@@ -733,7 +737,7 @@ def test_simulator_warm_start_of_several_rows_counts_every_update():
     updates; a pool of one model still has regret 0 against itself trained on every row."""
     result = mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "bananas", "horizon": 60, "warm_start": 7},
+        env_params={"dataset": "bananas", "warm_start": 7},
         experts=[RiverExpert(m) for m in _small_pool()],
         budget=1,
         horizon=60,
@@ -745,7 +749,7 @@ def test_simulator_warm_start_of_several_rows_counts_every_update():
     assert (first == 4 * 7 + 1).all()
     alone = mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "phishing", "horizon": 80, "warm_start": 5},
+        env_params={"dataset": "phishing", "warm_start": 5},
         experts=[RiverExpert(river_pool()[5])],
         budget=1,
         horizon=80,
@@ -754,7 +758,7 @@ def test_simulator_warm_start_of_several_rows_counts_every_update():
     )
     assert np.abs(alone.final()["regret"].to_numpy()).max() < 1e-9
     env = RealDataEnv("phishing", warm_start=5)
-    params, state = env.build(0, 0)
+    params, state = env.build(0, 0, 100)
     _begin_round(params, state, 0)
     data = env.round_data(params, state, 0, 0)
     assert len(data.warm) == 5 and data.warm[0].row == data.row
@@ -769,9 +773,7 @@ def test_presets_are_listed_and_run():
         [sys.executable, "-m", "mlcb.cli", "list"], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
     assert "phishing" in out and "bananas" in out
-    result = mlcb.simulate(
-        preset="bananas", budget=1, horizon=80, replications=1, env_params={"horizon": 80}, seed=0
-    )
+    result = mlcb.simulate(preset="bananas", budget=1, horizon=80, replications=1, seed=0)
     assert len(result.final()) == 1
 
 
@@ -791,12 +793,12 @@ def test_real_data_env_meets_the_contract():
     check_env("mlcb/RealData-v0", env_params={"dataset": "phishing"})
     for name in ("bananas", "breast-cancer", "digits"):
         env = RealDataEnv(name)
-        params, state = env.build(0, 0)
+        params, state = env.build(0, 0, 100)
         assert env.round_data(params, state, 0, 0).classes == env.table.classes
     with pytest.raises(ValueError, match="dataset must be one of"):
         RealDataEnv("iris")
     with pytest.raises(ValueError, match="horizon must be an integer >= 1"):
-        RealDataEnv("phishing", horizon=0)
+        RealDataEnv("phishing").build(0, 0, 0)
 
 
 # --- the comparison -------------------------------------------------------------------------------
@@ -1000,9 +1002,9 @@ def test_an_environment_that_overrides_round_data_alone_is_not_bypassed():
     class Neither(RealDataEnv):
         pass
 
-    assert _block_follows(RealDataEnv("phishing", horizon=5))
-    assert not _block_follows(Relabelled("phishing", horizon=5))
-    assert _block_follows(Both("phishing", horizon=5)) and _block_follows(Neither("phishing", horizon=5))
+    assert _block_follows(RealDataEnv("phishing"))
+    assert not _block_follows(Relabelled("phishing"))
+    assert _block_follows(Both("phishing")) and _block_follows(Neither("phishing"))
 
 
 def test_round_data_is_a_light_tuple_with_the_identity_of_an_object():
@@ -1010,7 +1012,7 @@ def test_round_data_is_a_light_tuple_with_the_identity_of_an_object():
     import pickle
 
     env = RealDataEnv("phishing")
-    params, state = env.build(0, 0)
+    params, state = env.build(0, 0, 100)
     _begin_round(params, state, 4)
     row = int(state.row[0])
     (block,) = env.round_data_block([params], [state], 4)
@@ -1073,7 +1075,7 @@ def test_r_ed_ucb_gets_room_for_a_warm_start_of_several_rows(monkeypatch):
 
     fields = dict(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "phishing", "horizon": 100, "warm_start": 40},
+        env_params={"dataset": "phishing", "warm_start": 40},
         experts=[RiverExpert(m) for m in _small_pool()[:3]],
         budget=1,
         policy="r-ed-ucb",

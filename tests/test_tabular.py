@@ -139,24 +139,24 @@ def test_a_table_or_a_csv_path_streams_through_a_simulation_from_python_toml_and
     table = from_frame(frame, "label", name="mine")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing to say about this table
-        env = RealDataEnv(path.as_posix(), horizon=60, order="shuffle", label="label")
+        env = RealDataEnv(path.as_posix(), order="shuffle", label="label")
     assert env.table.digest == table.digest and env.dataset.startswith("mine@")
     assert table_of({"dataset": table}) is table
     common = {"experts": mixed_pool(4, 5), "budget": 2, "horizon": 60, "replications": 2, "seed": 3}
-    by_table = mlcb.simulate(env="mlcb/RealData-v0", env_params={"dataset": table, "horizon": 60}, **common)
+    by_table = mlcb.simulate(env="mlcb/RealData-v0", env_params={"dataset": table}, **common)
     by_path = mlcb.simulate(env="mlcb/RealData-v0", **common,
-                            env_params={"dataset": str(path), "label": "label", "horizon": 60})  # fmt: skip
+                            env_params={"dataset": str(path), "label": "label"})  # fmt: skip
     np.testing.assert_array_equal(by_table.curves["regret"], by_path.curves["regret"])
     # The setting's key tells the data apart: the table by its digest.
-    config = mlcb.SimulationConfig(env="mlcb/RealData-v0", env_params={"dataset": table, "horizon": 60},
+    config = mlcb.SimulationConfig(env="mlcb/RealData-v0", env_params={"dataset": table},
                                    experts=tuple(mixed_pool(4, 5)), horizon=60)  # fmt: skip
     other = from_frame(frame.assign(p=frame["p"] * 2), "label", name="mine")
-    assert config.key() != config.replace(env_params={"dataset": other, "horizon": 60}).key()
+    assert config.key() != config.replace(env_params={"dataset": other}).key()
     # TOML and the command line: a path and a label column.
     setting = tmp_path / "mine.toml"
     setting.write_text(
         'env = "mlcb/RealData-v0"\nhorizon = 60\nreplications = 2\n'
-        f'env_params = {{dataset = "{path.as_posix()}", label = "label", horizon = 60}}\n'
+        f'env_params = {{dataset = "{path.as_posix()}", label = "label"}}\n'
         '[[experts]]\nfamily = "softmax"\ncount = 3\n[[experts]]\nfamily = "perceptron"\n'
     )
     from mlcb.cli import main
@@ -249,7 +249,7 @@ def test_environment_parameters_that_do_not_apply_are_refused():
         ({"dataset": "x.csv", "reader": "xls"}, r"reader must be one of \('csv', 'iwpc'\)"),
     ):
         with pytest.raises(ValueError, match=message if "must be one of" in message else re.escape(message)):
-            RealDataEnv(horizon=10, **params)
+            RealDataEnv(**params)
 
 
 def test_a_csv_given_by_its_path_is_part_of_the_key_by_its_content(tmp_path):
@@ -262,7 +262,7 @@ def test_a_csv_given_by_its_path_is_part_of_the_key_by_its_content(tmp_path):
 
     def key() -> str:
         return mlcb.SimulationConfig(
-            env="mlcb/RealData-v0", env_params={"dataset": str(path), "label": "label", "horizon": 30},
+            env="mlcb/RealData-v0", env_params={"dataset": str(path), "label": "label"},
             experts=tuple(mixed_pool(4, 3)), horizon=30,
         ).key()  # fmt: skip
 

@@ -57,7 +57,7 @@ def test_registered_expert_family_conforms(name):
     if name == "ogd":
         assert check_expert(agents.make(name), "mlcb/GLM-v0", rounds=20) is None
     elif name in ("softmax", "perceptron"):  # classifiers of a real-data stream
-        env_params = {"dataset": "breast-cancer", "horizon": 100}
+        env_params = {"dataset": "breast-cancer"}
         assert check_expert(agents.make(name), "mlcb/RealData-v0", env_params=env_params) is None
     elif name.startswith("bco"):
         assert check_expert(agents.make(name), "mlcb/ConvexBandit-v0", rounds=20) is None
@@ -432,22 +432,22 @@ def test_policy_flags_and_dataclass_are_checked():
 class NoisyTrap(TrapEnv):
     """A trap whose build draws from an unseeded generator."""
 
-    def build(self, seed, replication):
-        params, state = super().build(seed, replication)
+    def build(self, seed, replication, horizon):
+        params, state = super().build(seed, replication, horizon)
         noise = np.random.default_rng().uniform(0, 0.01, params.loss_means.shape)
         return params._replace(loss_means=params.loss_means * (1 - noise)), state
 
 
 class SameEveryReplication(TrapEnv):
-    def build(self, seed, replication):
-        return super().build(seed, 0)
+    def build(self, seed, replication, horizon):
+        return super().build(seed, 0, horizon)
 
 
 class SharedState(TrapEnv):
-    def build(self, seed, replication):
-        params, _ = super().build(seed, replication)
+    def build(self, seed, replication, horizon):
+        params, _ = super().build(seed, replication, horizon)
         if not hasattr(self, "_shared"):
-            self._shared = super().build(seed, replication)[1]
+            self._shared = super().build(seed, replication, horizon)[1]
         return params, self._shared
 
 
@@ -468,12 +468,12 @@ def _env_fails(env, *fragments):
 def test_nondeterministic_build_fails():
     _env_fails(
         NoisyTrap(n_experts=3),
-        "build(0, 0): is not deterministic: params.loss_means differs between two calls",
+        "build(0, 0, 3): is not deterministic: params.loss_means differs between two calls",
     )
 
 
 def test_build_ignoring_the_replication_fails():
-    _env_fails(SameEveryReplication(n_experts=3), "build(0, 0) and build(0, 1) are equal")
+    _env_fails(SameEveryReplication(n_experts=3), "build(0, 0, 3) and build(0, 1, 3) are equal")
 
 
 def test_build_sharing_state_fails():
@@ -526,10 +526,10 @@ def test_a_round_data_block_that_disagrees_with_round_data_fails():
     class Unshared(RealDataEnv):
         round_data_shared = False
 
-    check_env(RealDataEnv("phishing", horizon=10), gymnasium=False)
+    check_env(RealDataEnv("phishing"), gymnasium=False)
     for env, fragment in (
-        (FirstRowForAll("phishing", horizon=10), "differs from round_data for replication 1"),
-        (Unshared("phishing", horizon=10), "round_data_shared = True"),
+        (FirstRowForAll("phishing"), "differs from round_data for replication 1"),
+        (Unshared("phishing"), "round_data_shared = True"),
     ):
         with pytest.raises(ConformanceError, match="round_data_block") as info:
             check_env(env, gymnasium=False)

@@ -100,7 +100,7 @@ def test_the_subject_file_becomes_the_papers_table(tmp_path):
     for prefix in ("race_", "ethnicity_", "cyp2c9_", "vkorc1_497_"):
         group = [j for name, j in column.items() if name.startswith(prefix)]
         assert np.all(table.x[:, group].sum(axis=1) == 1), prefix
-    env = RealDataEnv(str(tmp_path / "subjects.csv"), reader="iwpc", horizon=200)
+    env = RealDataEnv(str(tmp_path / "subjects.csv"), reader="iwpc")
     assert env.table.digest == table.digest
 
 

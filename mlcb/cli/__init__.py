@@ -11,7 +11,7 @@ the same command is run again. Results and their parts are kept by :mod:`mlcb.st
 
 Families, policies and environments of one's own come in through plugins (:mod:`mlcb.registry`):
 modules named with ``--plugin MODULE`` (repeatable) and the installed entry points of the group
-``mlcb.plugins``, all loaded when the command starts. A TOML file (:func:`mlcb.config.load_toml`)
+``mlcb.plugins``, all loaded when the command starts. A TOML file (:func:`mlcb.config.toml.load_toml`)
 never makes anything be imported: its names resolve only to what is registered.
 """
 
@@ -21,11 +21,11 @@ import argparse
 import os
 import sys
 import time
-import tomllib
 import traceback
 from pathlib import Path
 from typing import Any
 
+from mlcb.cli import settings
 from mlcb.cli.output import list_names as _list
 from mlcb.cli.output import print_summary as _print_summary
 from mlcb.cli.output import seconds as _number
@@ -272,29 +272,6 @@ def _report_parser(commands: Any) -> None:
     _plugin_option(report)
 
 
-def _with_device(configs: list, device: str | None) -> list:
-    """``configs`` with every expert that has a ``device`` set to ``device`` (``None``: as is);
-    a ``ValueError`` when no expert runs on a device."""
-    import dataclasses
-
-    if device is None:
-        return configs
-    out = []
-    for config in configs:
-        experts = [
-            dataclasses.replace(e, device=device)  # type: ignore[type-var]  # an instance, not a class
-            if dataclasses.is_dataclass(e) and "device" in {f.name for f in dataclasses.fields(e)}
-            else e
-            for e in config.experts
-        ]
-        if all(new is old for new, old in zip(experts, config.experts)):
-            raise InputError(
-                f"--device applies to pools of torch networks (e.g. the moe preset), not to {config.label!r}"
-            )
-        out.append(dataclasses.replace(config, experts=tuple(experts)))
-    return out
-
-
 def _device_option(parser: argparse.ArgumentParser) -> None:
     """``--device``: only on the commands that run pools of torch networks."""
     parser.add_argument(
@@ -339,6 +316,12 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
         help="theory (default), practical, authors or authors-rates (the last two: trap only)",
     )
     parser.add_argument("--delta", type=float, help="confidence delta in (0, 1)")
+    parser.add_argument(
+        "--setting-label",
+        metavar="TEXT",
+        help="name the settings in results, figures and reports: TEXT for one budget, 'TEXT M=2' for "
+        "several; a comparison's settings become 'TEXT: POLICY M=2' (default: 'POLICY M=2')",
+    )
     parser.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
     parser.add_argument(
         "--out",
@@ -376,107 +359,26 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", metavar="COLUMN", help="the label column of the --data CSV file")
 
 
-def _data_params(args: argparse.Namespace, env_params: dict | None = None) -> dict[str, Any]:
-    """``env_params`` of ``--data`` and ``--label`` (empty without them); with a real-data
-    preset's ``env_params``, ``--horizon`` is its stream's horizon too (the rounds its reference
-    counts, and those a stream read once must hold)."""
-    data, label = getattr(args, "data", None), getattr(args, "label", None)
-    out: dict[str, Any] = {}
-    if env_params is not None and "horizon" in env_params and getattr(args, "horizon", None) is not None:
-        out["horizon"] = args.horizon
-    if data is None:
-        if label is not None:
-            raise InputError("label: --label names a column of the --data file; give --data PATH too")
-        return out
-    return {**out, "dataset": str(data), **({"label": label} if label is not None else {})}
-
-
-def _check_data_target(env: str, what: str, args: argparse.Namespace) -> None:
-    if _data_params(args) and env != "mlcb/RealData-v0":
-        raise InputError(f"data: --data applies to real-data settings (env mlcb/RealData-v0), not to {what}")
-
-
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    fields = {
-        "horizon": args.horizon,
-        "replications": args.replications,
-        "seed": args.seed,
-        "policy": getattr(args, "policy", None),
-        "delta": args.delta,
-    }
-    return {key: value for key, value in fields.items() if value is not None}
-
-
-#: The options of reading a data file that the command line has no flag for (``env_params`` set
-#: them, from Python or a TOML setting), as the messages that suggest them spell them.
-_FILE_OPTIONS = ("missing=", "columns=", "constant=", "min_class_rows")
-
-
-def _configs(args: argparse.Namespace) -> tuple[str, list]:
-    """The target's settings, one per budget; an error that suggests an option of reading the
-    ``--data`` file says where that option is set."""
-    try:
-        return _target_configs(args)
-    except InputError as error:
-        message = str(error)
-        if not _data_params(args) or not any(option in message for option in _FILE_OPTIONS):
-            raise
-        raise type(error)(
-            f"{message} (--data reads the file with the defaults: edit the file, or set this in "
-            "env_params from Python or a TOML setting; docs/real-data.md)"
-        ) from error
-
-
-def _target_configs(args: argparse.Namespace) -> tuple[str, list]:
-    if args.target.endswith(".toml"):
-        from mlcb.config import load_toml
-
-        fields = _overrides(args)
-        if _data_params(args):  # --data and --label update the file's env_params
-            _check_data_target(_toml_env(args.target), Path(args.target).name, args)
-            fields["env_params"] = _data_params(args)
-        return load_toml(args.target, budget=args.budget, **fields)
-    from mlcb import presets, validation
-
-    preset = presets.get(args.target)
-    budgets = list(preset.budgets) if args.budget is None else validation.budgets("budget", args.budget)
-    fields = _overrides(args)
-    _check_data_target(preset.env, f"preset {preset.name!r}", args)
-    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
-        fields["env_params"] = _data_params(args, preset.env_params)
-    return preset.name, [preset.config(m, args.calibration, **fields) for m in budgets]
-
-
-def _toml_env(path: str) -> str:
-    """The ``env`` a TOML setting file names (the default when it names none, or cannot be read:
-    :func:`mlcb.config.load_toml` then says what is wrong)."""
-    try:
-        env = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("env", "mlcb/Trap-v0")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return "mlcb/Trap-v0"
-    return env if isinstance(env, str) else "mlcb/Trap-v0"
-
-
 def _run(args: argparse.Namespace) -> int:
-    name, configs = _configs(args)  # validates everything before any work
-    return _simulate_all(args, name, _with_device(configs, getattr(args, "device", None)))
+    name, configs = settings.configs(args)  # validates everything before any work
+    return _simulate_all(args, name, settings.with_device(configs, getattr(args, "device", None)))
 
 
 def _compare(args: argparse.Namespace) -> int:
     from mlcb import presets, validation
     from mlcb.compare import comparison_configs
 
-    fields = _overrides(args)
+    fields = settings.overrides(args)
     if args.budget is not None:
         fields["budget"] = validation.budgets("budget", args.budget)
     preset = presets.get(args.target)
-    _check_data_target(preset.env, f"preset {args.target!r}", args)
-    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
-        fields["env_params"] = _data_params(args, preset.env_params)
+    settings.check_data_target(preset.env, f"preset {args.target!r}", args)
+    if preset.env == "mlcb/RealData-v0" and settings.data_params(args):
+        fields["env_params"] = settings.data_params(args)
     entry_set = getattr(args, "entry_set", None)
     options = {"calibration": args.calibration, "policies": args.policies, "entry_set": entry_set}
     configs = comparison_configs(args.target, None, **options, **fields)
-    configs = _with_device(configs, getattr(args, "device", None))
+    configs = settings.with_device(configs, getattr(args, "device", None))
     suffix = f"-{entry_set}" if entry_set else ""
     return _simulate_all(args, f"{presets.get(args.target).name}-comparison{suffix}", configs)
 
@@ -485,8 +387,9 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
     """Run ``configs`` into the store ``args.out / name`` (:mod:`mlcb.storage.store`): the path checked,
     the writer's lock held and the experiment in place compared before any work; the result and
     its figures saved atomically; then only these settings' parts removed."""
+    from mlcb.engine.problem import build
     from mlcb.report import save_figures
-    from mlcb.simulation import simulate
+    from mlcb.simulation import run_problem
     from mlcb.storage import outputs
     from mlcb.storage.results import Result
     from mlcb.storage.store import Store
@@ -495,8 +398,17 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
 
     if args.threads is not None and args.threads < 1:
         raise InputError(f"threads must be an integer >= 1, got {args.threads!r}")
+    labels = [config.label for config in configs]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise InputError(f"setting-label: settings must have distinct labels, {repeated[0]!r} is repeated")
     for config in configs:  # every setting's identity established before any work
         config.check_resumable()
+    problems = [build(config) for config in configs]  # and every setting built and checked
+    for problem in problems:  # a setting whose pool makes it long or large says so first
+        size = problem.estimate(args.threads)
+        if size.worth_saying and not args.quiet:
+            print(f"{problem.label}: {size.text}", file=sys.stderr, flush=True)
     store = Store(args.out, name)
     keys = [config.key() for config in configs]
     if not args.no_plot:
@@ -507,10 +419,10 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
         store.check_experiment(keys, getattr(args, "overwrite", False))
         results = []
         started = time.perf_counter()
-        for config in configs:
+        for problem in problems:
             begun = time.perf_counter()
-            result = simulate(config, threads=args.threads, progress=not args.quiet, parts=store.parts)
-            result.metadata["settings"][config.label]["seconds"] = time.perf_counter() - begun
+            result = run_problem(problem, threads=args.threads, progress=not args.quiet, parts=store.parts)
+            result.metadata["settings"][problem.label]["seconds"] = time.perf_counter() - begun
             results.append(result)
         result = Result.concat(results)
         figures: list[Path] = []
@@ -703,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
     ``MLCB_TRACEBACK=1`` shows the traceback of every error.
     """
     args = _parser().parse_args(argv)
-    from mlcb.errors import ExpertError, Fault, os_fault
+    from mlcb.errors import ExpertError, Fault, load_fault, os_fault
 
     command = {
         "run": _run,
@@ -728,6 +640,9 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"error: {str(error).strip() or type(error).__name__}", error)
         return 2
     except ImportError as error:  # an optional package the input needs: say what to install
+        if load_fault(error) is not None:  # a library that the memory limit left no room for
+            _say(f"error: {load_fault(error)}", error)
+            return 1
         if "pip install" not in str(error):
             return _bug(error)
         _say(f"error: {str(error).strip()}", error)
@@ -743,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 130
     except OSError as error:
-        fault = os_fault(error)
+        fault = os_fault(error) or load_fault(error)
         if fault is None:
             return _bug(error)
         _say(f"error: {fault}; {KEPT}", error)

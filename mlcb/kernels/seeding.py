@@ -40,13 +40,21 @@ def check_seed(seed: object) -> int:
     return int(seed)
 
 
-def reset_request(seed: int | None, options: dict | None) -> tuple[int, int]:
-    """The ``(seed, replication)`` that a Gymnasium ``reset(seed=..., options=...)`` asks for.
+def reset_request(seed: int | None, options: dict | None) -> tuple[int, int, int]:
+    """The ``(seed, replication, horizon)`` that a Gymnasium ``reset(seed=..., options=...)``
+    asks for: the arguments of the environment's ``build``.
 
     ``seed`` ``None`` is seed 0; ``options["replication"]`` (default 0) selects the replication,
-    so that an environment stepped by hand replays the engine's replication of that index.
+    so that an environment stepped by hand replays the engine's replication of that index;
+    ``options["horizon"]`` (default 1) the rounds of the run it stands for, read only by
+    environments whose stream depends on it (the warm start's rows of a data set read once).
     """
-    return check_seed(0 if seed is None else seed), int((options or {}).get("replication", 0))
+    options = options or {}
+    return (
+        check_seed(0 if seed is None else seed),
+        int(options.get("replication", 0)),
+        int(options.get("horizon", 1)),
+    )
 
 
 def stream_keys(seed: int, replication: int, n_experts: int, identities=None) -> StreamKeys:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from mlcb import engine
 from mlcb.paper import measure as m
 from mlcb.paper.section import AUTHORS_CODE, FIGURES, NOT_PUBLISHED, Row, Section, Table, save_figure
 
@@ -59,13 +60,15 @@ def links(result, calibration: str, seed: int) -> list[dict[str, Any]]:
     from mlcb import presets
 
     config = presets.get("glm").config(1, calibration)
-    env, experts = config.make_env(), config.experts
+    env: Any = engine.build(config).env
+    experts = config.experts
+    horizon = int(result.curves["round"].max())
     gaps = []
     for replication in sorted(result.replications["replication"].unique()):
-        params, _ = env.build(seed, int(replication))
+        params, _ = env.build(seed, int(replication), horizon)
         best = np.array([env.optimal_loss_of(params, e.link, e.radius) for e in experts])
         gaps.append(best - best.min())
-    n = max(1, int(result.curves["round"].max()) // len(experts))
+    n = max(1, horizon // len(experts))
     delta_prime = config.delta / (2 * len(experts))
     shares = {
         f"{policy} {column}": _per_expert(result, f"{policy} M=1", column)

@@ -498,8 +498,7 @@ def run(
     out = Path(out)
     common: dict[str, Any] = {"seed": seed, "threads": threads}
     ctg_h, war_h = sizes["ctg_horizon"], sizes["warfarin_horizon"]
-    ctg_common = {**common, "replications": sizes["ctg_replications"], "horizon": ctg_h,
-                  "env_params": {"horizon": ctg_h}}  # fmt: skip
+    ctg_common = {**common, "replications": sizes["ctg_replications"], "horizon": ctg_h}
     ctg = mlcb.compare("ctg", **ctg_common)
     leaking = mlcb.compare("ctg-35", **ctg_common)
     variants = {
@@ -527,8 +526,7 @@ def run(
             "stand-in needs scikit-learn (pip install scikit-learn)."
         )
     else:
-        preset, env_params = ("warfarin-like", {"horizon": war_h}) if stand_in else (
-            "warfarin", {"horizon": war_h, "dataset": table})  # fmt: skip
+        preset, env_params = ("warfarin-like", {}) if stand_in else ("warfarin", {"dataset": table})
         title = "Warfarin stand-in (digits)" if stand_in else "Warfarin (IWPC)"
         note = STAND_IN_NOTE if stand_in else "your copy of the IWPC subject file, 93 covariates"
         war_common = {**common, "horizon": war_h, "env_params": env_params}

@@ -285,7 +285,7 @@ class MLCB(BasePolicy):
         Examples
         --------
         >>> import numpy as np
-        >>> from mlcb.engine.compiled_loop import new_stats
+        >>> from mlcb.kernels.stats import new_stats
         >>> policy = MLCB()
         >>> params, state = policy.build(2, 1, 0.1, 100, np.zeros(2))
         >>> policy.upper_bounds(params, state, new_stats(2)).tolist()

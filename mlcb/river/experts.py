@@ -50,7 +50,7 @@ Examples
 >>> from mlcb.river.experts import RiverExpert
 >>> pool = [RiverExpert(preprocessing.StandardScaler() | linear_model.LogisticRegression(optim.SGD(lr)))
 ...         for lr in (0.01, 0.1)] + [RiverExpert(naive_bayes.GaussianNB())]
->>> result = mlcb.simulate(env="mlcb/RealData-v0", env_params={"dataset": "phishing", "horizon": 300},
+>>> result = mlcb.simulate(env="mlcb/RealData-v0", env_params={"dataset": "phishing"},
 ...                        experts=pool, budget=1, horizon=300, replications=2, seed=0)
 >>> result.metadata["settings"]["mlcb M=1"]["engine"]
 'python'
@@ -322,30 +322,6 @@ class _Adapter:
         loss = self._score(data)
         self._scored = (data, loss)
         return loss
-
-    def states_optimal_loss(self, env: Any) -> bool:
-        """Whether :meth:`optimal_loss` has a value on ``env``: where the environment states a
-        reference for a model (``reference_loss``, the real-data streams). Elsewhere the engine's
-        default applies (the best expert in hindsight, :func:`mlcb.learners.hindsight_losses`)."""
-        return callable(getattr(env, "reference_loss", None))
-
-    def optimal_loss(self, env: Any, env_params: Any) -> float:
-        """The environment's reference for this model (on real data: its mean loss when trained on
-        every round, :meth:`envs.real_data.RealDataEnv.reference_loss`); elsewhere the
-        environment's lower bound, which :meth:`states_optimal_loss` tells the engine not to use."""
-        reference = getattr(env, "reference_loss", None)
-        if callable(reference):
-            return float(reference(self, env_params))
-        return float(env.optimal_loss(env_params, 0))
-
-    def reference_key(self) -> str:
-        """What identifies this expert's reference: the model's ``repr`` and the loss (computed
-        once per adapter: a river ``repr`` walks every parameter, and every replication asks)."""
-        key = self.__dict__.get("_reference_key")
-        if key is None:
-            key = f"{type(self).__name__}({self.model!r}, loss={self.loss!r}, scale={self.scale!r})"
-            self._reference_key = key
-        return key
 
     def __repr__(self) -> str:
         return (

@@ -453,8 +453,9 @@ class _Recorded:
             int(validation.integer("horizon", config["horizon"], maximum=10**10)),
             int(validation.integer("checkpoints", config["checkpoints"], maximum=10**5)),
             len(config["experts"]),
+            str(data["label"]),
         )
-        return Setting(str(data["label"]), dict(data.get("values") or {}), recorded)
+        return Setting(dict(data.get("values") or {}), recorded)
 
 
 @dataclass(frozen=True)
@@ -463,6 +464,7 @@ class _RecordedConfig:
     horizon: int
     checkpoints: int
     n_experts: int
+    label: str
 
     def key(self) -> str:
         return self.recorded_key

@@ -68,17 +68,19 @@ def run_task(task: dict) -> dict:
     ``label``, ``first``, ``stop``); returns the three tidy frames and the setting's description
     (plain JSON). Raises when the worker builds a different setting than the client validated."""
     from mlcb.engine.collect import collect_result
+    from mlcb.engine.problem import build
     from mlcb.engine.runner import run
 
     started = time.perf_counter()
-    config = build_config(task["preset"], task["values"], task["replications"])
+    config = build_config(task["preset"], task["values"], task["replications"], task["label"])
     if config.key() != task["key"]:
         raise InputError(
             f"{task['label']}: this worker builds a different setting (key {config.key()} instead of "
             f"{task['key']}); run the same mlcb version on the workers as on the client"
         )
-    done = run(config, wanted=range(task["first"], task["stop"]), threads=task.get("threads", 1))
-    problem, engine, grid, replications = done.problem, done.engine, done.checkpoints, done.replications
+    problem = build(config)
+    done = run(problem, wanted=range(task["first"], task["stop"]), threads=task.get("threads", 1))
+    engine, replications = done.engine, done.replications
     if task["key"] not in _EXPONENTS:  # once per setting and process
         while len(_EXPONENTS) >= 64:
             _EXPONENTS.pop(next(iter(_EXPONENTS)))
@@ -93,13 +95,8 @@ def run_task(task: dict) -> dict:
         "horizon": config.horizon,
         "grid": task["values"],
     }
-    result = collect_result(config, replications, grid, extra)
-    label = task["label"]
-    frames = {}
-    for name in FRAMES:
-        frame = getattr(result, name)
-        frame["setting"] = label
-        frames[name] = frame
+    result = collect_result(problem, replications, extra)
+    frames = {name: getattr(result, name) for name in FRAMES}
     (meta,) = result.metadata["settings"].values()
     meta["seconds"] = time.perf_counter() - started
     meta = json.loads(json.dumps(meta, default=str))

@@ -1,6 +1,6 @@
 """Conformance of environments (:class:`mlcb.contracts.Environment`): :func:`check_env`.
 
-An environment is checked as the engines use it: ``n_experts``, ``build(seed, replication)``,
+An environment is checked as the engines use it: ``n_experts``, ``build(seed, replication, horizon)``,
 ``optimal_loss`` and ``round_data`` after the compiled ``begin_round`` (run through a small
 compiled probe, :func:`_begin`), an optional ``round_data_block``, then Gymnasium's own checker.
 :class:`_Stream` plays one replication's round data to the expert checks.
@@ -49,12 +49,17 @@ def _begin(who: str, params: Any, state: Any, t: int) -> None:
     )
 
 
+#: The horizon of the runs the expert checks stand for (what ``build`` is given).
+PROBE_HORIZON = 100
+
+
 class _Stream:
-    """Round data ``xi_0, xi_1, ...`` of one replication as expert ``k`` sees it."""
+    """Round data ``xi_0, xi_1, ...`` of one replication of a run of :data:`PROBE_HORIZON` rounds as
+    expert ``k`` sees it."""
 
     def __init__(self, who: str, env: Any, seed: int, k: int = 0) -> None:
         self.who, self.env, self.k = who, env, k
-        self.params, self.state = env.build(seed, 0)
+        self.params, self.state = env.build(seed, 0, PROBE_HORIZON)
         self.t = -1
 
     def next(self) -> Any:
@@ -125,7 +130,7 @@ def check_env(
     Checks, in order:
 
     - ``n_experts`` is present: an integer ``>= 1`` or ``None``;
-    - ``build(seed, replication)`` returns a pair of ``NamedTuple``\\ s of arrays and scalars,
+    - ``build(seed, replication, rounds)`` returns a pair of ``NamedTuple``\\ s of arrays and scalars,
       the same for the same ``(seed, replication)``, with fresh state arrays on every call, and
       not the same for two replications when it depends on the seed (each replication must
       face its own draw);
@@ -181,22 +186,22 @@ def check_env(
 
     # build
     first, second = _check_build(
-        lambda: env.build(seed, 0),
+        lambda: env.build(seed, 0, rounds),
         f"{who}.build",
-        f"build({seed}, 0)",
-        f"{who}.build({seed}, 0)",
+        f"build({seed}, 0, {rounds})",
+        f"{who}.build({seed}, 0, {rounds})",
         "return (params, state) NamedTuples of NumPy arrays and scalars",
         repeatable="between two calls with the same (seed, replication); draw everything from the "
         "streams of mlcb.kernels.seeding (instance_rng, stream_keys) keyed by (seed, replication), "
         "never from global or unseeded generators",
     )
-    if _build_difference(first, env.build(seed, 1)) is None:
-        if _build_difference(first, env.build(seed + 1, 0)) is not None:
+    if _build_difference(first, env.build(seed, 1, rounds)) is None:
+        if _build_difference(first, env.build(seed + 1, 0, rounds)) is not None:
             _fail(
                 f"{who}.build",
-                f"build({seed}, 0) and build({seed}, 1) are equal although build depends on the seed: "
-                "every replication would face the same draw; key the instance and the streams by "
-                "(seed, replication)",
+                f"build({seed}, 0, {rounds}) and build({seed}, 1, {rounds}) are equal although build "
+                "depends on the seed: every replication would face the same draw; key the instance and "
+                "the streams by (seed, replication)",
             )
 
     # optimal_loss
@@ -240,7 +245,7 @@ def _check_round_data_block(who: str, env: Any, seed: int, rounds: int) -> None:
             "is offered but the environment does not declare round_data_shared = True (or it is not a "
             "method); the Python engine uses it only for round data shared by every expert",
         )
-    pairs = [env.build(seed, 0), env.build(seed, 1)]
+    pairs = [env.build(seed, 0, rounds), env.build(seed, 1, rounds)]
     for t in range(rounds + 1):
         for params, state in pairs:
             _begin(who, params, state, t)

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from mlcb import validation
-from mlcb.engine import compiled_loop
+from mlcb.config import checkpoint_grid
 from mlcb.kernels import end_round, observe, select
 from mlcb.kernels.jit import JIT_DISABLED, kernel, uncached
+from mlcb.kernels.stats import new_stats
 from mlcb.testing._common import (
     _UNCACHED,
     DELTA,
@@ -257,7 +258,7 @@ def check_policy(
 
 def _probe_policy(who, policy, n_experts, budget, size, horizon, losses, rates, key, warm):
     params, state = policy.build(n_experts, budget, DELTA, horizon, np.linspace(0.2, 0.8, n_experts))
-    stats = compiled_loop.new_stats(n_experts)
+    stats = new_stats(n_experts)
     guard = n_experts + size + 8
     buffer = np.full(guard, _UNSET, dtype=np.int64)
     width_buffer = np.full(guard, _UNSET_WIDTH)
@@ -360,7 +361,7 @@ def _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizo
     import agents
     from mlcb import engine
     from mlcb.config import SimulationConfig
-    from mlcb.engine import Problem, python_loop
+    from mlcb.engine import python_loop
 
     config = SimulationConfig(
         env="mlcb/Trap-v0",
@@ -373,8 +374,8 @@ def _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizo
         replications=2,
         seed=seed,
     )
-    problem = dataclasses.replace(Problem.from_config(config), policy=policy)
-    grid = engine.checkpoint_grid(horizon, 20)
+    problem = dataclasses.replace(engine.build(config), policy=policy)
+    grid = checkpoint_grid(horizon, 20)
     runs = {}
     for label, run in (
         ("the compiled engine", engine.run_replications),
