@@ -66,8 +66,8 @@ EXPERIMENTS = {
 OPTIONAL = {"river": "river", "sklearn": "scikit-learn", "torch": "torch"}
 
 #: The version of a saved section's JSON (a section saved by another version is recomputed; 2: rows
-#: carry a verdict).
-FORMAT = 2
+#: carry a verdict; 3: one verdict per claim, rows carry their claim, condition, margin and reason).
+FORMAT = 3
 
 
 def _check_names(only: Any) -> list[str]:
