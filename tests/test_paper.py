@@ -189,7 +189,9 @@ def test_the_page_counts_the_verdicts_one_per_claim_and_says_what_many_tests_do(
     assert "Holm's rule at a family-wise error rate of 5%" in text
     for section in sections:  # per section, in the list of contents, and its sentence at the top
         assert f"{section.title}</a>: {summary([section])}</li>" in text
-        assert f"<li>{section.summary}</li>" in text.split("<strong>Verdicts:</strong>")[0]
+        assert f"<li>{section.headline}</li>" in text.split("<strong>Verdicts:</strong>")[0]
+        assert f"<strong>In short:</strong> {section.headline}</p>" in text
+        assert f"Claim by claim: {section.summary}</p>" in text
     assert "How a verdict is decided" in text
 
 

@@ -221,10 +221,11 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
             f'<section id="{html.escape(key)}"><h2>{html.escape(section.title)}</h2>'
             f'<p class="meta">section {html.escape(key)}{took}</p>'
             + (
-                f'<p class="summary"><strong>In short:</strong> {_text(section.summary)}</p>'
-                if section.summary
+                f'<p class="summary"><strong>In short:</strong> {_text(section.headline)}</p>'
+                if section.headline
                 else ""
             )
+            + (f'<p class="claims">Claim by claim: {_text(section.summary)}</p>' if section.summary else "")
             + _claims(section.claims)
             + f"<p>{_text(section.text)}</p>"
             + "".join(_figure(f) for f in section.figures)
@@ -234,7 +235,7 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
     everything = [section for section, _ in sections.values()]
     rules = "".join(f"<li>{html.escape(rule)}</li>" for rule in RULES)
     overall = summary(everything)
-    quotable = "".join(f"<li>{_text(s.summary)}</li>" for s in everything if s.summary)
+    quotable = "".join(f"<li>{_text(s.headline)}</li>" for s in everything if s.headline)
     revision = git_revision() or "unknown"
     meta = (
         f"mlcb {__version__}, revision {html.escape(revision)}, size {html.escape(size)}, seed {seed}, "

@@ -117,8 +117,9 @@ class Table:
 @dataclass(frozen=True)
 class Section:
     """One experiment of the paper as reproduced: prose, figures (PNG files), the paper's claims
-    with their verdicts, the tables of the tests and numbers behind them, and ``summary``: the
-    section's verdicts in a sentence a reader can quote (built from them)."""
+    with their verdicts, the tables of the tests and numbers behind them, ``headline``: the
+    section's verdicts in one sentence a reader can quote, and ``summary``: each claim's verdict
+    and where it holds (both built from the verdicts)."""
 
     key: str
     title: str
@@ -127,6 +128,7 @@ class Section:
     tables: tuple[Table, ...] = field(default_factory=tuple)
     claims: tuple[Claim, ...] = field(default_factory=tuple)
     summary: str = ""
+    headline: str = ""
 
     def to_json(self, root: Path) -> dict[str, Any]:
         """Plain data: figure paths relative to ``root``, numbers as JSON numbers (``nan`` as null)."""
@@ -139,6 +141,7 @@ class Section:
             "title": self.title,
             "text": self.text,
             "summary": self.summary,
+            "headline": self.headline,
             "figures": [Path(f).resolve().relative_to(root.resolve()).as_posix() for f in self.figures],
             "claims": [dataclasses.asdict(c) for c in self.claims],
             "tables": [
@@ -187,6 +190,7 @@ class Section:
                 tables,
                 claims,
                 str(data["summary"]),
+                str(data["headline"]),
             )
         except (KeyError, TypeError) as error:
             raise InputError(f"not a saved section: {type(error).__name__}: {error}") from None

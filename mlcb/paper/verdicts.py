@@ -205,7 +205,7 @@ def _claim(spec: Spec, rows: Sequence[Row]) -> Claim:
     reasons = []
     if kinds[FAILS]:  # the most decisive miss speaks for the claim; each row gives its own
         strongest = max(kinds[FAILS], key=lambda row: row.z)
-        reasons.append(f"at {conditions([strongest])}: {strongest.reason}")
+        reasons.append(f"{strongest.reason} [at {conditions([strongest])}]")
         if len({row.reason for row in kinds[FAILS]}) > 1:
             reasons.append("the rows give the numbers at the other conditions where it does not hold")
     if kinds[NOT_SHOWN]:
@@ -279,7 +279,8 @@ def finish(
             raise InputError(f"{key}: the claim {spec.key!r} has no test")
         claims.append(_claim(spec, mine))
     line = summary(name or title, size, specs, tests, groups or {})
-    return Section(key, title, text, tuple(figures), tuple(done), tuple(claims), line)
+    lead = headline(name or title, size, specs, tests, groups or {})
+    return Section(key, title, text, tuple(figures), tuple(done), tuple(claims), line, lead)
 
 
 _VERBS = {
@@ -362,5 +363,85 @@ def summary(name: str, size: str, specs: Sequence[Spec], tests: Sequence[Row], g
         mine = [r for r in tests if r.condition.split("; ")[0] == group]
         if mine:
             clauses.append(f"with {label}, {_group_sentence(specs, mine, group)}")
+    first, *rest = clauses or [""]
+    return f"{where}: {first}." + "".join(f" {c[0].upper()}{c[1:]}." for c in rest)
+
+
+def _numbers(held: int, total: int) -> str:
+    if held == total:
+        return "every published number is reproduced" if total > 1 else "the published number is reproduced"
+    if held == 0:
+        return "no published number is reproduced" if total > 1 else "the published number is not reproduced"
+    return f"{held} of {total} published numbers are reproduced"
+
+
+def _claims(verdicts: list[str]) -> str:
+    total, held = len(verdicts), verdicts.count(HOLDS)
+    if held == total:
+        return "every claim holds" if total > 1 else "the claim holds"
+    others = [
+        f"{count} {words}"
+        for verdict, words in ((HOLDS_IN_PART, "in part"), (FAILS, "not at all"), (NOT_SHOWN, "not shown"))
+        if (count := verdicts.count(verdict))
+    ]
+    return f"{held} of {total} claims hold everywhere tested ({', '.join(others)})"
+
+
+def _headline_clause(specs: Sequence[Spec], tests: Sequence[Row]) -> str:
+    """One group's verdicts in a clause: published numbers reproduced, and the paper's claims:
+    all, or the budgets at which every test holds (where some budgets hold and others do not)."""
+    parts = []
+    mine = {spec.key: [r for r in tests if r.claim == spec.key] for spec in specs}
+    paper = [s for s in specs if s.source == "paper" and mine[s.key]]
+    numbers = [s for s in paper if s.kind == "number"]
+    if numbers:
+        parts.append(_numbers(sum(claim_verdict(mine[s.key]) == HOLDS for s in numbers), len(numbers)))
+    claims = [s for s in paper if s.kind == "claim"]
+    if claims:
+        verdicts = [claim_verdict(mine[s.key]) for s in claims]
+        budgeted = [r for s in claims for r in mine[s.key] if (_budget(r) or "").isdigit()]
+        budgets = list(dict.fromkeys(str(_budget(r)) for r in budgeted))
+        good = [b for b in budgets if all(r.verdict == HOLDS for r in budgeted if _budget(r) == b)]
+        bad = [b for b in budgets if b not in good]
+        if verdicts.count(HOLDS) < len(claims) and good and bad:
+            at, missed = ", ".join(good), ", ".join(bad)
+            parts.append(
+                f"the claims hold at M = {at}, not all at M = {missed}"
+                if len(claims) > 1
+                else f"the claim holds at M = {at}, not at M = {missed}"
+            )
+        else:
+            parts.append(_claims(verdicts))
+    for spec in specs:
+        if spec.source != "paper" and mine[spec.key]:
+            verdict = claim_verdict(mine[spec.key])
+            verb = _VERBS[spec.kind][verdict][0] if verdict in _VERBS[spec.kind] else "holds in part"
+            parts.append(f"{spec.label} {verb}")
+    return "; ".join(parts)
+
+
+def headline(
+    name: str, size: str, specs: Sequence[Spec], tests: Sequence[Row], groups: dict[str, str]
+) -> str:
+    """The verdicts of a section in one sentence to quote: for every group (as in
+    :func:`summary`), how many published numbers are reproduced and whether the paper's claims
+    hold, at every budget or at which.
+
+    Examples
+    --------
+    >>> rows = [Row("a", "c", 1.0, verdict=v, claim="k", condition=f"authors; M = {m}")
+    ...         for m, v in ((1, "not shown"), (2, "holds"))]
+    >>> specs = [Spec("k", "A below B", "A below B")]
+    >>> headline("The trap", "T = 10", specs, rows, {"authors": "its constants"})
+    'The trap (T = 10): with its constants, the claim holds at M = 2, not at M = 1.'
+    """
+    where = f"{name} ({size})" if size else name
+    if not groups:
+        return f"{where}: {_headline_clause(specs, tests)}."
+    clauses = []
+    for group, label in groups.items():
+        mine = [r for r in tests if r.condition.split("; ")[0] == group]
+        if mine:
+            clauses.append(f"with {label}, {_headline_clause(specs, mine)}")
     first, *rest = clauses or [""]
     return f"{where}: {first}." + "".join(f" {c[0].upper()}{c[1:]}." for c in rest)
