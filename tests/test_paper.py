@@ -524,3 +524,49 @@ def test_the_figures_say_what_their_band_is(tmp_path):
     for (x, low), high in zip(curves.quantile(0.05).items(), curves.quantile(0.95).to_numpy()):
         at = np.isclose(vertices[:, 0], x)
         assert np.isclose(vertices[at, 1], low).any() and np.isclose(vertices[at, 1], high).any()
+
+
+def _claim_rows(block: str) -> list[list[str]]:
+    """The claim rows of a verdicts block (mlcb.paper.page.markdown): their cells."""
+    return [
+        [cell.strip() for cell in line.strip("|").split(" | ")]
+        for line in block.splitlines()
+        if line.startswith("| ") and not line.startswith("| section |")
+    ]
+
+
+def test_the_docs_quote_the_verdicts_of_the_paper_size_page(page):
+    """docs/paper.md quotes the block that `mlcb paper --full` writes to OUT/verdicts.md: the same
+    claims, in the page's order, each with a claim verdict, and a headline per section; it states
+    the page's rules and times as the code does."""
+    from pathlib import Path
+
+    from mlcb.paper.page import MARKDOWN_BEGIN, MARKDOWN_END
+    from mlcb.paper.section import CLAIM_VERDICTS
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "paper.md").read_text(encoding="utf-8")
+    assert docs.count(MARKDOWN_BEGIN) == docs.count(MARKDOWN_END) == 1
+    block = docs.split(MARKDOWN_BEGIN)[1].split(MARKDOWN_END)[0]
+    assert block.splitlines()[1] == "Size paper, seed 0."
+    quoted = _claim_rows(block)
+    _, out = page
+    written = (out / "verdicts.md").read_text(encoding="utf-8")
+    assert written.startswith(MARKDOWN_BEGIN) and written.rstrip().endswith(MARKDOWN_END)
+    mine = _claim_rows(written)
+    expected = [row[:2] for row in quoted if row[0] in RUNNABLE]
+    if importlib.util.find_spec("sklearn") is None:  # no stand-in: (b) and (c) are left out
+        from mlcb.paper import real_data
+
+        left_out = {spec.text for spec in real_data.CLAIMS if spec.key in real_data.STAND_IN_CLAIMS}
+        expected = [row for row in expected if row[1] not in left_out]
+    assert expected == [row[:2] for row in mine]
+    assert {row[0] for row in quoted} == set(paper.EXPERIMENTS)
+    assert all(len(row) == 6 and row[2] in CLAIM_VERDICTS for row in quoted)
+    for name in (
+        "The trap (T = 250,000, 100 runs)",
+        "The GLM stream (T = 2,500, 30 runs)",
+        "The lower bound",
+    ):
+        assert f"* {name}" in block
+    assert paper.DURATIONS["quick"] in docs and paper.DURATIONS["paper"] in docs
+    assert "Holm's rule" in docs and "family-wise error rate of 5 %" in docs

@@ -67,9 +67,10 @@ EXPERIMENTS = {
     "lower-bound": "mlcb.paper.lower_bound",
 }
 
-#: How long ``mlcb paper`` takes at each size on two cores, all sections (measured: the quick size
-#: in 3 min 40 s on two cores shared with other work, each section 2.5 to 3.5 min of it).
-DURATIONS = {"quick": "about four minutes", "paper": "about PAPER_TIME"}
+#: How long ``mlcb paper`` takes at each size on two cores, every section, without a Warfarin
+#: file (measured on two cores shared with other work: the quick size in 3 min 40 s, the paper's
+#: in 17 min).
+DURATIONS = {"quick": "about four minutes", "paper": "under 20 minutes"}
 
 #: Optional packages a section may list in its module's ``REQUIRES``, by their distribution names.
 OPTIONAL = {"river": "river", "sklearn": "scikit-learn", "torch": "torch"}

@@ -102,6 +102,12 @@ def _most(table: list[dict[str, Any]], key: str) -> dict[str, Any]:
     return max(table, key=lambda link: link[key][0])
 
 
+def _span(values: list[float], digits: str = ".3g") -> str:
+    """``"a to b"``, or ``"a for every link"`` when they are equal."""
+    low, high = min(values), max(values)
+    return f"{low:{digits}} for every link" if low == high else f"{low:{digits}} to {high:{digits}}"
+
+
 def _name(link: dict[str, Any]) -> str:
     return f"link {link['expert']} ({link['link']})"
 
@@ -115,7 +121,7 @@ def _why(table: list[dict[str, Any]], calibration: str, budget: int) -> str:
     trained, deployed, target = _most(table, train), _most(table, deploy), table[TARGET]
     rate = "the common rate's" if calibration == "authors" else "the valid rates'"
     return (
-        f"{rate} terms U_k(n)/n at n = {table[0]['n']} are {min(rates):.3g} to {max(rates):.3g}, "
+        f"{rate} terms U_k(n)/n at n = {table[0]['n']} are {_span(rates)}, "
         f"against gaps of {min(gaps):.4f} to {max(gaps):.4f} between the links' best losses; at "
         f"M = {budget} M-LCB trains {_name(trained)} most ({trained[train][0]:.0%} of its training, "
         f"link {TARGET} {target[train][0]:.1%}) and deploys {_name(deployed)} most "
@@ -194,7 +200,7 @@ def _links_table(table: list[dict[str, Any]], calibration: str) -> Table:
         tuple(rows),
         note=f"M-LCB trains the M experts with the smallest LCB_k = L_k - U_k(n_k)/n_k. The gaps between "
         f"the links' best losses are {min(gaps):.4f} to {max(gaps):.4f}; the rate terms U_k(n)/n are "
-        f"{min(rates):.3g} to {max(rates):.3g}. M-LCB trains {_name(order[0])} most "
+        f"{_span(rates)}. M-LCB trains {_name(order[0])} most "
         f"({order[0]['mlcb trained M=1'][0]:.0%}), then {_name(order[1])} "
         f"({order[1]['mlcb trained M=1'][0]:.0%}); link {TARGET} gets "
         f"{table[TARGET]['mlcb trained M=1'][0]:.1%} (a uniform split: {1 / len(table):.0%}).",

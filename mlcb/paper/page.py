@@ -258,11 +258,57 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
     )
 
 
+#: The markers between which docs/paper.md holds :func:`markdown`'s text of the paper-size page.
+MARKDOWN_BEGIN, MARKDOWN_END = "<!-- verdicts: begin -->", "<!-- verdicts: end -->"
+
+
+def markdown(sections: list[Section], size: str, seed: int) -> str:
+    """The verdicts of ``sections`` as Markdown: the headlines, then one row per claim with its
+    verdict and conditions (docs/paper.md quotes it for the paper's size; tests hold the two
+    together).
+
+    Examples
+    --------
+    >>> from mlcb.paper.section import Claim
+    >>> claims = (Claim("c", "A below B", "A below B", "holds", holds="M = 1"),)
+    >>> print(markdown([Section("k", "K", "", (), (), claims, "", "K: the claim holds.")], "quick", 0))
+    <!-- verdicts: begin -->
+    Size quick, seed 0.
+    <BLANKLINE>
+    * K: the claim holds.
+    <BLANKLINE>
+    | section | claim | verdict | holds at | does not hold at | not shown at |
+    |---|---|---|---|---|---|
+    | k | A below B | holds | M = 1 |  |  |
+    <!-- verdicts: end -->
+    """
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = [MARKDOWN_BEGIN, f"Size {size}, seed {seed}.", ""]
+    lines += [f"* {section.headline}" for section in sections if section.headline]
+    lines += [
+        "",
+        "| section | claim | verdict | holds at | does not hold at | not shown at |",
+        "|---|---|---|---|---|---|",
+    ]
+    for section in sections:
+        for c in section.claims:
+            text = c.text + (" (the authors' slides)" if c.source == "slides" else "")  # as on the page
+            fields = (section.key, text, c.verdict, c.holds, c.fails, c.unshown)
+            lines.append("| " + " | ".join(cell(f) for f in fields) + " |")
+    return "\n".join([*lines, MARKDOWN_END])
+
+
 def write(root: Path, sections: dict[str, tuple[Section, float]], size: str, seed: int) -> Path:
-    """Write ``root/index.html`` (atomically) and return its path."""
+    """Write ``root/index.html`` and ``root/verdicts.md`` (:func:`markdown`), atomically; return
+    the page's path."""
     from mlcb.storage.store import write_file
 
     path = root / "index.html"
     text = render(sections, size, seed).encode()
     write_file(path, lambda handle: handle.write(text))
+    verdicts = (markdown([section for section, _ in sections.values()], size, seed) + "\n").encode()
+    write_file(root / "verdicts.md", lambda handle: handle.write(verdicts))
     return path

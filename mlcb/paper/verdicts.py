@@ -47,6 +47,8 @@ from mlcb.validation import InputError
 
 #: The family-wise error rate of a section's verdicts under Holm's rule.
 ALPHA = 0.05
+#: How the reason of a test within the noise begins.
+NOISE = "within the noise"
 #: The chance that one test at two standard errors comes out on the wrong side of its boundary
 #: when its quantity lies on it (one-sided normal tail beyond 2).
 CHANCE_AT_TWO = 1.0 - NormalDist().cdf(2.0)
@@ -129,7 +131,7 @@ def _noise_reason(row: Row, needed: float) -> str:
     """Why a test within the noise is not shown: its margin and how many times the replications
     would decide it (if the mean stayed where it is)."""
     if not math.isfinite(row.z):
-        return "no standard error (too few replications)"
+        return f"{NOISE}: no standard error (too few replications)"
     target = max(needed, 2.0)
     times = (target / row.z) ** 2 if row.z > 0.05 else math.inf
     more = (
@@ -137,7 +139,7 @@ def _noise_reason(row: Row, needed: float) -> str:
         if times < 100
         else "more than 100 times the replications"
     )
-    return f"within the noise: {row.z:.1f} s.e. from the boundary; {target:.1f} s.e. would take {more}"
+    return f"{NOISE}: {row.z:.1f} s.e. from the boundary; {target:.1f} s.e. would take {more}"
 
 
 def conditions(rows: Iterable[Row], drop: str = "") -> str:
@@ -203,11 +205,13 @@ def claim_verdict(rows: Sequence[Row]) -> str:
 def _claim(spec: Spec, rows: Sequence[Row]) -> Claim:
     kinds = {v: [r for r in rows if r.verdict == v] for v in (HOLDS, FAILS, NOT_SHOWN)}
     reasons = []
-    if kinds[FAILS]:  # the most decisive miss speaks for the claim; each row gives its own
-        strongest = max(kinds[FAILS], key=lambda row: row.z)
-        reasons.append(f"{strongest.reason} [at {conditions([strongest])}]")
-        if len({row.reason for row in kinds[FAILS]}) > 1:
-            reasons.append("the rows give the numbers at the other conditions where it does not hold")
+    firsts: dict[str, Row] = {}  # the first miss of each group (calibration, data) speaks for it
+    for row in kinds[FAILS]:
+        firsts.setdefault(row.condition.split("; ")[0], row)
+    for row in firsts.values():
+        reasons.append(f"{row.reason} [at {conditions([row])}]")
+    if len(kinds[FAILS]) > len(firsts):
+        reasons.append("the rows give the numbers at the other conditions where it does not hold")
     if kinds[NOT_SHOWN]:
         reasons.append(f"not decided at {conditions(kinds[NOT_SHOWN])}: the rows give each margin and why")
     return Claim(
@@ -258,7 +262,12 @@ def finish(
     for table in decided:
         rows = []
         for row in table.rows:
-            if row.verdict == NOT_SHOWN and not _holm_note(row) and (math.isfinite(row.z) or not row.reason):
+            if (
+                row.verdict == NOT_SHOWN
+                and not _holm_note(row)
+                and not row.reason.startswith(NOISE)
+                and (math.isfinite(row.z) or not row.reason)
+            ):
                 noise = _noise_reason(row, needed)
                 row = dataclasses.replace(row, reason=f"{noise}; {row.reason}" if row.reason else noise)
             rows.append(row)
@@ -375,21 +384,23 @@ def _numbers(held: int, total: int) -> str:
     return f"{held} of {total} published numbers are reproduced"
 
 
-def _claims(verdicts: list[str]) -> str:
-    total, held = len(verdicts), verdicts.count(HOLDS)
+def _claims(verdicts: dict[str, str]) -> str:
+    """``verdicts`` (label -> verdict) counted, those that do not hold everywhere named."""
+    total, held = len(verdicts), list(verdicts.values()).count(HOLDS)
     if held == total:
         return "every claim holds" if total > 1 else "the claim holds"
     others = [
-        f"{count} {words}"
+        f"{_listed(labels)} {words}"
         for verdict, words in ((HOLDS_IN_PART, "in part"), (FAILS, "not at all"), (NOT_SHOWN, "not shown"))
-        if (count := verdicts.count(verdict))
+        if (labels := [label for label, v in verdicts.items() if v == verdict])
     ]
-    return f"{held} of {total} claims hold everywhere tested ({', '.join(others)})"
+    return f"{held} of {total} claims hold everywhere tested ({'; '.join(others)})"
 
 
-def _headline_clause(specs: Sequence[Spec], tests: Sequence[Row]) -> str:
+def _headline_clause(specs: Sequence[Spec], tests: Sequence[Row], by_budget: bool) -> str:
     """One group's verdicts in a clause: published numbers reproduced, and the paper's claims:
-    all, or the budgets at which every test holds (where some budgets hold and others do not)."""
+    all, or (``by_budget``) the budgets at which every test holds where some budgets hold and
+    others do not, or how many hold and which do not."""
     parts = []
     mine = {spec.key: [r for r in tests if r.claim == spec.key] for spec in specs}
     paper = [s for s in specs if s.source == "paper" and mine[s.key]]
@@ -398,13 +409,13 @@ def _headline_clause(specs: Sequence[Spec], tests: Sequence[Row]) -> str:
         parts.append(_numbers(sum(claim_verdict(mine[s.key]) == HOLDS for s in numbers), len(numbers)))
     claims = [s for s in paper if s.kind == "claim"]
     if claims:
-        verdicts = [claim_verdict(mine[s.key]) for s in claims]
+        verdicts = {s.label: claim_verdict(mine[s.key]) for s in claims}
         budgeted = [r for s in claims for r in mine[s.key] if (_budget(r) or "").isdigit()]
-        budgets = list(dict.fromkeys(str(_budget(r)) for r in budgeted))
-        good = [b for b in budgets if all(r.verdict == HOLDS for r in budgeted if _budget(r) == b)]
+        budgets = sorted({int(str(_budget(r))) for r in budgeted})
+        good = [b for b in budgets if all(r.verdict == HOLDS for r in budgeted if _budget(r) == str(b))]
         bad = [b for b in budgets if b not in good]
-        if verdicts.count(HOLDS) < len(claims) and good and bad:
-            at, missed = ", ".join(good), ", ".join(bad)
+        if by_budget and list(verdicts.values()).count(HOLDS) < len(claims) and good and bad:
+            at, missed = ", ".join(map(str, good)), ", ".join(map(str, bad))
             parts.append(
                 f"the claims hold at M = {at}, not all at M = {missed}"
                 if len(claims) > 1
@@ -437,11 +448,11 @@ def headline(
     """
     where = f"{name} ({size})" if size else name
     if not groups:
-        return f"{where}: {_headline_clause(specs, tests)}."
+        return f"{where}: {_headline_clause(specs, tests, False)}."
     clauses = []
     for group, label in groups.items():
         mine = [r for r in tests if r.condition.split("; ")[0] == group]
         if mine:
-            clauses.append(f"with {label}, {_headline_clause(specs, mine)}")
+            clauses.append(f"with {label}, {_headline_clause(specs, mine, True)}")
     first, *rest = clauses or [""]
     return f"{where}: {first}." + "".join(f" {c[0].upper()}{c[1:]}." for c in rest)
