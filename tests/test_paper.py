@@ -186,7 +186,7 @@ def test_the_page_counts_the_verdicts_one_per_claim_and_says_what_many_tests_do(
     tests = sum(row.verdict in paper.VERDICTS for row in rows)
     assert f"; tests: {tests:,} (holds {sum(r.verdict == 'holds' for r in rows):,}, " in line
     assert f"the page's {tests:,} tests could give about {tests * CHANCE_AT_TWO:.1f} chance verdicts" in text
-    assert "Holm's rule at a family-wise error rate of 5%" in text
+    assert "probability 2.3 %" in text and "Holm's rule at a family-wise error rate of 5 %" in text
     for section in sections:  # per section, in the list of contents, and its sentence at the top
         assert f"{section.title}</a>: {summary([section])}</li>" in text
         assert f"<li>{section.headline}</li>" in text.split("<strong>Verdicts:</strong>")[0]

@@ -170,13 +170,14 @@ def chance(sections: list[Section]) -> str:
     from mlcb.paper.verdicts import ALPHA, CHANCE_AT_TWO
 
     tested = sum(counts(sections)[v] for v in VERDICTS)
+    odds, family = f"{100 * CHANCE_AT_TWO:.1f} %", f"{100 * ALPHA:.0f} %"
     return (
         f"At two standard errors alone, each test whose quantity lies on its boundary comes out on "
-        f"one side by chance with probability {CHANCE_AT_TWO:.1%}: the page's {tested:,} tests could give "
-        f"about {tested * CHANCE_AT_TWO:.1f} chance verdicts. So each section decides its tests "
-        f"together by Holm's rule at a family-wise error rate of {ALPHA:.0%}: the chance that any "
-        "verdict of a section is due to chance alone is at most 5 %; a test past two standard errors "
-        "but short of its Holm margin is not shown, and its reason gives the margin it needed."
+        f"one side by chance with probability {odds}: the page's {tested:,} tests could give about "
+        f"{tested * CHANCE_AT_TWO:.1f} chance verdicts. So each section decides its tests together by "
+        f"Holm's rule at a family-wise error rate of {family}: the chance that any verdict of a "
+        f"section is due to chance alone is at most {family}; a test past two standard errors but "
+        "short of its Holm margin is not shown, and its reason gives the margin it needed."
     )
 
 

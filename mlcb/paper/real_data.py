@@ -680,7 +680,7 @@ def run(
     >>> section = run("quick", Path(tempfile.mkdtemp()), ctg_replications=2, ctg_horizon=50,
     ...               warfarin_replications=2, warfarin_horizon=50, scaling_replications=2)
     >>> [len(t.rows) for t in section.tables]
-    [14, 14, 22, 18, 20, 14, 9]
+    [14, 14, 22, 18, 20, 15, 9]
     """
     import mlcb
 
