@@ -157,11 +157,17 @@ def _trap_experts(rate: str, ucb_c: float) -> Callable[[dict[str, Any]], list]:
     return build
 
 
-def _glm_experts(env_params: dict[str, Any]) -> list:
-    from agents.glm import OnlineGradientDescent
-    from envs.links import LINK_NAMES
+def _glm_experts(rate: str) -> Callable[[dict[str, Any]], list]:
+    """The glm preset's pool: one OGD expert per link, each with ``rate`` ("theory": its valid
+    rate; "authors": the authors' code's common rate 3 D G sqrt(n), D = G = 0.1)."""
 
-    return [OnlineGradientDescent(link=name) for name in LINK_NAMES]
+    def build(env_params: dict[str, Any]) -> list:
+        from agents.glm import OnlineGradientDescent
+        from envs.links import LINK_NAMES
+
+        return [OnlineGradientDescent(link=name, rate=rate) for name in LINK_NAMES]
+
+    return build
 
 
 def _moe_experts(beta: float) -> Callable[[dict[str, Any]], list]:
@@ -242,8 +248,9 @@ PRESETS: dict[str, Preset] = {
         ),
         entry_sets={"practitioners": _practitioners((1, 2, 3), "average")},
         calibrations={
-            "theory": Calibration(_glm_experts),
-            "practical": Calibration(_glm_experts, {"bonus_scale": 0.5}),
+            "theory": Calibration(_glm_experts("theory")),
+            "practical": Calibration(_glm_experts("theory"), {"bonus_scale": 0.5}),
+            "authors": Calibration(_glm_experts("authors")),
         },
     ),
     "late-risers": Preset(

@@ -110,6 +110,31 @@ def test_glm_rates_match_the_compiled_pool():
         np.testing.assert_allclose(rates[k], np.minimum(n, coef * np.sqrt(n) + sampling), rtol=1e-13)
 
 
+def test_glm_authors_rate_is_one_common_rate_in_the_streams_loss_units():
+    """rate="authors": the authors' 3 D G sqrt(n) (D = G = 0.1) on their loss (y_hat - y)^2 / 2,
+    that is 0.06 / B^2 sqrt(n) on the stream's (y_hat - y)^2 / B^2, the same for every link, in the
+    family's rates and in the compiled kernel's, beyond its tables too; a heuristic."""
+    from agents.glm import RATE_KINDS, glm_rate
+
+    env = envs.make("mlcb/GLM-v0")
+    pool = [OnlineGradientDescent(link=link, rate="authors") for link in LINK_NAMES]
+    n = np.array([1, 10, 250, 10_000])
+    coefficient = 0.03 * 2.0 / env.scale**2
+    assert coefficient == pytest.approx(0.00225, rel=0.01)  # B = 5.16 on the default stream
+    rates = GLMS.rates(pool, env, n, 0.005)
+    np.testing.assert_allclose(rates, np.tile(np.minimum(n, coefficient * np.sqrt(n)), (10, 1)), rtol=1e-13)
+    kind = RATE_KINDS.index("authors")
+    assert glm_rate(kind, coefficient, 2.0, 10**8, 0.005) == pytest.approx(2.0 * coefficient * 1e4, rel=1e-13)
+    assert GLMS.heuristic(pool, env) == [True] * 10
+    doubled = OnlineGradientDescent(rate="authors", rate_coef=0.06)
+    assert GLMS.rates([doubled], env, n, 0.005)[0] == pytest.approx(2 * rates[0])
+    assert [e.rate for e in presets.get("glm").config(1, "authors").experts] == ["authors"] * 10
+    with pytest.raises(ValueError, match=r"rate must be one of \('theory', 'authors'\), got 'nope'"):
+        OnlineGradientDescent(rate="nope")
+    with pytest.raises(ValueError, match="rate_coef"):
+        OnlineGradientDescent(rate="authors", rate_coef=0.0)
+
+
 def test_optimal_losses():
     trap = envs.make("mlcb/Trap-v0")
     params, _ = trap.build(0, 0, 100)

@@ -192,7 +192,9 @@ def test_the_paper_page_records_which_warfarin_file_and_recomputes_for_another(t
     assert "your copy of the IWPC subject file (89 patients with a dose, 93 covariates" in saved["text"]
     titles = [t["title"] for t in saved["tables"]]
     assert titles[5].startswith("(b) Warfarin (IWPC)") and "Warfarin (IWPC) stream" in titles[6]
-    assert {"6,604", "6,589"} <= {r["paper"] for r in saved["tables"][5]["rows"]}
+    assert {"6,604", "6,589"} <= {r["paper"].split(" ")[0] for r in saved["tables"][5]["rows"]}
+    gap = next(r for r in saved["tables"][5]["rows"] if r["claim"] == "warfarin-gap")
+    assert gap["verdict"] in ("holds", "does not hold", "not shown") and gap["paper"].startswith("+0.2 %")
     assert str(path) not in json.dumps(saved)  # the page records the file's digest, not where it is
     paper.reproduce("quick", out, only="real-data")  # no file: the stand-in, computed again
     assert len(calls) == 2 and calls[1] is None

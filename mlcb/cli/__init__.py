@@ -170,7 +170,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _paper_parser(commands: Any) -> None:
-    from mlcb.paper import EXPERIMENTS  # names only: the experiments are imported when run
+    from mlcb.paper import DURATIONS, EXPERIMENTS  # names only: the experiments are imported when run
 
     paper = _command(
         commands,
@@ -180,8 +180,9 @@ def _paper_parser(commands: Any) -> None:
         "cardiotocography, shipped, and Warfarin dosing from --warfarin PATH or a stand-in; the lower "
         "bound) and write OUT/index.html: each figure, and each "
         "table with the paper's published number beside the package's estimate and its standard "
-        "error. By default at a quick size (under half an hour on two cores); --full runs the "
-        "paper's sizes. Finished sections are kept under OUT/sections/: an interrupted run resumes.",
+        f"error, and one verdict per claim. By default at a quick size ({DURATIONS['quick']} on two "
+        f"cores); --full runs the paper's sizes ({DURATIONS['paper']} on two cores). Finished sections "
+        "are kept under OUT/sections/: an interrupted run resumes.",
     )
     size = paper.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="the quick size (the default)")
