@@ -21,7 +21,6 @@ import argparse
 import os
 import sys
 import time
-import tomllib
 import traceback
 from pathlib import Path
 from typing import Any
@@ -448,12 +447,11 @@ def _target_configs(args: argparse.Namespace) -> tuple[str, list]:
 
 
 def _toml_env(path: str) -> str:
-    """The ``env`` a TOML setting file names (the default when it names none, or cannot be read:
-    :func:`mlcb.config.load_toml` then says what is wrong)."""
-    try:
-        env = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("env", "mlcb/Trap-v0")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return "mlcb/Trap-v0"
+    """The ``env`` a TOML setting file names (the default when it names none); a file that cannot
+    be read as TOML (a folder, a named pipe, not UTF-8, not TOML) is refused in one line."""
+    from mlcb import validation
+
+    env = validation.read_toml("target", path)[1].get("env", "mlcb/Trap-v0")  # a special file: refused
     return env if isinstance(env, str) else "mlcb/Trap-v0"
 
 
@@ -626,11 +624,11 @@ def _paper(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     """Print a saved run's or sweep's summary table and its metadata (validated when read; every
-    text from the files printed with its control characters escaped, :func:`mlcb.report.printable`)."""
+    text from the files printed with its control characters escaped, :func:`mlcb.validation.printable`)."""
     import json
 
-    from mlcb.report import printable
     from mlcb.sweeps import is_sweep, load_any
+    from mlcb.validation import printable
 
     result = load_any(args.result)
     meta = result.metadata
@@ -684,13 +682,23 @@ TRACEBACK_VARIABLE = "MLCB_TRACEBACK"
 KEPT = "finished replications are kept, the same command resumes from them"
 
 
+#: The longest line an error is shown in, in characters (the rest is counted).
+LONGEST_LINE = 2_000
+
+
 def _say(message: str, error: BaseException | None = None) -> None:
-    """``mlcb: MESSAGE`` on standard error (first line only), after the traceback of ``error``
+    """``mlcb: MESSAGE`` on standard error: its first line, every control character in it escaped
+    (:func:`mlcb.validation.printable`: an escape sequence from a file never acts on the
+    terminal) and at most :data:`LONGEST_LINE` characters of it; after the traceback of ``error``
     when ``MLCB_TRACEBACK`` is set to something other than 0."""
+    from mlcb.validation import printable
+
     if error is not None and os.environ.get(TRACEBACK_VARIABLE, "0") not in ("", "0"):
         traceback.print_exception(error)
-    text = message.strip().splitlines()[0] if message.strip() else "error"
-    print(f"mlcb: {text}", file=sys.stderr)
+    text = message.strip().split("\n")[0] if message.strip() else "error"
+    if len(text) > LONGEST_LINE:
+        text = f"{text[:LONGEST_LINE]}... ({len(text) - LONGEST_LINE:,} more characters)"
+    print(f"mlcb: {printable(text)}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,8 +20,9 @@ PRINTED_COLUMNS = (
 
 def print_summary(result: Any, elapsed: float) -> None:
     """The summary table of ``result`` as the commands print it, with each setting's seconds."""
-    from mlcb.report import number, printable
+    from mlcb.report import number
     from mlcb.storage.results import summary_table
+    from mlcb.validation import printable
 
     summary = result.summary()
     calibration = ", ".join(sorted(printable(c) for c in summary["calibration"].unique()))
