@@ -55,18 +55,22 @@ def _check_name(kind: str, name: Any) -> str:
     return name
 
 
-def register_figure(name: str, entry_point: str, summary: str = "") -> None:
+def register_figure(name: str, entry_point: str, summary: str = "", *, override: bool = False) -> None:
     """Register the figure ``name``: ``entry_point`` (``"module:function"``) draws it from a
     result, ``function(result) -> matplotlib.figure.Figure``; it is saved as ``NAME.png``.
-    Re-registering a name replaces it."""
-    FIGURES.register(_check_name("figure", name), entry_point, summary)
+    A name that is taken is refused unless ``override=True`` (a one-line warning then says which
+    registration holds it: :meth:`mlcb.registry.Registry.register`)."""
+    FIGURES.register(_check_name("figure", name), entry_point, summary, override=override)
 
 
-def register_writer(name: str, entry_point: str, files: Iterable[str], summary: str = "") -> None:
+def register_writer(
+    name: str, entry_point: str, files: Iterable[str], summary: str = "", *, override: bool = False
+) -> None:
     """Register the writer ``name``: ``entry_point`` (``"module:function"``) is called as
     ``function(result, directory)`` and writes exactly ``files`` (plain file names) into
     ``directory``. The names must not be those of a result's own files, of a figure or of the
-    report. Re-registering a name replaces it."""
+    report. A name that is taken is refused unless ``override=True`` (a one-line warning then
+    says which registration holds it), and so are other files for a taken name."""
     _check_name("writer", name)
     names = tuple(files) if not isinstance(files, str) else (files,)
     reserved = set(result_files.NAMES) | {figure_file(f) for f in FIGURES.names()} | {REPORT}
@@ -77,7 +81,12 @@ def register_writer(name: str, entry_point: str, files: Iterable[str], summary: 
             raise InputError(f"writer {name!r}: {file!r} is a file mlcb already writes")
     if not names:
         raise InputError(f"writer {name!r}: files must name at least one file")
-    WRITERS.register(name, entry_point, summary)
+    if name in WRITERS and _WRITER_FILES.get(name) != names and not override:
+        raise InputError(
+            f"writer name {name!r} is taken (by {WRITERS.entry(name).entry_point!r}, writing "
+            f"{', '.join(_WRITER_FILES[name])}); register it under another name, or pass override=True"
+        )
+    WRITERS.register(name, entry_point, summary, override=override)
     _WRITER_FILES[name] = names
 
 
