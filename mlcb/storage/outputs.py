@@ -33,7 +33,7 @@ from typing import Any
 
 from mlcb.registry import Registry
 from mlcb.storage import result_files
-from mlcb.validation import InputError
+from mlcb.validation import InputError, printable
 
 #: Figures by name: ``draw(result) -> Figure``, saved as ``NAME.png``.
 FIGURES = Registry("figure")
@@ -129,8 +129,106 @@ def check_writers(names: Iterable[str]) -> list[str]:
 
 
 def draw(result: Any, name: str) -> Any:
-    """The Figure of the registered figure ``name`` for ``result``."""
-    return FIGURES.entry(name).load()(result)
+    """The Figure of the registered figure ``name`` for ``result``, drawn from the copy of it that
+    figures show (:func:`displayable` with ``figure=True``): no control character of a label
+    reaches a font, and no ``$`` starts matplotlib's mathematical notation."""
+    return FIGURES.entry(name).load()(displayable(result, figure=True))
+
+
+def _display(text: str, figure: bool) -> str:
+    """``text`` as it is displayed: control characters escaped; for a figure, ``$`` too (matplotlib
+    reads the text between two ``$`` as mathematical notation, and fails on some)."""
+    text = printable(text)
+    return text.replace("$", "\\$") if figure else text
+
+
+def _display_text(value: Any, figure: bool) -> Any:
+    """A JSON value (metadata) with every string in it displayable (:func:`_display`), keys too."""
+    if isinstance(value, str):
+        return _display(value, figure)
+    if isinstance(value, dict):
+        return {
+            _display(k, figure) if isinstance(k, str) else k: _display_text(v, figure)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_display_text(v, figure) for v in value]
+    return value
+
+
+def _needs_display(value: Any, figure: bool) -> bool:
+    if isinstance(value, str):
+        return _display(value, figure) != value
+    if isinstance(value, dict):
+        return any(_needs_display(k, figure) or _needs_display(v, figure) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_needs_display(v, figure) for v in value)
+    return False
+
+
+def displayable(result: Any, figure: bool = False) -> Any:
+    """``result`` as figures and reports show it: where a setting's label or any other text of
+    it (a frame's text column, the metadata) holds a control or format character (a terminal
+    escape, a carriage return, a bidirectional override: a hand-edited file's, say), a copy in
+    which each is written as its escape (:func:`mlcb.validation.printable`), so that no font is
+    asked for a glyph it lacks and no warning carries the raw character; with ``figure``, a copy
+    in which each ``$`` is escaped too (matplotlib's text is never read as mathematical notation).
+    Otherwise ``result`` itself. Two labels that would read the same are told apart by a suffix;
+    the numbers are the result's own. Anything but a :class:`~mlcb.storage.results.Result` is
+    returned as it is.
+    """
+    import pandas as pd
+
+    from mlcb.storage.results import Result
+
+    if not isinstance(result, Result):
+        return result
+    frames = {name: getattr(result, name) for name in result_files.FRAMES}
+    texts = {
+        (name, column): frame[column]
+        for name, frame in frames.items()
+        for column in frame.columns
+        if pd.api.types.is_string_dtype(frame[column].dtype)
+        or pd.api.types.is_object_dtype(frame[column].dtype)
+        or isinstance(frame[column].dtype, pd.CategoricalDtype)
+    }
+    changed = {
+        key: values
+        for key, values in texts.items()
+        if any(_needs_display(v, figure) for v in _distinct(values))
+    }
+    if not changed and not _needs_display(result.metadata, figure):
+        return result
+    labels = {label: _display(label, figure) for label in result.settings}
+    seen: dict[str, int] = {}
+    for label, shown_label in labels.items():  # keep the labels distinct
+        count = seen.get(shown_label, 0)
+        seen[shown_label] = count + 1
+        if count:
+            labels[label] = f"{shown_label} ({count + 1})"
+    copies = {}
+    for name, frame in frames.items():
+        frame = frame.copy()
+        for (where, column), values in changed.items():
+            if where == name:
+                mapping = labels if column == "setting" else {}
+                frame[column] = values.map(lambda v, m=mapping: m.get(v, _display_text(v, figure)))
+        copies[name] = frame
+    metadata = {k: _display_text(v, figure) for k, v in result.metadata.items() if k != "settings"}
+    settings = result.metadata.get("settings")
+    if isinstance(settings, dict):
+        metadata["settings"] = {
+            labels.get(k, _display(str(k), figure)): _display_text(v, figure) for k, v in settings.items()
+        }
+    return Result(copies["curves"], copies["experts"], copies["replications"], metadata=metadata)
+
+
+def _distinct(values: Any) -> list:
+    """The distinct values of a frame's column (a label repeated on every row is looked at once)."""
+    try:
+        return list(values.unique())
+    except TypeError:  # unhashable values
+        return list(values)
 
 
 def write(result: Any, directory: str | Path, names: Iterable[str]) -> list[Path]:
