@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from mlcb.validation import InputError, printable, shown, shown_list
+from mlcb.validation import LARGEST, InputError, printable, shown, shown_list
 from mlcb.validation import distinct_columns as _check_duplicates
 
 #: What :func:`from_frame` does with missing values and constant columns.
@@ -347,6 +347,13 @@ def from_frame(
     if infinite.size:
         row, position = (int(v) for v in infinite[0])
         raise InputError(f"column {shown(features[position])} of {what} has an infinite value at row {row}")
+    huge = np.argwhere(np.abs(x) > LARGEST)
+    if huge.size:
+        row, position = (int(v) for v in huge[0])
+        raise InputError(
+            f"column {shown(features[position])} of {what} has {x[row, position]:g} at row {row}, larger "
+            f"than {LARGEST:g} in size, which the learners cannot square; scale the column"
+        )
     labels, note = _label_values(label, used[label].tolist())
     if note:
         notes.append(note)

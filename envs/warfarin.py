@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from envs.tabular import Table
-from mlcb.validation import InputError, printable, shown
+from mlcb.validation import LARGEST, InputError, printable, shown
 
 # --- the columns of the IWPC subject file ------------------------------------------------------------
 SUBJECT = "PharmGKB Subject ID"
@@ -229,6 +229,8 @@ def _number(where: _Where, column: str, row: int, value: str) -> float | None:
         raise where.refuse(column, row, value, f"is not a number{hint}") from None
     if not np.isfinite(number) or number < 0:
         raise where.refuse(column, row, value, "is not a finite number >= 0")
+    if number > LARGEST:
+        raise where.refuse(column, row, value, f"is larger than {LARGEST:g}: not a measurement")
     return number
 
 

@@ -36,7 +36,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcb.validation import InputError, InputTypeError, input_error, shown
+from mlcb.validation import InputError, InputTypeError, input_error, printable, shown
 
 #: The ``importlib.metadata`` entry-point group of plugins: each entry point is a module (imported)
 #: or a callable (imported, then called without arguments) that registers names. In a package's
@@ -116,8 +116,10 @@ class Registry:
         ...
         mlcb.validation.InputError: policy name 'mine' is taken (by 'my_plugin:Mine'); register ...
         """
-        if not isinstance(name, str) or not name:
-            raise InputError(f"{self.kind} name must be a non-empty string, got {shown(name)}")
+        if not isinstance(name, str) or not name or printable(name) != name:
+            raise InputError(
+                f"{self.kind} name must be a non-empty string without control characters, got {shown(name)}"
+            )
         if not isinstance(entry_point, str) or ":" not in entry_point:
             raise InputError(f"entry_point must look like 'module:attr', got {shown(entry_point)}")
         if not isinstance(override, bool):
@@ -157,7 +159,7 @@ class Registry:
             return self._entries[name]
         except (KeyError, TypeError):
             raise InputError(
-                f"unknown {self.kind} {name!r}; registered {self.kind} names: {', '.join(self.names())} "
+                f"unknown {self.kind} {shown(name)}; registered {self.kind} names: {', '.join(self.names())} "
                 f"(a module of one's own registers more: --plugin MODULE)"
             ) from None
 
@@ -182,7 +184,9 @@ class Registry:
         mlcb.validation.InputError: family = 'subprocess:Popen' is not a registered expert; ...
         """
         if not isinstance(reference, str):
-            raise InputError(f"{what} must be a registered {self.kind} name (a string), got {reference!r}")
+            raise InputError(
+                f"{what} must be a registered {self.kind} name (a string), got {shown(reference)}"
+            )
         if reference in self._entries:
             return self._entries[reference], True
         if ":" in reference:
@@ -190,9 +194,9 @@ class Registry:
                 if entry.entry_point == reference:
                     return entry, False
             raise InputError(
-                f"{what} = {reference!r} is not a registered {self.kind}; name one of `mlcb list`, or "
-                f"register the class in a plugin module (e.g. agents.register('NAME', {reference!r})) and "
-                "name that module with --plugin MODULE"
+                f"{what} = {shown(reference)} is not a registered {self.kind}; name one of `mlcb list`, "
+                f"or register the class in a plugin module (e.g. agents.register('NAME', "
+                f"{shown(reference)})) and name that module with --plugin MODULE"
             )
         return self.entry(reference), True
 
@@ -283,7 +287,7 @@ def load_plugin(name: str) -> types.ModuleType:
             else ""
         )
         raise InputError(
-            f"plugin: {name!r} is not a module name such as my_families or my_package.families{hint}"
+            f"plugin: {shown(name)} is not a module name such as my_families or my_package.families{hint}"
         )
     try:
         module = importlib.import_module(name)

@@ -60,6 +60,11 @@ def input_error(error: BaseException) -> InputError:
 
 #: Characters of a value that a message shows at most (:func:`shown`); the rest is counted.
 SHOWN = 60
+#: The largest size of a number mlcb takes from a user's table or stream (a feature, a
+#: measurement, a regression target): learners square and sum such numbers (a scaler's variance,
+#: a gradient), which overflows, or fills their state with infinities, well before the largest
+#: float (1e308 is finite; its square is not).
+LARGEST = 1e100
 
 
 def printable(text: Any, keep: str = "") -> str:

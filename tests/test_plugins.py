@@ -544,3 +544,21 @@ def test_registering_a_taken_name_from_python_is_refused_and_the_same_registrati
     with pytest.raises(ValueError, match=re.escape("writer name 'csv' is taken")):
         outputs.register_writer("csv", "mlcb.storage.outputs:write_csv", files=("mine.csv",))
     assert NameTaken.__mro__[1] is UserWarning
+
+
+def test_a_name_with_control_characters_is_refused_and_summaries_are_listed_escaped(isolated, capsys):
+    """A name is shown in labels, figures and listings: one with a terminal escape is refused; a
+    plugin's summary is listed with its control characters escaped."""
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            r"policy name must be a non-empty string without control characters, got '\x1b[31mred'"
+        ),
+    ):
+        policies.register("\x1b[31mred", "mlcb.policies.m_lcb:MLCB")
+    name = isolated(
+        'from mlcb import policies\npolicies.register("calm", "mlcb.policies.m_lcb:MLCB", summary="a\\x1b[2Jb")\n'
+    )
+    assert cli.main(["list", "--plugin", name]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "calm             a\\x1b[2Jb" in out

@@ -519,7 +519,9 @@ def _relabelled(result, tmp_path, label: str):
         ("\u0007bell\x9b31m\ufeff", r"\x07bell\x9b31m\ufeff"),
     ],
 )
-def test_report_and_plot_show_a_hostile_label_escaped_without_a_warning(result, tmp_path, capsys, label, shown):
+def test_report_and_plot_show_a_hostile_label_escaped_without_a_warning(
+    result, tmp_path, capsys, label, shown
+):
     """``mlcb report`` printed matplotlib's glyph warnings carrying the label's raw escape bytes
     (a ``$`` pair in a label stopped the figure). Figures and the page show such a label with its
     control characters escaped, and nothing reaches the terminal raw."""

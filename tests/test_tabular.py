@@ -290,6 +290,7 @@ def _table_text(rows: int = 30) -> str:
         (lambda t: t.replace("3,4,3.5", "3,\x00,3.5", 1), "path: mine.csv holds a NUL byte (line 5)"),
         (lambda t: t.replace("\n", ",\n").replace("3,4,3.5,0,1,\n", "3,4,3.5,0,1,9\n", 1), "path: mine.csv, line 5: column 5 has no name but holds '9'"),
         (lambda t: t.replace("3,4,3.5", '3,"\x1b[2J\x1b]0;owned\x07\r\u202e",3.5', 1), r"column 'b' is not numeric (row 3: '\x1b[2J\x1b]0;owned\x07\r\u202e')"),
+        (lambda t: t.replace("3,4,3.5", "3,1e308,3.5", 1), "column 'b' of mine has 1e+308 at row 3, larger than 1e+100 in size, which the learners cannot square"),
         (lambda t: t.replace("3,4,3.5", "3," + "x" * 100_000 + ",3.5", 1), "column 'b' is not numeric (row 3: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (100,000 characters))"),
     ],
 )  # fmt: skip

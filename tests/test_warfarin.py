@@ -222,6 +222,8 @@ def _damaged(tmp_path: Path, damage: str) -> Path:
         rows[6][warfarin.GENDER] = "\x1b[2J\x1b]0;owned\x07male\r\u202e"
     if damage == "a 100,000-character value":
         rows[6][warfarin.WEIGHT] = "9" * 100_000
+    if damage == "a height of 1e308":
+        rows[6][warfarin.HEIGHT] = "1e308"
     path = _write(tmp_path / "damaged.csv", rows, extra=("Comorbidities", "", "", ""))  # as the released file
     lines = path.read_bytes().split(b"\r\n")
     if damage == "a row cut to half its fields":
@@ -261,6 +263,7 @@ DAMAGED = [
     ("Latin-1 text", "warfarin: damaged.csv is not UTF-8 text (invalid continuation byte at byte"),
     ("a column without a name holding values", "warfarin: damaged.csv, line 2: column 44 has no name but holds '5'"),
     ("escape codes in a cell", r"column 'Gender', row 7: '\x1b[2J\x1b]0;owned\x07male\r\u202e' is not one of male, female or NA"),
+    ("a height of 1e308", "column 'Height (cm)', row 7: '1e308' is larger than 1e+100: not a measurement"),
     ("a 100,000-character value", "column 'Weight (kg)', row 7: '999999999999999999999999999999999999999999999999999999999999'... (100,000 characters) is not a finite number"),
 ]  # fmt: skip
 

@@ -32,7 +32,7 @@ from mlcb.cli.startup import import_figures as _import_figures
 from mlcb.cli.startup import pause_collector as _pause_collector
 from mlcb.cli.startup import resume_collector as _resume_collector
 from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
-from mlcb.validation import InputError
+from mlcb.validation import InputError, printable
 
 
 def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -583,7 +583,7 @@ def _sweep(args: argparse.Namespace) -> int:
             print(f"figure: {figure}")
     print(f"results: {outcome.path}/ (sweep.json; data/ Parquet dataset partitioned by setting)")
     for task, error in outcome.failed:
-        print(f"mlcb: task failed: {task}: {error}", file=sys.stderr)
+        print(printable(f"mlcb: task failed: {task}: {error}"), file=sys.stderr)
     if outcome.failed:
         print(
             f"mlcb: {len(outcome.failed)} task(s) failed, the others are saved; fix the cause and run "
@@ -628,7 +628,6 @@ def _show(args: argparse.Namespace) -> int:
     import json
 
     from mlcb.sweeps import is_sweep, load_any
-    from mlcb.validation import printable
 
     result = load_any(args.result)
     meta = result.metadata
@@ -691,8 +690,6 @@ def _say(message: str, error: BaseException | None = None) -> None:
     (:func:`mlcb.validation.printable`: an escape sequence from a file never acts on the
     terminal) and at most :data:`LONGEST_LINE` characters of it; after the traceback of ``error``
     when ``MLCB_TRACEBACK`` is set to something other than 0."""
-    from mlcb.validation import printable
-
     if error is not None and os.environ.get(TRACEBACK_VARIABLE, "0") not in ("", "0"):
         traceback.print_exception(error)
     text = message.strip().split("\n")[0] if message.strip() else "error"

@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from mlcb import validation
 from mlcb.validation import InputError, shown, shown_list
 
 #: The probability at or below which the scaled log-loss is 1.
@@ -125,10 +126,10 @@ def robust_loss(residual: float, scale: float) -> float:
     return g / (1.0 + g)
 
 
-#: The largest size of a feature or of a regression target the river adapters take: models square
-#: and sum them (a scaler's variance, a Gaussian's density, a gradient), which overflows, or turns
-#: a model's state into infinities, well before the largest float (1e308 squared is infinite).
-LARGEST = 1e100
+#: The largest size of a feature or of a regression target the river adapters take
+#: (:data:`mlcb.validation.LARGEST`): models square and sum them (a scaler's variance, a Gaussian's
+#: density, a gradient), which overflows well before the largest float.
+LARGEST = validation.LARGEST
 
 
 def label_kind(y: Any) -> str:
