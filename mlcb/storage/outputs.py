@@ -175,15 +175,16 @@ def displayable(result: Any, figure: bool = False) -> Any:
     in which each ``$`` is escaped too (matplotlib's text is never read as mathematical notation).
     Otherwise ``result`` itself. Two labels that would read the same are told apart by a suffix;
     the numbers are the result's own. Anything but a :class:`~mlcb.storage.results.Result` is
-    returned as it is.
+    returned as it is (a result is told by its frames and its metadata: this module imports no
+    results module).
     """
     import pandas as pd
 
-    from mlcb.storage.results import Result
-
-    if not isinstance(result, Result):
+    frames = {name: getattr(result, name, None) for name in result_files.FRAMES}
+    if not all(isinstance(f, pd.DataFrame) for f in frames.values()) or not isinstance(
+        getattr(result, "metadata", None), dict
+    ):
         return result
-    frames = {name: getattr(result, name) for name in result_files.FRAMES}
     texts = {
         (name, column): frame[column]
         for name, frame in frames.items()
@@ -220,7 +221,7 @@ def displayable(result: Any, figure: bool = False) -> Any:
         metadata["settings"] = {
             labels.get(k, _display(str(k), figure)): _display_text(v, figure) for k, v in settings.items()
         }
-    return Result(copies["curves"], copies["experts"], copies["replications"], metadata=metadata)
+    return type(result)(copies["curves"], copies["experts"], copies["replications"], metadata=metadata)
 
 
 def _distinct(values: Any) -> list:
