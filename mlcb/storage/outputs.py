@@ -180,10 +180,9 @@ def displayable(result: Any, figure: bool = False) -> Any:
     """
     import pandas as pd
 
-    frames = {name: getattr(result, name, None) for name in result_files.FRAMES}
-    if not all(isinstance(f, pd.DataFrame) for f in frames.values()) or not isinstance(
-        getattr(result, "metadata", None), dict
-    ):
+    given = {name: getattr(result, name, None) for name in result_files.FRAMES}
+    frames = {name: f for name, f in given.items() if isinstance(f, pd.DataFrame)}
+    if len(frames) < len(given) or not isinstance(getattr(result, "metadata", None), dict):
         return result
     texts = {
         (name, column): frame[column]
