@@ -81,15 +81,19 @@ registry.register(
 )
 
 
-def register(name: str, entry_point: str, summary: str = "", **defaults: Any) -> None:
+def register(
+    name: str, entry_point: str, summary: str = "", *, override: bool = False, **defaults: Any
+) -> None:
     """Register an expert specification class under ``name`` (entry point ``"module:attr"``),
     made by ``make(name, **params)`` with ``defaults`` updated by ``params``.
 
     The same call as ``mlcb.policies.register`` and ``envs.register``: a plugin module (``mlcb run
     ... --plugin MODULE``, or the ``mlcb.plugins`` entry-point group of an installed package) calls
-    it when imported. Re-registering a name replaces it.
+    it when imported.
+    A name that is taken is refused unless ``override=True`` (a one-line warning then says which
+    registration holds it: :meth:`mlcb.registry.Registry.register`).
     """
-    registry.register(name, entry_point, summary, **defaults)
+    registry.register(name, entry_point, summary, override=override, **defaults)
 
 
 def make(name: str, **params: Any):

@@ -264,8 +264,7 @@ def resolve(
             f"dataset must be one of {', '.join(DATASETS)}, a Table (envs.tabular) or the path of a CSV "
             f"file, got {dataset!r}"
         )
-    if not Path(dataset).is_file():
-        raise InputError(f"dataset: no such file {str(dataset)!r}")
+    validation.regular_file("dataset", dataset)  # no such file, or a folder, a pipe, a device: by name
     if missing not in MISSING:
         raise InputError(f"missing must be one of {MISSING}, got {missing!r}")
     if constant not in CONSTANT:

@@ -127,17 +127,29 @@ class CertificateWarning(UserWarning):
     replications concerned are not checked against it. Shown in one line, as :class:`FileWarning`."""
 
 
+class NameTaken(UserWarning):
+    """A name registered again with ``override=True`` (a plugin replacing a built-in policy, say):
+    shown in one line that says which registration now holds the name
+    (:meth:`mlcb.registry.Registry.register`)."""
+
+
 _format_others = warnings.formatwarning
 
 
 def _format_warning(
     message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
 ) -> str:
-    """:class:`FileWarning` and :class:`CertificateWarning` in one line; every other warning as
-    before."""
-    if issubclass(category, (FileWarning, CertificateWarning)):
-        return f"mlcb: {category.__name__}: {message}\n"
-    return _format_others(message, category, filename, lineno, line)
+    """:class:`FileWarning`, :class:`CertificateWarning` and :class:`NameTaken` in one line; every
+    other warning as before. Any warning's text, mlcb's or a library's (matplotlib's glyph
+    warning quoting a label's character), is shown with its control characters escaped
+    (:func:`mlcb.validation.printable`; line breaks and tabs kept): text from a user's files
+    never acts on the terminal."""
+    from mlcb.validation import printable
+
+    if issubclass(category, (FileWarning, CertificateWarning, NameTaken)):
+        return f"mlcb: {category.__name__}: {printable(str(message))}\n"
+    text = printable(str(message), keep="\n\t")
+    return _format_others(text, category, filename, lineno, line)
 
 
 warnings.formatwarning = _format_warning

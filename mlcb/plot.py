@@ -606,15 +606,16 @@ def budget_figure(
     return figure
 
 
-def register(name: str, entry_point: str, summary: str = "") -> None:
+def register(name: str, entry_point: str, summary: str = "", *, override: bool = False) -> None:
     """Register the figure ``name``: ``entry_point`` (``"module:function"``) draws it,
     ``function(result) -> matplotlib.figure.Figure``; it is saved as ``NAME.png``
-    (:func:`mlcb.storage.outputs.register_figure`).
+    (:func:`mlcb.storage.outputs.register_figure`). A name that is taken is refused unless
+    ``override=True``.
 
     A module that registers figures joins the command line with ``--plugin MODULE``
     (docs/extending.md has the recipe).
     """
-    outputs.register_figure(name, entry_point, summary)
+    outputs.register_figure(name, entry_point, summary, override=override)
 
 
 def names() -> list[str]:

@@ -223,9 +223,13 @@ def settings_table(result: Any) -> pd.DataFrame:
 
 
 def render(result: Any, title: str, kinds: tuple[str, ...] | None = None) -> str:
-    """The HTML page of ``result`` (a string); ``kinds`` are the figures (default: all)."""
+    """The HTML page of ``result`` (a string); ``kinds`` are the figures (default: all). Its text
+    is the result's as figures show it (:func:`mlcb.storage.outputs.displayable`: a label's
+    control characters written as escapes)."""
     from mlcb import plot
+    from mlcb.storage.outputs import displayable
 
+    result = displayable(result)
     kinds = tuple(plot.names()) if kinds is None else kinds
     meta = result.metadata if isinstance(result.metadata, dict) else {}
     summary = summary_table(result.summary())
@@ -314,23 +318,3 @@ def _is_report(path: Path) -> bool:
             return REPORT_MARK in handle.read(4096)
     except ValueError:
         return False
-
-
-def printable(text: Any) -> str:
-    """``text`` with every control or format character (a terminal escape, a carriage return, a
-    bidirectional override; a line break too) written as its escape (``\\x1b``): what a result's
-    files hold is shown, never acted on by the terminal.
-
-    Examples
-    --------
-    >>> printable("mlcb M=1\\x1b[2J\\nX")
-    'mlcb M=1\\\\x1b[2J\\\\nX'
-    """
-    import unicodedata
-
-    text = str(text)
-    if all(unicodedata.category(c)[0] != "C" for c in text):
-        return text
-    return "".join(
-        c if unicodedata.category(c)[0] != "C" else c.encode("unicode_escape").decode("ascii") for c in text
-    )

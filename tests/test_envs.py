@@ -222,14 +222,21 @@ def test_padded_arms_are_arms_that_always_lose():
 
 def test_register_names_an_environment_for_make_names_and_gymnasium():
     """``envs.register`` is the same call as ``agents.register`` and ``mlcb.policies.register``; the id
-    is registered with Gymnasium too, and re-registering replaces it."""
+    is registered with Gymnasium too; registering a taken id again is refused unless
+    ``override=True``, which replaces it (with a one-line warning)."""
+    from mlcb.errors import NameTaken
+
     name = "test/TrapOfThree-v0"
     try:
         envs.register(name, "envs.bandit:TrapEnv", summary="a trap of three experts", n_experts=3)
         assert name in envs.names() and envs.registry.entry(name).summary == "a trap of three experts"
         assert envs.make(name).n_experts == 3 and envs.make(name, n_experts=4).n_experts == 4
         assert gym.make(name).unwrapped.n_experts == 3
-        envs.register(name, "envs.bandit:TrapEnv", n_experts=5)
+        with pytest.raises(ValueError, match="environment name 'test/TrapOfThree-v0' is taken"):
+            envs.register(name, "envs.bandit:TrapEnv", n_experts=5)
+        assert envs.make(name).n_experts == 3 and gym.make(name).unwrapped.n_experts == 3
+        with pytest.warns(NameTaken, match="environment 'test/TrapOfThree-v0' is now 'envs.bandit:TrapEnv'"):
+            envs.register(name, "envs.bandit:TrapEnv", n_experts=5, override=True)
         assert envs.make(name).n_experts == 5 and gym.make(name).unwrapped.n_experts == 5
     finally:
         envs.registry._entries.pop(name, None)

@@ -435,7 +435,7 @@ def test_toml_tables_that_add_up_to_too_many_experts_are_refused(tmp_path):
             b"horizon = 1\nhorizon = 2\n",
             "twice.toml: not valid TOML: Cannot overwrite a value (at line 2",
         ),
-        ("folder.toml", None, "no such TOML file"),
+        ("folder.toml", None, "is a folder, not a TOML file (name the file inside it)"),
     ],
 )
 def test_a_setting_or_grid_file_that_cannot_be_read_is_named_with_why(
@@ -446,7 +446,7 @@ def test_a_setting_or_grid_file_that_cannot_be_read_is_named_with_why(
     path = tmp_path / name
     if content is None:
         path.mkdir()
-        message += f" {str(path)!r} (a folder: name the TOML file inside it)"
+        message = f"{path} {message}"
     else:
         path.write_bytes(content)
     assert cli.main([command, str(path), "--out", str(tmp_path / "out")]) == 2

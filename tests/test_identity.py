@@ -85,7 +85,8 @@ def test_a_policy_registered_again_under_a_builtin_name_gets_another_key(tmp_pat
     mlcb.simulate(real, parts=tmp_path)
     real_key = real.key()
     monkeypatch.setattr(policies.registry, "_entries", dict(policies.registry._entries))
-    policies.register("mlcb", "mlcb.policies.references:RoundRobin", summary="not M-LCB")
+    with pytest.warns(UserWarning, match="policy 'mlcb' is now 'mlcb.policies.references:RoundRobin'"):
+        policies.register("mlcb", "mlcb.policies.references:RoundRobin", summary="not M-LCB", override=True)
     impostor = _config([FixedArm(0), FixedArm(1)], budget=1)
     assert impostor.key() != real_key
     assert impostor.identity().value["policy"]["object"] == "mlcb.policies.references:RoundRobin"

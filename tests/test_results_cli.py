@@ -497,3 +497,56 @@ def test_plot_replaces_a_figure_only_where_mlcb_wrote_it(result, tmp_path, capsy
     (path / "regret.png").write_bytes(b"drawn by an mlcb without the mark")
     assert main(["plot", str(path)]) == 0  # a result's folder: its figures are mlcb's
     assert png_text(path / "regret.png")[FIGURE_MARK[0]] == FIGURE_MARK[1]
+
+
+# --- issue 46, item 7: hostile text in figures and reports ------------------------------------------
+def _relabelled(result, tmp_path, label: str):
+    """``result`` saved with its first setting's label replaced by ``label`` (a hand-edited file)."""
+    path = result.save(tmp_path / "run")
+    for name in ("curves", "experts", "replications"):
+        _edit_frame(path, name, lambda f: f.assign(setting=f["setting"].replace("mlcb M=1", label)))
+    meta = json.loads((path / "metadata.json").read_text())
+    meta["settings"][label] = meta["settings"].pop("mlcb M=1")
+    (path / "metadata.json").write_text(json.dumps(meta))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("mlcb M=1\x1b[2J\x1b]0;owned\x07\r\u202e", r"mlcb M=1\x1b[2J\x1b]0;owned\x07\r\u202e"),
+        ("cost $x^$ and $$", "cost $x^$ and $$"),  # matplotlib read it as mathematics, and failed
+        ("\u0007bell\x9b31m\ufeff", r"\x07bell\x9b31m\ufeff"),
+    ],
+)
+def test_report_and_plot_show_a_hostile_label_escaped_without_a_warning(
+    result, tmp_path, capsys, label, shown
+):
+    """``mlcb report`` printed matplotlib's glyph warnings carrying the label's raw escape bytes
+    (a ``$`` pair in a label stopped the figure). Figures and the page show such a label with its
+    control characters escaped, and nothing reaches the terminal raw."""
+    import warnings
+
+    path = _relabelled(result, tmp_path, label)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["report", str(path), "--out", str(tmp_path / "report.html")]) == 0
+        assert main(["plot", str(path), "--out", str(tmp_path / "figures")]) == 0
+    err = capsys.readouterr().err
+    assert not [str(w.message) for w in caught if "Glyph" in str(w.message) or "mathtext" in str(w.message)]
+    assert not any(ord(c) < 32 and c != "\n" for c in err) and "\u202e" not in err
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert shown in page and (label == shown or label not in page)
+    assert (tmp_path / "figures" / "regret.png").stat().st_size > 0
+
+
+def test_any_warning_is_shown_with_its_control_characters_escaped():
+    """A library's warning quoting text from a user's file (matplotlib's 'Glyph 27 (\\x1b) missing
+    from font(s)') never acts on the terminal: the warning's text is shown escaped, its line
+    breaks kept."""
+    import warnings
+
+    import mlcb.errors  # noqa: F401  (installs the formatter)
+
+    text = warnings.formatwarning("Glyph 27 (\x1b) missing\nfrom font(s)", UserWarning, "plot.py", 3)
+    assert "\x1b" not in text and r"Glyph 27 (\x1b) missing" in text and "\nfrom font(s)" in text

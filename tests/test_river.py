@@ -1215,3 +1215,78 @@ def test_the_public_names_of_mlcb_river_are_its_lazy_names():
     assert sorted(package.__all__) == sorted(package._HOMES)
     for name, home in package._HOMES.items():
         assert getattr(package, name) is getattr(importlib.import_module(home), name), name
+
+
+# --- issue 46, item 6: a label of another kind, a feature beyond squaring, a list as the target ------
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (
+            lambda x, y: (x, "maybe"),
+            "BudgetedClassifier: the target 'maybe' is a str label, but the labels so far are of kind "
+            "bool (False, True); give a stream's labels one kind (sample 31)",
+        ),
+        (
+            lambda x, y: ({**x, "url_length": 1e308}, y),
+            "BudgetedClassifier: feature 'url_length' is 1e+308, larger than 1e+100 in size, which models "
+            "cannot square; scale the feature (sample 31)",
+        ),
+        (
+            lambda x, y: (x, [True, False]),
+            "BudgetedClassifier: the target must be a label (a string, a number or True/False), got "
+            "[True, False], a list (sample 31)",
+        ),
+        (lambda x, y: (x, {"y": True}), "got {'y': True}, a dict (sample 31)"),
+        (lambda x, y: ({**x, "url_length": -(10**400)}, y), "larger than 1e+100 in size"),
+        (lambda x, y: (x, 2), "the target 2 is a number label, but the labels so far are of kind bool"),
+    ],
+)
+def test_a_new_kind_of_label_a_huge_feature_or_a_list_target_is_one_line_and_poisons_nothing(damage, message):
+    """Before: river's own TypeError ('<' not supported between 'str' and 'bool'), an
+    OverflowError and 'unhashable type: list'. Now one line naming the model, the field and the
+    sample, before any model sees it; the selector goes on as if the sample had not come."""
+    from river import datasets
+
+    model, twin = BudgetedClassifier(_small_pool()), BudgetedClassifier(_small_pool())
+    rows = list(datasets.Phishing().take(60))
+    for x, y in rows[:30]:
+        model.learn_one(x, y)
+        twin.learn_one(x, y)
+    bad_x, bad_y = damage(*rows[30])
+    with pytest.raises(ValueError) as caught:
+        model.predict_one(bad_x)
+        model.learn_one(bad_x, bad_y)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    for x, y in rows[30:]:
+        assert model.predict_one(x) == twin.predict_one(x)
+        model.learn_one(x, y)
+        twin.learn_one(x, y)
+    assert model.trained_counts == twin.trained_counts
+
+
+def test_a_regression_target_or_feature_beyond_squaring_is_refused_by_every_river_adapter():
+    """1e308 is finite, and was taken: the regressor's models turned to infinities. The selector
+    and the simulation's adapter (RiverExpert) refuse it by name."""
+    from river import datasets, linear_model
+
+    model = _regressor()
+    rows = list(datasets.TrumpApproval().take(10))
+    for x, y in rows:
+        model.learn_one(x, y)
+    with pytest.raises(ValueError) as caught:
+        model.learn_one(rows[0][0], 1e308)
+    assert str(caught.value) == (
+        "BudgetedRegressor: the target 1e+308 is larger than 1e+100 in size, which models cannot square; "
+        "scale the target (sample 11)"
+    )
+    with pytest.raises(
+        ValueError, match=r"feature 'gallup' is -1e\+200, larger than 1e\+100 in size.*\(sample 11\)$"
+    ):
+        model.predict_one({**rows[0][0], "gallup": -1e200})
+    expert = RiverExpert(linear_model.LinearRegression())
+    data = SupervisedRound(RealDataEnv("phishing").table, 3, 1)
+    with pytest.raises(
+        ValueError, match=r"^LinearRegression: feature 'popup_window' is 1e\+308, larger than"
+    ):
+        expert.deploy(data._replace(features=dict(data.features, popup_window=1e308), y=1.0))
+    assert np.isfinite(model.predict_one(rows[0][0]))

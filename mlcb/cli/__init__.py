@@ -33,7 +33,7 @@ from mlcb.cli.startup import import_figures as _import_figures
 from mlcb.cli.startup import pause_collector as _pause_collector
 from mlcb.cli.startup import resume_collector as _resume_collector
 from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
-from mlcb.validation import InputError
+from mlcb.validation import InputError, printable
 
 
 def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -498,7 +498,7 @@ def _sweep(args: argparse.Namespace) -> int:
             print(f"figure: {figure}")
     print(f"results: {outcome.path}/ (sweep.json; data/ Parquet dataset partitioned by setting)")
     for task, error in outcome.failed:
-        print(f"mlcb: task failed: {task}: {error}", file=sys.stderr)
+        print(printable(f"mlcb: task failed: {task}: {error}"), file=sys.stderr)
     if outcome.failed:
         print(
             f"mlcb: {len(outcome.failed)} task(s) failed, the others are saved; fix the cause and run "
@@ -539,10 +539,9 @@ def _paper(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     """Print a saved run's or sweep's summary table and its metadata (validated when read; every
-    text from the files printed with its control characters escaped, :func:`mlcb.report.printable`)."""
+    text from the files printed with its control characters escaped, :func:`mlcb.validation.printable`)."""
     import json
 
-    from mlcb.report import printable
     from mlcb.sweeps import is_sweep, load_any
 
     result = load_any(args.result)
@@ -597,13 +596,21 @@ TRACEBACK_VARIABLE = "MLCB_TRACEBACK"
 KEPT = "finished replications are kept, the same command resumes from them"
 
 
+#: The longest line an error is shown in, in characters (the rest is counted).
+LONGEST_LINE = 2_000
+
+
 def _say(message: str, error: BaseException | None = None) -> None:
-    """``mlcb: MESSAGE`` on standard error (first line only), after the traceback of ``error``
+    """``mlcb: MESSAGE`` on standard error: its first line, every control character in it escaped
+    (:func:`mlcb.validation.printable`: an escape sequence from a file never acts on the
+    terminal) and at most :data:`LONGEST_LINE` characters of it; after the traceback of ``error``
     when ``MLCB_TRACEBACK`` is set to something other than 0."""
     if error is not None and os.environ.get(TRACEBACK_VARIABLE, "0") not in ("", "0"):
         traceback.print_exception(error)
-    text = message.strip().splitlines()[0] if message.strip() else "error"
-    print(f"mlcb: {text}", file=sys.stderr)
+    text = message.strip().split("\n")[0] if message.strip() else "error"
+    if len(text) > LONGEST_LINE:
+        text = f"{text[:LONGEST_LINE]}... ({len(text) - LONGEST_LINE:,} more characters)"
+    print(f"mlcb: {printable(text)}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,8 +20,9 @@ PRINTED_COLUMNS = (
 
 def print_summary(result: Any, elapsed: float) -> None:
     """The summary table of ``result`` as the commands print it, with each setting's seconds."""
-    from mlcb.report import number, printable
+    from mlcb.report import number
     from mlcb.storage.results import summary_table
+    from mlcb.validation import printable
 
     summary = result.summary()
     calibration = ", ".join(sorted(printable(c) for c in summary["calibration"].unique()))
@@ -53,6 +54,7 @@ def list_names(args: argparse.Namespace) -> int:
     import envs
     from mlcb import policies, presets
     from mlcb.storage import outputs
+    from mlcb.validation import printable
 
     print("presets:")
     for name in presets.names():
@@ -69,18 +71,18 @@ def list_names(args: argparse.Namespace) -> int:
             print(f"  {'':<16} comparison set: mlcb compare {name} --set {set_name}")
     print("policies:")
     for name in policies.names():
-        print(f"  {name:<16} {policies.registry.entry(name).summary}")
+        print(printable(f"  {name:<16} {policies.registry.entry(name).summary}"))
     print("experts:")
     for name in agents.names():
-        print(f"  {name:<16} {agents.registry.entry(name).summary}")
+        print(printable(f"  {name:<16} {agents.registry.entry(name).summary}"))
     print("environments:")
     for name in envs.names():
-        print(f"  {name:<24} {envs.registry.entry(name).summary}")
+        print(printable(f"  {name:<24} {envs.registry.entry(name).summary}"))
     print("figures (mlcb plot --kind NAME):")
     for name in outputs.FIGURES.names():
-        print(f"  {name:<16} {outputs.FIGURES.entry(name).summary}")
+        print(printable(f"  {name:<16} {outputs.FIGURES.entry(name).summary}"))
     print("writers (mlcb run --write NAME):")
     for name in outputs.WRITERS.names():
         files = ", ".join(outputs.writer_files(name))
-        print(f"  {name:<16} {outputs.WRITERS.entry(name).summary} ({files})")
+        print(printable(f"  {name:<16} {outputs.WRITERS.entry(name).summary} ({files})"))
     return 0

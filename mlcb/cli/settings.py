@@ -4,7 +4,6 @@ them (``--budget``, ``--horizon``, ``--setting-label``, ``--data``, ``--device``
 from __future__ import annotations
 
 import argparse
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -84,12 +83,11 @@ def _target_configs(args: argparse.Namespace) -> tuple[str, list]:
 
 
 def toml_env(path: str) -> str:
-    """The ``env`` a TOML setting file names (the default when it names none, or cannot be read:
-    :func:`mlcb.config.toml.load_toml` then says what is wrong)."""
-    try:
-        env = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("env", "mlcb/Trap-v0")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return "mlcb/Trap-v0"
+    """The ``env`` a TOML setting file names (the default when it names none); a file that cannot
+    be read as TOML (a folder, a named pipe, not UTF-8, not TOML) is refused in one line."""
+    from mlcb import validation
+
+    env = validation.read_toml("target", path)[1].get("env", "mlcb/Trap-v0")  # a special file: refused
     return env if isinstance(env, str) else "mlcb/Trap-v0"
 
 

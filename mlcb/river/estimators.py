@@ -10,8 +10,13 @@ from river import base
 from river.model_selection.base import ModelSelector
 
 from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _SHARED, WINDOW, _Budgeted
-from mlcb.river.experts import RobustScale, log_loss, robust_loss
+from mlcb.river.experts import RobustScale, check_features, check_target, log_loss, robust_loss
 from mlcb.validation import InputError
+
+
+def _at_sample(error: InputError, sample: int) -> InputError:
+    """``error`` with the number of the sample it is about (1 = the first sample learnt)."""
+    return type(error)(f"{error} (sample {sample:,})")
 
 
 class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
@@ -123,6 +128,17 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
 
     def _note(self, y: Any) -> None:
         self._labels[y] += 1
+
+    def _check_sample(self, x: Any, y: Any = None, target: bool = False) -> None:
+        """Refuse, by name and with the sample's number, a sample that would poison the selector:
+        :func:`~mlcb.river.experts.check_features`, and a label that is no label or of another
+        kind than those seen (:func:`~mlcb.river.experts.check_target`)."""
+        try:
+            check_features(x, type(self).__name__)
+            if target:
+                check_target(y, False, type(self).__name__, self._labels)
+        except InputError as error:
+            raise _at_sample(error, sum(self._labels.values()) + 1) from None
 
     def _prior(self) -> dict:
         """The labels' frequencies so far (empty before any label)."""
@@ -243,6 +259,16 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
     def _note(self, y: Any) -> None:
         self._seen[0] += float(y)
         self._seen[1] += 1
+
+    def _check_sample(self, x: Any, y: Any = None, target: bool = False) -> None:
+        """Refuse, by name and with the sample's number, a sample that would poison the selector
+        (:func:`~mlcb.river.experts.check_features`, :func:`~mlcb.river.experts.check_target`)."""
+        try:
+            check_features(x, type(self).__name__)
+            if target:
+                check_target(y, True, type(self).__name__)
+        except InputError as error:
+            raise _at_sample(error, int(self._seen[1]) + 1) from None
 
     def _loss(self, model: Any, x: dict, y: Any) -> float:
         prediction = model.predict_one(x)

@@ -63,7 +63,8 @@ from typing import Any
 
 import numpy as np
 
-from mlcb.validation import InputError
+from mlcb import validation
+from mlcb.validation import InputError, shown, shown_list
 
 #: The probability at or below which the scaled log-loss is 1.
 LOG_LOSS_FLOOR = 0.01
@@ -125,36 +126,92 @@ def robust_loss(residual: float, scale: float) -> float:
     return g / (1.0 + g)
 
 
-def check_target(y: Any, regression: bool, model: str) -> None:
-    """A ``ValueError`` naming the target unless ``y`` is usable: a finite number for a
-    regressor, a label (not ``None``, not a NaN) for a classifier."""
+#: The largest size of a feature or of a regression target the river adapters take
+#: (:data:`mlcb.validation.LARGEST`): models square and sum them (a scaler's variance, a Gaussian's
+#: density, a gradient), which overflows well before the largest float.
+LARGEST = validation.LARGEST
+
+
+def label_kind(y: Any) -> str:
+    """The kind of a label, as :func:`check_target` compares them: ``bool``, ``number`` or ``str``
+    (or the type's name)."""
+    if isinstance(y, bool | np.bool_):
+        return "bool"
+    if isinstance(y, int | float | np.integer | np.floating):
+        return "number"
+    return "str" if isinstance(y, str) else type(y).__name__
+
+
+def check_target(y: Any, regression: bool, model: str, labels: Any = None) -> None:
+    """An :class:`~mlcb.validation.InputError` naming the target unless ``y`` is usable: a finite
+    number of size at most :data:`LARGEST` for a regressor; for a classifier a label: not
+    ``None`` nor a NaN, hashable (a list is not), and of the kind of the ``labels`` seen so far
+    (a collection; a string class among ``True``/``False`` labels is refused: models would compare
+    them). Every value is shown escaped and bounded."""
     if regression:
         number = isinstance(y, int | float | np.integer | np.floating) and not isinstance(y, bool | np.bool_)
-        if not (number and math.isfinite(float(y))):
-            raise InputError(f"{model}: the target must be a finite number, got {y!r}")
-    elif y is None or (isinstance(y, float | np.floating) and not math.isfinite(float(y))):
-        raise InputError(f"{model}: the target must be a label, got {y!r}")
+        if not (number and _finite(y)):
+            raise InputError(f"{model}: the target must be a finite number, got {shown(y)}")
+        if abs(y) > LARGEST:
+            raise InputError(
+                f"{model}: the target {shown(y)} is larger than {LARGEST:g} in size, which models "
+                "cannot square; scale the target"
+            )
+        return
+    if y is None or (isinstance(y, float | np.floating) and not math.isfinite(float(y))):
+        raise InputError(f"{model}: the target must be a label, got {shown(y)}")
+    try:
+        seen = bool(labels) and y in labels
+    except TypeError:  # unhashable: a list, a dict, an array
+        raise InputError(
+            f"{model}: the target must be a label (a string, a number or True/False), got {shown(y)}, "
+            f"a {type(y).__name__}"
+        ) from None
+    if labels and not seen:
+        kind, first = label_kind(y), next(iter(labels))
+        if kind != label_kind(first):
+            raise InputError(
+                f"{model}: the target {shown(y)} is a {kind} label, but the labels so far are of kind "
+                f"{label_kind(first)} ({shown_list(sorted(labels, key=str), most=6)}); give a stream's "
+                "labels one kind"
+            )
+
+
+def _finite(value: Any) -> bool:
+    """Whether a number is finite (a Python int of any size is; an int beyond a float's range is
+    then too large, for :data:`LARGEST`)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return True
 
 
 def check_features(x: Any, model: str) -> None:
-    """A ``ValueError`` naming the feature whose value is a number that is not finite (NaN or
-    infinite) or ``None``, or naming ``x`` when it is not a dict: such a sample would poison the
-    models (river leaves a missing feature out of the dict; some models take ``None`` silently
-    and learn garbage)."""
+    """An :class:`~mlcb.validation.InputError` naming the feature whose value is ``None``, a number
+    that is not finite (NaN or infinite) or larger than :data:`LARGEST` in size, or naming ``x``
+    when it is not a dict: such a sample would poison the models (river leaves a missing feature
+    out of the dict; some models take ``None`` silently and learn garbage; 1e308 overflows)."""
     if not isinstance(x, dict):
         raise InputError(f"{model}: the features must be a dict {{name: value}}, got {type(x).__name__}")
     for name, value in x.items():
         if value is None:
-            raise InputError(f"{model}: feature {name!r} is None; leave a missing feature out of the dict")
+            raise InputError(
+                f"{model}: feature {shown(name)} is None; leave a missing feature out of the dict"
+            )
         if isinstance(value, float | np.floating) and not math.isfinite(float(value)):
-            raise InputError(f"{model}: feature {name!r} is {value!r}; features must be finite numbers")
+            raise InputError(f"{model}: feature {shown(name)} is {value!r}; features must be finite numbers")
+        if isinstance(value, int | float | np.integer | np.floating) and abs(value) > LARGEST:  # type: ignore[operator]
+            raise InputError(
+                f"{model}: feature {shown(name)} is {shown(value)}, larger than {LARGEST:g} in size, which "
+                "models cannot square; scale the feature"
+            )
 
 
 def non_numbers(x: dict) -> list[str]:
     """The features of ``x`` whose values are not numbers (``None``, strings, ...), as
     ``name=value`` strings: what to name when a model that needs numbers fails on them."""
     return [
-        f"{name!r}={value!r}"
+        f"{shown(name)}={shown(value)}"
         for name, value in x.items()
         if not isinstance(value, int | float | np.integer | np.floating) or isinstance(value, bool)
     ]
