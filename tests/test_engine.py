@@ -54,6 +54,33 @@ def test_common_random_numbers_across_policies_and_budgets():
     np.testing.assert_array_equal(builds[0].pool_params.experts["key"], builds[1].pool_params.experts["key"])
 
 
+@pytest.mark.parametrize("name", ["trap", "glm", "late-risers", "bananas", "ctg"])
+def test_one_compiled_round_loop_for_every_horizon(name, monkeypatch):
+    """The round loop's arguments have the same Numba types whether the functions of a count fit
+    their tables, continue past them (a long horizon: read-only continuations) or are computed
+    (no tables): a long run after a short one loads the compiled loop, it does not compile it
+    again."""
+    import numba
+
+    config = presets.get(name).config(presets.get(name).budgets[0], horizon=600, replications=1)
+    problem = Problem.from_config(config)
+    if engine.choose_engine(problem, "auto") != "compiled":
+        pytest.skip(f"{name} runs on the Python engine")
+    grid = engine.checkpoint_grid(config.horizon, 10)
+
+    def types(**budgets):
+        with monkeypatch.context() as patch:
+            for attribute, value in budgets.items():
+                patch.setattr(tables, attribute, value)
+            arguments = engine.build_replication(problem, 0, 0, config.horizon, grid)
+        return [numba.typeof(argument) for argument in arguments]
+
+    short = types()
+    assert types(TABLE_BUDGET_BYTES=8 * 3 * 100) == short  # past the tables: their continuation
+    assert types(TABLE_BUDGET_BYTES=8 * 3 * 100, TAIL_BUDGET_BYTES=0) == short  # computed past them
+    assert types(TABLE_BUDGET_BYTES=0) == short  # no tables at all
+
+
 def test_tables_and_computed_path_agree(monkeypatch):
     """Tabulated functions of a count and the computed reference path give identical runs."""
     for config in (presets.get("trap").config(2, horizon=4_000), presets.get("glm").config(2, horizon=300)):

@@ -31,8 +31,19 @@ from mlcb.kernels.jit import JIT_DISABLED, kernel, njit
 #: Largest total size of one set of tables; counts beyond it are computed.
 TABLE_BUDGET_BYTES = 64 * 2**20
 
-#: An empty table: "compute, do not look up".
-EMPTY = np.zeros((0, 0))
+def frozen(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only, and returned.
+
+    Every table and continuation handed to a kernel is read-only, the empty ones too: Numba types
+    a read-only array apart from a writable one, so a mix (full tables read-only, empty ones
+    writable) would compile the round loop once for short horizons and again for long ones.
+    """
+    array.setflags(write=False)
+    return array
+
+
+#: An empty table: "compute, do not look up" (read-only, as every table: :func:`frozen`).
+EMPTY = frozen(np.zeros((0, 0)))
 
 
 def table_length(horizon: int, rows: int, budget: int | None = None) -> int:
@@ -81,8 +92,8 @@ class Tail(NamedTuple):
 
 
 def empty_tail(rows: int) -> Tail:
-    """No continuation of tables of ``rows`` rows."""
-    return Tail(np.zeros((rows, 0), dtype=np.int8), np.zeros(3 * rows, dtype=np.int64))
+    """No continuation of tables of ``rows`` rows (read-only arrays, typed as a continuation's)."""
+    return Tail(frozen(np.zeros((rows, 0), dtype=np.int8)), frozen(np.zeros(3 * rows, dtype=np.int64)))
 
 
 def tail_length(horizon: int, length: int, rows: int, budget: int | None = None) -> int:
@@ -183,9 +194,7 @@ def encode(table: np.ndarray, fill: Any, length: int) -> Tail:
                 pieces.append(exceptions[:count].view(np.int64).copy())
                 total += count
     words = np.concatenate([heads.ravel(), *pieces])
-    codes.setflags(write=False)
-    words.setflags(write=False)
-    return Tail(codes, words)
+    return Tail(frozen(codes), frozen(words))
 
 
 @kernel
