@@ -38,6 +38,7 @@ def run(
     threads: int | None = None,
     parts: Path | None = None,
     on_done: Callable[[Replication], None] | None = None,
+    on_rounds: Callable[[int, int], None] | None = None,
 ) -> Run:
     """Run the replications ``wanted`` (default: all of ``config.replications``) of ``config``.
 
@@ -55,6 +56,8 @@ def run(
         The setting's parts directory: replications kept there are loaded, new ones kept there.
     on_done : callable, optional
         Called with each replication as it is kept or loaded.
+    on_rounds : callable, optional
+        Called as ``on_rounds(replication, rounds)`` with the rounds played, as they are.
 
     Examples
     --------
@@ -70,10 +73,25 @@ def run(
     started = time.perf_counter()
     if chosen == "compiled":
         done = replications.run_replications(
-            problem, config.seed, indices, config.horizon, grid, threads=threads, parts=parts, on_done=on_done
+            problem,
+            config.seed,
+            indices,
+            config.horizon,
+            grid,
+            threads=threads,
+            parts=parts,
+            on_done=on_done,
+            on_rounds=on_rounds,
         )
     else:
         done = python_loop.run_replications(
-            problem, config.seed, indices, config.horizon, grid, parts=parts, on_done=on_done
+            problem,
+            config.seed,
+            indices,
+            config.horizon,
+            grid,
+            parts=parts,
+            on_done=on_done,
+            on_rounds=on_rounds,
         )
     return Run(problem, chosen, grid, done, time.perf_counter() - started)
