@@ -42,6 +42,7 @@ import gymnasium as gym
 import numpy as np
 
 from envs._stream import FeatureRound, FeatureStreamEnv
+from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import normal, uniform
@@ -217,9 +218,7 @@ def stream_loss(params: ClusteredEnvParams, prediction: Any, y: float) -> float:
 
 
 def _positive_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    return validation.integer(name, value, minimum=low)
 
 
 def _number(name: str, value: Any, low: float, high: float = math.inf, open_low: bool = False) -> float:

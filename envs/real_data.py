@@ -66,6 +66,7 @@ import gymnasium as gym
 import numpy as np
 
 from envs.tabular import CONSTANT, MISSING, Table, is_path, read_csv
+from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import uniform
@@ -452,10 +453,8 @@ class RealDataEnv(gym.Env):
         reader: str = "csv",
         min_class_rows: int = 2,
     ) -> None:
-        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
-        if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
-            raise InputError(f"warm_start must be an integer >= 1, got {warm_start!r}")
+        horizon = validation.integer("horizon", horizon)
+        warm_start = validation.integer("warm_start", warm_start)
         if order not in ORDERS:
             raise InputError(f"order must be one of {ORDERS}, got {order!r}")
         self.table = resolve(dataset, label, columns, missing, constant, reader, min_class_rows)

@@ -36,7 +36,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcb.validation import InputError, InputTypeError, input_error
+from mlcb.validation import InputError, InputTypeError, did_you_mean, input_error
 
 #: The ``importlib.metadata`` entry-point group of plugins: each entry point is a module (imported)
 #: or a callable (imported, then called without arguments) that registers names. In a package's
@@ -105,8 +105,8 @@ class Registry:
             return self._entries[name]
         except (KeyError, TypeError):
             raise InputError(
-                f"unknown {self.kind} {name!r}; registered {self.kind} names: {', '.join(self.names())} "
-                f"(a module of one's own registers more: --plugin MODULE)"
+                f"unknown {self.kind} {name!r}{did_you_mean(name, self.names())}; registered {self.kind} "
+                f"names: {', '.join(self.names())} (a module of one's own registers more: --plugin MODULE)"
             ) from None
 
     def resolve(self, reference: Any, what: str) -> tuple[Entry, bool]:

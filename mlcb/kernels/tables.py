@@ -31,6 +31,7 @@ from mlcb.kernels.jit import JIT_DISABLED, kernel, njit
 #: Largest total size of one set of tables; counts beyond it are computed.
 TABLE_BUDGET_BYTES = 64 * 2**20
 
+
 def frozen(array: np.ndarray) -> np.ndarray:
     """``array``, made read-only, and returned.
 
