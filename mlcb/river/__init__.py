@@ -91,7 +91,6 @@ if TYPE_CHECKING:
     from mlcb.river.budgeted import (
         CURVE,
         DEPLOY_RULES,
-        NONPARAMETRIC_POOL_RATE,
         POOL_POLICIES,
         POOL_RATE,
         RATE,
@@ -114,7 +113,6 @@ _HOMES = {
         (
             "CURVE",
             "DEPLOY_RULES",
-            "NONPARAMETRIC_POOL_RATE",
             "POOL_POLICIES",
             "POOL_RATE",
             "RATE",
@@ -138,7 +136,6 @@ __all__ = [
     "CURVE",
     "DEPLOY_RULES",
     "LOG_LOSS_FLOOR",
-    "NONPARAMETRIC_POOL_RATE",
     "POOL_POLICIES",
     "POOL_RATE",
     "RATE",
