@@ -108,8 +108,9 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
 
     The figure is built at the resolution it is saved at, so that laying it out and drawing it
     share one renderer (and its cache of text sizes). mlcb's own figures (:mod:`mlcb.plot`) lay
-    themselves out (``tight_layout``) and are saved as they are, without a second layout pass to
-    crop them; any other registered figure is cropped to what it draws (``bbox_inches="tight"``)."""
+    themselves out (constrained layout) and are saved as they are, without a second layout pass
+    to crop them; any other registered figure is cropped to what it draws (``bbox_inches="tight"``).
+    A figure function may return a matplotlib Figure or a seaborn grid (:func:`mlcb.plot.figure_of`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -119,7 +120,7 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
     from mlcb.storage.outputs import FIGURES
 
     with plt.rc_context({"figure.dpi": dpi}):
-        figure = plot.draw(result, kind)
+        figure = plot.figure_of(plot.draw(result, kind))
     laid_out = FIGURES.entry(kind).entry_point.startswith("mlcb.plot:")
     buffer = io.BytesIO()
     try:

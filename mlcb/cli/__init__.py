@@ -33,7 +33,7 @@ from mlcb.cli.startup import import_figures as _import_figures
 from mlcb.cli.startup import pause_collector as _pause_collector
 from mlcb.cli.startup import resume_collector as _resume_collector
 from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
-from mlcb.validation import InputError
+from mlcb.validation import InputError, parse_whole_number
 
 
 def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -62,10 +62,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _whole(text: str) -> int:
-    """A whole-number argument, however written (``1000``, ``1_000``, ``1e6``: the rule of
-    :func:`mlcb.validation.whole_number`, the same in Python and in TOML files)."""
-    from mlcb.validation import parse_whole_number
-
+    """A whole-number argument however written, as in Python and TOML (1e6: ``parse_whole_number``)."""
     number = parse_whole_number(text)
     if number is None:
         raise argparse.ArgumentTypeError(f"must be a whole number such as 1000, 1_000 or 1e6, got {text!r}")

@@ -137,8 +137,8 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Sect
     for calibration in CALIBRATIONS:
         result = mlcb.compare("glm", calibration=calibration, seed=seed, threads=threads, **sizes)
         with FIGURES:  # matplotlib, one figure at a time (sections run at once)
-            figure = plot.panels(result, "pseudo_regret")
-            figure.suptitle(f"GLMs, {calibration} calibration, T = {sizes['horizon']:,}", y=1.03)
+            figure = plot.panels(result, "pseudo_regret").figure
+            figure.suptitle(f"GLMs, {calibration} calibration, T = {sizes['horizon']:,}")
             figures.append(save_figure(figure, out / f"glm-{calibration}.png"))
         tables += [_table(result, calibration), _links_table(result, seed, calibration)]
     text = (

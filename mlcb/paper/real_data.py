@@ -417,8 +417,8 @@ def _budget_figure(result: Any, variants: dict[str, Any], horizon: int, out: Pat
 def _panels(result: Any, settings: list[str], title: str, path: Path) -> Path:
     from mlcb import plot
 
-    figure = plot.panels(_only(result, settings), "regret")
-    figure.suptitle(title, y=1.03)
+    figure = plot.panels(_only(result, settings), "regret").figure
+    figure.suptitle(title)
     return save_figure(figure, path, dpi=110)
 
 

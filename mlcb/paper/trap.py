@@ -145,6 +145,6 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Sect
 def _panels(result, metric: str, title: str):
     from mlcb import plot
 
-    figure = plot.panels(result, metric)
-    figure.suptitle(title, y=1.03)
+    figure = plot.panels(result, metric).figure
+    figure.suptitle(title)
     return figure
