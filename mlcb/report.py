@@ -36,8 +36,9 @@ pre { background: #f7f7f7; padding: 0.6em; font-size: 0.85em; overflow-x: auto; 
 """
 
 _CAPTIONS = {
-    "regret": "Mean regret against rounds with a 5-95% band over replications, the certificate "
-    "Delta(t) (dashed) and the worst case B_num(t) (dotted); slopes fitted over the last decade.",
+    "regret": "Mean regret against rounds with a band of two standard errors (or each run, with "
+    "fewer than five), the certificate Delta(t) (dashed) and the worst case B_num(t) (dotted); "
+    "slopes fitted over the last decade.",
     "panels": "The paper's three panels: regret, deployments and training rounds per expert.",
     "theory": "Log-log: pseudo-regret, certificate, worst case and the main theorem's curve (unit "
     "constants); the slope is fitted over the last decade of rounds, next to the theorem's exponent.",

@@ -15,6 +15,7 @@ from mlcb import engine, presets
 from mlcb.engine import Problem
 from mlcb.kernels import random as counter_random
 from mlcb.kernels import tables
+from mlcb.kernels.jit import JIT_DISABLED
 from mlcb.testing.twins import core as twin
 
 
@@ -79,6 +80,20 @@ def test_one_compiled_round_loop_for_every_horizon(name, monkeypatch):
     assert types(TABLE_BUDGET_BYTES=8 * 3 * 100) == short  # past the tables: their continuation
     assert types(TABLE_BUDGET_BYTES=8 * 3 * 100, TAIL_BUDGET_BYTES=0) == short  # computed past them
     assert types(TABLE_BUDGET_BYTES=0) == short  # no tables at all
+
+
+@pytest.mark.skipif(JIT_DISABLED, reason="nothing is compiled with the JIT disabled")
+def test_a_run_past_the_tables_after_a_short_one_compiles_nothing(monkeypatch):
+    """What a run at T = 10^7 does past the 64 MB tables (their compressed continuation, built
+    and read), at a small scale: after a short run, nothing is compiled."""
+    from mlcb.kernels.jit import CompileWatch
+
+    short = mlcb.simulate(preset="trap", budget=2, horizon=500, replications=1, seed=3)
+    monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * 100)  # tables of 100 counts
+    with CompileWatch() as watch:
+        long = mlcb.simulate(preset="trap", budget=2, horizon=3_000, replications=1, seed=3)
+    assert watch.count == 0
+    assert long.final()["round"].iloc[0] == 3_000 and short.final()["round"].iloc[0] == 500
 
 
 def test_tables_and_computed_path_agree(monkeypatch):
