@@ -166,7 +166,9 @@ class GLMEnv(FeatureStreamEnv):
     noise : float
         ``sigma`` of the Gaussian label noise (0.02).
     target_link : str or int
-        The link of the data-generating model (``"logcosh"``, link 9).
+        The link of the data-generating model (``"logcosh"``, link 9): one of ``affine``,
+        ``square``, ``exp``, ``logistic``, ``cubic``, ``arctan``, ``softplus``, ``power``,
+        ``cosine``, ``logcosh`` (:data:`envs.links.LINK_NAMES`; ``mlcb list`` prints them).
     target_norm : (float, float)
         Range of ``|w*|`` (uniform per replication).
     weight_radius : float

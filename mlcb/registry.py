@@ -55,6 +55,8 @@ class Entry:
     entry_point: str
     defaults: dict[str, Any] = field(default_factory=dict)
     summary: str = ""
+    #: Registered environments it runs on, where that is declared (experts: ``mlcb list`` says it).
+    environments: tuple[str, ...] = ()
 
     def load(self) -> Any:
         """The registered object; an :class:`~mlcb.validation.InputError` naming the entry point
@@ -88,11 +90,16 @@ class Registry:
         self.kind = kind
         self._entries: dict[str, Entry] = {}
 
-    def register(self, name: str, entry_point: str, summary: str = "", **defaults: Any) -> None:
-        """Register ``name``; re-registering a name replaces it."""
+    def register(
+        self, name: str, entry_point: str, summary: str = "", *, environments: Any = (), **defaults: Any
+    ) -> None:
+        """Register ``name``; re-registering a name replaces it. ``environments``: the registered
+        environments it runs on (an expert's; ``mlcb list`` shows them)."""
         if ":" not in entry_point:
             raise InputError(f"entry_point must look like 'module:attr', got {entry_point!r}")
-        self._entries[name] = Entry(name, entry_point, dict(defaults), summary)
+        if isinstance(environments, str) or not all(isinstance(e, str) for e in environments):
+            raise InputError(f"environments must be a tuple of environment ids, got {environments!r}")
+        self._entries[name] = Entry(name, entry_point, dict(defaults), summary, tuple(environments))
 
     def names(self) -> list[str]:
         """Registered names, sorted."""

@@ -70,12 +70,28 @@ def list_names(args: argparse.Namespace) -> int:
     print("policies:")
     for name in policies.names():
         print(f"  {name:<16} {policies.registry.entry(name).summary}")
-    print("experts:")
+    print("experts (a pool is of one family; each runs on the environments named):")
+    fits: dict[str, list[str]] = {}
     for name in agents.names():
-        print(f"  {name:<16} {agents.registry.entry(name).summary}")
+        entry = agents.registry.entry(name)
+        print(f"  {name:<16} {entry.summary}")
+        if entry.environments:
+            print(f"  {'':<16} runs on {', '.join(entry.environments)}")
+        for environment in entry.environments:
+            fits.setdefault(environment, []).append(name)
+    print(
+        "  (and any Python learner with learn and deploy, river and scikit-learn models among them, on "
+        "any environment: docs/python-experts.md)"
+    )
     print("environments:")
     for name in envs.names():
         print(f"  {name:<24} {envs.registry.entry(name).summary}")
+        if name in fits:
+            print(f"  {'':<24} experts: {', '.join(fits[name])}")
+        if name == "mlcb/GLM-v0":
+            from envs.links import LINK_NAMES
+
+            print(f"  {'':<24} links (its target_link, an ogd expert's link): {', '.join(LINK_NAMES)}")
     print("figures (mlcb plot --kind NAME):")
     for name in outputs.FIGURES.names():
         print(f"  {name:<16} {outputs.FIGURES.entry(name).summary}")
