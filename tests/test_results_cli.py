@@ -151,6 +151,29 @@ def test_a_result_is_read_and_drawn_without_importing_or_calling_what_it_names(r
     assert "no_such_module_mlcb" not in sys.modules
 
 
+def test_the_printed_summary_reads_the_same_in_every_row(capsys):
+    """Each column in one form (the seconds with one decimal in every row, never ``35`` above
+    ``5.050``), and a dash, not NaN, under PR > Delta for a policy without a certificate."""
+
+    from mlcb.cli.output import NO_NUMBER, print_summary
+
+    mixed = mlcb.Result.concat(
+        [
+            mlcb.simulate(preset="trap", budget=2, horizon=300, replications=2),
+            mlcb.simulate(preset="trap", policy="round-robin", budget=2, horizon=300, replications=2),
+        ]
+    )
+    mixed.metadata["settings"]["mlcb M=2"]["seconds"] = 35.0
+    mixed.metadata["settings"]["round-robin M=2"]["seconds"] = 5.05
+    print_summary(mixed, 40.05)
+    lines = capsys.readouterr().out.splitlines()
+    header, certified, uncertified = lines[1], lines[2], lines[3]
+    assert header.split()[-1] == "seconds" and "NaN" not in "".join(lines)
+    assert certified.split()[-1] == "35.0" and uncertified.split()[-1] == "5.0"  # (5.05 rounds to even)
+    assert uncertified.split()[-2] == NO_NUMBER and certified.split()[-2] == "0.000"
+    assert len({len(line) for line in lines[1:4]}) == 1  # aligned
+
+
 def test_figures_default_to_pseudo_regret_where_recorded(result):
     assert plot.default_metric(result) == "pseudo_regret"
     ax = plot.regret(result).ax
