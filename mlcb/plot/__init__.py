@@ -316,6 +316,7 @@ def panels(result: Result | str | os.PathLike[str], metric: str | None = None, a
             look.mean_and_spread(sns, axes[0], rows, metric, runs, color=palette[setting], linewidth=1.4)
         axes[0].set_xlabel(LABELS["round"])
         axes[0].set_ylabel(LABELS[metric])
+        axes[0].xaxis.set_major_formatter("{x:,.0f}")  # 250,000 rather than 250000
         counts = _final_counts(result)
         counts = counts[counts["setting"].isin(settings)]
         many = counts["expert"].nunique() > 40
