@@ -341,7 +341,7 @@ def _load_plugins(args: argparse.Namespace) -> None:
 
 def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     parser.add_argument("--budget", "-M", type=_whole, nargs="+", metavar="M", help=budgets_help)
-    parser.add_argument("--horizon", "-T", type=_whole, metavar="T", help="rounds per replication (1e6, 250_000: any whole number)")
+    parser.add_argument("--horizon", "-T", type=_whole, metavar="T", help="rounds per replication, e.g. 1e6")
     parser.add_argument("--replications", "-R", type=_whole, metavar="R", help="replications per setting")
     parser.add_argument("--seed", "-s", type=_whole, metavar="S", help="the simulation's seed (default 0)")
     parser.add_argument(
