@@ -127,3 +127,12 @@ def test_the_command_line_in_a_log_file_writes_lines(tmp_path):
     assert done.returncode == 0, text
     assert "\r" not in text
     assert "mlcb M=2: 2 replications of 1,000 rounds in " in text
+
+
+def test_a_sweep_in_a_log_writes_a_line_per_setting(tmp_path, capsys):
+    grid = {"name": "logged", "preset": "trap", "horizon": 300, "replications": 2, "block": 1}
+    mlcb.sweep({**grid, "grid": {"budget": [1, 2]}}, out=tmp_path, workers=1, progress=True)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    done = [line for line in err.splitlines() if line.startswith("logged: ") and " done (" in line]
+    assert len(done) == 2 and done[-1].startswith("logged: mlcb M=") and "(2 of 2 settings, " in done[-1]

@@ -177,6 +177,15 @@ MAX_SETTINGS = 100_000
 PROGRESS_FROM = 1_000
 
 
+def _live() -> bool:
+    """Whether standard error shows a progress bar (a terminal); a log gets none."""
+    import sys
+
+    from mlcb.engine.progress import interactive
+
+    return interactive(sys.stderr)
+
+
 def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Grid:
     """Validate a grid given as a dict (the TOML file's contents) and build every setting.
 
@@ -252,7 +261,7 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
     keys_seen: dict[str, str] = {}
     needed = 0
     bar = None
-    if progress and len(combos) >= PROGRESS_FROM:
+    if progress and len(combos) >= PROGRESS_FROM and _live():
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(combos), desc=f"validating {grid_name}", unit="setting", leave=False)
