@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Hashable
 from typing import Any
 
 #: The summary columns printed (names of :data:`mlcb.storage.results.SUMMARY_COLUMNS`), before the seconds.
@@ -35,7 +36,7 @@ def print_summary(result: Any, elapsed: float) -> None:
     table["setting"] = [printable(label) for label in table["setting"]]
     for column in table.columns[1:]:
         table[column] = column_text(table[column], "{:,.1f}" if column == "seconds" else None)
-    widths = {
+    widths: dict[Hashable, int] = {
         column: 2 + max(len(column), *(len(str(v)) for v in table[column])) for column in table.columns[1:]
     }
     for line in table.to_string(index=False, col_space=widths).splitlines():

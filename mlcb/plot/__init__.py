@@ -262,7 +262,9 @@ def regret(
                 styles.append((look.proxy(color=".25", linestyle=":", linewidth=1.2), LABELS["worst_case"]))
         look.log_scale(axis, "x")
         look.value_scale(
-            axis, np.concatenate(drawn) if drawn else np.zeros(0), np.concatenate(spread or [[]])
+            axis,
+            np.concatenate(drawn) if drawn else np.zeros(0),
+            np.concatenate(spread) if spread else np.zeros(0),
         )
         axis.set_xlabel(LABELS["round"])
         axis.set_ylabel(LABELS[metric])

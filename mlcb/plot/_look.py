@@ -47,7 +47,7 @@ class _Later:
 
 #: What importing seaborn takes from SciPy for functions these figures never call (kernel density
 #: estimates, clustered heat maps): ``{module: {name: (module, attribute) it stands for}}``.
-_SEABORN_SCIPY = {
+_SEABORN_SCIPY: dict[str, dict[str, tuple[str, str | None]]] = {
     "scipy.stats": {"gaussian_kde": ("scipy.stats", "gaussian_kde")},
     "scipy.cluster": {"hierarchy": ("scipy.cluster.hierarchy", None)},
 }
@@ -196,18 +196,15 @@ def facet_grid() -> type:
     """seaborn's :class:`~seaborn.FacetGrid`, but for the layout pass it runs while it is built: the
     figures are laid out by matplotlib's constrained layout when drawn, and that pass over empty
     panels cost a third of a second a figure."""
-    sns = seaborn()
+    base = seaborn().FacetGrid
 
-    class FacetGrid(sns.FacetGrid):
-        __doc__ = sns.FacetGrid.__doc__
-        _building = True
+    def tight_layout(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._building:
+            return self
+        return base.tight_layout(self, *args, **kwargs)
 
-        def tight_layout(self, *args: Any, **kwargs: Any) -> Any:
-            if self._building:
-                return self
-            return super().tight_layout(*args, **kwargs)
-
-    return FacetGrid
+    namespace = {"__doc__": base.__doc__, "_building": True, "tight_layout": tight_layout}
+    return type("FacetGrid", (base,), namespace)
 
 
 def grid(sns: Any, panels: list[str], columns: int, height: float, sharex: bool = False) -> Any:

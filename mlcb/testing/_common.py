@@ -18,7 +18,7 @@ import numbers
 import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +82,7 @@ class CheckReport:
         return f"<p><strong>{html.escape(self._headline())}</strong></p><ul>{items}</ul>{notes}"
 
 
-def _fail(who: str, message: str) -> NoReturn:
+def _fail(who: str, message: str) -> None:
     raise ConformanceError(f"{who}: {message}")
 
 
