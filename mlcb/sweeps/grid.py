@@ -13,6 +13,7 @@ import itertools
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,8 +180,6 @@ PROGRESS_FROM = 1_000
 
 def _live() -> bool:
     """Whether standard error shows a progress bar (a terminal); a log gets none."""
-    import sys
-
     from mlcb.engine.progress import interactive
 
     return interactive(sys.stderr)
@@ -261,7 +260,9 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
     keys_seen: dict[str, str] = {}
     needed = 0
     bar = None
-    if progress and len(combos) >= PROGRESS_FROM and _live():
+    if progress and len(combos) >= PROGRESS_FROM and not _live():  # a log: one line, no bar
+        print(f"validating {grid_name}: {len(combos):,} settings", file=sys.stderr, flush=True)
+    elif progress and len(combos) >= PROGRESS_FROM:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(combos), desc=f"validating {grid_name}", unit="setting", leave=False)
