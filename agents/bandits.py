@@ -671,7 +671,7 @@ def _wanted_rows(signatures: tuple) -> list:
 def _pool_tables_of_length(signatures: tuple, delta_prime: float, length: int):
     wanted = _wanted_rows(signatures)
     if length == 0 or not wanted:
-        return tables.EMPTY, np.zeros((0, 2)), {}
+        return tables.EMPTY, tables.frozen(np.zeros((0, 2))), {}
     out = np.zeros((len(wanted), length))
     tails = np.zeros((len(wanted), 2))
     for row, item in enumerate(wanted):

@@ -221,7 +221,9 @@ class OnlineGradientDescent:
     Parameters
     ----------
     link : str or int
-        One of :data:`envs.links.LINK_NAMES` (or its index).
+        One of ``affine``, ``square``, ``exp``, ``logistic``, ``cubic``, ``arctan``,
+        ``softplus``, ``power``, ``cosine``, ``logcosh`` (:data:`envs.links.LINK_NAMES`, or its
+        index; ``mlcb list`` prints them).
     radius : float
         ``r``, the radius of the parameter ball.
     step_scale : float

@@ -258,10 +258,8 @@ class BanditExpertsEnv(gym.Env):
 
 def trap_reward_means(n_experts: int = 10, n_arms: int = 2) -> np.ndarray:
     """Reward means of the trap: expert k's arms evenly spaced from 0.2(1-k/K) to 0.1(3-k/K)."""
-    if n_experts < 1:
-        raise InputError(f"n_experts must be an integer >= 1, got {n_experts!r}")
-    if n_arms < 2:
-        raise InputError(f"n_arms must be an integer >= 2, got {n_arms!r}")
+    n_experts = validation.integer("n_experts", n_experts)
+    n_arms = validation.integer("n_arms", n_arms, minimum=2)
     k = np.arange(n_experts)[:, None] / n_experts
     return np.linspace(0.2 * (1.0 - k), 0.1 * (3.0 - k), n_arms, axis=1)[..., 0]
 

@@ -444,8 +444,7 @@ class RealDataEnv(gym.Env):
         reader: str = "csv",
         min_class_rows: int = 2,
     ) -> None:
-        if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
-            raise InputError(f"warm_start must be an integer >= 1, got {warm_start!r}")
+        warm_start = validation.integer("warm_start", warm_start)
         if order not in ORDERS:
             raise InputError(f"order must be one of {ORDERS}, got {order!r}")
         self.table = resolve(dataset, label, columns, missing, constant, reader, min_class_rows)

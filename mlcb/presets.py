@@ -41,7 +41,7 @@ from typing import Any
 
 from mlcb.config import SimulationConfig, check_field_names
 from mlcb.engine.sizes import check_environment_size
-from mlcb.validation import InputError, InputTypeError
+from mlcb.validation import InputError, InputTypeError, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class Preset:
         if name not in self.calibrations:
             raise InputError(
                 f"calibration must be one of {sorted(self.calibrations)} for preset {self.name!r}, "
-                f"got {name!r}"
+                f"got {name!r}{did_you_mean(name, self.calibrations)}"
             )
         chosen = self.calibrations[name]
         for table in ("env_params", "policy_params"):
@@ -478,7 +478,9 @@ def get(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
-        raise InputError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}") from None
+        raise InputError(
+            f"unknown preset {name!r}{did_you_mean(name, PRESETS)}; presets: {', '.join(sorted(PRESETS))}"
+        ) from None
 
 
 def names() -> list[str]:

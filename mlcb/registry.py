@@ -36,7 +36,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcb.validation import InputError, InputTypeError, input_error, printable, shown
+from mlcb.validation import InputError, InputTypeError, did_you_mean, input_error, printable, shown
 
 #: The ``importlib.metadata`` entry-point group of plugins: each entry point is a module (imported)
 #: or a callable (imported, then called without arguments) that registers names. In a package's
@@ -55,6 +55,8 @@ class Entry:
     entry_point: str
     defaults: dict[str, Any] = field(default_factory=dict)
     summary: str = ""
+    #: Registered environments it runs on, where that is declared (experts: ``mlcb list`` says it).
+    environments: tuple[str, ...] = ()
 
     def same_as(self, other: Any) -> bool:
         """Whether ``other`` registers the same thing (defaults that cannot be compared, such as
@@ -97,7 +99,14 @@ class Registry:
         self._entries: dict[str, Entry] = {}
 
     def register(
-        self, name: str, entry_point: str, summary: str = "", *, override: bool = False, **defaults: Any
+        self,
+        name: str,
+        entry_point: str,
+        summary: str = "",
+        *,
+        override: bool = False,
+        environments: Any = (),
+        **defaults: Any,
     ) -> None:
         """Register ``name`` for ``entry_point`` (``"module:attr"``) with ``defaults``.
 
@@ -105,6 +114,8 @@ class Registry:
         what holds it, unless ``override=True`` asks to replace it: then a one-line
         :class:`~mlcb.errors.NameTaken` warning says which registration now holds the name.
         Registering a name again exactly as it is (a plugin loaded twice) changes nothing.
+        ``environments``: the registered environments it runs on (an expert's; ``mlcb list`` shows
+        them).
 
         Examples
         --------
@@ -124,7 +135,9 @@ class Registry:
             raise InputError(f"entry_point must look like 'module:attr', got {shown(entry_point)}")
         if not isinstance(override, bool):
             raise InputError(f"override must be True or False, got {shown(override)}")
-        entry = Entry(name, entry_point, dict(defaults), summary)
+        if isinstance(environments, str) or not all(isinstance(e, str) for e in environments):
+            raise InputError(f"environments must be a tuple of environment ids, got {shown(environments)}")
+        entry = Entry(name, entry_point, dict(defaults), summary, tuple(environments))
         taken = self._entries.get(name)
         if taken is not None and not taken.same_as(entry):
             if not override:
@@ -159,8 +172,9 @@ class Registry:
             return self._entries[name]
         except (KeyError, TypeError):
             raise InputError(
-                f"unknown {self.kind} {shown(name)}; registered {self.kind} names: {', '.join(self.names())} "
-                f"(a module of one's own registers more: --plugin MODULE)"
+                f"unknown {self.kind} {shown(name)}{did_you_mean(name, self.names())}; registered "
+                f"{self.kind} names: {', '.join(self.names())} (a module of one's own registers more: "
+                "--plugin MODULE)"
             ) from None
 
     def resolve(self, reference: Any, what: str) -> tuple[Entry, bool]:

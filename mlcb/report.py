@@ -36,8 +36,9 @@ pre { background: #f7f7f7; padding: 0.6em; font-size: 0.85em; overflow-x: auto; 
 """
 
 _CAPTIONS = {
-    "regret": "Mean regret against rounds with a 5-95% band over replications, the certificate "
-    "Delta(t) (dashed) and the worst case B_num(t) (dotted); slopes fitted over the last decade.",
+    "regret": "Mean regret against rounds with a band of two standard errors (or each run, with "
+    "fewer than five), the certificate Delta(t) (dashed) and the worst case B_num(t) (dotted); "
+    "slopes fitted over the last decade.",
     "panels": "The paper's three panels: regret, deployments and training rounds per expert.",
     "theory": "Log-log: pseudo-regret, certificate, worst case and the main theorem's curve (unit "
     "constants); the slope is fitted over the last decade of rounds, next to the theorem's exponent.",
@@ -108,8 +109,9 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
 
     The figure is built at the resolution it is saved at, so that laying it out and drawing it
     share one renderer (and its cache of text sizes). mlcb's own figures (:mod:`mlcb.plot`) lay
-    themselves out (``tight_layout``) and are saved as they are, without a second layout pass to
-    crop them; any other registered figure is cropped to what it draws (``bbox_inches="tight"``)."""
+    themselves out (constrained layout) and are saved as they are, without a second layout pass
+    to crop them; any other registered figure is cropped to what it draws (``bbox_inches="tight"``).
+    A figure function may return a matplotlib Figure or a seaborn grid (:func:`mlcb.plot.figure_of`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -119,7 +121,7 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
     from mlcb.storage.outputs import FIGURES
 
     with plt.rc_context({"figure.dpi": dpi}):
-        figure = plot.draw(result, kind)
+        figure = plot.figure_of(plot.draw(result, kind))
     laid_out = FIGURES.entry(kind).entry_point.startswith("mlcb.plot:")
     buffer = io.BytesIO()
     try:

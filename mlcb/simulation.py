@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from mlcb import validation
 from mlcb.config import SimulationConfig, check_field_names
 from mlcb.engine.collect import collect_result
 from mlcb.engine.problem import ENGINES, Problem, build, choose_engine
+from mlcb.engine.progress import Progress
 from mlcb.engine.runner import run
 from mlcb.storage.replications import claim_parts
 from mlcb.storage.results import Result
@@ -39,9 +41,10 @@ def parts_record(config: SimulationConfig, engine: str) -> dict[str, str]:
 def _check_threads(threads: Any) -> int | None:
     if threads is None:
         return None
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+    number = validation.whole_number(threads)
+    if number is None or number < 1:
         raise InputError(f"threads must be None or an integer >= 1, got {threads!r}")
-    return threads
+    return number
 
 
 def _check_one_budget(budget: Any) -> None:
@@ -77,7 +80,8 @@ def simulate(
     threads : int, optional
         Worker threads of the compiled engine (default: all cores). Results do not depend on it.
     progress : bool
-        Show a progress bar over replications.
+        Show the progress on standard error (:mod:`mlcb.engine.progress`): a bar over the rounds
+        in a terminal, plain lines in a log; either says when the round loop is being compiled.
     parts : path, optional
         Directory where every finished replication is saved at once; a later call with the same
         setting and directory loads them instead of running them again (resume after an
@@ -158,20 +162,15 @@ def run_problem(
     if parts is not None:
         folder = Path(parts) / problem.config.key()
         claim_parts(folder, parts_record(problem.config, choose_engine(problem, engine)))
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=problem.config.replications, desc=problem.label, unit="rep", leave=False)
-    try:
+    config = problem.config
+    shown = Progress(problem.label, config.replications, config.horizon) if progress else None
+    with shown or contextlib.nullcontext():
         done = run(
             problem,
             engine=engine,
             threads=threads,
             parts=folder,
-            on_done=(lambda _: bar.update()) if bar else None,
+            on_done=shown.done if shown else None,
+            on_rounds=shown.rounds if shown else None,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     return collect_result(problem, done.replications, {"seconds": done.seconds, "engine": done.engine})

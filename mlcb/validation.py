@@ -137,14 +137,76 @@ def is_real(value: Any) -> bool:
     return real and math.isfinite(value)
 
 
+#: The largest whole number a float holds exactly (2^53): past it, a float written as a whole
+#: number may not be the number meant, and is refused.
+EXACT_FLOAT = 2**53
+
+
+def whole_number(value: Any) -> int | None:
+    """``value`` as an int when it is a whole number however written, else ``None``: an int
+    (NumPy's too), or a finite float equal to an integer of at most :data:`EXACT_FLOAT` in size
+    (``1e6``, ``1000.0``: how TOML and the command line may write a horizon). Bools, fractions
+    and text are not whole numbers here (:func:`parse_whole_number` reads text).
+
+    The one rule for every whole-number parameter (horizons, replications, budgets, seeds, sizes
+    of environments and pools): :func:`integer`, :func:`budget` and the seed's check apply it.
+
+    Examples
+    --------
+    >>> whole_number(10_000), whole_number(1e4), whole_number(2.5), whole_number(True)
+    (10000, 10000, None, None)
+    """
+    if _is_bool(value):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(value):
+        number = float(value)
+        if number.is_integer() and abs(number) <= EXACT_FLOAT:
+            return int(number)
+    return None
+
+
+def parse_whole_number(text: str) -> int | None:
+    """The whole number written in ``text`` (the command line's ``--horizon 1e6``): ``1000``,
+    ``1_000``, ``1e6``, ``1000.0``; ``None`` for anything else (:func:`whole_number`'s rule).
+
+    Examples
+    --------
+    >>> parse_whole_number("1e6"), parse_whole_number("250_000"), parse_whole_number("2.5")
+    (1000000, 250000, None)
+    """
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return whole_number(float(text))
+    except ValueError:
+        return None
+
+
 def integer(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
     """``value`` as an int, or a ``ValueError``: ``name must be an integer >= minimum`` (and
-    ``<= maximum`` when one is given)."""
-    if _is_bool(value) or not isinstance(value, numbers.Integral) or int(value) < minimum:
+    ``<= maximum`` when one is given). A whole number written as a float (``1e4``) is that
+    integer (:func:`whole_number`).
+
+    Examples
+    --------
+    >>> integer("horizon", 1e4)
+    10000
+    >>> integer("horizon", 2.5)
+    Traceback (most recent call last):
+    ...
+    mlcb.validation.InputError: horizon must be an integer >= 1, got 2.5
+    """
+    number = whole_number(value)
+    if number is None or number < minimum:
         raise InputError(f"{name} must be an integer >= {minimum}, got {shown(value)}")
-    if maximum is not None and int(value) > maximum:
+    if maximum is not None and number > maximum:
         raise InputError(f"{name} must be an integer in [{minimum}, {maximum:_}], got {shown(value)}")
-    return int(value)
+    return number
 
 
 def budget(value: Any, n_experts: Any) -> int:
@@ -165,9 +227,10 @@ def budget(value: Any, n_experts: Any) -> int:
     mlcb.validation.InputError: budget must be an integer in [1, n_experts=3], got 4
     """
     k = integer("n_experts", n_experts)
-    if _is_bool(value) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= k:
+    number = whole_number(value)
+    if number is None or not 1 <= number <= k:
         raise InputError(f"budget must be an integer in [1, n_experts={k}], got {shown(value)}")
-    return int(value)
+    return number
 
 
 def pair(name: str, value: Any, what: str, check: Any) -> tuple:
@@ -210,17 +273,17 @@ def budgets(name: str, value: Any, n_experts: int | None = None) -> list[int]:
     """
     what = f"{name} must be an integer >= 1 or a non-empty list of distinct integers >= 1"
     items = list(value) if isinstance(value, (list, tuple)) else [value]
-    if not items or not isinstance(value, (list, tuple, numbers.Integral)) or isinstance(value, bool):
+    numbers_given = [whole_number(item) for item in items]
+    if not items or any(number is None for number in numbers_given):
         raise InputError(f"{what}, got {shown(value)}")
     for item in items:
         if n_experts is not None:
             budget(item, n_experts)
-        elif _is_bool(item) or not isinstance(item, numbers.Integral):
-            raise InputError(f"{what}, got {shown(value)}")
-    repeated = sorted({int(b) for b in items if list(items).count(b) > 1})
+    whole = [int(number) for number in numbers_given if number is not None]
+    repeated = sorted({b for b in whole if whole.count(b) > 1})
     if repeated:
         raise InputError(f"{what}, got {shown(value)} (repeated: {', '.join(map(str, repeated))})")
-    return [int(b) for b in items]
+    return whole
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}")
@@ -514,10 +577,41 @@ def within(name: str, value: Any, low: float, high: float = math.inf, closed_low
     return float(value)
 
 
+def did_you_mean(value: Any, names: Any) -> str:
+    """`` (did you mean 'NAME'?)`` for the one of ``names`` closest to the mistyped ``value`` (case
+    aside, by :func:`difflib.get_close_matches`), or ``""`` when none is close. What every name
+    and ``value`` share at their start and end (``mlcb/`` and ``-v0``) is left out of the
+    comparison, so that ``mlcb/Nope-v0`` is near none of ``mlcb/Trap-v0``, ``mlcb/GLM-v0``.
+
+    Examples
+    --------
+    >>> did_you_mean("tarp", ["glm", "trap"]), did_you_mean("GLM", ["glm", "trap"])
+    (" (did you mean 'trap'?)", " (did you mean 'glm'?)")
+    >>> did_you_mean("x", ["glm"]), did_you_mean("mlcb/Nope-v0", ["mlcb/GLM-v0", "mlcb/Trap-v0"])
+    ('', '')
+    >>> did_you_mean("mlcb/trap-v0", ["mlcb/GLM-v0", "mlcb/Trap-v0"])
+    " (did you mean 'mlcb/Trap-v0'?)"
+    """
+    import difflib
+    import os.path
+
+    if not isinstance(value, str) or not value:
+        return ""
+    known = {name.casefold(): name for name in names if isinstance(name, str)}
+    given = value.casefold()
+    everything = [*known, given]
+    start = len(os.path.commonprefix(everything))
+    end = len(os.path.commonprefix([text[::-1] for text in everything]))
+    cores = {name[start : len(name) - end]: name for name in known}
+    close = difflib.get_close_matches(given[start : len(given) - end], list(cores), n=1, cutoff=0.75)
+    return f" (did you mean {known[cores[close[0]]]!r}?)" if close else ""
+
+
 def choice(name: str, value: Any, allowed: tuple) -> Any:
-    """``value`` if it is one of ``allowed``, else a ``ValueError`` listing them."""
+    """``value`` if it is one of ``allowed``, else a ``ValueError`` listing them (and the one
+    meant, when ``value`` is a near miss: :func:`did_you_mean`)."""
     if value not in allowed:
-        raise InputError(f"{name} must be one of {allowed}, got {shown(value)}")
+        raise InputError(f"{name} must be one of {allowed}, got {shown(value)}{did_you_mean(value, allowed)}")
     return value
 
 

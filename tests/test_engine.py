@@ -15,6 +15,7 @@ from mlcb import engine, presets
 from mlcb.config import checkpoint_grid
 from mlcb.kernels import random as counter_random
 from mlcb.kernels import tables
+from mlcb.kernels.jit import JIT_DISABLED
 from mlcb.testing.twins import core as twin
 
 
@@ -52,6 +53,47 @@ def test_common_random_numbers_across_policies_and_budgets():
         np.testing.assert_array_equal(env_params[0].loss_means, other.loss_means)
         assert env_params[0].key == other.key
     np.testing.assert_array_equal(builds[0].pool_params.experts["key"], builds[1].pool_params.experts["key"])
+
+
+@pytest.mark.parametrize("name", ["trap", "glm", "late-risers", "bananas", "ctg"])
+def test_one_compiled_round_loop_for_every_horizon(name, monkeypatch):
+    """The round loop's arguments have the same Numba types whether the functions of a count fit
+    their tables, continue past them (a long horizon: read-only continuations) or are computed
+    (no tables): a long run after a short one loads the compiled loop, it does not compile it
+    again."""
+    import numba
+
+    config = presets.get(name).config(presets.get(name).budgets[0], horizon=600, replications=1)
+    problem = engine.build(config)
+    if engine.choose_engine(problem, "auto") != "compiled":
+        pytest.skip(f"{name} runs on the Python engine")
+    grid = checkpoint_grid(config.horizon, 10)
+
+    def types(**budgets):
+        with monkeypatch.context() as patch:
+            for attribute, value in budgets.items():
+                patch.setattr(tables, attribute, value)
+            arguments = engine.build_replication(problem, 0, 0, config.horizon, grid)
+        return [numba.typeof(argument) for argument in arguments]
+
+    short = types()
+    assert types(TABLE_BUDGET_BYTES=8 * 3 * 100) == short  # past the tables: their continuation
+    assert types(TABLE_BUDGET_BYTES=8 * 3 * 100, TAIL_BUDGET_BYTES=0) == short  # computed past them
+    assert types(TABLE_BUDGET_BYTES=0) == short  # no tables at all
+
+
+@pytest.mark.skipif(JIT_DISABLED, reason="nothing is compiled with the JIT disabled")
+def test_a_run_past_the_tables_after_a_short_one_compiles_nothing(monkeypatch):
+    """What a run at T = 10^7 does past the 64 MB tables (their compressed continuation, built
+    and read), at a small scale: after a short run, nothing is compiled."""
+    from mlcb.kernels.jit import CompileWatch
+
+    short = mlcb.simulate(preset="trap", budget=2, horizon=500, replications=1, seed=3)
+    monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * 100)  # tables of 100 counts
+    with CompileWatch() as watch:
+        long = mlcb.simulate(preset="trap", budget=2, horizon=3_000, replications=1, seed=3)
+    assert watch.count == 0
+    assert long.final()["round"].iloc[0] == 3_000 and short.final()["round"].iloc[0] == 500
 
 
 def test_tables_and_computed_path_agree(monkeypatch):

@@ -308,3 +308,33 @@ def test_kernel_params_fill_fields_by_name_and_name_what_is_missing():
         KLUCB_FAMILY.kernel_params(Odd, context)
     with pytest.raises(ValueError, match=r"KLUCBParams has no field 'widths'"):
         KLUCB_FAMILY.kernel_params(KLUCBParams, context, widths=1.0)
+
+
+#: Parameters that make every registered environment (those that need some).
+_ENVIRONMENT_PARAMS = {
+    "mlcb/BanditExperts-v0": {"reward_means": [[0.4, 0.6]] * 3},
+    "mlcb/RealData-v0": {"dataset": "breast-cancer"},
+}
+
+
+def test_every_expert_runs_on_the_environments_it_declares_and_no_other():
+    """``mlcb list`` says where each registered expert runs (``environments=`` of its
+    registration): its family's check accepts a pool of it there and refuses it elsewhere."""
+    made = {}
+    for name in envs.names():
+        try:
+            made[name] = envs.make(name, **_ENVIRONMENT_PARAMS.get(name, {}))
+        except ImportError:  # an optional package (torch) that an environment needs
+            continue
+    for name in agents.names():
+        declared = agents.registry.entry(name).environments
+        assert declared and set(declared) <= set(envs.names()), name
+        expert = agents.make(name)
+        for env_name, env in made.items():
+            pool = [expert] * (env.n_experts or 3)
+            try:
+                family_of(pool).check(pool, env)
+                accepted = True
+            except ValueError:
+                accepted = False
+            assert accepted == (env_name in declared), (name, env_name)

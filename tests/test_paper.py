@@ -505,25 +505,28 @@ def test_the_page_text_follows_its_numbers(page):
 
 
 def test_the_figures_say_what_their_band_is(tmp_path):
-    """Panel (a)'s label names its band, and the band drawn is that one: the 5 % and 95 %
-    quantiles of the replications at each round."""
+    """Panel (a)'s legend names its band, and the band drawn is that one: the mean of the
+    replications at each round, plus and minus two standard errors; the paper's own band is noted
+    beside it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import numpy as np
 
     import mlcb
-    from mlcb.paper.section import BAND, panels
+    from mlcb.paper.section import panels
 
     result = mlcb.compare("trap", [("mlcb", (1,))], horizon=400, replications=5, seed=1)
-    figure = panels(result, "regret", "a title")
+    figure = panels(result, "regret", "a title", band="the paper shaded something else")
     ax = figure.axes[0]
-    assert BAND in ax.get_title() and "mean over replications" in ax.get_title()
+    legend = " ".join(text.get_text() for legend in figure.legends for text in legend.get_texts())
+    assert "band: mean ± 2 standard errors" in legend and "the paper shaded something else" in ax.get_title()
     vertices = np.concatenate([path.vertices for c in ax.collections for path in c.get_paths()])
     curves = result.curves[result.curves["setting"] == "mlcb M=1"].groupby("round")["regret"]
-    for (x, low), high in zip(curves.quantile(0.05).items(), curves.quantile(0.95).to_numpy()):
+    for x, mean, error in zip(curves.mean().index, curves.mean().to_numpy(), curves.sem().to_numpy()):
         at = np.isclose(vertices[:, 0], x)
-        assert np.isclose(vertices[at, 1], low).any() and np.isclose(vertices[at, 1], high).any()
+        assert np.isclose(vertices[at, 1], mean - 2 * error).any()
+        assert np.isclose(vertices[at, 1], mean + 2 * error).any()
 
 
 def _claim_rows(block: str) -> list[list[str]]:

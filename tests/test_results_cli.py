@@ -151,10 +151,33 @@ def test_a_result_is_read_and_drawn_without_importing_or_calling_what_it_names(r
     assert "no_such_module_mlcb" not in sys.modules
 
 
+def test_the_printed_summary_reads_the_same_in_every_row(capsys):
+    """Each column in one form (the seconds with one decimal in every row, never ``35`` above
+    ``5.050``), and a dash, not NaN, under PR > Delta for a policy without a certificate."""
+
+    from mlcb.cli.output import NO_NUMBER, print_summary
+
+    mixed = mlcb.Result.concat(
+        [
+            mlcb.simulate(preset="trap", budget=2, horizon=300, replications=2),
+            mlcb.simulate(preset="trap", policy="round-robin", budget=2, horizon=300, replications=2),
+        ]
+    )
+    mixed.metadata["settings"]["mlcb M=2"]["seconds"] = 35.0
+    mixed.metadata["settings"]["round-robin M=2"]["seconds"] = 5.05
+    print_summary(mixed, 40.05)
+    lines = capsys.readouterr().out.splitlines()
+    header, certified, uncertified = lines[1], lines[2], lines[3]
+    assert header.split()[-1] == "seconds" and "NaN" not in "".join(lines)
+    assert certified.split()[-1] == "35.0" and uncertified.split()[-1] == "5.0"  # (5.05 rounds to even)
+    assert uncertified.split()[-2] == NO_NUMBER and certified.split()[-2] == "0.000"
+    assert len({len(line) for line in lines[1:4]}) == 1  # aligned
+
+
 def test_figures_default_to_pseudo_regret_where_recorded(result):
     assert plot.default_metric(result) == "pseudo_regret"
-    (ax,) = plot.regret(result).axes
-    assert ax.get_ylabel() == "pseudo regret" and ax.get_yscale() == "log"
+    ax = plot.regret(result).ax
+    assert ax.get_ylabel() == "pseudo-regret" and ax.get_yscale() == "log"
     with pytest.raises(ValueError, match="metric must be one of"):
         plot.regret(result, metric="loss")
 
@@ -295,25 +318,27 @@ def test_largest_sums_of_sorted_rows_match_the_plain_selection():
         np.testing.assert_allclose(fast, plain, rtol=1e-12)
 
 
-def test_every_figure_returns_its_figure_and_draws_into_axes_given(result):
-    """Each plot function returns the matplotlib Figure; given Axes of one's own (a panel of a
-    larger figure), it draws there and leaves the figure's layout to its owner."""
+def test_every_figure_returns_a_seaborn_grid_and_draws_into_axes_given(result):
+    """Each figure function returns seaborn's FacetGrid (to restyle); given Axes of one's own (a
+    panel of a larger figure) with the one keyword ``ax``, it draws there, leaves the figure's
+    layout to its owner and returns the axes."""
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
-    for draw in (plot.regret, plot.panels, plot.theory_figure, plot.budget_figure):
+    for draw in (plot.regret, plot.panels, plot.theory, plot.budget):
         alone = draw(result)
-        assert isinstance(alone, plt.Figure)
-        count = sum(ax.axison for ax in alone.axes)  # the panels it draws
+        assert isinstance(alone, sns.FacetGrid)
+        count = sum(ax.axison for ax in alone.figure.axes)  # the panels it draws
         assert count >= 1
-        plt.close(alone)
+        plt.close(alone.figure)
         figure, axes = plt.subplots(1, count + 1, figsize=(4 * (count + 1), 3))
         given = axes[0] if draw is plot.regret else axes[:count]
-        keyword = "ax" if draw is plot.regret else "axes"
-        assert draw(result, **{keyword: given}) is figure
+        drawn = draw(result, ax=given)
+        assert (drawn is given) if draw is plot.regret else list(drawn) == list(given)
         assert all(ax.has_data() for ax in axes[:count]) and not axes[count].has_data()
         plt.close(figure)
-    with pytest.raises(ValueError, match="axes must be a sequence of at least 3 matplotlib Axes"):
-        plot.panels(result, axes=[None])
+    with pytest.raises(ValueError, match="ax must be a sequence of at least 3 matplotlib Axes"):
+        plot.panels(result, ax=[None])
 
 
 def test_a_result_shows_itself_compactly(result):

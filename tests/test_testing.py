@@ -40,12 +40,12 @@ def test_conformance_error_is_an_assertion_error():
 # --- everything registered passes ----------------------------------------------------------------
 @pytest.mark.parametrize("name", envs.names())
 def test_registered_environment_conforms(name):
-    assert check_env(name, env_params=ENV_PARAMS.get(name)) is None
+    assert check_env(name, env_params=ENV_PARAMS.get(name))
 
 
 @pytest.mark.parametrize("name", policies.names())
 def test_registered_policy_conforms(name):
-    assert check_policy(name, n_experts=K, budget=BUDGETS.get(name, 2), horizon=120) is None
+    assert check_policy(name, n_experts=K, budget=BUDGETS.get(name, 2), horizon=120)
 
 
 def test_policy_object_conforms():
@@ -55,14 +55,14 @@ def test_policy_object_conforms():
 @pytest.mark.parametrize("name", agents.names())
 def test_registered_expert_family_conforms(name):
     if name == "ogd":
-        assert check_expert(agents.make(name), "mlcb/GLM-v0", rounds=20) is None
+        assert check_expert(agents.make(name), "mlcb/GLM-v0", rounds=20)
     elif name in ("softmax", "perceptron"):  # classifiers of a real-data stream
         env_params = {"dataset": "breast-cancer"}
-        assert check_expert(agents.make(name), "mlcb/RealData-v0", env_params=env_params) is None
+        assert check_expert(agents.make(name), "mlcb/RealData-v0", env_params=env_params)
     elif name.startswith("bco"):
-        assert check_expert(agents.make(name), "mlcb/ConvexBandit-v0", rounds=20) is None
+        assert check_expert(agents.make(name), "mlcb/ConvexBandit-v0", rounds=20)
     else:
-        assert check_expert(agents.make(name), "mlcb/Trap-v0", env_params={"n_experts": 4}) is None
+        assert check_expert(agents.make(name), "mlcb/Trap-v0", env_params={"n_experts": 4})
 
 
 def test_expert_on_an_environment_object():
@@ -131,6 +131,23 @@ TRAP = {"env": "mlcb/Trap-v0", "env_params": {"n_experts": 3}, "rounds": 12}
 def test_python_experts_conform():
     check_expert(Leader(), **TRAP)
     check_expert(RandomLeader(), **TRAP)
+
+
+def test_a_check_returns_a_report_of_what_ran():
+    """A check that passes says so: a report, true, that lists every check and what to know."""
+    report = check_expert(RandomLeader(), **TRAP)
+    assert report and report.passed and report.environment == TRAP["env"]
+    text = str(report)
+    assert text.startswith(
+        f"expert RandomLeader (a Python expert) on {TRAP['env']}: {len(report.checks)} checks"
+    )
+    assert "spawn(seed): a new, untrained learner" in text and "a short simulation ran" in text
+    assert "heuristic: nobody has proved its rate" in text  # what a user should know of it
+    assert "<li>" in report._repr_html_() and repr(report).startswith("<CheckReport: expert RandomLeader")
+    quick = check_expert(Leader(), **TRAP, simulate=False)
+    assert "spawn" not in str(quick) and not any("simulation" in check for check in quick.checks)
+    assert "Gymnasium's own checker" in str(check_env("mlcb/Trap-v0", env_params={"n_experts": 3}))
+    assert "a short simulation" in str(check_policy("greedy", n_experts=4, budget=2, horizon=40))
 
 
 def _broken(method=None, **attributes):

@@ -33,7 +33,7 @@ from mlcb.cli.startup import import_figures as _import_figures
 from mlcb.cli.startup import pause_collector as _pause_collector
 from mlcb.cli.startup import resume_collector as _resume_collector
 from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
-from mlcb.validation import InputError, printable
+from mlcb.validation import InputError, parse_whole_number, printable
 
 
 def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -59,6 +59,14 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"mlcb: error: {message}\n")
+
+
+def _whole(text: str) -> int:
+    """A whole-number argument however written, as in Python and TOML (1e6: ``parse_whole_number``)."""
+    number = parse_whole_number(text)
+    if number is None:
+        raise argparse.ArgumentTypeError(f"must be a whole number such as 1000, 1_000 or 1e6, got {text!r}")
+    return number
 
 
 def _path(text: str) -> Path:
@@ -196,8 +204,8 @@ def _paper_parser(commands: Any) -> None:
         default=Path("results/paper"),
         help="output directory (default: results/paper)",
     )
-    paper.add_argument("--seed", "-s", type=int, default=0, help="seed of every simulation (default 0)")
-    paper.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
+    paper.add_argument("--seed", "-s", type=_whole, default=0, help="seed of every simulation (default 0)")
+    paper.add_argument("--threads", "-j", type=_whole, help="worker threads (default: all cores)")
     paper.add_argument(
         "--only",
         nargs="+",
@@ -245,9 +253,12 @@ def _sweep_parser(commands: Any) -> None:
     sweep.add_argument("--executor", "-e", default="local", help="local (default) or dask")
     sweep.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler, e.g. tcp://host:8786")
     sweep.add_argument(
-        "--workers", "-w", type=int, help="worker processes here or in the LocalCluster (default: all cores)"
+        "--workers",
+        "-w",
+        type=_whole,
+        help="worker processes here or in the LocalCluster (default: all cores)",
     )
-    sweep.add_argument("--block", "-b", type=int, help="replications per task (default: the grid's, or 1)")
+    sweep.add_argument("--block", "-b", type=_whole, help="replications per task (default: the grid's, or 1)")
     sweep.add_argument(
         "--timeout", type=float, default=10.0, help="seconds to wait for --scheduler (default 10)"
     )
@@ -307,10 +318,10 @@ def _load_plugins(args: argparse.Namespace) -> None:
 
 
 def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
-    parser.add_argument("--budget", "-M", type=int, nargs="+", metavar="M", help=budgets_help)
-    parser.add_argument("--horizon", "-T", type=int, metavar="T", help="rounds per replication")
-    parser.add_argument("--replications", "-R", type=int, metavar="R", help="replications per setting")
-    parser.add_argument("--seed", "-s", type=int, metavar="S", help="the simulation's seed (default 0)")
+    parser.add_argument("--budget", "-M", type=_whole, nargs="+", metavar="M", help=budgets_help)
+    parser.add_argument("--horizon", "-T", type=_whole, metavar="T", help="rounds per replication, e.g. 1e6")
+    parser.add_argument("--replications", "-R", type=_whole, metavar="R", help="replications per setting")
+    parser.add_argument("--seed", "-s", type=_whole, metavar="S", help="the simulation's seed (default 0)")
     parser.add_argument(
         "--calibration",
         "-c",
@@ -323,7 +334,7 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
         help="name the settings in results, figures and reports: TEXT for one budget, 'TEXT M=2' for "
         "several; a comparison's settings become 'TEXT: POLICY M=2' (default: 'POLICY M=2')",
     )
-    parser.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
+    parser.add_argument("--threads", "-j", type=_whole, help="worker threads (default: all cores)")
     parser.add_argument(
         "--out",
         "-o",

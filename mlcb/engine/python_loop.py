@@ -306,6 +306,10 @@ def _count_warm_updates(stats: np.ndarray, losses: np.ndarray, updates: np.ndarr
     return extra
 
 
+#: Rounds between two reports of a block's progress (``on_rounds``).
+REPORT_EVERY = 256
+
+
 def _run_block(
     problem: Problem,
     seed: int,
@@ -314,6 +318,7 @@ def _run_block(
     checkpoints: np.ndarray,
     trace_rounds: int,
     references: ReferenceStore | None = None,
+    on_rounds: Callable[[int, int], None] | None = None,
 ) -> list[Replication]:
     built = [
         _replications.build_common(problem, seed, r, horizon, checkpoints, trace_rounds, references)
@@ -370,6 +375,9 @@ def _run_block(
             fail(failed)
         if t > horizon:
             break
+        if on_rounds is not None and (t % REPORT_EVERY == 0 or t == horizon):
+            for r in block:
+                on_rounds(r, REPORT_EVERY if t % REPORT_EVERY == 0 else t % REPORT_EVERY)
         if play is not None:
             play(
                 t,
@@ -400,9 +408,11 @@ def run_replications(
     trace_rounds: int = 0,
     on_done: Callable[[Replication], None] | None = None,
     block: int | None = None,
+    on_rounds: Callable[[int, int], None] | None = None,
 ) -> list[Replication]:
     """Run ``replications`` on the Python engine, ``block`` (default :data:`DEFAULT_BLOCK`) at a
-    time; returns them sorted.
+    time; returns them sorted. ``on_done`` is told each replication finished or loaded,
+    ``on_rounds(replication, rounds)`` the rounds played, every :data:`REPORT_EVERY` rounds.
 
     With ``parts``, replications already saved there are loaded instead of run, and every block is
     saved as soon as it finishes: an interruption or a failing expert loses at most the block in
@@ -416,7 +426,14 @@ def run_replications(
     size = max(1, int(DEFAULT_BLOCK if block is None else block))
     for start in range(0, len(todo), size):
         for result in _run_block(
-            problem, seed, todo[start : start + size], horizon, checkpoints, trace_rounds, references
+            problem,
+            seed,
+            todo[start : start + size],
+            horizon,
+            checkpoints,
+            trace_rounds,
+            references,
+            on_rounds,
         ):
             _replications.finish(result, done, parts, on_done)
     return [done[r] for r in wanted]

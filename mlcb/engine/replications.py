@@ -10,7 +10,9 @@ run: an interrupted run loses at most the replications in flight.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -287,6 +289,38 @@ def collect_replication(
     )
 
 
+#: Rounds of the first slice when a replication reports its progress; each next slice doubles
+#: until one takes :data:`SLICE_SECONDS` (the call into compiled code costs microseconds).
+FIRST_SLICE = 1 << 12
+SLICE_SECONDS = 0.25
+
+
+def play_rounds(
+    arguments: CompiledReplication,
+    kernel: Callable,
+    horizon: int,
+    report: Callable[[int], None] | None = None,
+) -> None:
+    """Rounds ``1 .. horizon`` of ``arguments`` by ``kernel``: in one call, or, with ``report``,
+    in consecutive slices, ``report(rounds)`` after each. The round loop keeps its whole state in
+    the arrays it is given, so the slices play the same rounds as one call, bit for bit; a slice
+    that stops at an expert's fault ends the play (its error is in the record)."""
+    if report is None:
+        arguments.run_rounds(kernel, 1, horizon)
+        return
+    first, size = 1, FIRST_SLICE
+    while first <= horizon:
+        last = min(horizon, first + size - 1)
+        began = time.perf_counter()
+        code = arguments.run_rounds(kernel, first, last)
+        report(last - first + 1)
+        if code != compiled_loop.OK:
+            return
+        if time.perf_counter() - began < SLICE_SECONDS / 2:
+            size *= 2
+        first = last + 1
+
+
 def run_replication(
     problem: Problem,
     seed: int,
@@ -296,8 +330,11 @@ def run_replication(
     trace_rounds: int = 0,
     references: ReferenceStore | None = None,
     hindsight_pass: bool = True,
+    on_rounds: Callable[[int, int], None] | None = None,
 ) -> Replication:
-    """Simulate one replication from the warm start to ``horizon`` on the compiled engine."""
+    """Simulate one replication from the warm start to ``horizon`` on the compiled engine;
+    ``on_rounds(replication, rounds)``, when given, is told the rounds played as they are
+    (:func:`play_rounds`)."""
     arguments = build_replication(
         problem, seed, replication, horizon, checkpoints, trace_rounds, references, hindsight_pass
     )
@@ -310,7 +347,8 @@ def run_replication(
     if getattr(problem.policy, "warm_start", True):
         arguments.warm_start(warm_start)
         raise_for_error(record, replication, describe)
-    arguments.run_rounds(run_rounds, 1, horizon)
+    report = None if on_rounds is None else functools.partial(on_rounds, replication)
+    play_rounds(arguments, run_rounds, horizon, report)
     raise_for_error(record, replication, describe)
     return collect_replication(record, arguments.accounting, replication)
 
@@ -329,8 +367,11 @@ def run_replications(
     parts: Path | None = None,
     trace_rounds: int = 0,
     on_done: Callable[[Replication], None] | None = None,
+    on_rounds: Callable[[int, int], None] | None = None,
 ) -> list[Replication]:
-    """Run ``replications`` in parallel threads; returns them sorted by index.
+    """Run ``replications`` in parallel threads; returns them sorted by index. ``on_done`` is told
+    each replication finished or loaded, ``on_rounds(replication, rounds)`` the rounds played as
+    they are (from the workers' threads).
 
     With ``parts``, replications already saved there are loaded instead of run and every new one
     is saved as soon as it finishes (and the best-in-hindsight references beside the settings'
@@ -357,7 +398,18 @@ def run_replications(
     workers = max(1, min(threads or os.cpu_count() or 1, len(todo) or 1))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         futures = [
-            pool.submit(run_replication, problem, seed, r, horizon, checkpoints, trace_rounds, references)
+            pool.submit(
+                run_replication,
+                problem,
+                seed,
+                r,
+                horizon,
+                checkpoints,
+                trace_rounds,
+                references,
+                True,
+                on_rounds,
+            )
             for r in todo
         ]
         try:

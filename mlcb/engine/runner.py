@@ -35,6 +35,7 @@ def run(
     threads: int | None = None,
     parts: Path | None = None,
     on_done: Callable[[Replication], None] | None = None,
+    on_rounds: Callable[[int, int], None] | None = None,
 ) -> Run:
     """Run the replications ``wanted`` (default: all of the setting's) of ``problem``.
 
@@ -52,6 +53,8 @@ def run(
         The setting's parts directory: replications kept there are loaded, new ones kept there.
     on_done : callable, optional
         Called with each replication as it is kept or loaded.
+    on_rounds : callable, optional
+        Called as ``on_rounds(replication, rounds)`` with the rounds played, as they are.
 
     Examples
     --------
@@ -75,9 +78,17 @@ def run(
             threads=threads,
             parts=parts,
             on_done=on_done,
+            on_rounds=on_rounds,
         )
     else:
         done = python_loop.run_replications(
-            problem, problem.seed, indices, problem.horizon, grid, parts=parts, on_done=on_done
+            problem,
+            problem.seed,
+            indices,
+            problem.horizon,
+            grid,
+            parts=parts,
+            on_done=on_done,
+            on_rounds=on_rounds,
         )
     return Run(problem, chosen, grid, done, time.perf_counter() - started)

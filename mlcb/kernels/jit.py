@@ -449,3 +449,68 @@ def cold_kernel(function: Callable) -> Any:
     """``@cold_kernel`` for a kernel on a round's rare path: :func:`jit` with
     ``COLD_KERNEL_OPTIONS`` (called, not inlined)."""
     return jit(function, **COLD_KERNEL_OPTIONS)
+
+
+# --- what compiling costs, said while it happens ------------------------------------------------
+class CompileWatch:
+    """Numba's compilations while it is active (a context manager): ``on_start(cached)`` is called
+    when the first one starts (``cached``: whether the function compiled is kept in the on-disk
+    cache, so that later processes load it instead), then ``count`` and ``seconds`` add up every
+    compilation (nested ones counted in their caller's time). A function loaded from the cache is
+    not compiled and fires nothing. With the JIT disabled nothing is ever compiled.
+
+    Examples
+    --------
+    >>> with CompileWatch() as watch:
+    ...     pass
+    >>> watch.count, watch.seconds
+    (0, 0.0)
+    """
+
+    def __init__(self, on_start: Callable[[bool], None] | None = None) -> None:
+        self.on_start = on_start
+        self.count = 0
+        self.seconds = 0.0
+        self._depth = 0
+        self._began = 0.0
+        self._listener: Any = None
+
+    def _started(self, event: Any) -> None:
+        self.count += 1
+        if self._depth == 0:
+            self._began = time.perf_counter()
+        self._depth += 1
+        if self.count == 1 and self.on_start is not None:
+            dispatcher = getattr(event, "data", None)
+            dispatcher = dispatcher.get("dispatcher") if isinstance(dispatcher, dict) else None
+            cache = getattr(dispatcher, "_cache", None)
+            self.on_start(cache is not None and type(cache).__name__ != "NullCache")
+
+    def _ended(self, event: Any) -> None:
+        self._depth = max(0, self._depth - 1)
+        if self._depth == 0:
+            self.seconds += time.perf_counter() - self._began
+
+    def __enter__(self) -> CompileWatch:
+        if not JIT_DISABLED:
+            from numba.core import event
+
+            watch = self
+
+            class _Listener(event.Listener):
+                def on_start(self, event: Any) -> None:
+                    watch._started(event)
+
+                def on_end(self, event: Any) -> None:
+                    watch._ended(event)
+
+            self._listener = _Listener()
+            event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._listener is not None:
+            from numba.core import event
+
+            event.unregister("numba:compile", self._listener)
+            self._listener = None

@@ -19,7 +19,7 @@ import numpy as np
 
 from mlcb.kernels.jit import njit
 from mlcb.kernels.random import GOLDEN_1, mix
-from mlcb.validation import InputError
+from mlcb.validation import InputError, whole_number
 
 _INSTANCE = 1
 
@@ -35,9 +35,10 @@ class StreamKeys(NamedTuple):
 
 def check_seed(seed: object) -> int:
     """Return ``seed`` as an int, or raise a ``ValueError`` naming the allowed values."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    number = whole_number(seed)
+    if number is None or number < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
+    return number
 
 
 def reset_request(seed: int | None, options: dict | None) -> tuple[int, int, int]:

@@ -237,24 +237,19 @@ def save_figure(figure: Any, path: Path, dpi: int = 100) -> Path:
     return path
 
 
-#: What the band of a figure's panel (a) is: :func:`mlcb.plot.panels` shades, for each setting,
-#: the 5 % and 95 % quantiles of the replications at every round (tests/test_paper.py holds the
-#: label to the drawing).
-BAND = "band: the middle 90 % of the replications (5 % to 95 %)"
-
-
 @drawing
 def panels(result: Any, metric: str, title: str, band: str = "") -> Any:
-    """The paper's three panels of ``result`` (:func:`mlcb.plot.panels`) under ``title``, panel (a)
-    labelled with what its line and band are (:data:`BAND`, and ``band``: e.g. what the paper's
-    figure shaded); returns the matplotlib Figure."""
+    """The paper's three panels of ``result`` (:func:`mlcb.plot.panels`, whose legend says what
+    panel (a)'s line and band are) under ``title``; ``band``, when given, is noted under panel
+    (a)'s title (what the paper's own figure shaded, to compare with). Returns the matplotlib
+    Figure."""
     from mlcb import plot
 
-    figure = plot.panels(result, metric)
-    first = figure.axes[0]
-    label = f"mean over replications; {BAND}" + (f"\n({band})" if band else "")
-    first.set_title(f"{first.get_title()}\n{label}", fontsize=9)
-    figure.suptitle(title, y=1.06 if band else 1.03)
+    figure = plot.panels(result, metric).figure
+    if band:
+        first = figure.axes[0]
+        first.set_title(f"{first.get_title()}\n({band})", fontsize=9, loc="left")
+    figure.suptitle(title, y=1.02)
     return figure
 
 

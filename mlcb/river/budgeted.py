@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from river import base
 
+from mlcb import validation
 from mlcb.engine.session import Session
 from mlcb.kernels.seeding import check_seed
 from mlcb.learners import power_rate
@@ -50,7 +51,7 @@ def _check_common(
 ) -> list[tuple[float, float]]:
     """Validate the parameters shared by both estimators; returns each model's ``(beta, alpha)``,
     in the order given (none for :data:`CURVE`)."""
-    from mlcb import policies, validation
+    from mlcb import policies
 
     n = len(models)
     validation.budget(budget, n)
@@ -75,8 +76,7 @@ def _check_common(
                 f"rate must be {CURVE!r}, a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, or a "
                 f"list of {n} such pairs (one per model, in the order given), got {rate!r}"
             )
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-        raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
+    horizon = validation.integer("horizon", horizon)
     if warm_start is not None and (
         isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1
     ):
@@ -225,9 +225,7 @@ class _Budgeted:
                 f"statistics='pool' needs an M-LCB policy ({', '.join(POOL_POLICIES)}), got "
                 f"{self.policy!r}; pass statistics='trained'"
             )
-        window = self.window
-        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-            raise InputError(f"window must be an integer >= 1, got {window!r}")
+        window = validation.integer("window", self.window)
         self._pool = statistics == "pool"
         rate = self.rate
         if rate is None:

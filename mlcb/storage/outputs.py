@@ -254,7 +254,7 @@ def write_csv(result: Any, directory: Path) -> None:
 
 
 register_figure(
-    "regret", "mlcb.plot:regret", "mean cumulative regret against rounds, with a 90 % band, by setting"
+    "regret", "mlcb.plot:regret", "mean regret against rounds, log-log, by setting, with the certificate"
 )
 register_figure(
     "panels",
@@ -263,10 +263,10 @@ register_figure(
 )
 register_figure(
     "theory",
-    "mlcb.plot:theory_figure",
+    "mlcb.plot:theory",
     "log-log pseudo-regret with the certificate, the worst case and the theorem's curve",
 )
-register_figure("budget", "mlcb.plot:budget_figure", "final regret against the budget M (and K and T)")
+register_figure("budget", "mlcb.plot:budget", "final regret against the budget M (and K and T)")
 register_writer(
     "csv",
     "mlcb.storage.outputs:write_csv",

@@ -15,6 +15,7 @@ import itertools
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,6 +192,13 @@ MAX_SETTINGS = 100_000
 PROGRESS_FROM = 1_000
 
 
+def _live() -> bool:
+    """Whether standard error shows a progress bar (a terminal); a log gets none."""
+    from mlcb.engine.progress import interactive
+
+    return interactive(sys.stderr)
+
+
 def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Grid:
     """Validate a grid given as a dict (the TOML file's contents) and build every setting.
 
@@ -267,7 +275,9 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
     keys_seen: dict[str, str] = {}
     needed = 0
     bar = None
-    if progress and len(combos) >= PROGRESS_FROM:
+    if progress and len(combos) >= PROGRESS_FROM and not _live():  # a log: one line, no bar
+        print(f"validating {grid_name}: {len(combos):,} settings", file=sys.stderr, flush=True)
+    elif progress and len(combos) >= PROGRESS_FROM:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(combos), desc=f"validating {grid_name}", unit="setting", leave=False)

@@ -16,6 +16,7 @@ from mlcb.kernels import begin_round
 from mlcb.kernels.jit import kernel, uncached
 from mlcb.testing._common import (
     _UNCACHED,
+    CheckReport,
     _build_difference,
     _check_build,
     _check_unit,
@@ -124,8 +125,9 @@ def check_env(
     seed: int = 0,
     rounds: int = 3,
     gymnasium: bool = True,
-) -> None:
-    """Check that an environment follows :class:`mlcb.contracts.Environment`.
+) -> CheckReport:
+    """Check that an environment follows :class:`mlcb.contracts.Environment`; returns a
+    :class:`~mlcb.testing.CheckReport` of what ran (``print`` it).
 
     Checks, in order:
 
@@ -170,6 +172,7 @@ def check_env(
     --------
     >>> from mlcb.testing import check_env
     >>> check_env("mlcb/Trap-v0", env_params={"n_experts": 3})
+    <CheckReport: environment 'mlcb/Trap-v0': 5 checks passed>
     """
     env, name = _resolve_env(env, env_params)
     who = f"environment {name}"
@@ -227,18 +230,30 @@ def check_env(
             "gives different data for the same (seed, replication, round, expert) after two builds; "
             "draw xi_t from the counter-based streams keyed in build",
         )
-    _check_round_data_block(who, env, seed, rounds)
+    blocks = _check_round_data_block(who, env, seed, rounds)
 
+    checks = [
+        f"n_experts: {n_experts}",
+        "build(seed, replication): NamedTuples of arrays and scalars, the same for the same seed and "
+        "replication, fresh state arrays on every call, a draw of its own per replication",
+        f"optimal_loss(params, k) in [0, 1] for {len(_expert_indices(n_experts))} experts",
+        f"round_data for rounds 0 to {rounds} after the compiled begin_round: in range, the same after "
+        "a second build",
+    ]
+    if blocks:
+        checks.append("round_data_block: for replications 0 and 1 together, what round_data gives")
     if gymnasium:
         _gymnasium_check(who, env)
+        checks.append("Gymnasium's own checker (spaces, reset and step under a seed)")
+    return CheckReport(who, None, tuple(checks))
 
 
-def _check_round_data_block(who: str, env: Any, seed: int, rounds: int) -> None:
+def _check_round_data_block(who: str, env: Any, seed: int, rounds: int) -> bool:
     """An optional ``round_data_block`` gives, for replications 0 and 1 together, what
-    ``round_data`` gives for each."""
+    ``round_data`` gives for each; whether there is one."""
     block = getattr(env, "round_data_block", None)
     if block is None:
-        return
+        return False
     if not callable(block) or not getattr(env, "round_data_shared", False):
         _fail(
             f"{who}.round_data_block",
@@ -263,6 +278,7 @@ def _check_round_data_block(who: str, env: Any, seed: int, rounds: int) -> None:
                     f"differs from round_data for replication {r} at round {t}; it must give, for each "
                     "replication of the block, what round_data gives",
                 )
+    return True
 
 
 def _gymnasium_check(who: str, env: Any) -> None:

@@ -22,6 +22,7 @@ from mlcb.kernels.stats import new_stats
 from mlcb.testing._common import (
     _UNCACHED,
     DELTA,
+    CheckReport,
     _check_build,
     _describe,
     _fail,
@@ -141,8 +142,9 @@ def check_policy(
     horizon: int = 200,
     seed: int = 0,
     simulate: bool = True,
-) -> None:
-    """Check that a meta-policy follows :class:`mlcb.contracts.Policy` and :mod:`mlcb.kernels`.
+) -> CheckReport:
+    """Check that a meta-policy follows :class:`mlcb.contracts.Policy` and :mod:`mlcb.kernels`;
+    returns a :class:`~mlcb.testing.CheckReport` of what ran (``print`` it).
 
     Checks, in order:
 
@@ -191,6 +193,7 @@ def check_policy(
     --------
     >>> from mlcb.testing import check_policy
     >>> check_policy("greedy", n_experts=4, budget=2, horizon=50, simulate=False)
+    <CheckReport: policy 'greedy': 3 checks passed>
     """
     policy, name, who = _resolve_policy(policy, policy_params)
     n_experts = validation.integer("n_experts", n_experts)
@@ -252,8 +255,24 @@ def check_policy(
                 "(mlcb.kernels.random.uniform(key, t, slot)), never from a global generator",
             )
 
+    checks = [
+        f"a frozen dataclass; warm_start {warm}, has_certificate {has_certificate}, certificate_valid "
+        f"{valid}; selects up to {size} of {n_experts} experts at budget {budget}",
+        "build(n_experts, budget, delta, horizon, optimal): NamedTuples of arrays and scalars, fresh "
+        "state arrays on every call",
+        f"select, observe and end_round in a compiled probe of {horizon} rounds: distinct indices in "
+        "range, a width for every expert selected, the same rounds for the same stream key",
+    ]
     if simulate:
         _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizon, seed)
+        checks.append(
+            f"a short simulation ({n_experts}-expert trap, 2 replications of {horizon} rounds): the same "
+            "rounds on the compiled engine twice and on the Python engine"
+        )
+    notes = (
+        [] if valid or not has_certificate else ["its certificate is a heuristic (certificate_valid False)"]
+    )
+    return CheckReport(who, None, tuple(checks), tuple(notes))
 
 
 def _probe_policy(who, policy, n_experts, budget, size, horizon, losses, rates, key, warm):
