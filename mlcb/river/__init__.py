@@ -89,13 +89,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mlcb.river.budgeted import (
+        BURN_IN,
         CURVE,
+        DEFAULT_STATISTICS,
         DEPLOY_RULES,
         NONPARAMETRIC_POOL_RATE,
         POOL_POLICIES,
+        MLCB_RATE,
         POOL_RATE,
         RATE,
+        REGRESSION_MLCB_RATE,
         REGRESSION_POOL_RATE,
+        RULES,
         STATISTICS,
         WARM_START,
         WARM_UPDATES,
@@ -112,13 +117,18 @@ if TYPE_CHECKING:
 _HOMES = {
     **dict.fromkeys(
         (
+            "BURN_IN",
             "CURVE",
+            "DEFAULT_STATISTICS",
             "DEPLOY_RULES",
             "NONPARAMETRIC_POOL_RATE",
             "POOL_POLICIES",
+            "MLCB_RATE",
             "POOL_RATE",
             "RATE",
+            "REGRESSION_MLCB_RATE",
             "REGRESSION_POOL_RATE",
+            "RULES",
             "STATISTICS",
             "WARM_START",
             "WINDOW",
@@ -135,14 +145,19 @@ _HOMES = {
 }
 
 __all__ = [
+    "BURN_IN",
     "CURVE",
+    "DEFAULT_STATISTICS",
     "DEPLOY_RULES",
     "LOG_LOSS_FLOOR",
+    "MLCB_RATE",
     "NONPARAMETRIC_POOL_RATE",
     "POOL_POLICIES",
     "POOL_RATE",
     "RATE",
+    "REGRESSION_MLCB_RATE",
     "REGRESSION_POOL_RATE",
+    "RULES",
     "SELECTORS",
     "STATISTICS",
     "WARM_START",

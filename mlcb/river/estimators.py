@@ -9,8 +9,8 @@ from typing import Any
 from river import base
 from river.model_selection.base import ModelSelector
 
-from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _SHARED, WINDOW, _Budgeted
-from mlcb.river.experts import RobustScale, log_loss, robust_loss
+from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _REGRESSOR_LOSSES, _SHARED, WINDOW, _Budgeted
+from mlcb.river.experts import RobustScale, absolute_loss, log_loss, robust_loss
 from mlcb.validation import InputError
 
 
@@ -103,6 +103,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         self,
         models: list,
         budget: int = 1,
+        rule: str = "default",
         policy: str = "mlcb",
         policy_params: dict | None = None,
         loss: str = "zero-one",
@@ -110,6 +111,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         window: int = WINDOW,
         delta: float = 0.1,
         rate: tuple | None = None,
+        burn_in: float | None = None,
         warm_start: int | None = None,
         deploy: str = "best",
         horizon: int = 100_000,
@@ -133,10 +135,15 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     def _multiclass(self) -> bool:
         return all(model._multiclass for model in self.models)
 
-    def _loss(self, model: Any, x: dict, y: Any) -> float:
+    def _loss(self, model: Any, x: dict, y: Any, answer: tuple | None = None) -> float:
         if self.loss == "zero-one":
-            return 0.0 if model.predict_one(x) == y else 1.0
-        return log_loss(model.predict_proba_one(x).get(y, 0.0))
+            label = answer[0] if answer is not None else model.predict_one(x)
+            return 0.0 if label == y else 1.0
+        proba = answer[0] if answer is not None else model.predict_proba_one(x)
+        return log_loss(proba.get(y, 0.0))
+
+    def _answer(self, kind: str, prediction: Any) -> Any:
+        return (prediction,) if kind == ("label" if self.loss == "zero-one" else "proba") else None
 
     def predict_proba_one(self, x: dict) -> dict:
         self._check_sample(x)
@@ -144,6 +151,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
             proba = self._prior()
         else:
             proba = self._guarded(self._deployed, lambda: self.best_model.predict_proba_one(x), x)
+            self._remember("proba", x, proba)
         if self._multiclass:
             return proba
         # A binary selector answers for both labels, whatever labels its deployed model has seen.
@@ -157,7 +165,8 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         self._check_sample(x)
         if self._deployed is None:  # no model's predictions checked yet: the most frequent label
             return max(self._labels, key=self._labels.__getitem__) if self._labels else None
-        return self._guarded(self._deployed, lambda: self.best_model.predict_one(x, **kwargs), x)
+        label = self._guarded(self._deployed, lambda: self.best_model.predict_one(x, **kwargs), x)
+        return label if kwargs else self._remember("label", x, label)
 
     @classmethod
     def _unit_test_params(cls):
@@ -212,13 +221,16 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
         self,
         models: list,
         budget: int = 1,
+        rule: str = "default",
         policy: str = "mlcb",
         policy_params: dict | None = None,
+        loss: str = "absolute",
         scale: float | None = None,
         statistics: str | None = None,
         window: int = WINDOW,
         delta: float = 0.1,
         rate: tuple | None = None,
+        burn_in: float | None = None,
         warm_start: int | None = None,
         deploy: str = "best",
         horizon: int = 100_000,
@@ -231,32 +243,47 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
             and scale > 0
         ):
             raise InputError(f"scale must be None or a finite number > 0, got {scale!r}")
+        if loss not in _REGRESSOR_LOSSES:
+            raise InputError(f"loss must be one of {_REGRESSOR_LOSSES}, got {loss!r}")
+        self.loss = loss
         self.scale = scale
         self._robust = RobustScale()  # the targets' scale, when none is given
+        self._stale = 0  # targets added since the scale was last computed
         self._seen = [0.0, 0]  # the targets' sum and count: what predicts while no model is checked
         self._init(models, base.Regressor, {k: v for k, v in locals().items() if k in _SHARED})
 
     def _before(self, y: Any) -> None:
         if self.scale is None:
-            self._robust.update(float(y))
+            # The scale moves slowly: recomputed on each of the first 64 targets, then once
+            # every 1/32 of the targets held (a median of up to 1,000 numbers on each sample
+            # would cost more than a linear model's prediction and update).
+            robust = self._robust
+            robust.add(float(y))
+            self._stale += 1
+            if self._stale * 32 >= len(robust.targets) or len(robust.targets) <= 64:
+                robust.refresh()
+                self._stale = 0
 
     def _note(self, y: Any) -> None:
         self._seen[0] += float(y)
         self._seen[1] += 1
 
-    def _loss(self, model: Any, x: dict, y: Any) -> float:
-        prediction = model.predict_one(x)
+    def _loss(self, model: Any, x: dict, y: Any, answer: tuple | None = None) -> float:
+        prediction = answer[0] if answer is not None else model.predict_one(x)
         try:
             residual = float(y) - (0.0 if prediction is None else float(prediction))
         except (TypeError, ValueError):  # no number: no usable prediction
             return 1.0
-        return robust_loss(residual, self.scale if self.scale is not None else self._robust.value)
+        scale = self.scale if self.scale is not None else self._robust.value
+        if self.loss == "absolute":
+            return absolute_loss(residual, scale)
+        return robust_loss(residual, scale)
 
     def predict_one(self, x: dict) -> Any:
         self._check_sample(x)
         if self._deployed is None:  # no model's predictions checked yet: the mean target so far
             return self._seen[0] / self._seen[1] if self._seen[1] else 0.0
-        return self._guarded(self._deployed, lambda: self.best_model.predict_one(x), x)
+        return self._remember("label", x, self._guarded(self._deployed, lambda: self.best_model.predict_one(x), x))
 
     @classmethod
     def _unit_test_params(cls):
