@@ -147,7 +147,10 @@ def ahead(frame, dataset: str, budget: int) -> float:
     ``dataset`` (mean over the shuffles): accuracy points, or % of training everything's MAE
     (positive: M-LCB better)."""
     part = frame[frame["dataset"] == dataset]
-    ours, halving = _values(part, f"mlcb M={budget}").mean(), _values(part, f"equal-halving M={budget}").mean()
+    ours, halving = (
+        _values(part, f"mlcb M={budget}").mean(),
+        _values(part, f"equal-halving M={budget}").mean(),
+    )
     if part["task"].iloc[0] == "regression":
         return 100 * (halving - ours) / _values(part, "train-everything").mean()
     return 100 * (ours - halving)
@@ -183,7 +186,9 @@ def verdicts(frame, order: dict) -> tuple[str, int]:
         if "best-in-hindsight" in means and "mlcb M=1" in means:  # not a target: what finding the model cost
             known, ours = means["best-in-hindsight"], means["mlcb M=1"]
             cost = 100 * (ours / known - 1) if regression else 100 * (known - ours)
-            said.append(f"finding the best model cost M=1 {cost:+.2f}{' % of its MAE' if regression else ' points'}")
+            said.append(
+                f"finding the best model cost M=1 {cost:+.2f}{' % of its MAE' if regression else ' points'}"
+            )
         lines.append(f"{dataset}: " + "; ".join(said))
     for m in budgets:
         mean = float(np.mean(gaps[m]))

@@ -297,7 +297,9 @@ def test_default_rates_treat_every_kind_of_model_alike():
         session = model._session
         for k, (beta, alpha) in enumerate(own):
             n = session.n[k]
-            rate = min(n, (BURN_IN if burn_in is None else burn_in) + float(power_rate(n, beta, alpha, 0.1 / 8)))
+            rate = min(
+                n, (BURN_IN if burn_in is None else burn_in) + float(power_rate(n, beta, alpha, 0.1 / 8))
+            )
             assert session.lcb[k] == pytest.approx(session.means[k] - rate / n)
 
 

@@ -67,7 +67,10 @@ def _rows(n, regression=False, seed=0):
 
 
 @pytest.mark.parametrize("regression", [False, True])
-@pytest.mark.parametrize(("budget", "rule", "loss"), [(1, "default", None), (2, "default", None), (1, "plain", None), (2, "default", "log")])
+@pytest.mark.parametrize(
+    ("budget", "rule", "loss"),
+    [(1, "default", None), (2, "default", None), (1, "plain", None), (2, "default", "log")],
+)
 def test_a_sample_costs_the_trained_models_and_the_deployed_one(regression, budget, rule, loss):
     """After the warm start, progressive validation (``predict_one`` then ``learn_one``) of a
     sample calls ``predict`` on the trained models and on the deployed model where it is not
@@ -140,7 +143,9 @@ def test_halving_updates_is_what_river_counts():
 
     rows = stream("iris", 0, 300)
     for budget in (0, 20, 24, 50, 198, 1_000, 4_170, 10**6):
-        model = model_selection.SuccessiveHalvingClassifier(classifier_pool(), metric=metrics.Accuracy(), budget=budget)
+        model = model_selection.SuccessiveHalvingClassifier(
+            classifier_pool(), metric=metrics.Accuracy(), budget=budget
+        )
         counter = _count_updates(model)
         for x, y in rows:
             model.predict_one(x)
@@ -190,7 +195,9 @@ def test_the_plain_rule_is_there_by_name():
     model = BudgetedClassifier([m.clone() for m in pool], budget=2)
     assert model._session.statistics == "recent" and list(model._rates) == [MLCB_RATE] * 5
     assert model._session._rates[0].burn_in == BURN_IN and model._warm_samples == default_warm_start(5, 2)
-    mixed = BudgetedClassifier([m.clone() for m in pool], budget=2, rule="plain", statistics="recent", burn_in=3)
+    mixed = BudgetedClassifier(
+        [m.clone() for m in pool], budget=2, rule="plain", statistics="recent", burn_in=3
+    )
     assert mixed._session.statistics == "recent" and mixed._session._rates[0].burn_in == 3
     with pytest.raises(ValueError, match="rule must be one of"):
         BudgetedClassifier([m.clone() for m in pool], rule="fast")

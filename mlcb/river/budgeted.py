@@ -268,8 +268,10 @@ class _Budgeted:
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
             raise InputError(f"window must be an integer >= 1, got {window!r}")
         burn_in = (BURN_IN if late else 0.0) if self.burn_in is None else self.burn_in
-        if isinstance(burn_in, bool) or not isinstance(burn_in, (int, float, np.integer, np.floating)) or not (
-            0 <= burn_in < math.inf
+        if (
+            isinstance(burn_in, bool)
+            or not isinstance(burn_in, (int, float, np.integer, np.floating))
+            or not (0 <= burn_in < math.inf)
         ):
             raise InputError(f"burn_in must be None or a finite number >= 0, got {self.burn_in!r}")
         self._pool = statistics == "pool"
@@ -320,7 +322,9 @@ class _Budgeted:
         # microseconds a round; every other rule: the engine's round session.
         self._lean = mlcb_policy and not self._pool and getattr(self._policy, "bounds", "") == "theory"
         if statistics == "recent" and not self._lean:
-            raise InputError("statistics='recent' needs M-LCB's theory bounds (policy_params bounds='theory')")
+            raise InputError(
+                "statistics='recent' needs M-LCB's theory bounds (policy_params bounds='theory')"
+            )
         self._session: Any
         if self._lean:
             self._session = LeanSession(
@@ -409,7 +413,7 @@ class _Budgeted:
             if said is not None and said[0] == k and said[1] is x:
                 answer = self._answer(said[2], said[3])
                 if answer is not None:
-                    out[k] = self._guarded(k, lambda: self._loss(self.models[k], x, y, answer), x)
+                    out[k] = self._guarded(k, lambda m=self.models[k], a=answer: self._loss(m, x, y, a), x)
                     continue
             out[k] = self._guarded(k, lambda m=self.models[k]: self._loss(m, x, y), x)
         return out

@@ -112,7 +112,9 @@ def selector(
             if regression
             else model_selection.SuccessiveHalvingClassifier
         )
-        return halving(fresh, metric=metric, budget=horizon if name == "successive-halving" else budget, eta=2)
+        return halving(
+            fresh, metric=metric, budget=horizon if name == "successive-halving" else budget, eta=2
+        )
     if name == "train-everything":
         return TrainEverything(fresh, regression)
     raise InputError(f"selector must be one of {SELECTORS}, got {name!r}")

@@ -283,7 +283,9 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
         self._check_sample(x)
         if self._deployed is None:  # no model's predictions checked yet: the mean target so far
             return self._seen[0] / self._seen[1] if self._seen[1] else 0.0
-        return self._remember("label", x, self._guarded(self._deployed, lambda: self.best_model.predict_one(x), x))
+        return self._remember(
+            "label", x, self._guarded(self._deployed, lambda: self.best_model.predict_one(x), x)
+        )
 
     @classmethod
     def _unit_test_params(cls):
