@@ -267,7 +267,16 @@ def test_default_rates_treat_every_kind_of_model_alike():
     measured from the pool's learning curves; other policies RATE; a list gives each model its
     own rate, whatever the pool's order."""
     from mlcb.learners import power_rate
-    from mlcb.river import BURN_IN, CURVE, MLCB_RATE, POOL_RATE, RATE, REGRESSION_MLCB_RATE, nonparametric
+    from mlcb.river import (
+        BURN_IN,
+        CURVE,
+        MLCB_RATE,
+        POOL_RATE,
+        RATE,
+        REGRESSION_BURN_IN,
+        REGRESSION_MLCB_RATE,
+        nonparametric,
+    )
 
     pool = _small_pool()  # logistic regression, naive Bayes, Hoeffding tree, logistic regression
     assert [nonparametric(m) for m in pool] == [False, False, True, False]  # kinds differ...
@@ -287,6 +296,7 @@ def test_default_rates_treat_every_kind_of_model_alike():
     with pytest.raises(ValueError, match="or a list of 4 such pairs"):
         BudgetedClassifier(pool, rate=own[:3])
     assert _rates_in_given_order(_regressor()) == [REGRESSION_MLCB_RATE] * 2
+    assert _regressor()._session._rates[0].burn_in == REGRESSION_BURN_IN  # in its loss's units
     # The rate reaches the policy: after the warm start each model's lower bound reads its own
     # U(n) = min(n, burn_in + beta n^alpha sqrt(log(2 n^2 / delta'))).
     stream = list(RealDataEnv("phishing").stream(3, 0, 25))
@@ -799,7 +809,7 @@ def test_presets_are_listed_and_run():
 
 
 def test_presets_use_the_river_selectors_rate():
-    """The presets' rate is the selectors' rate with ``"trained"`` statistics, which the
+    """The presets' rate is the selectors' plain rule's (``"trained"`` statistics), which the
     simulator's M-LCB reads (each expert's own training losses)."""
     from mlcb import river as selectors
     from mlcb.presets import RIVER_RATE, get

@@ -150,14 +150,19 @@ DEFAULT_STATISTICS = "recent"
 #: ``"plain"``, the paper's rule as it stands (``"trained"`` statistics, :data:`RATE`, no
 #: burn-in, the warm start of ``budget=1``).
 RULES = ("default", "plain")
-#: The default constant term of every model's rate (``burn_in``).
+#: The default constant term of every classifier's rate (``burn_in``): about 30 samples of a
+#: model that learns late predicting little better than chance.
 BURN_IN = 14.0
-#: The policies that read ``"pool"`` statistics: their bounds depend on each model's statistics only.
+#: The same for every regressor: its loss sets models about three times closer apart, as
+#: :data:`REGRESSION_MLCB_RATE`'s ``beta`` has it.
+REGRESSION_BURN_IN = 5.0
+#: The M-LCB policies: the only ones that read ``"recent"`` and ``"pool"`` statistics (their bounds
+#: depend on each model's statistics only).
 POOL_POLICIES = ("mlcb", "mlcb-topm")
-#: The default number of most recent samples over which ``"pool"`` statistics average.
+#: The default number of latest scores over which ``"recent"`` and ``"pool"`` statistics average.
 WINDOW = 200
-#: The default heuristic rate ``(beta, alpha)`` of every model with ``"trained"`` statistics
-#: (and the presets' rate, whose simulator runs trained statistics).
+#: The heuristic rate ``(beta, alpha)`` of every model under the plain rule and of every policy but
+#: M-LCB (and the presets' rate, whose simulator runs trained statistics).
 RATE = (1 / math.sqrt(2), 0.5)
 #: ``rate=CURVE``: the bounds measured from the pool's learning curves (:mod:`mlcb.river.curves`),
 #: with ``"pool"`` statistics; an option, not the default (docs/river.md measures both).
@@ -165,12 +170,13 @@ CURVE = "curve"
 #: The default heuristic rate of every classifier with ``"pool"`` statistics (see the module's
 #: docstring): the same for every kind of model.
 POOL_RATE = (0.3, 0.75)
-#: The same for every regressor: its loss (:func:`mlcb.river.experts.robust_loss`) sets models
-#: about three times closer apart than the 0-1 loss does, so its optimism is three times smaller.
+#: The same for every regressor: its loss sets models about three times closer apart than the 0-1
+#: loss does, so its optimism is three times smaller.
 REGRESSION_POOL_RATE = (0.1, 0.75)
-#: M-LCB's default rate of every classifier with ``"trained"`` or ``"recent"`` statistics.
+#: M-LCB's default rate of every classifier (the default rule, ``"recent"`` or ``"trained"``
+#: statistics): ``alpha = 1/2``, the rate of a no-regret online learner, beside :data:`BURN_IN`.
 MLCB_RATE = (0.3, 0.5)
-#: The same for every regressor.
+#: The same for every regressor (its loss sets models about three times closer apart).
 REGRESSION_MLCB_RATE = (0.1, 0.5)
 #: The former default of a :func:`nonparametric` model; kept as a name, the defaults no longer
 #: tell models apart by their kind.
@@ -198,8 +204,9 @@ _SHARED = (
 
 class _Budgeted:
     """The selection loop both estimators share (mixed into a river ``ModelSelector``): a thin
-    adapter over a round session of the engine (:class:`mlcb.engine.session.Session`), which holds
-    every count, loss and bound; the adapter scores the models and makes them learn."""
+    adapter over a round session of the engine (:class:`mlcb.engine.lean_session.LeanSession` for
+    M-LCB on the trained models' losses, :class:`mlcb.engine.session.Session` otherwise), which
+    holds every count, loss and bound; the adapter scores the models and makes them learn."""
 
     # Set by _init (the shared parameters), by river's Ensemble (models) and by the estimator.
     models: list
@@ -257,6 +264,9 @@ class _Budgeted:
         statistics = self.statistics
         if statistics is None:
             statistics = DEFAULT_STATISTICS if late else "trained"
+        # "pool" statistics keep their own defaults (the former ones): no burn-in, the warm start
+        # of one unit of budget.
+        late = late and statistics != "pool"
         if statistics not in STATISTICS:
             raise InputError(f"statistics must be None or one of {STATISTICS}, got {self.statistics!r}")
         if statistics in ("pool", "recent") and not mlcb_policy:
@@ -267,7 +277,11 @@ class _Budgeted:
         window = self.window
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
             raise InputError(f"window must be an integer >= 1, got {window!r}")
-        burn_in = (BURN_IN if late else 0.0) if self.burn_in is None else self.burn_in
+        regression = isinstance(self, base.Regressor)
+        if self.burn_in is not None:
+            burn_in = self.burn_in
+        else:
+            burn_in = (REGRESSION_BURN_IN if regression else BURN_IN) if late else 0.0
         if (
             isinstance(burn_in, bool)
             or not isinstance(burn_in, (int, float, np.integer, np.floating))
@@ -275,7 +289,6 @@ class _Budgeted:
         ):
             raise InputError(f"burn_in must be None or a finite number >= 0, got {self.burn_in!r}")
         self._pool = statistics == "pool"
-        regression = isinstance(self, base.Regressor)
         rate = self.rate
         if rate is None:
             if self._pool:

@@ -24,6 +24,12 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         River classifiers, each its own object (the same object twice is refused).
     budget
         ``M``, the most models that learn from one sample (``1 <= budget <= len(models)``).
+    rule
+        ``"default"``: M-LCB's rule with the defaults for models that learn late (``"recent"``
+        statistics, a burn-in in every rate, a warm start that grows with the budget);
+        ``"plain"``: the paper's rule as it stands (``"trained"`` statistics, :data:`RATE`, no
+        burn-in, the warm start of ``budget=1``). Parameters given explicitly override either.
+        (Other policies than M-LCB take the plain defaults.)
     policy
         A registered policy (:func:`mlcb.policies.names`); ``"mlcb"`` by default.
     policy_params
@@ -33,50 +39,60 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         the probability the model gives the true label, scaled so that a probability of
         :data:`~mlcb.river.experts.LOG_LOSS_FLOOR` or less costs 1: ``min(1, ln p / ln 0.01)``.
     statistics
-        What the policy is told (the module's docstring). ``"pool"``: every model is scored on
-        every sample (``K`` predictions per sample; the budget caps updates, not predictions) and
-        a model's mean loss is its mean over the last ``window`` samples scored when it had at
-        least half its current updates, its count its number of updates; only M-LCB reads it
-        (and then scans every bound on every sample: its ``selection`` is ``"scan"``).
-        ``"trained"``: the paper's, a model's mean loss over the samples it learnt. ``None``
-        (default): ``"pool"`` for M-LCB (``"mlcb"``, ``"mlcb-topm"``), ``"trained"`` for every
-        other policy.
+        What the policy is told (the module's docstring), from the losses of the models it
+        trains, each scored before the model learns the sample: ``"recent"``, a model's mean
+        over its latest ``window`` training losses, of those the ones scored when it had at least
+        half its current updates; ``"trained"``, the paper's, its mean over every sample it
+        learnt. ``"pool"``: every model is scored on every sample (``K`` predictions per sample)
+        and its mean taken over its window as for ``"recent"``; only M-LCB reads it (and then
+        scans every bound on every sample: its ``selection`` is ``"scan"``). ``None`` (default):
+        ``"recent"`` for M-LCB (``"mlcb"``, ``"mlcb-topm"``) under the default rule, ``"trained"``
+        otherwise. ``"recent"`` and ``"trained"`` with M-LCB's theory bounds run on the lean
+        session (:mod:`mlcb.engine.lean_session`): after the warm start only the trained models
+        and the deployed one predict.
     window
-        With ``"pool"`` statistics, over how many of the most recent samples a model's mean loss
-        is taken at most (an integer >= 1, default :data:`WINDOW`, 200); of those, only the ones
-        scored when the model had at least half its current updates count.
+        With ``"recent"`` and ``"pool"`` statistics, over how many of a model's latest scores its
+        mean is taken at most (an integer >= 1, default :data:`WINDOW`, 200); of those, only the
+        ones scored when the model had at least half its current updates count.
     delta
         The policy's confidence level, ``0 < delta < 1``.
     rate
-        ``(beta, alpha)``: each model's heuristic rate ``min(n, beta n^alpha sqrt(log(2 n^2 /
-        delta')))``, or a list of such pairs, one per model in the order given. ``None``
-        (default): the same rate for every model, whatever its kind: with ``"pool"`` statistics
-        :data:`POOL_RATE`, ``(0.3, 3/4)`` (:class:`BudgetedRegressor`: ``REGRESSION_POOL_RATE``,
-        ``(0.1, 3/4)``); with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2, 1/2)``. ``"curve"``
-        (with ``"pool"`` statistics): no rate is assumed, each model's lower bound is measured on
-        the pool's scores, against the learning curve of the model that predicts at equal updates
-        (:mod:`mlcb.river.curves`; ``policy_params``' ``bonus_scale`` scales its noise term).
+        ``(beta, alpha)``: each model's heuristic rate ``min(n, burn_in + beta n^alpha sqrt(log(2
+        n^2 / delta')))``, or a list of such pairs, one per model in the order given. ``None``
+        (default): the same rate for every model, whatever its kind: M-LCB under the default rule
+        :data:`MLCB_RATE`, ``(0.3, 1/2)`` (:class:`BudgetedRegressor`: ``REGRESSION_MLCB_RATE``,
+        ``(0.1, 1/2)``); ``"pool"`` statistics :data:`POOL_RATE`, ``(0.3, 3/4)``
+        (``REGRESSION_POOL_RATE``, ``(0.1, 3/4)``); the plain rule and other policies
+        :data:`RATE`, ``(1/sqrt 2, 1/2)``. ``"curve"`` (with ``"pool"`` statistics): no rate is
+        assumed, each model's lower bound is measured on the pool's scores, against the learning
+        curve of the model that predicts at equal updates (:mod:`mlcb.river.curves`;
+        ``policy_params``' ``bonus_scale`` scales its noise term).
+    burn_in
+        The constant term of every model's rate (a number >= 0): the regret a model may make in
+        its first updates, while a model that learns late predicts little better than chance.
+        ``None`` (default): M-LCB under the default rule :data:`BURN_IN`, 14
+        (:class:`BudgetedRegressor`: ``REGRESSION_BURN_IN``, 5); otherwise 0.
     warm_start
         How many samples every model learns before the policy selects (an integer >= 1);
-        ``None`` (default): :func:`default_warm_start`, ``floor(100 / (K - 1))`` between 1 and
-        20 (14 for 8 models), so that at ``budget=1`` a stream of 2,000 samples costs at most
-        1.05 updates per sample. Meanwhile the selector predicts with the checked model of
-        smallest loss so far. The policy then observes each model once, with its mean loss
-        (``"pool"``: over its window) and a count of ``warm_start``. (Policies that declare no
-        warm start select from the first sample.)
+        ``None`` (default): :func:`default_warm_start`, ``floor(100 M / (K - M))`` between 1 and
+        ``20 M`` (14 for 8 models at ``M = 1``, 33 at ``M = 2``; the plain rule and other
+        policies take that of ``M = 1``), so that a stream of 2,000 samples costs at most
+        ``1.05 M`` updates per sample. Meanwhile the selector predicts with the checked model of
+        smallest loss so far. The policy then observes each model once, with its mean loss and a
+        count of ``warm_start``. (Policies that declare no warm start select from the first
+        sample.)
     deploy
         Which model predicts, among the models whose predictions have been checked (scored after
         they learnt at least once; until one is, the selector predicts from the targets seen:
         the most frequent label, the mean target). ``"best"`` (default): the model with the
         smallest upper bound over *all* models, ties in canonical order, whichever the policy
-        trains now: with ``"pool"`` statistics the smallest mean loss over its window (every
-        model is scored on the same samples); with ``"trained"`` ones the policy's upper bound
-        (:meth:`mlcb.engine.session.Session.upper_bounds`: M-LCB's ``mean loss + bonus_scale
-        sqrt(2 log(4 K n^2 / delta) / n)``), the model whose loss is certified smallest.
-        ``"policy"``: the policy's own deployed model (M-LCB: the smallest upper bound among the
-        models it trains on the sample, so at ``budget=1`` the model being trained). The
-        policy's statistics are the same either way; with ``budget`` equal to the number of
-        models both rules agree.
+        trains now: M-LCB's ``mean loss + bonus_scale sqrt(2 log(4 K n^2 / delta) / n)`` with
+        the statistics' mean (``"pool"``: the smallest mean loss over its window, every model
+        being scored on the same samples; a policy without bounds: that Hoeffding bound), the
+        model whose loss is certified smallest. ``"policy"``: the policy's own deployed model
+        (M-LCB: the smallest upper bound among the models it trains on the sample, so at
+        ``budget=1`` the model being trained). The policy's statistics are the same either way;
+        with ``budget`` equal to the number of models both rules agree.
     horizon
         Passed to horizon-dependent policies (and sizes M-LCB's look-up table); nothing stops
         after it.
@@ -96,7 +112,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     ...     _ = model.predict_one(x)
     ...     model.learn_one(x, y)
     >>> model.trained_counts  # both learn the first 20, then share the updates as M-LCB chooses
-    [93, 127]
+    [189, 31]
     """
 
     def __init__(
@@ -190,16 +206,22 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
     """Train at most ``budget`` regressors per sample, chosen by an mlcb policy; predict with the
     deployed one.
 
-    The loss of a prediction ``y_hat`` is :func:`mlcb.river.experts.robust_loss`: ``g(|y - y_hat| /
-    scale)`` with ``g(x) = ln(1 + x) / (1 + ln(1 + x))``, about ``|y - y_hat| / scale`` for small
-    errors and logarithmic beyond, so that it keeps telling a bad model from a terrible one (it
-    is never clipped). With ``scale=None`` (default) ``scale`` is a robust running estimate from
-    the targets seen (:class:`mlcb.river.experts.RobustScale`: their median absolute deviation,
-    positive from the first target on); pass the target's typical deviation when it is known.
-    Until a model's predictions have been checked (scored after it learnt), the selector predicts
-    the mean of the targets seen so far.
+    The loss of a prediction ``y_hat``, ``loss="absolute"`` (default), is
+    :func:`mlcb.river.experts.absolute_loss`: ``|y - y_hat| / (4 scale)`` up to errors of ``3
+    scale``, then still rising below 1, so that a model's mean loss ranks it as its mean absolute
+    error does (the MAE a regressor is scored by) and a bad model is told from a terrible one.
+    ``loss="robust"``, the former default, is :func:`mlcb.river.experts.robust_loss`, ``g(|y -
+    y_hat| / scale)`` with ``g(x) = ln(1 + x) / (1 + ln(1 + x))``: it compresses every error, so
+    that a model with a few large errors may rank before one with a smaller MAE. With
+    ``scale=None`` (default) ``scale`` is a robust running estimate from the targets seen
+    (:class:`mlcb.river.experts.RobustScale`: their median absolute deviation, positive from the
+    first target on, recomputed on each of the first 64 targets and then once every 1/32 of the
+    targets held); pass the target's typical deviation when it is known. Until a model's
+    predictions have been checked (scored after it learnt), the selector predicts the mean of the
+    targets seen so far.
 
-    Parameters are those of :class:`BudgetedClassifier`, with ``scale`` in place of ``loss``.
+    Parameters are those of :class:`BudgetedClassifier`, with ``loss`` (``"absolute"`` or
+    ``"robust"``) and ``scale``.
 
     Examples
     --------
@@ -213,8 +235,8 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
     >>> for x, y in datasets.TrumpApproval().take(300):
     ...     _ = model.predict_one(x)
     ...     model.learn_one(x, y)
-    >>> model.n_updates  # 3 x 20 in the warm start, then 2 per sample
-    620
+    >>> model.n_updates  # 3 x 40 in the warm start (it grows with the budget), then 2 per sample
+    640
     """
 
     def __init__(
