@@ -6,7 +6,7 @@
 from importlib.util import find_spec
 
 #: Modules whose doctests import an optional extra, by the extra's import name.
-_DOCTESTS_NEEDING = {"river": ["mlcb/river", "agents/river_experts.py"]}
+_DOCTESTS_NEEDING = {"river": ["mlcb/river"]}
 
 collect_ignore = [
     path for extra, paths in _DOCTESTS_NEEDING.items() if find_spec(extra) is None for path in paths

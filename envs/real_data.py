@@ -46,7 +46,7 @@ The kernels of a compiled expert family read the table from the replication's pa
 
 What regret is measured against. The best loss ``L_k*`` of a river model on a real data set is
 unknown. The stated reference is *the best pool member trained on every round*: each Python
-expert that offers ``optimal_loss(env, env_params)`` (the adapters of :mod:`agents.river_experts`
+expert that offers ``optimal_loss(env, env_params)`` (the adapters of :mod:`mlcb.river.experts`
 do) asks :meth:`RealDataEnv.reference_loss` for the mean progressive loss of a fresh copy of
 itself trained on rounds ``0 .. horizon`` of the very stream of the replication; the engine
 takes the smallest as ``L*``. At round ``horizon`` the recorded regret is then exactly the

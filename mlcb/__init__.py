@@ -21,11 +21,9 @@ under ``~/.cache/mlcb`` (:mod:`mlcb.kernels.jit`), and Gymnasium knows the envir
 from __future__ import annotations
 
 import importlib
-import importlib.machinery
 import importlib.util
 import sys
 import types
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -65,16 +63,6 @@ MODULES = (
     "theory",
     "validation",
 )
-
-#: Public modules that moved into a room in 0.2, by their old path: the old path still imports
-#: (the same module object), with a DeprecationWarning naming the new one.
-MOVED = {
-    "mlcb.random": "mlcb.kernels.random",
-    "mlcb.seeding": "mlcb.kernels.seeding",
-    "mlcb.smoothing": "mlcb.kernels.smoothing",
-    "mlcb.tables": "mlcb.kernels.tables",
-    "mlcb.results": "mlcb.storage.results",
-}
 
 #: The Gymnasium id registered for :class:`mlcb.selection_env.BudgetedSelectionEnv` (the same
 #: string as ``mlcb.selection_env.ENV_ID``, which this module does not import: it needs Numba).
@@ -140,26 +128,8 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-# The finders and loaders below follow importlib's protocols without deriving from importlib.abc,
+# The finder and loader below follow importlib's protocols without deriving from importlib.abc,
 # whose import pulls in importlib.resources (some 20 ms of `import mlcb`).
-class _MovedModules:
-    """Imports a module of :data:`MOVED` by its old path as the module at its new one."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name not in MOVED:
-            return None
-        return importlib.machinery.ModuleSpec(name, self)
-
-    def create_module(self, spec):
-        warnings.warn(
-            f"{spec.name} moved to {MOVED[spec.name]}; import it from there", DeprecationWarning, stacklevel=2
-        )
-        return importlib.import_module(MOVED[spec.name])
-
-    def exec_module(self, module):
-        """Nothing to run: the module at the new path is already imported."""
-
-
 class _AfterImport:
     """Runs a function right after a module's first import, wherever it is imported from: the
     module is found and loaded as usual (by the finders after this one), then the function gets
@@ -233,7 +203,5 @@ def _register_gym_id(gymnasium: types.ModuleType) -> None:
         )
 
 
-if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
-    sys.meta_path.insert(0, _MovedModules())
 _after_import("numba", _configure_numba)
 _after_import("gymnasium", _register_gym_id)

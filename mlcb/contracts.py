@@ -27,8 +27,6 @@ The compiled kernels' own contract (``train``, ``deploy``, ``select``, ...) is i
 
 from __future__ import annotations
 
-import inspect
-import warnings
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -110,10 +108,8 @@ class ExpertFamily(Protocol):
         Optional: the compiled pool of one replication, ``(params, state)`` ``NamedTuple``\\ s
         whose ``train`` and ``deploy`` kernels are registered (:mod:`mlcb.kernels`), from a
         :class:`BuildContext` (the experts, the environment and its replication, ``delta``, the
-        experts' random stream keys, the smoothing wrapper, the horizon). A family written for
-        the former nine-argument form ``build_pool(experts, env, env_params, delta, keys,
-        smoothing, horizon, seed, replication)`` still runs, with a ``DeprecationWarning``
-        (:func:`compiled_pool`). :class:`agents.family.CompiledFamily` is a base class that
+        experts' random stream keys, the smoothing wrapper, the horizon).
+        :class:`agents.family.CompiledFamily` is a base class that
         gives ``check``, ``optimal_losses``, ``rates`` and ``heuristic`` from the
         specifications, so that a family writes only ``build_pool`` and its kernels.
     ``batched_pool(experts, env, batch, delta, smoothing, horizon)``
@@ -230,68 +226,6 @@ class BuildContext:
     def zeros(self, *shape: int, dtype: Any = np.float64) -> np.ndarray:
         """A fresh array of zeros of shape ``(K, *shape)`` (per-expert state)."""
         return np.zeros((self.n_experts, *shape), dtype=dtype)
-
-
-#: Family classes by whether their ``build_pool`` has the former nine-argument form.
-_NINE_ARGUMENTS: dict[type, bool] = {}
-
-
-def compiled_pool(family: Any, context: BuildContext) -> tuple[Any, Any]:
-    """``(params, state)`` of one replication of a compiled family: ``family.build_pool(context)``.
-
-    A family written for the former form ``build_pool(experts, env, env_params, delta, keys,
-    smoothing, horizon, seed, replication)`` is recognised once, by the signature of its
-    ``build_pool`` (more than one required positional parameter), called in that form and
-    reported by a ``DeprecationWarning`` that names the method and how to migrate
-    (docs/compiled-families.md, "Migrating from the nine-argument build_pool").
-    """
-    kind = type(family)
-    legacy = _NINE_ARGUMENTS.get(kind)
-    if legacy is None:
-        legacy = _NINE_ARGUMENTS[kind] = _nine_arguments(family.build_pool)
-        if legacy:
-            _warn_nine_arguments(family)
-    if legacy:
-        return family.build_pool(
-            list(context.experts),
-            context.env,
-            context.env_params,
-            context.delta,
-            context.keys,
-            context.smoothing,
-            context.horizon,
-            context.seed,
-            context.replication,
-        )
-    return family.build_pool(context)
-
-
-def _nine_arguments(method: Any) -> bool:
-    """Whether a bound ``build_pool`` requires more than the one ``context`` argument."""
-    try:
-        parameters = inspect.signature(method).parameters.values()
-    except (TypeError, ValueError):  # no signature to read: the current form
-        return False
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    required = [p for p in parameters if p.kind in positional and p.default is inspect.Parameter.empty]
-    return len(required) > 1
-
-
-def _warn_nine_arguments(family: Any) -> None:
-    method = getattr(family.build_pool, "__func__", family.build_pool)
-    code = getattr(method, "__code__", None)
-    message = (
-        f"{type(family).__qualname__}.build_pool(experts, env, env_params, delta, keys, smoothing, "
-        "horizon, seed, replication) is deprecated: write build_pool(self, context) and read the same "
-        "values from the mlcb.contracts.BuildContext (context.experts, context.env, ...), or derive the "
-        "family from agents.family.CompiledFamily (docs/compiled-families.md)"
-    )
-    if code is None:
-        warnings.warn(message, DeprecationWarning, stacklevel=3)
-        return
-    warnings.warn_explicit(
-        message, DeprecationWarning, code.co_filename, code.co_firstlineno, module=type(family).__module__
-    )
 
 
 @runtime_checkable

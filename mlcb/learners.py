@@ -476,13 +476,3 @@ class MixedFamily:
         if not said:
             return None
         return "; ".join(said) + "; every other expert: its L_k*"
-
-
-def __getattr__(name: str) -> Any:
-    """The pool of Python experts moved to :mod:`mlcb.engine.learners` (the engine's room); its
-    old names here resolve there, on first use."""
-    if name in ("LearnerPool", "_block_follows"):
-        import importlib
-
-        return getattr(importlib.import_module("mlcb.engine.learners"), name)
-    raise AttributeError(f"module 'mlcb.learners' has no attribute {name!r}")

@@ -289,7 +289,7 @@ RIVER_RATE = (1 / math.sqrt(2), 0.5)
 
 
 def _river_experts(env_params: dict[str, Any]) -> list:
-    from agents.river_experts import RiverExpert, river_pool
+    from mlcb.river.experts import RiverExpert, river_pool
 
     return [RiverExpert(model, rate=RIVER_RATE) for model in river_pool()]
 

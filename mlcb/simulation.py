@@ -17,7 +17,7 @@ from mlcb.storage.replications import claim_parts
 from mlcb.storage.results import Result
 from mlcb.validation import InputError, InputTypeError
 
-__all__ = ["ENGINES", "Problem", "choose_engine", "simulate"]
+__all__ = ["simulate"]
 
 
 def parts_record(config: SimulationConfig, engine: str) -> dict[str, str]:

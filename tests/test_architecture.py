@@ -254,18 +254,3 @@ def test_no_module_over_800_lines():
         name: n for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > MAX_LINES
     }
     assert long == {}
-
-
-@pytest.mark.parametrize("old", sorted(__import__("mlcb").MOVED))
-def test_a_moved_module_still_imports_by_its_old_path(old):
-    """``import mlcb.random`` (a public path before the rooms) gives the module at its new path,
-    with a DeprecationWarning that names it."""
-    import importlib
-    import sys
-
-    import mlcb
-
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=rf"{old} moved to {mlcb.MOVED[old]}"):
-        module = importlib.import_module(old)
-    assert module is importlib.import_module(mlcb.MOVED[old])

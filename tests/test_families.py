@@ -3,8 +3,6 @@ on the environment being run."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -260,45 +258,6 @@ def test_build_context_checks_its_keys_and_gives_fresh_arrays():
         context.smoothing_code(("last",))
     with pytest.raises(ValueError, match=r"keys must be one uint64 key per expert, shape \(2,\), got \(3,\)"):
         BuildContext([UCB1()] * 2, env, params, 0.1, np.arange(3, dtype=np.uint64), "counts", 10)
-
-
-def test_a_family_with_the_nine_argument_build_pool_still_runs_with_a_warning():
-    """A family written for the former build_pool(experts, env, env_params, delta, keys, smoothing,
-    horizon, seed, replication) gives the same results, on both engines, with one warning."""
-    from dataclasses import dataclass
-    from typing import ClassVar
-
-    from agents.klucb import KLUCB, KLUCBFamily
-
-    class LegacyFamily(KLUCBFamily):
-        name = "legacy-kl-ucb"
-
-        def build_pool(
-            self, experts, env, env_params, delta, keys, smoothing, horizon, seed=0, replication=0
-        ):
-            context = BuildContext(
-                experts, env, env_params, delta, keys, smoothing, horizon, seed, replication
-            )
-            return super().build_pool(context)
-
-    legacy_family = LegacyFamily()
-
-    @dataclass(frozen=True)
-    class LegacyKLUCB(KLUCB):
-        family: ClassVar[LegacyFamily] = legacy_family
-
-    settings = dict(env="mlcb/Trap-v0", budget=2, horizon=300, replications=2, seed=3)
-    expected = mlcb.simulate(experts=[KLUCB(c=1.0)] * 10, **settings).curves
-    with pytest.warns(
-        DeprecationWarning, match=r"LegacyFamily\.build_pool\(experts, env, .*\) is deprecated"
-    ):
-        compiled = mlcb.simulate(experts=[LegacyKLUCB(c=1.0)] * 10, **settings).curves
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # recognised once per class: no second warning
-        python = mlcb.simulate(experts=[LegacyKLUCB(c=1.0)] * 10, engine="python", **settings).curves
-    columns = ["regret", "pseudo_regret", "certificate"]
-    for result in (compiled, python):
-        np.testing.assert_array_equal(result[columns].to_numpy(), expected[columns].to_numpy())
 
 
 def test_kernel_params_fill_fields_by_name_and_name_what_is_missing():

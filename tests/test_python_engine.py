@@ -461,7 +461,7 @@ def test_a_deployed_value_that_is_not_a_number_is_named():
 def test_learner_pools_play_equals_deploying_then_training(monkeypatch, env):
     """The engine calls ``LearnerPool.play`` (deploy and train, replication after replication) in
     place of ``deploy`` for the block and then ``train`` for the block: the same results."""
-    from mlcb.learners import LearnerPool
+    from mlcb.engine.learners import LearnerPool
 
     if env == "mlcb/Trap-v0":
         experts = [GreedyArms(eps) for eps in (0.01, 0.05, 0.1, 0.2, 0.4)] * 2

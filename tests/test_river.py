@@ -14,13 +14,13 @@ river = pytest.importorskip("river")
 pytest.importorskip("sklearn")
 
 import mlcb  # noqa: E402
-from agents.river_experts import RiverExpert, SklearnExpert, log_loss, river_pool, squared_loss  # noqa: E402
 from envs.real_data import RealDataEnv, SupervisedRound, _begin_round  # noqa: E402
 from mlcb.config import SimulationConfig  # noqa: E402
 from mlcb.engine import Problem, checkpoint_grid  # noqa: E402
 from mlcb.engine.python_loop import run_replications  # noqa: E402
 from mlcb.river import BudgetedClassifier, BudgetedRegressor, canonical_order, compare  # noqa: E402
 from mlcb.river.budgeted import default_warm_start  # noqa: E402
+from mlcb.river.experts import RiverExpert, SklearnExpert, log_loss, river_pool, squared_loss  # noqa: E402
 from mlcb.testing import check_env, check_expert  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -979,10 +979,10 @@ def test_without_river_one_line_message_and_the_rest_works():
         "        if name == 'river' or name.startswith('river.') or name == 'sklearn' or name.startswith('sklearn.'):\n"
         "            raise ImportError(f'blocked {name}')\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import mlcb, envs, agents, agents.river_experts, envs.real_data, mlcb.river, mlcb.river.experts\n"
+        "import mlcb, envs, agents, envs.real_data, mlcb.river, mlcb.river.experts\n"
         "for make in (lambda: mlcb.river.BudgetedClassifier,\n"
-        "             lambda: agents.river_experts.RiverExpert(None),\n"
-        "             lambda: agents.river_experts.SklearnExpert(None),\n"
+        "             lambda: mlcb.river.experts.RiverExpert(None),\n"
+        "             lambda: mlcb.river.experts.SklearnExpert(None),\n"
         "             lambda: envs.real_data.RealDataEnv('phishing'),\n"
         "             lambda: envs.real_data.RealDataEnv('digits'),\n"
         "             lambda: mlcb.simulate(preset='phishing', horizon=10, replications=1)):\n"
@@ -1020,7 +1020,7 @@ def test_an_environment_that_overrides_round_data_alone_is_not_bypassed():
     """A subclass that changes ``round_data`` but inherits ``round_data_block`` is asked through
     its own ``round_data`` (the inherited block method would bypass it); one that overrides both,
     or neither, through the block method."""
-    from mlcb.learners import _block_follows
+    from mlcb.engine.learners import _block_follows
 
     class Relabelled(RealDataEnv):
         def round_data(self, params, state, t, expert):

@@ -27,7 +27,7 @@ HORIZON, REPLICATIONS, SHUFFLES = (120, 1, 1) if TINY else (2_000, 4, 3)
 #
 # `mlcb/RealData-v0` draws one row per round, with replacement, from a data set shipped with
 # river; each replication is its own shuffle, and every policy meets the same rows. The preset
-# wraps each model in `agents.river_experts.RiverExpert` (the 0-1 loss; a heuristic rate, so the
+# wraps each model in `mlcb.river.experts.RiverExpert` (the 0-1 loss; a heuristic rate, so the
 # certificate is a diagnostic here). Real data has no known expected losses: regret is measured
 # against the best pool member trained on every round of the same stream, and there is no
 # pseudo-regret.

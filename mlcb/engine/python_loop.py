@@ -32,7 +32,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from mlcb.contracts import BatchedPool, BuildContext, Environment, ExpertFamily, compiled_pool
+from mlcb.contracts import BatchedPool, BuildContext, Environment, ExpertFamily
 from mlcb.engine import compiled_loop
 from mlcb.engine import replications as _replications
 from mlcb.engine.learners import LearnerPool
@@ -239,8 +239,7 @@ class CompiledPool:
         self, family: ExpertFamily, experts: list, batch: Batch, delta: float, smoothing: str
     ) -> None:
         built = [
-            compiled_pool(
-                family,
+            family.build_pool(
                 BuildContext(
                     tuple(experts),
                     batch.env,

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlcb.contracts import BuildContext, Policy, compiled_pool
+from mlcb.contracts import BuildContext, Policy
 from mlcb.engine import compiled_loop
 from mlcb.engine.problem import Problem
 from mlcb.errors import ExpertLossError, class_name
@@ -235,7 +235,7 @@ def build_replication(
         seed,
         replication,
     )
-    pool_params, pool_state = compiled_pool(problem.family, context)
+    pool_params, pool_state = problem.family.build_pool(context)
     return CompiledReplication(
         env_params=built.env_params,
         env_state=built.env_state,

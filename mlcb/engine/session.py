@@ -277,7 +277,7 @@ class Session:
         cls, problem: Any, seed: int, replication: int, horizon: int, *, policy: Any = None
     ) -> Session:
         """The session of replication ``replication`` of a simulation's ``problem``
-        (:class:`mlcb.simulation.Problem`); ``policy`` replaces the problem's (:data:`AGENT` for
+        (:class:`mlcb.engine.problem.Problem`); ``policy`` replaces the problem's (:data:`AGENT` for
         decisions from outside). Its :attr:`environment` holds the environment's parameters and
         state."""
         built = _replications.build_common(problem, seed, replication, horizon, np.zeros(0, dtype=np.int64))

@@ -178,9 +178,6 @@ REGRESSION_POOL_RATE = (0.1, 0.75)
 MLCB_RATE = (0.3, 0.5)
 #: The same for every regressor (its loss sets models about three times closer apart).
 REGRESSION_MLCB_RATE = (0.1, 0.5)
-#: The former default of a :func:`nonparametric` model; kept as a name, the defaults no longer
-#: tell models apart by their kind.
-NONPARAMETRIC_POOL_RATE = POOL_RATE
 #: Which model predicts: ``"best"``, the smallest upper bound over all models, or ``"policy"``,
 #: the policy's own deployed model (M-LCB: the smallest upper bound among those it trains).
 DEPLOY_RULES = ("best", "policy")
