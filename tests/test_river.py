@@ -833,26 +833,25 @@ def test_real_data_env_meets_the_contract():
 
 
 # --- the comparison -------------------------------------------------------------------------------
-#: How far below river's epsilon-greedy BanditClassifier M-LCB at M = 1 may fall, in accuracy, at
-#: this small size (600 rows, 3 shuffles, seeds 0 to 2) with the selector's defaults: at the
-#: benchmark's size (2,000 rows, 10 shuffles) it is 11 points ahead on Bananas and 0.4 behind on
-#: wine (docs/river.md). Regression (diabetes) has no margin: river's bandits reward the MAE,
-#: the models that err most.
+#: How far behind successive halving at equal updates M-LCB at M = 1 may fall at this small size
+#: (600 rows, 3 shuffles, seeds 0 to 2) with the selector's defaults, in accuracy or as a share of
+#: halving's MAE: measured there, M-LCB is ahead on Bananas (+3.6 points), iris (+10.7) and
+#: diabetes (-5 % MAE); at the benchmark's size docs/river.md has every stream.
 MARGIN = 0.02
 
 
-@pytest.mark.parametrize("dataset", ["bananas", "wine", "diabetes"])
-def test_comparison_mlcb_one_update_against_epsilon_greedy(dataset):
-    """At one update per sample M-LCB is no worse than river's epsilon-greedy on streams of both
-    tasks (3 shuffles of 600 rows; accuracy is better when larger, MAE when smaller)."""
-    frame = compare(dataset, horizon=600, shuffles=3, budgets=(1,), selectors=("mlcb", "epsilon-greedy"))
+@pytest.mark.parametrize("dataset", ["bananas", "iris", "diabetes"])
+def test_comparison_mlcb_one_update_against_halving_at_equal_updates(dataset):
+    """At about one update per sample M-LCB is no worse than successive halving given the same
+    updates, on streams of both tasks (accuracy is better when larger, MAE when smaller)."""
+    frame = compare(dataset, horizon=600, shuffles=3, budgets=(1,), selectors=("mlcb", "equal-halving"))
     value = frame.groupby("selector")["value"].mean()
-    updates = frame.groupby("selector")["updates_per_sample"].mean()
-    assert updates["mlcb M=1"] <= updates["epsilon-greedy"]
+    updates = frame.groupby("selector")["updates"].mean()
+    assert abs(updates["mlcb M=1"] - updates["equal-halving M=1"]) <= 8
     if frame["metric"].iloc[0] == "MAE":
-        assert value["mlcb M=1"] <= value["epsilon-greedy"]
+        assert value["mlcb M=1"] <= (1 + MARGIN) * value["equal-halving M=1"]
     else:
-        assert value["mlcb M=1"] >= value["epsilon-greedy"] - MARGIN
+        assert value["mlcb M=1"] >= value["equal-halving M=1"] - MARGIN
 
 
 def test_comparison_counts_updates_and_reads_the_same_rows():
@@ -862,6 +861,7 @@ def test_comparison_counts_updates_and_reads_the_same_rows():
     per_sample = dict(zip(frame["selector"], frame["updates"]))
     warm = default_warm_start(8)  # 14: at most 100 updates beyond one per sample
     assert per_sample["mlcb M=1"] == 8 * warm + (200 - warm)
+    warm = default_warm_start(8, 2)  # 33: at most 200 beyond two per sample
     assert per_sample["mlcb M=2"] == 8 * warm + 2 * (200 - warm)
     assert per_sample["train-everything"] == 8 * 200
     assert set(frame["metric"]) == {"accuracy"} and (frame["samples"] == 200).all()
