@@ -574,6 +574,7 @@ CHECKING_TESTS = (
     "test_identity.py",
     "test_plugins.py",
     "test_river.py",
+    "test_river_cost.py",
     "test_selection_env.py",
     "test_python_engine.py",
     "test_mixed_pools.py",
