@@ -520,7 +520,8 @@ def test_the_figures_say_what_their_band_is(tmp_path):
     figure = panels(result, "regret", "a title", band="the paper shaded something else")
     ax = figure.axes[0]
     legend = " ".join(text.get_text() for legend in figure.legends for text in legend.get_texts())
-    assert "band: mean ± 2 standard errors" in legend and "the paper shaded something else" in ax.get_title()
+    assert "band: mean ± 2 standard errors" in legend
+    assert "the paper shaded something else" in ax.get_title(loc="left")
     vertices = np.concatenate([path.vertices for c in ax.collections for path in c.get_paths()])
     curves = result.curves[result.curves["setting"] == "mlcb M=1"].groupby("round")["regret"]
     for x, mean, error in zip(curves.mean().index, curves.mean().to_numpy(), curves.sem().to_numpy()):

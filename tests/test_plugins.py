@@ -529,7 +529,8 @@ def test_registering_a_taken_name_from_python_is_refused_and_the_same_registrati
         (agents.register, "ucb1", "agents.bandits:UCB1"),
     ):
         entry = (policies.registry if register is policies.register else agents.registry).entry(name)
-        register(name, entry.entry_point, entry.summary, **entry.defaults)  # the same again: no change
+        extra = {"environments": entry.environments} if register is agents.register else {}
+        register(name, entry.entry_point, entry.summary, **extra, **entry.defaults)  # the same: no change
         with pytest.raises(ValueError, match=re.escape(f"name '{name}' is taken (by '{taken}')")):
             register(name, "mlcb.policies.references:RoundRobin")
     with pytest.raises(ValueError, match=re.escape("environment name 'mlcb/Trap-v0' is taken")):

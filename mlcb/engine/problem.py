@@ -182,7 +182,7 @@ def build(config: SimulationConfig) -> Problem:
         needed, why = held(experts, env)
         sizes.check_size("experts", needed, why)
     problem = Problem(config, env, policy, family)
-    if problem.n_experts > sizes.PROBES[-1]:  # a pool whose arrays may outgrow the frames
+    if problem.n_experts >= sizes.PROBE_FROM:  # a pool whose arrays may outgrow the frames
         size = problem.estimate()
         sizes.check_size(label, size.bytes, size.text)
     return problem

@@ -174,6 +174,10 @@ def rows_text(config: SimulationConfig) -> str:
 # --- the engine's arrays of one replication ------------------------------------------------------
 #: Pool sizes measured to extrapolate the pool's and the policy's arrays to ``K`` experts.
 PROBES = (4, 8)
+#: From this many experts on, the pool's and the policy's arrays are measured (on pools of
+#: :data:`PROBES` experts, built for the run's horizon: a second or more of tables at long
+#: horizons); below it they are small beside the frames, and left out.
+PROBE_FROM = 1_000
 
 
 def nbytes(value: Any, depth: int = 0) -> int:
@@ -220,9 +224,10 @@ def _measured(build: Any, n_experts: int) -> int:
 def replication_bytes(problem: Any) -> int:
     """About how many bytes the engine holds for one replication in flight: its record (each
     expert's training and deployment counts at every checkpoint), statistics, accounting and
-    stream keys (a few numbers per expert), and the policy's state and the pool's, both measured on
-    pools of :data:`PROBES` experts and extrapolated to ``K`` (Python experts, copied per
-    replication, are not counted: their size is theirs)."""
+    stream keys (a few numbers per expert), and, for a pool of :data:`PROBE_FROM` experts or more,
+    the policy's state and the pool's, both measured on pools of :data:`PROBES` experts and
+    extrapolated to ``K`` (Python experts, copied per replication, are not counted: their size
+    is theirs)."""
     from mlcb.contracts import BuildContext, selection_size
 
     k, points = problem.n_experts, len(problem.checkpoints)
@@ -230,6 +235,9 @@ def replication_bytes(problem: Any) -> int:
     fixed = 16 * points * k + 13 * 8 * k  # the record's counts; warm start, order, stats, keys, optimum
     width = selection_size(problem.policy, k, budget)
     fixed += 4 * 8 * width + 4 * 8 * points
+
+    if k < PROBE_FROM:
+        return fixed
 
     def policy(n: int) -> Any:
         return problem.policy.build(n, min(budget, n), delta, horizon, np.zeros(n))

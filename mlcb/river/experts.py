@@ -230,7 +230,7 @@ def check_features(x: Any, model: str) -> None:
     try:  # the common case at C speed: all numbers, their sum finite (so is each) and none too large
         total = sum(x.values())
         largest = max(map(abs, x.values()), default=0)
-    except TypeError:  # a None or a string: looked at one by one below
+    except (TypeError, OverflowError):  # a None, a string, an int beyond a float: one by one below
         total = largest = None
     small = largest is not None and largest <= LARGEST
     if small and (isinstance(total, int) or (isinstance(total, float) and math.isfinite(total))):
