@@ -248,3 +248,13 @@ def test_a_round_session_of_the_policy_and_python_agree(name, simulated):
         np.testing.assert_array_equal(
             session.counts, expected["trained"][replication * k : (replication + 1) * k]
         )
+
+
+def test_a_horizon_given_to_the_environment_is_refused_naming_its_home():
+    """The run's horizon lives in the setting alone: a stream that has no horizon of its own says
+    where it goes (before: ``env_params`` carried a second horizon, which only the command line
+    kept equal to the run's)."""
+    with pytest.raises(TypeError) as raised:
+        mlcb.simulate(preset="ctg", env_params={"horizon": 300}, horizon=300, replications=1)
+    assert "RealDataEnv has no parameter 'horizon'" in str(raised.value)
+    assert "(the horizon is the setting's own: horizon=... in Python" in str(raised.value)

@@ -581,6 +581,7 @@ CHECKING_TESTS = (
     "test_outputs.py",
     "test_moe.py",
     "test_decisions.py",
+    "test_doors.py",
     "test_labels.py",
 )
 

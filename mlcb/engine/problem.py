@@ -160,7 +160,15 @@ def build(config: SimulationConfig) -> Problem:
     label = str(config.label)
     sizes.check_size(label, sizes.frame_bytes(config), sizes.rows_text(config))
     sizes.check_environment_size(config.env, config.env_params)
-    env = make_named("env_params", config.env_params, envs, config.env)  # unknown ids, bad parameters
+    try:
+        env = make_named("env_params", config.env_params, envs, config.env)  # unknown ids, bad parameters
+    except InputTypeError as error:
+        if "horizon" in config.env_params and "'horizon'" in str(error):
+            raise InputTypeError(
+                f"{error} (the horizon is the setting's own: horizon=... in Python, a TOML file's "
+                "horizon, --horizon on the command line; the environment gets it from there)"
+            ) from None
+        raise
     check_horizon = getattr(env, "check_horizon", None)
     if callable(check_horizon):
         check_horizon(config.horizon)
