@@ -288,6 +288,8 @@ def estimate(problem: Any, threads: int | None = None) -> Estimate:
     """The :class:`Estimate` of a built setting: its frames (:func:`frame_bytes`), and
     :func:`replication_bytes` for each replication run at once (``threads``, default one per
     core)."""
+    from mlcb.engine.progress import duration
+
     config = problem.config
     in_flight = max(1, min(config.replications, threads or os.cpu_count() or 1))
     per_replication = replication_bytes(problem)
@@ -300,15 +302,6 @@ def estimate(problem: Any, threads: int | None = None) -> Estimate:
     text = (
         f"{problem.n_experts:,} experts: about {_bytes(per_replication)} per replication "
         f"({in_flight} at once) and {_bytes(frames)} of results ({rows:,} rows of the experts frame), "
-        f"and about {_duration(seconds)} of work besides the rounds"
+        f"and about {duration(seconds)} of work besides the rounds"
     )
     return Estimate(int(total), float(seconds), text)
-
-
-def _duration(seconds: float) -> str:
-    """A duration in words: ``'3 minutes'``."""
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 90 * 60:
-        return f"{round(seconds / 60)} minutes"
-    return f"{seconds / 3600:.1f} hours"
