@@ -14,6 +14,13 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,all]"
 	$(BIN)/python -m compileall -q mlcb agents envs  # bytecode kept even where PYTHONDONTWRITEBYTECODE=1
+	# A Jupyter kernel of this environment, so that the tutorials open (and jupytext --execute runs
+	# them) as notebooks with the project's packages.
+	$(BIN)/python -m ipykernel install --sys-prefix --name mlcb --display-name "Python (mlcb)" > /dev/null
+	# The trap's engine compiled once into Numba's cache, so that the first `mlcb run` does not
+	# (about 15 s on two idle cores).
+	$(BIN)/mlcb run trap --budget 1 --horizon 100 --replications 1 --no-plot --out $(VENV)/warm-up > /dev/null
+	rm -rf $(VENV)/warm-up
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -76,8 +76,6 @@ class BanditPaths(Constants):
     families: int  # bit 1 << code of every algorithm in the pool (UCB1_FAMILY, ...)
     arms: int  # every expert's number of arms when they share one up to MAX_CONSTANT_ARMS, else 0
     smoothing: int  # mlcb.kernels.smoothing code
-    tables: bool  # the pool's tables hold some counts
-    tail: bool  # and a compressed continuation follows them
 
 
 class BanditPoolParams(NamedTuple):
@@ -188,16 +186,16 @@ def _arms(paths, expert):
 
 
 @kernel
-def _tabulated(paths, row, n, length):
+def _tabulated(row, n, length):
     """Whether row ``row`` (-1: none) of tables of ``length`` counts holds count ``n``."""
-    return paths.tables and row >= 0 and n < length
+    return row >= 0 and n < length
 
 
 @kernel
-def _continued(paths, row, n, stored):
+def _continued(row, n, stored):
     """Whether row ``row`` is stored past its table at count ``n`` (``stored``: the counts of
     the tables and their continuation); read after :func:`_tabulated`."""
-    return paths.tail and row >= 0 and n < stored
+    return row >= 0 and n < stored
 
 
 @kernel
@@ -206,10 +204,10 @@ def _epsilon_of(paths, tables_, tail, expert, progress, j):
     in the tables' continuation, or computed (``progress`` is its state record)."""
     row = expert.epsilon_row
     length = tables_.shape[1]
-    if _tabulated(paths, row, j, length):
+    if _tabulated(row, j, length):
         return tables_[nonnegative(row), j]
     eps = math.nan
-    if paths.tail and row >= 0:
+    if row >= 0:
         eps = tables.decode(tail, length, row, j, progress.cursors[1])
     if eps != eps:  # not stored: computed
         eps = epsilon(expert.c, expert.alpha, expert.n_arms, j)
@@ -253,8 +251,8 @@ def _train(params, state, env_params, env_state, k, t):
     # Counts below `stored` are read: from the tables, then from their continuation.
     length = params.tables.shape[1]
     stored = length + params.tail.codes.shape[1]
-    tabulated = _tabulated(paths, row, j, length)
-    continued = not tabulated and _continued(paths, row, j, stored)
+    tabulated = _tabulated(row, j, length)
+    continued = not tabulated and _continued(row, j, stored)
     schedule = -1.0
     greedy_expert = _plays(paths, expert, EPSILON_GREEDY_FAMILY)
     if greedy_expert:

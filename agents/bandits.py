@@ -314,7 +314,7 @@ def _wanted_rows(signatures: tuple) -> list:
 def _pool_tables_of_length(signatures: tuple, delta_prime: float, length: int):
     wanted = _wanted_rows(signatures)
     if length == 0 or not wanted:
-        return tables.EMPTY, np.zeros((0, 2)), {}
+        return tables.EMPTY, tables.frozen(np.zeros((0, 2))), {}
     out = np.zeros((len(wanted), length))
     tails = np.zeros((len(wanted), 2))
     for row, item in enumerate(wanted):
@@ -420,8 +420,6 @@ def _build_pool(context: BuildContext) -> tuple[BanditPoolParams, BanditPoolStat
         families=sum(1 << code for code in {sig[0] for sig in distinct}),
         arms=arms.pop() if len(arms) == 1 and next(iter(arms)) <= MAX_CONSTANT_ARMS else 0,
         smoothing=context.smoothing_code(BANDITS.smoothing),
-        tables=shared.shape[1] > 0,
-        tail=tail.codes.shape[1] > 0,
     )
     params = BanditPoolParams(
         experts=records,

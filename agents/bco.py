@@ -321,7 +321,7 @@ class BCOFamily(CompiledFamily):
     >>> pool = [BCO(dim=1), BCO(dim=4, case="bounded"), BCO(rate_scale=0.5)]
     >>> BCO_FAMILY.heuristic(pool, env)
     [False, False, True]
-    >>> BCO_FAMILY.optimal_losses(pool, env, env.build(0, 0)[0]).round(3).tolist()
+    >>> BCO_FAMILY.optimal_losses(pool, env, env.build(0, 0, 100)[0]).round(3).tolist()
     [0.3, 0.226, 0.25]
     """
 

@@ -60,9 +60,9 @@ sqrt((n/2) log(2 n^2 / delta'))))``:
 Every expert is therefore flagged heuristic, and results mark M-LCB's certificate as not valid.
 
 The reference ``L_k*`` (what regret is measured against, as for Python experts on real data) is
-the mean 0-1 loss of expert ``k`` trained on every round ``0 .. env.horizon`` of the
-replication's stream, over rounds ``1 .. env.horizon``: one compiled pass per expert
-(:meth:`ClassifierFamily.optimal_losses`).
+the mean 0-1 loss of expert ``k`` trained on every round ``0 .. T`` of the replication's stream,
+over rounds ``1 .. T`` (``T`` the run's horizon): the best expert in hindsight
+(:meth:`ClassifierFamily.in_hindsight`; one compiled pass over the pool, :mod:`mlcb.engine.hindsight`).
 
 Examples
 --------
@@ -70,7 +70,7 @@ Examples
 >>> from agents.classifiers import OnlinePerceptron, OnlineSoftmax
 >>> pool = [OnlineSoftmax(step=0.5), OnlineSoftmax(features=(0, 1, 2)), OnlinePerceptron()]
 >>> result = mlcb.simulate(env="mlcb/RealData-v0",
-...                        env_params={"dataset": "breast-cancer", "horizon": 400, "order": "shuffle"},
+...                        env_params={"dataset": "breast-cancer", "order": "shuffle"},
 ...                        experts=pool, budget=1, horizon=400, replications=2, seed=0)
 >>> result.metadata["settings"]["mlcb M=1"]["engine"]
 'compiled'
@@ -79,23 +79,17 @@ Examples
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from agents.family import CompiledFamily
-from envs.real_data import RealDataState
 from mlcb import validation
 from mlcb.contracts import BuildContext
-from mlcb.kernels import begin_round, implements, smoothing, train
+from mlcb.kernels import implements, smoothing
 from mlcb.kernels.jit import kernel, njit
 from mlcb.validation import InputError
-
-#: Cached references: (data set, order, horizon, stream key, expert) -> L_k*.
-_REFERENCES: OrderedDict = OrderedDict()
-_REFERENCE_CACHE = 16_384
 
 #: ``OnlineSoftmax(rate=...)``: the rate's coefficient (module docstring).
 RATE_KINDS = ("zero-one", "log-loss")
@@ -246,18 +240,6 @@ def _deploy(params, state, env_params, env_state, k, t, key, slot):
     return loss, math.nan
 
 
-@kernel
-def _reference_pass(env_params, env_state, pool_params, pool_state, horizon, totals):
-    """Train every expert on every round ``0 .. horizon``; ``totals[k]`` the sum of expert
-    ``k``'s losses over rounds ``1 .. horizon``."""
-    for t in range(horizon + 1):
-        begin_round(env_params, env_state, t)
-        for k in range(totals.shape[0]):
-            loss, _ = train(pool_params, pool_state, env_params, env_state, k, t)
-            if t > 0:
-                totals[k] += loss
-
-
 @njit
 def _tabulate(rate_coef, rate_scale, delta_prime, n):
     out = np.empty(n.shape[0])
@@ -276,7 +258,7 @@ class ClassifierFamily(CompiledFamily):
     Examples
     --------
     >>> import envs
-    >>> env = envs.make("mlcb/RealData-v0", dataset="breast-cancer", horizon=100)
+    >>> env = envs.make("mlcb/RealData-v0", dataset="breast-cancer")
     >>> CLASSIFIERS.heuristic([OnlineSoftmax(), OnlinePerceptron()], env)
     [True, True]
     """
@@ -294,7 +276,7 @@ class ClassifierFamily(CompiledFamily):
         """A ``ValueError`` unless ``env`` is a real-data stream with one row per round and every
         expert's columns exist."""
         table: Any = getattr(env, "table", None)
-        if getattr(table, "labels", None) is None or not isinstance(getattr(env, "horizon", None), int):
+        if getattr(table, "labels", None) is None or not callable(getattr(env, "round_data", None)):
             raise InputError(
                 f"experts: classifier experts need a real-data stream (mlcb/RealData-v0), got "
                 f"{type(env).__name__}"
@@ -313,25 +295,15 @@ class ClassifierFamily(CompiledFamily):
                 )
 
     def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
-        """``L_k*``: expert ``k``'s mean 0-1 loss over rounds ``1 .. env.horizon`` when trained on
-        every round ``0 .. env.horizon`` of this replication's stream (one compiled pass for the
-        experts not met before on this stream: references are cached per stream and expert, so
-        the settings of a comparison, which share their streams, compute each one once)."""
-        stream = (env.dataset, env.order, env.horizon, int(env_params.key))
-        known = {expert: _REFERENCES.get((*stream, expert)) for expert in experts}
-        missing = [expert for expert, value in known.items() if value is None]
-        if missing:
-            keys = np.zeros(len(missing), dtype=np.uint64)
-            context = BuildContext(tuple(missing), env, env_params, 0.1, keys, "last", env.horizon)
-            params, state = self.build_pool(context)
-            totals = np.zeros(len(missing))
-            env_state = RealDataState(np.zeros(1, dtype=np.int64))
-            _reference_pass(env_params, env_state, params, state, env.horizon, totals)
-            for expert, total in zip(missing, totals):
-                known[expert] = _REFERENCES[(*stream, expert)] = float(total / env.horizon)
-            while len(_REFERENCES) > _REFERENCE_CACHE:
-                _REFERENCES.popitem(last=False)
-        return np.array([known[expert] for expert in experts])
+        """0 for every expert, a lower bound of every loss: the reference is the best expert in
+        hindsight (:meth:`in_hindsight`), which the engine computes."""
+        return np.zeros(len(experts))
+
+    def in_hindsight(self, experts: list, env: Any) -> list[bool]:
+        """Every expert: ``L_k*`` is its mean 0-1 loss over rounds ``1 .. T`` when trained on every
+        round ``0 .. T`` of the replication's stream (:mod:`mlcb.engine.hindsight`, one compiled
+        pass over the pool)."""
+        return [True] * len(experts)
 
     def rate_input(self, expert: Any, env: Any, k: int) -> float:
         """The rate coefficient ``c`` of ``expert`` on ``env`` (module docstring): what its

@@ -90,7 +90,13 @@ class Family:
         """A ``ValueError`` unless a pool of ``experts`` can run on ``env``; accepts any."""
 
     def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
-        """``L_k*`` of every expert: the environment's ``optimal_loss(env_params, k)``."""
+        """``L_k*`` of every expert: the environment's ``optimal_loss(env_params, k)`` (all at once
+        where the environment offers ``optimal_losses(env_params)``, as the bandit environments do)."""
+        every = getattr(env, "optimal_losses", None)
+        if callable(every):
+            values = np.asarray(every(env_params), dtype=float)
+            if values.shape == (len(experts),):
+                return values
         return np.array([env.optimal_loss(env_params, k) for k in range(len(experts))], dtype=float)
 
     def rate_input(self, expert: Any, env: Any, k: int) -> Any:

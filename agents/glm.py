@@ -11,6 +11,16 @@ Thm 3.1: regret ``<= 1.5 G D sqrt(n)`` for convex losses). Its rate (docs/rates.
 
     U(n, delta') = min(n, rate_scale (1.5 G D sqrt(n) + sqrt((n/2) log(2 n^2 / delta')))).
 
+``rate="authors"`` gives instead the rate the paper's authors fed M-LCB in their GLM experiment,
+the same for every link: ``3 D G sqrt(n)`` with ``D = G = 0.1`` (``rate_coef = 0.03``) on their
+loss ``(y_hat - y)^2 / 2``, converted to the stream's loss ``(y_hat - y)^2 / B^2`` (a factor
+``2 / B^2``):
+
+    U(n) = min(n, rate_scale rate_coef (2 / B^2) sqrt(n)),
+
+a heuristic: it is no bound on the expert's regret (for the default stream it is about 1/200 of
+the valid rate's first term).
+
 The square loss through a link is convex in ``w`` only for some links, and only on some streams
 (:meth:`envs.glm.GLMEnv.convex`: it depends on the stream's radius, target and noise); where it
 is not, the rate is *heuristic* and results say so. The family :data:`GLMS` decides this on the
@@ -51,9 +61,10 @@ GLM_EXPERT_DTYPE = np.dtype(
         ("link", np.int64),
         ("step", np.float64),  # eta_j = step / sqrt(j)
         ("radius", np.float64),  # r
-        ("rate_coef", np.float64),  # 1.5 G D
+        ("rate_coef", np.float64),  # of sqrt(n): 1.5 G D, or the authors' converted to the stream's loss
         ("rate_scale", np.float64),
         ("rate_row", np.int64),  # row of U(n) in the pool's tables, -1 to compute
+        ("rate_kind", np.int64),  # RATE_KINDS: 0 the valid OGD bound, 1 the authors' c sqrt(n)
     ],
     align=True,
 )
@@ -106,7 +117,7 @@ def _train(params, state, env_params, env_state, k, t):
     state.steps[k] = j
     if expert.rate_row >= 0 and j < params.tables.shape[1]:
         return loss, params.tables[expert.rate_row, j]
-    return loss, ogd_rate(expert.rate_coef, expert.rate_scale, j, params.delta_prime)
+    return loss, glm_rate(expert.rate_kind, expert.rate_coef, expert.rate_scale, j, params.delta_prime)
 
 
 @kernel
@@ -176,14 +187,22 @@ class GLMFamily(CompiledFamily):
         return np.array([env.optimal_loss_of(env_params, e.link, e.radius) for e in experts], dtype=float)
 
     def rate_input(self, expert: Any, env: Any, k: int) -> float:
-        """The gradient bound ``G`` of the expert's link on its ball, on this stream."""
+        """What the expert's rate reads of this stream: the gradient bound ``G`` of its link on its
+        ball (``rate="theory"``), or the loss scale ``B`` (``rate="authors"``, whose coefficient
+        is in the unscaled loss)."""
+        if expert.rate == "authors":
+            return float(env.scale)
         return env.lipschitz(expert.link, expert.radius)
 
     def heuristic(self, experts: list, env: Any) -> list[bool]:
         """Whether each expert's rate is outside the theory on ``env``: a loss not convex on this
-        stream (:meth:`envs.glm.GLMEnv.convex`), or a rescaled step or rate."""
+        stream (:meth:`envs.glm.GLMEnv.convex`), a rescaled step or rate, or the authors' rate."""
         return [
-            not env.convex(e.link, e.radius) or e.step_scale != 1.0 or e.rate_scale != 1.0 for e in experts
+            not env.convex(e.link, e.radius)
+            or e.step_scale != 1.0
+            or e.rate_scale != 1.0
+            or e.rate != "theory"
+            for e in experts
         ]
 
     def build_pool(self, context: BuildContext) -> tuple[GLMPoolParams, GLMPoolState]:
@@ -202,7 +221,9 @@ class OnlineGradientDescent:
     Parameters
     ----------
     link : str or int
-        One of :data:`envs.links.LINK_NAMES` (or its index).
+        One of ``affine``, ``square``, ``exp``, ``logistic``, ``cubic``, ``arctan``,
+        ``softplus``, ``power``, ``cosine``, ``logcosh`` (:data:`envs.links.LINK_NAMES`, or its
+        index; ``mlcb list`` prints them).
     radius : float
         ``r``, the radius of the parameter ball.
     step_scale : float
@@ -211,11 +232,24 @@ class OnlineGradientDescent:
         Multiplier ``beta_k`` of the rate function; anything but 1 leaves the theory.
     init_norm : float
         Norm of the shared random starting point (0.5 in the authors' code).
+    rate : {"theory", "authors"}
+        ``"theory"``: the valid bound of projected OGD on this link (the default);
+        ``"authors"``: the authors' code's rate, ``rate_coef sqrt(n)`` on their loss for every link,
+        a heuristic (see the module's text).
+    rate_coef : float
+        With ``rate="authors"``, the coefficient of ``sqrt(n)`` on the authors' loss
+        ``(y_hat - y)^2 / 2`` (default :data:`AUTHORS_RATE_COEF`, their ``3 D G`` with
+        ``D = G = 0.1``); ignored by ``rate="theory"``.
 
     Examples
     --------
     >>> OnlineGradientDescent(link="logcosh").link
     'logcosh'
+    >>> import envs
+    >>> env = envs.make("mlcb/GLM-v0")
+    >>> expert = OnlineGradientDescent(rate="authors")
+    >>> round(float(expert.rate_function(10_000, GLMS.rate_input(expert, env, 0), 0.005)), 3)
+    0.225
     """
 
     link: str | int = "logcosh"
@@ -223,23 +257,44 @@ class OnlineGradientDescent:
     step_scale: float = 1.0
     rate_scale: float = 1.0
     init_norm: float = 0.5
+    rate: str = "theory"
+    rate_coef: float = 0.03
 
     family: ClassVar[GLMFamily] = GLMS
 
     def __post_init__(self) -> None:
         link_index(self.link)
-        for name in ("radius", "step_scale", "rate_scale"):
+        for name in ("radius", "step_scale", "rate_scale", "rate_coef"):
             validation.positive(name, getattr(self, name))
+        validation.choice("rate", self.rate, RATE_KINDS)
         if not (validation.is_real(self.init_norm) and 0 <= self.init_norm <= self.radius):
             raise InputError(
                 f"init_norm must be a number in [0, radius={self.radius}], got {self.init_norm!r}"
             )
 
-    def rate_function(self, n: Counts, lipschitz: float, delta_prime: float) -> Rate:
-        """``U(n, delta')`` with the gradient bound ``G = lipschitz`` of the stream, as the kernels
-        report it (:func:`ogd_rate`, with ``1.5 G D`` and ``D = 2 radius``)."""
-        coefficients = (1.5 * lipschitz * 2.0 * self.radius, float(self.rate_scale))
-        return rate_values(ogd_rate, n, coefficients, delta_prime)
+    def rate_function(self, n: Counts, rate_input: float, delta_prime: float) -> Rate:
+        """``U(n, delta')`` as the kernels report it (:func:`glm_rate`), with ``rate_input`` what
+        :meth:`GLMFamily.rate_input` reads of the stream: for ``rate="theory"`` the gradient bound
+        ``G`` (:func:`ogd_rate`, with ``1.5 G D`` and ``D = 2 radius``), for ``rate="authors"`` the
+        loss scale ``B`` (``rate_coef 2 / B^2 sqrt(n)``)."""
+        kind, coef = _kind_and_coef(self, rate_input)
+        return rate_values(glm_rate, n, (kind, coef, float(self.rate_scale)), delta_prime)
+
+
+#: The rates an OGD expert can report (:attr:`OnlineGradientDescent.rate`), in the order of their
+#: kernel codes.
+RATE_KINDS = ("theory", "authors")
+#: The authors' rate coefficient in their GLM code: ``3 D G`` with ``D = G = 0.1``, on their loss
+#: ``(y_hat - y)^2 / 2``.
+AUTHORS_RATE_COEF = 0.03
+
+
+def _kind_and_coef(expert: OnlineGradientDescent, rate_input: float) -> tuple[int, float]:
+    """The kernel code of ``expert``'s rate and its coefficient of ``sqrt(n)`` on the stream's loss:
+    ``1.5 G D`` (``rate_input = G``) or ``rate_coef 2 / B^2`` (``rate_input = B``)."""
+    if expert.rate == "authors":
+        return RATE_KINDS.index("authors"), float(expert.rate_coef) * 2.0 / (rate_input * rate_input)
+    return RATE_KINDS.index("theory"), 1.5 * rate_input * 2.0 * expert.radius
 
 
 @kernel
@@ -249,11 +304,20 @@ def ogd_rate(rate_coef, rate_scale, n, delta_prime):
     return min(float(n), rate_scale * value)
 
 
+@kernel
+def glm_rate(kind, rate_coef, rate_scale, n, delta_prime):
+    """The rate of kernel code ``kind`` (:data:`RATE_KINDS`): :func:`ogd_rate` (0), or
+    ``min(n, rate_scale rate_coef sqrt(n))`` (1, the authors')."""
+    if kind == 1:
+        return min(float(n), rate_scale * rate_coef * math.sqrt(n))
+    return ogd_rate(rate_coef, rate_scale, n, delta_prime)
+
+
 @njit
-def _tabulate_ogd(rate_coef, rate_scale, delta_prime, length):
+def _tabulate(kind, rate_coef, rate_scale, delta_prime, length):
     table = np.zeros(length)
     for n in range(1, length):
-        table[n] = ogd_rate(rate_coef, rate_scale, n, delta_prime)
+        table[n] = glm_rate(kind, rate_coef, rate_scale, n, delta_prime)
     return table
 
 
@@ -262,7 +326,7 @@ def _rate_tables(signatures: tuple, delta_prime: float, horizon: int, budget: in
     length = tables.table_length(horizon, len(signatures), budget)
     if length == 0:
         return tables.EMPTY, {}
-    out = np.stack([_tabulate_ogd(coef, scale, delta_prime, length) for coef, scale in signatures])
+    out = np.stack([_tabulate(kind, coef, scale, delta_prime, length) for kind, coef, scale in signatures])
     out.setflags(write=False)
     return out, {signature: row for row, signature in enumerate(signatures)}
 
@@ -275,11 +339,10 @@ def _build_pool(context: BuildContext) -> tuple[GLMPoolParams, GLMPoolState]:
     signatures = []
     for k, expert in enumerate(experts):
         lipschitz = env.lipschitz(expert.link, expert.radius)
-        diameter = 2.0 * expert.radius
-        step = expert.step_scale * diameter / lipschitz
-        coef = 1.5 * lipschitz * diameter
-        signatures.append((coef, float(expert.rate_scale)))
-        records[k] = (link_index(expert.link), step, expert.radius, coef, expert.rate_scale, -1)
+        step = expert.step_scale * 2.0 * expert.radius / lipschitz
+        kind, coef = _kind_and_coef(expert, GLMS.rate_input(expert, env, k))
+        signatures.append((kind, coef, float(expert.rate_scale)))
+        records[k] = (link_index(expert.link), step, expert.radius, coef, expert.rate_scale, -1, kind)
     shared, rows = _rate_tables(
         tuple(dict.fromkeys(signatures)), delta_prime, horizon, tables.TABLE_BUDGET_BYTES
     )

@@ -25,18 +25,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.classifiers import _REFERENCES  # noqa: E402
-from mlcb import presets  # noqa: E402
-from mlcb.engine import Problem  # noqa: E402
-from mlcb.engine.replications import checkpoint_grid, run_replication  # noqa: E402
+from mlcb import engine, presets  # noqa: E402
+from mlcb.config import checkpoint_grid  # noqa: E402
+from mlcb.engine import hindsight  # noqa: E402
+from mlcb.engine.replications import run_replication  # noqa: E402
 
 TARGET_SECONDS = 1.0
 
 
-def reference_pass(family, experts: list, env, params) -> None:
-    """``L_k*`` of every expert, computed afresh (the family caches them per stream)."""
-    _REFERENCES.clear()
-    family.optimal_losses(experts, env, params)
+def reference_pass(experts: list, env, horizon: int) -> None:
+    """``L_k*`` of every expert on replication 0 of seed 0, computed afresh (the engine keeps them
+    per stream)."""
+    hindsight.clear()
+    hindsight.losses(experts, env, 0, 0, horizon)
 
 
 def best_time(function, repeat: int) -> float:
@@ -52,7 +53,7 @@ def best_time(function, repeat: int) -> float:
 
 def fresh_replication(problem, horizon: int, grid) -> None:
     """Replication 0 of seed 0, its references computed afresh."""
-    _REFERENCES.clear()
+    hindsight.clear()
     run_replication(problem, 0, 0, horizon, grid)
 
 
@@ -69,19 +70,16 @@ def main() -> int:
     for name, data in runs:
         preset = presets.get(name)
         config = preset.config(preset.budgets[0], replications=1, env_params=data)
-        problem = Problem.from_config(config)
+        problem = engine.build(config)
         env, experts = problem.env, list(problem.experts)
-        params, _ = env.build(0, 0)
-        reference = best_time(
-            lambda p=problem, e=experts, v=env, a=params: reference_pass(p.family, e, v, a), args.repeat
-        )
-        steps = len(experts) * (env.horizon + 1)
+        reference = best_time(lambda e=experts, v=env, h=config.horizon: reference_pass(e, v, h), args.repeat)
+        steps = len(experts) * (config.horizon + 1)
         print(
             f"{name}: K = {len(experts)}, T = {config.horizon:,}; reference pass {reference * 1e3:.1f} ms "
             f"({steps / reference / 1e6:.2f} M training steps/s)"
         )
         for budget in preset.budgets:
-            problem = Problem.from_config(preset.config(budget, replications=1, env_params=data))
+            problem = engine.build(preset.config(budget, replications=1, env_params=data))
             grid = checkpoint_grid(config.horizon, config.checkpoints)
             seconds = best_time(
                 lambda p=problem, h=config.horizon, g=grid: fresh_replication(p, h, g), args.repeat

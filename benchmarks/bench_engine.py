@@ -19,13 +19,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mlcb import engine, presets  # noqa: E402
-from mlcb.engine import Problem  # noqa: E402
+from mlcb.config import checkpoint_grid  # noqa: E402
 from mlcb.testing.twins import core as twin  # noqa: E402
 
 
 def engine_rate(config, horizon: int, repeats: int) -> float:
-    problem = Problem.from_config(config)
-    grid = engine.checkpoint_grid(horizon, 100)
+    problem = engine.build(config)
+    grid = checkpoint_grid(horizon, 100)
     engine.run_replication(problem, config.seed, 0, min(horizon, 1_000), grid[grid <= 1_000])  # compile
     engine.run_replication(problem, config.seed, 0, horizon, grid)  # tables for this horizon
     best = np.inf

@@ -27,6 +27,7 @@ _CHILD = """
 import json, resource, sys, time
 import numpy as np
 sys.path.insert(0, {root!r})
+from mlcb.config import checkpoint_grid
 from mlcb import engine, presets
 from mlcb.kernels import tables
 from mlcb.engine import Problem
@@ -35,8 +36,8 @@ horizon, repeats, budget = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 if budget >= 0:
     tables.TABLE_BUDGET_BYTES = tables.TAIL_BUDGET_BYTES = budget
 config = presets.get("trap").config(2, horizon=horizon, replications=1)
-problem = Problem.from_config(config)
-grid = engine.checkpoint_grid(horizon, 100)
+problem = engine.build(config)
+grid = checkpoint_grid(horizon, 100)
 engine.run_replication(problem, 0, 0, 1_000, grid[grid <= 1_000])  # compiled code
 started = time.perf_counter()
 engine.build_replication(problem, 0, 0, horizon, grid)  # this horizon's tables (cached)

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mlcb import engine, policies, presets  # noqa: E402
-from mlcb.engine import Problem  # noqa: E402
+from mlcb.config import checkpoint_grid  # noqa: E402
 
 SIZES = (10, 1_000)
 TARGET = 0.5
@@ -48,8 +48,8 @@ def paired_rates(configs, repeats: int) -> list[float]:
     building tables, the configs' runs alternating."""
     runs = []
     for one in configs:
-        problem = Problem.from_config(one)
-        grid = engine.checkpoint_grid(one.horizon, 100)
+        problem = engine.build(one)
+        grid = checkpoint_grid(one.horizon, 100)
         engine.run_replication(problem, one.seed, 0, one.horizon, grid)
         runs.append((one, problem, grid))
     best = [np.inf] * len(runs)

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mlcb  # noqa: E402
 from mlcb import engine, presets  # noqa: E402
+from mlcb.config import checkpoint_grid  # noqa: E402
 from mlcb.engine import (
-    Problem,  # noqa: E402
     python_loop,
 )
 
@@ -62,8 +62,8 @@ def best_of(repeats: int, run) -> float:
 
 
 def compiled_rate(config, repeats: int) -> float:
-    problem = Problem.from_config(config)
-    grid = engine.checkpoint_grid(config.horizon, 100)
+    problem = engine.build(config)
+    grid = checkpoint_grid(config.horizon, 100)
     engine.run_replication(problem, config.seed, 0, config.horizon, grid)
     seconds = best_of(
         repeats,
@@ -76,8 +76,8 @@ def compiled_rate(config, repeats: int) -> float:
 
 
 def python_run(config, repeats: int) -> tuple[float, list]:
-    problem = Problem.from_config(config)
-    grid = engine.checkpoint_grid(config.horizon, 100)
+    problem = engine.build(config)
+    grid = checkpoint_grid(config.horizon, 100)
     python_loop.run_replications(problem, config.seed, [0], 50, grid[grid <= 50])  # compile
     out: list = []
 
@@ -92,8 +92,8 @@ def python_run(config, repeats: int) -> tuple[float, list]:
 def expert_work(config, results: list, repeats: int) -> float:
     """Seconds that the experts' calls of the run take alone: ``learn`` for every training and
     ``deploy`` for every deployment (counted from the run's results), each with ``round_data``."""
-    env = config.make_env()
-    params, state = env.build(config.seed, 0)
+    env = engine.build(config).env
+    params, state = env.build(config.seed, 0, 100)
     trained = int(sum(r.trained[-1].sum() for r in results))
     deployed = int(sum(r.deployed[-1].sum() for r in results))
     learner = Trivial()

@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 import reference_kernel  # noqa: E402
 
 from mlcb import engine, presets  # noqa: E402
-from mlcb.engine import Problem  # noqa: E402
+from mlcb.config import checkpoint_grid  # noqa: E402
 
 #: The speed the engine is to reach, as a multiple of the reference's, in thread CPU time.
 TARGET = 0.8
@@ -55,8 +55,8 @@ def _timed(run) -> tuple[float, float, object]:
 def measure(horizon: int, budget: int, repeats: int) -> dict:
     """Best-of-``repeats`` speeds of the engine and of the reference at one ``(T, M)``."""
     config = presets.get("trap").config(budget, horizon=horizon, replications=1, seed=SEED)
-    problem = Problem.from_config(config)
-    grid = engine.checkpoint_grid(horizon, 100)
+    problem = engine.build(config)
+    grid = checkpoint_grid(horizon, 100)
     small = grid[grid <= 1_000]
     # Compiled code and tables, outside the timed regions.
     engine.run_replication(problem, SEED, 0, min(horizon, 1_000), small)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import mlcb  # noqa: E402
 from mlcb import engine, presets  # noqa: E402
-from mlcb.engine import Problem  # noqa: E402
+from mlcb.config import checkpoint_grid  # noqa: E402
 
 FORMAT_VERSION = 1
 
@@ -47,8 +47,8 @@ def trap_config(n_experts: int, budget: int, horizon: int, replications: int = 1
 
 def engine_rate(config, repeats: int) -> float:
     """Best single-thread rounds/s of one replication, after compiling and building tables."""
-    problem = Problem.from_config(config)
-    grid = engine.checkpoint_grid(config.horizon, 100)
+    problem = engine.build(config)
+    grid = checkpoint_grid(config.horizon, 100)
     engine.run_replication(problem, config.seed, 0, config.horizon, grid)
     best = np.inf
     for replication in range(repeats):

@@ -251,7 +251,7 @@ def instance(seed: int, replication: int) -> Instance:
     import envs
 
     env = envs.make("mlcb/Trap-v0", n_experts=K, n_arms=ARMS)
-    params, _ = env.build(seed, replication)
+    params, _ = env.build(seed, replication, 100)
     keys = stream_keys(seed, replication, K)
     means = np.ascontiguousarray(params.loss_means)
     return Instance(

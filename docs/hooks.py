@@ -181,6 +181,25 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 
 #: The packages documented, in the order of the reference.
 PACKAGES = ("mlcb", "envs", "agents")
+#: The modules whose names a user calls, listed first in the index, in this order (the rest are
+#: the rooms they are built of, listed after them for those who extend mlcb or read its code).
+FRONT = (
+    "mlcb",
+    "mlcb.config",
+    "mlcb.plot",
+    "mlcb.theory",
+    "mlcb.presets",
+    "mlcb.policies",
+    "agents",
+    "envs",
+    "mlcb.sweeps",
+    "mlcb.report",
+    "mlcb.testing",
+    "mlcb.contracts",
+    "mlcb.learners",
+    "mlcb.river",
+    "mlcb.selection_env",
+)
 #: The page that holds the index: the generated pages follow it in the navigation.
 INDEX = "api/index.md"
 #: Where the index goes on that page.
@@ -379,18 +398,36 @@ class Reference:
         return f"## `{name.identifier}` {{ #{name.identifier} }}\n\n```python\n{attribute} = {value}\n```"
 
     def index_markdown(self) -> str:
-        parts = []
+        """The index: first the modules of :data:`FRONT` (what a user calls), then, package by
+        package, every other module (the rooms they are built of)."""
+        front = [path for path in FRONT if path in self.modules]
+        parts = [
+            "## The API you call { #the-api-you-call }",
+            "What a simulation, its figures and its theory need, and the registries and checks of "
+            "one's own policies, experts and environments.",
+        ]
+        parts += self._index_modules(front)
+        parts += [
+            "## Inside the package { #inside-the-package }",
+            "The rooms the API above is built of ([the design](../design.md) arranges them by "
+            "layer): for extending mlcb and for reading its code.",
+        ]
         for package in self.packages:
-            parts.append(f"## `{package}` {{ #package-{package} }}")
-            for path in [p for p in self.modules if p == package or p.startswith(package + ".")]:
-                module = self.modules[path]
-                parts += [f"### [`{path}`][{path}] {{ #module-{path} }}", module.summary]
-                rows = [
-                    (n.name, n.identifier, n.kind, n.summary) for n in self.own(path) if n.kind != "module"
-                ]
-                if rows:
-                    parts.append(_table(rows))
+            inside = [p for p in self.modules if p.partition(".")[0] == package and p not in front]
+            if inside:
+                parts.append(f"### `{package}` {{ #package-{package} }}")
+                parts += self._index_modules(inside, level="####")
         return "\n\n".join(parts) + "\n"
+
+    def _index_modules(self, paths: list[str], level: str = "###") -> list[str]:
+        parts = []
+        for path in paths:
+            module = self.modules[path]
+            parts += [f"{level} [`{path}`][{path}] {{ #module-{path} }}", module.summary]
+            rows = [(n.name, n.identifier, n.kind, n.summary) for n in self.own(path) if n.kind != "module"]
+            if rows:
+                parts.append(_table(rows))
+        return parts
 
     def pages(self) -> dict[str, str]:
         """Every generated page: its path under docs/ and its Markdown."""

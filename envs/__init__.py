@@ -21,7 +21,7 @@ __all__ = ["BanditExpertsEnv", "TrapEnv", "make", "names", "register", "registry
 registry = Registry("environment")
 
 
-def register(name: str, entry_point: str, summary: str = "", **defaults) -> None:
+def register(name: str, entry_point: str, summary: str = "", *, override: bool = False, **defaults) -> None:
     """Register an environment class under the id ``name`` (entry point ``"module:attr"``), made by
     ``make(name, **params)`` with ``defaults`` updated by ``params``.
 
@@ -29,9 +29,11 @@ def register(name: str, entry_point: str, summary: str = "", **defaults) -> None
     (``mlcb run ... --plugin MODULE``, or the ``mlcb.plugins`` entry-point group of an installed
     package) calls it when imported. The id is also registered with Gymnasium, so that
     ``gymnasium.make(name)`` builds the same environment; use a namespaced, versioned id such as
-    ``"mine/Stream-v0"``. Re-registering a name replaces it.
+    ``"mine/Stream-v0"``.
+    A name that is taken is refused unless ``override=True`` (a one-line warning then says which
+    registration holds it: :meth:`mlcb.registry.Registry.register`).
     """
-    registry.register(name, entry_point, summary, **defaults)
+    registry.register(name, entry_point, summary, override=override, **defaults)
     if name in gym.registry:
         del gym.registry[name]
     gym.register(id=name, entry_point=entry_point, kwargs=dict(defaults), disable_env_checker=False)

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
+from mlcb import validation
 from mlcb.kernels.seeding import reset_request
 
 
@@ -57,6 +58,7 @@ class FeatureStreamEnv(gym.Env):
         if self._params is None:
             raise RuntimeError("call reset() before step()")
         y = float(self._state.y[0])
+        validation.point("action (a prediction)", action, int(self.action_space.shape[0]))
         loss = self.action_loss(action, y)
         info = {"round": self._round, "y": y}
         self._round += 1

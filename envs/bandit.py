@@ -187,8 +187,9 @@ class BanditExpertsEnv(gym.Env):
         self._round = 0
 
     # --- what the engine uses -------------------------------------------------------------
-    def build(self, seed: int, replication: int) -> tuple[BanditEnvParams, BanditEnvState]:
-        """Kernel parameters and state of replication ``replication`` (its own arm order)."""
+    def build(self, seed: int, replication: int, horizon: int) -> tuple[BanditEnvParams, BanditEnvState]:
+        """Kernel parameters and state of replication ``replication`` (its own arm order; any
+        ``horizon``: the stream does not depend on it)."""
         loss_means = 1.0 - self.reward_means
         loss_means = np.where(np.isfinite(loss_means), loss_means, 1.0)
         if self.shuffle:
@@ -216,7 +217,8 @@ class BanditExpertsEnv(gym.Env):
             raise InputError(f"expert must be an integer in [0, {self.n_experts}), got {expert!r}")
         return int(expert)
 
-    def _optimal_losses(self, params: BanditEnvParams) -> np.ndarray:
+    def optimal_losses(self, params: BanditEnvParams) -> np.ndarray:
+        """Every expert's ``L_k*`` at once (:meth:`optimal_loss` of each, vectorised)."""
         real = np.arange(params.loss_means.shape[1]) < self.n_arms[:, None]
         return np.where(real, params.loss_means, np.inf).min(axis=1)
 
@@ -225,15 +227,17 @@ class BanditExpertsEnv(gym.Env):
         super().reset(seed=seed)
         self._params, _ = self.build(*reset_request(seed, options))
         self._round = 0
-        optimal = self._optimal_losses(self._params)
+        optimal = self.optimal_losses(self._params)
         return 0, {"optimal_loss": float(optimal.min()), "expert_optimal_losses": optimal}
 
     def step(self, action):
         if self._params is None:
             raise RuntimeError("call reset() before step()")
-        expert, arm = int(action[0]), int(action[1])
-        if not (0 <= expert < self.n_experts and 0 <= arm < self._params.loss_means.shape[1]):
-            raise InputError(f"action must be (expert, arm) in {self.action_space}, got {action!r}")
+        pair = isinstance(action, (tuple, list)) or (isinstance(action, np.ndarray) and action.ndim == 1)
+        if not pair or len(action) != 2:
+            raise InputError(f"action must be a pair (expert, arm) in {self.action_space}, got {action!r}")
+        expert = validation.index("action[0] (the expert)", action[0], self.n_experts)
+        arm = validation.index("action[1] (the arm)", action[1], int(self.action_space.nvec[1]))
         self._round += 1
         losses = _loss_table_kernel(self._params, self._round)
         info = {
@@ -256,10 +260,8 @@ class BanditExpertsEnv(gym.Env):
 
 def trap_reward_means(n_experts: int = 10, n_arms: int = 2) -> np.ndarray:
     """Reward means of the trap: expert k's arms evenly spaced from 0.2(1-k/K) to 0.1(3-k/K)."""
-    if n_experts < 1:
-        raise InputError(f"n_experts must be an integer >= 1, got {n_experts!r}")
-    if n_arms < 2:
-        raise InputError(f"n_arms must be an integer >= 2, got {n_arms!r}")
+    n_experts = validation.integer("n_experts", n_experts)
+    n_arms = validation.integer("n_arms", n_arms, minimum=2)
     k = np.arange(n_experts)[:, None] / n_experts
     return np.linspace(0.2 * (1.0 - k), 0.1 * (3.0 - k), n_arms, axis=1)[..., 0]
 

@@ -42,6 +42,7 @@ import gymnasium as gym
 import numpy as np
 
 from envs._stream import FeatureRound, FeatureStreamEnv
+from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import normal, uniform
@@ -217,9 +218,7 @@ def stream_loss(params: ClusteredEnvParams, prediction: Any, y: float) -> float:
 
 
 def _positive_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    return validation.integer(name, value, minimum=low)
 
 
 def _number(name: str, value: Any, low: float, high: float = math.inf, open_low: bool = False) -> float:
@@ -324,7 +323,7 @@ class ClusteredEnv(FeatureStreamEnv):
     def held_numbers(params: dict[str, Any]) -> int | None:
         """The numbers the arrays of one replication hold (:meth:`build`) for these parameters
         (defaults filled in), so that a setting sized beyond memory is refused before any work
-        (:func:`mlcb.config.check_environment_size`); ``None`` when a size is not a positive
+        (:func:`mlcb.engine.sizes.check_environment_size`); ``None`` when a size is not a positive
         integer (the constructor names it)."""
         given = [params.get(name) for name in ("clusters", "dim", "hidden", "n_classes", "holdout")]
         sizes = [v for v in given if type(v) is int and v >= 1]
@@ -335,8 +334,11 @@ class ClusteredEnv(FeatureStreamEnv):
         return c * d + c * d * h + c * h + c * h * o + c * o + holdout * (d + o)
 
     # --- what the engine uses -------------------------------------------------------------
-    def build(self, seed: int, replication: int) -> tuple[ClusteredEnvParams, ClusteredEnvState]:
-        """Kernel parameters and state of replication ``replication``."""
+    def build(
+        self, seed: int, replication: int, horizon: int
+    ) -> tuple[ClusteredEnvParams, ClusteredEnvState]:
+        """Kernel parameters and state of replication ``replication`` (any ``horizon``: the stream
+        does not depend on it)."""
         rng = instance_rng(seed, replication)
         c, d, h, o = self.clusters, self.dim, self.hidden, self.output_dim
         directions = rng.standard_normal((c, d))

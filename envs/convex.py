@@ -251,8 +251,9 @@ class ConvexBanditEnv(gym.Env):
         self._round = 0
 
     # --- what the engine and the families use ----------------------------------------------
-    def build(self, seed: int, replication: int) -> tuple[ConvexEnvParams, ConvexEnvState]:
-        """Kernel parameters (the instance and replication ``replication``'s stream key) and state."""
+    def build(self, seed: int, replication: int, horizon: int) -> tuple[ConvexEnvParams, ConvexEnvState]:
+        """Kernel parameters (the instance and replication ``replication``'s stream key) and state
+        (any ``horizon``: the stream does not depend on it)."""
         params = ConvexEnvParams(
             theta=self.theta.copy(),
             radius=self.radius,
@@ -302,9 +303,7 @@ class ConvexBanditEnv(gym.Env):
     def step(self, action):
         if self._params is None:
             raise RuntimeError("call reset() before step()")
-        point = np.asarray(action, dtype=float).reshape(-1)
-        if point.shape != (self.dim,) or not np.all(np.isfinite(point)):
-            raise InputError(f"action must be a point of R^{self.dim}, got {action!r}")
+        point = np.array(validation.point(f"action (a point of R^{self.dim})", action, self.dim))
         norm = float(np.linalg.norm(point))
         if norm > self.radius:
             point = point * (self.radius / norm)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 from typing import Any, NamedTuple
 
 import gymnasium as gym
@@ -147,8 +146,8 @@ MAX_QUADRATURE_NODES = 2048
 
 
 def _node_count(value: Any) -> int | None:
-    integral = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-    return int(value) if integral and 1 <= value <= MAX_QUADRATURE_NODES else None
+    number = validation.whole_number(value)
+    return number if number is not None and 1 <= number <= MAX_QUADRATURE_NODES else None
 
 
 def _positive_number(value: Any) -> float | None:
@@ -167,7 +166,9 @@ class GLMEnv(FeatureStreamEnv):
     noise : float
         ``sigma`` of the Gaussian label noise (0.02).
     target_link : str or int
-        The link of the data-generating model (``"logcosh"``, link 9).
+        The link of the data-generating model (``"logcosh"``, link 9): one of ``affine``,
+        ``square``, ``exp``, ``logistic``, ``cubic``, ``arctan``, ``softplus``, ``power``,
+        ``cosine``, ``logcosh`` (:data:`envs.links.LINK_NAMES`; ``mlcb list`` prints them).
     target_norm : (float, float)
         Range of ``|w*|`` (uniform per replication).
     weight_radius : float
@@ -215,8 +216,7 @@ class GLMEnv(FeatureStreamEnv):
         weight_radius: float = 1.0,
         quadrature: tuple[int, int] = (24, 48),
     ) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
-            raise InputError(f"dim must be an integer >= 2, got {dim!r}")
+        dim = validation.integer("dim", dim, minimum=2)
         for name, value in (("radius", radius), ("weight_radius", weight_radius)):
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise InputError(f"{name} must be a finite number > 0, got {value!r}")
@@ -251,8 +251,9 @@ class GLMEnv(FeatureStreamEnv):
         self._round = 0
 
     # --- what the engine uses -------------------------------------------------------------
-    def build(self, seed: int, replication: int) -> tuple[GLMEnvParams, GLMEnvState]:
-        """Kernel parameters and state of replication ``replication`` (its own ``w*``)."""
+    def build(self, seed: int, replication: int, horizon: int) -> tuple[GLMEnvParams, GLMEnvState]:
+        """Kernel parameters and state of replication ``replication`` (its own ``w*``; any
+        ``horizon``: the stream does not depend on it)."""
         rng = instance_rng(seed, replication)
         direction = rng.standard_normal(self.dim)
         direction /= np.linalg.norm(direction)

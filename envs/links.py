@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mlcb.kernels.jit import kernel, njit
-from mlcb.validation import InputError
+from mlcb.validation import InputError, did_you_mean
 
 __all__ = [
     "LINK_NAMES",
@@ -102,7 +102,7 @@ def link_index(link: str | int) -> int:
     elif isinstance(link, numbers.Integral) and not isinstance(link, bool):
         if 0 <= int(link) < N_LINKS:
             return int(link)
-    raise InputError(f"unknown link {link!r}; allowed: {allowed}")
+    raise InputError(f"unknown link {link!r}{did_you_mean(link, LINK_NAMES)}; allowed: {allowed}")
 
 
 @kernel

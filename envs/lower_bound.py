@@ -402,9 +402,10 @@ class LowerBoundEnv(BanditExpertsEnv):
             return int(rng.integers(self.n_experts))
         return int(self.game)
 
-    def build(self, seed: int, replication: int) -> tuple[BanditEnvParams, BanditEnvState]:
+    def build(self, seed: int, replication: int, horizon: int) -> tuple[BanditEnvParams, BanditEnvState]:
         """Kernel parameters and state of replication ``replication``: its game's means, each
-        expert's arms in its own order."""
+        expert's arms in its own order. The instance is built for its own ``horizon`` parameter
+        (the gaps of the proof); the run's ``horizon`` does not change the stream."""
         loss_means = self.loss_means(self.game_of(seed, replication))
         if self.shuffle:
             _shuffle_arms(loss_means, self.n_arms, self.streams, instance_key(seed, replication))
@@ -420,6 +421,6 @@ class LowerBoundEnv(BanditExpertsEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         observation, info = super().reset(seed=seed, options=options)
-        game = self.game_of(*reset_request(seed, options))
+        game = self.game_of(*reset_request(seed, options)[:2])
         info["game"] = -1 if game is None else game
         return observation, info

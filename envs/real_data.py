@@ -11,8 +11,9 @@ replication is its own draw:
 ``"shuffle"``
     The data set read once, without repeats (the paper's cardiotocography stream): round ``t``
     meets row ``pi(t)`` of a uniformly random permutation ``pi`` of the rows drawn per
-    replication (:func:`permutation`). Rounds ``0 .. horizon`` and the warm start's extra rows
-    are distinct rows, so ``horizon + warm_start <= n_rows`` is required.
+    replication (:func:`permutation`). Rounds ``0 .. T`` of a run of ``T`` rounds and the warm
+    start's extra rows are distinct rows, so ``T + warm_start <= n_rows`` is required
+    (:meth:`RealDataEnv.check_horizon`).
 
 The data: ``dataset`` is a data set bundled with an installed package, a :class:`Table` of one's
 own (:mod:`envs.tabular`: from a DataFrame, arrays or a CSV file), or the path of a CSV file with
@@ -44,21 +45,18 @@ cement, foliage, grass, path, sky, window.
 The kernels of a compiled expert family read the table from the replication's parameters
 (:class:`RealDataParams`: ``x``, ``labels``) and the round's row from its state.
 
-What regret is measured against. The best loss ``L_k*`` of a river model on a real data set is
-unknown. The stated reference is *the best pool member trained on every round*: each Python
-expert that offers ``optimal_loss(env, env_params)`` (the adapters of :mod:`mlcb.river.experts`
-do) asks :meth:`RealDataEnv.reference_loss` for the mean progressive loss of a fresh copy of
-itself trained on rounds ``0 .. horizon`` of the very stream of the replication; the engine
-takes the smallest as ``L*``. At round ``horizon`` the recorded regret is then exactly the
-deployed losses' sum minus the sum of the best member's losses when trained every round, both on
-the same stream in the same run. References are cached per stream, so the settings of one
-comparison compute each one once.
+What regret is measured against. The best loss ``L_k*`` of a model on a real data set is
+unknown; the environment states 0, a lower bound of every loss. The engine measures regret
+against *the best pool member trained on every round* instead: each expert's mean progressive
+loss when a copy of it is trained on rounds ``0 .. T`` of the very stream of the replication
+(:mod:`mlcb.engine.hindsight`), the run's horizon ``T`` given to :meth:`RealDataEnv.build`. At
+round ``T`` the recorded regret is then exactly the deployed losses' sum minus the sum of the
+best member's losses when trained every round, both on the same stream in the same run.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -66,6 +64,7 @@ import gymnasium as gym
 import numpy as np
 
 from envs.tabular import CONSTANT, MISSING, Table, is_path, read_csv
+from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import uniform
@@ -105,10 +104,12 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 
 class RealDataParams(NamedTuple):
-    """One replication's stream: its key, the table the compiled experts read, the row order."""
+    """One replication's stream: its key, the run's horizon, the table the compiled experts read,
+    the row order."""
 
     key: np.uint64  # the rows' stream
     n_rows: int
+    horizon: int  # T, the rounds of the run (the warm start's extra rows follow them)
     x: np.ndarray = _read_only(np.zeros((0, 0)))  # (n, d) float64 features, read-only
     labels: np.ndarray = _read_only(np.zeros(0, dtype=np.int64))  # (n,) int64 class index
     order: np.ndarray = _read_only(np.zeros(0, dtype=np.int64))  # (n,) permutation; (0,): bootstrap
@@ -215,7 +216,7 @@ def table_of(env_params: dict) -> Table:
     """The table ``RealDataEnv(**env_params)`` streams, without building the environment (what a
     preset reads to size its pool).
 
-    >>> table_of({"dataset": "ctg", "horizon": 100}).n_features
+    >>> table_of({"dataset": "ctg", "order": "shuffle"}).n_features
     21
     """
     return resolve(**{k: v for k, v in env_params.items() if k in TABLE_PARAMS})
@@ -263,8 +264,7 @@ def resolve(
             f"dataset must be one of {', '.join(DATASETS)}, a Table (envs.tabular) or the path of a CSV "
             f"file, got {dataset!r}"
         )
-    if not Path(dataset).is_file():
-        raise InputError(f"dataset: no such file {str(dataset)!r}")
+    validation.regular_file("dataset", dataset)  # no such file, or a folder, a pipe, a device: by name
     if missing not in MISSING:
         raise InputError(f"missing must be one of {MISSING}, got {missing!r}")
     if constant not in CONSTANT:
@@ -360,11 +360,6 @@ class SupervisedRound(_RoundFields):
 _new_round = tuple.__new__
 
 
-#: Cached references: (data set, order, horizon, warm start, stream key, expert key) -> mean loss.
-_REFERENCES: OrderedDict = OrderedDict()
-_REFERENCE_CACHE = 4096
-
-
 class RealDataEnv(gym.Env):
     """Rows of a real data set, one per round, drawn with replacement or read once in a random
     order; as a Gymnasium environment.
@@ -376,22 +371,19 @@ class RealDataEnv(gym.Env):
         :class:`~envs.tabular.Table` (:func:`envs.tabular.from_frame`, ``from_arrays``,
         ``read_csv``, :func:`envs.warfarin.read`), or the path of a file (a string with a ``/`` or
         a suffix such as ``.csv``) read with ``reader``.
-    horizon : int
-        ``>= 1``: the rounds of the regret reference (see the module's docstring); use the
-        simulation's horizon.
     warm_start : int
         ``>= 1`` (default 1): the rows of round 0, the engine's warm start. With ``W > 1`` the
         round-0 data carries ``W`` rows (``SupervisedRound.warm``: the round's own row, then
         ``W - 1`` rows no later round uses: for ``"bootstrap"`` those drawn from the
         replication's stream at the counters ``(0, j)``, ``j = 1 .. W - 1``; for ``"shuffle"``
-        those at positions ``horizon + 1 .. horizon + W - 1`` of the permutation); experts that
-        learn them all count ``W`` updates, as the river selectors' warm start does
+        those at positions ``T + 1 .. T + W - 1`` of the permutation, ``T`` the run's horizon);
+        experts that learn them all count ``W`` updates, as the river selectors' warm start does
         (:mod:`mlcb.river`). Later rounds are unchanged.
     order : {"bootstrap", "shuffle"}
         ``"bootstrap"`` (default): rows drawn with replacement. ``"shuffle"``: one pass over a
-        random permutation of the rows, without repeats; needs ``horizon + warm_start <=
-        n_rows`` (a ``ValueError`` says so otherwise). Past the permutation's end (a simulation
-        longer than ``horizon``, or Gymnasium steps past it) it starts over.
+        random permutation of the rows, without repeats; a run of ``T`` rounds needs ``T +
+        warm_start <= n_rows`` (:meth:`check_horizon`). Past the permutation's end (Gymnasium
+        steps past it) it starts over.
     label : str, optional
         For a CSV path: the label column (required; a ``ValueError`` lists the columns).
     columns : list of str, optional
@@ -414,16 +406,17 @@ class RealDataEnv(gym.Env):
 
     ``n_experts``
         ``None``: any number of experts can face the stream.
-    ``build(seed, replication) -> (params, state)``
-        The replication's stream key, the table (``x``, ``labels``) and, for ``"shuffle"``, the
-        permutation; the ``begin_round`` kernel draws the round's row into ``state.row``.
+    ``build(seed, replication, horizon) -> (params, state)``
+        The replication's stream key, the run's horizon, the table (``x``, ``labels``) and, for
+        ``"shuffle"``, the permutation; the ``begin_round`` kernel draws the round's row into
+        ``state.row``.
+    ``check_horizon(horizon)``
+        Refuses a horizon that a data set read once cannot give (``"shuffle"``).
     ``optimal_loss(params, expert) -> float``
-        0, a lower bound of every loss (the Bayes loss of a real data set is unknown); experts
-        that offer ``optimal_loss(env, env_params)`` give the stated reference instead.
+        0, a lower bound of every loss (the Bayes loss of a real data set is unknown); the
+        engine measures regret against the best expert in hindsight instead (module docstring).
     ``round_data(params, state, t, expert) -> SupervisedRound``
         The round's labelled row, the same for every expert.
-    ``reference_loss(expert, params) -> float``
-        The reference of one expert (cached).
     ``stream(seed, replication, rounds)``
         The rows of rounds ``0 .. rounds - 1`` as ``(features, label)`` pairs: exactly what a
         simulation of that seed and replication meets, for river's own evaluation loops.
@@ -442,7 +435,6 @@ class RealDataEnv(gym.Env):
     def __init__(
         self,
         dataset: Any = "phishing",
-        horizon: int = 2_000,
         warm_start: int = 1,
         order: str = "bootstrap",
         label: str | None = None,
@@ -452,27 +444,15 @@ class RealDataEnv(gym.Env):
         reader: str = "csv",
         min_class_rows: int = 2,
     ) -> None:
-        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
-        if isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1:
-            raise InputError(f"warm_start must be an integer >= 1, got {warm_start!r}")
+        warm_start = validation.integer("warm_start", warm_start)
         if order not in ORDERS:
             raise InputError(f"order must be one of {ORDERS}, got {order!r}")
         self.table = resolve(dataset, label, columns, missing, constant, reader, min_class_rows)
         # The data set's identity (cache keys, messages): a bundled name, or a table's name and digest.
         bundled = isinstance(dataset, str) and dataset in DATASETS
         self.dataset = dataset if bundled else f"{self.table.name}@{self.table.digest[:12]}"
-        self.horizon = int(horizon)
         self.warm_start = int(warm_start)
         self.order = order
-        n_rows = len(self.table.rows)
-        if order == "shuffle" and self.horizon + self.warm_start > n_rows:
-            raise InputError(
-                f"horizon must be at most n_rows - warm_start = {n_rows - self.warm_start} for "
-                f"order='shuffle' on {self.table.name!r} ({n_rows} rows, read once: rounds 0 .. horizon and "
-                f"the warm start's {self.warm_start - 1} extra rows), got {self.horizon}; give a shorter "
-                "horizon (env_params horizon; on the command line --horizon)"
-            )
         d = self.table.x.shape[1]
         # The data set's range; a constant column (digits' blank border pixels) gets the next float
         # above as its upper bound, as a space with low == high is degenerate (Gymnasium warns).
@@ -486,20 +466,36 @@ class RealDataEnv(gym.Env):
         self._last: dict[int, SupervisedRound] = {}  # by id(state): the last round data given
 
     # --- what the engine uses -------------------------------------------------------------
-    def build(self, seed: int, replication: int) -> tuple[RealDataParams, RealDataState]:
-        """The stream key (and the permutation) of replication ``replication``, a fresh state."""
+    def check_horizon(self, horizon: int) -> None:
+        """An :class:`~mlcb.validation.InputError` unless a run of ``horizon`` rounds fits the
+        data set: read once (``"shuffle"``), rounds ``0 .. horizon`` and the warm start's extra
+        rows are distinct rows, so ``horizon + warm_start <= n_rows``."""
+        n_rows = len(self.table.rows)
+        if self.order == "shuffle" and int(horizon) + self.warm_start > n_rows:
+            raise InputError(
+                f"horizon must be at most n_rows - warm_start = {n_rows - self.warm_start} for "
+                f"order='shuffle' on {self.table.name!r} ({n_rows} rows, read once: rounds 0 .. horizon and "
+                f"the warm start's {self.warm_start - 1} extra rows), got {int(horizon)}; give a shorter "
+                "horizon (on the command line --horizon)"
+            )
+
+    def build(self, seed: int, replication: int, horizon: int) -> tuple[RealDataParams, RealDataState]:
+        """The stream key (and the permutation) of replication ``replication`` of a run of
+        ``horizon`` rounds, a fresh state."""
+        horizon = validation.integer("horizon", horizon)
         key = stream_keys(seed, replication, 0).env
         n_rows = len(self.table.rows)
         table = self.table
         if self.order == "shuffle":
             order = _read_only(permutation(int(key), n_rows))
-            params = RealDataParams(key, n_rows, table.x, table.labels, order)
+            params = RealDataParams(key, n_rows, int(horizon), table.x, table.labels, order)
         else:
-            params = RealDataParams(key, n_rows, table.x, table.labels)
+            params = RealDataParams(key, n_rows, int(horizon), table.x, table.labels)
         return params, RealDataState(np.zeros(1, dtype=np.int64))
 
     def optimal_loss(self, params: RealDataParams, expert: int) -> float:
-        """0: a lower bound of every loss (see :meth:`reference_loss` for the stated reference)."""
+        """0: a lower bound of every loss (the engine measures regret against the best expert in
+        hindsight instead: the module's docstring)."""
         return 0.0
 
     def round_data(
@@ -538,7 +534,7 @@ class RealDataEnv(gym.Env):
             n = params.n_rows
             if params.order.shape[0] > 0:
                 size = params.order.shape[0]
-                extra = [int(params.order[(self.horizon + j) % size]) for j in range(1, self.warm_start)]
+                extra = [int(params.order[(params.horizon + j) % size]) for j in range(1, self.warm_start)]
             else:
                 extra = [min(int(uniform(params.key, 0, j) * n), n - 1) for j in range(1, self.warm_start)]
             rows = [row] + extra
@@ -557,34 +553,10 @@ class RealDataEnv(gym.Env):
 
     def stream(self, seed: int, replication: int, rounds: int):
         """``(features, label)`` of rounds ``0 .. rounds - 1`` of replication ``replication``."""
-        params, _ = self.build(check_seed(seed), replication)
+        params, _ = self.build(check_seed(seed), replication, rounds)
         table = self.table
         for row in self.rows(params, rounds).tolist():
             yield table.rows[row], table.y[row]
-
-    def reference_loss(self, expert: Any, params: RealDataParams) -> float:
-        """Mean loss over rounds ``1 .. horizon`` of a fresh copy of ``expert`` trained on every
-        round ``0 .. horizon`` of this replication's stream: ``learn``'s loss (the prediction
-        before the update), as the simulation counts it. Cached by the expert's ``reference_key``
-        (or ``repr``)."""
-        identity = getattr(expert, "reference_key", None)
-        identity = identity() if callable(identity) else repr(expert)
-        key = (self.dataset, self.order, self.horizon, self.warm_start, int(params.key), identity)
-        if key in _REFERENCES:
-            _REFERENCES.move_to_end(key)
-            return _REFERENCES[key]
-        fresh = expert.spawn(0) if callable(getattr(expert, "spawn", None)) else expert
-        total = 0.0
-        for t, row in enumerate(self.rows(params, self.horizon + 1).tolist()):
-            out = fresh.learn(self._data(params, row, t))
-            loss = out[0] if isinstance(out, tuple) else out
-            if t > 0:
-                total += float(loss)
-        value = total / self.horizon
-        _REFERENCES[key] = value
-        while len(_REFERENCES) > _REFERENCE_CACHE:
-            _REFERENCES.popitem(last=False)
-        return value
 
     # --- Gymnasium interface -------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -598,7 +570,9 @@ class RealDataEnv(gym.Env):
         if self._params is None:
             raise RuntimeError("call reset() before step()")
         y = self.table.y[int(self._state.row[0])]
-        predicted = self.table.classes[int(action)]
+        predicted = self.table.classes[
+            validation.index("action (a class index)", action, len(self.table.classes))
+        ]
         loss = 0.0 if predicted == y else 1.0
         info = {"round": self._round, "y": y}
         self._round += 1

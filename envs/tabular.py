@@ -39,8 +39,8 @@ Table('tiny', 4 rows x 2 features, 2 classes, sha256 ...)
 
 from __future__ import annotations
 
-import csv
 import hashlib
+import io
 import os
 import warnings
 from collections import Counter
@@ -49,7 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from mlcb.validation import InputError
+from mlcb.validation import LARGEST, InputError, printable, shown, shown_list
+from mlcb.validation import distinct_columns as _check_duplicates
 
 #: What :func:`from_frame` does with missing values and constant columns.
 MISSING = ("error", "drop")
@@ -184,7 +185,8 @@ def _label_values(name: str, values: list) -> tuple[tuple, str | None]:
         if fractional.size:
             row = int(fractional[0])
             raise InputError(
-                f"label {name!r} has values that are not whole numbers (row {row}: {values[row]!r}): a class "
+                f"label {shown(name)} has values that are not whole numbers (row {row}: "
+                f"{shown(values[row])}): a class "
                 "label is needed, not a continuous target; bin it into classes first"
             )
         return tuple(int(v) for v in numbers), None
@@ -193,21 +195,22 @@ def _label_values(name: str, values: list) -> tuple[tuple, str | None]:
     # Mixed kinds (numbers and text): compared as text.
     texts = tuple(str(v) for v in values)
     listed = ", ".join(sorted(k.__name__ for k in kinds))
-    return texts, f"label {name!r}: values of several kinds ({listed}) read as text"
+    return texts, f"label {shown(name)}: values of several kinds ({listed}) read as text"
 
 
 def _check_labels(name: str, labels: tuple, min_class_rows: int) -> None:
     counts = Counter(labels)
     if len(counts) < 2:
-        only = ", ".join(repr(c) for c in counts) or "none"
+        only = shown_list(counts) or "none"
         raise InputError(
-            f"label {name!r} has {len(counts)} class ({only}); a classification stream needs at least 2"
+            f"label {shown(name)} has {len(counts)} class ({only}); a classification stream needs at least 2"
         )
     small = sorted((c for c, n in counts.items() if n < min_class_rows), key=str)
     if small:
         first = small[0]
         raise InputError(
-            f"label {name!r}: class {first!r} has {counts[first]} row(s), fewer than min_class_rows = "
+            f"label {shown(name)}: class {shown(first)} has {counts[first]} row(s), fewer than "
+            f"min_class_rows = "
             f"{min_class_rows}"
             + (f" (and {len(small) - 1} more such classes)" if len(small) > 1 else "")
             + "; drop those rows, merge the class into another or lower min_class_rows"
@@ -228,7 +231,8 @@ def _numeric_column(column: str, values: Any) -> np.ndarray:
     if bad.size or pd.api.types.is_complex_dtype(series.dtype):
         row = int(bad[0]) if bad.size else 0
         raise InputError(
-            f"column {column!r} is not numeric (row {row}: {series.iloc[row]!r}); encode it as numbers "
+            f"column {shown(column)} is not numeric (row {row}: {shown(series.iloc[row])}); encode it as "
+            "numbers "
             "(e.g. one-hot columns) or leave it out with columns=[...]"
         )
     return converted.to_numpy(dtype=np.float64)
@@ -290,32 +294,33 @@ def from_frame(
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
     name = "data" if name is None else str(name)
+    what = printable(name)
     validation.choice("missing", missing, MISSING)
     validation.choice("constant", constant, CONSTANT)
     min_class_rows = validation.integer("min_class_rows", min_class_rows)
     header = [str(c) for c in frame.columns]
-    _check_duplicates(header, name)
+    _check_duplicates(header, what)
     if not isinstance(label, str) or label not in header:
-        listed = ", ".join(repr(c) for c in header) or "none"
-        raise InputError(f"label: no column {label!r} in {name}; its columns: {listed}")
+        listed = shown_list(header) or "none"
+        raise InputError(f"label: no column {shown(label)} in {what}; its columns: {listed}")
     if columns is None:
         features = [c for c in header if c != label]
     else:
         if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
-            raise InputError(f"columns must be a list of column names, got {columns!r}")
+            raise InputError(f"columns must be a list of column names, got {shown(columns)}")
         features = list(columns)
         unknown = [c for c in features if c not in header]
         if unknown:
-            listed = ", ".join(repr(c) for c in header)
-            raise InputError(f"columns: no column {unknown[0]!r} in {name}; its columns: {listed}")
+            listed = shown_list(header)
+            raise InputError(f"columns: no column {shown(unknown[0])} in {what}; its columns: {listed}")
         if label in features:
-            raise InputError(f"columns: the label column {label!r} cannot also be a feature")
+            raise InputError(f"columns: the label column {shown(label)} cannot also be a feature")
         _check_duplicates(features, "columns")
     if not features:
-        raise InputError(f"{name} has no feature column besides the label {label!r}")
+        raise InputError(f"{what} has no feature column besides the label {shown(label)}")
     frame = frame.set_axis(header, axis=1)
     if len(frame) == 0:
-        raise InputError(f"{name} has no rows")
+        raise InputError(f"{what} has no rows")
     notes: list[str] = []
     used = frame[[*features, label]]
     absent = used.isna()
@@ -327,7 +332,8 @@ def from_frame(
             others = int((counts > 0).sum()) - 1
             more = f" ({others} more column(s) have some)" if others else ""
             raise InputError(
-                f"column {column!r} of {name} has {int(counts[column])} missing value(s), the first at row "
+                f"column {shown(column)} of {what} has {int(counts[column])} missing value(s), the first "
+                "at row "
                 f"{first}{more}; fill them or pass missing='drop' to drop those rows"
             )
         keep = ~absent.any(axis=1).to_numpy()
@@ -335,12 +341,19 @@ def from_frame(
         used = used[keep]
         notes.append(f"{dropped} row(s) with missing values dropped (missing='drop')")
         if len(used) == 0:
-            raise InputError(f"{name}: every row has a missing value; nothing is left with missing='drop'")
+            raise InputError(f"{what}: every row has a missing value; nothing is left with missing='drop'")
     x = np.column_stack([_numeric_column(c, used[c].to_numpy()) for c in features])
     infinite = np.argwhere(~np.isfinite(x))
     if infinite.size:
         row, position = (int(v) for v in infinite[0])
-        raise InputError(f"column {features[position]!r} of {name} has an infinite value at row {row}")
+        raise InputError(f"column {shown(features[position])} of {what} has an infinite value at row {row}")
+    huge = np.argwhere(np.abs(x) > LARGEST)
+    if huge.size:
+        row, position = (int(v) for v in huge[0])
+        raise InputError(
+            f"column {shown(features[position])} of {what} has {x[row, position]:g} at row {row}, larger "
+            f"than {LARGEST:g} in size, which the learners cannot square; scale the column"
+        )
     labels, note = _label_values(label, used[label].tolist())
     if note:
         notes.append(note)
@@ -352,7 +365,7 @@ def from_frame(
             kept = [j for j, c in enumerate(features) if c not in flat]
             if not kept:
                 raise InputError(
-                    f"{name}: every feature column is constant ({listed}); nothing to learn from"
+                    f"{what}: every feature column is constant ({listed}); nothing to learn from"
                 )
             x, features = x[:, kept], [features[j] for j in kept]
             notes.append(f"constant column(s) {listed} dropped (constant='drop')")
@@ -370,18 +383,6 @@ def from_frame(
     return Table(
         name, tuple(features), x, labels, source=source or f"DataFrame, label {label!r}", notes=tuple(notes)
     )
-
-
-def _check_duplicates(header: list[str], what: str) -> None:
-    counts = Counter(header)
-    repeated = [c for c in header if counts[c] > 1]
-    if repeated:
-        first = repeated[0]
-        positions = [i for i, c in enumerate(header) if c == first]
-        raise InputError(
-            f"{what} has duplicate column name {first!r} (columns {', '.join(map(str, positions))}); "
-            "rename them so that each column has one name"
-        )
 
 
 def from_arrays(
@@ -477,39 +478,32 @@ def read_csv(
 
     from mlcb import validation
 
-    file = validation.path("path", path)
-    if not file.is_file():
-        raise InputError(f"path: no such file {str(file)!r}")
+    file = validation.regular_file("path", path)
     stat = file.stat()
     chosen = None if columns is None or isinstance(columns, str) else tuple(columns)
     key = (str(file.resolve()), stat.st_size, stat.st_mtime_ns, label, chosen, name, missing, constant,
            min_class_rows)  # fmt: skip
     if key in _READ:
         return _READ[key]
-    if stat.st_size == 0:
-        raise InputError(f"path: {file.name} is empty")
-    with open(file, encoding="utf-8-sig", newline="") as handle:
-        try:
-            header = next(csv.reader(handle), [])
-            has_row = any(line.strip() for line in handle)
-        except UnicodeDecodeError as error:
-            raise InputError(
-                f"path: {file.name} is not UTF-8 text ({error.reason} at byte {error.start})"
-            ) from None
-    if not header or not any(h.strip() for h in header):
-        raise InputError(f"path: {file.name} has no header line (the column names)")
-    _check_duplicates([h.strip() for h in header], file.name)
-    if not has_row:
-        raise InputError(f"path: {file.name} has a header but no rows")
+    # The file's structure, checked as every table mlcb reads is: no header, a column name twice,
+    # a row cut short or run on, a cell beyond any table's, not UTF-8, binary data.
+    text = validation.read_table("path", file)
+    shown_name = validation.printable(file.name)
+    if not text.rows:
+        raise InputError(f"path: {shown_name} has a header but no rows")
     if label is None:
-        listed = ", ".join(repr(h.strip()) for h in header)
-        raise InputError(f"label: name the label column of {file.name}; its columns: {listed}")
+        listed = validation.shown_list([h for h in text.header if h], most=30)
+        raise InputError(f"label: name the label column of {shown_name}; its columns: {listed}")
+    named = [j for j, h in enumerate(text.header) if h]  # columns without a name hold nothing
     try:
-        frame = pd.read_csv(file, encoding="utf-8-sig", skipinitialspace=True)
+        frame = pd.read_csv(io.StringIO(text.text, newline=""), skipinitialspace=True, usecols=named)
     except (pd.errors.ParserError, ValueError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise InputError(f"path: {file.name} is not a well-formed CSV file: {first}") from None
+        raise InputError(
+            f"path: {shown_name} is not a well-formed CSV file: {validation.shown(first, 200)}"
+        ) from None
     frame.columns = [str(c).strip() for c in frame.columns]
+    frame = frame.dropna(how="all").reset_index(drop=True)  # a line of empty fields is no row
     table = from_frame(
         frame,
         label,

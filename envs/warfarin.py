@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from envs.tabular import Table
-from mlcb.validation import InputError
+from mlcb.validation import LARGEST, InputError, printable, shown
 
 # --- the columns of the IWPC subject file ------------------------------------------------------------
 SUBJECT = "PharmGKB Subject ID"
@@ -175,10 +175,10 @@ class _Where:
     """Where a value is: the column and the row (1 = the first subject), for messages."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
+        self.name = printable(name)
 
-    def refuse(self, column: str, row: int, value: Any, why: str) -> ValueError:
-        return ValueError(f"{self.name}: column {column!r}, row {row}: {value!r} {why}")
+    def refuse(self, column: str, row: int, value: Any, why: str) -> InputError:
+        return InputError(f"{self.name}: column {column!r}, row {row}: {shown(value)} {why}")
 
 
 def _damaged(value: str) -> str | None:
@@ -229,17 +229,23 @@ def _number(where: _Where, column: str, row: int, value: str) -> float | None:
         raise where.refuse(column, row, value, f"is not a number{hint}") from None
     if not np.isfinite(number) or number < 0:
         raise where.refuse(column, row, value, "is not a finite number >= 0")
+    if number > LARGEST:
+        raise where.refuse(column, row, value, f"is larger than {LARGEST:g}: not a measurement")
     return number
 
 
-def _choice(where: _Where, column: str, row: int, value: str, allowed: tuple) -> str | None:
+def _choice(
+    where: _Where, column: str, row: int, value: str, allowed: tuple, fold: bool = False
+) -> str | None:
+    """``value`` if it is one of ``allowed`` (compared in lower case with ``fold``), ``None`` if it
+    is missing; refused by name otherwise."""
     if value in _MISSING:
         return None
-    if value not in allowed:
+    if (value.lower() if fold else value) not in allowed:
         likely = _damaged(value)
         hint = f" (a spreadsheet's date, likely from {likely!r})" if likely else ""
         raise where.refuse(column, row, value, f"is not one of {', '.join(allowed)} or NA{hint}")
-    return value
+    return value.lower() if fold else value
 
 
 def _yes_no(where: _Where, column: str, row: int, value: str) -> tuple[float, float]:
@@ -291,7 +297,7 @@ def _row(where: _Where, row: int, record: dict[str, str]) -> list[float]:
     weight = _number(where, WEIGHT, row, record[WEIGHT])
     values += [AGE_BINS.index(age) if age is not None else 0.0, height or 0.0, weight or 0.0]
     values += [float(age is None), float(height is None), float(weight is None)]
-    gender = _choice(where, GENDER, row, record[GENDER].lower(), ("male", "female"))
+    gender = _choice(where, GENDER, row, record[GENDER], ("male", "female"), fold=True)
     values += [float(gender == "male"), float(gender == "female")]
     race = _choice(where, RACE, row, record[RACE], (*RACES, "Unknown"))
     values += [float(race == r) for r in RACES] + [float(race not in RACES)]
@@ -319,46 +325,47 @@ def _row(where: _Where, row: int, record: dict[str, str]) -> list[float]:
 
 
 def _records(path: Path) -> tuple[list[str], list[list[str]]]:
-    """The header and rows of the subject file, every cell as text (CSV or .xls)."""
-    suffix = path.suffix.lower()
-    if suffix in (".xls", ".xlsx"):
-        try:
-            import xlrd
-        except ImportError:
-            raise InputError(
-                f"warfarin: reading {path.name} needs xlrd (pip install xlrd), or save its 'Subject Data' "
-                "sheet as CSV and give that file"
-            ) from None
-        if suffix == ".xlsx":
-            raise InputError(f"warfarin: {path.name} is .xlsx; save its 'Subject Data' sheet as CSV")
-        try:
-            book = xlrd.open_workbook(str(path))
-        except Exception as error:  # xlrd raises its own errors for a file that is not a workbook
-            raise InputError(f"warfarin: {path.name} is not a readable .xls workbook: {error}") from None
-        names = book.sheet_names()
-        sheet = book.sheet_by_name("Subject Data") if "Subject Data" in names else book.sheet_by_index(0)
-        rows = []
-        for r in range(sheet.nrows):
-            cells = []
-            for c in range(sheet.ncols):
-                cell = sheet.cell(r, c)
-                if cell.ctype == xlrd.XL_CELL_DATE:  # a range the spreadsheet turned into a date
-                    year, month, day, *_ = xlrd.xldate_as_tuple(cell.value, book.datemode)
-                    cells.append(f"{day}-{_MONTHS[month - 1].capitalize()}" if month else str(cell.value))
-                else:
-                    cells.append(_text(cell.value))
-            rows.append(cells)
-        return (rows[0] if rows else []), rows[1:]
-    import csv
+    """The header and rows of the subject file, every cell as text (CSV or .xls), checked as every
+    table mlcb reads is (:func:`mlcb.validation.read_table`: a column name twice, a row cut short
+    or run on, a cell beyond any table's, not UTF-8 text, binary data: each refused in one line)."""
+    from mlcb import validation
 
+    name = printable(path.name)
+    suffix = path.suffix.lower()
+    if suffix not in (".xls", ".xlsx"):
+        table = validation.read_table("warfarin", path, "CSV file")
+        return table.header, [[cell.strip() for cell in row] for row in table.rows]
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            rows = [[cell.strip() for cell in row] for row in csv.reader(handle)]
-    except UnicodeDecodeError as error:
+        import xlrd
+    except ImportError:
         raise InputError(
-            f"warfarin: {path.name} is not UTF-8 text ({error.reason} at byte {error.start})"
+            f"warfarin: reading {name} needs xlrd (pip install xlrd), or save its 'Subject Data' "
+            "sheet as CSV and give that file"
         ) from None
-    return (rows[0] if rows else []), rows[1:]
+    if suffix == ".xlsx":
+        raise InputError(f"warfarin: {name} is .xlsx; save its 'Subject Data' sheet as CSV")
+    try:
+        book = xlrd.open_workbook(str(path))
+    except Exception as error:  # xlrd raises its own errors for a file that is not a workbook
+        raise InputError(
+            f"warfarin: {name} is not a readable .xls workbook: {shown(str(error), 120)}"
+        ) from None
+    names = book.sheet_names()
+    sheet = book.sheet_by_name("Subject Data") if "Subject Data" in names else book.sheet_by_index(0)
+    rows = []
+    for r in range(sheet.nrows):
+        cells = []
+        for c in range(sheet.ncols):
+            cell = sheet.cell(r, c)
+            if cell.ctype == xlrd.XL_CELL_DATE:  # a range the spreadsheet turned into a date
+                year, month, day, *_ = xlrd.xldate_as_tuple(cell.value, book.datemode)
+                cells.append(f"{day}-{_MONTHS[month - 1].capitalize()}" if month else str(cell.value))
+            else:
+                cells.append(_text(cell.value))
+        rows.append(cells)
+    header = [h.strip() for h in rows[0]] if rows else []
+    validation.distinct_columns(header, name)
+    return header, [row for row in rows[1:] if any(row)]
 
 
 _READ: dict[tuple, Table] = {}
@@ -370,26 +377,26 @@ def read(path: Any) -> Table:
     features, the dose class as label (:data:`DOSE_CLASSES`). Read once per process (again when
     the file changes).
 
-    A ``ValueError`` names what is wrong: a missing file, a missing column, a damaged or unknown
-    value (column, row, value and, for a spreadsheet's date, what it likely was).
+    An :class:`~mlcb.validation.InputError` names what is wrong in one line: a missing or special
+    file, a damaged table (a row cut short, a column name twice: the checks of every table mlcb
+    reads, :func:`mlcb.validation.read_table`), a missing column, a damaged or unknown value
+    (column, row, the value shown bounded and escaped and, for a spreadsheet's date, what it
+    likely was).
     """
     from mlcb import validation
 
-    file = validation.path("warfarin", path)
-    if not file.is_file():
-        raise InputError(f"warfarin: no such file {str(file)!r}")
+    file = validation.regular_file("warfarin", path)
     stat = file.stat()
     key = (str(file.resolve()), stat.st_size, stat.st_mtime_ns)
     if key in _READ:
         return _READ[key]
     if stat.st_size == 0:
-        raise InputError(f"warfarin: {file.name} is empty")
+        raise InputError(f"warfarin: {printable(file.name)} is empty")
     header, rows = _records(file)
-    header = [h.strip() for h in header]
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise InputError(
-            f"warfarin: {file.name} has no column {missing[0]!r}"
+            f"warfarin: {printable(file.name)} has no column {missing[0]!r}"
             + (f" (and {len(missing) - 1} more required columns)" if len(missing) > 1 else "")
             + "; is it the IWPC subject file (PharmGKB's 'Subject Data' sheet)?"
         )
@@ -397,7 +404,6 @@ def read(path: Any) -> Table:
     where = _Where(file.name)
     features, labels = [], []
     for number, cells in enumerate(rows, start=1):
-        cells = cells + [""] * (len(header) - len(cells))
         record = {name: cells[i] for name, i in index.items()}
         if all(v in _MISSING for v in record.values()):
             continue  # an empty line
@@ -408,7 +414,7 @@ def read(path: Any) -> Table:
         labels.append(dose_class(dose))
     if len(set(labels)) < 2:
         raise InputError(
-            f"warfarin: {file.name} has {len(labels)} patients with a dose in fewer than 2 classes"
+            f"warfarin: {printable(file.name)} has {len(labels)} patients with a dose in fewer than 2 classes"
         )
     x = np.array(features, dtype=np.float64)
     notes = (

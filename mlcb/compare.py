@@ -103,14 +103,16 @@ def preset_smoothing(preset: Any, policy: str) -> str | None:
 
 
 def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **options: Any) -> list:
-    """The validated settings of a comparison, all built before anything runs: ``preset``,
-    ``entries`` and the keyword ``options`` (``calibration``, ``policies``, ``entry_set`` and
-    :class:`~mlcb.config.SimulationConfig` fields) as :func:`compare` takes them.
+    """The settings of a comparison: ``preset``, ``entries`` and the keyword ``options``
+    (``calibration``, ``policies``, ``entry_set`` and :class:`~mlcb.config.SimulationConfig`
+    fields) as :func:`compare` takes them. A ``label`` prefixes every setting's name.
 
     Examples
     --------
     >>> [c.label for c in comparison_configs("trap", policies=["mlcb"], budget=[1, 2])]
     ['mlcb M=1', 'mlcb M=2']
+    >>> [c.label for c in comparison_configs("trap", policies=["mlcb"], budget=[1], label="wide")]
+    ['wide: mlcb M=1']
     """
     from mlcb import presets
 
@@ -154,11 +156,16 @@ def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **opti
             )
     if not isinstance(fields.get("policy_params", {}), dict):
         raise InputError(f"policy_params must be a dict, got {fields['policy_params']!r}")
+    prefix = fields.pop("label", None)
+    if prefix is not None:
+        prefix = validation.label("label", prefix)
     configs = []
     for entry in entries:
         wrapper = entry.smoothing or preset_smoothing(chosen, entry.policy)
         for budget in entry.budgets if budgets is None else [b for b in budgets if b in entry.budgets]:
             extra = {"smoothing": wrapper} if wrapper and "smoothing" not in fields else {}
+            if prefix is not None:
+                extra["label"] = f"{prefix}: {entry.policy} M={budget}"
             configs.append(
                 chosen.config(
                     budget,
@@ -208,8 +215,10 @@ def compare(
         M-LCB against the policies practitioners run, at equal training budget).
     **fields
         :class:`~mlcb.config.SimulationConfig` fields for every setting (``horizon``,
-        ``replications``, ``seed``, ...); ``budget`` (an int or a list of distinct ints, each
-        among the comparison's budgets) keeps only those budgets.
+        ``replications``, ``seed``, ``experts``, ...); ``budget`` (an int or a list of distinct
+        ints, each among the comparison's budgets) keeps only those budgets; ``label`` prefixes
+        every setting's name (``"my pool: mlcb M=1"``), so that comparisons of two pools fit in
+        one result.
 
     Examples
     --------
@@ -219,16 +228,19 @@ def compare(
     >>> result.settings
     ['mlcb M=1', 'round-robin M=1']
     """
-    from mlcb.simulation import _check_threads, simulate
+    from mlcb.engine.problem import build
+    from mlcb.simulation import _check_threads, run_problem
 
     _check_threads(threads)
     validation.flag("progress", progress)
+    if parts is not None:
+        validation.path("parts", parts)
     options = {"calibration": calibration, "policies": policies, "entry_set": entry_set}
-    configs = comparison_configs(preset, entries, **options, **fields)
+    problems = [build(config) for config in comparison_configs(preset, entries, **options, **fields)]
     results = []
-    for config in configs:
+    for problem in problems:  # every setting built and checked before the first runs
         started = time.perf_counter()
-        result = simulate(config, threads=threads, progress=progress, parts=parts)
-        result.metadata["settings"][config.label]["seconds"] = time.perf_counter() - started
+        result = run_problem(problem, threads=threads, progress=progress, parts=parts)
+        result.metadata["settings"][problem.label]["seconds"] = time.perf_counter() - started
         results.append(result)
     return Result.concat(results)

@@ -39,12 +39,18 @@ from mlcb.validation import InputError, InputTypeError
 class Environment(Protocol):
     """A stream ``xi_1, xi_2, ...`` drawn i.i.d., as the engine reads it (a ``gymnasium.Env``).
 
-    ``build(seed, replication) -> (params, state)``
+    ``build(seed, replication, horizon) -> (params, state)``
         One replication's kernel parameters and state, two ``NamedTuple``\\ s of arrays and
-        scalars. They depend on ``(seed, replication)`` only (common random numbers: every
-        policy and every pool of a comparison faces the same ``xi_t``). A ``begin_round`` kernel
-        registered for the ``params`` type (:func:`mlcb.kernels.implements`) draws ``xi_t``
-        into ``state``; left unregistered, the environment draws lazily.
+        scalars, for a run of ``horizon`` rounds (the setting's one horizon, given to the
+        environment here: a stream that depends on it, such as a data set read once, reads it;
+        most ignore it). They depend on ``(seed, replication, horizon)`` only (common random
+        numbers: every policy and every pool of a comparison faces the same ``xi_t``). A
+        ``begin_round`` kernel registered for the ``params`` type (:func:`mlcb.kernels.implements`)
+        draws ``xi_t`` into ``state``; left unregistered, the environment draws lazily.
+    ``check_horizon(horizon)`` (optional)
+        Raise an :class:`~mlcb.validation.InputError` unless the stream can give a run of
+        ``horizon`` rounds (a data set read once has as many as its rows); called once, before any
+        work.
     ``n_experts``
         The number of experts the environment fixes (bandit environments, where each expert
         owns its own arms), or ``None`` when any number of experts can face the stream.
@@ -76,7 +82,7 @@ class Environment(Protocol):
 
     n_experts: int | None
 
-    def build(self, seed: int, replication: int) -> tuple[Any, Any]: ...
+    def build(self, seed: int, replication: int, horizon: int) -> tuple[Any, Any]: ...
 
     def optimal_loss(self, params: Any, expert: int) -> float: ...
 
@@ -114,13 +120,13 @@ class ExpertFamily(Protocol):
         specifications, so that a family writes only ``build_pool`` and its kernels.
     ``batched_pool(experts, env, batch, delta, smoothing, horizon)``
         Optional: a :class:`BatchedPool` over every replication of ``batch``
-        (:class:`mlcb.engine.python_loop.Batch`). A family with ``build_pool`` gets one for free
+        (:class:`mlcb.engine.batch.Batch`). A family with ``build_pool`` gets one for free
         (:class:`mlcb.engine.python_loop.CompiledPool`).
-    ``run_optimal_losses(experts, env, env_params, seed, replication, horizon, keys)``
-        Optional: ``L_k*`` of every expert on one replication when it needs more than
-        ``env_params`` (the replication's seed, its horizon, the experts' (K,) stream keys); the
-        engine asks it first. The family of Python experts computes there the hindsight
-        reference of experts the environment states no ``L_k*`` for (:func:`mlcb.learners.hindsight_losses`).
+    ``in_hindsight(experts, env) -> list[bool]``
+        Optional: for each expert, whether nobody can state its ``L_k*`` on ``env`` (a model on a
+        stream that fixes no decision sets), so that regret is measured against the best expert
+        in hindsight on the run's stream instead; the engine computes it for those
+        (:mod:`mlcb.engine.hindsight`) and ``optimal_losses`` gives the others.
     ``reference``
         Optional: a phrase naming what regret is measured against when it is not the experts'
         ``L_k*``, or a method ``reference(experts, env)`` giving it (``None``: the ``L_k*``).
@@ -149,7 +155,7 @@ class BuildContext:
     env : Environment
         The environment being run.
     env_params : NamedTuple
-        Its replication, from ``env.build(seed, replication)``.
+        Its replication, from ``env.build(seed, replication, horizon)``.
     delta : float
         M-LCB's confidence; the experts' rates are read at ``delta' = delta / (2K)``
         (:attr:`delta_prime`).
@@ -174,7 +180,7 @@ class BuildContext:
     >>> import envs
     >>> from agents.bandits import UCB1
     >>> env = envs.make("mlcb/Trap-v0", n_experts=3)
-    >>> env_params, _ = env.build(0, 0)
+    >>> env_params, _ = env.build(0, 0, 100)
     >>> keys = np.arange(3, dtype=np.uint64)
     >>> context = BuildContext((UCB1(),) * 3, env, env_params, 0.1, keys, "counts", 100)
     >>> context.n_experts, round(context.delta_prime, 4), context.smoothing_code(("counts", "last"))
@@ -269,8 +275,8 @@ class PythonExpert(Protocol):
         (with ``states_optimal_loss(env) -> bool``, optional: whether it has one on ``env``).
         Default: on an environment that fixes each expert's decision sets (``n_experts`` set),
         :meth:`Environment.optimal_loss`; elsewhere the best expert in hindsight, each expert's
-        mean loss when trained on every round of the run's stream
-        (:func:`mlcb.learners.hindsight_losses`), and results say so.
+        mean loss when trained on every round of the run's stream (:mod:`mlcb.engine.hindsight`),
+        and results say so.
     """
 
     def learn(self, data: Any) -> Any: ...
@@ -350,6 +356,13 @@ class Policy(Protocol):
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray
     ) -> tuple[Any, Any]: ...
+
+
+def selection_size(policy: Policy, n_experts: int, budget: int) -> int:
+    """The most experts ``policy`` trains in a round: its ``selection_size(n_experts, budget)``,
+    or the budget."""
+    size = getattr(policy, "selection_size", None)
+    return int(size(n_experts, budget)) if size is not None else int(budget)
 
 
 #: The attribute of an expert specification's class that names its family.

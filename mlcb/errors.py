@@ -127,17 +127,29 @@ class CertificateWarning(UserWarning):
     replications concerned are not checked against it. Shown in one line, as :class:`FileWarning`."""
 
 
+class NameTaken(UserWarning):
+    """A name registered again with ``override=True`` (a plugin replacing a built-in policy, say):
+    shown in one line that says which registration now holds the name
+    (:meth:`mlcb.registry.Registry.register`)."""
+
+
 _format_others = warnings.formatwarning
 
 
 def _format_warning(
     message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
 ) -> str:
-    """:class:`FileWarning` and :class:`CertificateWarning` in one line; every other warning as
-    before."""
-    if issubclass(category, (FileWarning, CertificateWarning)):
-        return f"mlcb: {category.__name__}: {message}\n"
-    return _format_others(message, category, filename, lineno, line)
+    """:class:`FileWarning`, :class:`CertificateWarning` and :class:`NameTaken` in one line; every
+    other warning as before. Any warning's text, mlcb's or a library's (matplotlib's glyph
+    warning quoting a label's character), is shown with its control characters escaped
+    (:func:`mlcb.validation.printable`; line breaks and tabs kept): text from a user's files
+    never acts on the terminal."""
+    from mlcb.validation import printable
+
+    if issubclass(category, (FileWarning, CertificateWarning, NameTaken)):
+        return f"mlcb: {category.__name__}: {printable(str(message))}\n"
+    text = printable(str(message), keep="\n\t")
+    return _format_others(text, category, filename, lineno, line)
 
 
 warnings.formatwarning = _format_warning
@@ -181,3 +193,45 @@ def os_fault(error: BaseException) -> str | None:
     text = error.strerror or str(error)
     where = f"{error.filename}: " if error.filename else ""
     return f"{where}{text} ({OS_FAULTS[error.errno]})"
+
+
+#: What a library that cannot be loaded for want of memory says (the dynamic loader's and
+#: llvmlite's words).
+_LOAD_FAILURES = (
+    "failed to map segment from shared object",
+    "cannot allocate memory",
+    "Could not find/load shared object",
+)
+
+
+def load_fault(error: BaseException) -> str | None:
+    """One line for an ``ImportError`` or ``OSError`` raised while a compiled library was loaded
+    under a memory limit too small for it (``ulimit -v``: the loader cannot map it), or ``None``
+    for any other error.
+
+    Examples
+    --------
+    >>> load_fault(ValueError("x")) is None
+    True
+    """
+    if not isinstance(error, (ImportError, OSError)):
+        return None
+    text = str(error)
+    if not any(words.lower() in text.lower() for words in _LOAD_FAILURES):
+        return None
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, AttributeError, OSError, ValueError):  # pragma: no cover - not on POSIX
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None  # no memory limit: a broken installation, not a fault of the limits
+    import re
+
+    named = re.search(r"[\w./-]+\.so\b[\w.]*", text)
+    library = getattr(error, "path", None) or (named[0] if named else "a compiled library")
+    return (
+        f"not enough memory to load {library}: this process may use {soft / 1e9:.2f} GB of address "
+        "space (ulimit -v), and mlcb with NumPy, Numba and pandas needs about 1 GB; raise the limit"
+    )

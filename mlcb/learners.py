@@ -34,18 +34,15 @@ Examples
 from __future__ import annotations
 
 import copy
-import hashlib
 import math
 import random
 import re
 import warnings
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
-from mlcb.errors import ExpertError, class_name, raised
-from mlcb.kernels import begin_round
+from mlcb.errors import class_name
 from mlcb.validation import InputError
 
 #: The default rate of a Python expert that declares none: ``(beta, alpha) = (1, 1/2)``.
@@ -125,7 +122,7 @@ def _states_own(expert: Any, env: Any) -> bool:
     return bool(states(env)) if callable(states) else True
 
 
-def _seed(key: Any) -> int:
+def seed_of(key: Any) -> int:
     """A learner's seed from its 64-bit stream key: 32 bits, what NumPy, river and scikit-learn
     all accept."""
     return int(key) & 0xFFFFFFFF
@@ -162,7 +159,7 @@ class LearnerFamily:
     ``optimal_loss(env, env_params)`` where it has one; else, on an environment that fixes each
     expert's decision sets (``n_experts`` set: the bandit environments), the environment's
     ``optimal_loss(env_params, k)``; else the best expert in hindsight on the run's stream (each
-    expert's mean loss when trained on every round, :func:`hindsight_losses`), and results
+    expert's mean loss when trained on every round, :mod:`mlcb.engine.hindsight`), and results
     say so (:meth:`reference`). Rates are the declared ones (:func:`rate_values`); an expert is
     heuristic unless it says ``heuristic = False``.
     """
@@ -195,7 +192,7 @@ class LearnerFamily:
     def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
         """Each learner's ``optimal_loss(env, env_params)``, else the environment's
         ``optimal_loss(env_params, k)`` (what can be told without running the stream; the engine
-        asks :meth:`run_optimal_losses`)."""
+        replaces those :meth:`in_hindsight` by the best expert in hindsight)."""
         values = []
         for k, expert in enumerate(experts):
             own = expert.optimal_loss if _states_own(expert, env) else None
@@ -204,25 +201,11 @@ class LearnerFamily:
 
     @staticmethod
     def in_hindsight(experts: list, env: Any) -> list[bool]:
-        """For each expert, whether its reference is the hindsight one: it states no
-        ``optimal_loss`` of its own and the environment fixes no decision sets."""
+        """For each expert, whether its reference is the best expert in hindsight
+        (:mod:`mlcb.engine.hindsight`): it states no ``optimal_loss`` of its own and the
+        environment fixes no decision sets."""
         fixed = getattr(env, "n_experts", None) is not None
         return [not fixed and not _states_own(expert, env) for expert in experts]
-
-    def run_optimal_losses(
-        self, experts: list, env: Any, env_params: Any, seed: int, replication: int, horizon: int, keys: Any
-    ) -> np.ndarray:
-        """``L_k*`` of every expert on one replication, as the engine asks for it: the hindsight
-        reference (:func:`hindsight_losses`) where :meth:`in_hindsight`,
-        else :meth:`optimal_losses`."""
-        values = self.optimal_losses(experts, env, env_params)
-        late = [k for k, flag in enumerate(self.in_hindsight(experts, env)) if flag]
-        if late:
-            seeds = [_seed(keys[k]) for k in late]
-            values[late] = hindsight_losses(
-                [experts[k] for k in late], env, seed, replication, horizon, seeds
-            )
-        return values
 
     def reference(self, experts: list, env: Any) -> str | None:
         """What regret is measured against: :data:`HINDSIGHT` when some
@@ -244,104 +227,8 @@ LEARNERS = LearnerFamily()
 
 
 # --- the regret reference of a pool of one's own ------------------------------------------------
-# The regret reference of a pool of one's own: the best expert in hindsight on the run's stream.
-#
-# Regret is measured against ``L* = min_k L_k*``, each expert's least expected loss. A compiled
-# family knows ``L_k*`` of its model class; a bandit environment knows it for each expert's arms
-# (``env.optimal_loss(params, k)``). A Python expert of one's own on a stream that fixes no decision
-# sets (``mlcb/GLM-v0``, ``mlcb/RealData-v0``, ``mlcb/Clustered-v0``...) has none: the environment's
-# ``optimal_loss(params, k)`` is there the optimum of some other model class (of link ``k`` on the
-# GLM stream), meaningless for the pool. What can be known instead is the best expert in hindsight
-# on the run's own stream: :func:`hindsight_losses` trains a copy of each expert on every round
-# ``0 .. T`` of the replication's stream (the very copy the run uses: same seed) and returns its
-# mean loss over rounds ``1 .. T``, and ``L*`` is the smallest. At round ``T`` the regret is then
-# the deployed losses' sum minus the best expert's losses' sum when trained every round, on the
-# same stream; results say so (``metadata["settings"][label]["reference"]``, the ``reference``
-# column of :meth:`mlcb.Result.summary`). An expert that knows better gives its own
-# ``optimal_loss(env, env_params)``.
-#
-# The references of a replication are cached (by the environment's parameters, the seed, the
-# replication, the horizon and the expert), so the settings of one comparison compute each once.
-#: How results name the hindsight reference.
+#: How results name the best-in-hindsight reference (:mod:`mlcb.engine.hindsight` computes it).
 HINDSIGHT = "the best expert in hindsight (each expert trained on every round of the run's stream)"
-
-#: Cached references: key -> (the expert, its mean loss); the expert is kept so its id stays its own.
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 4096
-
-
-def _digest(env: Any, env_params: Any) -> str:
-    """What identifies a replication's stream besides the seed: the environment's class and the
-    contents of its parameters."""
-    digest = hashlib.sha256(f"{type(env).__module__}.{type(env).__qualname__}".encode())
-    fields = env_params if isinstance(env_params, tuple) else (env_params,)
-    for value in fields:
-        if isinstance(value, np.ndarray):
-            digest.update(str((value.dtype, value.shape)).encode())
-            digest.update(np.ascontiguousarray(value).tobytes())
-        else:
-            digest.update(repr(value).encode())
-    return digest.hexdigest()
-
-
-def hindsight_losses(
-    experts: list, env: Any, seed: int, replication: int, horizon: int, seeds: list[int]
-) -> np.ndarray:
-    """Each expert's mean ``learn`` loss over rounds ``1 .. horizon`` when a fresh copy of it
-    (``spawn(seeds[k])``, the run's own copy) is trained on every round ``0 .. horizon`` of
-    replication ``replication`` of ``env`` seeded ``seed``.
-
-    Examples
-    --------
-    >>> import envs
-    >>> class Mean:  # predicts the running mean of y
-    ...     def __init__(self): self.total, self.n = 0.0, 0
-    ...     def learn(self, data):
-    ...         loss = data.loss(self.total / max(self.n, 1))
-    ...         self.total, self.n = self.total + data.y, self.n + 1
-    ...         return loss
-    ...     def deploy(self, data): return data.loss(self.total / max(self.n, 1))
-    >>> env = envs.make("mlcb/GLM-v0")
-    >>> losses = hindsight_losses([Mean()], env, seed=0, replication=0, horizon=100, seeds=[1])
-    >>> losses.shape, bool(0.0 <= losses[0] <= 1.0)
-    ((1,), True)
-    """
-    params, _ = env.build(seed, replication)
-    stream = _digest(env, params)
-    out = np.empty(len(experts))
-    todo = []
-    for k, expert in enumerate(experts):
-        key = (stream, int(seed), int(replication), int(horizon), id(expert), int(seeds[k]))
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            out[k] = _CACHE[key][1]
-        else:
-            todo.append((k, key))
-    if not todo:
-        return out
-    copies = {k: spawn(experts[k], int(seeds[k])) for k, _ in todo}
-    totals = dict.fromkeys(copies, 0.0)
-    params, state = env.build(seed, replication)
-    for t in range(int(horizon) + 1):
-        begin_round(params, state, t)
-        for k, learner in copies.items():
-            try:
-                out_t = learner.learn(env.round_data(params, state, t, k))
-            except ExpertError:
-                raise
-            except Exception as error:
-                raise raised(
-                    error, "learn (regret reference)", k, class_name(experts[k]), replication, t
-                ) from error
-            loss = out_t[0] if isinstance(out_t, tuple) else out_t
-            if t > 0:
-                totals[k] += float(loss)
-    for k, key in todo:
-        out[k] = totals[k] / max(int(horizon), 1)
-        _CACHE[key] = (experts[k], out[k])
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return out
 
 
 # --- pools that mix families -------------------------------------------------------------------
@@ -432,21 +319,14 @@ class MixedFamily:
         ]
         return self._scatter(parts, len(experts))
 
-    def run_optimal_losses(
-        self, experts: list, env: Any, env_params: Any, seed: int, replication: int, horizon: int, keys: Any
-    ) -> np.ndarray:
-        """Each member's reference on one replication: its family's ``run_optimal_losses`` (the
-        hindsight reference of Python experts) where it has one, else its ``optimal_losses``."""
-        keys = np.asarray(keys)
+    def in_hindsight(self, experts: list, env: Any) -> list[bool]:
+        """For each member, whether its family measures it against the best expert in hindsight
+        (``in_hindsight``, :mod:`mlcb.engine.hindsight`)."""
         parts = []
-        for family, group, members in zip(self.families, self.groups, self._split(experts)):
-            run = getattr(family, "run_optimal_losses", None)
-            if run is not None:
-                values = run(members, env, env_params, seed, replication, horizon, keys[group])
-            else:
-                values = family.optimal_losses(members, env, env_params)
-            parts.append(np.asarray(values, dtype=np.float64))
-        return self._scatter(parts, len(experts))
+        for family, members in zip(self.families, self._split(experts)):
+            said = getattr(family, "in_hindsight", None)
+            parts.append(list(said(members, env)) if callable(said) else [False] * len(members))
+        return [bool(v) for v in self._scatter(parts, len(experts), dtype=bool)]
 
     def rates(self, experts: list, env: Any, n: np.ndarray, delta_prime: float) -> np.ndarray | None:
         parts = []

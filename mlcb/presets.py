@@ -39,8 +39,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcb.config import SimulationConfig, check_environment_size, check_field_names
-from mlcb.validation import InputError, InputTypeError
+from mlcb.config import SimulationConfig, check_field_names
+from mlcb.engine.sizes import check_environment_size
+from mlcb.validation import InputError, InputTypeError, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ class Preset:
         if name not in self.calibrations:
             raise InputError(
                 f"calibration must be one of {sorted(self.calibrations)} for preset {self.name!r}, "
-                f"got {name!r}"
+                f"got {name!r}{did_you_mean(name, self.calibrations)}"
             )
         chosen = self.calibrations[name]
         for table in ("env_params", "policy_params"):
@@ -156,11 +157,17 @@ def _trap_experts(rate: str, ucb_c: float) -> Callable[[dict[str, Any]], list]:
     return build
 
 
-def _glm_experts(env_params: dict[str, Any]) -> list:
-    from agents.glm import OnlineGradientDescent
-    from envs.links import LINK_NAMES
+def _glm_experts(rate: str) -> Callable[[dict[str, Any]], list]:
+    """The glm preset's pool: one OGD expert per link, each with ``rate`` ("theory": its valid
+    rate; "authors": the authors' code's common rate 3 D G sqrt(n), D = G = 0.1)."""
 
-    return [OnlineGradientDescent(link=name) for name in LINK_NAMES]
+    def build(env_params: dict[str, Any]) -> list:
+        from agents.glm import OnlineGradientDescent
+        from envs.links import LINK_NAMES
+
+        return [OnlineGradientDescent(link=name, rate=rate) for name in LINK_NAMES]
+
+    return build
 
 
 def _moe_experts(beta: float) -> Callable[[dict[str, Any]], list]:
@@ -241,8 +248,9 @@ PRESETS: dict[str, Preset] = {
         ),
         entry_sets={"practitioners": _practitioners((1, 2, 3), "average")},
         calibrations={
-            "theory": Calibration(_glm_experts),
-            "practical": Calibration(_glm_experts, {"bonus_scale": 0.5}),
+            "theory": Calibration(_glm_experts("theory")),
+            "practical": Calibration(_glm_experts("theory"), {"bonus_scale": 0.5}),
+            "authors": Calibration(_glm_experts("authors")),
         },
     ),
     "late-risers": Preset(
@@ -302,7 +310,7 @@ for _dataset, _rows in (("phishing", "1 250"), ("bananas", "5 300")):
         "k-NN), 0-1 loss, a warm start of 20 rows; regret against the best one trained every "
         "round (needs river)",
         env="mlcb/RealData-v0",
-        env_params={"dataset": _dataset, "horizon": 2_000, "warm_start": 20},
+        env_params={"dataset": _dataset, "warm_start": 20},
         budgets=(1, 2, 3),
         horizon=2_000,
         replications=10,
@@ -322,8 +330,8 @@ for _dataset, _rows in (("phishing", "1 250"), ("bananas", "5 300")):
 # --- the paper's real-data runs: compiled online classifiers (agents/classifiers.py) ----------------
 #: Stand-ins for the paper's data sets, which cannot be downloaded here (docs/real-data.md §2):
 #: river's ImageSegments for cardiotocography, scikit-learn's digits for Warfarin dosing.
-CTG_LIKE: dict[str, Any] = {"dataset": "segments", "horizon": 2_125, "order": "shuffle"}
-WARFARIN_LIKE: dict[str, Any] = {"dataset": "digits", "horizon": 20_000}
+CTG_LIKE: dict[str, Any] = {"dataset": "segments", "order": "shuffle"}
+WARFARIN_LIKE: dict[str, Any] = {"dataset": "digits"}
 
 
 def _classifier_experts(
@@ -360,10 +368,15 @@ def _paper_entries(budgets: tuple[int, ...]) -> tuple[Entry, ...]:
 
 
 def _paper_preset(
-    name: str, stand_in: str, env_params: dict[str, Any], budgets: tuple[int, ...], size: int
+    name: str,
+    stand_in: str,
+    env_params: dict[str, Any],
+    horizon: int,
+    budgets: tuple[int, ...],
+    size: int,
 ) -> Preset:
     """A preset of the paper's real-data comparison (M-LCB, LimitedAdvice, RoundRobin, Smooth
-    CORRAL) with ``size`` classifiers on the stream ``env_params``."""
+    CORRAL) with ``size`` classifiers on the stream ``env_params``, ``horizon`` rounds."""
     return Preset(
         name=name,
         description=f"{stand_in}; {size} online softmax and perceptron classifiers; 0-1 loss against the "
@@ -371,7 +384,7 @@ def _paper_preset(
         env="mlcb/RealData-v0",
         env_params=env_params,
         budgets=budgets,
-        horizon=env_params["horizon"],
+        horizon=horizon,
         replications=20,
         comparison=_paper_entries(budgets),
         calibrations={
@@ -391,6 +404,7 @@ PRESETS["ctg-like"] = _paper_preset(
     "the paper's cardiotocography run on a stand-in: river's ImageSegments (2,310 rows, 18 features, "
     "7 classes) read once in a random order, 2,125 rounds (needs river)",
     CTG_LIKE,
+    2_125,
     (1, 2, 4, 8),
     15,
 )
@@ -399,22 +413,24 @@ PRESETS["warfarin-like"] = _paper_preset(
     "the paper's Warfarin run on a stand-in: scikit-learn's digits (1,797 rows, 64 features, 10 "
     "classes) bootstrapped to 20,000 rounds (needs scikit-learn)",
     WARFARIN_LIKE,
+    20_000,
     (1, 2, 4),
     7,
 )
 # --- the paper's real data: cardiotocography (shipped) and warfarin (the user's copy) ---------------
-#: The paper's cardiotocography stream: the shipped table read once, 2,125 rounds after the warm start.
-CTG: dict[str, Any] = {"dataset": "ctg", "horizon": 2_125, "order": "shuffle"}
+#: The paper's cardiotocography stream: the shipped table read once (2,125 rounds after the warm start).
+CTG: dict[str, Any] = {"dataset": "ctg", "order": "shuffle"}
 #: The 35-feature reading (the 21 features, LBE, DR, b, e and the 10 pattern indicators: they leak NSP).
-CTG_35: dict[str, Any] = {"dataset": "ctg-35", "horizon": 2_125, "order": "shuffle"}
+CTG_35: dict[str, Any] = {"dataset": "ctg-35", "order": "shuffle"}
 #: The paper's warfarin stream: the user's IWPC subject file (``dataset``: its path), bootstrapped.
-WARFARIN: dict[str, Any] = {"dataset": None, "reader": "iwpc", "horizon": 20_000}
+WARFARIN: dict[str, Any] = {"dataset": None, "reader": "iwpc"}
 
 PRESETS["ctg"] = _paper_preset(
     "ctg",
     "the paper's cardiotocography run: the UCI data set shipped with the package (2,126 records, the 21 "
     "features, 3 classes NSP) read once in a random order, 2,125 rounds",
     CTG,
+    2_125,
     (1, 2, 4, 8),
     15,
 )
@@ -423,6 +439,7 @@ PRESETS["ctg-35"] = _paper_preset(
     "the cardiotocography run on 35 columns: the 21 features, LBE, DR, b, e and the 10 pattern indicators "
     "(these leak the label NSP)",
     CTG_35,
+    2_125,
     (1, 2, 4, 8),
     15,
 )
@@ -432,6 +449,7 @@ PRESETS["warfarin"] = dataclasses.replace(
         "the paper's warfarin run on your copy of the IWPC subject file (--data PATH): 5,528 patients, 93 "
         "covariates, 3 dose classes, bootstrapped to 20,000 rounds (calibrations k10, k15: the scaling run)",
         WARFARIN,
+        20_000,
         (1, 2, 4),
         7,
     ),
@@ -447,7 +465,7 @@ PRESETS["warfarin-scaling"] = Preset(
     env="mlcb/RealData-v0",
     env_params=WARFARIN_LIKE,
     budgets=(2,),
-    horizon=WARFARIN_LIKE["horizon"],
+    horizon=20_000,
     replications=20,
     comparison=(Entry("mlcb", (2,), smoothing="last"),),
     calibrations={f"k{size}": Calibration(_classifier_experts(size)) for size in (7, 10, 15)},
@@ -460,7 +478,9 @@ def get(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
-        raise InputError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}") from None
+        raise InputError(
+            f"unknown preset {name!r}{did_you_mean(name, PRESETS)}; presets: {', '.join(sorted(PRESETS))}"
+        ) from None
 
 
 def names() -> list[str]:

@@ -36,7 +36,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcb.validation import InputError, InputTypeError, input_error
+from mlcb.validation import InputError, InputTypeError, did_you_mean, input_error, printable, shown
 
 #: The ``importlib.metadata`` entry-point group of plugins: each entry point is a module (imported)
 #: or a callable (imported, then called without arguments) that registers names. In a package's
@@ -55,6 +55,16 @@ class Entry:
     entry_point: str
     defaults: dict[str, Any] = field(default_factory=dict)
     summary: str = ""
+    #: Registered environments it runs on, where that is declared (experts: ``mlcb list`` says it).
+    environments: tuple[str, ...] = ()
+
+    def same_as(self, other: Any) -> bool:
+        """Whether ``other`` registers the same thing (defaults that cannot be compared, such as
+        arrays, count as different)."""
+        try:
+            return bool(self == other)
+        except Exception:
+            return False
 
     def load(self) -> Any:
         """The registered object; an :class:`~mlcb.validation.InputError` naming the entry point
@@ -88,11 +98,68 @@ class Registry:
         self.kind = kind
         self._entries: dict[str, Entry] = {}
 
-    def register(self, name: str, entry_point: str, summary: str = "", **defaults: Any) -> None:
-        """Register ``name``; re-registering a name replaces it."""
-        if ":" not in entry_point:
-            raise InputError(f"entry_point must look like 'module:attr', got {entry_point!r}")
-        self._entries[name] = Entry(name, entry_point, dict(defaults), summary)
+    def register(
+        self,
+        name: str,
+        entry_point: str,
+        summary: str = "",
+        *,
+        override: bool = False,
+        environments: Any = (),
+        **defaults: Any,
+    ) -> None:
+        """Register ``name`` for ``entry_point`` (``"module:attr"``) with ``defaults``.
+
+        A name that is taken (a built-in policy's, another plugin's) is refused in one line naming
+        what holds it, unless ``override=True`` asks to replace it: then a one-line
+        :class:`~mlcb.errors.NameTaken` warning says which registration now holds the name.
+        Registering a name again exactly as it is (a plugin loaded twice) changes nothing.
+        ``environments``: the registered environments it runs on (an expert's; ``mlcb list`` shows
+        them).
+
+        Examples
+        --------
+        >>> registry = Registry("policy")
+        >>> registry.register("mine", "my_plugin:Mine")
+        >>> registry.register("mine", "my_plugin:Mine")  # the same again: nothing changes
+        >>> registry.register("mine", "other_plugin:Theirs")
+        Traceback (most recent call last):
+        ...
+        mlcb.validation.InputError: policy name 'mine' is taken (by 'my_plugin:Mine'); register ...
+        """
+        if not isinstance(name, str) or not name or printable(name) != name:
+            raise InputError(
+                f"{self.kind} name must be a non-empty string without control characters, got {shown(name)}"
+            )
+        if not isinstance(entry_point, str) or ":" not in entry_point:
+            raise InputError(f"entry_point must look like 'module:attr', got {shown(entry_point)}")
+        if not isinstance(override, bool):
+            raise InputError(f"override must be True or False, got {shown(override)}")
+        if isinstance(environments, str) or not all(isinstance(e, str) for e in environments):
+            raise InputError(f"environments must be a tuple of environment ids, got {shown(environments)}")
+        entry = Entry(name, entry_point, dict(defaults), summary, tuple(environments))
+        taken = self._entries.get(name)
+        if taken is not None and not taken.same_as(entry):
+            if not override:
+                raise InputError(
+                    f"{self.kind} name {shown(name)} is taken (by {shown(taken.entry_point, 80)}); register "
+                    f"{shown(entry_point, 80)} under another name, or pass override=True to replace it"
+                )
+            import warnings
+
+            from mlcb.errors import NameTaken
+
+            warnings.warn(
+                f"{self.kind} {shown(name)} is now {shown(entry_point, 80)} (override=True), in place of "
+                f"{shown(taken.entry_point, 80)}; results name it {shown(name)} still",
+                NameTaken,
+                stacklevel=3,
+            )
+        self._entries[name] = entry
+
+    def entries(self) -> list[Entry]:
+        """Every registered entry, in the order the names were first registered."""
+        return list(self._entries.values())
 
     def names(self) -> list[str]:
         """Registered names, sorted."""
@@ -105,8 +172,9 @@ class Registry:
             return self._entries[name]
         except (KeyError, TypeError):
             raise InputError(
-                f"unknown {self.kind} {name!r}; registered {self.kind} names: {', '.join(self.names())} "
-                f"(a module of one's own registers more: --plugin MODULE)"
+                f"unknown {self.kind} {shown(name)}{did_you_mean(name, self.names())}; registered "
+                f"{self.kind} names: {', '.join(self.names())} (a module of one's own registers more: "
+                "--plugin MODULE)"
             ) from None
 
     def resolve(self, reference: Any, what: str) -> tuple[Entry, bool]:
@@ -130,7 +198,9 @@ class Registry:
         mlcb.validation.InputError: family = 'subprocess:Popen' is not a registered expert; ...
         """
         if not isinstance(reference, str):
-            raise InputError(f"{what} must be a registered {self.kind} name (a string), got {reference!r}")
+            raise InputError(
+                f"{what} must be a registered {self.kind} name (a string), got {shown(reference)}"
+            )
         if reference in self._entries:
             return self._entries[reference], True
         if ":" in reference:
@@ -138,9 +208,9 @@ class Registry:
                 if entry.entry_point == reference:
                     return entry, False
             raise InputError(
-                f"{what} = {reference!r} is not a registered {self.kind}; name one of `mlcb list`, or "
-                f"register the class in a plugin module (e.g. agents.register('NAME', {reference!r})) and "
-                "name that module with --plugin MODULE"
+                f"{what} = {shown(reference)} is not a registered {self.kind}; name one of `mlcb list`, "
+                f"or register the class in a plugin module (e.g. agents.register('NAME', "
+                f"{shown(reference)})) and name that module with --plugin MODULE"
             )
         return self.entry(reference), True
 
@@ -231,7 +301,7 @@ def load_plugin(name: str) -> types.ModuleType:
             else ""
         )
         raise InputError(
-            f"plugin: {name!r} is not a module name such as my_families or my_package.families{hint}"
+            f"plugin: {shown(name)} is not a module name such as my_families or my_package.families{hint}"
         )
     try:
         module = importlib.import_module(name)

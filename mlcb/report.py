@@ -36,8 +36,9 @@ pre { background: #f7f7f7; padding: 0.6em; font-size: 0.85em; overflow-x: auto; 
 """
 
 _CAPTIONS = {
-    "regret": "Mean regret against rounds with a 5-95% band over replications, the certificate "
-    "Delta(t) (dashed) and the worst case B_num(t) (dotted); slopes fitted over the last decade.",
+    "regret": "Mean regret against rounds with a band of two standard errors (or each run, with "
+    "fewer than five), the certificate Delta(t) (dashed) and the worst case B_num(t) (dotted); "
+    "slopes fitted over the last decade.",
     "panels": "The paper's three panels: regret, deployments and training rounds per expert.",
     "theory": "Log-log: pseudo-regret, certificate, worst case and the main theorem's curve (unit "
     "constants); the slope is fitted over the last decade of rounds, next to the theorem's exponent.",
@@ -108,8 +109,9 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
 
     The figure is built at the resolution it is saved at, so that laying it out and drawing it
     share one renderer (and its cache of text sizes). mlcb's own figures (:mod:`mlcb.plot`) lay
-    themselves out (``tight_layout``) and are saved as they are, without a second layout pass to
-    crop them; any other registered figure is cropped to what it draws (``bbox_inches="tight"``)."""
+    themselves out (constrained layout) and are saved as they are, without a second layout pass
+    to crop them; any other registered figure is cropped to what it draws (``bbox_inches="tight"``).
+    A figure function may return a matplotlib Figure or a seaborn grid (:func:`mlcb.plot.figure_of`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -119,7 +121,7 @@ def figure_png(result: Any, kind: str, dpi: int = 100) -> bytes:
     from mlcb.storage.outputs import FIGURES
 
     with plt.rc_context({"figure.dpi": dpi}):
-        figure = plot.draw(result, kind)
+        figure = plot.figure_of(plot.draw(result, kind))
     laid_out = FIGURES.entry(kind).entry_point.startswith("mlcb.plot:")
     buffer = io.BytesIO()
     try:
@@ -223,9 +225,13 @@ def settings_table(result: Any) -> pd.DataFrame:
 
 
 def render(result: Any, title: str, kinds: tuple[str, ...] | None = None) -> str:
-    """The HTML page of ``result`` (a string); ``kinds`` are the figures (default: all)."""
+    """The HTML page of ``result`` (a string); ``kinds`` are the figures (default: all). Its text
+    is the result's as figures show it (:func:`mlcb.storage.outputs.displayable`: a label's
+    control characters written as escapes)."""
     from mlcb import plot
+    from mlcb.storage.outputs import displayable
 
+    result = displayable(result)
     kinds = tuple(plot.names()) if kinds is None else kinds
     meta = result.metadata if isinstance(result.metadata, dict) else {}
     summary = summary_table(result.summary())
@@ -314,23 +320,3 @@ def _is_report(path: Path) -> bool:
             return REPORT_MARK in handle.read(4096)
     except ValueError:
         return False
-
-
-def printable(text: Any) -> str:
-    """``text`` with every control or format character (a terminal escape, a carriage return, a
-    bidirectional override; a line break too) written as its escape (``\\x1b``): what a result's
-    files hold is shown, never acted on by the terminal.
-
-    Examples
-    --------
-    >>> printable("mlcb M=1\\x1b[2J\\nX")
-    'mlcb M=1\\\\x1b[2J\\\\nX'
-    """
-    import unicodedata
-
-    text = str(text)
-    if all(unicodedata.category(c)[0] != "C" for c in text):
-        return text
-    return "".join(
-        c if unicodedata.category(c)[0] != "C" else c.encode("unicode_escape").decode("ascii") for c in text
-    )

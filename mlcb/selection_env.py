@@ -88,7 +88,7 @@ class BudgetedSelectionEnv(gym.Env):
     ) -> None:
         from mlcb import presets, validation
         from mlcb.config import SimulationConfig, check_field_names
-        from mlcb.engine.problem import Problem
+        from mlcb.engine.problem import build
 
         own = "config, preset, budget, calibration, replication, warm_start and "
         check_field_names(fields, type(self).__name__, own)
@@ -98,13 +98,9 @@ class BudgetedSelectionEnv(gym.Env):
             raise InputError("config: give either a SimulationConfig or preset fields, not both")
         if not isinstance(config, SimulationConfig):
             raise InputError(f"config must be a SimulationConfig, got {type(config).__name__}")
-        self.config = config
         self.replication = validation.integer("replication", replication, minimum=0)
         self.warm_start = validation.flag("warm_start", warm_start)
-        self._problem = Problem.from_config(config)
-        self.n_experts = len(self._problem.experts)
-        self.budget = int(config.budget)
-        self.horizon = int(config.horizon)
+        self._problem = build(config)
         k = self.n_experts
         self.action_space = spaces.Dict(
             {"train": spaces.MultiDiscrete([k + 1] * self.budget), "deploy": spaces.Discrete(k)}
@@ -120,40 +116,44 @@ class BudgetedSelectionEnv(gym.Env):
         self._episode: int | None = None
         self._t = 0
 
+    # --- the setting (its one description, read) ---------------------------------------------
+    @property
+    def config(self) -> Any:
+        """The setting wrapped (:class:`~mlcb.config.SimulationConfig`)."""
+        return self._problem.config
+
+    @property
+    def n_experts(self) -> int:
+        """``K``."""
+        return self._problem.n_experts
+
+    @property
+    def budget(self) -> int:
+        """``M``, the most experts trained in a step."""
+        return self._problem.budget
+
+    @property
+    def horizon(self) -> int:
+        """``T``, the steps of an episode."""
+        return self._problem.horizon
+
     # --- episode ------------------------------------------------------------------------------
     def _build(self, seed: int, replication: int) -> None:
         from mlcb.engine import python_loop
         from mlcb.engine.session import AGENT, Session
 
-        problem, horizon = self._problem, self.horizon
-        session = Session.for_problem(problem, seed, replication, horizon, policy=AGENT)
+        session = Session.for_problem(self._problem, replication, seed=seed, policy=AGENT)
         env_params, env_state = session.environment
-        keys = session.stream_keys
-        batch = python_loop.Batch(
-            env=problem.env,
-            replications=[replication],
-            env_params=[env_params],
-            env_states=[env_state],
-            expert_keys=[keys.experts],
-            deploy_keys=np.array([keys.deploy], dtype=np.uint64),
-            seed=seed,
-            horizon=horizon,
-        )
-        self._pool = python_loop.build_pool(problem, batch, horizon)
-        session.name_experts([self._pool.describe(0, k) for k in range(self.n_experts)])
+        self._pool = session.pool()
         self._session = session
         self._t = 0
-        if self.warm_start:
-            # The engine's warm start: every expert trained once on round 0's data, in identity order.
+        if self.warm_start:  # the engine's warm start: every expert once on round 0's data
             begin_round(env_params, env_state, 0)
             everyone = np.array([session.identity_order], dtype=np.int64)
-            losses, rates = np.zeros(everyone.shape), np.zeros(everyone.shape)
-            self._pool.train(0, everyone, np.array([self.n_experts], dtype=np.int64), losses, rates)
-            by_pool = np.empty((2, self.n_experts))
-            by_pool[:, everyone[0]] = losses[0], rates[0]
-            updates = getattr(self._pool, "warm_updates", None)
-            counts = [int(updates(0, k)) for k in range(self.n_experts)] if updates is not None else None
-            session.warm_start(by_pool[0], by_pool[1], counts)
+            losses, rates, updates = python_loop.warm_start_pool(self._pool, everyone)
+            by_pool = np.empty((3, self.n_experts))
+            by_pool[:, everyone[0]] = losses[0], rates[0], updates[0]
+            session.warm_start(by_pool[0], by_pool[1], by_pool[2].astype(np.int64).tolist())
         else:
             session.skip_warm_start()
 
@@ -188,22 +188,31 @@ class BudgetedSelectionEnv(gym.Env):
 
     def _action(self, action: Any) -> tuple[list[int], int]:
         """The training set (distinct experts, increasing) and the deployed expert of ``action``,
-        checked against the action space: a ``ValueError`` naming the action otherwise."""
+        checked against the action space (:func:`mlcb.validation.indices`, ``index``): an
+        :class:`~mlcb.validation.InputError` naming the action otherwise. The value ``K`` in
+        ``train`` means "none" and a repeat counts once, as the space allows both."""
+        from mlcb import validation
+
         k = self.n_experts
         if not isinstance(action, dict) or set(action) != {"train", "deploy"}:
-            raise InputError(f"action must be a dict with keys 'train' and 'deploy', got {action!r}")
-        train = _indices(action["train"])
-        if train is None or len(train) > self.budget or not all(0 <= v <= k for v in train):
+            raise InputError(
+                f"action must be a dict with keys 'train' and 'deploy', got {validation.shown(action)}"
+            )
+        try:  # the shared checks (mlcb.validation), worded in the action space's terms
+            train = validation.indices("train", action["train"], k + 1, most=self.budget)
+        except InputError:
             raise InputError(
                 f"action['train'] must list at most M={self.budget} expert indices, integers in [0, {k}) "
-                f"(or {k}: none), got {action['train']!r}"
-            )
-        deploy = _indices(action["deploy"], scalar=True)
-        if deploy is None or not 0 <= deploy[0] < k:
+                f"(or {k}: none), got {validation.shown(action['train'])}"
+            ) from None
+        try:
+            deploy = validation.index("deploy", action["deploy"], k)
+        except InputError:
             raise InputError(
-                f"action['deploy'] must be an expert index, an integer in [0, {k}), got {action['deploy']!r}"
-            )
-        return sorted({v for v in train if v < k}), deploy[0]
+                f"action['deploy'] must be an expert index, an integer in [0, {k}), got "
+                f"{validation.shown(action['deploy'])}"
+            ) from None
+        return sorted({v for v in train if v < k}), deploy
 
     def step(self, action: Any):
         """Play one round: deploy ``action['deploy']``, then train ``action['train']``."""
@@ -232,31 +241,6 @@ class BudgetedSelectionEnv(gym.Env):
         session.end()
         info = self._info(deployed_loss=float(losses[0, 0]), expected_loss=float(expected[0, 0]))
         return self._observation(), -float(losses[0, 0]), False, t >= self.horizon, info
-
-
-def _indices(value: Any, scalar: bool = False) -> list[int] | None:
-    """``value`` as a list of integers (``scalar``: one integer), or ``None`` when it is not one:
-    an integer (Python's or NumPy's, not a bool) or, unless ``scalar``, a list, tuple or
-    one-dimensional array of them. Strings, fractions, ``None`` and booleans are not indices."""
-
-    def one(v: Any) -> int | None:
-        if isinstance(v, np.ndarray) and v.ndim == 0:
-            v = v[()]
-        if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
-            return None
-        return int(v)
-
-    if scalar:
-        found = one(value)
-        return None if found is None else [found]
-    if isinstance(value, np.ndarray):
-        if value.ndim != 1 or value.dtype.kind not in "iu":
-            return None
-        return [int(v) for v in value]
-    if not isinstance(value, list | tuple):
-        return None
-    items = [one(v) for v in value]
-    return None if any(v is None for v in items) else [v for v in items if v is not None]
 
 
 if ENV_ID not in gym.registry:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ import numpy as np
 from mlcb import validation
 from mlcb.config import SimulationConfig, check_field_names
 from mlcb.engine.collect import collect_result
-from mlcb.engine.problem import ENGINES, Problem, choose_engine
+from mlcb.engine.problem import ENGINES, Problem, build, choose_engine
+from mlcb.engine.progress import Progress
 from mlcb.engine.runner import run
 from mlcb.storage.replications import claim_parts
 from mlcb.storage.results import Result
@@ -29,7 +31,7 @@ def parts_record(config: SimulationConfig, engine: str) -> dict[str, str]:
 
     config.check_resumable()
     return {
-        "setting": config.label,
+        "setting": str(config.label),
         "digest": digest(config.identity().value),
         "mlcb": __version__,
         "engine": engine,
@@ -39,9 +41,10 @@ def parts_record(config: SimulationConfig, engine: str) -> dict[str, str]:
 def _check_threads(threads: Any) -> int | None:
     if threads is None:
         return None
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+    number = validation.whole_number(threads)
+    if number is None or number < 1:
         raise InputError(f"threads must be None or an integer >= 1, got {threads!r}")
-    return threads
+    return number
 
 
 def _check_one_budget(budget: Any) -> None:
@@ -77,7 +80,8 @@ def simulate(
     threads : int, optional
         Worker threads of the compiled engine (default: all cores). Results do not depend on it.
     progress : bool
-        Show a progress bar over replications.
+        Show the progress on standard error (:mod:`mlcb.engine.progress`): a bar over the rounds
+        in a terminal, plain lines in a log; either says when the round loop is being compiled.
     parts : path, optional
         Directory where every finished replication is saved at once; a later call with the same
         setting and directory loads them instead of running them again (resume after an
@@ -93,8 +97,8 @@ def simulate(
         the same results.
     **fields
         :class:`SimulationConfig` fields (``budget``, ``horizon``, ``replications``, ``seed``,
-        ``delta``, ``policy``, ``policy_params``, ``experts``, ...), and ``calibration`` with a
-        preset.
+        ``delta``, ``policy``, ``policy_params``, ``experts``, ``label``, ...), and
+        ``calibration`` with a preset.
 
     Examples
     --------
@@ -102,6 +106,17 @@ def simulate(
     >>> result = mlcb.simulate(preset="trap", budget=2, horizon=5_000, replications=4, seed=1)
     >>> int(result.final()["round"].iloc[0])
     5000
+
+    A ``label`` names the setting, so that two pools at the same budget fit in one result:
+
+    >>> import agents
+    >>> pools = {"UCB1": [agents.make("ucb1")] * 10, "KL-UCB": [agents.make("kl-ucb")] * 10}
+    >>> both = mlcb.Result.concat([
+    ...     mlcb.simulate(preset="trap", experts=pool, label=name, horizon=500, replications=2)
+    ...     for name, pool in pools.items()
+    ... ])
+    >>> both.settings
+    ['UCB1', 'KL-UCB']
     """
     threads = _check_threads(threads)
     if engine not in ENGINES:
@@ -129,25 +144,33 @@ def simulate(
         config = SimulationConfig(**fields)
     elif fields:
         config = config.replace(**fields)
-    folder = None
-    if parts is not None:  # the engine that will run, for the parts' record (the problem built once more)
-        folder = Path(parts) / config.key()
-        claim_parts(folder, parts_record(config, choose_engine(Problem.from_config(config), engine)))
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    return run_problem(build(config), engine=engine, threads=threads, parts=parts, progress=progress)
 
-        bar = tqdm(total=config.replications, desc=config.label, unit="rep", leave=False)
-    try:
+
+def run_problem(
+    problem: Problem,
+    *,
+    engine: str = "auto",
+    threads: int | None = None,
+    parts: str | Path | None = None,
+    progress: bool = False,
+) -> Result:
+    """Run a built setting's replications (:func:`mlcb.engine.problem.build`) and collect them
+    into a Result: what :func:`simulate` does once the setting is built. With ``parts`` (a
+    directory), the setting's parts are kept in its folder there, claimed first."""
+    folder = None
+    if parts is not None:
+        folder = Path(parts) / problem.config.key()
+        claim_parts(folder, parts_record(problem.config, choose_engine(problem, engine)))
+    config = problem.config
+    shown = Progress(problem.label, config.replications, config.horizon) if progress else None
+    with shown or contextlib.nullcontext():
         done = run(
-            config,
+            problem,
             engine=engine,
             threads=threads,
             parts=folder,
-            on_done=(lambda _: bar.update()) if bar else None,
+            on_done=shown.done if shown else None,
+            on_rounds=shown.rounds if shown else None,
         )
-    finally:
-        if bar is not None:
-            bar.close()
-    extra = {"seconds": done.seconds, "engine": done.engine}
-    return collect_result(config, done.replications, done.checkpoints, extra)
+    return collect_result(problem, done.replications, {"seconds": done.seconds, "engine": done.engine})

@@ -36,20 +36,13 @@ def _owner(name: str) -> str | None:
 
 
 def _imports(module: str, path: Path) -> set[str]:
-    """The modules of ours that ``module`` imports anywhere, except under ``if TYPE_CHECKING``."""
+    """The modules of ours that ``module`` imports anywhere: at the top, inside functions, under
+    ``if TYPE_CHECKING`` and by name through ``importlib.import_module("...")`` or
+    ``__import__("...")`` (a literal string: a name computed at run time cannot be read here)."""
     tree = ast.parse(path.read_text())
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-    skipped = {
-        id(node)
-        for block in ast.walk(tree)
-        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-        for statement in block.body
-        for node in ast.walk(statement)
-    }
     found = set()
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -57,10 +50,23 @@ def _imports(module: str, path: Path) -> set[str]:
             if node.level:
                 base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
             names = [f"{base}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Call) and _imports_by_name(node):
+            names = [node.args[0].value]  # type: ignore[attr-defined]
         else:
             continue
         found |= {owner for name in names if (owner := _owner(name)) not in (None, module)}
     return found
+
+
+def _imports_by_name(call: ast.Call) -> bool:
+    """Whether ``call`` is ``importlib.import_module("name")`` or ``__import__("name")`` (or
+    ``import_module("name")``) with a literal name."""
+    function = call.func
+    name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+    literal = (
+        bool(call.args) and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
+    )
+    return name in ("import_module", "__import__") and literal
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +113,28 @@ def test_the_graph_is_read(graph):
     assert "agents.bandits" in graph["mlcb.paper.lower_bound"]
 
 
+def test_every_kind_of_import_is_counted(tmp_path):
+    """Imports under ``TYPE_CHECKING``, inside functions and by name through ``importlib`` all
+    count: each kind can close a circle or reach up a layer as well as a plain import."""
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "import importlib\n"
+        "if TYPE_CHECKING:\n"
+        "    from mlcb.config import SimulationConfig\n"
+        "def f():\n"
+        "    from mlcb.engine import runner\n"
+        "    importlib.import_module('mlcb.sweeps.grid')\n"
+        "    __import__('mlcb.plot')\n"
+    )
+    assert _imports("mlcb.probe", source) == {
+        "mlcb.config",
+        "mlcb.engine.runner",
+        "mlcb.sweeps.grid",
+        "mlcb.plot",
+    }
+
+
 def test_no_import_circle(graph):
     assert _circles(graph) == []
 
@@ -140,10 +168,12 @@ def test_the_store_and_results_do_not_reach_back(graph, module, forbidden):
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the compiled toolkit and the checks every layer uses
     ("toolkit", ("mlcb._version", "mlcb.kernels", "mlcb.errors", "mlcb.validation", "mlcb.registry")),
-    # what a simulation is made of, each room on the toolkit alone (SIDE_ROOMS)
+    # what a simulation is made of, each room on the toolkit alone or the few rooms SIDE_ROOMS
+    # names (a setting's description, mlcb.config, names its environment, policy and experts)
     (
         "models",
         (
+            "mlcb.config",
             "mlcb.contracts",
             "mlcb.learners",
             "mlcb.policies",
@@ -153,13 +183,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "agents",
         ),
     ),
-    # replications run and collected
+    # a setting built once, its replications run and collected
     ("engine", ("mlcb.engine",)),
-    # a setting built, simulated, compared; adapters of the round protocol; conformance checks
+    # a setting read from a file, simulated, compared; adapters of the round protocol; conformance
     (
         "experiment",
         (
-            "mlcb.config",
+            "mlcb.config.toml",
             "mlcb.simulation",
             "mlcb.compare",
             "mlcb.presets",
@@ -178,6 +208,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 #: Rooms of the models layer and the only rooms outside the toolkit each may import.
 SIDE_ROOMS = {
+    "mlcb.config": ("mlcb.contracts", "mlcb.learners", "mlcb.storage", "envs", "mlcb.policies"),
     "mlcb.policies": (),
     "mlcb.theory": (),
     "mlcb.storage": (),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mlcb import engine, presets
-from mlcb.engine import Problem, compiled_loop
+from mlcb.kernels.stats import new_stats
 from mlcb.policies import make
 from mlcb.policies.balancing import DataDrivenBalancing, DynamicBalancing
 from mlcb.testing.twins import core as twin
@@ -79,7 +79,7 @@ def _step(config, rounds: int = ROUNDS, replication: int = 0):
     """Run the compiled kernels one round at a time; the policy state after the warm start and
     after every round (copies of its per-expert record array and of ``phi`` when it has one)."""
     args = engine.build_replication(
-        Problem.from_config(config), config.seed, replication, rounds, np.arange(1, rounds + 1), rounds
+        engine.build(config), config.seed, replication, rounds, np.arange(1, rounds + 1), rounds
     )
     warm_start, run_rounds = args.kernels()
     record, state, stats = args.record, args.policy_state, args.stats
@@ -113,7 +113,7 @@ def test_dynamic_balancing_eliminates_for_good(budget, comparator):
         assert n[-1, k] == n[gone[k], k], f"expert {k} trained after its elimination"
     # one round at a time is the same run as all rounds at once
     once = engine.run_replication(
-        Problem.from_config(config), config.seed, 0, rounds, np.arange(1, rounds + 1), trace_rounds=rounds
+        engine.build(config), config.seed, 0, rounds, np.arange(1, rounds + 1), trace_rounds=rounds
     )
     np.testing.assert_array_equal(once.trace_selected, record.trace_selected)
     np.testing.assert_array_equal(once.trace_loss, record.trace_loss)
@@ -163,7 +163,7 @@ def test_infinite_rate_goes_first():
 
     policy = DynamicBalancing(c=0.01)
     params, state = policy.build(4, 2, 0.1, 100, np.zeros(4))
-    stats = compiled_loop.new_stats(4)
+    stats = new_stats(4)
     stats["n"] = 5
     stats["loss_sum"] = [0.0, 5.0, 5.0, 0.0]
     stats["rate"] = [1.0, 2.0, math.inf, 0.5]

@@ -170,7 +170,7 @@ def test_schedules():
 # --- the stream ------------------------------------------------------------------------------------
 def test_stream_values_by_hand():
     env = ConvexBanditEnv(theta=[0.4, -0.3], radius=2.0, noise=0.1, level_noise=0.1, curvature=0.3)
-    params, state = env.build(0, 0)
+    params, state = env.build(0, 0, 100)
     assert isinstance(params, ConvexEnvParams)
     # L(x) = (1/2) (1 - 0.3 + theta . x / 2 + 0.3 |x|^2 / 4); at x = (1, 1): 0.5 (0.7 + 0.05 + 0.15).
     round_data = env.round_data(params, state, 0, 0)
@@ -192,7 +192,7 @@ def test_default_stream_optima():
         assert env.optimal_loss_of(dim, 1.0) == pytest.approx(value)
         assert env.optimal_loss_of(dim, 0.5) == pytest.approx(0.5 - (0.5 - value) / 2)
         assert env.lipschitz(dim, 1.0) == pytest.approx(0.5 - value)
-    params, _ = env.build(0, 0)
+    params, _ = env.build(0, 0, 100)
     np.testing.assert_allclose(
         BCO_FAMILY.optimal_losses([BCO(dim=d) for d in (1, 2, 3, 4)], env, params), list(expected.values())
     )
@@ -201,7 +201,7 @@ def test_default_stream_optima():
 def test_losses_are_the_formula_and_in_the_unit_interval():
     theta, sigma, tau = np.array([0.5, -0.2, 0.1]), 0.2, 0.1
     env = ConvexBanditEnv(theta=theta, radius=1.5, noise=sigma, level_noise=tau, curvature=0.1)
-    params, state = env.build(3, 2)
+    params, state = env.build(3, 2, 100)
     rng = np.random.default_rng(0)
     for t in range(1, 200):
         kernels.begin_round(params, state, t)
@@ -215,7 +215,7 @@ def test_losses_are_the_formula_and_in_the_unit_interval():
         assert 0.0 <= value <= 1.0
     # The extreme point of the strongest stream meets the bound: loss 1 at x = R theta / |theta|.
     edge = ConvexBanditEnv(theta=[0.6], noise=0.2, level_noise=0.2)
-    data = edge.round_data(*edge.build(0, 0), 0, 0)
+    data = edge.round_data(*edge.build(0, 0, 100), 0, 0)
     assert 0.0 <= data.loss([1.0]) <= 1.0 and data.expected_loss([1.0]) == pytest.approx(0.8)
 
 
@@ -226,7 +226,7 @@ def test_environment_conforms_and_reproduces_the_engine_draw():
     env = envs.make(ENV)
     observation, info = env.reset(seed=4, options={"replication": 1})
     assert observation == 0 and info["optimal_loss"] == pytest.approx(env.optimal_loss_of(4, 1.0))
-    params, state = env.build(4, 1)
+    params, state = env.build(4, 1, 100)
     point = np.array([0.1, -0.5, 0.3, 0.2])
     for t in range(1, 6):
         _, reward, terminated, truncated, step_info = env.step(point)
@@ -270,7 +270,7 @@ def test_bad_parameters_name_the_parameter_and_range(make, message):
 
 def test_round_data_refuses_points_outside_the_ball():
     env = envs.make(ENV)
-    data = env.round_data(*env.build(0, 0), 0, 0)
+    data = env.round_data(*env.build(0, 0, 100), 0, 0)
     with pytest.raises(ValueError, match="point must lie in the ball of radius 1.0"):
         data.loss([1.0, 1.0])
     with pytest.raises(ValueError, match="point must hold 1 to 4 finite coordinates"):
@@ -318,7 +318,7 @@ def test_lipschitz_case_without_a_lipschitz_constant_is_heuristic():
 def test_kernel_steps_by_hand():
     """One expert driven by hand: centre, played point, loss and the projected step."""
     env = envs.make(ENV, theta=[0.5, 0.2], noise=0.1, level_noise=0.1)
-    env_params, env_state = env.build(0, 0)
+    env_params, env_state = env.build(0, 0, 100)
     keys = np.array([123], dtype=np.uint64)
     expert = BCO(dim=2, radius=0.8)
     params, state = BCO_FAMILY.build_pool(BuildContext([expert], env, env_params, 0.1, keys, "average", 100))
@@ -374,7 +374,7 @@ def _own_regrets(expert, env_params, runs, updates, seed=0):
     regrets = np.empty((runs, updates))
     rates = np.empty(updates)
     for r in range(runs):
-        e_params, e_state = env.build(seed, r)
+        e_params, e_state = env.build(seed, r, 100)
         keys = np.array([1000 + r], dtype=np.uint64)
         params, state = BCO_FAMILY.build_pool(
             BuildContext([expert], env, e_params, 0.1, keys, "average", updates)

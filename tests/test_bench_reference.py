@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mlcb import engine, presets
-from mlcb.engine import Problem
+from mlcb.config import checkpoint_grid
 from tests.scripts import benchmark
 
 HORIZON = 3_000
@@ -23,8 +23,8 @@ HORIZON = 3_000
 def test_reference_matches_the_engine(budget, seed, replication):
     reference = benchmark("bench_reference").reference_kernel  # imported as the benchmark does
     config = presets.get("trap").config(budget, horizon=HORIZON, replications=1, seed=seed)
-    grid = engine.checkpoint_grid(HORIZON, 50)
-    ours = engine.run_replication(Problem.from_config(config), seed, replication, HORIZON, grid)
+    grid = checkpoint_grid(HORIZON, 50)
+    ours = engine.run_replication(engine.build(config), seed, replication, HORIZON, grid)
     regret, pseudo, trained, deployed = reference.run(seed, replication, HORIZON, budget, grid, config.delta)
     np.testing.assert_array_equal(regret, ours.regret)
     np.testing.assert_array_equal(pseudo, ours.pseudo_regret)

@@ -27,13 +27,10 @@ from agents.classifiers import (  # noqa: E402
     mixed_pool,
 )
 from envs.real_data import RealDataEnv, load, permutation  # noqa: E402
-from mlcb import kernels  # noqa: E402
+from mlcb import engine, kernels  # noqa: E402
+from mlcb.config import checkpoint_grid  # noqa: E402
 from mlcb.contracts import BuildContext  # noqa: E402
-from mlcb.engine import (  # noqa: E402
-    Problem,  # noqa: E402
-    checkpoint_grid,
-    run_replication,
-)
+from mlcb.engine import hindsight, run_replication  # noqa: E402
 from mlcb.kernels.random import uniform  # noqa: E402
 from mlcb.testing import check_env, check_expert  # noqa: E402
 from mlcb.testing.twins.classifiers import TwinClassifier, coefficient  # noqa: E402
@@ -67,9 +64,9 @@ def _twin(expert, n_columns: int, n_classes: int, delta_prime: float, smoothing:
 def test_kernels_agree_with_the_python_twin(smoothing, order):
     """Deploy then train every expert every round, as the engine does: the same 0-1 losses bit for
     bit, the same rates and weights to float precision."""
-    env = RealDataEnv("segments", horizon=ROUNDS, order=order)
+    env = RealDataEnv("segments", order=order)
     pool = _pool()
-    env_params, env_state = env.build(3, 1)
+    env_params, env_state = env.build(3, 1, ROUNDS)
     context = BuildContext(tuple(pool), env, env_params, 0.1, np.zeros(5, np.uint64), smoothing, ROUNDS)
     params, state = CLASSIFIERS.build_pool(context)
     n_columns, n_classes = env.table.x.shape[1], len(env.table.classes)
@@ -101,9 +98,9 @@ def test_kernels_agree_with_the_python_twin(smoothing, order):
 
 
 def test_the_projection_binds_and_deploy_changes_nothing():
-    env = RealDataEnv("segments", horizon=50, order="shuffle")
+    env = RealDataEnv("segments", order="shuffle")
     pool = [OnlineSoftmax(step=50.0, radius=0.5)]
-    env_params, env_state = env.build(0, 0)
+    env_params, env_state = env.build(0, 0, 50)
     params, state = CLASSIFIERS.build_pool(
         BuildContext(tuple(pool), env, env_params, 0.1, np.zeros(1, np.uint64), "average", 50)
     )
@@ -118,9 +115,9 @@ def test_the_projection_binds_and_deploy_changes_nothing():
 
 
 def test_rates_are_what_train_returns_and_the_coefficient_is_pinned():
-    env = RealDataEnv("segments", horizon=60, order="shuffle")
+    env = RealDataEnv("segments", order="shuffle")
     pool = _pool()
-    env_params, env_state = env.build(0, 0)
+    env_params, env_state = env.build(0, 0, 60)
     delta_prime = 0.1 / (2 * len(pool))
     params, state = CLASSIFIERS.build_pool(
         BuildContext(tuple(pool), env, env_params, 0.1, np.zeros(5, np.uint64), "last", 60)
@@ -152,21 +149,24 @@ def test_rates_are_what_train_returns_and_the_coefficient_is_pinned():
 
 
 def test_the_reference_is_each_expert_trained_on_every_round():
-    """L_k*: the twin trained on rounds 0 .. horizon, its mean loss over rounds 1 .. horizon; the
-    same whether the expert is computed alone, in a pool, or from the cache."""
-    env = RealDataEnv("segments", horizon=ROUNDS, order="shuffle")
+    """L_k*: the twin trained on rounds 0 .. horizon, its mean loss over rounds 1 .. horizon
+    (:mod:`mlcb.engine.hindsight`, which the family names for every expert); the same whether the
+    expert is computed alone, in a pool, or from the cache."""
+    env = RealDataEnv("segments", order="shuffle")
     pool = _pool()
-    env_params, _ = env.build(5, 2)
-    references = CLASSIFIERS.optimal_losses(pool, env, env_params)
+    assert CLASSIFIERS.in_hindsight(pool, env) == [True] * len(pool)
+    hindsight.clear()
+    references = hindsight.losses(pool, env, 5, 2, ROUNDS)
+    env_params, _ = env.build(5, 2, ROUNDS)
     n_columns, n_classes = env.table.x.shape[1], len(env.table.classes)
     rows = env.rows(env_params, ROUNDS + 1)
     for k, expert in enumerate(pool):
         twin = _twin(expert, n_columns, n_classes, 0.01, "last")
         losses = [twin.train(env.table.x[r], int(env.table.labels[r]))[0] for r in rows]
         assert references[k] == pytest.approx(sum(losses[1:]) / ROUNDS, abs=1e-12)
-        assert CLASSIFIERS.optimal_losses([expert], env, env_params)[0] == references[k]
-    other, _ = env.build(5, 3)
-    assert not np.array_equal(CLASSIFIERS.optimal_losses(pool, env, other), references)
+        assert hindsight.losses([expert], env, 5, 2, ROUNDS)[0] == references[k]
+    np.testing.assert_array_equal(hindsight.losses(pool, env, 5, 2, ROUNDS), references)  # cached
+    assert not np.array_equal(hindsight.losses(pool, env, 5, 3, ROUNDS), references)
 
 
 def test_the_regret_at_the_horizon_is_the_deployed_loss_minus_the_best_fixed_experts():
@@ -174,16 +174,16 @@ def test_the_regret_at_the_horizon_is_the_deployed_loss_minus_the_best_fixed_exp
     the trace) equals regret(T) + T L* with L* the best reference."""
     config = mlcb.SimulationConfig(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "segments", "horizon": 300, "order": "shuffle"},
+        env_params={"dataset": "segments", "order": "shuffle"},
         experts=tuple(mixed_pool(18, 6)),
         budget=2,
         horizon=300,
         seed=4,
     )
-    problem = Problem.from_config(config)
+    problem = engine.build(config)
     one = run_replication(problem, 4, 1, 300, checkpoint_grid(300, 10), trace_rounds=300)
     env = problem.env
-    best = CLASSIFIERS.optimal_losses(list(config.experts), env, env.build(4, 1)[0]).min()
+    best = hindsight.losses(list(config.experts), env, 4, 1, 300).min()
     assert one.best_loss == best
     assert one.trace_loss.sum() == pytest.approx(one.regret[-1] + 300 * best, abs=1e-9)
     assert set(np.unique(one.trace_loss)) <= {0.0, 1.0}
@@ -195,7 +195,7 @@ def test_both_engines_agree():
     for smoothing in ("last", "average"):
         config = mlcb.SimulationConfig(
             env="mlcb/RealData-v0",
-            env_params={"dataset": "digits", "horizon": 200},
+            env_params={"dataset": "digits"},
             experts=tuple(mixed_pool(64, 5)),
             budget=2,
             horizon=200,
@@ -208,15 +208,15 @@ def test_both_engines_agree():
 # --- the family's contract ----------------------------------------------------------------------------
 @pytest.mark.parametrize("expert", [OnlineSoftmax(), OnlinePerceptron(features=(0, 4))])
 def test_the_family_conforms(expert):
-    env_params = {"dataset": "segments", "horizon": 100, "order": "shuffle"}
-    assert check_expert(expert, "mlcb/RealData-v0", env_params=env_params) is None
-    assert check_expert(expert, "mlcb/RealData-v0", env_params={"dataset": "breast-cancer"}) is None
+    env_params = {"dataset": "segments", "order": "shuffle"}
+    assert check_expert(expert, "mlcb/RealData-v0", env_params=env_params)
+    assert check_expert(expert, "mlcb/RealData-v0", env_params={"dataset": "breast-cancer"})
 
 
 def test_every_rate_is_heuristic_and_results_say_so():
     result = mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "segments", "horizon": 100, "order": "shuffle"},
+        env_params={"dataset": "segments", "order": "shuffle"},
         experts=mixed_pool(18, 4),
         budget=2,
         horizon=100,
@@ -248,7 +248,7 @@ def test_bad_specifications_and_environments_are_refused():
     assert OnlineSoftmax(features=[2, 0]).features == (2, 0)
     for env, pool, message in (
         (
-            RealDataEnv("segments", horizon=50),
+            RealDataEnv("segments"),
             [OnlineSoftmax(features=(18,))],
             r"column indices in \[0, 18\)",
         ),
@@ -267,10 +267,8 @@ def test_the_mixed_pool_is_nested_heterogeneous_and_puts_its_best_in_the_middle(
     assert mixed_pool(18, 7) == pool[:7] and mixed_pool(18, 10) == pool[:10]
     assert {type(e) for e in pool} == {OnlineSoftmax, OnlinePerceptron}
     assert len({e.features for e in pool}) >= 6
-    env = RealDataEnv("segments", horizon=2_125, order="shuffle")
-    references = np.mean(
-        [CLASSIFIERS.optimal_losses(pool, env, env.build(0, r)[0]) for r in range(3)], axis=0
-    )
+    env = RealDataEnv("segments", order="shuffle")
+    references = np.mean([hindsight.losses(pool, env, 0, r, 2_125) for r in range(3)], axis=0)
     assert 0 < int(np.argmin(references[:7])) < 6  # the best of the smallest pool is not first
     assert all(e.rate_scale == 0.5 for e in mixed_pool(18, rate_scale=0.5))
 
@@ -279,8 +277,8 @@ def test_the_mixed_pool_is_nested_heterogeneous_and_puts_its_best_in_the_middle(
 def test_the_bootstrap_order_is_unchanged():
     """Row floor(u_t n) with u_t the stream's uniform at (t, 0): the draws of the stream before the
     shuffle order existed, bit for bit."""
-    env = RealDataEnv("phishing", horizon=100)
-    params, _ = env.build(7, 3)
+    env = RealDataEnv("phishing")
+    params, _ = env.build(7, 3, 100)
     n = len(env.table.rows)
     expected = [min(int(uniform(params.key, t, 0) * n), n - 1) for t in range(200)]
     assert env.rows(params, 200).tolist() == expected
@@ -288,23 +286,23 @@ def test_the_bootstrap_order_is_unchanged():
 
 
 def test_the_shuffle_order_is_a_permutation_per_replication():
-    env = RealDataEnv("segments", horizon=2_309, order="shuffle")
+    env = RealDataEnv("segments", order="shuffle")
     n = len(env.table.rows)
-    orders = [env.rows(env.build(0, r)[0], n) for r in range(3)]
+    orders = [env.rows(env.build(0, r, 100)[0], n) for r in range(3)]
     for order in orders:
         assert sorted(order.tolist()) == list(range(n))  # every row once
     assert not np.array_equal(orders[0], orders[1]) and not np.array_equal(orders[1], orders[2])
-    np.testing.assert_array_equal(env.rows(env.build(0, 1)[0], n), orders[1])  # reproducible
-    assert not np.array_equal(env.rows(env.build(1, 1)[0], n), orders[1])  # the seed matters
-    np.testing.assert_array_equal(orders[0], permutation(env.build(0, 0)[0].key, n))
+    np.testing.assert_array_equal(env.rows(env.build(0, 1, 100)[0], n), orders[1])  # reproducible
+    assert not np.array_equal(env.rows(env.build(1, 1, 100)[0], n), orders[1])  # the seed matters
+    np.testing.assert_array_equal(orders[0], permutation(env.build(0, 0, 100)[0].key, n))
     # Fisher-Yates draws every permutation alike: each row is equally likely first.
     firsts = np.bincount([permutation(key, 4)[0] for key in range(4_000)], minlength=4)
     assert np.all(np.abs(firsts - 1_000) < 4 * math.sqrt(4_000 * 0.25 * 0.75))
 
 
 def test_a_shuffled_warm_start_uses_rows_no_round_meets():
-    env = RealDataEnv("segments", horizon=100, warm_start=20, order="shuffle")
-    params, state = env.build(2, 0)
+    env = RealDataEnv("segments", warm_start=20, order="shuffle")
+    params, state = env.build(2, 0, 100)
     kernels.begin_round(params, state, 0)
     data = env.round_data(params, state, 0, 0)
     warm = [sample.row for sample in data.warm]
@@ -329,19 +327,19 @@ class Recorder:
 
 
 def test_every_policy_meets_the_same_shuffled_rows():
-    env_params = {"dataset": "segments", "horizon": 60, "order": "shuffle"}
+    env_params = {"dataset": "segments", "order": "shuffle"}
     for policy in ("mlcb", "round-robin", "uniform"):
         mlcb.simulate(
             env="mlcb/RealData-v0", env_params=env_params, experts=[Recorder(policy)] * 3, policy=policy,
             budget=1, horizon=60, replications=1, seed=9,
         )  # fmt: skip
     env = RealDataEnv(**env_params)
-    expected = {t: {row} for t, row in enumerate(env.rows(env.build(9, 0)[0], 61).tolist())}
+    expected = {t: {row} for t, row in enumerate(env.rows(env.build(9, 0, 100)[0], 61).tolist())}
     for policy in ("mlcb", "round-robin", "uniform"):
         assert Recorder.seen[policy] == expected
     best = {
         policy: mlcb.simulate(
-            env="mlcb/RealData-v0", env_params={**env_params, "horizon": 80}, experts=mixed_pool(18, 5),
+            env="mlcb/RealData-v0", env_params=env_params, experts=mixed_pool(18, 5),
             policy=policy, budget=2, horizon=80, replications=3,
         ).replications["best_loss"].to_numpy()
         for policy in ("mlcb", "round-robin")
@@ -352,15 +350,18 @@ def test_every_policy_meets_the_same_shuffled_rows():
 
 def test_the_shuffle_order_is_checked_and_conforms():
     n = len(load("segments").rows)
-    RealDataEnv("segments", horizon=n - 1, order="shuffle")
+    RealDataEnv("segments", order="shuffle").check_horizon(n - 1)
     with pytest.raises(ValueError, match=rf"horizon must be at most n_rows - warm_start = {n - 1}"):
-        RealDataEnv("segments", horizon=n, order="shuffle")
+        RealDataEnv("segments", order="shuffle").check_horizon(n)
     with pytest.raises(ValueError, match=rf"= {n - 10} for order='shuffle'"):
-        RealDataEnv("segments", horizon=n - 5, warm_start=10, order="shuffle")
+        RealDataEnv("segments", warm_start=10, order="shuffle").check_horizon(n - 5)
+    with pytest.raises(ValueError, match=rf"horizon must be at most n_rows - warm_start = {n - 1}"):
+        mlcb.simulate(env="mlcb/RealData-v0", env_params={"dataset": "segments", "order": "shuffle"},
+                      experts=mixed_pool(18, 2), horizon=n, replications=1)  # fmt: skip
     with pytest.raises(ValueError, match=r"order must be one of \('bootstrap', 'shuffle'\)"):
         RealDataEnv("segments", order="sorted")
-    check_env(RealDataEnv("segments", horizon=100, order="shuffle"))
-    check_env("mlcb/RealData-v0", env_params={"dataset": "digits", "horizon": 50, "order": "shuffle"})
+    check_env(RealDataEnv("segments", order="shuffle"))
+    check_env("mlcb/RealData-v0", env_params={"dataset": "digits", "order": "shuffle"})
 
 
 def test_segments_is_loaded_with_its_seven_classes():
@@ -381,7 +382,7 @@ def test_the_family_runs_as_python_with_the_jit_disabled():
     script = (
         "import mlcb\n"
         "from agents.classifiers import mixed_pool\n"
-        "result = mlcb.simulate(env='mlcb/RealData-v0', env_params={'dataset': 'segments', 'horizon': 60,\n"
+        "result = mlcb.simulate(env='mlcb/RealData-v0', env_params={'dataset': 'segments',\n"
         "    'order': 'shuffle'}, experts=mixed_pool(18, 5), budget=2, horizon=60, replications=2, seed=3)\n"
         "print(result.final()[['regret', 'top_m_regret']].to_numpy().tolist())\n"
     )
@@ -392,7 +393,7 @@ def test_the_family_runs_as_python_with_the_jit_disabled():
     )
     interpreted = np.array(ast.literal_eval(out.stdout.strip().splitlines()[-1]))
     result = mlcb.simulate(
-        env="mlcb/RealData-v0", env_params={"dataset": "segments", "horizon": 60, "order": "shuffle"},
+        env="mlcb/RealData-v0", env_params={"dataset": "segments", "order": "shuffle"},
         experts=mixed_pool(18, 5), budget=2, horizon=60, replications=2, seed=3,
     )  # fmt: skip
     np.testing.assert_array_equal(interpreted, result.final()[["regret", "top_m_regret"]].to_numpy())

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from mlcb import engine, policies, presets
-from mlcb.engine import Problem
 from mlcb.testing.twins import core as twin
 
 # Each policy module brings a pure-Python twin; importing registers it.
@@ -32,7 +31,7 @@ def _config(name: str, budget: int, seed: int = 1, horizon: int = 600, **fields)
 def _run(config, replication: int = 0):
     grid = np.arange(1, config.horizon + 1)
     return engine.run_replication(
-        Problem.from_config(config),
+        engine.build(config),
         config.seed,
         replication,
         config.horizon,
@@ -45,7 +44,7 @@ def _run(config, replication: int = 0):
 @pytest.mark.parametrize("budget", [1, 3])
 def test_budget_and_deployment_are_valid(name, budget):
     config = _config(name, budget)
-    policy = config.make_policy()
+    policy = engine.build(config).policy
     size = engine.selection_size(policy, config.n_experts, budget)
     assert size == budget or name == "full-budget"
     result = _run(config)

@@ -392,6 +392,19 @@ def test_every_public_name_has_an_entry(reference):
     assert len(reference.entries) > 500  # the check is not vacuous
 
 
+def test_the_index_lists_the_api_a_user_calls_before_the_internals(reference):
+    front, inside = reference.index_markdown().split("## Inside the package", 1)
+    for name in (
+        "mlcb.simulate",
+        "mlcb.plot.regret",
+        "mlcb.theory.theorem_rate",
+        "mlcb.testing.check_expert",
+    ):
+        assert f"][{name}]" in front, name
+    for module in ("mlcb.cli.output", "mlcb.engine.replications", "mlcb.kernels.tables"):
+        assert f"][{module}]" in inside and f"][{module}]" not in front, module
+
+
 def test_every_page_is_in_the_index_and_the_navigation(reference):
     pages = reference.pages()
     index = reference.index_markdown()
@@ -498,6 +511,9 @@ def test_the_site_builds_in_strict_mode_without_warnings(site):
         assert (out / page).is_file(), page
     for tutorial in (DOCS / "tutorials").glob("*.py"):
         assert (out / "tutorials" / tutorial.stem / "index.html").is_file(), tutorial.name
+    # Code blocks wrap at the column's edge rather than run past it (docs/stylesheets/code.css).
+    assert "stylesheets/code.css" in (out / "getting-started" / "index.html").read_text(encoding="utf-8")
+    assert "white-space: pre-wrap" in (out / "stylesheets" / "code.css").read_text(encoding="utf-8")
 
 
 def test_no_internal_link_of_the_site_is_broken(site):

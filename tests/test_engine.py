@@ -12,9 +12,10 @@ from scipy import stats
 import agents
 import mlcb
 from mlcb import engine, presets
-from mlcb.engine import Problem
+from mlcb.config import checkpoint_grid
 from mlcb.kernels import random as counter_random
 from mlcb.kernels import tables
+from mlcb.kernels.jit import JIT_DISABLED
 from mlcb.testing.twins import core as twin
 
 
@@ -46,7 +47,7 @@ def test_common_random_numbers_across_policies_and_budgets():
     """Every setting of one seed faces the same instance and the same xi_t."""
     trap = presets.get("trap")
     configs = [trap.config(1), trap.config(3, policy="mlcb-topm"), trap.config(2, calibration="authors")]
-    builds = [engine.build_replication(Problem.from_config(c), 5, 3, 10, np.array([10])) for c in configs]
+    builds = [engine.build_replication(engine.build(c), 5, 3, 10, np.array([10])) for c in configs]
     env_params = [b.env_params for b in builds]
     for other in env_params[1:]:
         np.testing.assert_array_equal(env_params[0].loss_means, other.loss_means)
@@ -54,11 +55,52 @@ def test_common_random_numbers_across_policies_and_budgets():
     np.testing.assert_array_equal(builds[0].pool_params.experts["key"], builds[1].pool_params.experts["key"])
 
 
+@pytest.mark.parametrize("name", ["trap", "glm", "late-risers", "bananas", "ctg"])
+def test_one_compiled_round_loop_for_every_horizon(name, monkeypatch):
+    """The round loop's arguments have the same Numba types whether the functions of a count fit
+    their tables, continue past them (a long horizon: read-only continuations) or are computed
+    (no tables): a long run after a short one loads the compiled loop, it does not compile it
+    again."""
+    import numba
+
+    config = presets.get(name).config(presets.get(name).budgets[0], horizon=600, replications=1)
+    problem = engine.build(config)
+    if engine.choose_engine(problem, "auto") != "compiled":
+        pytest.skip(f"{name} runs on the Python engine")
+    grid = checkpoint_grid(config.horizon, 10)
+
+    def types(**budgets):
+        with monkeypatch.context() as patch:
+            for attribute, value in budgets.items():
+                patch.setattr(tables, attribute, value)
+            arguments = engine.build_replication(problem, 0, 0, config.horizon, grid)
+        return [numba.typeof(argument) for argument in arguments]
+
+    short = types()
+    assert types(TABLE_BUDGET_BYTES=8 * 3 * 100) == short  # past the tables: their continuation
+    assert types(TABLE_BUDGET_BYTES=8 * 3 * 100, TAIL_BUDGET_BYTES=0) == short  # computed past them
+    assert types(TABLE_BUDGET_BYTES=0) == short  # no tables at all
+
+
+@pytest.mark.skipif(JIT_DISABLED, reason="nothing is compiled with the JIT disabled")
+def test_a_run_past_the_tables_after_a_short_one_compiles_nothing(monkeypatch):
+    """What a run at T = 10^7 does past the 64 MB tables (their compressed continuation, built
+    and read), at a small scale: after a short run, nothing is compiled."""
+    from mlcb.kernels.jit import CompileWatch
+
+    short = mlcb.simulate(preset="trap", budget=2, horizon=500, replications=1, seed=3)
+    monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * 100)  # tables of 100 counts
+    with CompileWatch() as watch:
+        long = mlcb.simulate(preset="trap", budget=2, horizon=3_000, replications=1, seed=3)
+    assert watch.count == 0
+    assert long.final()["round"].iloc[0] == 3_000 and short.final()["round"].iloc[0] == 500
+
+
 def test_tables_and_computed_path_agree(monkeypatch):
     """Tabulated functions of a count and the computed reference path give identical runs."""
     for config in (presets.get("trap").config(2, horizon=4_000), presets.get("glm").config(2, horizon=300)):
-        problem = Problem.from_config(config)
-        grid = engine.checkpoint_grid(config.horizon, 30)
+        problem = engine.build(config)
+        grid = checkpoint_grid(config.horizon, 30)
         tabulated = engine.run_replication(problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon)
         with monkeypatch.context() as patch:
             patch.setattr(tables, "TABLE_BUDGET_BYTES", 0)
@@ -118,7 +160,7 @@ def test_heap_and_scan_select_identically(budget, n_experts):
     grid = np.arange(1, 2_001)
     runs = [
         engine.run_replication(
-            Problem.from_config(config.replace(policy_params={"selection": s})),
+            engine.build(config.replace(policy_params={"selection": s})),
             0,
             0,
             2_000,
@@ -140,8 +182,8 @@ def test_incremental_selection_keeps_the_smallest_lower_bounds(budget, n_experts
     a heap of the others while it comes first) is the scan's, in the scan's order, whichever
     experts change between rounds: those of S_t (the engine's case), others too (a session that
     observes every expert), ties included; an expert never observed is never selected."""
-    from mlcb.engine.compiled_loop import new_stats
     from mlcb.kernels import observe, select
+    from mlcb.kernels.stats import new_stats
     from mlcb.policies.m_lcb import MLCB, ORDERED_LIMIT
     from mlcb.policies.selection import smallest
 
@@ -197,11 +239,11 @@ def test_blocked_selection_matches_the_scan(size, count):
 
 
 def test_checkpoint_grid():
-    grid = engine.checkpoint_grid(250_000, 100)
+    grid = checkpoint_grid(250_000, 100)
     assert grid[0] == 1 and grid[-1] == 250_000
     assert np.all(np.diff(grid) > 0)
     assert 60 <= len(grid) <= 101
-    assert engine.checkpoint_grid(1, 5).tolist() == [1]
+    assert checkpoint_grid(1, 5).tolist() == [1]
 
 
 def test_counter_based_stream_matches_python_and_is_uniform():
@@ -317,10 +359,10 @@ def test_certificate_exceedance_is_caught_between_checkpoints():
     config = presets.get("trap").config(
         2, horizon=3_000, replications=24, seed=1, checkpoints=2, policy_params={"bonus_scale": 0.02}
     )
-    problem = Problem.from_config(config)
-    every_round = engine.checkpoint_grid(3_000, 100_000)
+    problem = engine.build(config)
+    every_round = checkpoint_grid(3_000, 100_000)
     assert len(every_round) == 3_000
-    sparse = engine.checkpoint_grid(3_000, 2)
+    sparse = checkpoint_grid(3_000, 2)
     caught_between = 0
     for r in range(config.replications):
         dense = engine.run_replication(problem, 1, r, 3_000, every_round)
@@ -337,7 +379,7 @@ def test_certificate_exceedance_is_caught_between_checkpoints():
 
 def test_tables_cut_at_the_budget_are_shared_across_horizons(monkeypatch):
     monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * 500)
-    problem = Problem.from_config(presets.get("trap").config(2, horizon=10_000))
+    problem = engine.build(presets.get("trap").config(2, horizon=10_000))
     one = engine.build_replication(problem, 0, 0, 10_000, np.array([10_000]))
     other = engine.build_replication(problem, 0, 0, 20_000, np.array([20_000]))
     assert one.pool_params.tables.shape == (3, 500) and one.policy_params.hoeffding.shape == (1_500,)

@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env
 import envs
 from envs.bandit import arm_loss
 from envs.glm import _begin_round, square_loss
-from mlcb import presets
+from mlcb import engine, presets
 from mlcb.contracts import Environment
 
 ENVS_DIR = Path(envs.__file__).resolve().parent
@@ -30,14 +30,16 @@ def test_registered_under_mlcb():
 
 def test_trap_instance_and_optimal_losses():
     env = envs.make("mlcb/Trap-v0")
-    params, _ = env.build(seed=0, replication=0)
+    params, _ = env.build(seed=0, replication=0, horizon=100)
     optimal = np.array([env.optimal_loss(params, k) for k in range(env.n_experts)])
     np.testing.assert_allclose(optimal, 1 - 0.1 * (3 - np.arange(10) / 10))
     assert int(np.argmin(optimal)) == 0
     np.testing.assert_allclose(
         np.sort(params.loss_means, axis=1), np.sort(1 - envs.trap_reward_means(), axis=1)
     )
-    orders = {tuple(np.argsort(env.build(seed=0, replication=r)[0].loss_means[3])) for r in range(20)}
+    orders = {
+        tuple(np.argsort(env.build(seed=0, replication=r, horizon=100)[0].loss_means[3])) for r in range(20)
+    }
     assert len(orders) == 2  # the arm order is shuffled per replication
 
 
@@ -45,7 +47,7 @@ def test_trap_steps_reproduce_the_engine_draws():
     env = envs.make("mlcb/Trap-v0")
     _, info = env.reset(seed=4, options={"replication": 2})
     assert info["optimal_loss"] == pytest.approx(0.7)
-    params, _ = env.build(4, 2)
+    params, _ = env.build(4, 2, 100)
     for t in range(1, 50):
         _, reward, terminated, truncated, info = env.step((t % 10, t % 2))
         expected = [[arm_loss(params, t, k, a) for a in range(2)] for k in range(10)]
@@ -58,7 +60,7 @@ def test_trap_steps_reproduce_the_engine_draws():
 
 def test_trap_losses_have_the_right_means():
     env = envs.make("mlcb/Trap-v0")
-    params, _ = env.build(1, 0)
+    params, _ = env.build(1, 0, 100)
     draws = np.array([[arm_loss(params, t, k, 0) for k in range(10)] for t in range(1, 20_001)])
     # Each mean of 20,000 Bernoulli draws is within 5 standard errors (<= 0.0175) of its truth.
     np.testing.assert_allclose(draws.mean(axis=0), params.loss_means[:, 0], atol=0.0175)
@@ -85,8 +87,8 @@ def test_glm_stream_reproduces_the_engine_and_its_expected_loss():
 
 def test_glm_optimal_losses_put_the_target_link_first():
     config = presets.get("glm").config(1)
-    env = config.make_env()
-    params, _ = env.build(0, 0)
+    env = engine.build(config).env
+    params, _ = env.build(0, 0, 100)
     optimal = np.array([env.optimal_loss_of(params, e.link, e.radius) for e in config.experts])
     assert int(np.argmin(optimal)) == 9
     assert optimal[9] == pytest.approx((0.02 / env.scale) ** 2)
@@ -136,7 +138,7 @@ def test_importing_envs_does_not_import_agents():
         "for name in ('mlcb/Trap-v0', 'mlcb/BanditExperts-v0', 'mlcb/GLM-v0'):\n"
         "    kwargs = {'reward_means': [[0.5, 0.5]]} if 'Bandit' in name else {}\n"
         "    env = gym.make(name, **kwargs).unwrapped\n"
-        "    params, state = env.build(0, 0)\n"
+        "    params, state = env.build(0, 0, 100)\n"
         "    env.reset(seed=0)\n"
         "print(sorted(m for m in sys.modules if m == 'agents' or m.startswith('agents.')))\n"
     )
@@ -159,7 +161,7 @@ def test_environments_meet_the_contract(name, params):
 
 def test_bandit_round_data_is_the_engine_draw():
     env = envs.make("mlcb/BanditExperts-v0", reward_means=PADDED, shuffle=True)
-    params, state = env.build(3, 1)
+    params, state = env.build(3, 1, 100)
     for t in (0, 1, 7, 1000):
         for k in range(env.n_experts):
             data = env.round_data(params, state, t, k)
@@ -177,7 +179,7 @@ def test_bandit_round_data_is_the_engine_draw():
 
 def test_glm_round_data_is_the_engine_draw():
     env = envs.make("mlcb/GLM-v0")
-    params, state = env.build(2, 0)
+    params, state = env.build(2, 0, 100)
     w = np.full(env.dim, 0.2)
     for t in (1, 2, 50):
         _begin_round(params, state, t)
@@ -214,20 +216,27 @@ def test_padded_arms_are_arms_that_always_lose():
         assert reward == -1.0 and info["expected_loss"] == 1.0
         assert np.all(np.isfinite(info["losses"])) and np.all(info["losses"][2, 1:] == 1.0)
         assert info["losses"][0, 2] == 1.0
-    with pytest.raises(ValueError, match="action must be"):
+    with pytest.raises(ValueError, match=r"action\[0\] \(the expert\) must be an integer in \[0, 3\), got 3"):
         env.step((3, 0))
 
 
 def test_register_names_an_environment_for_make_names_and_gymnasium():
     """``envs.register`` is the same call as ``agents.register`` and ``mlcb.policies.register``; the id
-    is registered with Gymnasium too, and re-registering replaces it."""
+    is registered with Gymnasium too; registering a taken id again is refused unless
+    ``override=True``, which replaces it (with a one-line warning)."""
+    from mlcb.errors import NameTaken
+
     name = "test/TrapOfThree-v0"
     try:
         envs.register(name, "envs.bandit:TrapEnv", summary="a trap of three experts", n_experts=3)
         assert name in envs.names() and envs.registry.entry(name).summary == "a trap of three experts"
         assert envs.make(name).n_experts == 3 and envs.make(name, n_experts=4).n_experts == 4
         assert gym.make(name).unwrapped.n_experts == 3
-        envs.register(name, "envs.bandit:TrapEnv", n_experts=5)
+        with pytest.raises(ValueError, match="environment name 'test/TrapOfThree-v0' is taken"):
+            envs.register(name, "envs.bandit:TrapEnv", n_experts=5)
+        assert envs.make(name).n_experts == 3 and gym.make(name).unwrapped.n_experts == 3
+        with pytest.warns(NameTaken, match="environment 'test/TrapOfThree-v0' is now 'envs.bandit:TrapEnv'"):
+            envs.register(name, "envs.bandit:TrapEnv", n_experts=5, override=True)
         assert envs.make(name).n_experts == 5 and gym.make(name).unwrapped.n_experts == 5
     finally:
         envs.registry._entries.pop(name, None)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import agents
+import envs
 import mlcb
 from mlcb import engine, presets
 from mlcb.cli import main
@@ -75,16 +76,70 @@ def test_bad_preset_and_calibration(no_work):
         mlcb.simulate(preset="trap", calibration="magic")
 
 
+def test_a_near_miss_is_named(no_work, capsys):
+    """A mistyped preset, policy, expert, environment or calibration: the name meant is suggested."""
+    for make, message in [
+        (lambda: mlcb.simulate(preset="tarp"), "unknown preset 'tarp' (did you mean 'trap'?); presets: "),
+        (lambda: mlcb.simulate(preset="trap", policy="mlbc"), "unknown policy 'mlbc' (did you mean 'mlcb'?)"),
+        (lambda: agents.make("UCB1"), "unknown expert 'UCB1' (did you mean 'ucb1'?)"),
+        (lambda: mlcb.simulate(preset="trap", calibration="theroy"), "got 'theroy' (did you mean 'theory'?)"),
+        (
+            lambda: envs.make("mlcb/trap-v0"),
+            "unknown environment 'mlcb/trap-v0' (did you mean 'mlcb/Trap-v0'?)",
+        ),
+    ]:
+        with pytest.raises(ValueError) as caught:
+            make()
+        assert message in str(caught.value)
+    assert main(["run", "tarp"]) == 2
+    assert "(did you mean 'trap'?)" in capsys.readouterr().err
+
+
+def test_a_whole_number_is_taken_however_written(tmp_path, capsys):
+    """``1e4`` is the integer 10,000 wherever a whole number is asked for: in Python, in a TOML
+    setting and on the command line; a number that is not whole is refused by name."""
+    result = mlcb.simulate(
+        preset="trap", budget=2.0, horizon=1e4, replications=2.0, seed=1e0, checkpoints=2e1
+    )
+    config = result.metadata["settings"][result.settings[0]]["config"]
+    assert (config["horizon"], config["replications"], config["budget"]) == (10_000, 2, 2)
+    assert isinstance(config["horizon"], int) and int(result.final()["round"].iloc[0]) == 10_000
+    same = mlcb.simulate(preset="trap", budget=2, horizon=10_000, replications=2, seed=1, checkpoints=20)
+    np.testing.assert_array_equal(result.curves["regret"], same.curves["regret"])
+    setting = tmp_path / "s.toml"
+    setting.write_text(
+        'horizon = 1e3\nreplications = 2.0\nbudget = 2\n[[experts]]\nfamily = "ucb1"\ncount = 1e1\n'
+    )
+    assert mlcb.config.toml.load_toml(setting)[1][0].horizon == 1_000
+    assert (
+        main(["run", "trap", "-M", "2", "-T", "1e3", "-R", "2", "--out", str(tmp_path), "--no-plot", "-q"])
+        == 0
+    )
+    assert mlcb.load(tmp_path / "trap").final()["round"].max() == 1_000
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "trap", "-T", "2.5e3", "-R", "1.5"])
+    assert exited.value.code == 2
+    assert "argument --replications/-R: must be a whole number such as 1000, 1_000 or 1e6, got '1.5'" in (
+        capsys.readouterr().err
+    )
+    for fields in ({"horizon": 2.5}, {"horizon": 1e300}, {"replications": float("nan")}, {"horizon": "1e4"}):
+        with pytest.raises(ValueError, match="must be an integer"):
+            mlcb.simulate(preset="trap", **fields)
+    with pytest.raises(ValueError, match=r"n_arms must be an integer >= 2, got 2.5"):
+        mlcb.simulate(preset="trap", env_params={"n_arms": 2.5})
+
+
 def test_bad_pools(no_work):
     trap = presets.get("trap")
     with pytest.raises(ValueError, match=r"experts: this environment has 10 bandit experts, got 3"):
-        trap.config(1, experts=(agents.make("ucb1"),) * 3)
+        mlcb.engine.build(trap.config(1, experts=(agents.make("ucb1"),) * 3))
     glm_expert = agents.make("ogd")
     # A pool may mix families (mlcb.learners.MixedFamily), but not where each expert owns its arms.
     with pytest.raises(
         ValueError, match=r"experts: a pool that mixes families \(mixed \(bandit \+ glm\)\)"
     ) as caught:
-        trap.config(1, experts=(agents.make("ucb1"),) * 9 + (glm_expert,))
+        mlcb.engine.build(trap.config(1, experts=(agents.make("ucb1"),) * 9 + (glm_expert,)))
     assert (
         "needs an environment whose experts all face one stream; TrapEnv gives each of its 10 experts"
         in str(caught.value)
@@ -92,14 +147,14 @@ def test_bad_pools(no_work):
     with pytest.raises(
         ValueError, match=r"experts: GLM experts need a GLM stream \(e.g. mlcb/GLM-v0\), got TrapEnv"
     ):
-        trap.config(1, experts=(glm_expert,) * 10)
+        mlcb.engine.build(trap.config(1, experts=(glm_expert,) * 10))
     with pytest.raises(ValueError, match=r"experts: bandit experts need a bandit experts environment"):
-        presets.get("glm").config(1, experts=(agents.make("ucb1"),) * 10)
+        mlcb.engine.build(presets.get("glm").config(1, experts=(agents.make("ucb1"),) * 10))
     with pytest.raises(
         ValueError,
         match=r"smoothing must be one of \('average', 'uniform', 'last'\) for glm experts, got 'counts'",
     ):
-        presets.get("glm").config(1, smoothing="counts")
+        mlcb.engine.build(presets.get("glm").config(1, smoothing="counts"))
     with pytest.raises(ValueError, match=r"threads must be None or an integer >= 1, got 0"):
         mlcb.simulate(preset="trap", threads=0)
 

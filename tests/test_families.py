@@ -14,7 +14,7 @@ from agents.family import BanditEnvironmentFamily, CompiledFamily, Family, rate_
 from agents.glm import GLMS, GLMFamily, OnlineGradientDescent
 from agents.rates import expert_rate
 from envs.links import LINK_NAMES
-from mlcb import presets
+from mlcb import engine, presets
 from mlcb.contracts import BuildContext, ExpertFamily, family_of
 
 #: The links whose loss is convex on the GLM stream with a small feature radius, not on the default.
@@ -101,7 +101,7 @@ def test_bandit_rates_are_the_expert_rates():
 def test_glm_rates_match_the_compiled_pool():
     """The family's rates are those the compiled train kernel reports."""
     config = presets.get("glm").config(2, horizon=200)
-    env, experts = config.make_env(), list(config.experts)
+    env, experts = engine.build(config).env, list(config.experts)
     n = np.arange(1, 201)
     rates = GLMS.rates(experts, env, n, config.delta / (2 * len(experts)))
     for k, expert in enumerate(experts):
@@ -110,14 +110,39 @@ def test_glm_rates_match_the_compiled_pool():
         np.testing.assert_allclose(rates[k], np.minimum(n, coef * np.sqrt(n) + sampling), rtol=1e-13)
 
 
+def test_glm_authors_rate_is_one_common_rate_in_the_streams_loss_units():
+    """rate="authors": the authors' 3 D G sqrt(n) (D = G = 0.1) on their loss (y_hat - y)^2 / 2,
+    that is 0.06 / B^2 sqrt(n) on the stream's (y_hat - y)^2 / B^2, the same for every link, in the
+    family's rates and in the compiled kernel's, beyond its tables too; a heuristic."""
+    from agents.glm import RATE_KINDS, glm_rate
+
+    env = envs.make("mlcb/GLM-v0")
+    pool = [OnlineGradientDescent(link=link, rate="authors") for link in LINK_NAMES]
+    n = np.array([1, 10, 250, 10_000])
+    coefficient = 0.03 * 2.0 / env.scale**2
+    assert coefficient == pytest.approx(0.00225, rel=0.01)  # B = 5.16 on the default stream
+    rates = GLMS.rates(pool, env, n, 0.005)
+    np.testing.assert_allclose(rates, np.tile(np.minimum(n, coefficient * np.sqrt(n)), (10, 1)), rtol=1e-13)
+    kind = RATE_KINDS.index("authors")
+    assert glm_rate(kind, coefficient, 2.0, 10**8, 0.005) == pytest.approx(2.0 * coefficient * 1e4, rel=1e-13)
+    assert GLMS.heuristic(pool, env) == [True] * 10
+    doubled = OnlineGradientDescent(rate="authors", rate_coef=0.06)
+    assert GLMS.rates([doubled], env, n, 0.005)[0] == pytest.approx(2 * rates[0])
+    assert [e.rate for e in presets.get("glm").config(1, "authors").experts] == ["authors"] * 10
+    with pytest.raises(ValueError, match=r"rate must be one of \('theory', 'authors'\), got 'nope'"):
+        OnlineGradientDescent(rate="nope")
+    with pytest.raises(ValueError, match="rate_coef"):
+        OnlineGradientDescent(rate="authors", rate_coef=0.0)
+
+
 def test_optimal_losses():
     trap = envs.make("mlcb/Trap-v0")
-    params, _ = trap.build(0, 0)
+    params, _ = trap.build(0, 0, 100)
     np.testing.assert_allclose(
         BANDITS.optimal_losses([UCB1()] * 10, trap, params), 1 - 0.1 * (3 - np.arange(10) / 10)
     )
     glm = envs.make("mlcb/GLM-v0")
-    params, _ = glm.build(0, 0)
+    params, _ = glm.build(0, 0, 100)
     losses = GLMS.optimal_losses([OnlineGradientDescent(link=link) for link in LINK_NAMES], glm, params)
     assert int(np.argmin(losses)) == LINK_NAMES.index("logcosh")
     assert np.all(losses >= glm.optimal_loss(params, 0) * (1 - 1e-9))
@@ -246,7 +271,7 @@ def test_rate_values_is_the_kernel_at_every_count():
 
 def test_build_context_checks_its_keys_and_gives_fresh_arrays():
     env = envs.make("mlcb/Trap-v0", n_experts=2)
-    params, _ = env.build(0, 0)
+    params, _ = env.build(0, 0, 100)
     context = BuildContext(
         [UCB1(), UCB1(c=3.0)], env, params, 0.1, np.arange(2, dtype=np.uint64), "counts", 10
     )
@@ -271,7 +296,7 @@ def test_kernel_params_fill_fields_by_name_and_name_what_is_missing():
         smoothing: int
 
     env = envs.make("mlcb/Trap-v0", n_experts=2, n_arms=3)
-    params, _ = env.build(0, 0)
+    params, _ = env.build(0, 0, 100)
     context = BuildContext(
         [KLUCB(c=1.0), KLUCB(rate_scale=2.0)], env, params, 0.1, np.zeros(2, np.uint64), "last", 5
     )
@@ -283,3 +308,33 @@ def test_kernel_params_fill_fields_by_name_and_name_what_is_missing():
         KLUCB_FAMILY.kernel_params(Odd, context)
     with pytest.raises(ValueError, match=r"KLUCBParams has no field 'widths'"):
         KLUCB_FAMILY.kernel_params(KLUCBParams, context, widths=1.0)
+
+
+#: Parameters that make every registered environment (those that need some).
+_ENVIRONMENT_PARAMS = {
+    "mlcb/BanditExperts-v0": {"reward_means": [[0.4, 0.6]] * 3},
+    "mlcb/RealData-v0": {"dataset": "breast-cancer"},
+}
+
+
+def test_every_expert_runs_on_the_environments_it_declares_and_no_other():
+    """``mlcb list`` says where each registered expert runs (``environments=`` of its
+    registration): its family's check accepts a pool of it there and refuses it elsewhere."""
+    made = {}
+    for name in envs.names():
+        try:
+            made[name] = envs.make(name, **_ENVIRONMENT_PARAMS.get(name, {}))
+        except ImportError:  # an optional package (torch) that an environment needs
+            continue
+    for name in agents.names():
+        declared = agents.registry.entry(name).environments
+        assert declared and set(declared) <= set(envs.names()), name
+        expert = agents.make(name)
+        for env_name, env in made.items():
+            pool = [expert] * (env.n_experts or 3)
+            try:
+                family_of(pool).check(pool, env)
+                accepted = True
+            except ValueError:
+                accepted = False
+            assert accepted == (env_name in declared), (name, env_name)

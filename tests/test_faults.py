@@ -57,7 +57,10 @@ def test_input_errors_are_input_errors_and_still_value_errors(call, kind):
 #: for it is an InputError (or a fault of an expert, or a file warning), never a bare ValueError.
 CHECKED_MODULES = [
     "mlcb/cli/__init__.py",
-    "mlcb/config.py",
+    "mlcb/config/__init__.py",
+    "mlcb/config/toml.py",
+    "mlcb/engine/problem.py",
+    "mlcb/engine/sizes.py",
     "mlcb/registry.py",
     "mlcb/simulation.py",
     "mlcb/compare.py",
@@ -341,7 +344,7 @@ def test_a_setting_too_large_for_any_machine_is_refused_at_once_with_the_estimat
 
     started = time.perf_counter()
     with pytest.raises(InputError) as caught:
-        mlcb.presets.get("trap").config(1, **fields)
+        mlcb.engine.build(mlcb.presets.get("trap").config(1, **fields))
     assert time.perf_counter() - started < 5
     text = str(caught.value)
     assert text.startswith("mlcb M=1: this setting needs about ") and " TB of memory (" in text
@@ -351,16 +354,16 @@ def test_a_setting_too_large_for_any_machine_is_refused_at_once_with_the_estimat
 def test_environment_parameters_too_large_are_refused_before_the_environment_is_built(monkeypatch, capsys):
     """``n_arms = 10**8``: the trap's reward means alone are 8 GB, built before anything checked."""
     import envs.bandit
-    from mlcb import config as config_module
+    from mlcb.engine import sizes
 
-    monkeypatch.setattr(config_module, "machine_memory", lambda: 10**9)
+    monkeypatch.setattr(sizes, "machine_memory", lambda: 10**9)
 
     def never(*args, **kwargs):
         raise AssertionError("the environment was built before its size was checked")
 
     monkeypatch.setattr(envs.bandit, "trap_reward_means", never)
     with pytest.raises(InputError) as caught:
-        SimulationConfig(experts=(agents.make("ucb1"),) * 10, env_params={"n_arms": 10**8})
+        mlcb.engine.build(SimulationConfig(experts=(agents.make("ucb1"),) * 10, env_params={"n_arms": 10**8}))
     assert str(caught.value) == (
         "env_params of mlcb/Trap-v0: this setting needs about 64.0 GB of memory (n_experts = 10 x n_arms = "
         "100,000,000 numbers of 8 bytes, held about 8 times while built and run), more than this machine's "
@@ -387,9 +390,9 @@ def test_a_grid_of_a_million_settings_is_refused_before_any_is_built(tmp_path, c
 
 
 def test_a_grid_whose_results_do_not_fit_is_refused_with_the_estimate(monkeypatch):
-    from mlcb import config as config_module
+    from mlcb.engine import sizes
 
-    monkeypatch.setattr(config_module, "machine_memory", lambda: 3 * 10**6)
+    monkeypatch.setattr(sizes, "machine_memory", lambda: 3 * 10**6)
     grid = {"preset": "trap", "horizon": 1000, "replications": 20, "grid": {"seed": [0, 1, 2, 3, 4, 5, 6, 7]}}
     with pytest.raises(
         InputError,
@@ -414,7 +417,7 @@ def test_toml_tables_that_add_up_to_too_many_experts_are_refused(tmp_path):
         '[[experts]]\nfamily = "ucb1"\ncount = 1_000_000\n[[experts]]\nfamily = "ucb1"\ncount = 1\n'
     )
     with pytest.raises(InputError) as caught:
-        mlcb.config.load_toml(path)
+        mlcb.config.toml.load_toml(path)
     assert str(caught.value) == "experts: the [[experts]] tables add up to more than 1_000_000 experts"
 
 
@@ -432,7 +435,7 @@ def test_toml_tables_that_add_up_to_too_many_experts_are_refused(tmp_path):
             b"horizon = 1\nhorizon = 2\n",
             "twice.toml: not valid TOML: Cannot overwrite a value (at line 2",
         ),
-        ("folder.toml", None, "no such TOML file"),
+        ("folder.toml", None, "is a folder, not a TOML file (name the file inside it)"),
     ],
 )
 def test_a_setting_or_grid_file_that_cannot_be_read_is_named_with_why(
@@ -443,7 +446,7 @@ def test_a_setting_or_grid_file_that_cannot_be_read_is_named_with_why(
     path = tmp_path / name
     if content is None:
         path.mkdir()
-        message += f" {str(path)!r} (a folder: name the TOML file inside it)"
+        message = f"{path} {message}"
     else:
         path.write_bytes(content)
     assert cli.main([command, str(path), "--out", str(tmp_path / "out")]) == 2
@@ -453,15 +456,16 @@ def test_a_setting_or_grid_file_that_cannot_be_read_is_named_with_why(
 
 
 def test_a_truncated_compiled_code_cache_is_compiled_again(tmp_path):
-    """A cache file truncated by a full disk or a killed process: Numba stopped at the first call
-    with an UnpicklingError; the function is now compiled again, with one line naming the file."""
+    """A cache file of a kernel (one compiled by mlcb.kernels.jit) truncated by a full disk or a
+    killed process: Numba stopped at the first call with an UnpicklingError; the function is now
+    compiled again, with one line naming the file."""
     (tmp_path / "kernel_module.py").write_text(
-        "import numba\n\n@numba.njit(cache=True)\ndef inc(x):\n    return x + 1\n"
+        "from mlcb.kernels.jit import njit\n\n@njit\ndef inc(x):\n    return x + 1\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
     env.pop("NUMBA_DISABLE_JIT", None)
-    script = ["-c", "import mlcb.kernels.jit, kernel_module; print(kernel_module.inc(41))"]
+    script = ["-c", "import kernel_module; print(kernel_module.inc(41))"]
 
     def run() -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, *script], capture_output=True, text=True, env=env, timeout=300)

@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from mlcb import engine, presets, theory
-from mlcb.engine import Problem, compiled_loop
 from mlcb.kernels import observe, select
+from mlcb.kernels.stats import new_stats
 from mlcb.policies import make
 
 
@@ -20,7 +20,7 @@ def test_certificate_is_the_sum_of_confidence_widths_over_training_rounds():
     horizon = 2_000
     for budget in (1, 3):
         config = presets.get("trap").config(budget, horizon=horizon, seed=4)
-        problem = Problem.from_config(config)
+        problem = engine.build(config)
         run = engine.run_replication(problem, 4, 0, horizon, np.array([horizon]), trace_rounds=horizon)
         n_experts, delta = config.n_experts, config.delta
         counts = np.arange(1, horizon + 2)
@@ -38,7 +38,7 @@ def test_certificate_is_the_sum_of_confidence_widths_over_training_rounds():
 
 
 def _stats(n, loss_sum, rate):
-    stats = compiled_loop.new_stats(len(n))
+    stats = new_stats(len(n))
     stats["n"], stats["loss_sum"], stats["rate"] = n, loss_sum, rate
     return stats
 

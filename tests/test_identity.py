@@ -85,7 +85,8 @@ def test_a_policy_registered_again_under_a_builtin_name_gets_another_key(tmp_pat
     mlcb.simulate(real, parts=tmp_path)
     real_key = real.key()
     monkeypatch.setattr(policies.registry, "_entries", dict(policies.registry._entries))
-    policies.register("mlcb", "mlcb.policies.references:RoundRobin", summary="not M-LCB")
+    with pytest.warns(UserWarning, match="policy 'mlcb' is now 'mlcb.policies.references:RoundRobin'"):
+        policies.register("mlcb", "mlcb.policies.references:RoundRobin", summary="not M-LCB", override=True)
     impostor = _config([FixedArm(0), FixedArm(1)], budget=1)
     assert impostor.key() != real_key
     assert impostor.identity().value["policy"]["object"] == "mlcb.policies.references:RoundRobin"
@@ -95,9 +96,9 @@ def test_a_policy_registered_again_under_a_builtin_name_gets_another_key(tmp_pat
 
 
 def test_the_package_version_is_part_of_the_key(monkeypatch):
-    config = _config([FixedArm(0)] * 2)
-    key = config.key()
+    key = _config([FixedArm(0)] * 2).key()
     monkeypatch.setattr(_version, "__version__", "0.0.1")
+    config = _config([FixedArm(0)] * 2)  # a description computes its identity once
     assert config.key() != key
     assert config.identity().value["mlcb"] == "0.0.1"
 

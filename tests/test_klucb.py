@@ -84,7 +84,7 @@ def _reward_bound(reward_mean: float, pulls: int, level: float) -> float:
 def test_train_kernel_plays_the_reference_arm(c):
     reward_means = [[0.9, 0.8, 0.5, 0.85], [0.3, 0.35, 0.2, 0.1], [0.6, 0.6, 0.55, np.nan]]
     env = envs.make("mlcb/BanditExperts-v0", reward_means=reward_means)
-    env_params, env_state = env.build(11, 0)
+    env_params, env_state = env.build(11, 0, 100)
     experts = [KLUCB(c=c)] * 3
     keys = np.arange(3, dtype=np.uint64)
     params, state = KLUCB_FAMILY.build_pool(BuildContext(experts, env, env_params, 0.1, keys, "counts", 400))
@@ -107,7 +107,7 @@ def test_train_kernel_plays_the_reference_arm(c):
 
 def test_deploy_kernel_last_and_counts():
     env = envs.make("mlcb/BanditExperts-v0", reward_means=[[0.9, 0.5, 0.4]])
-    env_params, env_state = env.build(3, 0)
+    env_params, env_state = env.build(3, 0, 100)
     keys = np.zeros(1, dtype=np.uint64)
     last, last_state = KLUCB_FAMILY.build_pool(
         BuildContext([KLUCB()], env, env_params, 0.1, keys, "last", 100)

@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 
+import mlcb
 import mlcb.testing.twins.limited_corral as twins
 from mlcb import presets
-from mlcb.engine import compiled_loop
+from mlcb.kernels.stats import new_stats
 from mlcb.policies import corral, limited_advice, make
 from mlcb.testing.twins import core as twin
 
@@ -82,7 +83,7 @@ def test_inclusion_probabilities_match_frequencies(budget):
     policy = limited_advice.LimitedAdvice()
     params, state = policy.build(n_experts, budget, 0.1, 1_000, np.zeros(n_experts))
     state.experts["lhat"] = np.linspace(0.0, 12.0, n_experts)[::-1]
-    stats = compiled_loop.new_stats(n_experts)
+    stats = new_stats(n_experts)
     selected = np.zeros(budget, dtype=np.int64)
     widths = np.zeros(budget)
     included = np.zeros(n_experts)
@@ -112,7 +113,7 @@ def test_inclusion_probabilities_match_frequencies(budget):
 
 def test_limited_advice_single_expert():
     params, state = limited_advice.LimitedAdvice().build(1, 1, 0.1, 10, np.zeros(1))
-    stats = compiled_loop.new_stats(1)
+    stats = new_stats(1)
     selected, widths = np.zeros(1, dtype=np.int64), np.zeros(1)
     assert limited_advice._select(params, state, stats, 1, np.uint64(3), selected, widths) == (1, 0)
     limited_advice._observe(params, state, stats, 0, 0.25, 1)
@@ -236,7 +237,9 @@ def test_bad_parameters_raise(name, params, message):
 
 def test_bad_config_raises():
     with pytest.raises(ValueError, match="loss_feed"):
-        presets.get("trap").config(1, policy="smooth-corral", policy_params={"loss_feed": "x"})
+        mlcb.engine.build(
+            presets.get("trap").config(1, policy="smooth-corral", policy_params={"loss_feed": "x"})
+        )
 
 
 def test_policy_attributes():

@@ -56,7 +56,7 @@ def test_means_and_optimal_losses_pinned():
     env = envs.make(ENV, n_experts=3, budget=1, horizon=300, alpha=0.5, gamma=0.1, game=1, shuffle=False)
     eps = 0.1 * math.sqrt(3 / 300)  # 0.01
     assert env.epsilon == pytest.approx(0.01) and env.gap == pytest.approx(0.01)
-    params, _ = env.build(seed=5, replication=3)
+    params, _ = env.build(seed=5, replication=3, horizon=100)
     expected = [[0.505, 0.515], [0.495, 0.485], [0.505, 0.515]]
     np.testing.assert_allclose(params.loss_means, expected)
     optimal = [env.optimal_loss(params, k) for k in range(3)]
@@ -73,7 +73,7 @@ def test_arms_are_shuffled_per_replication():
     unshuffled = env.loss_means(2)
     orders = set()
     for r in range(30):
-        params, _ = env.build(seed=0, replication=r)
+        params, _ = env.build(seed=0, replication=r, horizon=100)
         np.testing.assert_allclose(np.sort(params.loss_means, axis=1), np.sort(unshuffled, axis=1))
         orders.add(tuple(np.argsort(params.loss_means[2])))
         assert env.optimal_loss(params, 2) == pytest.approx(unshuffled[2].min())
@@ -90,7 +90,7 @@ def test_the_random_game_is_uniform_reproducible_and_shared_by_budgets():
     # 100 expected per game; a binomial(500, 0.2) has sd 8.9: a 5-sd band.
     assert np.all(np.abs(counts - 100) < 45), counts
     for r in range(5):
-        params, _ = one.build(7, r)
+        params, _ = one.build(7, r, 100)
         optimal = [one.optimal_loss(params, k) for k in range(5)]
         assert int(np.argmin(optimal)) == games[r]
     null = envs.make(ENV, n_experts=5, game="null")

@@ -12,10 +12,10 @@ import pytest
 import agents
 import mlcb
 from mlcb import engine
+from mlcb.config import checkpoint_grid
 from mlcb.engine import python_loop
-from mlcb.engine.problem import Problem
 from mlcb.kernels.seeding import stream_keys
-from mlcb.learners import HINDSIGHT, _seed
+from mlcb.learners import HINDSIGHT, seed_of
 from mlcb.storage.results import DEFAULT_REFERENCE
 from tests.test_python_engine import GreedyArms
 
@@ -96,7 +96,7 @@ def test_a_mixed_pool_needs_every_expert_on_one_stream():
     with pytest.raises(
         ValueError, match=r"mixes families \(mixed \(bandit \+ python\)\) needs an environment"
     ):
-        mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=pool, budget=2)
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=pool, budget=2))
 
 
 def test_an_error_in_a_mixed_pool_names_the_pools_index():
@@ -108,7 +108,7 @@ def test_an_error_in_a_mixed_pool_names_the_pools_index():
 
     pool = (_ogd("logcosh"), Ridge(), BadRate())
     with pytest.raises(ValueError, match=re.escape("experts[2]: rate of ")):
-        mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=pool, budget=1)
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=pool, budget=1))
 
 
 @pytest.mark.parametrize("position", [0, 1])
@@ -130,11 +130,11 @@ def test_a_model_of_another_library_is_pointed_to_its_adapter():
     with pytest.raises(
         ValueError, match=re.escape("(a river model: wrap it, mlcb.river.experts.RiverExpert(model))")
     ):
-        mlcb.SimulationConfig(env="mlcb/RealData-v0", experts=pool, budget=1)
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/RealData-v0", experts=pool, budget=1))
     with pytest.raises(
         ValueError, match=re.escape("(a sklearn model: wrap it, mlcb.river.experts.SklearnExpert(")
     ):
-        mlcb.SimulationConfig(env="mlcb/RealData-v0", experts=pool[::-1], budget=1)
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/RealData-v0", experts=pool[::-1], budget=1))
 
 
 def test_a_river_regressor_suffers_the_environments_loss():
@@ -145,8 +145,8 @@ def test_a_river_regressor_suffers_the_environments_loss():
 
     from mlcb.river.experts import RiverExpert
 
-    env = mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=(_ogd("affine"),)).make_env()
-    params, state = env.build(0, 0)
+    env = engine.build(mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=(_ogd("affine"),))).env
+    params, state = env.build(0, 0, 100)
     expert = RiverExpert(linear_model.LinearRegression(optimizer=optim.SGD(0.05)))
     assert expert.loss == "env" and expert.scale is None
     for t in range(1, 30):
@@ -167,8 +167,8 @@ def _by_hand(pool: list, seed: int, replication: int, rounds: int) -> list[float
     """Each expert's mean loss over rounds 1 .. T when trained on every round 0 .. T."""
     from mlcb.kernels import begin_round
 
-    env = mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=tuple(pool)).make_env()
-    params, state = env.build(seed, replication)
+    env = engine.build(mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=tuple(pool))).env
+    params, state = env.build(seed, replication, 100)
     copies = [copy.deepcopy(expert) for expert in pool]
     totals = [0.0] * len(pool)
     for t in range(rounds + 1):
@@ -199,7 +199,7 @@ def test_a_pool_of_ones_own_is_measured_against_the_best_expert_in_hindsight():
         env="mlcb/GLM-v0", experts=tuple(pool), budget=1, horizon=rounds, seed=seed
     )
     (one,) = python_loop.run_replications(
-        Problem.from_config(config), seed, [0], rounds, engine.checkpoint_grid(rounds, 5), trace_rounds=rounds
+        engine.build(config), seed, [0], rounds, checkpoint_grid(rounds, 5), trace_rounds=rounds
     )
     assert one.regret[-1] == pytest.approx(one.trace_loss.sum() - rounds * one.best_loss, abs=1e-9)
 
@@ -224,12 +224,12 @@ def test_the_hindsight_copy_is_the_runs_own_copy():
 
     pool = [Noisy(1.0), Noisy(5.0)]
     config = mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=tuple(pool), budget=1, horizon=50, seed=2)
-    problem = Problem.from_config(config)
-    built = engine.build_common(problem, 2, 1, 50, engine.checkpoint_grid(50, 3))
+    problem = engine.build(config)
+    built = engine.build_common(problem, 2, 1, 50, checkpoint_grid(50, 3))
     keys = stream_keys(2, 1, 2).experts
     by_hand = []
     for k, expert in enumerate(pool):
-        fresh = expert.spawn(_seed(keys[k]))
+        fresh = expert.spawn(seed_of(keys[k]))
         by_hand.append(_by_hand([fresh], 2, 1, 50)[0])
     np.testing.assert_allclose(built.accounting.optimal, by_hand, rtol=1e-12)
 
@@ -239,8 +239,8 @@ def test_where_the_environment_fixes_the_experts_the_reference_stays_their_l_sta
     result = mlcb.simulate(env="mlcb/Trap-v0", experts=pool, budget=2, horizon=200, replications=1, seed=0)
     assert "reference" not in result.metadata["settings"]["mlcb M=2"]
     assert (result.summary()["reference"] == DEFAULT_REFERENCE).all()
-    env = mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2).make_env()
-    params, _ = env.build(0, 0)
+    env = engine.build(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2)).env
+    params, _ = env.build(0, 0, 100)
     expected = min(env.optimal_loss(params, k) for k in range(10))
     assert result.replications["best_loss"].item() == expected
 

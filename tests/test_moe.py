@@ -14,7 +14,7 @@ import pytest
 import envs
 import mlcb
 from envs.clustered import _begin_round, bayes_loss, regression_expected_loss
-from mlcb.engine.python_loop import Batch
+from mlcb.engine.batch import Batch
 from mlcb.kernels.seeding import stream_keys
 
 torch = pytest.importorskip("torch")
@@ -42,7 +42,7 @@ def _f64(experts, **changes):
 
 def _pool(experts, task="regression", replications=2, smoothing="ema"):
     env = envs.make("mlcb/Clustered-v0", task=task, holdout=16)
-    built = [env.build(0, r) for r in range(replications)]
+    built = [env.build(0, r, 100) for r in range(replications)]
     batch = Batch(
         env=env,
         replications=list(range(replications)),
@@ -182,7 +182,7 @@ def test_batched_pool_equals_members_one_by_one_through_the_python_adapter(pool,
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_gymnasium_env_reproduces_the_engines_stream(task):
     env = envs.make("mlcb/Clustered-v0", task=task)
-    params, state = env.build(3, 2)
+    params, state = env.build(3, 2, 100)
     observation, _ = env.reset(seed=3, options={"replication": 2})
     for t in range(1, 30):
         _begin_round(params, state, t)
@@ -207,7 +207,7 @@ def test_regression_bayes_loss_and_expected_loss_match_monte_carlo():
 
 def test_classification_targets_and_bayes_loss():
     env = envs.make("mlcb/Clustered-v0", task="classification", label_noise=0.3, n_classes=3)
-    params, state = env.build(0, 0)
+    params, state = env.build(0, 0, 100)
     np.testing.assert_allclose(params.holdout_target.sum(axis=1), 1.0)
     labels = []
     for t in range(1, 4001):
@@ -250,13 +250,19 @@ def test_moe_expert_rejects_bad_parameters(params, message):
 
 def test_pool_rejects_other_streams_and_mixed_devices():
     with pytest.raises(ValueError, match="run on the clustered stream"):
-        mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=(MoEExpert(),) * 2, budget=1)
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=(MoEExpert(),) * 2, budget=1))
     with pytest.raises(ValueError, match="one dtype"):
-        mlcb.SimulationConfig(
-            env="mlcb/Clustered-v0", experts=(MoEExpert(), MoEExpert(dtype="float64")), budget=1
+        mlcb.engine.build(
+            mlcb.SimulationConfig(
+                env="mlcb/Clustered-v0", experts=(MoEExpert(), MoEExpert(dtype="float64")), budget=1
+            )
         )
     with pytest.raises(ValueError, match="no CUDA device|device"):
-        mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(MoEExpert(device="cuda:7"),) * 2, budget=1)
+        mlcb.engine.build(
+            mlcb.SimulationConfig(
+                env="mlcb/Clustered-v0", experts=(MoEExpert(device="cuda:7"),) * 2, budget=1
+            )
+        )
 
 
 # --- the preset ----------------------------------------------------------------------------------
@@ -376,15 +382,21 @@ def test_networks_beyond_memory_are_refused_before_anything_is_built(monkeypatch
     """MoEExpert(hidden=10**12) went on to torch's allocator ("can't allocate memory", reported as
     a bug in mlcb on the command line)."""
     import mlcb
-    from mlcb import config
+    from mlcb.engine import sizes
 
-    monkeypatch.setattr(config, "machine_memory", lambda: 10**9)
+    monkeypatch.setattr(sizes, "machine_memory", lambda: 10**9)
     pool = [MoEExpert(hidden=10**7), MoEExpert()]
     with pytest.raises(
         ValueError, match=re.escape("experts: this setting needs about 9.6 GB of memory (2 mixture")
     ):
-        mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=tuple(pool), budget=1, horizon=5)
-    mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(MoEExpert(), MoEExpert()), budget=1, horizon=5)
+        mlcb.engine.build(
+            mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=tuple(pool), budget=1, horizon=5)
+        )
+    mlcb.engine.build(
+        mlcb.SimulationConfig(
+            env="mlcb/Clustered-v0", experts=(MoEExpert(), MoEExpert()), budget=1, horizon=5
+        )
+    )
 
     class Constant:  # a Python learner beside one network: a pool that mixes families
         def learn(self, data):
@@ -397,7 +409,7 @@ def test_networks_beyond_memory_are_refused_before_anything_is_built(monkeypatch
     with pytest.raises(
         ValueError, match=re.escape("experts: this setting needs about 4.8 GB of memory (1 mixture")
     ):
-        mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=mixed, budget=1, horizon=5)
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=mixed, budget=1, horizon=5))
 
 
 def test_a_module_of_ones_own_that_fails_is_named_before_any_work():
@@ -420,4 +432,4 @@ def test_a_module_of_ones_own_that_fails_is_named_before_any_work():
     ]  # fmt: skip
     for factory, message in cases:
         with pytest.raises(ValueError, match=re.escape(message)):
-            mlcb.SimulationConfig(**fields(factory))
+            mlcb.engine.build(mlcb.SimulationConfig(**fields(factory)))

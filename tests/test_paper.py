@@ -101,40 +101,97 @@ def test_every_table_row_has_the_papers_and_the_packages_number(page):
     assert len(cells) == rows and all(cell.strip() and cell != "n/a" for cell in cells)
 
 
+def _section_html(index, key: str) -> str:
+    return html.unescape(index.read_text()).split(f'<section id="{key}">')[1].split("</section>")[0]
+
+
 @pytest.mark.parametrize("key", RUNNABLE)
-def test_every_row_states_a_verdict_or_that_the_paper_publishes_nothing(page, key):
-    """A row whose paper column states a claim or a number carries one of the three verdicts;
-    a row the paper publishes nothing about says so and carries none. The page prints each row's
-    verdict in its own cell."""
+def test_every_row_tests_a_claim_of_its_section_or_is_context(page, key):
+    """A row with a verdict tests one of its section's claims, under a stated condition; a row
+    without one is shown for context (the paper publishes nothing about it, or it is a published
+    number judged on another row). The page prints each row's verdict in its own cell, after the
+    claims' table."""
     index, out = page
     data = json.loads((out / "sections" / f"{key}.json").read_text())
     rows = [row for table in data["tables"] for row in table["rows"]]
-    assert rows
+    claims = {claim["key"] for claim in data["claims"]}
+    assert rows and claims
     for row in rows:
-        if row["paper"] == paper.NOT_PUBLISHED:
-            assert row["verdict"] == "", row
+        if row["verdict"]:
+            assert row["verdict"] in paper.VERDICTS and row["claim"] in claims and row["condition"], row
         else:
-            assert row["verdict"] in paper.VERDICTS, row
-    section = html.unescape(index.read_text()).split(f'<section id="{key}">')[1].split("</section>")[0]
-    cells = re.findall(r'<td class="verdict[^"]*">([^<]*)</td>', section)
+            assert row["claim"] == "" and (row["paper"] == paper.NOT_PUBLISHED or "judged" in row["paper"]), (
+                row
+            )
+    section = _section_html(index, key)
+    tables = section.split("The claims and their verdicts")[1].split("</table>", 1)[1]
+    cells = re.findall(r'<td class="verdict[^"]*">([^<]*)</td>', tables)
     assert cells == [row["verdict"] or "no claim" for row in rows]
 
 
-def test_the_page_counts_the_verdicts(page):
+@pytest.mark.parametrize("key", RUNNABLE)
+def test_every_row_that_does_not_hold_or_is_not_shown_says_why(page, key):
+    """The reason is in the row's JSON and on the page, beside its verdict."""
+    index, out = page
+    data = json.loads((out / "sections" / f"{key}.json").read_text())
+    section = _section_html(index, key)
+    for table in data["tables"]:
+        for row in table["rows"]:
+            if row["verdict"] in ("does not hold", "not shown"):
+                assert row["reason"].strip(), row
+                assert f'<td class="reason">{row["reason"]}</td>' in section
+            elif row["verdict"] == "holds":
+                assert row["reason"] == "", row
+    for claim in data["claims"]:
+        if claim["verdict"] != "holds":
+            assert claim["reason"].strip(), claim
+
+
+@pytest.mark.parametrize("key", RUNNABLE)
+def test_each_claim_has_one_verdict_that_follows_its_tests(page, key):
+    """One verdict per claim, with the conditions of its tests: holds when every test holds, holds
+    in part when some do, does not hold when none does and some do not, not shown otherwise."""
+    from mlcb.paper.verdicts import claim_verdict, conditions
+
+    _, out = page
+    section = Section.from_json(json.loads((out / "sections" / f"{key}.json").read_text()), out)
+    tests = [row for table in section.tables for row in table.rows if row.verdict]
+    for claim in section.claims:
+        mine = [row for row in tests if row.claim == claim.key]
+        assert mine and claim.verdict == claim_verdict(mine)
+        for verdict, listed in (
+            ("holds", claim.holds),
+            ("does not hold", claim.fails),
+            ("not shown", claim.unshown),
+        ):
+            chosen = [row for row in mine if row.verdict == verdict]
+            assert listed == (conditions(chosen) if chosen else "")
+    assert section.summary.endswith(".") and all(claim.label in section.summary for claim in section.claims)
+
+
+def test_the_page_counts_the_verdicts_one_per_claim_and_says_what_many_tests_do(page):
     from mlcb.paper.page import summary
+    from mlcb.paper.verdicts import CHANCE_AT_TWO
 
     index, out = page
     text = html.unescape(index.read_text())
     sections = [
         Section.from_json(json.loads((out / "sections" / f"{key}.json").read_text()), out) for key in RUNNABLE
     ]
+    claims = [claim for s in sections for claim in s.claims]
     rows = [row for s in sections for t in s.tables for row in t.rows]
     line = summary(sections)
     assert f"<strong>Verdicts:</strong> {line}</p>" in text
-    claims = sum(row.verdict in paper.VERDICTS for row in rows)
-    assert line.startswith(f"claims: {claims:,} (holds {sum(r.verdict == 'holds' for r in rows):,}, ")
-    for section in sections:  # and per section, in the list of contents
+    assert line.startswith(f"claims: {len(claims):,} (holds {sum(c.verdict == 'holds' for c in claims):,}, ")
+    tests = sum(row.verdict in paper.VERDICTS for row in rows)
+    assert f"; tests: {tests:,} (holds {sum(r.verdict == 'holds' for r in rows):,}, " in line
+    assert f"the page's {tests:,} tests could give about {tests * CHANCE_AT_TWO:.1f} chance verdicts" in text
+    assert "probability 2.3 %" in text and "Holm's rule at a family-wise error rate of 5 %" in text
+    for section in sections:  # per section, in the list of contents, and its sentence at the top
         assert f"{section.title}</a>: {summary([section])}</li>" in text
+        assert f"<li>{section.headline}</li>" in text.split("<strong>Verdicts:</strong>")[0]
+        assert f"<strong>In short:</strong> {section.headline}</p>" in text
+        assert f"Claim by claim: {section.summary}</p>" in text
     assert "How a verdict is decided" in text
 
 
@@ -379,3 +436,141 @@ def test_the_page_reads_cleanly_in_a_browser(page, tmp_path):
     assert seen.problems() == []
     text = index.read_text()
     assert seen.images == text.count("<img ") and seen.tables == text.count("<table>") > 0
+
+
+def test_holms_rule_decides_a_sections_tests_together():
+    """Many tests at two standard errors give chance verdicts: a section keeps a verdict only where
+    Holm's rule (family-wise 5 %) allows it, and says what margin a test it drops needed."""
+    from mlcb.paper.measure import claim_row, published_row
+    from mlcb.paper.verdicts import Spec, finish, holm, margin_needed
+
+    def rows(margins):
+        return tuple(
+            claim_row(f"q{i}", "below", -z, 1.0, high=0.0, claim="c", condition=f"M = {i}")
+            for i, z in enumerate(margins)
+        )
+
+    strong = Table("t", rows([10.0] * 18 + [3.5, 2.5]))
+    decided, needed = holm([strong])
+    assert [r.verdict for r in decided[0].rows] == ["holds"] * 20  # the strong ones make room
+    assert needed == pytest.approx(margin_needed(0.05 / 20))
+    weak = Table("t", rows([2.5] * 20) + (published_row("n", "1.0", 1.0, 1.1, 0.1, claim="n"),))
+    decided, _ = holm([weak])
+    assert [r.verdict for r in decided[0].rows] == ["not shown"] * 20 + ["holds"]  # a number's holds stays
+    assert (
+        decided[0]
+        .rows[0]
+        .reason.startswith(
+            f"2.5 s.e. past the boundary, short of the {margin_needed(0.05 / 21):.1f} s.e. that Holm's rule"
+        )
+    )
+    assert holm(decided)[0] == decided  # deciding again changes nothing
+    specs = (Spec("c", "A below B", "A below B"), Spec("n", "the number 1.0", "1.0", kind="number"))
+    section = finish("k", "K", "", (), [weak], specs)
+    assert [c.verdict for c in section.claims] == ["not shown", "holds"] and section.claims[0].reason
+    assert section.summary == "K: 1.0 is reproduced; A below B is not shown."
+    with pytest.raises(ValueError, match="names no claim of the section"):
+        finish("k", "K", "", (), [weak], specs[:1])
+    failing = Table("t", (claim_row("q", "below", 9.0, 1.0, high=0.0, claim="c"),))
+    with pytest.raises(ValueError, match="does not hold and gives no reason"):
+        finish("k", "K", "", (), [failing], (Spec("c", "A below B", "A below B"),))
+
+
+def test_the_page_text_follows_its_numbers(page):
+    """What the prose says about a verdict is built from the rows, so it cannot go stale: the
+    trap's sentence on LimitedAdvice's wrapper at M = 1, the GLM's deployment of link 9."""
+    from mlcb.paper import glm, trap
+
+    _, out = page
+    data = json.loads((out / "sections" / "trap.json").read_text())
+    rows = {row["condition"]: row for table in data["tables"] for row in table["rows"]}
+    last, counts = (rows[f"authors; M = 1; {trap.WRAPPER_NAMES[w]}"] for w in ("last", trap.OTHER_WRAPPER))
+    same = last["verdict"] == counts["verdict"]
+    undecided = same and last["verdict"] == "not shown"
+    assert ("the verdict is the same under both" in data["text"]) == (same and not undecided)
+    assert ("neither wrapper's comparison is decided" in data["text"]) == undecided
+    assert ("the verdict depends on LimitedAdvice's wrapper" in data["text"]) == (not same)
+    for row in (last, counts):
+        assert f"{row['package']:+,.0f} ± {row['stderr']:,.0f} ({row['verdict']})" in data["text"]
+    data = json.loads((out / "sections" / "glm.json").read_text())
+    for calibration, words in (("authors", "with the common rate"), ("theory", "with valid rates")):
+        table = next(
+            t
+            for t in data["tables"]
+            if t["title"].startswith(f"Where M-LCB's training goes, link by link ({calibration}")
+        )
+        deployed = float(table["rows"][glm.TARGET]["note"].split("M-LCB deploys it ")[1])
+        shown = re.search(rf"([0-9.]+)% of the rounds {words}|([0-9.]+)% {words}", data["text"])
+        assert shown and float(shown.group(1) or shown.group(2)) == pytest.approx(100 * deployed, abs=0.51)
+
+
+def test_the_figures_say_what_their_band_is(tmp_path):
+    """Panel (a)'s legend names its band, and the band drawn is that one: the mean of the
+    replications at each round, plus and minus two standard errors; the paper's own band is noted
+    beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import numpy as np
+
+    import mlcb
+    from mlcb.paper.section import panels
+
+    result = mlcb.compare("trap", [("mlcb", (1,))], horizon=400, replications=5, seed=1)
+    figure = panels(result, "regret", "a title", band="the paper shaded something else")
+    ax = figure.axes[0]
+    legend = " ".join(text.get_text() for legend in figure.legends for text in legend.get_texts())
+    assert "band: mean ± 2 standard errors" in legend
+    assert "the paper shaded something else" in ax.get_title(loc="left")
+    vertices = np.concatenate([path.vertices for c in ax.collections for path in c.get_paths()])
+    curves = result.curves[result.curves["setting"] == "mlcb M=1"].groupby("round")["regret"]
+    for x, mean, error in zip(curves.mean().index, curves.mean().to_numpy(), curves.sem().to_numpy()):
+        at = np.isclose(vertices[:, 0], x)
+        assert np.isclose(vertices[at, 1], mean - 2 * error).any()
+        assert np.isclose(vertices[at, 1], mean + 2 * error).any()
+
+
+def _claim_rows(block: str) -> list[list[str]]:
+    """The claim rows of a verdicts block (mlcb.paper.page.markdown): their cells."""
+    return [
+        [cell.strip() for cell in line.strip("|").split(" | ")]
+        for line in block.splitlines()
+        if line.startswith("| ") and not line.startswith("| section |")
+    ]
+
+
+def test_the_docs_quote_the_verdicts_of_the_paper_size_page(page):
+    """docs/paper.md quotes the block that `mlcb paper --full` writes to OUT/verdicts.md: the same
+    claims, in the page's order, each with a claim verdict, and a headline per section; it states
+    the page's rules and times as the code does."""
+    from pathlib import Path
+
+    from mlcb.paper.page import MARKDOWN_BEGIN, MARKDOWN_END
+    from mlcb.paper.section import CLAIM_VERDICTS
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "paper.md").read_text(encoding="utf-8")
+    assert docs.count(MARKDOWN_BEGIN) == docs.count(MARKDOWN_END) == 1
+    block = docs.split(MARKDOWN_BEGIN)[1].split(MARKDOWN_END)[0]
+    assert block.splitlines()[1] == "Size paper, seed 0."
+    quoted = _claim_rows(block)
+    _, out = page
+    written = (out / "verdicts.md").read_text(encoding="utf-8")
+    assert written.startswith(MARKDOWN_BEGIN) and written.rstrip().endswith(MARKDOWN_END)
+    mine = _claim_rows(written)
+    expected = [row[:2] for row in quoted if row[0] in RUNNABLE]
+    if importlib.util.find_spec("sklearn") is None:  # no stand-in: (b) and (c) are left out
+        from mlcb.paper import real_data
+
+        left_out = {spec.text for spec in real_data.CLAIMS if spec.key in real_data.STAND_IN_CLAIMS}
+        expected = [row for row in expected if row[1] not in left_out]
+    assert expected == [row[:2] for row in mine]
+    assert {row[0] for row in quoted} == set(paper.EXPERIMENTS)
+    assert all(len(row) == 6 and row[2] in CLAIM_VERDICTS for row in quoted)
+    for name in (
+        "The trap (T = 250,000, 100 runs)",
+        "The GLM stream (T = 2,500, 30 runs)",
+        "The lower bound",
+    ):
+        assert f"* {name}" in block
+    assert paper.DURATIONS["quick"] in docs and paper.DURATIONS["paper"] in docs
+    assert "Holm's rule" in docs and "family-wise error rate of 5 %" in docs

@@ -21,7 +21,7 @@ import pytest
 
 import agents
 from mlcb import cli, policies, registry
-from mlcb.config import load_toml
+from mlcb.config.toml import load_toml
 from mlcb.storage.results import load as mlcb_load
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -461,3 +461,105 @@ def test_run_help_points_to_the_toml_format():
     text = " ".join(_help("run").split())
     assert "docs/command-line.md, section 'A setting of your own'" in text
     assert (ROOT / "docs" / "command-line.md").read_text().count("## A setting of your own") == 1
+
+
+# --- issue 46, item 3: a taken name is refused unless the plugin asks to override it ----------------
+TAKEN = """
+from mlcb import policies
+
+policies.register("mlcb", "mlcb.policies.references:RoundRobin", summary="not M-LCB"OVERRIDE)
+"""
+#: What a plugin that registers ``mlcb`` without asking to override it is told.
+REFUSED = (
+    "policy name 'mlcb' is taken (by 'mlcb.policies.m_lcb:MLCB'); register "
+    "'mlcb.policies.references:RoundRobin' under another name, or pass override=True to replace it"
+)
+#: The line that says which registration won, when the plugin asks to override.
+OVERRIDDEN = (
+    "policy 'mlcb' is now 'mlcb.policies.references:RoundRobin' (override=True), in place of "
+    "'mlcb.policies.m_lcb:MLCB'; results name it 'mlcb' still"
+)
+
+
+def _entry_point(tmp_path: Path, name: str) -> None:
+    """An installed package (a dist-info folder on ``sys.path``) whose ``mlcb.plugins`` entry point
+    is the module ``name``."""
+    dist = tmp_path / "taken_dist-0.1.dist-info"
+    dist.mkdir(exist_ok=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: taken-dist\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[{registry.PLUGIN_GROUP}]\ntaken = {name}\n")
+
+
+@pytest.mark.parametrize("how", ["--plugin", "entry point"])
+def test_a_plugin_that_registers_a_taken_name_is_refused_unless_it_overrides(isolated, tmp_path, capsys, how):
+    """A plugin that registered ``mlcb`` silently replaced M-LCB (its results labelled ``mlcb
+    M=2``). A taken name is now refused in one line naming what holds it; ``override=True`` replaces
+    it, with one line saying which registration won."""
+    from mlcb.errors import NameTaken
+
+    out = tmp_path / "out"
+    argv = ["run", "trap", "--budget", "2", "-T", "100", "-R", "1", "-o", str(out), "-q", "--no-plot"]
+    for override in (False, True):
+        name = isolated(TAKEN.replace("OVERRIDE", ", override=True" if override else ""))
+        extra = ["--plugin", name] if how == "--plugin" else []
+        if how == "entry point":
+            _entry_point(tmp_path, name)
+        if not override:
+            assert cli.main([*argv, *extra]) == 2
+            err = capsys.readouterr().err
+            assert err.startswith("mlcb: error: ") and REFUSED in err and err.count("\n") == 1, err
+            assert "mlcb.policies.m_lcb:MLCB" == policies.registry.entry("mlcb").entry_point
+            assert not out.exists()
+            continue
+        with pytest.warns(NameTaken, match=re.escape(OVERRIDDEN)):
+            assert cli.main([*argv, *extra]) == 0
+        assert policies.registry.entry("mlcb").entry_point == "mlcb.policies.references:RoundRobin"
+        assert mlcb_load(out / "trap").settings == ["mlcb M=2"]
+    # The notice is one line on the command line's standard error.
+    listing = _cli(["list", *(["--plugin", name] if how == "--plugin" else [])], tmp_path, tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stderr == f"mlcb: NameTaken: {OVERRIDDEN}\n"
+
+
+def test_registering_a_taken_name_from_python_is_refused_and_the_same_registration_is_no_change():
+    from mlcb.errors import NameTaken
+
+    for register, name, taken in (
+        (policies.register, "mlcb", "mlcb.policies.m_lcb:MLCB"),
+        (agents.register, "ucb1", "agents.bandits:UCB1"),
+    ):
+        entry = (policies.registry if register is policies.register else agents.registry).entry(name)
+        extra = {"environments": entry.environments} if register is agents.register else {}
+        register(name, entry.entry_point, entry.summary, **extra, **entry.defaults)  # the same: no change
+        with pytest.raises(ValueError, match=re.escape(f"name '{name}' is taken (by '{taken}')")):
+            register(name, "mlcb.policies.references:RoundRobin")
+    with pytest.raises(ValueError, match=re.escape("environment name 'mlcb/Trap-v0' is taken")):
+        import envs
+
+        envs.register("mlcb/Trap-v0", "envs.bandit:BanditExpertsEnv")
+    from mlcb import plot
+    from mlcb.storage import outputs
+
+    with pytest.raises(ValueError, match=re.escape("figure name 'regret' is taken (by 'mlcb.plot:regret')")):
+        plot.register("regret", "mlcb.plot:panels")
+    with pytest.raises(ValueError, match=re.escape("writer name 'csv' is taken")):
+        outputs.register_writer("csv", "mlcb.storage.outputs:write_csv", files=("mine.csv",))
+    assert NameTaken.__mro__[1] is UserWarning
+
+
+def test_a_name_with_control_characters_is_refused_and_summaries_are_listed_escaped(isolated, capsys):
+    """A name is shown in labels, figures and listings: one with a terminal escape is refused; a
+    plugin's summary is listed with its control characters escaped."""
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            r"policy name must be a non-empty string without control characters, got '\x1b[31mred'"
+        ),
+    ):
+        policies.register("\x1b[31mred", "mlcb.policies.m_lcb:MLCB")
+    name = isolated(
+        'from mlcb import policies\npolicies.register("calm", "mlcb.policies.m_lcb:MLCB", summary="a\\x1b[2Jb")\n'
+    )
+    assert cli.main(["list", "--plugin", name]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "calm             a\\x1b[2Jb" in out

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from mlcb import engine, policies, presets
-from mlcb.engine import Problem
 from mlcb.testing.twins import core as twin
 
 ROUNDS = 2_000
@@ -80,8 +79,8 @@ def test_ucb1_search_by_columns_selects_as_the_sort_again_without_training(budge
     """UCB1's search over 160 experts (a column of 64 holds two or three) returns the M smallest
     indices by (index, k), as sorting all of them does, also when it is asked again before any
     expert has trained; M = 70 is more than a column count."""
-    from mlcb.engine.compiled_loop import new_stats
     from mlcb.kernels import observe, select
+    from mlcb.kernels.stats import new_stats
 
     n_experts = 160
     spec = policies.make("bandit-ucb1", burn_in=0)
@@ -112,7 +111,7 @@ def test_glm_matches_twin(policy):
 def _trace(policy: str, budget: int, rounds: int, **params):
     config = presets.get("trap").config(budget, policy=policy, policy_params=params, seed=3, horizon=rounds)
     return engine.run_replication(
-        Problem.from_config(config), config.seed, 0, rounds, np.arange(1, rounds + 1), trace_rounds=rounds
+        engine.build(config), config.seed, 0, rounds, np.arange(1, rounds + 1), trace_rounds=rounds
     )
 
 
@@ -139,8 +138,8 @@ def test_halving_spends_its_budget_then_keeps_the_winner():
 
 def test_hyperband_restarts_brackets_with_doubled_budgets():
     """Driven by hand: each bracket spends at most its budget, then the budget doubles."""
-    from mlcb.engine.compiled_loop import new_stats
     from mlcb.kernels import end_round, observe, select
+    from mlcb.kernels.stats import new_stats
     from mlcb.policies.halving import BRACKET
 
     n_experts, budget, steps = 10, 2, 80
@@ -180,8 +179,8 @@ def test_exp3p_default_constants_follow_the_theorem():
 
 def test_rising_index_forecasts_a_linear_curve():
     """On rewards rising exactly linearly, R-ed-UCB's mean forecast is the line itself."""
-    from mlcb.engine.compiled_loop import new_stats
     from mlcb.kernels import observe
+    from mlcb.kernels.stats import new_stats
 
     spec = policies.make("r-ed-ucb", epsilon=0.5)
     params, state = spec.build(1, 1, 0.1, 100, np.zeros(1))
@@ -199,8 +198,8 @@ def test_rising_index_forecasts_a_linear_curve():
 def _rising_after(counts_and_losses, horizon=100, n_experts=2):
     """R-ed-UCB's state after observing ``(expert, count, loss)`` in turn (the statistics set
     to that count before each observation, as the engine's accounting does)."""
-    from mlcb.engine.compiled_loop import new_stats
     from mlcb.kernels import observe
+    from mlcb.kernels.stats import new_stats
 
     spec = policies.make("r-ed-ucb")
     params, state = spec.build(n_experts, 1, 0.1, horizon, np.zeros(n_experts))
@@ -227,9 +226,9 @@ def test_rising_one_observation_of_several_updates_records_each_of_them():
 
 
 def test_rising_history_that_is_full_raises_unchanged_and_grows():
-    from mlcb.engine.compiled_loop import new_stats
     from mlcb.errors import PolicyStateFull
     from mlcb.kernels import observe
+    from mlcb.kernels.stats import new_stats
 
     spec = policies.make("r-ed-ucb")
     params, state = spec.build(2, 1, 0.1, 10, np.zeros(2))  # room for 2 x (2 + 10) + 4 entries

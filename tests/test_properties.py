@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from agents.bandits import UCB1, EpsilonGreedy, ThompsonSampling
 from mlcb import engine
 from mlcb.config import SimulationConfig
-from mlcb.engine import Problem, compiled_loop
+from mlcb.engine import compiled_loop
 from mlcb.testing.twins import core as twin
 
 FAMILIES = st.sampled_from(["ucb1", "epsilon-greedy", "thompson", "clipped-thompson"])
@@ -53,7 +53,7 @@ def bandit_configs(
 def _run(config, trace=True):
     grid = np.arange(1, config.horizon + 1)
     return engine.run_replication(
-        Problem.from_config(config),
+        engine.build(config),
         config.seed,
         0,
         config.horizon,
@@ -89,7 +89,7 @@ def test_top_m_deploys_the_whole_training_set(config):
 @given(bandit_configs(horizon=80))
 def test_untrained_experts_do_not_change(config):
     args = engine.build_replication(
-        Problem.from_config(config),
+        engine.build(config),
         config.seed,
         0,
         config.horizon,
@@ -115,7 +115,7 @@ def test_untrained_glm_experts_do_not_change():
     from mlcb import presets
 
     config = presets.get("glm").config(3, horizon=60, replications=1)
-    args = engine.build_replication(Problem.from_config(config), 0, 0, 60, np.arange(1, 61), trace_rounds=60)
+    args = engine.build_replication(engine.build(config), 0, 0, 60, np.arange(1, 61), trace_rounds=60)
     pool_state, record = args.pool_state, args.record
     args.warm_start(compiled_loop.warm_start)
     for t in range(1, 61):

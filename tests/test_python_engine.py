@@ -14,8 +14,9 @@ import pytest
 import agents
 import mlcb
 from mlcb import engine, policies, presets
+from mlcb.config import checkpoint_grid
 from mlcb.contracts import family_of
-from mlcb.engine import Problem, python_loop
+from mlcb.engine import python_loop
 from mlcb.errors import ExpertError, ExpertLossError
 from mlcb.validation import InputError
 
@@ -27,8 +28,8 @@ TRACES = ("trace_selected", "trace_deployed", "trace_loss")
 def assert_engines_agree(config, replications=(0, 2), rounds: int | None = None, block: int = 2) -> None:
     """Both engines, same seed: identical decisions, losses, regrets, certificate and counts."""
     rounds = config.horizon if rounds is None else rounds
-    grid = engine.checkpoint_grid(rounds, 40)
-    problem = Problem.from_config(config)
+    grid = checkpoint_grid(rounds, 40)
+    problem = engine.build(config)
     compiled = [engine.run_replication(problem, config.seed, r, rounds, grid, rounds) for r in replications]
     python = python_loop.run_replications(
         problem, config.seed, replications, rounds, grid, trace_rounds=rounds, block=block
@@ -98,7 +99,7 @@ def test_every_registered_family_runs_on_both_engines():
             family, "mlcb/Trap-v0"
         )
         n = 10 if env == "mlcb/Trap-v0" else 4
-        env_params = {"dataset": "breast-cancer", "horizon": 300} if family == "classifiers" else {}
+        env_params = {"dataset": "breast-cancer"} if family == "classifiers" else {}
         config = mlcb.SimulationConfig(
             env=env, env_params=env_params, experts=(expert,) * n, budget=2, horizon=300, seed=1
         )
@@ -228,8 +229,8 @@ def test_a_plain_class_runs_and_is_deterministic():
 def test_results_do_not_depend_on_blocks_or_the_pool_order():
     pool = [GreedyArms(eps) for eps in (0.01, 0.05, 0.1, 0.2, 0.4)] * 2
     config = mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2, horizon=500, seed=2)
-    problem = Problem.from_config(config)
-    grid = engine.checkpoint_grid(500, 20)
+    problem = engine.build(config)
+    grid = checkpoint_grid(500, 20)
     whole = python_loop.run_replications(problem, 2, range(5), 500, grid, block=5)
     blocks = python_loop.run_replications(problem, 2, range(5), 500, grid, block=2)
     for a, b in zip(whole, blocks):
@@ -252,7 +253,7 @@ def test_python_experts_declared_rates_reach_the_policy():
             return Declared(self.epsilon, seed)
 
     pool = [Declared()] * 10
-    problem = Problem.from_config(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2))
+    problem = engine.build(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2))
     rates = problem.family.rates(list(problem.experts), problem.env, np.array([1, 100]), 0.005)
     from mlcb.learners import power_rate
 
@@ -264,13 +265,13 @@ def test_bad_rates_and_flags_are_refused_before_work():
         rate = (0.5, 2.0)
 
     with pytest.raises(ValueError, match=r"experts\[0\]: rate of .*BadRate must be a callable"):
-        mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(BadRate(),) * 10, budget=2)
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(BadRate(),) * 10, budget=2))
 
     class BadFlag(GreedyArms):
         heuristic = "yes"
 
     with pytest.raises(ValueError, match=r"heuristic of .*BadFlag must be True or False"):
-        mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(BadFlag(),) * 10, budget=2)
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(BadFlag(),) * 10, budget=2))
     with pytest.raises(ValueError, match=r"experts\[0\]: object is neither an expert specification"):
         mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(object(),) * 10, budget=2)
 
@@ -374,9 +375,9 @@ def test_a_faulty_python_expert_is_named_with_its_replication_and_round(fault, e
 
 def test_finished_replications_are_kept_and_a_rerun_resumes(tmp_path, monkeypatch):
     from mlcb.kernels.seeding import stream_keys
-    from mlcb.learners import _seed
+    from mlcb.learners import seed_of
 
-    victim = _seed(stream_keys(0, 2, 10).experts[3])  # expert 3 of replication 2 fails
+    victim = seed_of(stream_keys(0, 2, 10).experts[3])  # expert 3 of replication 2 fails
     monkeypatch.setattr(python_loop, "DEFAULT_BLOCK", 1)
     fields = {"env": "mlcb/Trap-v0", "budget": 4, "policy": "round-robin", "horizon": 300, "replications": 4}
     with pytest.raises(ExpertError, match=r"expert 3 \(Faulty\), replication 2, round"):
@@ -417,7 +418,7 @@ def test_a_learner_with_a_generator_but_no_spawn_is_warned_about():
     with pytest.warns(
         UserWarning, match=r"experts\[0\]: .*NoSpawn holds a random generator \(rng\) but has no spawn"
     ):
-        mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(NoSpawn(),) * 10, budget=2)
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(NoSpawn(),) * 10, budget=2))
 
 
 class ScalarKinds(GreedyArms):
@@ -532,7 +533,7 @@ def test_a_rate_callable_that_is_bad_from_the_start_is_refused_before_work(value
     with pytest.raises(
         ValueError, match=r"experts\[3\]: rate of CountedRate must be a finite number >= 0 at every"
     ):
-        mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2)
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=tuple(pool), budget=2))
 
 
 @pytest.mark.parametrize(

@@ -325,7 +325,7 @@ def test_schedule_starts_at_one_and_decreases():
         (lambda: ucb_delta_rate(np.nan, 2, DELTA_PRIME), "n must"),
         (lambda: ucb_delta_rate("10", 2, DELTA_PRIME), "n must"),
         (lambda: ucb_delta_rate(10, 0, DELTA_PRIME), "n_arms"),
-        (lambda: ucb_delta_rate(10, 2.0, DELTA_PRIME), "n_arms"),
+        (lambda: ucb_delta_rate(10, 2.5, DELTA_PRIME), "n_arms"),  # (2.0 is the whole number 2)
         (lambda: ucb_delta_rate(10, 2, 0.0), "delta_prime"),
         (lambda: thompson_rate(10, 2, 1.0, clipped=True), "delta_prime"),
         (lambda: epsilon_greedy_rate(10, 2, 0.0, 2 / 3, DELTA_PRIME), "c must"),

@@ -98,3 +98,22 @@ def test_examples_are_found_wherever_they_live(tmp_path):
     assert MARKER.findall(page.read_text()) == [("demo", "x = 1\n")]
     with pytest.raises(AssertionError, match="no page"):
         _example("no-such-example")
+
+
+def test_the_getting_started_commands_run_right_after_make_run(tmp_path, monkeypatch, capsys):
+    """The command-line block of the getting-started page runs as written in a checkout where
+    ``make run`` has already written ``results/trap`` (stood for here by a small run of other
+    settings into that folder)."""
+    import shlex
+
+    from mlcb.cli import main
+
+    page = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    block = page.split("## A first simulation on the command line", 1)[1].split("```", 2)[1]
+    commands = [shlex.split(line.split("#", 1)[0]) for line in block.strip().splitlines()]
+    assert [command[:2] for command in commands] == [["mlcb", "run"], ["mlcb", "show"], ["mlcb", "list"]]
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "trap", "-T", "300", "-R", "2", "-q", "--no-plot"]) == 0  # make run's results/trap
+    for command in commands:
+        assert main(command[1:]) == 0, command
+    assert (tmp_path / "results" / "trap").is_dir() and capsys.readouterr().out

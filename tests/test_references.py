@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
+import mlcb
 from agents.bandits import BANDITS
 from mlcb import engine, policies, presets
-from mlcb.engine import Problem
 from mlcb.kernels.seeding import stream_keys
 from mlcb.policies.references import FullBudget, Greedy, Oracle, RoundRobin, Uniform
 from mlcb.testing.twins import core as twin
@@ -30,7 +30,7 @@ def _run(config, replication: int = 0, rounds: int | None = None, trace: bool = 
     rounds = rounds or config.horizon
     grid = np.arange(1, rounds + 1)
     return engine.run_replication(
-        Problem.from_config(config),
+        engine.build(config),
         config.seed,
         replication,
         rounds,
@@ -143,9 +143,9 @@ def test_oracle_regret_is_the_best_experts_own():
     ]
     config = presets.get("trap").config(1, policy="oracle", seed=seed, horizon=rounds)
     # k* alone, driven through the twin's world with no policy at all.
-    env = config.make_env()
+    env = engine.build(config).env
     keys = stream_keys(seed, 0, config.n_experts, getattr(env, "streams", None))
-    env_params, _ = env.build(seed, 0)
+    env_params, _ = env.build(seed, 0, 100)
     optimal = BANDITS.optimal_losses(list(config.experts), env, env_params)
     best = int(np.argmin(optimal))
     world = twin._BanditWorld(config, env, env_params, keys)
@@ -186,7 +186,7 @@ def test_greedy_locks_out_the_best_expert():
     for policy in ("greedy", "mlcb"):
         config = presets.get("trap").config(2, policy=policy, seed=17, horizon=rounds)
         reps = engine.run_replications(
-            Problem.from_config(config), config.seed, range(n_reps), rounds, np.array([rounds]), threads=1
+            engine.build(config), config.seed, range(n_reps), rounds, np.array([rounds]), threads=1
         )
         trained = np.array([r.trained[-1, r.best_expert] for r in reps])
         deployed = np.array([r.deployed[-1, r.best_expert] for r in reps])
@@ -212,7 +212,7 @@ def test_greedy_deploys_the_best_expert_less_than_mlcb():
     for policy in ("greedy", "mlcb"):
         config = presets.get("trap").config(2, policy=policy, seed=7, horizon=rounds)
         reps = engine.run_replications(
-            Problem.from_config(config), config.seed, range(n_reps), rounds, np.array([rounds]), threads=1
+            engine.build(config), config.seed, range(n_reps), rounds, np.array([rounds]), threads=1
         )
         share[policy] = np.mean([r.deployed[-1, r.best_expert] / rounds for r in reps])
     assert share["greedy"] < share["mlcb"], share
@@ -259,7 +259,9 @@ def test_oracle_picks_the_smallest_index_among_ties():
             r"optimal must be 2 finite L_k\* values",
         ),
         (
-            lambda: presets.get("trap").config(2, policy="full-budget", policy_params={"bonus_scale": -1}),
+            lambda: mlcb.engine.build(
+                presets.get("trap").config(2, policy="full-budget", policy_params={"bonus_scale": -1})
+            ),
             r"bonus_scale must be a finite number > 0, got -1",
         ),
     ],

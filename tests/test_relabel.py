@@ -14,8 +14,7 @@ import pytest
 import agents
 import mlcb
 from mlcb import engine, policies
-from mlcb.config import SimulationConfig
-from mlcb.engine import Problem
+from mlcb.config import SimulationConfig, checkpoint_grid
 
 HORIZON = 1_500
 
@@ -81,8 +80,8 @@ def _config(pool: str, policy: str, params: dict, budget: int, order=None) -> Si
 
 
 def _run(config: SimulationConfig, replication: int = 0) -> engine.Replication:
-    grid = engine.checkpoint_grid(HORIZON, 20)
-    problem = Problem.from_config(config)
+    grid = checkpoint_grid(HORIZON, 20)
+    problem = engine.build(config)
     return engine.run_replication(problem, config.seed, replication, HORIZON, grid, trace_rounds=HORIZON)
 
 

@@ -35,20 +35,28 @@ def saved(tmp_path_factory):
     return outcome.path
 
 
-def legend_texts(ax) -> list[str]:
-    legend = ax.get_legend()
-    return [] if legend is None else [t.get_text() for t in legend.get_texts()]
+def legend_texts(drawn) -> list[str]:
+    """Every legend entry of a figure (its own legend below the panels and the panels' legends),
+    whitespace normalised (long entries are wrapped)."""
+    figure = plot.figure_of(drawn)
+    legends = list(figure.legends) + [ax.get_legend() for ax in figure.axes if ax.get_legend() is not None]
+    return [" ".join(t.get_text().split()) for legend in legends for t in legend.get_texts()]
 
 
 def test_every_kind_renders_from_the_saved_sweep(saved):
+    import seaborn as sns
+
     result = sweeps.load(saved)  # figures from saved results only
     assert len(result.settings) == 12
     for kind in plot.KINDS:
-        figure = plot.draw(result, kind)
+        grid = plot.draw(result, kind)
+        assert isinstance(grid, sns.FacetGrid), kind  # seaborn's object, to restyle
+        figure = plot.figure_of(grid)
         axes = [ax for ax in figure.axes if ax.get_visible() and ax.axison]
         assert axes, kind
         for ax in axes:
             assert ax.get_xlabel() and ax.get_ylabel(), kind
+            assert "_" not in ax.get_xlabel() + ax.get_ylabel(), kind  # words, not column names
         matplotlib.pyplot.close(figure)
     with pytest.raises(ValueError, match="kind must be one of"):
         plot.draw(result, "pie")
@@ -59,7 +67,7 @@ def test_a_log_axis_has_minor_ticks_only_while_it_spans_under_two_decades(saved)
     their time); a narrow one keeps its minor ticks, so that it still shows labelled values."""
     import matplotlib.pyplot as plt
 
-    figure = plot.draw(sweeps.load(saved), "regret")
+    figure = plot.draw(sweeps.load(saved), "regret").figure
     figure.canvas.draw()
     ax = figure.axes[0]
     low, high = ax.get_xlim()
@@ -68,7 +76,7 @@ def test_a_log_axis_has_minor_ticks_only_while_it_spans_under_two_decades(saved)
 
     figure, ax = plt.subplots()
     ax.plot([1, 2, 3], [30.0, 80.0, 200.0])
-    plot._log_scale(ax, "y")
+    plot._look.log_scale(ax, "y")
     figure.canvas.draw()
     assert ax.yaxis.get_minorticklocs().size >= 5
     low, high = ax.get_ylim()
@@ -81,41 +89,47 @@ def test_a_log_axis_has_minor_ticks_only_while_it_spans_under_two_decades(saved)
 
 def test_theory_figure_fits_the_last_decade_and_states_the_exponent(saved):
     result = sweeps.load(saved)
-    figure = plot.theory_figure(result, settings=["mlcb M=2 K=10 T=4000"])
-    (ax,) = figure.axes
-    texts = legend_texts(ax)
-    fit = next(t for t in texts if t.startswith("fit over last decade: slope"))
+    grid = plot.theory(result, settings=["mlcb M=2 K=10 T=4000"])
+    (ax,) = grid.axes.ravel()
+    said = " ".join(text.get_text() for text in ax.texts)
     rows = result.curves[result.curves["setting"] == "mlcb M=2 K=10 T=4000"]
     mean = rows.groupby("round")["pseudo_regret"].mean()
     last = mean[mean.index >= 400]
     expected = np.polyfit(np.log(last.index.to_numpy(float)), np.log(last.to_numpy()), 1)[0]
-    assert fit == f"fit over last decade: slope {expected:.2f}"
-    assert "theorem exponent max(1/2, alpha) = 0.67 (alpha = 0.67)" in texts
-    assert any(t.startswith("theorem, unit constants") for t in texts)
-    assert "certificate Delta(t)" in texts
+    assert f"fitted slope {expected:.2f}" in said
+    assert "exponent max(1/2, α) = 0.67 (α = 0.67)" in said
+    assert "theorem's curve 0." in said
+    texts = legend_texts(grid)
+    assert {"certificate Δ(t)", "theorem's curve, unit constants", "fit over the last decade"} <= set(texts)
+    assert "pseudo-regret: mean of the runs; thin lines: each of the 3 runs" in texts  # 3 runs: each drawn
     assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert "mlcb M=2 K=10 T=4000" in ax.get_title()
 
 
 def test_budget_figure_has_m_k_and_t_panels_with_the_theory_shape(saved):
-    figure = plot.budget_figure(sweeps.load(saved))
-    axes = figure.axes
+    grid = plot.budget(sweeps.load(saved))
+    axes = list(grid.axes.ravel())
     assert [ax.get_xlabel() for ax in axes] == [
         "budget M (experts trained per round)",
         "experts K",
         "horizon T",
     ]
-    assert "theory sqrt(K/M) + (K/M)^(1-alpha), scaled" in legend_texts(axes[0])
-    assert "theorem curve in K, scaled" in legend_texts(axes[1])
-    assert "theorem curve in T, scaled" in legend_texts(axes[2])
+    texts = [legend_texts(ax) for ax in axes]
+    assert "theorem's shape √(K/M) + (K/M)^(1−α), scaled to each line" in texts[0]
+    assert "theorem's curve in K, scaled to each line" in texts[1]
+    assert "theorem's curve in T, scaled to each line" in texts[2]
+    assert all("error bars: ± 2 standard errors of the mean" in t for t in texts)
     # Only the budgets a setting allows: M = 5 runs with K = 6 and K = 10.
     assert sorted(axes[0].get_xticks()) == [1, 2, 5]
+    assert [label.get_text() for label in axes[2].get_xticklabels()] == ["400", "4,000"]  # the horizons run
 
 
 def test_regret_legend_states_the_last_decade(saved):
-    (ax,) = plot.regret(sweeps.load(saved)).axes
-    texts = legend_texts(ax)
-    assert sum("over the last decade)" in t for t in texts) == 12
-    assert "certificate Delta(t) (colour of its setting)" in texts
+    grid = plot.regret(sweeps.load(saved))
+    texts = legend_texts(grid)
+    assert sum("(slope " in t for t in texts) == 12
+    assert "certificate Δ(t)" in texts
+    assert "mean of the runs; no bands with over 4 settings" in texts
 
 
 def test_plot_command_draws_the_kinds_asked(saved, tmp_path, capsys):

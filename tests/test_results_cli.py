@@ -85,7 +85,7 @@ def test_metadata_records_the_worst_case_curve(result):
     )
     # The same numbers as the direct O(K T) computation over all experts.
     config = mlcb.SimulationConfig(**{**meta["config"], "experts": presets.get("trap").config(2).experts})
-    env, experts = config.make_env(), list(config.experts)
+    env, experts = engine.build(config).env, list(config.experts)
     n = np.arange(1, 3_001)
     widths = theory.confidence_width(
         n, 10, config.delta, family_of(experts).rates(experts, env, n, config.delta / 20)
@@ -99,7 +99,7 @@ def test_metadata_records_the_worst_case_curve(result):
 def test_no_worst_case_curve_for_data_dependent_rates():
     from agents.bandits import BANDITS, UCB1
 
-    env = mlcb.SimulationConfig(experts=(UCB1(),) * 10).make_env()
+    env = engine.build(mlcb.SimulationConfig(experts=(UCB1(),) * 10)).env
     assert worst_case_curve(BANDITS, [UCB1(c=0.25, rate="authors")] * 10, env, 0.1, 2, 1_000, 0) is None
     assert worst_case_curve(BANDITS, [UCB1()] * 10, env, 0.1, 2, 3_000_000, 0) is None
     authors = mlcb.simulate(preset="trap", calibration="authors", budget=2, horizon=500, replications=1)
@@ -151,10 +151,33 @@ def test_a_result_is_read_and_drawn_without_importing_or_calling_what_it_names(r
     assert "no_such_module_mlcb" not in sys.modules
 
 
+def test_the_printed_summary_reads_the_same_in_every_row(capsys):
+    """Each column in one form (the seconds with one decimal in every row, never ``35`` above
+    ``5.050``), and a dash, not NaN, under PR > Delta for a policy without a certificate."""
+
+    from mlcb.cli.output import NO_NUMBER, print_summary
+
+    mixed = mlcb.Result.concat(
+        [
+            mlcb.simulate(preset="trap", budget=2, horizon=300, replications=2),
+            mlcb.simulate(preset="trap", policy="round-robin", budget=2, horizon=300, replications=2),
+        ]
+    )
+    mixed.metadata["settings"]["mlcb M=2"]["seconds"] = 35.0
+    mixed.metadata["settings"]["round-robin M=2"]["seconds"] = 5.05
+    print_summary(mixed, 40.05)
+    lines = capsys.readouterr().out.splitlines()
+    header, certified, uncertified = lines[1], lines[2], lines[3]
+    assert header.split()[-1] == "seconds" and "NaN" not in "".join(lines)
+    assert certified.split()[-1] == "35.0" and uncertified.split()[-1] == "5.0"  # (5.05 rounds to even)
+    assert uncertified.split()[-2] == NO_NUMBER and certified.split()[-2] == "0.000"
+    assert len({len(line) for line in lines[1:4]}) == 1  # aligned
+
+
 def test_figures_default_to_pseudo_regret_where_recorded(result):
     assert plot.default_metric(result) == "pseudo_regret"
-    (ax,) = plot.regret(result).axes
-    assert ax.get_ylabel() == "pseudo regret" and ax.get_yscale() == "log"
+    ax = plot.regret(result).ax
+    assert ax.get_ylabel() == "pseudo-regret" and ax.get_yscale() == "log"
     with pytest.raises(ValueError, match="metric must be one of"):
         plot.regret(result, metric="loss")
 
@@ -295,25 +318,27 @@ def test_largest_sums_of_sorted_rows_match_the_plain_selection():
         np.testing.assert_allclose(fast, plain, rtol=1e-12)
 
 
-def test_every_figure_returns_its_figure_and_draws_into_axes_given(result):
-    """Each plot function returns the matplotlib Figure; given Axes of one's own (a panel of a
-    larger figure), it draws there and leaves the figure's layout to its owner."""
+def test_every_figure_returns_a_seaborn_grid_and_draws_into_axes_given(result):
+    """Each figure function returns seaborn's FacetGrid (to restyle); given Axes of one's own (a
+    panel of a larger figure) with the one keyword ``ax``, it draws there, leaves the figure's
+    layout to its owner and returns the axes."""
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
-    for draw in (plot.regret, plot.panels, plot.theory_figure, plot.budget_figure):
+    for draw in (plot.regret, plot.panels, plot.theory, plot.budget):
         alone = draw(result)
-        assert isinstance(alone, plt.Figure)
-        count = sum(ax.axison for ax in alone.axes)  # the panels it draws
+        assert isinstance(alone, sns.FacetGrid)
+        count = sum(ax.axison for ax in alone.figure.axes)  # the panels it draws
         assert count >= 1
-        plt.close(alone)
+        plt.close(alone.figure)
         figure, axes = plt.subplots(1, count + 1, figsize=(4 * (count + 1), 3))
         given = axes[0] if draw is plot.regret else axes[:count]
-        keyword = "ax" if draw is plot.regret else "axes"
-        assert draw(result, **{keyword: given}) is figure
+        drawn = draw(result, ax=given)
+        assert (drawn is given) if draw is plot.regret else list(drawn) == list(given)
         assert all(ax.has_data() for ax in axes[:count]) and not axes[count].has_data()
         plt.close(figure)
-    with pytest.raises(ValueError, match="axes must be a sequence of at least 3 matplotlib Axes"):
-        plot.panels(result, axes=[None])
+    with pytest.raises(ValueError, match="ax must be a sequence of at least 3 matplotlib Axes"):
+        plot.panels(result, ax=[None])
 
 
 def test_a_result_shows_itself_compactly(result):
@@ -497,3 +522,56 @@ def test_plot_replaces_a_figure_only_where_mlcb_wrote_it(result, tmp_path, capsy
     (path / "regret.png").write_bytes(b"drawn by an mlcb without the mark")
     assert main(["plot", str(path)]) == 0  # a result's folder: its figures are mlcb's
     assert png_text(path / "regret.png")[FIGURE_MARK[0]] == FIGURE_MARK[1]
+
+
+# --- issue 46, item 7: hostile text in figures and reports ------------------------------------------
+def _relabelled(result, tmp_path, label: str):
+    """``result`` saved with its first setting's label replaced by ``label`` (a hand-edited file)."""
+    path = result.save(tmp_path / "run")
+    for name in ("curves", "experts", "replications"):
+        _edit_frame(path, name, lambda f: f.assign(setting=f["setting"].replace("mlcb M=1", label)))
+    meta = json.loads((path / "metadata.json").read_text())
+    meta["settings"][label] = meta["settings"].pop("mlcb M=1")
+    (path / "metadata.json").write_text(json.dumps(meta))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("mlcb M=1\x1b[2J\x1b]0;owned\x07\r\u202e", r"mlcb M=1\x1b[2J\x1b]0;owned\x07\r\u202e"),
+        ("cost $x^$ and $$", "cost $x^$ and $$"),  # matplotlib read it as mathematics, and failed
+        ("\u0007bell\x9b31m\ufeff", r"\x07bell\x9b31m\ufeff"),
+    ],
+)
+def test_report_and_plot_show_a_hostile_label_escaped_without_a_warning(
+    result, tmp_path, capsys, label, shown
+):
+    """``mlcb report`` printed matplotlib's glyph warnings carrying the label's raw escape bytes
+    (a ``$`` pair in a label stopped the figure). Figures and the page show such a label with its
+    control characters escaped, and nothing reaches the terminal raw."""
+    import warnings
+
+    path = _relabelled(result, tmp_path, label)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["report", str(path), "--out", str(tmp_path / "report.html")]) == 0
+        assert main(["plot", str(path), "--out", str(tmp_path / "figures")]) == 0
+    err = capsys.readouterr().err
+    assert not [str(w.message) for w in caught if "Glyph" in str(w.message) or "mathtext" in str(w.message)]
+    assert not any(ord(c) < 32 and c != "\n" for c in err) and "\u202e" not in err
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert shown in page and (label == shown or label not in page)
+    assert (tmp_path / "figures" / "regret.png").stat().st_size > 0
+
+
+def test_any_warning_is_shown_with_its_control_characters_escaped():
+    """A library's warning quoting text from a user's file (matplotlib's 'Glyph 27 (\\x1b) missing
+    from font(s)') never acts on the terminal: the warning's text is shown escaped, its line
+    breaks kept."""
+    import warnings
+
+    import mlcb.errors  # noqa: F401  (installs the formatter)
+
+    text = warnings.formatwarning("Glyph 27 (\x1b) missing\nfrom font(s)", UserWarning, "plot.py", 3)
+    assert "\x1b" not in text and r"Glyph 27 (\x1b) missing" in text and "\nfrom font(s)" in text

@@ -15,9 +15,10 @@ pytest.importorskip("sklearn")
 
 import mlcb  # noqa: E402
 from envs.real_data import RealDataEnv, SupervisedRound, _begin_round  # noqa: E402
-from mlcb.config import SimulationConfig  # noqa: E402
-from mlcb.engine import Problem, checkpoint_grid  # noqa: E402
+from mlcb import engine  # noqa: E402
+from mlcb.config import SimulationConfig, checkpoint_grid  # noqa: E402
 from mlcb.engine.python_loop import run_replications  # noqa: E402
+from mlcb.learners import HINDSIGHT  # noqa: E402
 from mlcb.river import BudgetedClassifier, BudgetedRegressor, canonical_order, compare  # noqa: E402
 from mlcb.river.budgeted import default_warm_start  # noqa: E402
 from mlcb.river.experts import RiverExpert, SklearnExpert, log_loss, river_pool, squared_loss  # noqa: E402
@@ -119,9 +120,8 @@ def test_warm_start_trains_every_model_then_the_policy_observes_once():
             assert repr(model.best_model) == repr(hand[min(range(4), key=sums.__getitem__)])
     assert model.trained_counts == [10] * 4
     assert sorted(model.mean_losses) == pytest.approx(sorted(s / 10 for s in sums))
-    stats = model._session.stats  # canonical order
-    assert (stats["n"] == 10).all()
-    assert stats["loss_sum"].tolist() == pytest.approx(sums)
+    assert model._session.n == [10] * 4
+    assert [model._session.loss_sum[i] for i in order] == pytest.approx(sums)  # in canonical order
     model.learn_one(*stream[10])
     assert model.n_updates == 41
 
@@ -137,10 +137,10 @@ def test_deploy_best_predicts_with_the_smallest_upper_bound_over_all_models():
     for x, y in stream[5:]:
         best.learn_one(x, y)
         own.learn_one(x, y)
-        stats = best._session.stats  # canonical order
-        n = stats["n"].astype(float)
-        upper = stats["loss_sum"] / n + np.sqrt(2 * np.log(4 * 4 * n * n / 0.1) / n)
-        assert best._deployed == canonical_order(best.models)[int(np.argmin(upper))]
+        n = np.array(best._session.n, dtype=float)  # in the order given
+        upper = np.array(best._session.loss_sum) / n + np.sqrt(2 * np.log(4 * 4 * n * n / 0.1) / n)
+        order = canonical_order(best.models)  # ties: the canonical order
+        assert best._deployed == order[int(np.argmin(upper[order]))]
         assert own._deployed == own._train[0]  # budget 1: the model being trained predicts
         away += best._deployed != best._train[0]
     assert best.trained_counts == own.trained_counts  # the policy's choices are the same
@@ -156,7 +156,7 @@ def test_pool_statistics_score_every_model_on_every_sample(window):
     canonical order; during the warm start the smallest mean over the last ``window`` samples).
     Checked against each model's losses computed by hand."""
     stream = list(RealDataEnv("bananas").stream(6, 0, 120))
-    model = BudgetedClassifier(_small_pool(), budget=1, warm_start=5, window=window)
+    model = BudgetedClassifier(_small_pool(), budget=1, warm_start=5, window=window, statistics="pool")
     assert model._pool and model._policy.selection == "scan"
     order = canonical_order(model.models)
     members = [model.models[i] for i in order]  # canonical order: ties go to the first
@@ -207,7 +207,7 @@ def test_pool_statistics_forget_the_losses_of_a_much_less_trained_model():
     loss 0, not 1/2, and one that errs on its first 3, 1/2, not 3/4; the models the policy does not
     train keep their losses (their count does not grow), the one it trains drops them."""
     stream = [({"x": float(i)}, True) for i in range(6)]
-    model = BudgetedClassifier([_LearnsAfter(3), _LearnsAfter(2)], budget=1, warm_start=4)
+    model = BudgetedClassifier([_LearnsAfter(3), _LearnsAfter(2)], budget=1, warm_start=4, statistics="pool")
     for x, y in stream[:4]:
         model.learn_one(x, y)
     assert model.trained_counts == [4, 4]
@@ -234,12 +234,27 @@ def test_pool_statistics_change_what_mlcb_trains():
 
 
 def test_statistics_default_follows_the_policy():
-    assert BudgetedClassifier(_small_pool())._pool
-    assert BudgetedClassifier(_small_pool(), policy="mlcb-topm", budget=2)._pool
-    assert not BudgetedClassifier(_small_pool(), policy="greedy")._pool
-    assert not BudgetedClassifier(_small_pool(), statistics="trained")._pool
-    with pytest.raises(ValueError, match="statistics='pool' needs an M-LCB policy"):
-        BudgetedClassifier(_small_pool(), policy="greedy", statistics="pool")
+    """M-LCB reads "recent" statistics by default, played by the lean session (only the trained
+    models' losses); every other policy "trained" ones, in the engine's session; "pool" and
+    "recent" need M-LCB."""
+    from mlcb.engine.lean_session import LeanSession
+    from mlcb.engine.session import Session
+
+    for policy, budget in (("mlcb", 1), ("mlcb-topm", 2)):
+        model = BudgetedClassifier(_small_pool(), policy=policy, budget=budget)
+        assert isinstance(model._session, LeanSession) and model._session.statistics == "recent"
+        assert not model._pool
+    assert isinstance(BudgetedClassifier(_small_pool(), statistics="trained")._session, LeanSession)
+    assert BudgetedClassifier(_small_pool(), statistics="pool")._pool
+    authors = BudgetedClassifier(_small_pool(), statistics="trained", policy_params={"bounds": "authors"})
+    assert isinstance(authors._session, Session)  # bounds of the authors' code: the engine's
+    greedy = BudgetedClassifier(_small_pool(), policy="greedy")
+    assert isinstance(greedy._session, Session) and not greedy._pool
+    for statistics in ("pool", "recent"):
+        with pytest.raises(ValueError, match=f"statistics='{statistics}' needs an M-LCB policy"):
+            BudgetedClassifier(_small_pool(), policy="greedy", statistics=statistics)
+    with pytest.raises(ValueError, match="statistics='recent' needs M-LCB's theory bounds"):
+        BudgetedClassifier(_small_pool(), policy_params={"bounds": "authors"})
 
 
 def _rates_in_given_order(model):
@@ -247,39 +262,56 @@ def _rates_in_given_order(model):
 
 
 def test_default_rates_treat_every_kind_of_model_alike():
-    """With "pool" statistics every model gets POOL_RATE, whatever its kind (before, k-NN and
-    trees got a slower rate and took nearly every update), or with rate=CURVE every model's bound
-    is measured from the pool's learning curves; with "trained" ones every model gets RATE; a
-    list gives each model its own rate, whatever the pool's order."""
-    from mlcb.river import CURVE, POOL_RATE, RATE, nonparametric
+    """M-LCB's default statistics give every model MLCB_RATE (a regressor REGRESSION_MLCB_RATE)
+    and the burn-in BURN_IN, whatever its kind (before, k-NN and trees got a slower rate and took
+    nearly every update); "pool" statistics POOL_RATE, or with rate=CURVE every model's bound
+    measured from the pool's learning curves; other policies RATE; a list gives each model its
+    own rate, whatever the pool's order."""
+    from mlcb.learners import power_rate
+    from mlcb.river import (
+        BURN_IN,
+        CURVE,
+        MLCB_RATE,
+        POOL_RATE,
+        RATE,
+        REGRESSION_BURN_IN,
+        REGRESSION_MLCB_RATE,
+        nonparametric,
+    )
 
     pool = _small_pool()  # logistic regression, naive Bayes, Hoeffding tree, logistic regression
     assert [nonparametric(m) for m in pool] == [False, False, True, False]  # kinds differ...
-    assert _rates_in_given_order(BudgetedClassifier(pool)) == [POOL_RATE] * 4  # ...rates do not
-    assert _rates_in_given_order(BudgetedClassifier(pool[::-1])) == [POOL_RATE] * 4
+    assert _rates_in_given_order(BudgetedClassifier(pool)) == [MLCB_RATE] * 4  # ...rates do not
+    assert _rates_in_given_order(BudgetedClassifier(pool[::-1])) == [MLCB_RATE] * 4
+    assert _rates_in_given_order(BudgetedClassifier(pool, statistics="pool")) == [POOL_RATE] * 4
     assert BudgetedClassifier(pool)._curves is None
-    assert _rates_in_given_order(BudgetedClassifier(pool, rate=CURVE)) == CURVE  # measured, same for all
-    assert BudgetedClassifier(pool, rate=CURVE)._curves is not None
-    with pytest.raises(ValueError, match="needs statistics='pool'"):
-        BudgetedClassifier(pool, rate=CURVE, statistics="trained")
-    assert _rates_in_given_order(BudgetedClassifier(pool, statistics="trained")) == [RATE] * 4
+    assert _rates_in_given_order(BudgetedClassifier(pool, rate=CURVE, statistics="pool")) == CURVE
+    assert BudgetedClassifier(pool, rate=CURVE, statistics="pool")._curves is not None
+    for statistics in ("trained", "recent"):
+        with pytest.raises(ValueError, match="needs statistics='pool'"):
+            BudgetedClassifier(pool, rate=CURVE, statistics=statistics)
+    assert _rates_in_given_order(BudgetedClassifier(pool, policy="greedy")) == [RATE] * 4
     assert _rates_in_given_order(BudgetedClassifier(pool, rate=(0.3, 0.6))) == [(0.3, 0.6)] * 4
     own = [(0.1, 0.5), (0.2, 0.5), (0.3, 0.5), (0.4, 0.5)]
     assert _rates_in_given_order(BudgetedClassifier(pool, rate=own)) == own
     with pytest.raises(ValueError, match="or a list of 4 such pairs"):
         BudgetedClassifier(pool, rate=own[:3])
-    # The rate reaches the policy: after the warm start each model's U(n) is its own.
-    from mlcb.learners import power_rate
-
+    assert _rates_in_given_order(_regressor()) == [REGRESSION_MLCB_RATE] * 2
+    assert _regressor()._session._rates[0].burn_in == REGRESSION_BURN_IN  # in its loss's units
+    # The rate reaches the policy: after the warm start each model's lower bound reads its own
+    # U(n) = min(n, burn_in + beta n^alpha sqrt(log(2 n^2 / delta'))).
     stream = list(RealDataEnv("phishing").stream(3, 0, 25))
-    model = BudgetedClassifier(pool, warm_start=20, rate=own)
-    for x, y in stream:
-        model.learn_one(x, y)
-    stats = model._session.stats  # canonical order
-    for position, index in enumerate(canonical_order(model.models)):
-        beta, alpha = own[index]
-        n = stats[position]["n"]
-        assert stats[position]["rate"] == pytest.approx(float(power_rate(n, beta, alpha, 0.1 / 8)))
+    for burn_in in (None, 0.0, 3.5):
+        model = BudgetedClassifier(pool, warm_start=20, rate=own, burn_in=burn_in)
+        for x, y in stream:
+            model.learn_one(x, y)
+        session = model._session
+        for k, (beta, alpha) in enumerate(own):
+            n = session.n[k]
+            rate = min(
+                n, (BURN_IN if burn_in is None else burn_in) + float(power_rate(n, beta, alpha, 0.1 / 8))
+            )
+            assert session.lcb[k] == pytest.approx(session.means[k] - rate / n)
 
 
 def test_the_default_warm_start_keeps_a_2000_sample_stream_at_1_05_updates_per_sample():
@@ -509,7 +541,9 @@ def test_any_registered_policy_selects(policy):
     for x, y in stream:
         model.predict_one(x)
         model.learn_one(x, y)
-    assert model.n_updates <= 4 * 20 + 2 * (len(stream) - 20)
+    warm = default_warm_start(4, 2 if policy == "mlcb-topm" else 1)  # M-LCB's grows with the budget
+    assert model._warm_samples == warm
+    assert model.n_updates <= 4 * warm + 2 * (len(stream) - warm)
 
 
 # --- the adapters ---------------------------------------------------------------------------------
@@ -570,7 +604,7 @@ def test_adapter_reuses_the_deployed_score_when_the_model_learns_the_same_data()
     from river import naive_bayes
 
     env = RealDataEnv("phishing")
-    params, state = env.build(0, 0)
+    params, state = env.build(0, 0, 100)
     expert = RiverExpert(naive_bayes.GaussianNB())
     calls = [0]
     predict = expert.model.predict_one
@@ -592,7 +626,7 @@ def test_adapter_reuses_the_deployed_score_when_the_model_learns_the_same_data()
 def _simulate_small_phishing():
     return mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "phishing", "horizon": 50},
+        env_params={"dataset": "phishing"},
         experts=[RiverExpert(m) for m in _small_pool()],
         budget=2,
         horizon=50,
@@ -604,7 +638,10 @@ def _simulate_small_phishing():
 def _count_round_data(monkeypatch, block: bool | None) -> tuple[list, list, mlcb.Result]:
     """Calls of the environment's round data during :func:`_simulate_small_phishing`: one entry
     ``t`` per ``round_data`` call and ``(t, block size)`` per ``round_data_block`` call (removed
-    when ``block`` is false, failing when it is ``None``), and the result."""
+    when ``block`` is false, failing when it is ``None``), and the result. The run's regret
+    references (each model trained on every round, :mod:`mlcb.engine.hindsight`) are computed
+    first: what is counted is the run's own round data."""
+    _simulate_small_phishing()
     single, blocks = [], []
     original, original_block = RealDataEnv.round_data, RealDataEnv.round_data_block
 
@@ -655,14 +692,14 @@ def test_simulator_losses_equal_driving_the_models_by_hand():
     pool = _small_pool()
     config = SimulationConfig(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "bananas", "horizon": horizon},
+        env_params={"dataset": "bananas"},
         experts=tuple(RiverExpert(m) for m in pool),
         budget=len(pool),
         horizon=horizon,
         replications=1,
         seed=3,
     )
-    problem = Problem.from_config(config)
+    problem = engine.build(config)
     (run,) = run_replications(problem, 3, [0], horizon, checkpoint_grid(horizon, 10), trace_rounds=horizon)
     hand = [m.clone() for m in pool]
     losses = np.zeros((horizon + 1, len(pool)))
@@ -681,7 +718,7 @@ def test_regret_reference_is_the_best_member_trained_every_round():
     horizon = 120
     result = mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "phishing", "horizon": horizon},
+        env_params={"dataset": "phishing"},
         experts=[RiverExpert(river_pool()[5])],
         budget=1,
         horizon=horizon,
@@ -704,7 +741,7 @@ def test_real_data_figures_draw_the_regret_against_the_stated_reference():
 
     result = mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "phishing", "horizon": 80},
+        env_params={"dataset": "phishing"},
         experts=[RiverExpert(m) for m in _small_pool()],
         budget=1,
         horizon=80,
@@ -713,17 +750,20 @@ def test_real_data_figures_draw_the_regret_against_the_stated_reference():
     )
     assert result.curves["pseudo_regret"].isna().all()
     (meta,) = result.metadata["settings"].values()
-    assert meta["reference"] == RealDataEnv.reference
+    assert meta["reference"] == HINDSIGHT  # each model trained on every round (mlcb.engine.hindsight)
     assert plot.default_metric(result) == "regret"
-    (ax,) = plot.regret(result).axes
-    assert ax.get_ylabel() == "regret" and RealDataEnv.reference in ax.get_title()
-    mean = ax.get_lines()[0].get_ydata()
+    grid = plot.regret(result)
+    ax = grid.ax
+    texts = [text.get_text() for legend in grid.figure.legends for text in legend.get_texts()]
+    legend = " ".join(" ".join(texts).split())
+    assert ax.get_ylabel() == "regret" and f"regret against {HINDSIGHT}" in legend
+    mean = max(ax.get_lines(), key=lambda line: line.get_linewidth()).get_ydata()  # the mean: the widest
     assert np.isfinite(mean).all() and len(mean) > 10
     lowest = result.curves.groupby(["setting", "round"])["regret"].quantile(0.05).min()
     assert lowest < 0  # early on some runs are ahead of the reference
     assert ax.get_yscale() == "symlog"
     assert ax.get_ylim()[0] <= lowest
-    figure = plot.panels(result)
+    figure = plot.panels(result).figure
     assert np.isfinite(figure.axes[0].get_lines()[0].get_ydata()).all()
     plt.close("all")
 
@@ -733,7 +773,7 @@ def test_simulator_warm_start_of_several_rows_counts_every_update():
     updates; a pool of one model still has regret 0 against itself trained on every row."""
     result = mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "bananas", "horizon": 60, "warm_start": 7},
+        env_params={"dataset": "bananas", "warm_start": 7},
         experts=[RiverExpert(m) for m in _small_pool()],
         budget=1,
         horizon=60,
@@ -745,7 +785,7 @@ def test_simulator_warm_start_of_several_rows_counts_every_update():
     assert (first == 4 * 7 + 1).all()
     alone = mlcb.simulate(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "phishing", "horizon": 80, "warm_start": 5},
+        env_params={"dataset": "phishing", "warm_start": 5},
         experts=[RiverExpert(river_pool()[5])],
         budget=1,
         horizon=80,
@@ -754,7 +794,7 @@ def test_simulator_warm_start_of_several_rows_counts_every_update():
     )
     assert np.abs(alone.final()["regret"].to_numpy()).max() < 1e-9
     env = RealDataEnv("phishing", warm_start=5)
-    params, state = env.build(0, 0)
+    params, state = env.build(0, 0, 100)
     _begin_round(params, state, 0)
     data = env.round_data(params, state, 0, 0)
     assert len(data.warm) == 5 and data.warm[0].row == data.row
@@ -769,14 +809,12 @@ def test_presets_are_listed_and_run():
         [sys.executable, "-m", "mlcb.cli", "list"], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
     assert "phishing" in out and "bananas" in out
-    result = mlcb.simulate(
-        preset="bananas", budget=1, horizon=80, replications=1, env_params={"horizon": 80}, seed=0
-    )
+    result = mlcb.simulate(preset="bananas", budget=1, horizon=80, replications=1, seed=0)
     assert len(result.final()) == 1
 
 
 def test_presets_use_the_river_selectors_rate():
-    """The presets' rate is the selectors' rate with ``"trained"`` statistics, which the
+    """The presets' rate is the selectors' plain rule's (``"trained"`` statistics), which the
     simulator's M-LCB reads (each expert's own training losses)."""
     from mlcb import river as selectors
     from mlcb.presets import RIVER_RATE, get
@@ -791,35 +829,34 @@ def test_real_data_env_meets_the_contract():
     check_env("mlcb/RealData-v0", env_params={"dataset": "phishing"})
     for name in ("bananas", "breast-cancer", "digits"):
         env = RealDataEnv(name)
-        params, state = env.build(0, 0)
+        params, state = env.build(0, 0, 100)
         assert env.round_data(params, state, 0, 0).classes == env.table.classes
     with pytest.raises(ValueError, match="dataset must be one of"):
         RealDataEnv("iris")
     with pytest.raises(ValueError, match="horizon must be an integer >= 1"):
-        RealDataEnv("phishing", horizon=0)
+        RealDataEnv("phishing").build(0, 0, 0)
 
 
 # --- the comparison -------------------------------------------------------------------------------
-#: How far below river's epsilon-greedy BanditClassifier M-LCB at M = 1 may fall, in accuracy, at
-#: this small size (600 rows, 3 shuffles, seeds 0 to 2) with the selector's defaults: at the
-#: benchmark's size (2,000 rows, 10 shuffles) it is 11 points ahead on Bananas and 0.4 behind on
-#: wine (docs/river.md). Regression (diabetes) has no margin: river's bandits reward the MAE,
-#: the models that err most.
+#: How far behind successive halving at equal updates M-LCB at M = 1 may fall at this small size
+#: (600 rows, 3 shuffles, seeds 0 to 2) with the selector's defaults, in accuracy or as a share of
+#: halving's MAE: measured there, M-LCB is ahead on Bananas (+3.6 points), iris (+10.7) and
+#: diabetes (-5 % MAE); at the benchmark's size docs/river.md has every stream.
 MARGIN = 0.02
 
 
-@pytest.mark.parametrize("dataset", ["bananas", "wine", "diabetes"])
-def test_comparison_mlcb_one_update_against_epsilon_greedy(dataset):
-    """At one update per sample M-LCB is no worse than river's epsilon-greedy on streams of both
-    tasks (3 shuffles of 600 rows; accuracy is better when larger, MAE when smaller)."""
-    frame = compare(dataset, horizon=600, shuffles=3, budgets=(1,), selectors=("mlcb", "epsilon-greedy"))
+@pytest.mark.parametrize("dataset", ["bananas", "iris", "diabetes"])
+def test_comparison_mlcb_one_update_against_halving_at_equal_updates(dataset):
+    """At about one update per sample M-LCB is no worse than successive halving given the same
+    updates, on streams of both tasks (accuracy is better when larger, MAE when smaller)."""
+    frame = compare(dataset, horizon=600, shuffles=3, budgets=(1,), selectors=("mlcb", "equal-halving"))
     value = frame.groupby("selector")["value"].mean()
-    updates = frame.groupby("selector")["updates_per_sample"].mean()
-    assert updates["mlcb M=1"] <= updates["epsilon-greedy"]
+    updates = frame.groupby("selector")["updates"].mean()
+    assert abs(updates["mlcb M=1"] - updates["equal-halving M=1"]) <= 8
     if frame["metric"].iloc[0] == "MAE":
-        assert value["mlcb M=1"] <= value["epsilon-greedy"]
+        assert value["mlcb M=1"] <= (1 + MARGIN) * value["equal-halving M=1"]
     else:
-        assert value["mlcb M=1"] >= value["epsilon-greedy"] - MARGIN
+        assert value["mlcb M=1"] >= value["equal-halving M=1"] - MARGIN
 
 
 def test_comparison_counts_updates_and_reads_the_same_rows():
@@ -829,6 +866,7 @@ def test_comparison_counts_updates_and_reads_the_same_rows():
     per_sample = dict(zip(frame["selector"], frame["updates"]))
     warm = default_warm_start(8)  # 14: at most 100 updates beyond one per sample
     assert per_sample["mlcb M=1"] == 8 * warm + (200 - warm)
+    warm = default_warm_start(8, 2)  # 33: at most 200 beyond two per sample
     assert per_sample["mlcb M=2"] == 8 * warm + 2 * (200 - warm)
     assert per_sample["train-everything"] == 8 * 200
     assert set(frame["metric"]) == {"accuracy"} and (frame["samples"] == 200).all()
@@ -1000,9 +1038,9 @@ def test_an_environment_that_overrides_round_data_alone_is_not_bypassed():
     class Neither(RealDataEnv):
         pass
 
-    assert _block_follows(RealDataEnv("phishing", horizon=5))
-    assert not _block_follows(Relabelled("phishing", horizon=5))
-    assert _block_follows(Both("phishing", horizon=5)) and _block_follows(Neither("phishing", horizon=5))
+    assert _block_follows(RealDataEnv("phishing"))
+    assert not _block_follows(Relabelled("phishing"))
+    assert _block_follows(Both("phishing")) and _block_follows(Neither("phishing"))
 
 
 def test_round_data_is_a_light_tuple_with_the_identity_of_an_object():
@@ -1010,7 +1048,7 @@ def test_round_data_is_a_light_tuple_with_the_identity_of_an_object():
     import pickle
 
     env = RealDataEnv("phishing")
-    params, state = env.build(0, 0)
+    params, state = env.build(0, 0, 100)
     _begin_round(params, state, 4)
     row = int(state.row[0])
     (block,) = env.round_data_block([params], [state], 4)
@@ -1073,7 +1111,7 @@ def test_r_ed_ucb_gets_room_for_a_warm_start_of_several_rows(monkeypatch):
 
     fields = dict(
         env="mlcb/RealData-v0",
-        env_params={"dataset": "phishing", "horizon": 100, "warm_start": 40},
+        env_params={"dataset": "phishing", "warm_start": 40},
         experts=[RiverExpert(m) for m in _small_pool()[:3]],
         budget=1,
         policy="r-ed-ucb",
@@ -1213,3 +1251,78 @@ def test_the_public_names_of_mlcb_river_are_its_lazy_names():
     assert sorted(package.__all__) == sorted(package._HOMES)
     for name, home in package._HOMES.items():
         assert getattr(package, name) is getattr(importlib.import_module(home), name), name
+
+
+# --- issue 46, item 6: a label of another kind, a feature beyond squaring, a list as the target ------
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (
+            lambda x, y: (x, "maybe"),
+            "BudgetedClassifier: the target 'maybe' is a str label, but the labels so far are of kind "
+            "bool (False, True); give a stream's labels one kind (sample 31)",
+        ),
+        (
+            lambda x, y: ({**x, "url_length": 1e308}, y),
+            "BudgetedClassifier: feature 'url_length' is 1e+308, larger than 1e+100 in size, which models "
+            "cannot square; scale the feature (sample 31)",
+        ),
+        (
+            lambda x, y: (x, [True, False]),
+            "BudgetedClassifier: the target must be a label (a string, a number or True/False), got "
+            "[True, False], a list (sample 31)",
+        ),
+        (lambda x, y: (x, {"y": True}), "got {'y': True}, a dict (sample 31)"),
+        (lambda x, y: ({**x, "url_length": -(10**400)}, y), "larger than 1e+100 in size"),
+        (lambda x, y: (x, 2), "the target 2 is a number label, but the labels so far are of kind bool"),
+    ],
+)
+def test_a_new_kind_of_label_a_huge_feature_or_a_list_target_is_one_line_and_poisons_nothing(damage, message):
+    """Before: river's own TypeError ('<' not supported between 'str' and 'bool'), an
+    OverflowError and 'unhashable type: list'. Now one line naming the model, the field and the
+    sample, before any model sees it; the selector goes on as if the sample had not come."""
+    from river import datasets
+
+    model, twin = BudgetedClassifier(_small_pool()), BudgetedClassifier(_small_pool())
+    rows = list(datasets.Phishing().take(60))
+    for x, y in rows[:30]:
+        model.learn_one(x, y)
+        twin.learn_one(x, y)
+    bad_x, bad_y = damage(*rows[30])
+    with pytest.raises(ValueError) as caught:
+        model.predict_one(bad_x)
+        model.learn_one(bad_x, bad_y)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    for x, y in rows[30:]:
+        assert model.predict_one(x) == twin.predict_one(x)
+        model.learn_one(x, y)
+        twin.learn_one(x, y)
+    assert model.trained_counts == twin.trained_counts
+
+
+def test_a_regression_target_or_feature_beyond_squaring_is_refused_by_every_river_adapter():
+    """1e308 is finite, and was taken: the regressor's models turned to infinities. The selector
+    and the simulation's adapter (RiverExpert) refuse it by name."""
+    from river import datasets, linear_model
+
+    model = _regressor()
+    rows = list(datasets.TrumpApproval().take(10))
+    for x, y in rows:
+        model.learn_one(x, y)
+    with pytest.raises(ValueError) as caught:
+        model.learn_one(rows[0][0], 1e308)
+    assert str(caught.value) == (
+        "BudgetedRegressor: the target 1e+308 is larger than 1e+100 in size, which models cannot square; "
+        "scale the target (sample 11)"
+    )
+    with pytest.raises(
+        ValueError, match=r"feature 'gallup' is -1e\+200, larger than 1e\+100 in size.*\(sample 11\)$"
+    ):
+        model.predict_one({**rows[0][0], "gallup": -1e200})
+    expert = RiverExpert(linear_model.LinearRegression())
+    data = SupervisedRound(RealDataEnv("phishing").table, 3, 1)
+    with pytest.raises(
+        ValueError, match=r"^LinearRegression: feature 'popup_window' is 1e\+308, larger than"
+    ):
+        expert.deploy(data._replace(features=dict(data.features, popup_window=1e308), y=1.0))
+    assert np.isfinite(model.predict_one(rows[0][0]))

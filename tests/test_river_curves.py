@@ -79,7 +79,9 @@ class _Coin(river.base.Classifier):
 def test_a_model_worse_at_equal_updates_beyond_the_noise_is_not_trained():
     """A model that errs half the time beside two that err a fifth of the time gets no update
     after the warm start: at every count, the reference did better than it beyond the noise."""
-    model = BudgetedClassifier([_Coin(0.8, 1), _Coin(0.8, 2), _Coin(0.5, 3)], budget=1, rate="curve")
+    model = BudgetedClassifier(
+        [_Coin(0.8, 1), _Coin(0.8, 2), _Coin(0.5, 3)], budget=1, rate="curve", statistics="pool"
+    )
     for i in range(1_000):
         model.learn_one({"i": i}, True)
     counts = model.trained_counts

@@ -146,7 +146,7 @@ def test_rate_exponents():
 def test_hedge_kernel_plays_exponential_weights():
     """One expert, two arms, driven by hand: the recorded loss is the mixture of the two losses."""
     env = envs.make("mlcb/BanditExperts-v0", reward_means=[[0.9, 0.2]])
-    env_params, env_state = env.build(0, 0)
+    env_params, env_state = env.build(0, 0, 100)
     keys = np.zeros(1, dtype=np.uint64)
     params, state = HEDGE_FAMILY.build_pool(
         BuildContext([Hedge()], env, env_params, 0.1, keys, "average", 100)
@@ -169,7 +169,7 @@ def test_hedge_kernel_plays_exponential_weights():
 
 def test_robust_ucb_kernel_finds_the_best_arm():
     env = envs.make("mlcb/BanditExperts-v0", reward_means=[[0.2, 0.9, 0.4]])
-    env_params, env_state = env.build(0, 0)
+    env_params, env_state = env.build(0, 0, 100)
     keys = np.zeros(1, dtype=np.uint64)
     params, state = ROBUST_UCB_FAMILY.build_pool(
         BuildContext([RobustUCB(eps=1.0)], env, env_params, 0.1, keys, "counts", 10)

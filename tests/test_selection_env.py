@@ -11,7 +11,6 @@ from gymnasium.utils.env_checker import check_env
 
 import mlcb.selection_env
 from mlcb import engine, presets
-from mlcb.engine import Problem
 from mlcb.selection_env import ENV_ID, BudgetedSelectionEnv
 
 #: What only the engine computes: the statistics' fields, the regret totals, the accounting and
@@ -54,7 +53,7 @@ def accounting_names(path: Path) -> set[str]:
 def _engine_run(config):
     rounds = config.horizon
     return engine.run_replication(
-        Problem.from_config(config), config.seed, 0, rounds, np.arange(1, rounds + 1), trace_rounds=rounds
+        engine.build(config), config.seed, 0, rounds, np.arange(1, rounds + 1), trace_rounds=rounds
     )
 
 
@@ -165,7 +164,7 @@ def test_reproduces_the_python_engine_with_python_experts():
     )
     rounds = config.horizon
     (result,) = python_loop.run_replications(
-        Problem.from_config(config), config.seed, [0], rounds, np.arange(1, rounds + 1), trace_rounds=rounds
+        engine.build(config), config.seed, [0], rounds, np.arange(1, rounds + 1), trace_rounds=rounds
     )
     env = BudgetedSelectionEnv(config)
     env.reset(seed=config.seed)

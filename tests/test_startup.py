@@ -16,7 +16,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Packages that cost tenths of a second each to import, imported only when needed.
-HEAVY = ("numpy", "numba", "pandas", "matplotlib", "seaborn", "scipy", "torch", "river", "dask", "gymnasium")
+HEAVY = (
+    "numpy",
+    "numba",
+    "pandas",
+    "matplotlib",
+    "seaborn",
+    "scipy",
+    "scipy.stats",
+    "scipy.cluster",
+    "torch",
+    "river",
+    "dask",
+    "gymnasium",
+)
 
 
 def _python(code: str, cwd: Path | None = None) -> str:
@@ -50,15 +63,16 @@ def test_help_imports_no_heavy_package():
 
 
 def test_a_run_imports_what_it_needs_and_no_more(tmp_path):
-    """Without figures a run never imports matplotlib; with them, matplotlib and no seaborn; never
-    an optional extra (torch, river, dask)."""
+    """Without figures a run never imports matplotlib or seaborn; with them, both, but not the
+    parts of SciPy that seaborn imports for figures mlcb never draws (``scipy.stats``,
+    ``scipy.cluster``: half a second); never an optional extra (torch, river, dask)."""
     run = "from mlcb.cli import main\nassert main(['run', 'trap', '-M', '2', '-T', '200', '-R', '1', '-q', '-o', 'out'{}]) == 0"
     bare = _imported_after(run.format(", '--no-plot'"), tmp_path)
     assert {"numpy", "numba", "pandas"} <= bare
     assert bare.isdisjoint({"matplotlib", "seaborn", "torch", "river", "dask"})
     drawn = _imported_after(run.format(""), tmp_path)
-    assert "matplotlib" in drawn
-    assert drawn.isdisjoint({"seaborn", "torch", "river", "dask"})
+    assert {"matplotlib", "seaborn"} <= drawn
+    assert drawn.isdisjoint({"scipy.stats", "scipy.cluster", "torch", "river", "dask"})
     assert sorted(p.name for p in (tmp_path / "out" / "trap").glob("*.png")) == ["panels.png", "regret.png"]
 
 
@@ -78,13 +92,13 @@ def test_a_trap_run_imports_no_other_environment_family_or_policy(tmp_path):
 def test_each_combination_of_classes_gets_a_round_loop_of_its_own():
     import numpy as np
 
-    from mlcb import presets
-    from mlcb.engine import Problem, compiled_loop
+    from mlcb import engine, presets
+    from mlcb.engine import compiled_loop
     from mlcb.engine.replications import build_replication
 
     def kernels(policy: str) -> tuple:
         config = presets.get("trap").config(2, "theory", horizon=10, replications=1, policy=policy)
-        args = build_replication(Problem.from_config(config), 0, 0, 10, np.arange(1, 11))
+        args = build_replication(engine.build(config), 0, 0, 10, np.arange(1, 11))
         return args.kernels()
 
     mlcb_loops, again, robin_loops = kernels("mlcb"), kernels("mlcb"), kernels("round-robin")
@@ -106,15 +120,16 @@ def test_the_program_pauses_the_collector_until_the_work_starts(tmp_path):
     """The ``mlcb`` program runs its start-up (imports, reading the input) with Python's cycle
     collector paused, then freezes what start-up built and switches the collector on for the work."""
     patch = """
+from mlcb import engine
 import mlcb.cli, mlcb.simulation
-configs, simulate = mlcb.cli._configs, mlcb.simulation.simulate
+configs, run_problem = mlcb.cli.settings.configs, mlcb.simulation.run_problem
 def _configs(args):
     print("start-up", gc.isenabled())
     return configs(args)
-def _simulate(*args, **kwargs):
+def _run_problem(*args, **kwargs):
     print("work", gc.isenabled(), gc.get_freeze_count() > 0)
-    return simulate(*args, **kwargs)
-mlcb.cli._configs, mlcb.simulation.simulate = _configs, _simulate
+    return run_problem(*args, **kwargs)
+mlcb.cli.settings.configs, mlcb.simulation.run_problem = _configs, _run_problem
 """
     lines = _program(patch, tmp_path)
     assert "start-up False" in lines and "work True True" in lines
@@ -167,29 +182,66 @@ def test_the_function_compare_outlives_a_first_import_of_its_module():
     assert out.split() == ["True", "True", "sweep"]
 
 
-@pytest.mark.parametrize("order", ["mlcb first", "gymnasium first"])
-def test_gymnasium_finds_the_selection_env_after_import_mlcb(order):
-    imports = "import mlcb\nimport gymnasium" if order == "mlcb first" else "import gymnasium\nimport mlcb"
+def test_import_mlcb_changes_nothing_in_the_process():
+    """``import mlcb`` (and its command line's start) adds no import hook and registers nothing:
+    Gymnasium's registry and Numba's configuration are as they were."""
     out = _python(
-        f"{imports}\nimport sys\nprint('mlcb.selection_env' in sys.modules)\n"
-        "env = gymnasium.make('mlcb/BudgetedSelection-v0', preset='trap', budget=2, horizon=10)\n"
-        "print(type(env.unwrapped).__name__, gymnasium.__spec__.loader is gymnasium.__loader__)"
+        "import sys\nhooks = list(sys.meta_path)\nimport gymnasium, numba\nimport mlcb, mlcb.cli\n"
+        "print(sys.meta_path == hooks, 'mlcb/BudgetedSelection-v0' in gymnasium.registry, "
+        "repr(numba.config.CACHE_DIR))"
     )
-    assert out.split() == ["False", "BudgetedSelectionEnv", "True"]
+    assert out.split() == ["True", "False", "''"]
 
 
-@pytest.mark.parametrize("order", ["mlcb first", "numba first"])
-def test_numba_caches_under_mlcb_after_import_mlcb(order, tmp_path):
-    imports = "import mlcb\nimport numba" if order == "mlcb first" else "import numba\nimport mlcb"
-    env_home = f"import os\nos.environ['XDG_CACHE_HOME'] = {str(tmp_path)!r}\nos.environ.pop('NUMBA_CACHE_DIR', None)"
-    out = _python(f"{env_home}\n{imports}\nprint(numba.config.CACHE_DIR)")
-    assert Path(out.strip()).parent == tmp_path / "mlcb"
-    assert Path(out.strip()).name.startswith("numba-")
+@pytest.mark.parametrize("import_first", ["mlcb.selection_env", "gymnasium"])
+def test_gymnasium_finds_the_selection_env_once_its_module_is_imported(import_first):
+    """``import mlcb.selection_env`` registers ``mlcb/BudgetedSelection-v0``, whichever of it and
+    Gymnasium comes first; the id with its module (``module:id``) works without it."""
+    imports = (
+        "import mlcb.selection_env\nimport gymnasium"
+        if import_first == "mlcb.selection_env"
+        else "import gymnasium\nimport mlcb.selection_env"
+    )
+    out = _python(
+        f"{imports}\nenv = gymnasium.make('mlcb/BudgetedSelection-v0', preset='trap', budget=2, horizon=10)\n"
+        "print(type(env.unwrapped).__name__)"
+    )
+    assert out.split() == ["BudgetedSelectionEnv"]
+    out = _python(
+        "import gymnasium\nenv = gymnasium.make('mlcb.selection_env:mlcb/BudgetedSelection-v0', "
+        "preset='trap', budget=2, horizon=10)\nprint(type(env.unwrapped).__name__)"
+    )
+    assert out.split() == ["BudgetedSelectionEnv"]
+
+
+def test_mlcb_kernels_cache_under_mlcb_and_ones_own_numba_functions_do_not(tmp_path):
+    """mlcb's kernels are cached under ``~/.cache/mlcb/numba-<digest>`` by a cache of their own;
+    a compiled function of one's own keeps Numba's default (beside its source), and Numba's
+    configuration is left as it was."""
+    own = tmp_path / "own_module.py"
+    own.write_text("import numba\n@numba.njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+    env_home = (
+        f"import os, sys\nos.environ['XDG_CACHE_HOME'] = {str(tmp_path / 'home')!r}\n"
+        f"os.environ.pop('NUMBA_CACHE_DIR', None)\nsys.path.insert(0, {str(tmp_path)!r})"
+    )
+    out = _python(
+        f"{env_home}\nimport numba\nfrom mlcb.kernels.jit import cache_folder\nfrom mlcb.kernels.seeding import stream_keys\n"
+        "import own_module\nprint(own_module.twice(21), repr(numba.config.CACHE_DIR))\n"
+        "print(stream_keys(0, 0, 2).experts.shape[0], cache_folder())"
+    )
+    lines = out.splitlines()
+    assert lines[0].split() == ["42", "''"]
+    folder = Path(lines[1].split()[1])
+    assert folder.parent == tmp_path / "home" / "mlcb" and folder.name.startswith("numba-")
+    assert any(folder.rglob("*.nbi"))  # mlcb's kernel, cached there
+    assert not list(folder.rglob("*twice*")) and list(
+        (tmp_path / "__pycache__").glob("own_module.twice*.nbi")
+    )
 
 
 def test_cache_folders_of_other_digests_unused_for_a_month_are_removed(tmp_path):
     """Each digest of the sources has a cache folder of its own: one that no process has used for
-    30 days goes when Numba is next imported with mlcb; a recent one, and one's own, stay."""
+    30 days goes when mlcb's cache is first used; a recent one, and one's own, stay."""
     import time
 
     folders = tmp_path / "mlcb"
@@ -200,13 +252,7 @@ def test_cache_folders_of_other_digests_unused_for_a_month_are_removed(tmp_path)
         os.utime(folders / name, (stamp, stamp))
     (folders / "mine.txt").write_text("not a cache folder")
     env_home = f"import os\nos.environ['XDG_CACHE_HOME'] = {str(tmp_path)!r}\nos.environ.pop('NUMBA_CACHE_DIR', None)"
-    out = _python(f"{env_home}\nimport mlcb\nimport numba\nprint(numba.config.CACHE_DIR)")
+    out = _python(f"{env_home}\nfrom mlcb.kernels.jit import cache_folder\nprint(cache_folder())")
     own = Path(out.strip())
     assert sorted(p.name for p in folders.iterdir()) == sorted(["mine.txt", "numba-recent", own.name])
     assert own.is_dir() and time.time() - own.stat().st_mtime < 600
-
-
-def test_a_package_imported_without_mlcb_is_left_alone():
-    """Without ``import mlcb``, Numba keeps its own cache setting and Gymnasium its registry."""
-    out = _python("import gymnasium\nprint('mlcb/BudgetedSelection-v0' in gymnasium.registry)")
-    assert out.strip() == "False"

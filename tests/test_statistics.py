@@ -10,7 +10,7 @@ import pytest
 import agents
 import mlcb
 from agents.bandits import BANDITS
-from mlcb import theory
+from mlcb import engine, theory
 
 # A small instance: four UCB1 experts with two arms each (theory rates: a valid certificate).
 SMALL = {
@@ -51,7 +51,7 @@ def test_certificate_never_exceeds_the_numeric_worst_case():
     result = mlcb.simulate(replications=20, **SMALL)
     config = mlcb.SimulationConfig(replications=20, **SMALL)
     n = np.arange(1, SMALL["horizon"] + 1)
-    rates = BANDITS.rates(list(config.experts), config.make_env(), n, SMALL["delta"] / 8)
+    rates = BANDITS.rates(list(config.experts), engine.build(config).env, n, SMALL["delta"] / 8)
     widths = theory.confidence_width(n, 4, SMALL["delta"], rates)
     final = result.final().merge(result.replications, on=["setting", "replication"])
     for best, rows in final.groupby("best_expert"):

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 import mlcb
 from mlcb import engine, presets
 from mlcb.cli import main
-from mlcb.engine import CorruptPartWarning, Problem
+from mlcb.config import checkpoint_grid
+from mlcb.engine import CorruptPartWarning
 from mlcb.storage import store
 from mlcb.storage.results import Result
 
@@ -205,11 +206,11 @@ def test_a_corrupt_part_is_one_line_on_the_command_line(tmp_path):
 
 def test_parts_are_written_under_unique_temporary_names(tmp_path, monkeypatch):
     replication = engine.run_replications(
-        Problem.from_config(presets.get("trap").config(1, horizon=300, replications=1)),
+        engine.build(presets.get("trap").config(1, horizon=300, replications=1)),
         0,
         [0],
         300,
-        engine.checkpoint_grid(300),
+        checkpoint_grid(300),
     )[0]
     names = []
     original = os.replace
@@ -581,12 +582,12 @@ def test_a_writer_that_died_mid_swap_is_recovered(tmp_path):
 
 # --- any interleaving of interruptions and resumptions gives the uninterrupted result ----------
 _CONFIG = presets.get("trap").config(2, horizon=200, replications=5, seed=3)
-_GRID = engine.checkpoint_grid(_CONFIG.horizon, _CONFIG.checkpoints)
+_GRID = checkpoint_grid(_CONFIG.horizon, _CONFIG.checkpoints)
 
 
 def _replications(parts: Path | None, threads: int, on_done=None) -> list:
     return engine.run_replications(
-        Problem.from_config(_CONFIG),
+        engine.build(_CONFIG),
         _CONFIG.seed,
         range(_CONFIG.replications),
         _CONFIG.horizon,

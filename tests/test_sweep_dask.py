@@ -240,3 +240,121 @@ def test_a_scheduler_that_goes_away_is_one_line_and_the_rerun_recovers(tmp_path,
     rerun = mlcb.sweep(grid, out=tmp_path / "out", workers=1)
     assert rerun.skipped >= 2 and rerun.computed + rerun.skipped == 12
     assert_same(mlcb.sweep(grid, out=tmp_path / "undisturbed", workers=1).result, rerun.result)
+
+
+# --- issue 46, item 4: Dask workers register what the submitting process registered ----------------
+DASK_PLUGIN = '''
+import agents
+import envs
+from envs.bandit import TrapEnv
+from mlcb import plot, policies
+from mlcb.storage import outputs
+
+policies.register("dask-mlcb", "mlcb.policies.m_lcb:MLCB", summary="M-LCB under a plugin's name")
+agents.register("dask-ucb", "agents.bandits:UCB1", summary="UCB1 with c = 4", c=4.0)
+envs.register("dask/Trap-v0", "envs.bandit:TrapEnv", summary="a plugin's trap", n_experts=6)
+plot.register("dask-figure", "mlcb.plot:regret", summary="the regret figure, a plugin's")
+outputs.register_writer("dask-notes", "NAME:write", files=("dask-notes.txt",), summary="a note")
+# A plugin may replace a built-in name when it asks to: the workers must build its trap too.
+envs.register("mlcb/Trap-v0", "NAME:WideTrap", summary="a trap of wider arms", override=True)
+
+
+class WideTrap(TrapEnv):
+    """The paper's trap with other reward gaps: another setting (another key) than the built-in one."""
+
+    def __init__(self, n_experts=10, n_arms=2, gap=0.3, **kwargs):
+        super().__init__(n_experts=n_experts, n_arms=n_arms, **kwargs)
+        self.gap = gap
+
+
+def write(result, directory):
+    (directory / "dask-notes.txt").write_text("notes")
+'''
+
+
+@pytest.fixture
+def plugin_registries(monkeypatch, tmp_path):
+    """A plugin module in ``tmp_path`` (on ``sys.path``, which spawned workers inherit), loaded as
+    ``--plugin`` loads it, with every registry restored afterwards."""
+    import gymnasium as gym
+
+    import agents
+    import envs
+    from mlcb import policies, registry
+    from mlcb.storage import outputs
+
+    name = "dask_plugin_" + str(os.getpid())
+    (tmp_path / f"{name}.py").write_text(DASK_PLUGIN.replace("NAME", name))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_PLUGINS", {})
+    for table in (policies.registry, agents.registry, envs.registry, outputs.FIGURES, outputs.WRITERS):
+        monkeypatch.setattr(table, "_entries", dict(table._entries))
+    monkeypatch.setattr(outputs, "_WRITER_FILES", dict(outputs._WRITER_FILES))
+    trap = gym.registry["mlcb/Trap-v0"]
+    with pytest.warns(UserWarning, match="environment 'mlcb/Trap-v0' is now"):
+        registry.load_plugin(name)
+    yield name
+    gym.registry["mlcb/Trap-v0"] = trap
+    gym.registry.pop("dask/Trap-v0", None)
+    sys.modules.pop(name, None)
+
+
+def _registered() -> dict:
+    """A worker's registered names and entry points, by kind."""
+    from mlcb.sweeps import worker
+
+    return {
+        kind: {e.name: e.entry_point for e in table.entries()}
+        for kind, (table, _) in worker._registries().items()
+    }
+
+
+def test_dask_workers_register_the_plugins_names(plugin_registries, tmp_path):
+    """With ``--executor dask`` every task failed with 'unknown policy': the workers loaded no
+    plugin. Every worker of a LocalCluster of processes now registers the plugin's policy, expert
+    family, environment, figure and writer, and builds the plugin's override of a built-in name."""
+    grid = {**GRID, "name": "plugged", "horizon": 300, "replications": 2, "checkpoints": 5,
+            "grid": {"policy": ["mlcb", "dask-mlcb"]}}  # fmt: skip
+    from mlcb import registry
+
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        outcome = mlcb.sweep(
+            grid, out=tmp_path / "dask", executor="dask", scheduler=cluster.scheduler_address
+        )
+        assert outcome.failed == [] and outcome.computed == 2, outcome.failed
+        workers = client.run(_registered)
+        # A plugin the workers cannot import (its folder joined this process's path after they
+        # started): one line before any task, naming it.
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / "dask_only_here.py").write_text("from mlcb import policies\n")
+        sys.path.insert(0, str(elsewhere))
+        try:
+            registry.load_plugin("dask_only_here")
+            with pytest.raises(ValueError) as caught:
+                mlcb.sweep({**grid, "name": "unplugged"}, out=tmp_path / "dask", executor="dask",
+                           scheduler=cluster.scheduler_address)  # fmt: skip
+        finally:
+            sys.path.remove(str(elsewhere))
+            sys.modules.pop("dask_only_here", None)
+    assert str(caught.value) == (
+        "the Dask workers cannot register what this process registered: plugin 'dask_only_here': no "
+        "such module (is its directory on PYTHONPATH?) (install the plugins on the workers too)"
+    )
+    assert len(workers) == 2
+    mine = _registered()
+    for names in workers.values():
+        assert names == mine
+        assert names["policy"]["dask-mlcb"] == "mlcb.policies.m_lcb:MLCB"
+        assert names["expert"]["dask-ucb"] == "agents.bandits:UCB1"
+        assert names["environment"]["dask/Trap-v0"] == "envs.bandit:TrapEnv"
+        assert names["environment"]["mlcb/Trap-v0"] == f"{plugin_registries}:WideTrap"
+        assert names["figure"]["dask-figure"] == "mlcb.plot:regret"
+        assert names["writer"]["dask-notes"] == f"{plugin_registries}:write"
+    curves = outcome.result.curves.set_index(["setting", "replication", "round"])["regret"]
+    assert (curves.loc["mlcb M=1"].to_numpy() == curves.loc["dask-mlcb M=1"].to_numpy()).all()

@@ -103,7 +103,7 @@ def test_each_bad_input_is_one_line_naming_the_column_or_parameter(tmp_path):
          "label: name the label column of nolabel.csv; its columns: 'a', 'b', 'y'"),
         (lambda: read_csv(tmp_path / "absent.csv", "y"), "path: no such file"),
         (lambda: read_csv(_csv(tmp_path, "a,b,y\n1,2,0\n1,2,3,4\n", "ragged.csv"), "y"),
-         "path: ragged.csv is not a well-formed CSV file"),
+         "path: ragged.csv, line 3: 4 field(s), the header has 3: a row with more fields than the header names"),
     ]  # fmt: skip
     for make, message in cases:
         with pytest.raises(ValueError) as caught:
@@ -139,24 +139,24 @@ def test_a_table_or_a_csv_path_streams_through_a_simulation_from_python_toml_and
     table = from_frame(frame, "label", name="mine")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing to say about this table
-        env = RealDataEnv(path.as_posix(), horizon=60, order="shuffle", label="label")
+        env = RealDataEnv(path.as_posix(), order="shuffle", label="label")
     assert env.table.digest == table.digest and env.dataset.startswith("mine@")
     assert table_of({"dataset": table}) is table
     common = {"experts": mixed_pool(4, 5), "budget": 2, "horizon": 60, "replications": 2, "seed": 3}
-    by_table = mlcb.simulate(env="mlcb/RealData-v0", env_params={"dataset": table, "horizon": 60}, **common)
+    by_table = mlcb.simulate(env="mlcb/RealData-v0", env_params={"dataset": table}, **common)
     by_path = mlcb.simulate(env="mlcb/RealData-v0", **common,
-                            env_params={"dataset": str(path), "label": "label", "horizon": 60})  # fmt: skip
+                            env_params={"dataset": str(path), "label": "label"})  # fmt: skip
     np.testing.assert_array_equal(by_table.curves["regret"], by_path.curves["regret"])
     # The setting's key tells the data apart: the table by its digest.
-    config = mlcb.SimulationConfig(env="mlcb/RealData-v0", env_params={"dataset": table, "horizon": 60},
+    config = mlcb.SimulationConfig(env="mlcb/RealData-v0", env_params={"dataset": table},
                                    experts=tuple(mixed_pool(4, 5)), horizon=60)  # fmt: skip
     other = from_frame(frame.assign(p=frame["p"] * 2), "label", name="mine")
-    assert config.key() != config.replace(env_params={"dataset": other, "horizon": 60}).key()
+    assert config.key() != config.replace(env_params={"dataset": other}).key()
     # TOML and the command line: a path and a label column.
     setting = tmp_path / "mine.toml"
     setting.write_text(
         'env = "mlcb/RealData-v0"\nhorizon = 60\nreplications = 2\n'
-        f'env_params = {{dataset = "{path.as_posix()}", label = "label", horizon = 60}}\n'
+        f'env_params = {{dataset = "{path.as_posix()}", label = "label"}}\n'
         '[[experts]]\nfamily = "softmax"\ncount = 3\n[[experts]]\nfamily = "perceptron"\n'
     )
     from mlcb.cli import main
@@ -249,7 +249,7 @@ def test_environment_parameters_that_do_not_apply_are_refused():
         ({"dataset": "x.csv", "reader": "xls"}, r"reader must be one of \('csv', 'iwpc'\)"),
     ):
         with pytest.raises(ValueError, match=message if "must be one of" in message else re.escape(message)):
-            RealDataEnv(horizon=10, **params)
+            RealDataEnv(**params)
 
 
 def test_a_csv_given_by_its_path_is_part_of_the_key_by_its_content(tmp_path):
@@ -262,7 +262,7 @@ def test_a_csv_given_by_its_path_is_part_of_the_key_by_its_content(tmp_path):
 
     def key() -> str:
         return mlcb.SimulationConfig(
-            env="mlcb/RealData-v0", env_params={"dataset": str(path), "label": "label", "horizon": 30},
+            env="mlcb/RealData-v0", env_params={"dataset": str(path), "label": "label"},
             experts=tuple(mixed_pool(4, 3)), horizon=30,
         ).key()  # fmt: skip
 
@@ -271,3 +271,95 @@ def test_a_csv_given_by_its_path_is_part_of_the_key_by_its_content(tmp_path):
     assert key() == first
     frame.assign(a=frame["a"] + 1).to_csv(path, index=False)
     assert key() != first
+
+
+# --- one discipline for every table mlcb reads (envs/warfarin.py's tests: the subject file) -----------
+def _table_text(rows: int = 30) -> str:
+    body = "".join(f"{i % 7},{(3 * i) % 5},{i % 4}.5,{i % 3},{i % 2}\n" for i in range(rows))
+    return "a,b,c,d,y\n" + body + ",,,,\n"  # a spreadsheet's trailing line of empty fields: no row
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda t: t.replace("3,4,3.5,0,1\n", "3,4\n", 1), "path: mine.csv, line 5: 2 field(s), the header has 5: a row cut short"),
+        (lambda t: t.replace("3,4,3.5,0,1\n", "3,4,3.5,0,1,7\n", 1), "path: mine.csv, line 5: 6 field(s), the header has 5: a row with more fields"),
+        (lambda t: t.replace("a,b,c,d,y", "a,b,a,d,y", 1), "path: mine.csv has duplicate column name 'a' (columns 0, 2)"),
+        (lambda t: t.replace("3,4,3.5", '3,"' + "7" * 1_000_000 + '",3.5', 1), "path: mine.csv, line 5: a cell longer than 131,072 characters"),
+        (lambda t: t + '1,2,"3', "path: mine.csv, line 33: a quote that is never closed"),
+        (lambda t: t.replace("3,4,3.5", "3,\x00,3.5", 1), "path: mine.csv holds a NUL byte (line 5)"),
+        (lambda t: t.replace("\n", ",\n").replace("3,4,3.5,0,1,\n", "3,4,3.5,0,1,9\n", 1), "path: mine.csv, line 5: column 5 has no name but holds '9'"),
+        (lambda t: t.replace("3,4,3.5", '3,"\x1b[2J\x1b]0;owned\x07\r\u202e",3.5', 1), r"column 'b' is not numeric (row 3: '\x1b[2J\x1b]0;owned\x07\r\u202e')"),
+        (lambda t: t.replace("3,4,3.5", "3,1e308,3.5", 1), "column 'b' of mine has 1e+308 at row 3, larger than 1e+100 in size, which the learners cannot square"),
+        (lambda t: t.replace("3,4,3.5", "3," + "x" * 100_000 + ",3.5", 1), "column 'b' is not numeric (row 3: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (100,000 characters))"),
+    ],
+)  # fmt: skip
+def test_a_damaged_csv_file_is_refused_as_the_subject_file_is(tmp_path, capsys, monkeypatch, damage, message):
+    """The ``--data`` CSV reader keeps the discipline of every table reader: a row cut short (was
+    read as missing values), a row run on, a name twice, a huge cell, an open quote, binary data,
+    a nameless column holding values: one line naming the line; a hostile cell shown escaped and
+    bounded."""
+    from mlcb.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.csv").write_text(damage(_table_text()), encoding="utf-8", newline="")
+    with pytest.raises(ValueError) as caught:
+        read_csv(tmp_path / "mine.csv", "y")
+    assert message in str(caught.value) and len(str(caught.value)) < 400
+    assert main(["run", "ctg", "--data", "mine.csv", "--label", "y", "-T", "20", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlcb: error: ") and err.count("\n") == 1 and message in err, err
+    assert "bug in mlcb" not in err and len(err) < 400 and not any(c in err for c in "\x1b\x07\r\u202e\x00")
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_clean_csv_file_with_a_trailing_line_of_empty_fields_reads():
+    """The undamaged table of the test above reads (its last line of empty fields is no row)."""
+    import io
+
+    table = from_frame(pd.read_csv(io.StringIO(_table_text())).dropna(how="all"), "y")
+    assert len(table) == 30 and table.feature_names == ("a", "b", "c", "d")
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "folder"])
+def test_a_special_file_is_named_as_such_by_every_reader(tmp_path, capsys, monkeypatch, special):
+    """``--data /dev/zero`` said 'no such file'; a named pipe could block a reader for ever. Every
+    reader of a user's file names what the path is, before opening it."""
+    import os
+
+    from mlcb.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    if special == "/dev/zero":
+        path, kind = "/dev/zero", "is a character device, not "
+    elif special == "fifo":
+        os.mkfifo(tmp_path / "pipe.csv")
+        path, kind = "pipe.csv", "is a named pipe (FIFO), not "
+    else:
+        (tmp_path / "folder.csv").mkdir()
+        path, kind = "folder.csv", "is a folder, not "
+    outputs = []
+    for argv, prefix in (
+        (["run", "ctg", "--data", path, "--label", "y", "-q"], "dataset"),
+        (["run", "warfarin", "--data", path, "-q"], "dataset"),
+        (["paper", "--warfarin", path, "--only", "real-data", "-q"], "warfarin"),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err == f"mlcb: error: {prefix}: {path} {kind}a regular file" + (
+            " (name the file inside it)\n" if special == "folder" else "\n"
+        ), err
+        outputs.append(err)
+    if special == "/dev/zero":
+        assert outputs[0] == "mlcb: error: dataset: /dev/zero is a character device, not a regular file\n"
+    for call in (lambda: read_csv(path, "y"), lambda: envs.make("mlcb/RealData-v0", dataset=path, label="y")):
+        with pytest.raises(ValueError, match=re.escape(kind)):
+            call()
+    if special == "fifo":
+        os.rename(tmp_path / "pipe.csv", tmp_path / "pipe.toml")
+        for command in ("run", "sweep"):
+            assert main([command, "pipe.toml", "-q"]) == 2
+            err = capsys.readouterr().err
+            assert "pipe.toml is a named pipe (FIFO), not a TOML file" in err and err.count("\n") == 1
+        assert main(["run", "pipe.toml", "--data", "x.csv"]) == 2  # read before --data is checked
+        assert "is a named pipe (FIFO), not a TOML file" in capsys.readouterr().err

@@ -40,12 +40,12 @@ def test_conformance_error_is_an_assertion_error():
 # --- everything registered passes ----------------------------------------------------------------
 @pytest.mark.parametrize("name", envs.names())
 def test_registered_environment_conforms(name):
-    assert check_env(name, env_params=ENV_PARAMS.get(name)) is None
+    assert check_env(name, env_params=ENV_PARAMS.get(name))
 
 
 @pytest.mark.parametrize("name", policies.names())
 def test_registered_policy_conforms(name):
-    assert check_policy(name, n_experts=K, budget=BUDGETS.get(name, 2), horizon=120) is None
+    assert check_policy(name, n_experts=K, budget=BUDGETS.get(name, 2), horizon=120)
 
 
 def test_policy_object_conforms():
@@ -55,14 +55,14 @@ def test_policy_object_conforms():
 @pytest.mark.parametrize("name", agents.names())
 def test_registered_expert_family_conforms(name):
     if name == "ogd":
-        assert check_expert(agents.make(name), "mlcb/GLM-v0", rounds=20) is None
+        assert check_expert(agents.make(name), "mlcb/GLM-v0", rounds=20)
     elif name in ("softmax", "perceptron"):  # classifiers of a real-data stream
-        env_params = {"dataset": "breast-cancer", "horizon": 100}
-        assert check_expert(agents.make(name), "mlcb/RealData-v0", env_params=env_params) is None
+        env_params = {"dataset": "breast-cancer"}
+        assert check_expert(agents.make(name), "mlcb/RealData-v0", env_params=env_params)
     elif name.startswith("bco"):
-        assert check_expert(agents.make(name), "mlcb/ConvexBandit-v0", rounds=20) is None
+        assert check_expert(agents.make(name), "mlcb/ConvexBandit-v0", rounds=20)
     else:
-        assert check_expert(agents.make(name), "mlcb/Trap-v0", env_params={"n_experts": 4}) is None
+        assert check_expert(agents.make(name), "mlcb/Trap-v0", env_params={"n_experts": 4})
 
 
 def test_expert_on_an_environment_object():
@@ -131,6 +131,23 @@ TRAP = {"env": "mlcb/Trap-v0", "env_params": {"n_experts": 3}, "rounds": 12}
 def test_python_experts_conform():
     check_expert(Leader(), **TRAP)
     check_expert(RandomLeader(), **TRAP)
+
+
+def test_a_check_returns_a_report_of_what_ran():
+    """A check that passes says so: a report, true, that lists every check and what to know."""
+    report = check_expert(RandomLeader(), **TRAP)
+    assert report and report.passed and report.environment == TRAP["env"]
+    text = str(report)
+    assert text.startswith(
+        f"expert RandomLeader (a Python expert) on {TRAP['env']}: {len(report.checks)} checks"
+    )
+    assert "spawn(seed): a new, untrained learner" in text and "a short simulation ran" in text
+    assert "heuristic: nobody has proved its rate" in text  # what a user should know of it
+    assert "<li>" in report._repr_html_() and repr(report).startswith("<CheckReport: expert RandomLeader")
+    quick = check_expert(Leader(), **TRAP, simulate=False)
+    assert "spawn" not in str(quick) and not any("simulation" in check for check in quick.checks)
+    assert "Gymnasium's own checker" in str(check_env("mlcb/Trap-v0", env_params={"n_experts": 3}))
+    assert "a short simulation" in str(check_policy("greedy", n_experts=4, budget=2, horizon=40))
 
 
 def _broken(method=None, **attributes):
@@ -432,22 +449,22 @@ def test_policy_flags_and_dataclass_are_checked():
 class NoisyTrap(TrapEnv):
     """A trap whose build draws from an unseeded generator."""
 
-    def build(self, seed, replication):
-        params, state = super().build(seed, replication)
+    def build(self, seed, replication, horizon):
+        params, state = super().build(seed, replication, horizon)
         noise = np.random.default_rng().uniform(0, 0.01, params.loss_means.shape)
         return params._replace(loss_means=params.loss_means * (1 - noise)), state
 
 
 class SameEveryReplication(TrapEnv):
-    def build(self, seed, replication):
-        return super().build(seed, 0)
+    def build(self, seed, replication, horizon):
+        return super().build(seed, 0, horizon)
 
 
 class SharedState(TrapEnv):
-    def build(self, seed, replication):
-        params, _ = super().build(seed, replication)
+    def build(self, seed, replication, horizon):
+        params, _ = super().build(seed, replication, horizon)
         if not hasattr(self, "_shared"):
-            self._shared = super().build(seed, replication)[1]
+            self._shared = super().build(seed, replication, horizon)[1]
         return params, self._shared
 
 
@@ -468,12 +485,12 @@ def _env_fails(env, *fragments):
 def test_nondeterministic_build_fails():
     _env_fails(
         NoisyTrap(n_experts=3),
-        "build(0, 0): is not deterministic: params.loss_means differs between two calls",
+        "build(0, 0, 3): is not deterministic: params.loss_means differs between two calls",
     )
 
 
 def test_build_ignoring_the_replication_fails():
-    _env_fails(SameEveryReplication(n_experts=3), "build(0, 0) and build(0, 1) are equal")
+    _env_fails(SameEveryReplication(n_experts=3), "build(0, 0, 3) and build(0, 1, 3) are equal")
 
 
 def test_build_sharing_state_fails():
@@ -526,10 +543,10 @@ def test_a_round_data_block_that_disagrees_with_round_data_fails():
     class Unshared(RealDataEnv):
         round_data_shared = False
 
-    check_env(RealDataEnv("phishing", horizon=10), gymnasium=False)
+    check_env(RealDataEnv("phishing"), gymnasium=False)
     for env, fragment in (
-        (FirstRowForAll("phishing", horizon=10), "differs from round_data for replication 1"),
-        (Unshared("phishing", horizon=10), "round_data_shared = True"),
+        (FirstRowForAll("phishing"), "differs from round_data for replication 1"),
+        (Unshared("phishing"), "round_data_shared = True"),
     ):
         with pytest.raises(ConformanceError, match="round_data_block") as info:
             check_env(env, gymnasium=False)

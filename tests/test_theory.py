@@ -267,7 +267,7 @@ def test_certificate_allowance_small_cases():
     [
         (lambda: theorem_rate(100, 4, 0, 0.5, 0.1), r"budget must be an integer in \[1, n_experts=4\]"),
         (lambda: theorem_rate(100, 4, 5, 0.5, 0.1), r"budget must be an integer in \[1, n_experts=4\]"),
-        (lambda: theorem_rate(100, 4, 2.0, 0.5, 0.1), "budget"),
+        (lambda: theorem_rate(100, 4, 2.5, 0.5, 0.1), "budget"),  # (2.0 is the whole number 2)
         (lambda: theorem_rate(100, 0, 1, 0.5, 0.1), "n_experts"),
         (lambda: theorem_rate(100, 4, 2, 1.0, 0.1), r"alpha .*\[0, 1\)"),
         (lambda: theorem_rate(100, 4, 2, 0.5, 0.0), r"delta .*\(0, 1\)"),

@@ -100,7 +100,7 @@ def test_the_subject_file_becomes_the_papers_table(tmp_path):
     for prefix in ("race_", "ethnicity_", "cyp2c9_", "vkorc1_497_"):
         group = [j for name, j in column.items() if name.startswith(prefix)]
         assert np.all(table.x[:, group].sum(axis=1) == 1), prefix
-    env = RealDataEnv(str(tmp_path / "subjects.csv"), reader="iwpc", horizon=200)
+    env = RealDataEnv(str(tmp_path / "subjects.csv"), reader="iwpc")
     assert env.table.digest == table.digest
 
 
@@ -143,7 +143,7 @@ def test_a_file_that_is_not_the_subject_file_is_refused_before_any_work(tmp_path
             "warfarin: partial.csv has no column 'Therapeutic Dose of Warfarin'; is it the IWPC subject file",
         ),
         (tmp_path / "absent.csv", "warfarin: no such file"),
-        (tmp_path, "warfarin: no such file"),
+        (tmp_path, "is a folder, not a regular file"),
     ):
         with pytest.raises(ValueError, match=message):
             warfarin.read(bad)
@@ -192,7 +192,9 @@ def test_the_paper_page_records_which_warfarin_file_and_recomputes_for_another(t
     assert "your copy of the IWPC subject file (89 patients with a dose, 93 covariates" in saved["text"]
     titles = [t["title"] for t in saved["tables"]]
     assert titles[5].startswith("(b) Warfarin (IWPC)") and "Warfarin (IWPC) stream" in titles[6]
-    assert {"6,604", "6,589"} <= {r["paper"] for r in saved["tables"][5]["rows"]}
+    assert {"6,604", "6,589"} <= {r["paper"].split(" ")[0] for r in saved["tables"][5]["rows"]}
+    gap = next(r for r in saved["tables"][5]["rows"] if r["claim"] == "warfarin-gap")
+    assert gap["verdict"] in ("holds", "does not hold", "not shown") and gap["paper"].startswith("+0.2 %")
     assert str(path) not in json.dumps(saved)  # the page records the file's digest, not where it is
     paper.reproduce("quick", out, only="real-data")  # no file: the stand-in, computed again
     assert len(calls) == 2 and calls[1] is None
@@ -211,3 +213,81 @@ def test_the_released_file_where_a_copy_is_at_hand():
     assert len(table) == 5_528 and table.n_features == 93
     assert table.counts() == {0: 1_495, 1: 3_382, 2: 651}
     assert not np.any(table.x.min(axis=0) == table.x.max(axis=0))  # no constant covariate
+
+
+# --- one discipline for every table mlcb reads --------------------------------------------------------
+def _damaged(tmp_path: Path, damage: str) -> Path:
+    """A copy of a synthetic subject file (the real file's column names) damaged one way: the
+    table's structure (the checks every table reader shares) or a hostile value in a cell."""
+    rows = _subjects()
+    if damage == "escape codes in a cell":
+        rows[6][warfarin.GENDER] = "\x1b[2J\x1b]0;owned\x07male\r\u202e"
+    if damage == "a 100,000-character value":
+        rows[6][warfarin.WEIGHT] = "9" * 100_000
+    if damage == "a height of 1e308":
+        rows[6][warfarin.HEIGHT] = "1e308"
+    path = _write(tmp_path / "damaged.csv", rows, extra=("Comorbidities", "", "", ""))  # as the released file
+    lines = path.read_bytes().split(b"\r\n")
+    if damage == "a row cut to half its fields":
+        fields = lines[7].split(b",")
+        lines[7] = b",".join(fields[: len(fields) // 2])
+    elif damage == "a row with one field too many":
+        lines[7] += b",70"
+    elif damage == "a column name twice":
+        lines[0] = lines[0].replace(b"Comorbidities", warfarin.AGE.encode())
+    elif damage == "a 1 MB cell":
+        lines[7] = lines[7] + b'"' + b"x" * 1_000_000 + b'"'
+    elif damage == "a quote never closed":
+        lines[-2] += b',"70'
+        lines[1 : len(lines) - 2] = [line + b"," for line in lines[1 : len(lines) - 2]]
+        lines[0] += b",Subject Reached Stable Dose of Warfarin"
+    elif damage == "a NUL byte":
+        lines[7] = lines[7].replace(b"PA1000", b"PA\x001000", 1)
+    elif damage == "Latin-1 text":
+        lines[7] = lines[7].replace(b"PA1000", "PAé".encode("latin-1"), 1)
+    elif damage == "a column without a name holding values":
+        lines[0] += b","
+        lines[1:-2] = [line + b",5" for line in lines[1:-2]]
+        lines[-2] += b","
+    path.write_bytes(b"\r\n".join(lines))
+    return path
+
+
+#: Damaged copies of the subject file and the line each is refused with, from Python
+#: (``warfarin.read``), ``mlcb run warfarin --data`` and ``mlcb paper --warfarin`` alike.
+DAMAGED = [
+    ("a row cut to half its fields", "warfarin: damaged.csv, line 8: 21 field(s), the header has 44: a row cut short"),
+    ("a row with one field too many", "line 8: 45 field(s), the header has 44: a row with more fields than the header names"),
+    ("a column name twice", "warfarin: damaged.csv has duplicate column name 'Age' (columns 2, 40)"),
+    ("a 1 MB cell", "warfarin: damaged.csv, line 8: a cell longer than 131,072 characters; not a CSV file"),
+    ("a quote never closed", "warfarin: damaged.csv, line 62: a quote that is never closed; not a CSV file"),
+    ("a NUL byte", "warfarin: damaged.csv holds a NUL byte (line 8): binary data, not a CSV file"),
+    ("Latin-1 text", "warfarin: damaged.csv is not UTF-8 text (invalid continuation byte at byte"),
+    ("a column without a name holding values", "warfarin: damaged.csv, line 2: column 44 has no name but holds '5'"),
+    ("escape codes in a cell", r"column 'Gender', row 7: '\x1b[2J\x1b]0;owned\x07male\r\u202e' is not one of male, female or NA"),
+    ("a height of 1e308", "column 'Height (cm)', row 7: '1e308' is larger than 1e+100: not a measurement"),
+    ("a 100,000-character value", "column 'Weight (kg)', row 7: '999999999999999999999999999999999999999999999999999999999999'... (100,000 characters) is not a finite number"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("damage", "message"), DAMAGED)
+def test_a_damaged_subject_file_is_one_line_of_bad_input_everywhere(tmp_path, capsys, damage, message):
+    """Each damage is refused by name in one short line with exit status 2, from Python and from
+    both commands that read the file (before: a traceback ending in 'this is a bug in mlcb', a row
+    cut short read as missing values, a column name given twice ignored, a cell printed whole)."""
+    from mlcb.cli import main
+
+    path = _damaged(tmp_path, damage)
+    with pytest.raises(ValueError) as caught:
+        warfarin.read(path)
+    assert message in str(caught.value) and len(str(caught.value)) < 400
+    for argv in (
+        ["run", "warfarin", "--data", str(path), "-o", str(tmp_path / "out"), "-T", "50", "-q"],
+        ["paper", "--warfarin", str(path), "--only", "real-data", "-o", str(tmp_path / "page"), "-q"],
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("mlcb: error: ") and err.count("\n") == 1 and message in err, err
+        assert "bug in mlcb" not in err and len(err) < 400
+        assert not any(c in err for c in "\x1b\x07\r\u202e\x00")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "page").exists()

@@ -59,7 +59,7 @@ class TorchLearner:
 
     def optimal_loss(self, env: Any, env_params: Any) -> float:
         """The Bayes loss of the stream, the reference of the batched pool's family (a Python
-        expert's default would be the best expert in hindsight, :func:`mlcb.learners.hindsight_losses`)."""
+        expert's default would be the best expert in hindsight, :mod:`mlcb.engine.hindsight`)."""
         return float(env.optimal_loss(env_params, 0))
 
     def _build(self, data: Any) -> None:

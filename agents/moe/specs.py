@@ -27,6 +27,7 @@ import numpy as np
 from agents.moe.network import moe_shapes
 from agents.moe.torch_support import require_torch
 from agents.rates import Counts, Rate
+from mlcb import validation
 from mlcb.learners import power_rate
 from mlcb.validation import InputError
 
@@ -53,14 +54,14 @@ def _check_common(spec: Any) -> None:
         raise InputError(f"optimizer must be one of {OPTIMIZERS}, got {spec.optimizer!r}")
     if spec.dtype not in DTYPES:
         raise InputError(f"dtype must be one of {DTYPES}, got {spec.dtype!r}")
-    _positive_int("threads", spec.threads)
+    _positive_int(spec, "threads")
     if not isinstance(spec.device, str):
         raise InputError(f"device must be a string ('auto', 'cpu', 'cuda'), got {spec.device!r}")
 
 
-def _positive_int(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(f"{name} must be an integer >= 1, got {value!r}")
+def _positive_int(spec: Any, name: str) -> None:
+    """``spec.name`` checked and kept as an int (``1e2`` is 100: :func:`mlcb.validation.integer`)."""
+    object.__setattr__(spec, name, validation.integer(name, getattr(spec, name)))
 
 
 class _Member:
@@ -133,9 +134,9 @@ class MoEExpert(_Member):
     threads: int = 1
 
     def __post_init__(self) -> None:
-        _positive_int("n_experts", self.n_experts)
-        _positive_int("hidden", self.hidden)
-        _positive_int("top_k", self.top_k)
+        _positive_int(self, "n_experts")
+        _positive_int(self, "hidden")
+        _positive_int(self, "top_k")
         if self.top_k > self.n_experts:
             raise InputError(f"top_k must be in [1, n_experts={self.n_experts}], got {self.top_k!r}")
         if not (isinstance(self.balance, (int, float)) and math.isfinite(self.balance) and self.balance >= 0):

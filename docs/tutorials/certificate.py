@@ -18,16 +18,26 @@
 
 # %%
 import os
+from pathlib import Path
 
-import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
 
 import agents
 import mlcb
-from mlcb import theory
+from mlcb import plot, theory
 
-# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny).
+try:  # a notebook shows tables as tables; a script prints them, whole
+    from IPython.display import display
+except ImportError:
+    display = print
+pd.set_option("display.width", 160)
+
+# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny), and where the figures go.
 TINY = os.environ.get("MLCB_TUTORIAL_SIZE") == "tiny"
 HORIZON, REPLICATIONS = (500, 10) if TINY else (5_000, 200)
+FIGURES = Path("results/tutorials/certificate")
+FIGURES.mkdir(parents=True, exist_ok=True)
 
 # %% [markdown]
 # ## A small instance with a valid certificate
@@ -46,7 +56,7 @@ setting = dict(
     seed=2024,
 )
 result = mlcb.simulate(replications=REPLICATIONS, **setting)
-result.metadata["settings"]["mlcb M=2"]["certificate_valid"]
+print("certificate_valid:", result.metadata["settings"]["mlcb M=2"]["certificate_valid"])
 
 # %% [markdown]
 # The engine compares the pseudo-regret with Delta after every round (not only at the recorded
@@ -55,7 +65,7 @@ result.metadata["settings"]["mlcb M=2"]["certificate_valid"]
 
 # %%
 violations = int(result.replications["certificate_violated"].sum())
-result.summary()[["setting", "pseudo_regret", "certificate", "certificate_violations"]]
+display(result.summary()[["setting", "pseudo_regret", "certificate", "certificate_violations"]])
 
 # %% [markdown]
 # ## Is that as often as promised?
@@ -89,40 +99,39 @@ print(
 )
 
 # %% [markdown]
-# ## The figure
+# ## The figures
 #
-# Left: pseudo-regret against Delta(t) for the valid certificate (means over replications, and
+# First, pseudo-regret against Delta(t) for the valid certificate (means over replications, and
 # the worst case B_num(t) over every allocation of the budget, which bounds Delta from above).
-# Right: the ratio pseudo-regret / Delta(t) of every replication, for both runs; above the line
-# at 1 a replication has exceeded its certificate at that checkpoint.
+# Then the ratio pseudo-regret / Delta(t) of every replication, for both runs (seaborn, over the
+# tidy `curves` frame); above the line at 1 a replication has exceeded its certificate at that
+# checkpoint.
 
 # %%
-fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-mean = result.curves.groupby("round")[["pseudo_regret", "certificate"]].mean()
-left.plot(mean.index, mean["pseudo_regret"], label="pseudo-regret")
-left.plot(mean.index, mean["certificate"], "--", label="certificate Delta(t)")
-worst = result.metadata["settings"]["mlcb M=2"].get("theory")
-if worst:
-    left.plot(worst["rounds"], worst["worst_case"], ":", label="worst case B_num(t)")
-left.set(
-    xscale="log",
-    yscale="log",
-    xlabel="round t",
-    ylabel="pseudo-regret",
-    title="valid certificate (theory constants)",
+plot.regret(result).savefig(FIGURES / "regret.png")
+print(f"saved {FIGURES / 'regret.png'}")
+
+ratios = pd.concat(
+    [
+        run.curves[run.curves["round"] >= 10].assign(
+            run=label, ratio=lambda rows: rows["pseudo_regret"] / rows["certificate"]
+        )
+        for run, label in ((result, "theory constants"), (shrunk, "bonus_scale 1e-3"))
+    ],
+    ignore_index=True,
 )
-left.legend()
-for run, colour, label in ((result, "C0", "theory constants"), (shrunk, "C3", "bonus_scale 1e-3")):
-    for _, curve in run.curves[run.curves["round"] >= 10].groupby("replication"):
-        ratio = curve["pseudo_regret"] / curve["certificate"]
-        right.plot(curve["round"], ratio, color=colour, alpha=0.2, lw=0.8)
-    right.plot([], [], color=colour, label=label)  # one legend entry per run
-right.axhline(1.0, color="k", lw=1)
-right.set(
-    xscale="log", yscale="log", xlabel="round t", ylabel="pseudo-regret / Delta(t)", title="every replication"
-)
-right.legend()
-plt.show()
+grid = sns.relplot(
+    data=ratios, x="round", y="ratio", hue="run", units="replication", estimator=None, kind="line",
+    alpha=0.25, linewidth=0.8, height=3.5, aspect=1.8,
+)  # fmt: skip
+grid.set(xscale="log", yscale="log")
+for line in grid.legend.get_lines():  # the legend's lines opaque, the runs' faint
+    line.set_alpha(1.0)
+grid.refline(y=1.0, color="black", linestyle="-", linewidth=1)
+grid.set_axis_labels("round t", "pseudo-regret / Delta(t)")
+grid.ax.set_title("every replication: above 1, its certificate is exceeded")
+grid.savefig(FIGURES / "ratios.png")
+print(f"saved {FIGURES / 'ratios.png'}")
 
 # %% [markdown]
 # What to read: with valid rates and theory constants, the pseudo-regret stays far below Delta,

@@ -9,27 +9,38 @@
 # ([the mathematics](../../theory/)).
 #
 # This page runs M-LCB at budgets M = 1, 2 and 4, reads the summary and draws the regret figure.
-# It runs as it is: `python docs/tutorials/first-simulation.py`.
+# It runs as it is: `python docs/tutorials/first-simulation.py` prints what each step computes and
+# saves the figures under `results/tutorials/first-simulation/`.
 
 # %%
 import os
+from pathlib import Path
 
-import matplotlib.pyplot as plt
+import pandas as pd
 
 import mlcb
 from mlcb import plot
 
-# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny).
+try:  # a notebook shows tables as tables; a script prints them, whole
+    from IPython.display import display
+except ImportError:
+    display = print
+pd.set_option("display.width", 160)
+
+# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny), and where the figures go.
 TINY = os.environ.get("MLCB_TUTORIAL_SIZE") == "tiny"
 HORIZON, REPLICATIONS = (2_000, 2) if TINY else (100_000, 20)
+FIGURES = Path("results/tutorials/first-simulation")
+FIGURES.mkdir(parents=True, exist_ok=True)
 
 # %% [markdown]
 # ## Simulate
 #
 # `mlcb.simulate` runs one setting: a preset (or an environment and a pool of experts of your
 # own), a budget, a horizon and a number of independent replications. Each call returns a
-# `Result`; `Result.concat` puts several side by side. The first call compiles the engine
-# (Numba caches it on disk, so later runs start at once).
+# `Result`; `Result.concat` puts several side by side. The first call on a machine compiles the
+# engine (`progress=True` says so while it does; Numba caches it on disk, so later runs start
+# at once).
 
 # %%
 result = mlcb.Result.concat(
@@ -38,7 +49,7 @@ result = mlcb.Result.concat(
         for budget in (1, 2, 4)
     ]
 )
-result.settings
+print(result.settings)
 
 # %% [markdown]
 # ## The summary
@@ -51,35 +62,41 @@ result.settings
 
 # %%
 summary = result.summary()
-summary[
-    ["setting", "rounds", "replications", "regret", "pseudo_regret", "certificate", "best_deployed_share"]
-]
+display(
+    summary[
+        ["setting", "rounds", "replications", "regret", "pseudo_regret", "certificate", "best_deployed_share"]
+    ]
+)
 
 # %% [markdown]
 # A larger budget buys less regret: more experts learn each round, so the slow but capable
 # expert 0 is found sooner and deployed more often.
 
 # %%
-summary.set_index("setting")[["pseudo_regret", "best_deployed_share"]]
+display(summary.set_index("setting")[["pseudo_regret", "best_deployed_share"]])
 
 # %% [markdown]
 # ## The regret figure
 #
-# Solid: the mean pseudo-regret over replications with its 5-95% band (the slope fitted over the last
-# decade of rounds in the legend); dashed: the mean certificate Delta(t); dotted: the worst case
-# B_num(t) over every allocation of the budget. Log-log axes: a straight line is a power law.
+# Solid: the mean pseudo-regret over replications with its band (two standard errors of the
+# mean; with fewer than five runs, each run is drawn thin), the slope fitted over the last decade
+# of rounds in the legend; dashed: the mean certificate Delta(t); dotted: the worst case B_num(t)
+# over every allocation of the budget. Log-log axes: a straight line is a power law. Each figure
+# function returns seaborn's `FacetGrid`, to restyle (`grid.set_axis_labels(...)`) or save.
 
 # %%
-plot.regret(result)
-plt.show()
+grid = plot.regret(result)
+grid.savefig(FIGURES / "regret.png")
+print(f"saved {FIGURES / 'regret.png'}")
 
 # %% [markdown]
 # The paper's other two panels show what the policy did: how often each expert was deployed
 # and trained. Expert 0 is the best one.
 
 # %%
-plot.panels(result)
-plt.show()
+grid = plot.panels(result)
+grid.savefig(FIGURES / "panels.png")
+print(f"saved {FIGURES / 'panels.png'}")
 
 # %% [markdown]
 # ## The raw data
@@ -90,4 +107,4 @@ plt.show()
 # reads them back; on the command line, `mlcb run trap` does all of this at the paper's size.
 
 # %%
-result.curves.head()
+display(result.curves.head())

@@ -11,17 +11,26 @@
 
 # %%
 import os
+from pathlib import Path
 
-import matplotlib.pyplot as plt
+import pandas as pd
 import torch
 
 import mlcb
 from agents.moe import ModuleExpert, MoEExpert
 from mlcb import plot
 
-# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny).
+try:  # a notebook shows tables as tables; a script prints them, whole
+    from IPython.display import display
+except ImportError:
+    display = print
+pd.set_option("display.width", 160)
+
+# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny), and where the figures go.
 TINY = os.environ.get("MLCB_TUTORIAL_SIZE") == "tiny"
 HORIZON, REPLICATIONS = (40, 1) if TINY else (1_500, 4)
+FIGURES = Path("results/tutorials/moe-pool")
+FIGURES.mkdir(parents=True, exist_ok=True)
 
 # %% [markdown]
 # ## The pool
@@ -77,18 +86,20 @@ result = mlcb.Result.concat(
         for budget in (1, 2)
     ]
 )
-result.summary()[["setting", "rounds", "replications", "regret", "pseudo_regret", "best_deployed_share"]]
+display(
+    result.summary()[["setting", "rounds", "replications", "regret", "pseudo_regret", "best_deployed_share"]]
+)
 
 # %% [markdown]
 # All members share one reference (the Bayes loss), so `best_deployed_share` means little here;
 # the training counts say more: where M-LCB moved its budget as evidence accumulated.
 
 # %%
-plot.panels(result)
-plt.show()
+plot.panels(result).savefig(FIGURES / "panels.png")
+print(f"saved {FIGURES / 'panels.png'}")
 
 # %%
 experts = result.experts[result.experts["round"] == HORIZON]  # the counts at the horizon
 trained = experts.groupby(["expert", "setting"])["trained"].mean().unstack("setting")
 trained.index = [f"{i}: {type(member).__name__}" for i, member in enumerate(pool)]
-trained.rename_axis("mean training rounds at the horizon", axis=1)
+display(trained.rename_axis("mean training rounds at the horizon", axis=1))

@@ -10,17 +10,26 @@
 
 # %%
 import os
+from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 import mlcb
 from mlcb import plot
 from mlcb.testing import check_expert
 
-# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny).
+try:  # a notebook shows tables as tables; a script prints them, whole
+    from IPython.display import display
+except ImportError:
+    display = print
+pd.set_option("display.width", 160)
+
+# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny), and where the figures go.
 TINY = os.environ.get("MLCB_TUTORIAL_SIZE") == "tiny"
 HORIZON, REPLICATIONS = (300, 2) if TINY else (20_000, 8)
+FIGURES = Path("results/tutorials/own-learner")
+FIGURES.mkdir(parents=True, exist_ok=True)
 
 # %% [markdown]
 # ## The learner
@@ -73,10 +82,11 @@ class Softmax:
 #
 # `check_expert` runs the learner for a few rounds on the environment and names whatever breaks
 # the contract (a loss outside [0, 1], a `deploy` that learns, a `spawn` that shares state, ...).
-# It returns nothing when all is well, and raises `ConformanceError` otherwise.
+# When all is well it returns a report of every check it ran (and what to know of the learner:
+# here, that its rate is a heuristic); otherwise it raises `ConformanceError`.
 
 # %%
-check_expert(Softmax(), env="mlcb/Trap-v0")
+print(check_expert(Softmax(), env="mlcb/Trap-v0"))
 
 # %% [markdown]
 # ## Simulate
@@ -97,13 +107,15 @@ result = mlcb.Result.concat(
         for budget in (1, 3)
     ]
 )
-result.summary()[["setting", "regret", "pseudo_regret", "best_deployed_share", "certificate_violations"]]
+display(
+    result.summary()[["setting", "regret", "pseudo_regret", "best_deployed_share", "certificate_violations"]]
+)
 
 # %% [markdown]
 # The result says which engine ran and that the certificate is not a guarantee here:
 
 # %%
-{key: result.metadata["settings"]["mlcb M=1"][key] for key in ("engine", "certificate_valid")}
+print({key: result.metadata["settings"]["mlcb M=1"][key] for key in ("engine", "certificate_valid")})
 
 # %% [markdown]
 # ## The figures
@@ -112,12 +124,9 @@ result.summary()[["setting", "regret", "pseudo_regret", "best_deployed_share", "
 # expert. The training counts show where M-LCB spent its budget.
 
 # %%
-plot.regret(result)
-plt.show()
-
-# %%
-plot.panels(result)
-plt.show()
+for kind, draw in (("regret", plot.regret), ("panels", plot.panels)):
+    draw(result).savefig(FIGURES / f"{kind}.png")
+    print(f"saved {FIGURES / kind}.png")
 
 # %% [markdown]
 # ## When it breaks

@@ -11,16 +11,26 @@
 
 # %%
 import os
+from pathlib import Path
 
-import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
 
 import mlcb
 from mlcb import plot
 from mlcb.river import compare
 
-# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny).
+try:  # a notebook shows tables as tables; a script prints them, whole
+    from IPython.display import display
+except ImportError:
+    display = print
+pd.set_option("display.width", 160)
+
+# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny), and where the figures go.
 TINY = os.environ.get("MLCB_TUTORIAL_SIZE") == "tiny"
 HORIZON, REPLICATIONS, SHUFFLES = (120, 1, 1) if TINY else (2_000, 4, 3)
+FIGURES = Path("results/tutorials/river-pool")
+FIGURES.mkdir(parents=True, exist_ok=True)
 
 # %% [markdown]
 # ## The pool on the simulator
@@ -39,7 +49,9 @@ result = mlcb.Result.concat(
         for budget in (1, 2)
     ]
 )
-result.summary()[["setting", "rounds", "replications", "regret", "regret_std", "best_deployed_share"]]
+display(
+    result.summary()[["setting", "rounds", "replications", "regret", "regret_std", "best_deployed_share"]]
+)
 
 # %% [markdown]
 # Negative regret means a run did better than the reference: a model that learns only some
@@ -47,8 +59,8 @@ result.summary()[["setting", "rounds", "replications", "regret", "regret_std", "
 # to a symmetric log axis when that happens.
 
 # %%
-plot.panels(result)
-plt.show()
+plot.panels(result).savefig(FIGURES / "panels.png")
+print(f"saved {FIGURES / 'panels.png'}")
 
 # %% [markdown]
 # ## M-LCB as a river estimator
@@ -63,24 +75,27 @@ plt.show()
 # %%
 table = compare("phishing", horizon=HORIZON, shuffles=SHUFFLES, budgets=(1, 2))
 means = table.groupby("selector")[["value", "updates_per_sample"]].mean().sort_values("updates_per_sample")
-means
+display(means)
 
 # %% [markdown]
 # Accuracy against the updates each selector paid for: M-LCB at one update per sample against
 # river's bandits at the same cost, and against training every model (eight updates per sample).
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 4))
-markers = "osD^v<>"
-for (selector, row), marker in zip(means.iterrows(), markers):
-    ax.scatter(row["updates_per_sample"], 100 * row["value"], s=50, marker=marker, label=selector)
-ax.set_xscale("log")
-ax.set_xticks([1, 2, 4, 8], labels=["1", "2", "4", "8"])
-ax.minorticks_off()
-ax.set(
-    xlabel="model updates per sample",
-    ylabel="accuracy, %",
-    title=f"Phishing, {HORIZON} rows, mean of {SHUFFLES} shuffle(s)",
+points = means.assign(accuracy=100 * means["value"]).reset_index()
+grid = sns.relplot(
+    data=points,
+    x="updates_per_sample",
+    y="accuracy",
+    hue="selector",
+    style="selector",
+    s=70,
+    height=4,
+    aspect=1.5,
 )
-ax.legend(fontsize=8, loc="lower right")
-plt.show()
+grid.set(xscale="log", xticks=[1, 2, 4, 8], xticklabels=["1", "2", "4", "8"])
+grid.ax.minorticks_off()
+grid.set_axis_labels("model updates per sample", "accuracy, %")
+grid.ax.set_title(f"Phishing, {HORIZON} rows, mean of {SHUFFLES} shuffle(s)")
+grid.savefig(FIGURES / "accuracy.png")
+print(f"saved {FIGURES / 'accuracy.png'}")

@@ -13,15 +13,23 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import matplotlib.pyplot as plt
+import pandas as pd
 
 import mlcb
 from mlcb import plot, sweeps
 from mlcb.cli import main as mlcb_command
 
-# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny).
+try:  # a notebook shows tables as tables; a script prints them, whole
+    from IPython.display import display
+except ImportError:
+    display = print
+pd.set_option("display.width", 160)
+
+# The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny), and where the figures go.
 TINY = os.environ.get("MLCB_TUTORIAL_SIZE") == "tiny"
 HORIZON, REPLICATIONS = (1_000, 2) if TINY else (50_000, 8)
+FIGURES = Path("results/tutorials/sweep-report")
+FIGURES.mkdir(parents=True, exist_ok=True)
 
 # %% [markdown]
 # ## The grid
@@ -76,16 +84,18 @@ print(f"run again: {again.computed} computed, {again.skipped} skipped")
 
 # %%
 result = sweeps.load(out / "trap-grid")
-result.summary()[["setting", "budget", "rounds", "replications", "pseudo_regret", "best_deployed_share"]]
+display(
+    result.summary()[["setting", "budget", "rounds", "replications", "pseudo_regret", "best_deployed_share"]]
+)
 
 # %% [markdown]
 # The budget figure: final regret against M for each pool size K, with the theory's shape
 # `sqrt(K/M) + (K/M)^(1-alpha)` scaled to the points (the theorem is an upper bound; its shape
-# is fitted by least squares in log space).
+# is fitted by least squares in log space). `plot.budget(result)` draws it too.
 
 # %%
-plot.draw(result, "budget")
-plt.show()
+plot.budget(result).savefig(FIGURES / "budget.png")
+print(f"saved {FIGURES / 'budget.png'}")
 
 # %% [markdown]
 # The theory figure: one panel per setting (at most six), with pseudo-regret, the certificate
@@ -93,8 +103,8 @@ plt.show()
 # fitted over the last decade next to the theorem's exponent `max(1/2, alpha)`.
 
 # %%
-plot.draw(result, "theory")
-plt.show()
+plot.theory(result).savefig(FIGURES / "theory.png")
+print(f"saved {FIGURES / 'theory.png'}")
 
 # %% [markdown]
 # ## The report
@@ -104,7 +114,7 @@ plt.show()
 # (`mlcb.report.report(DIR)` does the same from Python.)
 
 # %%
-mlcb_command(["report", str(out / "trap-grid")])
+status = mlcb_command(["report", str(out / "trap-grid")])  # 0: done
 report = out / "trap-grid" / "report.html"
 print(f"{report.name}: {report.stat().st_size / 1e6:.1f} MB, {report.read_text().count('<img')} figures")
 

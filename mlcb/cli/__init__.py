@@ -11,7 +11,7 @@ the same command is run again. Results and their parts are kept by :mod:`mlcb.st
 
 Families, policies and environments of one's own come in through plugins (:mod:`mlcb.registry`):
 modules named with ``--plugin MODULE`` (repeatable) and the installed entry points of the group
-``mlcb.plugins``, all loaded when the command starts. A TOML file (:func:`mlcb.config.load_toml`)
+``mlcb.plugins``, all loaded when the command starts. A TOML file (:func:`mlcb.config.toml.load_toml`)
 never makes anything be imported: its names resolve only to what is registered.
 """
 
@@ -21,11 +21,11 @@ import argparse
 import os
 import sys
 import time
-import tomllib
 import traceback
 from pathlib import Path
 from typing import Any
 
+from mlcb.cli import settings
 from mlcb.cli.output import list_names as _list
 from mlcb.cli.output import print_summary as _print_summary
 from mlcb.cli.output import seconds as _number
@@ -33,7 +33,7 @@ from mlcb.cli.startup import import_figures as _import_figures
 from mlcb.cli.startup import pause_collector as _pause_collector
 from mlcb.cli.startup import resume_collector as _resume_collector
 from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
-from mlcb.validation import InputError
+from mlcb.validation import InputError, parse_whole_number, printable
 
 
 def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -59,6 +59,14 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"mlcb: error: {message}\n")
+
+
+def _whole(text: str) -> int:
+    """A whole-number argument however written, as in Python and TOML (1e6: ``parse_whole_number``)."""
+    number = parse_whole_number(text)
+    if number is None:
+        raise argparse.ArgumentTypeError(f"must be a whole number such as 1000, 1_000 or 1e6, got {text!r}")
+    return number
 
 
 def _path(text: str) -> Path:
@@ -170,7 +178,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _paper_parser(commands: Any) -> None:
-    from mlcb.paper import EXPERIMENTS  # names only: the experiments are imported when run
+    from mlcb.paper import DURATIONS, EXPERIMENTS  # names only: the experiments are imported when run
 
     paper = _command(
         commands,
@@ -180,8 +188,9 @@ def _paper_parser(commands: Any) -> None:
         "cardiotocography, shipped, and Warfarin dosing from --warfarin PATH or a stand-in; the lower "
         "bound) and write OUT/index.html: each figure, and each "
         "table with the paper's published number beside the package's estimate and its standard "
-        "error. By default at a quick size (under half an hour on two cores); --full runs the "
-        "paper's sizes. Finished sections are kept under OUT/sections/: an interrupted run resumes.",
+        f"error, and one verdict per claim. By default at a quick size ({DURATIONS['quick']} on two "
+        f"cores); --full runs the paper's sizes ({DURATIONS['paper']} on two cores). Finished sections "
+        "are kept under OUT/sections/: an interrupted run resumes.",
     )
     size = paper.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="the quick size (the default)")
@@ -195,8 +204,8 @@ def _paper_parser(commands: Any) -> None:
         default=Path("results/paper"),
         help="output directory (default: results/paper)",
     )
-    paper.add_argument("--seed", "-s", type=int, default=0, help="seed of every simulation (default 0)")
-    paper.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
+    paper.add_argument("--seed", "-s", type=_whole, default=0, help="seed of every simulation (default 0)")
+    paper.add_argument("--threads", "-j", type=_whole, help="worker threads (default: all cores)")
     paper.add_argument(
         "--only",
         nargs="+",
@@ -244,9 +253,12 @@ def _sweep_parser(commands: Any) -> None:
     sweep.add_argument("--executor", "-e", default="local", help="local (default) or dask")
     sweep.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler, e.g. tcp://host:8786")
     sweep.add_argument(
-        "--workers", "-w", type=int, help="worker processes here or in the LocalCluster (default: all cores)"
+        "--workers",
+        "-w",
+        type=_whole,
+        help="worker processes here or in the LocalCluster (default: all cores)",
     )
-    sweep.add_argument("--block", "-b", type=int, help="replications per task (default: the grid's, or 1)")
+    sweep.add_argument("--block", "-b", type=_whole, help="replications per task (default: the grid's, or 1)")
     sweep.add_argument(
         "--timeout", type=float, default=10.0, help="seconds to wait for --scheduler (default 10)"
     )
@@ -270,29 +282,6 @@ def _report_parser(commands: Any) -> None:
     report.add_argument("result", type=_path, help="a directory written by `mlcb run`, `compare` or `sweep`")
     report.add_argument("--out", "-o", type=_path, help="the HTML file (default: RESULT/report.html)")
     _plugin_option(report)
-
-
-def _with_device(configs: list, device: str | None) -> list:
-    """``configs`` with every expert that has a ``device`` set to ``device`` (``None``: as is);
-    a ``ValueError`` when no expert runs on a device."""
-    import dataclasses
-
-    if device is None:
-        return configs
-    out = []
-    for config in configs:
-        experts = [
-            dataclasses.replace(e, device=device)  # type: ignore[type-var]  # an instance, not a class
-            if dataclasses.is_dataclass(e) and "device" in {f.name for f in dataclasses.fields(e)}
-            else e
-            for e in config.experts
-        ]
-        if all(new is old for new, old in zip(experts, config.experts)):
-            raise InputError(
-                f"--device applies to pools of torch networks (e.g. the moe preset), not to {config.label!r}"
-            )
-        out.append(dataclasses.replace(config, experts=tuple(experts)))
-    return out
 
 
 def _device_option(parser: argparse.ArgumentParser) -> None:
@@ -329,17 +318,23 @@ def _load_plugins(args: argparse.Namespace) -> None:
 
 
 def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
-    parser.add_argument("--budget", "-M", type=int, nargs="+", metavar="M", help=budgets_help)
-    parser.add_argument("--horizon", "-T", type=int, metavar="T", help="rounds per replication")
-    parser.add_argument("--replications", "-R", type=int, metavar="R", help="replications per setting")
-    parser.add_argument("--seed", "-s", type=int, metavar="S", help="the simulation's seed (default 0)")
+    parser.add_argument("--budget", "-M", type=_whole, nargs="+", metavar="M", help=budgets_help)
+    parser.add_argument("--horizon", "-T", type=_whole, metavar="T", help="rounds per replication, e.g. 1e6")
+    parser.add_argument("--replications", "-R", type=_whole, metavar="R", help="replications per setting")
+    parser.add_argument("--seed", "-s", type=_whole, metavar="S", help="the simulation's seed (default 0)")
     parser.add_argument(
         "--calibration",
         "-c",
         help="theory (default), practical, authors or authors-rates (the last two: trap only)",
     )
     parser.add_argument("--delta", type=float, help="confidence delta in (0, 1)")
-    parser.add_argument("--threads", "-j", type=int, help="worker threads (default: all cores)")
+    parser.add_argument(
+        "--setting-label",
+        metavar="TEXT",
+        help="name the settings in results, figures and reports: TEXT for one budget, 'TEXT M=2' for "
+        "several; a comparison's settings become 'TEXT: POLICY M=2' (default: 'POLICY M=2')",
+    )
+    parser.add_argument("--threads", "-j", type=_whole, help="worker threads (default: all cores)")
     parser.add_argument(
         "--out",
         "-o",
@@ -376,107 +371,26 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", metavar="COLUMN", help="the label column of the --data CSV file")
 
 
-def _data_params(args: argparse.Namespace, env_params: dict | None = None) -> dict[str, Any]:
-    """``env_params`` of ``--data`` and ``--label`` (empty without them); with a real-data
-    preset's ``env_params``, ``--horizon`` is its stream's horizon too (the rounds its reference
-    counts, and those a stream read once must hold)."""
-    data, label = getattr(args, "data", None), getattr(args, "label", None)
-    out: dict[str, Any] = {}
-    if env_params is not None and "horizon" in env_params and getattr(args, "horizon", None) is not None:
-        out["horizon"] = args.horizon
-    if data is None:
-        if label is not None:
-            raise InputError("label: --label names a column of the --data file; give --data PATH too")
-        return out
-    return {**out, "dataset": str(data), **({"label": label} if label is not None else {})}
-
-
-def _check_data_target(env: str, what: str, args: argparse.Namespace) -> None:
-    if _data_params(args) and env != "mlcb/RealData-v0":
-        raise InputError(f"data: --data applies to real-data settings (env mlcb/RealData-v0), not to {what}")
-
-
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    fields = {
-        "horizon": args.horizon,
-        "replications": args.replications,
-        "seed": args.seed,
-        "policy": getattr(args, "policy", None),
-        "delta": args.delta,
-    }
-    return {key: value for key, value in fields.items() if value is not None}
-
-
-#: The options of reading a data file that the command line has no flag for (``env_params`` set
-#: them, from Python or a TOML setting), as the messages that suggest them spell them.
-_FILE_OPTIONS = ("missing=", "columns=", "constant=", "min_class_rows")
-
-
-def _configs(args: argparse.Namespace) -> tuple[str, list]:
-    """The target's settings, one per budget; an error that suggests an option of reading the
-    ``--data`` file says where that option is set."""
-    try:
-        return _target_configs(args)
-    except InputError as error:
-        message = str(error)
-        if not _data_params(args) or not any(option in message for option in _FILE_OPTIONS):
-            raise
-        raise type(error)(
-            f"{message} (--data reads the file with the defaults: edit the file, or set this in "
-            "env_params from Python or a TOML setting; docs/real-data.md)"
-        ) from error
-
-
-def _target_configs(args: argparse.Namespace) -> tuple[str, list]:
-    if args.target.endswith(".toml"):
-        from mlcb.config import load_toml
-
-        fields = _overrides(args)
-        if _data_params(args):  # --data and --label update the file's env_params
-            _check_data_target(_toml_env(args.target), Path(args.target).name, args)
-            fields["env_params"] = _data_params(args)
-        return load_toml(args.target, budget=args.budget, **fields)
-    from mlcb import presets, validation
-
-    preset = presets.get(args.target)
-    budgets = list(preset.budgets) if args.budget is None else validation.budgets("budget", args.budget)
-    fields = _overrides(args)
-    _check_data_target(preset.env, f"preset {preset.name!r}", args)
-    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
-        fields["env_params"] = _data_params(args, preset.env_params)
-    return preset.name, [preset.config(m, args.calibration, **fields) for m in budgets]
-
-
-def _toml_env(path: str) -> str:
-    """The ``env`` a TOML setting file names (the default when it names none, or cannot be read:
-    :func:`mlcb.config.load_toml` then says what is wrong)."""
-    try:
-        env = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("env", "mlcb/Trap-v0")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return "mlcb/Trap-v0"
-    return env if isinstance(env, str) else "mlcb/Trap-v0"
-
-
 def _run(args: argparse.Namespace) -> int:
-    name, configs = _configs(args)  # validates everything before any work
-    return _simulate_all(args, name, _with_device(configs, getattr(args, "device", None)))
+    name, configs = settings.configs(args)  # validates everything before any work
+    return _simulate_all(args, name, settings.with_device(configs, getattr(args, "device", None)))
 
 
 def _compare(args: argparse.Namespace) -> int:
     from mlcb import presets, validation
     from mlcb.compare import comparison_configs
 
-    fields = _overrides(args)
+    fields = settings.overrides(args)
     if args.budget is not None:
         fields["budget"] = validation.budgets("budget", args.budget)
     preset = presets.get(args.target)
-    _check_data_target(preset.env, f"preset {args.target!r}", args)
-    if preset.env == "mlcb/RealData-v0" and _data_params(args, preset.env_params):
-        fields["env_params"] = _data_params(args, preset.env_params)
+    settings.check_data_target(preset.env, f"preset {args.target!r}", args)
+    if preset.env == "mlcb/RealData-v0" and settings.data_params(args):
+        fields["env_params"] = settings.data_params(args)
     entry_set = getattr(args, "entry_set", None)
     options = {"calibration": args.calibration, "policies": args.policies, "entry_set": entry_set}
     configs = comparison_configs(args.target, None, **options, **fields)
-    configs = _with_device(configs, getattr(args, "device", None))
+    configs = settings.with_device(configs, getattr(args, "device", None))
     suffix = f"-{entry_set}" if entry_set else ""
     return _simulate_all(args, f"{presets.get(args.target).name}-comparison{suffix}", configs)
 
@@ -485,8 +399,9 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
     """Run ``configs`` into the store ``args.out / name`` (:mod:`mlcb.storage.store`): the path checked,
     the writer's lock held and the experiment in place compared before any work; the result and
     its figures saved atomically; then only these settings' parts removed."""
+    from mlcb.engine.problem import build
     from mlcb.report import save_figures
-    from mlcb.simulation import simulate
+    from mlcb.simulation import run_problem
     from mlcb.storage import outputs
     from mlcb.storage.results import Result
     from mlcb.storage.store import Store
@@ -495,8 +410,17 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
 
     if args.threads is not None and args.threads < 1:
         raise InputError(f"threads must be an integer >= 1, got {args.threads!r}")
+    labels = [config.label for config in configs]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise InputError(f"setting-label: settings must have distinct labels, {repeated[0]!r} is repeated")
     for config in configs:  # every setting's identity established before any work
         config.check_resumable()
+    problems = [build(config) for config in configs]  # and every setting built and checked
+    for problem in problems:  # a setting whose pool makes it long or large says so first
+        size = problem.estimate(args.threads)
+        if size.worth_saying and not args.quiet:
+            print(f"{problem.label}: {size.text}", file=sys.stderr, flush=True)
     store = Store(args.out, name)
     keys = [config.key() for config in configs]
     if not args.no_plot:
@@ -507,10 +431,10 @@ def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
         store.check_experiment(keys, getattr(args, "overwrite", False))
         results = []
         started = time.perf_counter()
-        for config in configs:
+        for problem in problems:
             begun = time.perf_counter()
-            result = simulate(config, threads=args.threads, progress=not args.quiet, parts=store.parts)
-            result.metadata["settings"][config.label]["seconds"] = time.perf_counter() - begun
+            result = run_problem(problem, threads=args.threads, progress=not args.quiet, parts=store.parts)
+            result.metadata["settings"][problem.label]["seconds"] = time.perf_counter() - begun
             results.append(result)
         result = Result.concat(results)
         figures: list[Path] = []
@@ -585,7 +509,7 @@ def _sweep(args: argparse.Namespace) -> int:
             print(f"figure: {figure}")
     print(f"results: {outcome.path}/ (sweep.json; data/ Parquet dataset partitioned by setting)")
     for task, error in outcome.failed:
-        print(f"mlcb: task failed: {task}: {error}", file=sys.stderr)
+        print(printable(f"mlcb: task failed: {task}: {error}"), file=sys.stderr)
     if outcome.failed:
         print(
             f"mlcb: {len(outcome.failed)} task(s) failed, the others are saved; fix the cause and run "
@@ -626,10 +550,9 @@ def _paper(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     """Print a saved run's or sweep's summary table and its metadata (validated when read; every
-    text from the files printed with its control characters escaped, :func:`mlcb.report.printable`)."""
+    text from the files printed with its control characters escaped, :func:`mlcb.validation.printable`)."""
     import json
 
-    from mlcb.report import printable
     from mlcb.sweeps import is_sweep, load_any
 
     result = load_any(args.result)
@@ -684,13 +607,21 @@ TRACEBACK_VARIABLE = "MLCB_TRACEBACK"
 KEPT = "finished replications are kept, the same command resumes from them"
 
 
+#: The longest line an error is shown in, in characters (the rest is counted).
+LONGEST_LINE = 2_000
+
+
 def _say(message: str, error: BaseException | None = None) -> None:
-    """``mlcb: MESSAGE`` on standard error (first line only), after the traceback of ``error``
+    """``mlcb: MESSAGE`` on standard error: its first line, every control character in it escaped
+    (:func:`mlcb.validation.printable`: an escape sequence from a file never acts on the
+    terminal) and at most :data:`LONGEST_LINE` characters of it; after the traceback of ``error``
     when ``MLCB_TRACEBACK`` is set to something other than 0."""
     if error is not None and os.environ.get(TRACEBACK_VARIABLE, "0") not in ("", "0"):
         traceback.print_exception(error)
-    text = message.strip().splitlines()[0] if message.strip() else "error"
-    print(f"mlcb: {text}", file=sys.stderr)
+    text = message.strip().split("\n")[0] if message.strip() else "error"
+    if len(text) > LONGEST_LINE:
+        text = f"{text[:LONGEST_LINE]}... ({len(text) - LONGEST_LINE:,} more characters)"
+    print(f"mlcb: {printable(text)}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -703,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
     ``MLCB_TRACEBACK=1`` shows the traceback of every error.
     """
     args = _parser().parse_args(argv)
-    from mlcb.errors import ExpertError, Fault, os_fault
+    from mlcb.errors import ExpertError, Fault, load_fault, os_fault
 
     command = {
         "run": _run,
@@ -728,6 +659,9 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"error: {str(error).strip() or type(error).__name__}", error)
         return 2
     except ImportError as error:  # an optional package the input needs: say what to install
+        if load_fault(error) is not None:  # a library that the memory limit left no room for
+            _say(f"error: {load_fault(error)}", error)
+            return 1
         if "pip install" not in str(error):
             return _bug(error)
         _say(f"error: {str(error).strip()}", error)
@@ -743,7 +677,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 130
     except OSError as error:
-        fault = os_fault(error)
+        fault = os_fault(error) or load_fault(error)
         if fault is None:
             return _bug(error)
         _say(f"error: {fault}; {KEPT}", error)

@@ -35,11 +35,13 @@ def resume_collector() -> None:
 
 
 def import_figures() -> None:
-    """matplotlib (with its file-only Agg backend) and mlcb's figures, imported now, while the
-    collector is paused, rather than when the first figure is drawn."""
+    """matplotlib (with its file-only Agg backend), seaborn and mlcb's figures, imported now, while
+    the collector is paused, rather than when the first figure is drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot  # noqa: F401
 
-    import mlcb.plot  # noqa: F401
+    from mlcb.plot import _look
+
+    _look.seaborn()

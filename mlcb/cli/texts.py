@@ -18,7 +18,9 @@ EXAMPLES = """examples:
 """
 
 #: Where the TOML setting format is documented (``mlcb run --help`` says it).
-TOML_DOCS = "docs/command-line.md, section 'A setting of your own' (in Python: help(mlcb.config.load_toml))"
+TOML_DOCS = (
+    "docs/command-line.md, section 'A setting of your own' (in Python: help(mlcb.config.toml.load_toml))"
+)
 
 #: Each command's own examples (its ``--help``), after the options.
 COMMAND_EXAMPLES = {

@@ -12,10 +12,13 @@
     re-exported here, with the record of a finished replication and its resumable part file
     (:mod:`mlcb.storage.replications`).
 :mod:`mlcb.engine.problem`
-    :class:`Problem`, the engine's typed view of a setting, and :func:`choose_engine`.
+    :func:`build`, the one place a setting (:class:`~mlcb.config.SimulationConfig`) is built and
+    checked, into the :class:`Problem` every engine function takes; :func:`choose_engine`.
+:mod:`mlcb.engine.sizes`
+    Size before work: the memory a setting will hold, refused in one line when it cannot fit.
 :mod:`mlcb.engine.runner`
-    :func:`run`, the one entry point of :func:`mlcb.simulate` and the sweep workers: the problem
-    built, the loop chosen, the checkpoint grid, the replications run or resumed.
+    :func:`run`, the one entry point of :func:`mlcb.simulate` and the sweep workers: the loop
+    chosen, the replications run or resumed on the problem's checkpoint grid.
 :mod:`mlcb.engine.collect`
     The replications of a setting gathered into a :class:`~mlcb.storage.results.Result`.
 
@@ -24,13 +27,12 @@ Both loops give the same results for the same seed where both apply.
 
 from __future__ import annotations
 
-from mlcb.engine.problem import ENGINES, Problem, choose_engine
+from mlcb.engine.problem import ENGINES, Problem, build, choose_engine
 from mlcb.engine.replications import (
     Built,
     CompiledReplication,
     build_common,
     build_replication,
-    checkpoint_grid,
     collect_replication,
     finish,
     full_order,
@@ -51,13 +53,13 @@ __all__ = [
     "CompiledReplication",
     "Problem",
     "Run",
+    "build",
     "choose_engine",
     "run",
     "CorruptPartWarning",
     "Replication",
     "build_common",
     "build_replication",
-    "checkpoint_grid",
     "collect_replication",
     "finish",
     "full_order",

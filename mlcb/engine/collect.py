@@ -5,26 +5,24 @@ replication and checkpoint, per expert, per replication) and describes the setti
 computed once from the configuration in memory: its record and key, the experts' family, which
 experts' rates are heuristic on the environment run, whether the certificate is valid, the
 worst-case certificate curve (:mod:`mlcb.theory.worst_case`) and what produced it
-(:mod:`mlcb.storage.provenance`). Reading a result back never rebuilds any of this.
+(:mod:`mlcb.storage.provenance`), from the problem the replications ran (nothing is built again).
+Reading a result back never rebuilds any of this.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from mlcb.contracts import family_of
+from mlcb.engine.problem import Problem
 from mlcb.errors import CertificateWarning
 from mlcb.storage import provenance
 from mlcb.storage.replications import Replication
 from mlcb.storage.results import Result
 from mlcb.theory.worst_case import worst_case_of
-
-if TYPE_CHECKING:  # the experiment layer: only its type is named here
-    from mlcb.config import SimulationConfig
 
 
 def _unrecorded(replication: Replication) -> bool:
@@ -61,36 +59,35 @@ def _certificate_problem(label: str, broken: dict[int, tuple[int, float]], total
 
 
 def collect_result(
-    config: SimulationConfig,
+    problem: Problem,
     replications: list[Replication],
-    checkpoints: np.ndarray,
     extra: dict[str, Any] | None = None,
 ) -> Result:
     """The :class:`~mlcb.storage.results.Result` of the finished ``replications`` of one setting.
 
     Parameters
     ----------
-    config : SimulationConfig
-        The setting the replications ran.
+    problem : Problem
+        The setting the replications ran (:func:`mlcb.engine.problem.build`); they were
+        recorded on its checkpoint grid.
     replications : list of Replication
         Their recorded arrays (:class:`mlcb.engine.Replication`), in the order of the rows.
-    checkpoints : ndarray
-        The rounds at which they were recorded (:func:`mlcb.engine.checkpoint_grid`).
     extra : dict, optional
         Further plain-JSON entries of the setting's description (``engine``, ``seconds``, ...).
 
     Examples
     --------
     >>> from mlcb import presets
-    >>> from mlcb.engine import run
-    >>> config = presets.get("trap").config(2, horizon=500, replications=2)
-    >>> done = run(config)
-    >>> result = collect_result(config, done.replications, done.checkpoints, {"engine": done.engine})
+    >>> from mlcb.engine import build, run
+    >>> problem = build(presets.get("trap").config(2, horizon=500, replications=2))
+    >>> done = run(problem)
+    >>> result = collect_result(problem, done.replications, {"engine": done.engine})
     >>> result.settings, result.metadata["settings"]["mlcb M=2"]["engine"]
     (['mlcb M=2'], 'compiled')
     """
+    config, checkpoints = problem.config, problem.checkpoints
     setting = {
-        "setting": config.label,
+        "setting": problem.label,
         "policy": config.policy,
         "budget": config.budget,
         "calibration": config.calibration,
@@ -118,7 +115,7 @@ def collect_result(
             "deployed": np.concatenate([r.deployed.ravel() for r in replications]),
         }
     )
-    policy = config.make_policy()
+    policy = problem.policy
     has_certificate = bool(getattr(policy, "has_certificate", False))
     # A pseudo-regret that is not recorded (nan: a stream without expected losses, such as
     # real data) cannot be checked against the certificate; an exceedance seen before it
@@ -133,7 +130,7 @@ def collect_result(
         else np.nan
         for r in replications
     ]
-    problem = _certificate_problem(config.label, broken, len(replications))
+    broken_note = _certificate_problem(problem.label, broken, len(replications))
     reps = pd.DataFrame(
         {
             **setting,
@@ -146,9 +143,7 @@ def collect_result(
     # The setting's columns come first, one value broadcast over the rows, built into the
     # frames (inserting them afterwards would copy every frame again).
     frames = [curves, experts, reps]
-    env = config.make_env()
-    pool = list(config.experts)
-    family = family_of(pool)
+    env, family, pool = problem.env, problem.family, list(config.experts)
     heuristic = [k for k, flag in enumerate(family.heuristic(pool, env)) if flag]
     best = np.bincount([r.best_expert for r in replications], minlength=n_experts)
     theory = worst_case_of(config, family, pool, env, int(np.argmax(best)))
@@ -160,14 +155,14 @@ def collect_result(
     reference = reference if isinstance(reference, str) else None
     metadata = {
         "settings": {
-            config.label: {
+            problem.label: {
                 "config": config.to_dict(),
                 "key": config.key(),
                 "family": str(getattr(family, "name", type(family).__name__)),
                 "certificate_valid": bool(getattr(policy, "certificate_valid", False))
                 and not heuristic
                 and not broken,
-                **({"certificate_problem": problem} if problem else {}),
+                **({"certificate_problem": broken_note} if broken_note else {}),
                 "heuristic_experts": heuristic,
                 "theory": theory,
                 **({"reference": str(reference)} if reference else {}),

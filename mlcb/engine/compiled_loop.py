@@ -36,21 +36,6 @@ from mlcb.kernels.jit import JIT_DISABLED, KERNEL_OPTIONS, jit, kernel, nonnegat
 OK, BAD_TRAINING_LOSS, BAD_DEPLOYED_LOSS, BAD_EXPECTED_LOSS = 0, 1, 2, 3
 
 
-#: Per-expert statistics the policies read (docs/theory.md §1): a record array of shape ``(K,)``.
-#: ``n`` training count (warm start included), ``loss_sum`` sum of training losses
-#: (``L_k = loss_sum / n``), ``rate`` ``U_k(n_k, delta / 2K)`` after the last update, ``deployed``
-#: rounds in which the expert was deployed.
-STATS_DTYPE = np.dtype(
-    [("n", np.int64), ("loss_sum", np.float64), ("rate", np.float64), ("deployed", np.int64)],
-    align=True,
-)
-
-
-def new_stats(n_experts: int) -> np.ndarray:
-    """Zeroed statistics for ``n_experts`` experts."""
-    return np.zeros(n_experts, dtype=STATS_DTYPE)
-
-
 class Accounting(NamedTuple):
     """What regret is measured against in one replication (known to the simulator only)."""
 
@@ -277,6 +262,17 @@ def _trained(policy_params, policy_state, stats, accounting, record, totals, t, 
     expert.rate = rate
     observe(policy_params, policy_state, stats, k, loss, t)
     return OK, totals
+
+
+@inlined
+def account_width(accounting, record, j):
+    """The certificate's share of the ``j``-th expert of the training set: its width ``UCB - LCB``
+    joins the sum of every trained expert's widths (``totals[4]``) and, when it is ``k*``, the
+    sum of ``k*``'s (``totals[3]``)."""
+    totals = record.totals
+    totals[4] += record.widths[j]
+    if record.selected[j] == accounting.best_expert:
+        totals[3] += record.widths[j]
 
 
 @inlined

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from mlcb.engine.batch import Batch
 from mlcb.errors import ExpertError, class_name, raised
-from mlcb.learners import _seed, rate_values, spawn
+from mlcb.learners import rate_values, seed_of, spawn
 
 
 class _Cells:
@@ -88,7 +89,7 @@ class LearnerPool:
     learners.
     """
 
-    def __init__(self, experts: list, env: Any, batch: Any, delta: float) -> None:
+    def __init__(self, experts: list, env: Any, batch: Batch, delta: float) -> None:
         n_experts = len(experts)
         delta_prime = delta / (2.0 * n_experts)
         self._classes = [class_name(e) for e in experts]
@@ -104,7 +105,8 @@ class LearnerPool:
         self._round_at = -1
         self._written: dict[int, _Cells] = {}  # the engine's output arrays, by identity
         self.learners = [
-            [spawn(expert, _seed(keys[k])) for k, expert in enumerate(experts)] for keys in batch.expert_keys
+            [spawn(expert, seed_of(keys[k])) for k, expert in enumerate(experts)]
+            for keys in batch.expert_keys
         ]
         self._steps = [[0] * n_experts for _ in batch.replications]
         tables: dict[int, _RateTable] = {}

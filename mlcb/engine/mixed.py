@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from mlcb.engine.batch import Batch
 from mlcb.learners import MixedFamily
 
 
@@ -27,7 +28,7 @@ class MixedPool:
         family: MixedFamily,
         experts: list,
         env: Any,
-        batch: Any,
+        batch: Batch,
         delta: float,
         smoothing: str,
         horizon: int,

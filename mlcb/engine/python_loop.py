@@ -25,16 +25,16 @@ size and the order they run in change nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numba
 import numpy as np
 
-from mlcb.contracts import BatchedPool, BuildContext, Environment, ExpertFamily
+from mlcb.contracts import BatchedPool, BuildContext, ExpertFamily
 from mlcb.engine import compiled_loop
 from mlcb.engine import replications as _replications
+from mlcb.engine.batch import Batch
 from mlcb.engine.learners import LearnerPool
 from mlcb.engine.mixed import MixedPool
 from mlcb.engine.problem import Problem
@@ -42,7 +42,7 @@ from mlcb.errors import class_name
 from mlcb.kernels import begin_round, deploy, select, train
 from mlcb.kernels.jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
 from mlcb.learners import LearnerFamily, MixedFamily
-from mlcb.storage.replications import Replication, load_parts
+from mlcb.storage.replications import ReferenceStore, Replication, load_parts
 from mlcb.validation import InputTypeError
 
 #: Replications advanced together by default: enough to amortise one compiled call per round,
@@ -190,44 +190,6 @@ _TRAIN = _compiled(_train_compiled)
 _DEPLOY = _compiled(_deploy_compiled)
 
 
-# --- a block of replications ------------------------------------------------------------------
-@dataclass
-class Batch:
-    """The built state of a block of replications, as the Python engine and its pools read it.
-
-    Lists are indexed by the position ``r`` of a replication in the block; ``replications[r]``
-    is its index in the simulation (what messages and results name).
-
-    Attributes
-    ----------
-    env : object
-        The environment (:class:`mlcb.contracts.Environment`).
-    replications : list of int
-    env_params, env_states : list
-        Each replication's environment ``NamedTuple``\\ s; compiled code updates ``env_states``
-        in place when a round begins, so ``env.round_data(env_params[r], env_states[r], t, k)``
-        reads round ``t``'s draw.
-    expert_keys : list of ndarray
-        Each replication's (K,) uint64 expert stream keys (derived from the experts'
-        identities): the seeds of the experts' own randomness.
-    deploy_keys : ndarray
-        (R,) uint64 stream keys of the deployments' randomness (smoothing draws).
-    seed, horizon : int
-    """
-
-    env: Environment
-    replications: list
-    env_params: list
-    env_states: list
-    expert_keys: list
-    deploy_keys: np.ndarray
-    seed: int
-    horizon: int
-
-    def __len__(self) -> int:
-        return len(self.replications)
-
-
 class CompiledPool:
     """A compiled family's pools, one per replication, driven by the Python engine.
 
@@ -239,7 +201,7 @@ class CompiledPool:
         self, family: ExpertFamily, experts: list, batch: Batch, delta: float, smoothing: str
     ) -> None:
         built = [
-            family.build_pool(
+            cast(Any, family).build_pool(
                 BuildContext(
                     tuple(experts),
                     batch.env,
@@ -309,21 +271,34 @@ def _pool_of(
     return CompiledPool(family, experts, batch, delta, smoothing)
 
 
-def _count_warm_updates(
-    pool: BatchedPool, everyone: np.ndarray, stats: np.ndarray, losses: np.ndarray
-) -> np.ndarray:
-    """Where an expert made ``c > 1`` updates in the warm start (``pool.warm_updates(r, k)``:
-    a Python expert that learnt several samples of ``xi_0``, :class:`mlcb.engine.learners.LearnerPool`),
-    count them: its statistics start at ``c`` updates with ``c`` times its mean warm-start loss,
-    which the warm start's accounting then completes (it adds the one update and the loss).
-    Returns each replication's updates beyond one per expert."""
-    extra = np.zeros(everyone.shape[0], dtype=np.int64)
-    updates = getattr(pool, "warm_updates", None)
-    if updates is None:
-        return extra
-    for r in range(everyone.shape[0]):
-        for j in range(everyone.shape[1]):
-            c = int(updates(r, int(everyone[r, j])))
+def warm_start_pool(pool: BatchedPool, everyone: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The warm start's training: every expert of every replication trained once on round 0's
+    data (after ``begin_round`` at 0), in the order of ``everyone`` (``(R, K)`` pool indices: the
+    identity order). Returns the training losses and rates, ``(R, K)`` in that order, and each
+    expert's updates (``pool.warm_updates(r, k)``: more than one for a Python expert that learnt
+    several samples of ``xi_0``, :class:`mlcb.engine.learners.LearnerPool`; else 1). What the
+    Python engine and the selection environment (:mod:`mlcb.selection_env`) both do."""
+    n_reps, n_experts = everyone.shape
+    losses, rates = np.zeros((n_reps, n_experts)), np.zeros((n_reps, n_experts))
+    pool.train(0, everyone, np.full(n_reps, n_experts, dtype=np.int64), losses, rates)
+    updates = np.ones((n_reps, n_experts), dtype=np.int64)
+    counted = getattr(pool, "warm_updates", None)
+    if counted is not None:
+        for r in range(n_reps):
+            for j in range(n_experts):
+                updates[r, j] = int(counted(r, int(everyone[r, j])))
+    return losses, rates, updates
+
+
+def _count_warm_updates(stats: np.ndarray, losses: np.ndarray, updates: np.ndarray) -> np.ndarray:
+    """Where an expert made ``c > 1`` updates in the warm start (:func:`warm_start_pool`), count
+    them: its statistics start at ``c`` updates with ``c`` times its mean warm-start loss, which
+    the warm start's accounting then completes (it adds the one update and the loss). Returns
+    each replication's updates beyond one per expert."""
+    extra = np.zeros(updates.shape[0], dtype=np.int64)
+    for r in range(updates.shape[0]):
+        for j in range(updates.shape[1]):
+            c = int(updates[r, j])
             if c > 1:
                 stats["n"][r, j] += c - 1
                 stats["loss_sum"][r, j] += (c - 1) * float(losses[r, j])
@@ -331,10 +306,24 @@ def _count_warm_updates(
     return extra
 
 
+#: Rounds between two reports of a block's progress (``on_rounds``).
+REPORT_EVERY = 256
+
+
 def _run_block(
-    problem: Problem, seed: int, block: list[int], horizon: int, checkpoints: np.ndarray, trace_rounds: int
+    problem: Problem,
+    seed: int,
+    block: list[int],
+    horizon: int,
+    checkpoints: np.ndarray,
+    trace_rounds: int,
+    references: ReferenceStore | None = None,
+    on_rounds: Callable[[int, int], None] | None = None,
 ) -> list[Replication]:
-    built = [_replications.build_common(problem, seed, r, horizon, checkpoints, trace_rounds) for r in block]
+    built = [
+        _replications.build_common(problem, seed, r, horizon, checkpoints, trace_rounds, references)
+        for r in block
+    ]
     batch = Batch(
         env=problem.env,
         replications=list(block),
@@ -362,9 +351,8 @@ def _run_block(
     if getattr(problem.policy, "warm_start", True):
         _pick(_WARM_BEGIN, *samples[:2])(typed_list(envs))
         everyone = np.stack([_replications.full_order(b.record, n_experts) for b in built])  # identity order
-        losses, rates = np.zeros((n_reps, n_experts)), np.zeros((n_reps, n_experts))
-        pool.train(0, everyone, np.full(n_reps, n_experts, dtype=np.int64), losses, rates)
-        extra = _count_warm_updates(pool, everyone, stats, losses)
+        losses, rates, updates = warm_start_pool(pool, everyone)
+        extra = _count_warm_updates(stats, losses, updates)
         grow = getattr(problem.policy, "grow", None)
         if grow is not None and extra.any():  # a policy that records every update needs room
             policies = [(p, grow(p, s, int(e)) if e else s) for (p, s), e in zip(policies, extra)]
@@ -387,6 +375,9 @@ def _run_block(
             fail(failed)
         if t > horizon:
             break
+        if on_rounds is not None and (t % REPORT_EVERY == 0 or t == horizon):
+            for r in block:
+                on_rounds(r, REPORT_EVERY if t % REPORT_EVERY == 0 else t % REPORT_EVERY)
         if play is not None:
             play(
                 t,
@@ -417,22 +408,32 @@ def run_replications(
     trace_rounds: int = 0,
     on_done: Callable[[Replication], None] | None = None,
     block: int | None = None,
+    on_rounds: Callable[[int, int], None] | None = None,
 ) -> list[Replication]:
     """Run ``replications`` on the Python engine, ``block`` (default :data:`DEFAULT_BLOCK`) at a
-    time; returns them sorted.
+    time; returns them sorted. ``on_done`` is told each replication finished or loaded,
+    ``on_rounds(replication, rounds)`` the rounds played, every :data:`REPORT_EVERY` rounds.
 
     With ``parts``, replications already saved there are loaded instead of run, and every block is
     saved as soon as it finishes: an interruption or a failing expert loses at most the block in
-    flight, and a re-run resumes.
+    flight, and a re-run resumes (the best-in-hindsight references are kept beside the parts).
     """
     wanted = list(replications)
+    references = ReferenceStore(parts.parent) if parts is not None else None
     trace = min(trace_rounds, horizon)
     done = load_parts(wanted, parts, on_done, len(checkpoints), len(problem.experts), trace)
     todo = [r for r in wanted if r not in done]
     size = max(1, int(DEFAULT_BLOCK if block is None else block))
     for start in range(0, len(todo), size):
         for result in _run_block(
-            problem, seed, todo[start : start + size], horizon, checkpoints, trace_rounds
+            problem,
+            seed,
+            todo[start : start + size],
+            horizon,
+            checkpoints,
+            trace_rounds,
+            references,
+            on_rounds,
         ):
             _replications.finish(result, done, parts, on_done)
     return [done[r] for r in wanted]

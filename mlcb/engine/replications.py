@@ -10,46 +10,29 @@ run: an interrupted run loses at most the replications in flight.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from mlcb.contracts import BuildContext, Policy
-from mlcb.engine import compiled_loop
+from mlcb.contracts import BuildContext, selection_size
+from mlcb.engine import compiled_loop, hindsight
 from mlcb.engine.problem import Problem
 from mlcb.errors import ExpertLossError, class_name
 from mlcb.kernels.seeding import StreamKeys, stream_keys
-from mlcb.storage.replications import Replication, load_parts, part_path
+from mlcb.kernels.stats import new_stats
+from mlcb.storage.replications import ReferenceStore, Replication, load_parts, part_path
 from mlcb.validation import InputError
-
-
-def checkpoint_grid(horizon: int, points: int = 100) -> np.ndarray:
-    """Rounds at which the recorder keeps a snapshot: geometric from 1 to ``horizon``, plus it.
-
-    Examples
-    --------
-    >>> checkpoint_grid(1000, 5).tolist()
-    [1, 6, 32, 178, 1000]
-    """
-    if horizon < 1 or points < 1:
-        raise InputError(f"horizon and points must be >= 1, got {horizon!r} and {points!r}")
-    grid = np.unique(np.round(np.geomspace(1, horizon, points)).astype(np.int64))
-    return np.union1d(grid, [horizon]).astype(np.int64)
 
 
 def top_m_best(optimal: np.ndarray, budget: int) -> float:
     """Best mean of ``budget`` experts' optimal losses: the Top-M regret's comparator."""
     return float(np.sort(optimal)[:budget].mean())
-
-
-def selection_size(policy: Policy, n_experts: int, budget: int) -> int:
-    """The most experts ``policy`` trains in a round: its ``selection_size`` or the budget."""
-    size = getattr(policy, "selection_size", None)
-    return int(size(n_experts, budget)) if size is not None else int(budget)
 
 
 @dataclass
@@ -97,25 +80,27 @@ def build_common(
     horizon: int,
     checkpoints: np.ndarray,
     trace_rounds: int = 0,
+    references: ReferenceStore | None = None,
+    hindsight_pass: bool = True,
 ) -> Built:
     """Environment, stream keys, policy, statistics, accounting and record of one replication:
-    everything both engines need besides the pool."""
+    everything both engines need besides the pool. The environment is built for ``horizon``
+    rounds; ``references`` keeps the best-in-hindsight references on disk
+    (:mod:`mlcb.engine.hindsight`). Without ``hindsight_pass`` (a run whose numbers nobody reads:
+    the compile of the round loop) no expert is trained for a reference: those of the experts in
+    hindsight are what their family states."""
     n_experts, budget = len(problem.experts), problem.budget
     identities = getattr(problem.env, "streams", None)
     keys = stream_keys(seed, replication, n_experts, identities)
     order = identity_order(n_experts, identities)
-    env_params, env_state = problem.env.build(seed, replication)
-    run_losses = getattr(problem.family, "run_optimal_losses", None)  # e.g. a hindsight reference
-    if run_losses is not None:
-        pool_optimal = np.asarray(
-            run_losses(
-                list(problem.experts), problem.env, env_params, seed, replication, horizon, keys.experts
-            ),
-            dtype=float,
+    env_params, env_state = problem.env.build(seed, replication, horizon)
+    if hindsight_pass:
+        pool_optimal = hindsight.optimal_losses(
+            problem, env_params, seed, replication, horizon, keys.experts, references
         )
     else:
         pool_optimal = np.asarray(
-            problem.family.optimal_losses(list(problem.experts), problem.env, env_params), dtype=float
+            problem.family.optimal_losses(list(problem.experts), problem.env, env_params), dtype=np.float64
         )
     # The policy and the accounting see the experts in identity order (mlcb.engine.compiled_loop).
     optimal = pool_optimal[order]
@@ -132,7 +117,7 @@ def build_common(
         keys.deploy,
     )
     record = new_record(checkpoints, n_experts, width, min(trace_rounds, horizon), order)
-    stats = compiled_loop.new_stats(n_experts)
+    stats = new_stats(n_experts)
     return Built(env_params, env_state, keys, policy_params, policy_state, stats, accounting, record)
 
 
@@ -223,9 +208,13 @@ def build_replication(
     horizon: int,
     checkpoints: np.ndarray,
     trace_rounds: int = 0,
+    references: ReferenceStore | None = None,
+    hindsight_pass: bool = True,
 ) -> CompiledReplication:
     """All kernel arguments of one replication, by name, ready for the compiled round loop."""
-    built = build_common(problem, seed, replication, horizon, checkpoints, trace_rounds)
+    built = build_common(
+        problem, seed, replication, horizon, checkpoints, trace_rounds, references, hindsight_pass
+    )
     context = BuildContext(
         problem.experts,
         problem.env,
@@ -237,7 +226,7 @@ def build_replication(
         seed,
         replication,
     )
-    pool_params, pool_state = problem.family.build_pool(context)
+    pool_params, pool_state = cast(Any, problem.family).build_pool(context)  # a compiled family
     return CompiledReplication(
         env_params=built.env_params,
         env_state=built.env_state,
@@ -302,6 +291,38 @@ def collect_replication(
     )
 
 
+#: Rounds of the first slice when a replication reports its progress; each next slice doubles
+#: until one takes :data:`SLICE_SECONDS` (the call into compiled code costs microseconds).
+FIRST_SLICE = 1 << 12
+SLICE_SECONDS = 0.25
+
+
+def play_rounds(
+    arguments: CompiledReplication,
+    kernel: Callable,
+    horizon: int,
+    report: Callable[[int], None] | None = None,
+) -> None:
+    """Rounds ``1 .. horizon`` of ``arguments`` by ``kernel``: in one call, or, with ``report``,
+    in consecutive slices, ``report(rounds)`` after each. The round loop keeps its whole state in
+    the arrays it is given, so the slices play the same rounds as one call, bit for bit; a slice
+    that stops at an expert's fault ends the play (its error is in the record)."""
+    if report is None:
+        arguments.run_rounds(kernel, 1, horizon)
+        return
+    first, size = 1, FIRST_SLICE
+    while first <= horizon:
+        last = min(horizon, first + size - 1)
+        began = time.perf_counter()
+        code = arguments.run_rounds(kernel, first, last)
+        report(last - first + 1)
+        if code != compiled_loop.OK:
+            return
+        if time.perf_counter() - began < SLICE_SECONDS / 2:
+            size *= 2
+        first = last + 1
+
+
 def run_replication(
     problem: Problem,
     seed: int,
@@ -309,9 +330,16 @@ def run_replication(
     horizon: int,
     checkpoints: np.ndarray,
     trace_rounds: int = 0,
+    references: ReferenceStore | None = None,
+    hindsight_pass: bool = True,
+    on_rounds: Callable[[int, int], None] | None = None,
 ) -> Replication:
-    """Simulate one replication from the warm start to ``horizon`` on the compiled engine."""
-    arguments = build_replication(problem, seed, replication, horizon, checkpoints, trace_rounds)
+    """Simulate one replication from the warm start to ``horizon`` on the compiled engine;
+    ``on_rounds(replication, rounds)``, when given, is told the rounds played as they are
+    (:func:`play_rounds`)."""
+    arguments = build_replication(
+        problem, seed, replication, horizon, checkpoints, trace_rounds, references, hindsight_pass
+    )
     record = arguments.record
     warm_start, run_rounds = arguments.kernels()
 
@@ -321,7 +349,8 @@ def run_replication(
     if getattr(problem.policy, "warm_start", True):
         arguments.warm_start(warm_start)
         raise_for_error(record, replication, describe)
-    arguments.run_rounds(run_rounds, 1, horizon)
+    report = None if on_rounds is None else functools.partial(on_rounds, replication)
+    play_rounds(arguments, run_rounds, horizon, report)
     raise_for_error(record, replication, describe)
     return collect_replication(record, arguments.accounting, replication)
 
@@ -340,30 +369,50 @@ def run_replications(
     parts: Path | None = None,
     trace_rounds: int = 0,
     on_done: Callable[[Replication], None] | None = None,
+    on_rounds: Callable[[int, int], None] | None = None,
 ) -> list[Replication]:
-    """Run ``replications`` in parallel threads; returns them sorted by index.
+    """Run ``replications`` in parallel threads; returns them sorted by index. ``on_done`` is told
+    each replication finished or loaded, ``on_rounds(replication, rounds)`` the rounds played as
+    they are (from the workers' threads).
 
     With ``parts``, replications already saved there are loaded instead of run and every new one
-    is saved as soon as it finishes. On ``KeyboardInterrupt`` the replications in flight finish
-    (they cannot be stopped inside compiled code), are saved, and the interrupt propagates.
+    is saved as soon as it finishes (and the best-in-hindsight references beside the settings'
+    parts, :class:`~mlcb.storage.replications.ReferenceStore`). On ``KeyboardInterrupt`` the
+    replications in flight finish (they cannot be stopped inside compiled code), are saved, and
+    the interrupt propagates.
     """
     wanted = list(replications)
+    references = ReferenceStore(parts.parent) if parts is not None else None
     trace = min(trace_rounds, horizon)
     done = load_parts(wanted, parts, on_done, len(checkpoints), len(problem.experts), trace)
     todo = [r for r in wanted if r not in done]
     if todo:
         # Compile (or load from the cache) once, in this thread, with a one-round run of the same
         # types, so that the workers start together instead of waiting on each other's compile.
-        run_replication(problem, seed, todo[0], 1, checkpoints[:1], min(trace_rounds, 1))
+        run_replication(
+            problem, seed, todo[0], 1, checkpoints[:1], min(trace_rounds, 1), hindsight_pass=False
+        )
         if len(todo) > 1 and horizon >= LONG_HORIZON:
             # Likewise the tables of functions of a count and their continuation (mlcb.kernels.tables),
             # shared by every replication and seconds long to build at such horizons: built once
             # here, not by every worker at the same time.
-            build_replication(problem, seed, todo[0], horizon, checkpoints[-1:])
+            build_replication(problem, seed, todo[0], horizon, checkpoints[-1:], references=references)
     workers = max(1, min(threads or os.cpu_count() or 1, len(todo) or 1))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         futures = [
-            pool.submit(run_replication, problem, seed, r, horizon, checkpoints, trace_rounds) for r in todo
+            pool.submit(
+                run_replication,
+                problem,
+                seed,
+                r,
+                horizon,
+                checkpoints,
+                trace_rounds,
+                references,
+                True,
+                on_rounds,
+            )
+            for r in todo
         ]
         try:
             for future in concurrent.futures.as_completed(futures):

@@ -47,13 +47,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlcb import kernels
+from mlcb import kernels, validation
 from mlcb.engine import compiled_loop
 from mlcb.engine import replications as _replications
 from mlcb.engine.python_loop import _compiled, _pick
 from mlcb.errors import ExpertError, ExpertLossError
 from mlcb.kernels import observe
 from mlcb.kernels.seeding import stream_keys
+from mlcb.kernels.stats import new_stats
 from mlcb.policies.hoeffding import hoeffding_upper_bounds
 from mlcb.validation import InputError
 
@@ -98,13 +99,9 @@ def _finish_pool(
     )
     if code != compiled_loop.OK:
         return code, loss
-    totals = record.totals
     for j in range(n):
-        k = record.selected[j]
-        totals[4] += record.widths[j]
-        if k == accounting.best_expert:
-            totals[3] += record.widths[j]
-        stats[k].n += 1
+        compiled_loop.account_width(accounting, record, j)
+        stats[record.selected[j]].n += 1
     for k in range(stats.shape[0]):
         expert = stats[k]
         expert.loss_sum = expert.n * io[1, k]
@@ -237,6 +234,23 @@ class Session:
     ) -> None:
         if statistics not in STATISTICS:
             raise InputError(f"statistics must be one of {STATISTICS}, got {statistics!r}")
+        n_experts = int(built.stats.shape[0])
+        budget = validation.budget(budget, n_experts)
+        delta = validation.open_unit("delta", delta)
+        horizon = validation.integer("horizon", horizon)
+        window = validation.integer("window", window)
+        if not (validation.is_real(keep) and 0.0 <= keep <= 1.0):
+            raise InputError(f"keep must be a number in [0, 1], got {keep!r}")
+        if rates is not None:
+            if isinstance(rates, (str, bytes)) or not isinstance(rates, Sequence) or len(rates) != n_experts:
+                raise InputError(
+                    f"rates must be a list of one rate function per expert ({n_experts}), got {rates!r}"
+                )
+            for k, rate in enumerate(rates):
+                if not callable(rate):
+                    raise InputError(f"rates[{k}] must be a function of the counts n, got {rate!r}")
+        if names is not None and (isinstance(names, (str, bytes)) or len(names) != n_experts):
+            raise InputError(f"names must be a list of one name per expert ({n_experts}), got {names!r}")
         self.policy = policy
         self._built = built
         self.params, self.state = built.policy_params, built.policy_state
@@ -245,6 +259,8 @@ class Session:
         self.budget, self.delta, self.horizon = int(budget), float(delta), int(horizon)
         self.statistics, self.keep = statistics, float(keep)
         self.replication = replication
+        self._problem: Any = None  # the problem and seed of a session built for_problem (its pool)
+        self._seed = 0
         self._names = list(names) if names is not None else [f"expert {k}" for k in range(n)]
         order = _replications.full_order(self.record, n)
         self._order = order.tolist()  # position -> pool index
@@ -262,6 +278,7 @@ class Session:
         self._room = self.horizon  # rounds the policy's state was built (or grown) for
         self.t = 0  # the last round begun (0: the warm start)
         self._n_selected = 0
+        self._open = False  # a round begun (select or choose) and not yet ended
         self._chosen = -1  # the deployed position, -1: the whole training set
         self._deployed_set = False
         self._trained = [False] * width
@@ -274,12 +291,14 @@ class Session:
     # --- construction -------------------------------------------------------------------------
     @classmethod
     def for_problem(
-        cls, problem: Any, seed: int, replication: int, horizon: int, *, policy: Any = None
+        cls, problem: Any, replication: int, *, seed: int | None = None, policy: Any = None
     ) -> Session:
-        """The session of replication ``replication`` of a simulation's ``problem``
-        (:class:`mlcb.engine.problem.Problem`); ``policy`` replaces the problem's (:data:`AGENT` for
-        decisions from outside). Its :attr:`environment` holds the environment's parameters and
-        state."""
+        """The session of replication ``replication`` of a built setting ``problem``
+        (:class:`mlcb.engine.problem.Problem`: its horizon, and its seed unless ``seed`` is given);
+        ``policy`` replaces the problem's (:data:`AGENT` for decisions from outside). Its
+        :attr:`environment` holds the environment's parameters and state."""
+        seed = problem.seed if seed is None else seed
+        horizon = problem.horizon
         built = _replications.build_common(problem, seed, replication, horizon, np.zeros(0, dtype=np.int64))
         if policy is not None:
             n = len(problem.experts)
@@ -294,7 +313,35 @@ class Session:
             horizon=horizon,
             replication=replication,
         )
+        session._problem, session._seed = problem, seed
         return session
+
+    def pool(self) -> Any:
+        """The pool of a session built :meth:`for_problem`: its experts for this replication (a
+        :class:`~mlcb.contracts.BatchedPool` over a batch of one, as the Python engine builds
+        it), named in the session's errors; the caller drives it (``train`` and ``deploy`` with
+        replication index 0)."""
+        from mlcb.engine import python_loop
+        from mlcb.engine.batch import Batch
+
+        problem = self._problem
+        if problem is None:
+            raise RuntimeError("pool: only a session built for a problem (Session.for_problem) has one")
+        env_params, env_state = self.environment
+        keys = self.stream_keys
+        batch = Batch(
+            env=problem.env,
+            replications=[int(self.replication or 0)],
+            env_params=[env_params],
+            env_states=[env_state],
+            expert_keys=[keys.experts],
+            deploy_keys=np.array([keys.deploy], dtype=np.uint64),
+            seed=int(self._seed),
+            horizon=problem.horizon,
+        )
+        pool = python_loop.build_pool(problem, batch, problem.horizon)
+        self.name_experts([pool.describe(0, k) for k in range(self.n_experts)])
+        return pool
 
     @classmethod
     def standalone(
@@ -316,7 +363,15 @@ class Session:
         """A session of ``n_experts`` experts outside any simulation: no environment, regret
         against 0. ``identities`` order the experts for the policy (ties go to the smaller);
         ``rates[k](n)`` is expert ``k``'s rate ``U_k(n, delta / 2K)`` at counts ``n``, which
-        :meth:`trained` reads when it is given no rate (and ``"pool"`` statistics always)."""
+        :meth:`trained` reads when it is given no rate (and ``"pool"`` statistics always).
+
+        Every argument is checked as a setting's are (``1 <= budget <= n_experts``, ``delta`` in
+        (0, 1), ``horizon >= 1``, one rate per expert), an :class:`~mlcb.validation.InputError`
+        naming the one at fault."""
+        n_experts = validation.integer("n_experts", n_experts)
+        budget = validation.budget(budget, n_experts)
+        delta = validation.open_unit("delta", delta)
+        horizon = validation.integer("horizon", horizon)
         keys = stream_keys(int(seed), 0, n_experts)
         order = _replications.identity_order(n_experts, identities)
         optimal = np.zeros(n_experts)
@@ -324,9 +379,7 @@ class Session:
         width = _replications.selection_size(policy, n_experts, budget)
         accounting = compiled_loop.Accounting(optimal, 0.0, 0, 0.0, int(budget), keys.policy, keys.deploy)
         record = _replications.new_record(np.zeros(0, dtype=np.int64), n_experts, width, 0, order)
-        built = _replications.Built(
-            None, None, keys, params, state, compiled_loop.new_stats(n_experts), accounting, record
-        )
+        built = _replications.Built(None, None, keys, params, state, new_stats(n_experts), accounting, record)
         return cls(
             policy,
             built,
@@ -415,7 +468,14 @@ class Session:
         if self._warm_done:
             raise RuntimeError("the warm start was already recorded")
         n = self.n_experts
-        counts = [1] * n if updates is None else [int(c) for c in updates]
+        for name, values in (("losses", losses), ("rates", rates), ("updates", updates)):
+            if values is not None and (
+                isinstance(values, (str, bytes)) or np.ndim(values) != 1 or len(values) != n
+            ):
+                raise InputError(f"warm_start: {name} must hold one value per expert ({n}), got {values!r}")
+        if updates is not None:
+            updates = [validation.integer(f"updates[{k}]", c) for k, c in enumerate(updates)]
+        counts = [1] * n if updates is None else list(updates)
         order, stats = self._order, self.stats
         loss_row = np.array([float(losses[k]) for k in order])
         extra = 0
@@ -475,6 +535,7 @@ class Session:
             self.state = self._grow(self.params, self.state, self._room * self.budget)
             self._room *= 2
         self.t = t
+        self._open = True
         self._deployed_set = False
         self._scored = False
         self._trained = [False] * self.record.selected.shape[0]
@@ -498,25 +559,40 @@ class Session:
     def choose(self, t: int, train: Sequence[int], deployed: int) -> None:
         """Begin round ``t`` with an agent's choice: ``train`` (distinct pool indices, trained in
         that order) and ``deployed`` (a pool index). Their widths are ``nan``: no certificate."""
+        train, deployed = validation.decision(train, deployed, self.n_experts, self.record.selected.shape[0])
         self._begin(t)
         n = len(train)
-        if n > self.record.selected.shape[0]:
-            raise InputError(f"at most {self.record.selected.shape[0]} experts train in a round, got {n}")
         for j, k in enumerate(train):
-            self.record.selected[j] = self._position[int(k)]
+            self.record.selected[j] = self._position[k]
         self.record.widths[:] = math.nan
-        self._n_selected, self._chosen = n, self._position[int(deployed)]
+        self._n_selected, self._chosen = n, self._position[deployed]
 
     @property
     def training_set(self) -> list[int]:
         """This round's training set (pool indices, in training order)."""
         return [self._order[int(i)] for i in self.record.selected[: self._n_selected]]
 
+    def _in_round(self, what: str) -> None:
+        if not self._open:
+            raise RuntimeError(
+                f"{what}: no round is under way; begin one with select(t) or choose(t, train, deployed)"
+            )
+
     def deployed(self, loss: float | Sequence[float], expected: float | Sequence[float] = math.nan) -> None:
         """The deployed expert's loss (and expected loss; ``nan``: unknown) on this round's data;
         when the policy deploys its whole training set, one of each per member, in order."""
+        self._in_round("deployed")
         many = self._chosen < 0
+        if many and (np.isscalar(loss) or not isinstance(loss, Sequence | np.ndarray)):
+            raise InputError(
+                f"deployed: the whole training set {self.training_set} is deployed; give one loss per "
+                f"member, got {loss!r}"
+            )
         losses = list(loss) if many else [loss]  # type: ignore[arg-type]
+        if many and len(losses) != self._n_selected:
+            raise InputError(
+                f"deployed: one loss per member of the training set {self.training_set}, got {len(losses)}"
+            )
         values = list(expected) if many and not np.isscalar(expected) else [expected] * len(losses)  # type: ignore[arg-type]
         for j, (a, b) in enumerate(zip(losses, values)):
             self.record.deploy_losses[j] = _number(a, self, "deployed loss", self._deployed_index(j))
@@ -532,6 +608,7 @@ class Session:
         scored before any expert learns it."""
         if self._windows is None:
             raise RuntimeError("score: only sessions with 'pool' statistics score every expert")
+        self._in_round("score")
         self._check_scores(losses)
         stats_n = self.stats["n"]
         io = self._io
@@ -553,7 +630,8 @@ class Session:
         """Expert ``k`` (a pool index of the training set) trained on this round's data with
         training ``loss`` and new ``rate`` (default: its rate function's at its new count). With
         ``"pool"`` statistics the loss is its score (:meth:`score`) and may be left out."""
-        position = self._position[int(k)]
+        self._in_round("trained")
+        position = self._position[validation.index("expert", k, self.n_experts)]
         members = self.record.selected[: self._n_selected].tolist()
         if position not in members:
             raise InputError(f"expert {k} is not in this round's training set {self.training_set}")
@@ -568,6 +646,7 @@ class Session:
 
     def end(self) -> float:
         """The round's accounting (module docstring); returns its deployed loss."""
+        self._in_round("end")
         if not self._deployed_set:
             raise RuntimeError(f"round {self.t}: no deployed loss was recorded")
         missing = [self.training_set[j] for j in range(self._n_selected) if not self._trained[j]]
@@ -598,6 +677,7 @@ class Session:
         if code != compiled_loop.OK:
             self._raise()
         self._deployed_set = False
+        self._open = False
         return float(loss)
 
     # --- what adapters read -------------------------------------------------------------------

@@ -4,11 +4,15 @@ Kernels are compiled with ``cache=True`` (compile once per machine, load in mill
 and ``nogil=True`` (replications run in parallel threads).
 
 Numba keys its on-disk cache on the source file of the decorated function only: a cached engine
-kernel does not notice an edit in a kernel it calls from another module. The cache therefore lives
-in a directory named after a digest of every source file of the three packages that defines
-compiled code (it imports this module) and of the Numba version, so that any edit of a kernel
-starts a fresh cache; a folder of another digest that no process has used for a month is removed
-(:func:`prune_cache`). A ``NUMBA_CACHE_DIR`` set by the user wins (and is never pruned).
+kernel does not notice an edit in a kernel it calls from another module. mlcb's kernels (and those
+of any module built on ``mlcb.kernels``, a compiled family of one's own) are therefore cached by a
+cache of mlcb's own (:func:`_function_cache`), in a directory named after a digest of every source
+file of the three packages that defines compiled code (it imports this module) and of the Numba
+version (:func:`cache_folder`), so that any edit of a kernel starts a fresh cache; a folder of
+another digest that no process has used for a month is removed (:func:`prune_cache`). A
+``NUMBA_CACHE_DIR`` set by the user wins (and is never pruned). Nothing of Numba's own
+configuration changes: importing this module leaves every other compiled function of the process
+(one's own ``numba.njit(cache=True)``) as Numba would cache it.
 
 With ``NUMBA_DISABLE_JIT=1`` every kernel runs as plain Python (for a debugger, ``print`` or
 ``pdb``), with the compiled semantics kept where Python's differ (:func:`interpreted`): record
@@ -54,15 +58,6 @@ def _source_digest() -> str:
 STALE_DAYS = 30
 
 
-def _configure_cache() -> None:
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = base / "mlcb" / f"numba-{_source_digest()}"
-    numba.config.CACHE_DIR = str(folder)
-    prune_cache(folder)
-
-
 def prune_cache(folder: Path, days: float = STALE_DAYS) -> list[Path]:
     """Mark the cache folder ``folder`` as used now (its modification time) and remove its sibling
     folders ``numba-*`` that no process has used for ``days`` days; returns those removed.
@@ -88,60 +83,121 @@ def prune_cache(folder: Path, days: float = STALE_DAYS) -> list[Path]:
     return removed
 
 
-_configure_cache()
+@functools.cache
+def cache_folder() -> Path:
+    """The folder of mlcb's compiled-code cache: ``~/.cache/mlcb/numba-<digest>`` (under
+    ``XDG_CACHE_HOME`` when it is set), the digest that of mlcb's kernel sources and Numba's
+    version. The first call marks it as used and prunes stale siblings (:func:`prune_cache`)."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = base / "mlcb" / f"numba-{_source_digest()}"
+    prune_cache(folder)
+    return folder
 
 
-def _tolerate_a_damaged_cache() -> None:
-    """Treat a damaged file of the compiled-code cache (truncated by a full disk, a file-size
-    limit or a process killed while writing it) as missing: the function is compiled again and the
-    file rewritten, with one :class:`~mlcb.errors.FileWarning` naming it. Without this, Numba stops
-    at the first call with an ``UnpicklingError`` or ``EOFError``."""
+@functools.cache
+def _uses_kernels(path: str) -> bool:
+    """Whether the source file ``path`` is compiled code of mlcb's: a module of its packages, or
+    any module that builds on ``mlcb.kernels`` (a compiled family of one's own: its cached code
+    inlines mlcb's kernels, so it must be compiled again when they change)."""
+    file = Path(path).resolve()
+    root = Path(__file__).resolve().parent.parent.parent
+    if any(file.is_relative_to(root / package) for package in _PACKAGES):
+        return True
+    try:
+        return b"mlcb.kernels" in file.read_bytes()
+    except OSError:
+        return False
+
+
+def _function_cache() -> type | None:
+    """The class of mlcb's on-disk cache of one compiled function (``None`` where Numba's caching
+    module is laid out otherwise: Numba's own cache is used then).
+
+    It differs from Numba's ``FunctionCache`` in two things, which apply to mlcb's kernels only
+    (the compiled functions of one's own keep Numba's behaviour): where the files go
+    (:func:`cache_folder`, unless ``NUMBA_CACHE_DIR`` is set, which wins), and a damaged file
+    (truncated by a full disk, a file-size limit or a process killed while writing it) is treated
+    as missing: the function is compiled again and the file rewritten, with one
+    :class:`~mlcb.errors.FileWarning` naming it. Without this, Numba stops at the first call with
+    an ``UnpicklingError`` or ``EOFError``."""
+    try:
+        from numba.core import caching
+    except ImportError:  # pragma: no cover - another Numba layout: its own behaviour
+        return None
+    needed = ("_CacheLocator", "_SourceFileBackedLocatorMixin", "CompileResultCacheImpl", "FunctionCache")
+    if not all(hasattr(caching, name) for name in needed) or not hasattr(caching, "IndexDataCacheFile"):
+        return None  # pragma: no cover
+
+    class Locator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        def __init__(self, py_func: Any, py_file: str) -> None:
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = str(cache_folder() / self.get_suitable_cache_subpath(py_file))
+
+        def get_cache_path(self) -> str:
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            if numba.config.CACHE_DIR or not _uses_kernels(py_file):  # NUMBA_CACHE_DIR wins
+                return None
+            return super().from_function(py_func, py_file)
+
+    class Impl(caching.CompileResultCacheImpl):
+        _locator_classes = [Locator, *caching.CompileResultCacheImpl._locator_classes]
+
+    class TolerantFile(caching.IndexDataCacheFile):
+        def _load_index(self) -> dict:
+            try:
+                return super()._load_index()
+            except Exception as error:  # noqa: BLE001 - any damage: an empty index, rewritten by the save
+                _damaged(self._index_path, error)
+                return {}
+
+        def _load_data(self, name: str) -> Any:
+            try:
+                return super()._load_data(name)
+            except OSError:
+                raise
+            except Exception as error:  # noqa: BLE001 - an OSError makes Numba compile the function again
+                _damaged(self._data_path(name), error)
+                raise OSError(f"damaged cache file {name}") from error
+
+    class KernelCache(caching.FunctionCache):
+        _impl_class = Impl
+
+        def __init__(self, py_func: Any) -> None:
+            super().__init__(py_func)
+            numba_file: Any = self.__dict__["_cache_file"]  # Numba's, replaced by the tolerant one
+            stamp = numba_file._source_stamp
+            self._cache_file = TolerantFile(
+                cache_path=self._cache_path, filename_base=self._impl.filename_base, source_stamp=stamp
+            )
+
+    return KernelCache
+
+
+_TOLD: set[str] = set()
+
+
+def _damaged(path: Any, error: BaseException) -> None:
+    """One :class:`~mlcb.errors.FileWarning` per damaged cache file."""
     import warnings
 
     from mlcb.errors import FileWarning
 
-    try:
-        from numba.core.caching import IndexDataCacheFile
-    except ImportError:  # pragma: no cover - another Numba layout: its own behaviour
+    if str(path) in _TOLD:
         return
-    load_index, load_data = IndexDataCacheFile._load_index, IndexDataCacheFile._load_data
-    if getattr(load_index, "mlcb_tolerant", False):
-        return
-
-    told: set[str] = set()
-
-    def damaged(path: Any, error: BaseException) -> None:
-        if str(path) in told:
-            return
-        told.add(str(path))
-        warnings.warn(
-            f"{path}: a damaged file of the compiled-code cache ({type(error).__name__}); compiled again",
-            FileWarning,
-            stacklevel=2,
-        )
-
-    def _load_index(self: Any) -> dict:
-        try:
-            return load_index(self)
-        except Exception as error:  # noqa: BLE001 - any damage: an empty index, rewritten by the save
-            damaged(self._index_path, error)
-            return {}
-
-    def _load_data(self: Any, name: str) -> Any:
-        try:
-            return load_data(self, name)
-        except OSError:
-            raise
-        except Exception as error:  # noqa: BLE001 - an OSError makes Numba compile the function again
-            damaged(self._data_path(name), error)
-            raise OSError(f"damaged cache file {name}") from error
-
-    _load_index.mlcb_tolerant = True  # type: ignore[attr-defined]
-    IndexDataCacheFile._load_index = _load_index
-    IndexDataCacheFile._load_data = _load_data
+    _TOLD.add(str(path))
+    warnings.warn(
+        f"{path}: a damaged file of the compiled-code cache ({type(error).__name__}); compiled again",
+        FileWarning,
+        stacklevel=2,
+    )
 
 
-_tolerate_a_damaged_cache()
+_KERNEL_CACHE = _function_cache()
+
 
 #: Options of every compiled function: cached on disk, GIL released, IEEE division semantics.
 JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
@@ -362,7 +418,11 @@ def jit(function: Callable | None = None, **options: Any) -> Any:
         return functools.partial(jit, **options)
     if JIT_DISABLED:
         return interpreted(function)
-    return numba.njit(function, **options)
+    if not options.get("cache") or _KERNEL_CACHE is None:
+        return numba.njit(function, **options)
+    dispatcher = numba.njit(function, **{**options, "cache": False})
+    dispatcher._cache = _KERNEL_CACHE(function)  # numba's enable_caching(), with mlcb's cache
+    return dispatcher
 
 
 def uncached(function: Callable, **options: Any) -> Callable:
@@ -417,3 +477,68 @@ def _identity(value: Any) -> Any:
 
 #: :func:`_nonnegative` as a kernel (the value itself when Numba's JIT is disabled).
 nonnegative = _identity if JIT_DISABLED else jit(_nonnegative, **KERNEL_OPTIONS)
+
+
+# --- what compiling costs, said while it happens ------------------------------------------------
+class CompileWatch:
+    """Numba's compilations while it is active (a context manager): ``on_start(cached)`` is called
+    when the first one starts (``cached``: whether the function compiled is kept in the on-disk
+    cache, so that later processes load it instead), then ``count`` and ``seconds`` add up every
+    compilation (nested ones counted in their caller's time). A function loaded from the cache is
+    not compiled and fires nothing. With the JIT disabled nothing is ever compiled.
+
+    Examples
+    --------
+    >>> with CompileWatch() as watch:
+    ...     pass
+    >>> watch.count, watch.seconds
+    (0, 0.0)
+    """
+
+    def __init__(self, on_start: Callable[[bool], None] | None = None) -> None:
+        self.on_start = on_start
+        self.count = 0
+        self.seconds = 0.0
+        self._depth = 0
+        self._began = 0.0
+        self._listener: Any = None
+
+    def _started(self, event: Any) -> None:
+        self.count += 1
+        if self._depth == 0:
+            self._began = time.perf_counter()
+        self._depth += 1
+        if self.count == 1 and self.on_start is not None:
+            dispatcher = getattr(event, "data", None)
+            dispatcher = dispatcher.get("dispatcher") if isinstance(dispatcher, dict) else None
+            cache = getattr(dispatcher, "_cache", None)
+            self.on_start(cache is not None and type(cache).__name__ != "NullCache")
+
+    def _ended(self, event: Any) -> None:
+        self._depth = max(0, self._depth - 1)
+        if self._depth == 0:
+            self.seconds += time.perf_counter() - self._began
+
+    def __enter__(self) -> CompileWatch:
+        if not JIT_DISABLED:
+            from numba.core import event
+
+            watch = self
+
+            class _Listener(event.Listener):
+                def on_start(self, event: Any) -> None:
+                    watch._started(event)
+
+                def on_end(self, event: Any) -> None:
+                    watch._ended(event)
+
+            self._listener = _Listener()
+            event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._listener is not None:
+            from numba.core import event
+
+            event.unregister("numba:compile", self._listener)
+            self._listener = None

@@ -19,7 +19,7 @@ import numpy as np
 
 from mlcb.kernels.jit import njit
 from mlcb.kernels.random import GOLDEN_1, mix
-from mlcb.validation import InputError
+from mlcb.validation import InputError, whole_number
 
 _INSTANCE = 1
 
@@ -35,18 +35,27 @@ class StreamKeys(NamedTuple):
 
 def check_seed(seed: object) -> int:
     """Return ``seed`` as an int, or raise a ``ValueError`` naming the allowed values."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    number = whole_number(seed)
+    if number is None or number < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
+    return number
 
 
-def reset_request(seed: int | None, options: dict | None) -> tuple[int, int]:
-    """The ``(seed, replication)`` that a Gymnasium ``reset(seed=..., options=...)`` asks for.
+def reset_request(seed: int | None, options: dict | None) -> tuple[int, int, int]:
+    """The ``(seed, replication, horizon)`` that a Gymnasium ``reset(seed=..., options=...)``
+    asks for: the arguments of the environment's ``build``.
 
     ``seed`` ``None`` is seed 0; ``options["replication"]`` (default 0) selects the replication,
-    so that an environment stepped by hand replays the engine's replication of that index.
+    so that an environment stepped by hand replays the engine's replication of that index;
+    ``options["horizon"]`` (default 1) the rounds of the run it stands for, read only by
+    environments whose stream depends on it (the warm start's rows of a data set read once).
     """
-    return check_seed(0 if seed is None else seed), int((options or {}).get("replication", 0))
+    options = options or {}
+    return (
+        check_seed(0 if seed is None else seed),
+        int(options.get("replication", 0)),
+        int(options.get("horizon", 1)),
+    )
 
 
 def stream_keys(seed: int, replication: int, n_experts: int, identities=None) -> StreamKeys:

@@ -26,13 +26,25 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlcb.kernels.jit import JIT_DISABLED, kernel, njit, nonnegative
+from mlcb.kernels.jit import JIT_DISABLED, kernel, nonnegative
 
 #: Largest total size of one set of tables; counts beyond it are computed.
 TABLE_BUDGET_BYTES = 64 * 2**20
 
-#: An empty table: "compute, do not look up".
-EMPTY = np.zeros((0, 0))
+
+def frozen(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only, and returned.
+
+    Every table and continuation handed to a kernel is read-only, the empty ones too: Numba types
+    a read-only array apart from a writable one, so a mix (full tables read-only, empty ones
+    writable) would compile the round loop once for short horizons and again for long ones.
+    """
+    array.setflags(write=False)
+    return array
+
+
+#: An empty table: "compute, do not look up" (read-only, as every table: :func:`frozen`).
+EMPTY = frozen(np.zeros((0, 0)))
 
 
 def table_length(horizon: int, rows: int, budget: int | None = None) -> int:
@@ -81,8 +93,8 @@ class Tail(NamedTuple):
 
 
 def empty_tail(rows: int) -> Tail:
-    """No continuation of tables of ``rows`` rows."""
-    return Tail(np.zeros((rows, 0), dtype=np.int8), np.zeros(3 * rows, dtype=np.int64))
+    """No continuation of tables of ``rows`` rows (read-only arrays, typed as a continuation's)."""
+    return Tail(frozen(np.zeros((rows, 0), dtype=np.int8)), frozen(np.zeros(3 * rows, dtype=np.int64)))
 
 
 def tail_length(horizon: int, length: int, rows: int, budget: int | None = None) -> int:
@@ -132,29 +144,27 @@ else:
         return _bitcast(bits)
 
 
-@njit
-def _encode_chunk(values, codes, previous, exceptions):
+def _encode_chunk(values: np.ndarray, codes: np.ndarray, previous: np.ndarray, exceptions: np.ndarray) -> int:
     """Encode ``values`` (consecutive counts) into ``codes``; ``previous`` holds the bit patterns
     of the two counts before them and is updated. Returns how many values went to
-    ``exceptions``."""
-    bits = values.view(np.int64)
+    ``exceptions``.
+
+    Each value's code depends on the bit patterns alone (never on an earlier code), so the chunk
+    is encoded in whole-array operations: nothing to compile, which a run past the tables would
+    otherwise do once (the round loop it runs is the one a short run compiled)."""
+    bits = np.concatenate([previous, values.view(np.int64)])
+    with np.errstate(over="ignore"):
+        differences = bits[1:] - bits[:-1]  # wraps where the patterns are far apart: escaped below
+        first, step = differences[:-1], differences[1:]
+        second = step - first
     limit = np.int64(1) << 61
-    count = 0
-    for i in range(values.shape[0]):
-        first = previous[1] - previous[0]
-        step = bits[i] - previous[1]
-        code = ESCAPE
-        if abs(first) < limit and abs(step) < limit:
-            second = step - first
-            if -128 < second < 128:
-                code = second
-        codes[i] = code
-        if code == ESCAPE:
-            exceptions[count] = values[i]
-            count += 1
-        previous[0] = previous[1]
-        previous[1] = bits[i]
-    return count
+    near = (first > -limit) & (first < limit) & (step > -limit) & (step < limit)
+    small = near & (second > -128) & (second < 128)
+    codes[:] = np.where(small, second, ESCAPE)
+    escaped = values[~small]
+    exceptions[: escaped.shape[0]] = escaped
+    previous[:] = bits[-2:]
+    return int(escaped.shape[0])
 
 
 def encode(table: np.ndarray, fill: Any, length: int) -> Tail:
@@ -183,9 +193,7 @@ def encode(table: np.ndarray, fill: Any, length: int) -> Tail:
                 pieces.append(exceptions[:count].view(np.int64).copy())
                 total += count
     words = np.concatenate([heads.ravel(), *pieces])
-    codes.setflags(write=False)
-    words.setflags(write=False)
-    return Tail(codes, words)
+    return Tail(frozen(codes), frozen(words))
 
 
 @kernel

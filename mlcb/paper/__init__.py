@@ -4,20 +4,23 @@ Each experiment module of this package (:data:`EXPERIMENTS`) has a function
 
     run(size: str, out: Path, seed: int = 0, threads: int | None = None) -> Section
 
-and, where it needs optional packages, ``REQUIRES`` (their import names); without one of them
-:func:`reproduce` skips the section and says what to install.
-
 that runs the experiment at ``size`` (:data:`SIZES`: ``"quick"``, minutes on a laptop, or
 ``"paper"``, the paper's own size), writes its figures under ``out`` and returns a
-:class:`Section`: prose, the figures, and tables that set each number the paper publishes beside
-the package's estimate with its standard error. Where the paper publishes a claim and no number,
-the row states the claim in words and gives the number that checks it. Every row that states a
-claim (or a published number) carries a verdict, "holds", "does not hold" or "not shown",
-decided by the rules of :mod:`mlcb.paper.measure`; a row the paper publishes nothing about says
-"not published" and carries none.
+:class:`Section`, and, where it needs optional packages, ``REQUIRES`` (their import names);
+without one of them :func:`reproduce` skips the section and says what to install.
 
-:func:`reproduce` (``mlcb paper``) runs them all and writes ``index.html``; every finished
-section is kept as JSON beside its figures, so an interrupted run resumes where it stopped.
+A section states the paper's claims (and the numbers it publishes), each with **one verdict**,
+"holds", "holds in part", "does not hold" or "not shown", the conditions (calibration, budget,
+data) under which it holds, and a measured reason where it does not (:class:`Claim`); a sentence
+to quote (its ``headline``); prose and figures; and the tables of the tests behind the verdicts:
+each row sets the paper's number or claim beside the package's estimate with its standard error,
+its verdict under its condition (the rules of :mod:`mlcb.paper.measure`, decided together by
+Holm's rule for many comparisons, :mod:`mlcb.paper.verdicts`) and its reason where it does not
+hold. A row the paper publishes nothing about is shown for context and carries no verdict.
+
+:func:`reproduce` (``mlcb paper``) runs them all and writes ``index.html``, the sections'
+sentences at the top; every finished section is kept as JSON beside its figures, so an
+interrupted run resumes where it stopped. :data:`DURATIONS` says how long each size takes.
 
 Examples
 --------
@@ -39,11 +42,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mlcb.paper.section import NOT_PUBLISHED, SIZES, VERDICTS, Row, Section, Table, save_figure
+from mlcb.paper.section import NOT_PUBLISHED, SIZES, VERDICTS, Claim, Row, Section, Table, save_figure
 from mlcb.validation import InputError
 
 __all__ = [
+    "DURATIONS",
     "EXPERIMENTS",
+    "Claim",
     "NOT_PUBLISHED",
     "SIZES",
     "VERDICTS",
@@ -62,12 +67,17 @@ EXPERIMENTS = {
     "lower-bound": "mlcb.paper.lower_bound",
 }
 
+#: How long ``mlcb paper`` takes at each size on two cores, every section, without a Warfarin
+#: file (measured on two cores shared with other work: the quick size in 3 min 40 s, the paper's
+#: in 17 min).
+DURATIONS = {"quick": "about four minutes", "paper": "under 20 minutes"}
+
 #: Optional packages a section may list in its module's ``REQUIRES``, by their distribution names.
 OPTIONAL = {"river": "river", "sklearn": "scikit-learn", "torch": "torch"}
 
 #: The version of a saved section's JSON (a section saved by another version is recomputed; 2: rows
-#: carry a verdict).
-FORMAT = 2
+#: carry a verdict; 3: one verdict per claim, rows carry their claim, condition, margin and reason).
+FORMAT = 3
 
 
 def _check_names(only: Any) -> list[str]:
@@ -96,8 +106,8 @@ def reproduce(
     Parameters
     ----------
     size : {"quick", "paper"}
-        ``"quick"``: every experiment at a size that runs in well under half an hour on two cores;
-        ``"paper"``: the paper's own sizes.
+        ``"quick"``: every experiment at a size that runs in :data:`DURATIONS` ``["quick"]`` on
+        two cores; ``"paper"``: the paper's own sizes (:data:`DURATIONS` ``["paper"]``).
     out : str or Path
         The directory of the page, its figures (``figures/``) and finished sections
         (``sections/<key>.json``).

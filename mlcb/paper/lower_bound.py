@@ -50,6 +50,7 @@ from mlcb.paper.measure import claim_row
 from mlcb.paper.section import SIZES as SIZE_NAMES
 from mlcb.paper.section import Section, Table, drawing, save_figure
 from mlcb.paper.section import plan as sized_plan
+from mlcb.paper.verdicts import Spec, finish
 from mlcb.simulation import simulate
 from mlcb.validation import InputError
 
@@ -77,6 +78,14 @@ DELTA = 0.1
 CURVE_POINTS = 40
 #: Points of the upper curve (each costs a selection over K T widths).
 UPPER_POINTS = 8
+#: The claim the section tests: the paper's theorem, with the package's constants.
+CLAIMS = (
+    Spec(
+        "between",
+        "lower bound <= E Reg(T) <= upper bound on the proof's hard instances (the minimax theorem)",
+        "M-LCB's regret between the bounds",
+    ),
+)
 
 
 def experts_for(alpha: float, n_experts: int) -> list:
@@ -221,7 +230,7 @@ def figure(frame: pd.DataFrame, bounds: dict[float, dict[int, dict[str, Any]]], 
                 markersize=5,
                 linewidth=1.2,
                 capsize=3,
-                label=f"M-LCB, M = {budget}",
+                label=f"M-LCB, M = {budget} (mean, error bars ± 2 s.e.)",
             )
             ax.plot(
                 curve["grid"],
@@ -277,6 +286,9 @@ def _table(frame: pd.DataFrame, alpha: float, curves: dict[int, dict[str, Any]],
                     f"lower bound {lower:,.1f} (c1 = {curve['c1']:.3g}, c2 = {curve['c2']:.3g}; the "
                     f"instance's own bound {float(point['lower_exact']):,.1f}); upper bound {upper:,.0f}"
                 ),
+                claim=CLAIMS[0].key,
+                condition=f"alpha = {_alpha_label(alpha)}; M = {budget}; T = {horizon:,}",
+                reason=f"M-LCB's {mean:,.1f} against the bounds {lower:,.1f} and {upper:,.0f}",
             )
         )
     return Table(
@@ -344,4 +356,13 @@ def run(size: str, out: Path, seed: int = 0, threads: int | None = None, **overr
         "regret."
     )
     tables = tuple(_table(frame, alpha, bounds[alpha], n_experts) for alpha in alphas)
-    return Section("lower-bound", "The minimax lower bound", text, (path,), tables)
+    return finish(
+        "lower-bound",
+        "The minimax lower bound",
+        text,
+        (path,),
+        tables,
+        CLAIMS,
+        name="The lower bound",
+        size=f"T up to {max(horizons):,}, {replications} runs",
+    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -43,7 +44,25 @@ RULES = (
     "over the last decade of rounds, with its jackknife standard error over replications.",
     f"A published number holds when it lies within {Z:g} standard errors of the package's mean "
     "(widened by half a unit of the paper's last printed digit), and does not hold otherwise.",
+    "Many comparisons: a section's tests are decided together by Holm's rule at a family-wise error "
+    "rate of 5 %. Sort the tests by the normal tail beyond their margin, p = 1 - Phi(z); the i-th "
+    "smallest (from i = 0) keeps its verdict while it and every one before it have p <= 0.05 / "
+    "(m - i), m the section's tests; the others are not shown, with the margin they needed. A "
+    "published number within two standard errors holds without a margin and is left as it is.",
+    "Each claim gets one verdict over its tests: holds when every test holds, holds in part when "
+    "some hold and others do not (the conditions of each are listed), does not hold when none "
+    "holds and some do not, not shown when none is decided. A row that does not hold or is not "
+    "shown gives its reason, from measured numbers; a number shown for context tests no claim.",
 )
+
+
+class Test(TypedDict, total=False):
+    """What makes a row a test (:func:`claim_row`, :func:`published_row`): the section's claim it
+    tests, under which condition, and why it may not hold."""
+
+    claim: str
+    condition: str
+    reason: str
 
 
 def mean_and_error(values: np.ndarray) -> tuple[float, float]:
@@ -131,6 +150,30 @@ def describe(mean: float, error: float, low: float = -math.inf, high: float = ma
     return " and ".join(parts)
 
 
+def distance(mean: float, error: float, low: float = -math.inf, high: float = math.inf) -> float:
+    """How many standard errors ``mean`` lies from the edge of ``[low, high]`` that decides
+    :func:`judge`: inside by at least :data:`Z` (holds), the distance to the nearer edge; outside
+    (does not hold), the distance past the edge it crossed; in between, the distance to the
+    nearer edge. ``inf`` for an exact number, ``nan`` without a standard error.
+
+    Examples
+    --------
+    >>> distance(-30.0, 10.0, high=0.0), distance(0.62, 0.03, low=0.5, high=1.0)
+    (3.0, 4.0)
+    >>> round(distance(5.0, 2.0, low=2.0, high=10.0), 6)
+    1.5
+    """
+    if not (math.isfinite(mean) and math.isfinite(error)) or error < 0:
+        return math.nan
+    if error == 0:
+        return math.inf
+    return (
+        min(abs(mean - low), abs(high - mean)) / error
+        if low <= mean <= high
+        else ((low - mean if mean < low else mean - high) / error)
+    )
+
+
 def claim_row(
     quantity: str,
     paper: str,
@@ -141,18 +184,24 @@ def claim_row(
     high: float = math.inf,
     unit: str = "",
     note: str = "",
+    claim: str = "",
+    condition: str = "",
+    reason: str = "",
 ) -> Row:
     """The row of the claim ``paper`` that ``quantity`` (estimated as ``mean`` with standard error
-    ``error``) lies in ``[low, high]``: its :func:`judge` verdict, and :func:`describe` before
-    ``note``.
+    ``error``) lies in ``[low, high]``: its :func:`judge` verdict, its :func:`distance` and
+    :func:`describe` before ``note``. The row tests the section's claim ``claim`` under
+    ``condition``; ``reason`` (why it may not hold, from measured numbers) is kept unless it holds.
 
     Examples
     --------
     >>> row = claim_row("M-LCB minus RoundRobin", "M-LCB below", -30.0, 10.0, high=0.0)
-    >>> row.verdict, row.note
-    ('holds', '3.0 s.e. below 0')
+    >>> row.verdict, row.note, row.z
+    ('holds', '3.0 s.e. below 0', 3.0)
     """
     detail = describe(mean, error, low, high)
+    verdict = judge(mean, error, low, high)
+    outside = math.isfinite(mean) and not low <= mean <= high
     return Row(
         quantity,
         paper,
@@ -160,7 +209,11 @@ def claim_row(
         error,
         unit,
         f"{detail}; {note}" if note else detail,
-        judge(mean, error, low, high),
+        verdict,
+        reason if verdict == FAILS or (verdict == NOT_SHOWN and outside) else "",
+        claim,
+        condition,
+        distance(mean, error, low, high),
     )
 
 
@@ -174,15 +227,20 @@ def published_row(
     digit: float = 0.0,
     unit: str = "",
     note: str = "",
+    claim: str = "",
+    condition: str = "",
+    reason: str = "",
 ) -> Row:
     """The row of a published number: ``paper`` as the paper prints it, ``published`` its value
     (in the unit of ``mean``), ``digit`` a unit of its last printed digit; :func:`judge_value`.
+    Its ``z`` is the distance past ``Z`` standard errors plus half a digit where it does not hold
+    (``nan`` where it holds: that verdict rests on no margin).
 
     Examples
     --------
     >>> row = published_row("accuracy, M = 4", "95.0 %", 95.0, 87.3, 0.2, digit=0.1, unit="%")
-    >>> row.verdict, row.note
-    ('does not hold', "the paper's 95 lies 38.5 s.e. above the mean")
+    >>> row.verdict, row.note, round(row.z, 2)
+    ('does not hold', "the paper's 95 lies 38.5 s.e. above the mean", 38.25)
     """
     if math.isfinite(error) and error > 0:
         z = (published - mean) / error
@@ -191,6 +249,14 @@ def published_row(
         )
     else:
         detail = "no standard error"
+    verdict = judge_value(published, mean, error, digit)
+    margin = (
+        (abs(published - mean) - digit / 2.0) / error
+        if verdict == FAILS and error > 0
+        else math.inf
+        if verdict == FAILS
+        else math.nan
+    )
     return Row(
         quantity,
         paper,
@@ -198,7 +264,11 @@ def published_row(
         error,
         unit,
         f"{detail}; {note}" if note else detail,
-        judge_value(published, mean, error, digit),
+        verdict,
+        "" if verdict == HOLDS else reason,
+        claim,
+        condition,
+        margin,
     )
 
 
@@ -230,6 +300,29 @@ def final(result: Result, setting: str, metric: str = "regret") -> pd.Series:
         raise InputError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
     last = curves[curves["round"] == curves["round"].max()]
     return last.set_index("replication")[metric].sort_index()
+
+
+def at_round(result: Result, setting: str, metric: str, fraction: float) -> pd.Series:
+    """``metric`` of every replication of ``setting`` at the recorded round nearest to
+    ``fraction`` of the horizon, indexed by replication."""
+    curves = result.curves[result.curves["setting"] == setting]
+    if curves.empty:
+        raise InputError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
+    rounds = np.sort(curves["round"].unique())
+    chosen = rounds[int(np.argmin(np.abs(rounds - fraction * rounds.max())))]
+    return curves[curves["round"] == chosen].set_index("replication")[metric].sort_index()
+
+
+def group_share(result: Result, setting: str, experts: Any, column: str = "trained") -> tuple[float, float]:
+    """Mean and standard error over replications of the share of ``column`` (``"trained"`` or
+    ``"deployed"`` rounds, to the horizon) that went to the experts ``experts`` (indices)."""
+    frame = result.experts[result.experts["setting"] == setting]
+    if frame.empty:
+        raise InputError(f"setting {setting!r} is not in the result; settings: {', '.join(result.settings)}")
+    last = frame[frame["round"] == frame["round"].max()]
+    totals = last.groupby("replication")[column].sum()
+    chosen = last[last["expert"].isin(list(experts))].groupby("replication")[column].sum()
+    return mean_and_error((chosen.reindex(totals.index, fill_value=0) / totals).to_numpy(float))
 
 
 def final_mean(result: Result, setting: str, metric: str = "regret") -> tuple[float, float]:
@@ -347,19 +440,58 @@ def expert_shares(result: Result, setting: str, column: str = "trained") -> pd.S
 
 
 # --- rows of a comparison ------------------------------------------------------------------------
-def difference_row(result: Result, quantity: str, claim: str, first: str, second: str, metric: str) -> Row:
+#: Why a test does not hold, per budget (``{M: reason}``), or one reason for every budget.
+Reasons = dict[int, str] | str
+
+
+def _reason(reasons: Reasons | None, budget: int) -> str:
+    if reasons is None:
+        return ""
+    return reasons if isinstance(reasons, str) else reasons.get(budget, "")
+
+
+def _where(where: str, *parts: str) -> str:
+    """A test's condition: ``where`` (e.g. the calibration) and ``parts``, joined by ``"; "``."""
+    return "; ".join(part for part in (where, *parts) if part)
+
+
+def difference_row(
+    result: Result,
+    quantity: str,
+    paper: str,
+    first: str,
+    second: str,
+    metric: str,
+    *,
+    claim: str = "",
+    condition: str = "",
+    reason: str = "",
+    note: str = "",
+) -> Row:
     """The row of a claim that ``first`` is below ``second``: their paired difference in ``metric``
     at the horizon, its standard error and verdict."""
     diff, error = paired_difference(result, first, second, metric)
-    return claim_row(quantity, claim, diff, error, high=0.0)
+    return claim_row(
+        quantity, paper, diff, error, high=0.0, claim=claim, condition=condition, reason=reason, note=note
+    )
 
 
 def trend_rows(
-    values: dict[int, pd.Series], label: str, claim: str, *, grows: bool, unit: str = "", digits: int = 3
+    values: dict[int, pd.Series],
+    label: str,
+    paper: str,
+    *,
+    grows: bool,
+    unit: str = "",
+    digits: int = 3,
+    claim: str = "",
+    where: str = "",
+    reason: str = "",
 ) -> list[Row]:
     """The rows of a claim that a quantity grows (``grows=True``) or falls with the budget: for each
     budget after the first, its paired difference from the budget before (``values``: budget ->
-    per-replication values), with both levels in the note."""
+    per-replication values), with both levels in the note (and in ``reason`` where it does not
+    hold); the condition ``where; M = a to b``."""
     budgets = sorted(values)
     rows = []
     for before, after in zip(budgets, budgets[1:]):
@@ -371,11 +503,14 @@ def trend_rows(
         rows.append(
             claim_row(
                 f"{label}, M = {after} minus M = {before}",
-                claim,
+                paper,
                 mean,
                 error,
                 unit=unit,
                 note=levels,
+                claim=claim,
+                condition=_where(where, f"M = {before} to {after}"),
+                reason=reason or f"the levels: {levels}",
                 **bounds,
             )
         )
@@ -388,15 +523,26 @@ def _level(mean: float, error: float, digits: int) -> str:
     return f"{mean:.{digits}f} ± {error:.{digits}f}"
 
 
-def deploy_rows(result: Result, budgets: tuple[int, ...], best: str, claim: str) -> list[Row]:
+def deploy_rows(
+    result: Result, budgets: tuple[int, ...], best: str, paper: str, *, claim: str = "", where: str = ""
+) -> list[Row]:
     """The claim that M-LCB deploys the best expert (called ``best`` in the labels) more often as
     the budget grows: :func:`trend_rows` of its per-replication deployment share."""
     values = {m: shares(result, f"mlcb M={m}", "deployed") for m in budgets}
-    return trend_rows(values, f"share of rounds M-LCB deploys {best}", claim, grows=True)
+    label = f"share of rounds M-LCB deploys {best}"
+    return trend_rows(values, label, paper, grows=True, claim=claim, where=where)
 
 
 def identify_rows(
-    result: Result, budgets: tuple[int, ...], best: str, claim: str, n_experts: int
+    result: Result,
+    budgets: tuple[int, ...],
+    best: str,
+    paper: str,
+    n_experts: int,
+    *,
+    claim: str = "",
+    where: str = "",
+    reasons: Reasons | None = None,
 ) -> list[Row]:
     """The claim that M-LCB identifies the best expert (called ``best``): at every budget, the
     share of rounds it deploys it lies above 1/2 (a majority of rounds), beside a uniform choice's
@@ -407,64 +553,133 @@ def identify_rows(
         rows.append(
             claim_row(
                 f"share of rounds M-LCB deploys {best}, M = {budget}",
-                claim,
+                paper,
                 mean,
                 error,
                 low=0.5,
                 note=f"read as: in more than half of the rounds; a uniform choice: 1/K = {1 / n_experts:.2f}",
+                claim=claim,
+                condition=_where(where, f"M = {budget}"),
+                reason=_reason(reasons, budget),
             )
         )
     return rows
 
 
 def share_rows(
-    result: Result, budgets: tuple[int, ...], claim: str, other: str = "limited-advice"
+    result: Result,
+    budgets: tuple[int, ...],
+    paper: str,
+    other: str = "limited-advice",
+    *,
+    name: str = "LimitedAdvice",
+    claim: str = "",
+    where: str = "",
+    reasons: Reasons | None = None,
 ) -> list[Row]:
-    """The claim that M-LCB spends more of its training on k* than ``other`` does: at every budget,
-    the paired difference of their shares of training rounds on k*, both levels in the note."""
+    """The claim that M-LCB spends more of its training on k* than ``other`` (called ``name``)
+    does: at every budget, the paired difference of their shares of training rounds on k*, both
+    levels in the note."""
     rows = []
     for budget in budgets:
         mine, theirs = (shares(result, f"{p} M={budget}", "trained") for p in ("mlcb", other))
         mean, error = paired(mine, theirs)
         levels = (
             f"M-LCB {_level(*mean_and_error(mine.to_numpy()), 3)}, "
-            f"{other} {_level(*mean_and_error(theirs.to_numpy()), 3)}"
+            f"{name} {_level(*mean_and_error(theirs.to_numpy()), 3)}"
         )
+        if theirs.mean() > 0:
+            levels += f": {mine.mean() / theirs.mean():.1f} times as much"
         rows.append(
             claim_row(
-                f"share of training rounds on k*: M-LCB minus {other}, M = {budget}",
-                claim,
+                f"share of training rounds on k*: M-LCB minus {name}, M = {budget}",
+                paper,
                 mean,
                 error,
                 low=0.0,
                 note=levels,
+                claim=claim,
+                condition=_where(where, f"M = {budget}"),
+                reason=_reason(reasons, budget),
             )
         )
     return rows
 
 
-def slope_rows(result: Result, metric: str, label: str) -> list[Row]:
-    """For every setting: the log-log slope of its mean ``metric`` (called ``label``) over the last
-    decade of rounds, against the claim that the curve is sublinear (slope below 1)."""
+def _setting_parts(result: Result, setting: str) -> tuple[str, int]:
+    """The policy and budget of ``setting``, as recorded."""
+    rows = result.replications[result.replications["setting"] == setting]
+    return str(rows["policy"].iloc[0]), int(rows["budget"].iloc[0])
+
+
+def slope_rows(
+    result: Result,
+    metric: str,
+    label: str,
+    *,
+    names: dict[str, str] | None = None,
+    policies: tuple[str, ...] | None = None,
+    claim: str = "",
+    where: str = "",
+    reasons: Reasons | None = None,
+) -> list[Row]:
+    """For every setting (of ``policies``, default all; named as in ``names``): the log-log slope
+    of its mean ``metric`` (called ``label``) over the last decade of rounds, against the claim
+    that the curve is sublinear (slope below 1)."""
     rows = []
     for setting in result.settings:
+        policy, budget = _setting_parts(result, setting)
+        if policies is not None and policy not in policies:
+            continue
+        name = (names or {}).get(policy, policy)
         mean, error = slope_and_error(result, setting, metric)
+        growth = (
+            f"the mean {label} still grows about linearly over the last decade of rounds: at T the "
+            "policy is still exploring"
+        )
         rows.append(
             claim_row(
-                f"log-log slope of the mean {label}, {setting}", "sublinear (< 1)", mean, error, high=1.0
+                f"log-log slope of the mean {label}, {name}, M = {budget}",
+                "sublinear (< 1)",
+                mean,
+                error,
+                high=1.0,
+                claim=claim,
+                condition=_where(where, f"M = {budget}", "" if policies and len(policies) == 1 else name),
+                reason=_reason(reasons, budget) or growth,
             )
         )
     return rows
 
 
-def growth_rows(result: Result, budgets: tuple[int, ...], other: str, metric: str, claim: str) -> list[Row]:
-    """The claim that M-LCB's ``metric`` grows more slowly than ``other``'s: at every budget, the
-    difference of their late log-log slopes (jackknife, paired)."""
+def growth_rows(
+    result: Result,
+    budgets: tuple[int, ...],
+    other: str,
+    metric: str,
+    paper: str,
+    *,
+    name: str = "LimitedAdvice",
+    claim: str = "",
+    where: str = "",
+    reasons: Reasons | None = None,
+) -> list[Row]:
+    """The claim that M-LCB's ``metric`` grows more slowly than ``other``'s (called ``name``): at
+    every budget, the difference of their late log-log slopes (jackknife, paired)."""
     rows = []
     for budget in budgets:
         mean, error = slope_difference(result, f"mlcb M={budget}", f"{other} M={budget}", metric)
         rows.append(
-            claim_row(f"late log-log slope: M-LCB minus {other}, M = {budget}", claim, mean, error, high=0.0)
+            claim_row(
+                f"late log-log slope: M-LCB minus {name}, M = {budget}",
+                paper,
+                mean,
+                error,
+                high=0.0,
+                claim=claim,
+                condition=_where(where, f"M = {budget}"),
+                reason=_reason(reasons, budget),
+            )
         )
     return rows
 

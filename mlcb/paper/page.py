@@ -1,4 +1,5 @@
-"""The reproduced paper as one self-contained HTML page: every section's prose, figures and tables.
+"""The reproduced paper as one self-contained HTML page: a summary of the verdicts at the top, then
+every section's claims with their verdicts, prose, figures and tables.
 
 Figures are embedded as base64 PNGs, so ``index.html`` is the only file a reader needs. Each table
 sets the paper's number (or claim) beside the package's mean and standard error.
@@ -14,7 +15,18 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from mlcb.paper.section import FAILS, HOLDS, NOT_SHOWN, VERDICTS, Row, Section, Table
+from mlcb.paper.section import (
+    CLAIM_VERDICTS,
+    FAILS,
+    HOLDS,
+    HOLDS_IN_PART,
+    NOT_SHOWN,
+    VERDICTS,
+    Claim,
+    Row,
+    Section,
+    Table,
+)
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -28,6 +40,9 @@ td.verdict { white-space: nowrap; font-weight: 600; }
 .fails { color: #c0392b; }
 .unshown { color: #8a6d00; }
 .context { color: #777; font-weight: normal; }
+.partly { color: #1f5fa8; }
+td.reason { font-size: 0.95em; }
+p.summary, ul.summary { font-size: 1.05em; }
 figure { margin: 1em 0 2em; }
 img { max-width: 100%; height: auto; }
 p.meta { color: #555; font-size: 0.9em; }
@@ -67,7 +82,7 @@ def number(row: Row) -> str:
 
 
 #: The CSS class of each verdict's cell.
-_VERDICT_CLASS = {HOLDS: "holds", FAILS: "fails", NOT_SHOWN: "unshown"}
+_VERDICT_CLASS = {HOLDS: "holds", FAILS: "fails", NOT_SHOWN: "unshown", HOLDS_IN_PART: "partly"}
 
 
 def _verdict_cell(row: Row) -> str:
@@ -78,12 +93,13 @@ def _verdict_cell(row: Row) -> str:
 
 def _table(table: Table) -> str:
     head = (
-        "<tr><th>quantity</th><th>paper</th><th>package (mean ± s.e.)</th><th>verdict</th><th>note</th></tr>"
+        "<tr><th>quantity</th><th>paper</th><th>package (mean ± s.e.)</th><th>verdict</th>"
+        "<th>reason (where it does not hold)</th><th>note</th></tr>"
     )
     rows = "".join(
         f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.paper)}</td>"
         f'<td class="number">{html.escape(number(r))}</td>{_verdict_cell(r)}'
-        f"<td>{html.escape(r.note)}</td></tr>"
+        f'<td class="reason">{html.escape(r.reason)}</td><td>{html.escape(r.note)}</td></tr>'
         for r in table.rows
     )
     note = f"<p>{_text(table.note)}</p>" if table.note else ""
@@ -108,7 +124,7 @@ def _text(text: str) -> str:
 
 
 def counts(sections: list[Section]) -> Counter:
-    """How many rows of ``sections`` carry each verdict (``""``: rows that state no claim).
+    """How many tests (rows) of ``sections`` carry each verdict (``""``: rows that test no claim).
 
     Examples
     --------
@@ -119,19 +135,68 @@ def counts(sections: list[Section]) -> Counter:
     return Counter(row.verdict for section in sections for table in section.tables for row in table.rows)
 
 
+def claim_counts(sections: list[Section]) -> Counter:
+    """How many claims of ``sections`` carry each verdict (one verdict per claim)."""
+    return Counter(claim.verdict for section in sections for claim in section.claims)
+
+
 def summary(sections: list[Section]) -> str:
-    """The verdicts of ``sections`` counted, in one line.
+    """The verdicts of ``sections`` counted, in one line: one verdict per claim, then the tests
+    behind them and the numbers shown for context.
 
     Examples
     --------
-    >>> rows = (Row("a", "x", 1.0, verdict="holds"), Row("b", "not published", 2.0))
-    >>> summary([Section("k", "K", "", (), (Table("t", rows),))])
-    'claims: 1 (holds 1, does not hold 0, not shown 0); numbers for context: 1'
+    >>> from mlcb.paper.section import Claim
+    >>> rows = (Row("a", "x", 1.0, verdict="holds", claim="c"), Row("b", "not published", 2.0))
+    >>> claims = (Claim("c", "x", "x", "holds"),)
+    >>> for part in summary([Section("k", "K", "", (), (Table("t", rows),), claims)]).split("; "):
+    ...     print(part)
+    claims: 1 (holds 1, holds in part 0, does not hold 0, not shown 0)
+    tests: 1 (holds 1, does not hold 0, not shown 0)
+    numbers for context: 1
     """
-    found = counts(sections)
-    claims = sum(found[v] for v in VERDICTS)
-    verdicts = ", ".join(f"{v} {found[v]:,}" for v in VERDICTS)
-    return f"claims: {claims:,} ({verdicts}); numbers for context: {found['']:,}"
+    found, tests = claim_counts(sections), counts(sections)
+    claims = sum(found[v] for v in CLAIM_VERDICTS)
+    verdicts = ", ".join(f"{v} {found[v]:,}" for v in CLAIM_VERDICTS)
+    tested = sum(tests[v] for v in VERDICTS)
+    outcomes = ", ".join(f"{v} {tests[v]:,}" for v in VERDICTS)
+    return (
+        f"claims: {claims:,} ({verdicts}); tests: {tested:,} ({outcomes}); numbers for context: {tests['']:,}"
+    )
+
+
+def chance(sections: list[Section]) -> str:
+    """What many tests do at two standard errors, and the rule the page applies, in words."""
+    from mlcb.paper.verdicts import ALPHA, CHANCE_AT_TWO
+
+    tested = sum(counts(sections)[v] for v in VERDICTS)
+    odds, family = f"{100 * CHANCE_AT_TWO:.1f} %", f"{100 * ALPHA:.0f} %"
+    return (
+        f"At two standard errors alone, each test whose quantity lies on its boundary comes out on "
+        f"one side by chance with probability {odds}: the page's {tested:,} tests could give about "
+        f"{tested * CHANCE_AT_TWO:.1f} chance verdicts. So each section decides its tests together by "
+        f"Holm's rule at a family-wise error rate of {family}: the chance that any verdict of a "
+        f"section is due to chance alone is at most {family}; a test past two standard errors but "
+        "short of its Holm margin is not shown, and its reason gives the margin it needed."
+    )
+
+
+def _claims(claims: tuple[Claim, ...]) -> str:
+    if not claims:
+        return ""
+    head = (
+        "<tr><th>claim</th><th>verdict</th><th>holds at</th><th>does not hold at</th><th>not shown at</th>"
+        "<th>reason</th></tr>"
+    )
+    rows = "".join(
+        f"<tr><td>{html.escape(c.text)}{' (the authors&#x27; slides)' if c.source == 'slides' else ''}"
+        f"{' (published number)' if c.kind == 'number' else ''}</td>"
+        f'<td class="verdict {_VERDICT_CLASS[c.verdict]}">{html.escape(c.verdict)}</td>'
+        f"<td>{html.escape(c.holds)}</td><td>{html.escape(c.fails)}</td><td>{html.escape(c.unshown)}</td>"
+        f'<td class="reason">{html.escape(c.reason)}</td></tr>'
+        for c in claims
+    )
+    return f"<h3>The claims and their verdicts</h3><table><thead>{head}</thead><tbody>{rows}</tbody></table>"
 
 
 def _figure(path: Path) -> str:
@@ -155,13 +220,23 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
         took = f" ({seconds:,.0f} s)" if math.isfinite(seconds) else ""
         body.append(
             f'<section id="{html.escape(key)}"><h2>{html.escape(section.title)}</h2>'
-            f'<p class="meta">section {html.escape(key)}{took}</p><p>{_text(section.text)}</p>'
+            f'<p class="meta">section {html.escape(key)}{took}</p>'
+            + (
+                f'<p class="summary"><strong>In short:</strong> {_text(section.headline)}</p>'
+                if section.headline
+                else ""
+            )
+            + (f'<p class="claims">Claim by claim: {_text(section.summary)}</p>' if section.summary else "")
+            + _claims(section.claims)
+            + f"<p>{_text(section.text)}</p>"
             + "".join(_figure(f) for f in section.figures)
             + "".join(_table(t) for t in section.tables)
             + "</section>"
         )
+    everything = [section for section, _ in sections.values()]
     rules = "".join(f"<li>{html.escape(rule)}</li>" for rule in RULES)
-    overall = summary([section for section, _ in sections.values()])
+    overall = summary(everything)
+    quotable = "".join(f"<li>{_text(s.headline)}</li>" for s in everything if s.headline)
     revision = git_revision() or "unknown"
     meta = (
         f"mlcb {__version__}, revision {html.escape(revision)}, size {html.escape(size)}, seed {seed}, "
@@ -172,19 +247,69 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
         f"<title>M-LCB's paper, reproduced</title><style>{_STYLE}</style></head><body>"
         "<h1>UCB-type Algorithm for Budget-Constrained Expert Learning, reproduced</h1>"
         f'<p class="meta">{meta}</p><p>Latypov, Suvorikova, Kroshnin, Gasnikov, Dorn, arXiv 2510.22654. '
-        "Each table sets the paper's published number, or its claim where it publishes none, beside "
-        "the package's mean and standard error over replications, and gives its verdict.</p>"
+        "Each claim of the paper gets one verdict, with the conditions (calibration, budget, size) "
+        "under which it holds and a measured reason where it does not; the tables behind it set the "
+        "paper's published number, or its claim where it publishes none, beside the package's mean "
+        "and standard error over replications.</p>"
+        f'<ul class="summary">{quotable}</ul>'
         f'<p class="summary"><strong>Verdicts:</strong> {html.escape(overall)}</p>'
+        f"<p>{html.escape(chance(everything))}</p>"
         f"<details><summary>How a verdict is decided</summary><ul>{rules}</ul></details>"
         f"<ul>{toc}</ul>{''.join(body)}</body></html>"
     )
 
 
+#: The markers between which docs/paper.md holds :func:`markdown`'s text of the paper-size page.
+MARKDOWN_BEGIN, MARKDOWN_END = "<!-- verdicts: begin -->", "<!-- verdicts: end -->"
+
+
+def markdown(sections: list[Section], size: str, seed: int) -> str:
+    """The verdicts of ``sections`` as Markdown: the headlines, then one row per claim with its
+    verdict and conditions (docs/paper.md quotes it for the paper's size; tests hold the two
+    together).
+
+    Examples
+    --------
+    >>> from mlcb.paper.section import Claim
+    >>> claims = (Claim("c", "A below B", "A below B", "holds", holds="M = 1"),)
+    >>> print(markdown([Section("k", "K", "", (), (), claims, "", "K: the claim holds.")], "quick", 0))
+    <!-- verdicts: begin -->
+    Size quick, seed 0.
+    <BLANKLINE>
+    * K: the claim holds.
+    <BLANKLINE>
+    | section | claim | verdict | holds at | does not hold at | not shown at |
+    |---|---|---|---|---|---|
+    | k | A below B | holds | M = 1 |  |  |
+    <!-- verdicts: end -->
+    """
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = [MARKDOWN_BEGIN, f"Size {size}, seed {seed}.", ""]
+    lines += [f"* {section.headline}" for section in sections if section.headline]
+    lines += [
+        "",
+        "| section | claim | verdict | holds at | does not hold at | not shown at |",
+        "|---|---|---|---|---|---|",
+    ]
+    for section in sections:
+        for c in section.claims:
+            text = c.text + (" (the authors' slides)" if c.source == "slides" else "")  # as on the page
+            fields = (section.key, text, c.verdict, c.holds, c.fails, c.unshown)
+            lines.append("| " + " | ".join(cell(f) for f in fields) + " |")
+    return "\n".join([*lines, MARKDOWN_END])
+
+
 def write(root: Path, sections: dict[str, tuple[Section, float]], size: str, seed: int) -> Path:
-    """Write ``root/index.html`` (atomically) and return its path."""
+    """Write ``root/index.html`` and ``root/verdicts.md`` (:func:`markdown`), atomically; return
+    the page's path."""
     from mlcb.storage.store import write_file
 
     path = root / "index.html"
     text = render(sections, size, seed).encode()
     write_file(path, lambda handle: handle.write(text))
+    verdicts = (markdown([section for section, _ in sections.values()], size, seed) + "\n").encode()
+    write_file(root / "verdicts.md", lambda handle: handle.write(verdicts))
     return path

@@ -1,5 +1,6 @@
-"""What one reproduced experiment returns: a :class:`Section` of prose, figures and tables of
-:class:`Row` s, each setting the paper's number beside the package's (see :mod:`mlcb.paper`)."""
+"""What one reproduced experiment returns: a :class:`Section` of prose, figures, the paper's
+claims with one verdict each (:class:`Claim`) and tables of :class:`Row` s, each setting the
+paper's number beside the package's (see :mod:`mlcb.paper`)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,14 @@ from mlcb.validation import InputError
 #: The sizes an experiment runs at.
 SIZES = ("quick", "paper")
 
-#: The verdict of a claim's row (:mod:`mlcb.paper.measure` decides it by a stated rule).
+#: The verdict of a test's row (:mod:`mlcb.paper.measure` decides it by a stated rule, and
+#: :mod:`mlcb.paper.verdicts` by the section's rule for many comparisons).
 HOLDS, FAILS, NOT_SHOWN = "holds", "does not hold", "not shown"
 VERDICTS = (HOLDS, FAILS, NOT_SHOWN)
+#: The verdict of a claim some of whose tests hold and others do not (or are not shown): its
+#: :class:`Claim` says under which conditions it holds.
+HOLDS_IN_PART = "holds in part"
+CLAIM_VERDICTS = (HOLDS, HOLDS_IN_PART, FAILS, NOT_SHOWN)
 #: What a row's ``paper`` says when the paper publishes nothing about its quantity: a number shown
 #: for context, which states no claim and so carries no verdict.
 NOT_PUBLISHED = "not published"
@@ -35,9 +41,14 @@ class Row:
     where it publishes none (``"M-LCB below LimitedAdvice"``); ``package`` and ``stderr`` are the
     package's mean and its standard error over replications (``nan`` where none applies);
     ``note`` says what stands in for the paper's setting and why the numbers may differ;
-    ``verdict`` is whether the package's number bears the paper's claim out, one of
-    :data:`VERDICTS` (decided by a rule of :mod:`mlcb.paper.measure`), or ``""`` on a row whose
-    ``paper`` is :data:`NOT_PUBLISHED` (a number for context, no claim).
+    ``verdict`` is whether the package's number bears the paper's claim out under ``condition``
+    (the calibration, budget and other choices of the test, e.g. ``"authors; M = 2"``), one of
+    :data:`VERDICTS`, or ``""`` on a row that tests no claim (a number for context: its ``paper``
+    is :data:`NOT_PUBLISHED`, or a published number shown beside the one its claim is judged on).
+    A row with a verdict tests the :class:`Claim` of its section keyed ``claim``; ``z`` is the
+    distance of the mean from the boundary that decides the verdict, in standard errors
+    (``nan`` where the verdict rests on none); ``reason`` says, from measured numbers, why a row
+    does not hold or is not shown.
 
     Examples
     --------
@@ -56,10 +67,42 @@ class Row:
     unit: str = ""
     note: str = ""
     verdict: str = ""
+    reason: str = ""
+    claim: str = ""
+    condition: str = ""
+    z: float = math.nan
 
     def __post_init__(self) -> None:
         if self.verdict and self.verdict not in VERDICTS:
             raise InputError(f"verdict must be one of {VERDICTS} or '' (no claim), got {self.verdict!r}")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of the paper (or a number it publishes) and its one verdict over the tests of
+    it (the rows of the section's tables whose ``claim`` is ``key``).
+
+    ``text`` is the claim in words, ``label`` a short name for summaries, ``source`` where the
+    paper makes it, ``kind`` ``"claim"`` or ``"number"`` (a published number). ``verdict`` is one
+    of :data:`CLAIM_VERDICTS`; ``holds``, ``fails`` and ``unshown`` list the conditions of the
+    tests that hold, do not hold and are not shown; ``reason`` says, from measured numbers, why
+    it does not hold (or is not shown) where it does not.
+    """
+
+    key: str
+    text: str
+    label: str
+    verdict: str
+    holds: str = ""
+    fails: str = ""
+    unshown: str = ""
+    reason: str = ""
+    source: str = "paper"
+    kind: str = "claim"
+
+    def __post_init__(self) -> None:
+        if self.verdict not in CLAIM_VERDICTS:
+            raise InputError(f"a claim's verdict must be one of {CLAIM_VERDICTS}, got {self.verdict!r}")
 
 
 @dataclass(frozen=True)
@@ -73,13 +116,19 @@ class Table:
 
 @dataclass(frozen=True)
 class Section:
-    """One experiment of the paper as reproduced: prose, figures (PNG files) and tables."""
+    """One experiment of the paper as reproduced: prose, figures (PNG files), the paper's claims
+    with their verdicts, the tables of the tests and numbers behind them, ``headline``: the
+    section's verdicts in one sentence a reader can quote, and ``summary``: each claim's verdict
+    and where it holds (both built from the verdicts)."""
 
     key: str
     title: str
     text: str
     figures: tuple[Path, ...] = field(default_factory=tuple)
     tables: tuple[Table, ...] = field(default_factory=tuple)
+    claims: tuple[Claim, ...] = field(default_factory=tuple)
+    summary: str = ""
+    headline: str = ""
 
     def to_json(self, root: Path) -> dict[str, Any]:
         """Plain data: figure paths relative to ``root``, numbers as JSON numbers (``nan`` as null)."""
@@ -91,13 +140,21 @@ class Section:
             "key": self.key,
             "title": self.title,
             "text": self.text,
+            "summary": self.summary,
+            "headline": self.headline,
             "figures": [Path(f).resolve().relative_to(root.resolve()).as_posix() for f in self.figures],
+            "claims": [dataclasses.asdict(c) for c in self.claims],
             "tables": [
                 {
                     "title": t.title,
                     "note": t.note,
                     "rows": [
-                        {**dataclasses.asdict(r), "package": number(r.package), "stderr": number(r.stderr)}
+                        {
+                            **dataclasses.asdict(r),
+                            "package": number(r.package),
+                            "stderr": number(r.stderr),
+                            "z": number(r.z),
+                        }
                         for r in t.rows
                     ],
                 }
@@ -119,25 +176,37 @@ class Section:
             tables = tuple(
                 Table(
                     str(t["title"]),
-                    tuple(
-                        Row(
-                            str(r["quantity"]),
-                            str(r["paper"]),
-                            math.nan if r["package"] is None else float(r["package"]),
-                            math.nan if r["stderr"] is None else float(r["stderr"]),
-                            str(r["unit"]),
-                            str(r["note"]),
-                            str(r["verdict"]),
-                        )
-                        for r in t["rows"]
-                    ),
+                    tuple(Row(**_row_fields(r)) for r in t["rows"]),
                     str(t["note"]),
                 )
                 for t in data["tables"]
             )
-            return cls(str(data["key"]), str(data["title"]), str(data["text"]), tuple(figures), tables)
+            claims = tuple(Claim(**{name: str(c[name]) for name in _CLAIM_FIELDS}) for c in data["claims"])
+            return cls(
+                str(data["key"]),
+                str(data["title"]),
+                str(data["text"]),
+                tuple(figures),
+                tables,
+                claims,
+                str(data["summary"]),
+                str(data["headline"]),
+            )
         except (KeyError, TypeError) as error:
             raise InputError(f"not a saved section: {type(error).__name__}: {error}") from None
+
+
+_ROW_NUMBERS = ("package", "stderr", "z")
+_ROW_TEXTS = tuple(f.name for f in dataclasses.fields(Row) if f.name not in _ROW_NUMBERS)
+_CLAIM_FIELDS = tuple(f.name for f in dataclasses.fields(Claim))
+
+
+def _row_fields(data: Any) -> dict[str, Any]:
+    """The fields of a :class:`Row` from its saved ``data``: texts as str, numbers as float."""
+    fields: dict[str, Any] = {name: str(data[name]) for name in _ROW_TEXTS}
+    for name in _ROW_NUMBERS:
+        fields[name] = math.nan if data[name] is None else float(data[name])
+    return fields
 
 
 #: Held while a figure is drawn: the sections of the page run at once (:func:`mlcb.paper.reproduce`),
@@ -166,6 +235,22 @@ def save_figure(figure: Any, path: Path, dpi: int = 100) -> Path:
     figure.savefig(path, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(figure)
     return path
+
+
+@drawing
+def panels(result: Any, metric: str, title: str, band: str = "") -> Any:
+    """The paper's three panels of ``result`` (:func:`mlcb.plot.panels`, whose legend says what
+    panel (a)'s line and band are) under ``title``; ``band``, when given, is noted under panel
+    (a)'s title (what the paper's own figure shaded, to compare with). Returns the matplotlib
+    Figure."""
+    from mlcb import plot
+
+    figure = plot.panels(result, metric).figure
+    if band:
+        first = figure.axes[0]
+        first.set_title(f"{first.get_title()}\n({band})", fontsize=9, loc="left")
+    figure.suptitle(title, y=1.02)
+    return figure
 
 
 def plan(sizes: dict[str, dict[str, Any]], size: str, overrides: dict[str, Any]) -> dict[str, Any]:

@@ -142,12 +142,16 @@ def names() -> list[str]:
     return registry.names()
 
 
-def register(name: str, entry_point: str, summary: str = "", **defaults: Any) -> None:
+def register(
+    name: str, entry_point: str, summary: str = "", *, override: bool = False, **defaults: Any
+) -> None:
     """Register a policy class under ``name`` (entry point ``"module:attr"``), made by
     ``make(name, **params)`` with ``defaults`` updated by ``params``.
 
     The same call as ``agents.register`` and ``envs.register``: a plugin module (``mlcb run ...
     --plugin MODULE``, or the ``mlcb.plugins`` entry-point group of an installed package) calls it
-    when imported. Re-registering a name replaces it.
+    when imported.
+    A name that is taken is refused unless ``override=True`` (a one-line warning then says which
+    registration holds it: :meth:`mlcb.registry.Registry.register`).
     """
-    registry.register(name, entry_point, summary, **defaults)
+    registry.register(name, entry_point, summary, override=override, **defaults)

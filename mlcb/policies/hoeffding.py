@@ -36,12 +36,12 @@ def hoeffding_width(n_experts, delta, n):
 
 def hoeffding_upper_bounds(stats: np.ndarray, delta: float, scale: float = 1.0) -> np.ndarray:
     """``L_k + scale * hoeffding_width(K, delta, n_k)`` of every expert of ``stats`` (the engine's
-    statistics, :data:`mlcb.engine.compiled_loop.STATS_DTYPE`), ``inf`` where ``n_k = 0``: M-LCB's
+    statistics, :data:`mlcb.kernels.stats.STATS_DTYPE`), ``inf`` where ``n_k = 0``: M-LCB's
     upper bounds, the default of a policy that states none of its own.
 
     Examples
     --------
-    >>> from mlcb.engine.compiled_loop import new_stats
+    >>> from mlcb.kernels.stats import new_stats
     >>> stats = new_stats(2)
     >>> stats["n"], stats["loss_sum"] = [100, 0], [20.0, 0.0]
     >>> [round(float(u), 4) for u in hoeffding_upper_bounds(stats, 0.1)]

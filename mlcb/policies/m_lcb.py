@@ -48,7 +48,6 @@ class MLCBPaths(Constants):
     top_m: bool  # deploy all of S_t
     heap: bool  # incremental selection; False: the reference O(K M) scan
     ordered: bool  # the incremental selection keeps every expert in order (K <= ORDERED_LIMIT)
-    tail: bool  # the Hoeffding width's table has a compressed continuation
     scaled: bool  # bonus_scale is not 1 (at 1, s * x is x: no multiplication)
 
 
@@ -102,11 +101,9 @@ def _theory_bounds(params, state, stats, k):
     if n < params.hoeffding.shape[0]:
         hoeffding = params.hoeffding[n]
     else:
-        hoeffding = math.nan
-        if params.paths.tail:
-            hoeffding = tables.decode(
-                params.hoeffding_tail, params.hoeffding.shape[0], 0, n, state.bounds[k].cursor
-            )
+        hoeffding = tables.decode(
+            params.hoeffding_tail, params.hoeffding.shape[0], 0, n, state.bounds[k].cursor
+        )
         if hoeffding != hoeffding:  # not stored (or not the count after the last one read)
             hoeffding = hoeffding_width(params.n_experts, params.delta, n)
     bounds = state.bounds[k]
@@ -376,7 +373,6 @@ class MLCB(BasePolicy):
                 top_m=bool(self.top_m),
                 heap=self.selection == "heap",
                 ordered=ordered,
-                tail=tail.codes.shape[1] > 0,
                 scaled=float(self.bonus_scale) != 1.0,
             ),
         )
@@ -398,7 +394,7 @@ class MLCB(BasePolicy):
         Examples
         --------
         >>> import numpy as np
-        >>> from mlcb.engine.compiled_loop import new_stats
+        >>> from mlcb.kernels.stats import new_stats
         >>> policy = MLCB()
         >>> params, state = policy.build(2, 1, 0.1, 100, np.zeros(2))
         >>> policy.upper_bounds(params, state, new_stats(2)).tolist()

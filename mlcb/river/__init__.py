@@ -6,51 +6,52 @@ estimators here do the same with a budget that is a cap: after a warm start (eve
 the first ``warm_start`` samples) the chosen policy of :mod:`mlcb.policies` (M-LCB by default)
 selects at most ``budget`` models on each sample; those, and only those, learn from it, and
 ``predict_one`` answers with the deployed model. With ``budget`` equal to the number of models
-every model learns every sample. The estimators are thin adapters over the engine's round
-session (:class:`mlcb.engine.session.Session`), which keeps every count, loss and bound.
+every model learns every sample. The estimators are thin adapters over a round session of the
+engine (:class:`mlcb.engine.lean_session.LeanSession` for M-LCB, :class:`mlcb.engine.session.Session`
+for every other policy), which keeps every count, loss and bound.
 
 Losses are in ``[0, 1]`` and score a model's prediction on a sample *before* it learns it
 (progressive validation): the 0-1 loss (or the log-loss, clipped and scaled) for
-classification; for regression :func:`mlcb.river.experts.robust_loss`, ``g(|y - y_hat| / s)``
-with ``g(x) = ln(1 + x) / (1 + ln(1 + x))`` and ``s`` a robust running scale of the targets
-(their median absolute deviation): about the error in units of ``s`` for small errors and
-logarithmic beyond, never clipped, so that it tells a bad model from a terrible one. What the
-policy is told, ``statistics``:
+classification; for regression :func:`mlcb.river.experts.absolute_loss`, the absolute error in
+units of four times a robust running scale of the targets, linear up to three scales (so that
+a model's mean loss ranks it as its MAE does) and still rising below 1 beyond.
 
-``"pool"`` (M-LCB's default)
-    Every model, trained or not, is scored on every sample: ``K`` predictions per sample, while
-    the budget caps the updates (``learn_one`` calls), not the predictions. A model's mean loss
-    is its mean over the last ``window`` samples (200 by default) that were scored when it had at
-    least half the updates it has now, an estimate of its loss *as it is now*; its count ``n``
-    stays its number of updates. M-LCB's lower bound then reads ``mean - U(n) / n``: if a
-    model's loss only falls as it learns and its regret after ``n`` updates is at most ``U(n)``,
-    then ``n (loss now - L*) <= U(n)``, so the bound is below the loss ``L*`` it would reach. The
-    model that predicts (``deploy="best"``) is the one with the smallest such mean: every model
-    is scored on the same samples. This departs from the paper's M-LCB, whose statistics are each
-    model's own training losses; it is the default because it measured better (docs/river.md).
-    Only M-LCB (``"mlcb"``, ``"mlcb-topm"``), whose bounds depend on each model's statistics
-    alone, reads it.
-``"trained"`` (the paper's; the default of every other policy)
-    The policy sees, for each model it trained, the loss on that sample; a model's mean loss is
-    its mean over the samples it learnt.
+After the warm start a sample costs the predictions of the models that learn it, plus the
+deployed model's where it does not learn it (its answer to ``predict_one`` is reused for its
+loss), and their updates: M-LCB's rule reads the losses of the models it trains only, and its
+bookkeeping (:class:`mlcb.engine.lean_session.LeanSession`) is a few microseconds a sample. What
+the policy is told, ``statistics``:
 
-A model's rate is ``min(n, beta n^alpha sqrt(log(2 n^2 / delta')))`` with ``rate = (beta,
-alpha)``, a heuristic (no guarantee holds for an arbitrary river model). By default every model
-gets the same rate, whatever its kind: with ``"pool"`` statistics :data:`POOL_RATE`, ``(0.3,
-3/4)`` for a classifier (a model's loss after ``n`` updates is taken to be at most ``0.3
-n^(-1/4) sqrt(log(2 n^2 / delta'))`` above its limit: generous while ``n`` is small, so that
-every model is tried before one is preferred, and slow to shrink, so that a model that learns
-late is still tried) and :data:`REGRESSION_POOL_RATE`, ``(0.1, 3/4)``, for a regressor (its loss
-sets models about three times closer apart); with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2,
-1/2)``; ``rate`` may give each model its own pair, or be ``"curve"`` (:data:`CURVE`, with
-``"pool"`` statistics): each model's lower bound measured on the pool's scores against the
-learning curve of the model that predicts, at equal updates (:mod:`mlcb.river.curves`).
+``"recent"`` (M-LCB's default)
+    A model's mean over its latest training losses, at most ``window`` (200) of them, of those
+    only the ones scored when it had at least half the updates it has now: its loss as it is now.
+    If a model's loss only falls as it learns, this mean is at most its full mean, which its rate
+    bounds, so M-LCB's lower bound still bounds the loss it would reach.
+``"trained"`` (the paper's; the default of ``rule="plain"`` and of every other policy)
+    A model's mean over every sample it learnt.
+``"pool"``
+    Every model, trained or not, is scored on every sample (``K`` predictions per sample), its
+    mean over its window; only M-LCB reads it.
+
+A model's rate is ``min(n, burn_in + beta n^alpha sqrt(log(2 n^2 / delta')))`` with ``rate =
+(beta, alpha)``, a heuristic (no guarantee holds for an arbitrary river model), the same for
+every kind of model. M-LCB's default rule (``rule="default"``): :data:`MLCB_RATE`, ``(0.3,
+1/2)``, and :data:`BURN_IN`, 14, for a classifier; :data:`REGRESSION_MLCB_RATE`, ``(0.1, 1/2)``,
+and :data:`REGRESSION_BURN_IN`, 5, for a regressor (its loss sets models about three times closer
+apart). The burn-in is the part of a model's regret that comes from its first updates, when a
+model that learns late (k-NN, a small learning rate) predicts little better than chance; without
+it such a model's lower bound after the warm start is above the loss it reaches and M-LCB never
+trains it again. ``rule="plain"`` and every other policy: :data:`RATE`, ``(1/sqrt 2, 1/2)``, no
+burn-in. ``"pool"`` statistics: :data:`POOL_RATE`, ``(0.3, 3/4)`` (:data:`REGRESSION_POOL_RATE`,
+``(0.1, 3/4)``), no burn-in, or ``rate="curve"`` (:data:`CURVE`): each model's lower bound
+measured on the pool's scores against the learning curve of the model that predicts
+(:mod:`mlcb.river.curves`).
 
 The warm start: every model learns the first ``warm_start`` samples, by default
-:func:`default_warm_start` of them (``floor(100 / (K - 1))``, between 1 and 20: 14 for 8
-models), so that at ``budget=1`` a stream of 2,000 samples costs at most 1.05 model updates per
-sample. The policy then observes each model once, with a count of ``warm_start`` and its mean
-loss (over its window with ``"pool"`` statistics).
+:func:`default_warm_start` of them (``floor(100 M / (K - M))``, between 1 and ``20 M``: 14 for 8
+models at ``M = 1``, 33 at ``M = 2``; the plain rule and other policies take that of ``M = 1``),
+so that a stream of 2,000 samples costs at most ``1.05 M`` model updates per sample. The policy
+then observes each model once, with a count of ``warm_start`` and its mean loss.
 
 No model predicts before its predictions have been checked: scored on a sample after it learnt
 at least once (from the second sample of a warm start on). Until then the selector predicts from
@@ -77,7 +78,7 @@ Examples
 ... ] + [tree.HoeffdingTreeClassifier()]
 >>> model = BudgetedClassifier(models, budget=1)
 >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-Accuracy: 87.99%
+Accuracy: 89.03%
 >>> model.n_updates  # the warm start's 4 x 20 (20: 4 models), then one per sample
 1310
 """
@@ -89,12 +90,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mlcb.river.budgeted import (
+        BURN_IN,
         CURVE,
+        DEFAULT_STATISTICS,
         DEPLOY_RULES,
+        MLCB_RATE,
         POOL_POLICIES,
         POOL_RATE,
         RATE,
+        REGRESSION_BURN_IN,
+        REGRESSION_MLCB_RATE,
         REGRESSION_POOL_RATE,
+        RULES,
         STATISTICS,
         WARM_START,
         WARM_UPDATES,
@@ -111,12 +118,18 @@ if TYPE_CHECKING:
 _HOMES = {
     **dict.fromkeys(
         (
+            "BURN_IN",
             "CURVE",
+            "DEFAULT_STATISTICS",
             "DEPLOY_RULES",
             "POOL_POLICIES",
+            "MLCB_RATE",
             "POOL_RATE",
             "RATE",
+            "REGRESSION_BURN_IN",
+            "REGRESSION_MLCB_RATE",
             "REGRESSION_POOL_RATE",
+            "RULES",
             "STATISTICS",
             "WARM_START",
             "WINDOW",
@@ -133,13 +146,19 @@ _HOMES = {
 }
 
 __all__ = [
+    "BURN_IN",
     "CURVE",
+    "DEFAULT_STATISTICS",
     "DEPLOY_RULES",
     "LOG_LOSS_FLOOR",
+    "MLCB_RATE",
     "POOL_POLICIES",
     "POOL_RATE",
     "RATE",
+    "REGRESSION_BURN_IN",
+    "REGRESSION_MLCB_RATE",
     "REGRESSION_POOL_RATE",
+    "RULES",
     "SELECTORS",
     "STATISTICS",
     "WARM_START",

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 from river import base
 
+from mlcb import validation
+from mlcb.engine.lean_session import LeanSession
 from mlcb.engine.session import Session
 from mlcb.kernels.seeding import check_seed
 from mlcb.learners import power_rate
@@ -18,6 +20,7 @@ from mlcb.river.experts import check_features, check_target, non_numbers
 from mlcb.validation import InputError, InputTypeError
 
 _CLASSIFIER_LOSSES = ("zero-one", "log")
+_REGRESSOR_LOSSES = ("absolute", "robust")
 
 
 def canonical_order(models: list) -> list[int]:
@@ -50,7 +53,7 @@ def _check_common(
 ) -> list[tuple[float, float]]:
     """Validate the parameters shared by both estimators; returns each model's ``(beta, alpha)``,
     in the order given (none for :data:`CURVE`)."""
-    from mlcb import policies, validation
+    from mlcb import policies
 
     n = len(models)
     validation.budget(budget, n)
@@ -75,8 +78,7 @@ def _check_common(
                 f"rate must be {CURVE!r}, a pair (beta, alpha) with beta > 0 and 0 < alpha <= 1, or a "
                 f"list of {n} such pairs (one per model, in the order given), got {rate!r}"
             )
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-        raise InputError(f"horizon must be an integer >= 1, got {horizon!r}")
+    horizon = validation.integer("horizon", horizon)
     if warm_start is not None and (
         isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1
     ):
@@ -109,33 +111,58 @@ def nonparametric(model: Any) -> bool:
     return type(model).__module__.startswith(("river.neighbors.", "river.tree.", "river.forest."))
 
 
-#: The most samples of the default warm start (every model learns them before the policy selects).
+#: The most samples of the default warm start per unit of budget (every model learns them
+#: before the policy selects).
 WARM_START = 20
-#: The default warm start's extra updates: at most this many beyond one per sample, so that on a
-#: stream of 2,000 samples a selector at ``budget=1`` makes at most 1.05 updates per sample.
+#: The default warm start's extra updates per unit of budget: at most this many beyond ``M`` per
+#: sample, so that on a stream of 2,000 samples a selector makes at most ``1.05 M`` updates per
+#: sample.
 WARM_UPDATES = 100
 
 
-def default_warm_start(n_models: int) -> int:
-    """The samples of the default warm start for ``n_models`` models: as many as
-    :data:`WARM_UPDATES` extra updates allow (``floor(100 / (K - 1))``), between 1 and
-    :data:`WARM_START`.
+def default_warm_start(n_models: int, budget: int = 1) -> int:
+    """The samples of the default warm start for ``n_models`` models and a budget of ``budget``:
+    as many as ``budget`` times :data:`WARM_UPDATES` extra updates allow (``floor(100 M / (K -
+    M))``: the warm start trains ``K - M`` models more than the budget does), between 1 and
+    ``M`` times :data:`WARM_START`. The same share of the budget at every ``M``: the extra slots
+    of a larger budget buy a longer warm start, in which every model learns the same samples.
 
     >>> [default_warm_start(k) for k in (2, 4, 8, 16, 200)]
     [20, 20, 14, 6, 1]
+    >>> [default_warm_start(8, m) for m in (1, 2, 3, 4, 8)]
+    [14, 33, 60, 80, 160]
     """
-    return max(1, min(WARM_START, WARM_UPDATES // max(1, n_models - 1)))
+    spare = n_models - budget
+    cap = WARM_START * budget
+    if spare < 1:
+        return cap
+    return max(1, min(cap, WARM_UPDATES * budget // spare))
 
 
-#: What the policy's statistics are: ``"pool"``, every model scored on every sample (M-LCB's
-#: default), or ``"trained"``, each model scored on the samples it learns (the paper's M-LCB).
-STATISTICS = ("pool", "trained")
-#: The policies that read ``"pool"`` statistics: their bounds depend on each model's statistics only.
+#: What the policy's statistics are, from the losses of the models it trains (``"trained"``, the
+#: paper's M-LCB: each model's mean over every sample it learnt; ``"recent"``, M-LCB's default:
+#: its mean over its latest ones), or ``"pool"``: every model scored on every sample.
+STATISTICS = ("trained", "recent", "pool")
+#: M-LCB's default statistics.
+DEFAULT_STATISTICS = "recent"
+#: The rules' names: ``"default"``, M-LCB's rule with the defaults for models that learn late
+#: (``"recent"`` statistics, a burn-in in every rate, a warm start that grows with the budget);
+#: ``"plain"``, the paper's rule as it stands (``"trained"`` statistics, :data:`RATE`, no
+#: burn-in, the warm start of ``budget=1``).
+RULES = ("default", "plain")
+#: The default constant term of every classifier's rate (``burn_in``): about 30 samples of a
+#: model that learns late predicting little better than chance.
+BURN_IN = 14.0
+#: The same for every regressor: its loss sets models about three times closer apart, as
+#: :data:`REGRESSION_MLCB_RATE`'s ``beta`` has it.
+REGRESSION_BURN_IN = 5.0
+#: The M-LCB policies: the only ones that read ``"recent"`` and ``"pool"`` statistics (their bounds
+#: depend on each model's statistics only).
 POOL_POLICIES = ("mlcb", "mlcb-topm")
-#: The default number of most recent samples over which ``"pool"`` statistics average.
+#: The default number of latest scores over which ``"recent"`` and ``"pool"`` statistics average.
 WINDOW = 200
-#: The default heuristic rate ``(beta, alpha)`` of every model with ``"trained"`` statistics
-#: (and the presets' rate, whose simulator runs trained statistics).
+#: The heuristic rate ``(beta, alpha)`` of every model under the plain rule and of every policy but
+#: M-LCB (and the presets' rate, whose simulator runs trained statistics).
 RATE = (1 / math.sqrt(2), 0.5)
 #: ``rate=CURVE``: the bounds measured from the pool's learning curves (:mod:`mlcb.river.curves`),
 #: with ``"pool"`` statistics; an option, not the default (docs/river.md measures both).
@@ -143,21 +170,28 @@ CURVE = "curve"
 #: The default heuristic rate of every classifier with ``"pool"`` statistics (see the module's
 #: docstring): the same for every kind of model.
 POOL_RATE = (0.3, 0.75)
-#: The same for every regressor: its loss (:func:`mlcb.river.experts.robust_loss`) sets models
-#: about three times closer apart than the 0-1 loss does, so its optimism is three times smaller.
+#: The same for every regressor: its loss sets models about three times closer apart than the 0-1
+#: loss does, so its optimism is three times smaller.
 REGRESSION_POOL_RATE = (0.1, 0.75)
+#: M-LCB's default rate of every classifier (the default rule, ``"recent"`` or ``"trained"``
+#: statistics): ``alpha = 1/2``, the rate of a no-regret online learner, beside :data:`BURN_IN`.
+MLCB_RATE = (0.3, 0.5)
+#: The same for every regressor (its loss sets models about three times closer apart).
+REGRESSION_MLCB_RATE = (0.1, 0.5)
 #: Which model predicts: ``"best"``, the smallest upper bound over all models, or ``"policy"``,
 #: the policy's own deployed model (M-LCB: the smallest upper bound among those it trains).
 DEPLOY_RULES = ("best", "policy")
 #: The constructor parameters both estimators share.
 _SHARED = (
     "budget",
+    "rule",
     "policy",
     "policy_params",
     "statistics",
     "window",
     "delta",
     "rate",
+    "burn_in",
     "warm_start",
     "deploy",
     "horizon",
@@ -167,18 +201,21 @@ _SHARED = (
 
 class _Budgeted:
     """The selection loop both estimators share (mixed into a river ``ModelSelector``): a thin
-    adapter over a round session of the engine (:class:`mlcb.engine.session.Session`), which holds
-    every count, loss and bound; the adapter scores the models and makes them learn."""
+    adapter over a round session of the engine (:class:`mlcb.engine.lean_session.LeanSession` for
+    M-LCB on the trained models' losses, :class:`mlcb.engine.session.Session` otherwise), which
+    holds every count, loss and bound; the adapter scores the models and makes them learn."""
 
     # Set by _init (the shared parameters), by river's Ensemble (models) and by the estimator.
     models: list
     budget: int
+    rule: str
     policy: str
     policy_params: dict | None
     statistics: str | None
     window: int
     delta: float
     rate: Any
+    burn_in: float | None
     warm_start: int | None
     deploy: str
     horizon: int
@@ -215,27 +252,46 @@ class _Budgeted:
         from mlcb import policies
 
         n = len(self.models)
+        if self.rule not in RULES:
+            raise InputError(f"rule must be one of {RULES}, got {self.rule!r}")
+        mlcb_policy = self.policy in POOL_POLICIES
+        # M-LCB's rule with the defaults for models that learn late, or the plain one (the
+        # paper's statistics, no burn-in, the warm start of one unit of budget).
+        late = mlcb_policy and self.rule == "default"
         statistics = self.statistics
         if statistics is None:
-            statistics = "pool" if self.policy in POOL_POLICIES else "trained"
+            statistics = DEFAULT_STATISTICS if late else "trained"
+        # "pool" statistics keep their own defaults (the former ones): no burn-in, the warm start
+        # of one unit of budget.
+        late = late and statistics != "pool"
         if statistics not in STATISTICS:
             raise InputError(f"statistics must be None or one of {STATISTICS}, got {self.statistics!r}")
-        if statistics == "pool" and self.policy not in POOL_POLICIES:
+        if statistics in ("pool", "recent") and not mlcb_policy:
             raise InputError(
-                f"statistics='pool' needs an M-LCB policy ({', '.join(POOL_POLICIES)}), got "
+                f"statistics={statistics!r} needs an M-LCB policy ({', '.join(POOL_POLICIES)}), got "
                 f"{self.policy!r}; pass statistics='trained'"
             )
-        window = self.window
-        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-            raise InputError(f"window must be an integer >= 1, got {window!r}")
+        window = validation.integer("window", self.window)
+        regression = isinstance(self, base.Regressor)
+        if self.burn_in is not None:
+            burn_in = self.burn_in
+        else:
+            burn_in = (REGRESSION_BURN_IN if regression else BURN_IN) if late else 0.0
+        if (
+            isinstance(burn_in, bool)
+            or not isinstance(burn_in, (int, float, np.integer, np.floating))
+            or not (0 <= burn_in < math.inf)
+        ):
+            raise InputError(f"burn_in must be None or a finite number >= 0, got {self.burn_in!r}")
         self._pool = statistics == "pool"
         rate = self.rate
         if rate is None:
-            rate = (
-                (REGRESSION_POOL_RATE if isinstance(self, base.Regressor) else POOL_RATE)
-                if self._pool
-                else RATE
-            )
+            if self._pool:
+                rate = REGRESSION_POOL_RATE if regression else POOL_RATE
+            elif late:
+                rate = REGRESSION_MLCB_RATE if regression else MLCB_RATE
+            else:
+                rate = RATE
         rates = _check_common(
             self.models,
             self.budget,
@@ -268,24 +324,51 @@ class _Budgeted:
         delta_prime = float(self.delta) / (2.0 * n)
         if measured:  # the session's rate functions are not read: the bounds are the adapter's
             rates = [(1.0, 1.0)] * n
-        self._session = Session.standalone(
-            self._policy,
-            n,
-            budget=int(self.budget),
-            delta=float(self.delta),
-            horizon=int(self.horizon),
-            seed=int(self.seed),
-            identities=identities,
-            rates=[_Power(beta, alpha, delta_prime) for beta, alpha in rates],
-            statistics=statistics,
-            window=int(window),
-            names=[type(m).__name__ for m in self.models],
-        )
+        functions = [_Power(beta, alpha, delta_prime, float(burn_in)) for beta, alpha in rates]
+        names = [type(m).__name__ for m in self.models]
+        # M-LCB with its theory bounds on the trained models' losses: the lean session, a few
+        # microseconds a round; every other rule: the engine's round session.
+        self._lean = mlcb_policy and not self._pool and getattr(self._policy, "bounds", "") == "theory"
+        if statistics == "recent" and not self._lean:
+            raise InputError(
+                "statistics='recent' needs M-LCB's theory bounds (policy_params bounds='theory')"
+            )
+        self._session: Any
+        if self._lean:
+            self._session = LeanSession(
+                n,
+                budget=int(self.budget),
+                delta=float(self.delta),
+                rates=functions,
+                identities=identities,
+                bonus_scale=float(self._policy.bonus_scale),
+                top_m=bool(self._policy.top_m),
+                statistics=statistics,
+                window=int(window),
+                names=names,
+            )
+        else:
+            self._session = Session.standalone(
+                self._policy,
+                n,
+                budget=int(self.budget),
+                delta=float(self.delta),
+                horizon=int(self.horizon),
+                seed=int(self.seed),
+                identities=identities,
+                rates=functions,
+                statistics=statistics,
+                window=int(window),
+                names=names,
+            )
         self._t = 0  # the round whose training is pending (0: the warm start)
         self._train: list[int] = []  # this round's training set (indices in the order given)
         self._chosen = -1  # the policy's own deployed model (-1: its whole training set)
         self._deployed: int | None = None  # the model that predicts
-        self._warm_samples = default_warm_start(n) if self.warm_start is None else int(self.warm_start)
+        self._said: tuple | None = None  # (model, x, kind, prediction): the deployed model's last answer
+        self._checked_x: Any = None  # the features last checked (predict_one, then learn_one)
+        warm = default_warm_start(n, int(self.budget) if late else 1)
+        self._warm_samples = warm if self.warm_start is None else int(self.warm_start)
         if not getattr(self._policy, "warm_start", True):
             self._session.skip_warm_start()
             self._begin(1)
@@ -302,11 +385,14 @@ class _Budgeted:
             self._train = ranked[: int(self.budget)]
             self._chosen = self._train[0]
             self._session.choose(t, self._train, self._chosen)
-        chosen = self._chosen if self._chosen >= 0 else self._train[0]
         # Only a model whose predictions were checked predicts: "best" is the checked model of
         # smallest upper bound; "policy" the policy's own, once checked.
-        checked = self._session.checked()
-        self._deployed = chosen if self.deploy == "policy" and checked[chosen] else self._session.best()
+        if self.deploy == "policy":
+            chosen = self._chosen if self._chosen >= 0 else self._train[0]
+            if self._session.checked()[chosen]:
+                self._deployed = chosen
+                return
+        self._deployed = self._session.best()
 
     def _guarded(self, k: int, call: Any, x: dict) -> Any:
         """``call()`` on model ``k``; where the model fails on a ``None`` or a string feature
@@ -326,8 +412,29 @@ class _Budgeted:
             ) from error
 
     def _scores(self, x: dict, y: Any, which: Any) -> dict[int, float]:
-        """The losses of models ``which`` on ``(x, y)``, every one scored before any learns."""
-        return {k: self._guarded(k, lambda m=self.models[k]: self._loss(m, x, y), x) for k in which}
+        """The losses of models ``which`` on ``(x, y)``, every one scored before any learns. The
+        deployed model's answer to ``predict_one(x)`` (or ``predict_proba_one``, as the loss
+        needs) is reused when it was given for this very ``x`` since the last sample was learnt."""
+        said = self._said
+        out = {}
+        for k in which:
+            if said is not None and said[0] == k and said[1] is x:
+                answer = self._answer(said[2], said[3])
+                if answer is not None:
+                    out[k] = self._guarded(k, lambda m=self.models[k], a=answer: self._loss(m, x, y, a), x)
+                    continue
+            out[k] = self._guarded(k, lambda m=self.models[k]: self._loss(m, x, y), x)
+        return out
+
+    def _answer(self, kind: str, prediction: Any) -> Any:
+        """A remembered prediction of kind ``kind`` in the form :meth:`_loss` reads, or ``None``
+        when the loss needs the other kind (a label where the loss reads probabilities)."""
+        return (prediction,) if kind == "label" else None
+
+    def _remember(self, kind: str, x: dict, prediction: Any) -> Any:
+        """Keep the deployed model's answer to ``x`` for its loss when it learns ``x``."""
+        self._said = (self._deployed, x, kind, prediction)
+        return prediction
 
     def _learn(self, k: int, x: dict, y: Any) -> None:
         self._guarded(k, lambda: self.models[k].learn_one(x, y), x)
@@ -336,7 +443,9 @@ class _Budgeted:
         """Refuse, by name, a sample that would poison the selector: features that are not a dict
         or whose numbers are NaN or infinite, a target that is ``None``, NaN or infinite (a
         regressor's: anything but a finite number)."""
-        check_features(x, type(self).__name__)
+        if x is not self._checked_x:  # (learn_one after predict_one on the same features: checked)
+            check_features(x, type(self).__name__)
+            self._checked_x = x
         if target:
             check_target(y, isinstance(self, base.Regressor), type(self).__name__)
 
@@ -355,6 +464,7 @@ class _Budgeted:
                 self._learn(k, x, y)
                 if curves is not None:
                     curves.learnt(k)
+            self._said = self._checked_x = None
             session.warm_sample([losses[k] for k in everyone])
             # Until the policy selects, predict with the best model so far (ties: canonical order).
             self._deployed = session.best()
@@ -365,7 +475,7 @@ class _Budgeted:
             return
         chosen = self._chosen
         deployed = self._train if chosen < 0 else [chosen]  # what the policy deploys and pays
-        if self._pool:
+        if self._pool:  # every model predicts
             losses = self._scores(x, y, everyone)
             session.score([losses[k] for k in everyone])
             if curves is not None:
@@ -375,11 +485,12 @@ class _Budgeted:
                 session.trained(k)
                 if curves is not None:
                     curves.learnt(k)
-        else:
+        else:  # only the models that learn (and the policy's deployed one, if it does not) predict
             losses = self._scores(x, y, dict.fromkeys([*deployed, *self._train]))
             for k in self._train:
                 self._learn(k, x, y)
                 session.trained(k, losses[k])
+        self._said = self._checked_x = None
         session.deployed([losses[k] for k in deployed] if chosen < 0 else losses[chosen])
         session.end()
         self._after(y)
@@ -423,11 +534,14 @@ class _Budgeted:
 
 
 class _Power:
-    """The rate ``U(n) = min(n, beta n^alpha sqrt(log(2 n^2 / delta')))`` as a function of ``n``
-    (a class, not a closure: estimators are pickled)."""
+    """The rate ``U(n) = min(n, burn_in + beta n^alpha sqrt(log(2 n^2 / delta')))`` as a function of
+    ``n`` (a class, not a closure: estimators are pickled)."""
 
-    def __init__(self, beta: float, alpha: float, delta_prime: float) -> None:
-        self.beta, self.alpha, self.delta_prime = beta, alpha, delta_prime
+    def __init__(self, beta: float, alpha: float, delta_prime: float, burn_in: float = 0.0) -> None:
+        self.beta, self.alpha, self.delta_prime, self.burn_in = beta, alpha, delta_prime, burn_in
 
     def __call__(self, n: Any) -> np.ndarray:
-        return power_rate(n, self.beta, self.alpha, self.delta_prime)
+        if not self.burn_in:
+            return power_rate(n, self.beta, self.alpha, self.delta_prime)
+        counts = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+        return np.minimum(counts, self.burn_in + power_rate(n, self.beta, self.alpha, self.delta_prime))

@@ -9,9 +9,14 @@ from typing import Any
 from river import base
 from river.model_selection.base import ModelSelector
 
-from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _SHARED, WINDOW, _Budgeted
-from mlcb.river.experts import RobustScale, log_loss, robust_loss
+from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _REGRESSOR_LOSSES, _SHARED, WINDOW, _Budgeted
+from mlcb.river.experts import RobustScale, absolute_loss, check_features, check_target, log_loss, robust_loss
 from mlcb.validation import InputError
+
+
+def _at_sample(error: InputError, sample: int) -> InputError:
+    """``error`` with the number of the sample it is about (1 = the first sample learnt)."""
+    return type(error)(f"{error} (sample {sample:,})")
 
 
 class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
@@ -24,6 +29,12 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         River classifiers, each its own object (the same object twice is refused).
     budget
         ``M``, the most models that learn from one sample (``1 <= budget <= len(models)``).
+    rule
+        ``"default"``: M-LCB's rule with the defaults for models that learn late (``"recent"``
+        statistics, a burn-in in every rate, a warm start that grows with the budget);
+        ``"plain"``: the paper's rule as it stands (``"trained"`` statistics, :data:`RATE`, no
+        burn-in, the warm start of ``budget=1``). Parameters given explicitly override either.
+        (Other policies than M-LCB take the plain defaults.)
     policy
         A registered policy (:func:`mlcb.policies.names`); ``"mlcb"`` by default.
     policy_params
@@ -33,50 +44,60 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         the probability the model gives the true label, scaled so that a probability of
         :data:`~mlcb.river.experts.LOG_LOSS_FLOOR` or less costs 1: ``min(1, ln p / ln 0.01)``.
     statistics
-        What the policy is told (the module's docstring). ``"pool"``: every model is scored on
-        every sample (``K`` predictions per sample; the budget caps updates, not predictions) and
-        a model's mean loss is its mean over the last ``window`` samples scored when it had at
-        least half its current updates, its count its number of updates; only M-LCB reads it
-        (and then scans every bound on every sample: its ``selection`` is ``"scan"``).
-        ``"trained"``: the paper's, a model's mean loss over the samples it learnt. ``None``
-        (default): ``"pool"`` for M-LCB (``"mlcb"``, ``"mlcb-topm"``), ``"trained"`` for every
-        other policy.
+        What the policy is told (the module's docstring), from the losses of the models it
+        trains, each scored before the model learns the sample: ``"recent"``, a model's mean
+        over its latest ``window`` training losses, of those the ones scored when it had at least
+        half its current updates; ``"trained"``, the paper's, its mean over every sample it
+        learnt. ``"pool"``: every model is scored on every sample (``K`` predictions per sample)
+        and its mean taken over its window as for ``"recent"``; only M-LCB reads it (and then
+        scans every bound on every sample: its ``selection`` is ``"scan"``). ``None`` (default):
+        ``"recent"`` for M-LCB (``"mlcb"``, ``"mlcb-topm"``) under the default rule, ``"trained"``
+        otherwise. ``"recent"`` and ``"trained"`` with M-LCB's theory bounds run on the lean
+        session (:mod:`mlcb.engine.lean_session`): after the warm start only the trained models
+        and the deployed one predict.
     window
-        With ``"pool"`` statistics, over how many of the most recent samples a model's mean loss
-        is taken at most (an integer >= 1, default :data:`WINDOW`, 200); of those, only the ones
-        scored when the model had at least half its current updates count.
+        With ``"recent"`` and ``"pool"`` statistics, over how many of a model's latest scores its
+        mean is taken at most (an integer >= 1, default :data:`WINDOW`, 200); of those, only the
+        ones scored when the model had at least half its current updates count.
     delta
         The policy's confidence level, ``0 < delta < 1``.
     rate
-        ``(beta, alpha)``: each model's heuristic rate ``min(n, beta n^alpha sqrt(log(2 n^2 /
-        delta')))``, or a list of such pairs, one per model in the order given. ``None``
-        (default): the same rate for every model, whatever its kind: with ``"pool"`` statistics
-        :data:`POOL_RATE`, ``(0.3, 3/4)`` (:class:`BudgetedRegressor`: ``REGRESSION_POOL_RATE``,
-        ``(0.1, 3/4)``); with ``"trained"`` ones :data:`RATE`, ``(1/sqrt 2, 1/2)``. ``"curve"``
-        (with ``"pool"`` statistics): no rate is assumed, each model's lower bound is measured on
-        the pool's scores, against the learning curve of the model that predicts at equal updates
-        (:mod:`mlcb.river.curves`; ``policy_params``' ``bonus_scale`` scales its noise term).
+        ``(beta, alpha)``: each model's heuristic rate ``min(n, burn_in + beta n^alpha sqrt(log(2
+        n^2 / delta')))``, or a list of such pairs, one per model in the order given. ``None``
+        (default): the same rate for every model, whatever its kind: M-LCB under the default rule
+        :data:`MLCB_RATE`, ``(0.3, 1/2)`` (:class:`BudgetedRegressor`: ``REGRESSION_MLCB_RATE``,
+        ``(0.1, 1/2)``); ``"pool"`` statistics :data:`POOL_RATE`, ``(0.3, 3/4)``
+        (``REGRESSION_POOL_RATE``, ``(0.1, 3/4)``); the plain rule and other policies
+        :data:`RATE`, ``(1/sqrt 2, 1/2)``. ``"curve"`` (with ``"pool"`` statistics): no rate is
+        assumed, each model's lower bound is measured on the pool's scores, against the learning
+        curve of the model that predicts at equal updates (:mod:`mlcb.river.curves`;
+        ``policy_params``' ``bonus_scale`` scales its noise term).
+    burn_in
+        The constant term of every model's rate (a number >= 0): the regret a model may make in
+        its first updates, while a model that learns late predicts little better than chance.
+        ``None`` (default): M-LCB under the default rule :data:`BURN_IN`, 14
+        (:class:`BudgetedRegressor`: ``REGRESSION_BURN_IN``, 5); otherwise 0.
     warm_start
         How many samples every model learns before the policy selects (an integer >= 1);
-        ``None`` (default): :func:`default_warm_start`, ``floor(100 / (K - 1))`` between 1 and
-        20 (14 for 8 models), so that at ``budget=1`` a stream of 2,000 samples costs at most
-        1.05 updates per sample. Meanwhile the selector predicts with the checked model of
-        smallest loss so far. The policy then observes each model once, with its mean loss
-        (``"pool"``: over its window) and a count of ``warm_start``. (Policies that declare no
-        warm start select from the first sample.)
+        ``None`` (default): :func:`default_warm_start`, ``floor(100 M / (K - M))`` between 1 and
+        ``20 M`` (14 for 8 models at ``M = 1``, 33 at ``M = 2``; the plain rule and other
+        policies take that of ``M = 1``), so that a stream of 2,000 samples costs at most
+        ``1.05 M`` updates per sample. Meanwhile the selector predicts with the checked model of
+        smallest loss so far. The policy then observes each model once, with its mean loss and a
+        count of ``warm_start``. (Policies that declare no warm start select from the first
+        sample.)
     deploy
         Which model predicts, among the models whose predictions have been checked (scored after
         they learnt at least once; until one is, the selector predicts from the targets seen:
         the most frequent label, the mean target). ``"best"`` (default): the model with the
         smallest upper bound over *all* models, ties in canonical order, whichever the policy
-        trains now: with ``"pool"`` statistics the smallest mean loss over its window (every
-        model is scored on the same samples); with ``"trained"`` ones the policy's upper bound
-        (:meth:`mlcb.engine.session.Session.upper_bounds`: M-LCB's ``mean loss + bonus_scale
-        sqrt(2 log(4 K n^2 / delta) / n)``), the model whose loss is certified smallest.
-        ``"policy"``: the policy's own deployed model (M-LCB: the smallest upper bound among the
-        models it trains on the sample, so at ``budget=1`` the model being trained). The
-        policy's statistics are the same either way; with ``budget`` equal to the number of
-        models both rules agree.
+        trains now: M-LCB's ``mean loss + bonus_scale sqrt(2 log(4 K n^2 / delta) / n)`` with
+        the statistics' mean (``"pool"``: the smallest mean loss over its window, every model
+        being scored on the same samples; a policy without bounds: that Hoeffding bound), the
+        model whose loss is certified smallest. ``"policy"``: the policy's own deployed model
+        (M-LCB: the smallest upper bound among the models it trains on the sample, so at
+        ``budget=1`` the model being trained). The policy's statistics are the same either way;
+        with ``budget`` equal to the number of models both rules agree.
     horizon
         Passed to horizon-dependent policies (and sizes M-LCB's look-up table); nothing stops
         after it.
@@ -96,13 +117,14 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     ...     _ = model.predict_one(x)
     ...     model.learn_one(x, y)
     >>> model.trained_counts  # both learn the first 20, then share the updates as M-LCB chooses
-    [93, 127]
+    [189, 31]
     """
 
     def __init__(
         self,
         models: list,
         budget: int = 1,
+        rule: str = "default",
         policy: str = "mlcb",
         policy_params: dict | None = None,
         loss: str = "zero-one",
@@ -110,6 +132,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         window: int = WINDOW,
         delta: float = 0.1,
         rate: tuple | None = None,
+        burn_in: float | None = None,
         warm_start: int | None = None,
         deploy: str = "best",
         horizon: int = 100_000,
@@ -124,6 +147,17 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     def _note(self, y: Any) -> None:
         self._labels[y] += 1
 
+    def _check_sample(self, x: Any, y: Any = None, target: bool = False) -> None:
+        """Refuse, by name and with the sample's number, a sample that would poison the selector:
+        :func:`~mlcb.river.experts.check_features`, and a label that is no label or of another
+        kind than those seen (:func:`~mlcb.river.experts.check_target`)."""
+        try:
+            check_features(x, type(self).__name__)
+            if target:
+                check_target(y, False, type(self).__name__, self._labels)
+        except InputError as error:
+            raise _at_sample(error, sum(self._labels.values()) + 1) from None
+
     def _prior(self) -> dict:
         """The labels' frequencies so far (empty before any label)."""
         total = sum(self._labels.values())
@@ -133,10 +167,15 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
     def _multiclass(self) -> bool:
         return all(model._multiclass for model in self.models)
 
-    def _loss(self, model: Any, x: dict, y: Any) -> float:
+    def _loss(self, model: Any, x: dict, y: Any, answer: tuple | None = None) -> float:
         if self.loss == "zero-one":
-            return 0.0 if model.predict_one(x) == y else 1.0
-        return log_loss(model.predict_proba_one(x).get(y, 0.0))
+            label = answer[0] if answer is not None else model.predict_one(x)
+            return 0.0 if label == y else 1.0
+        proba = answer[0] if answer is not None else model.predict_proba_one(x)
+        return log_loss(proba.get(y, 0.0))
+
+    def _answer(self, kind: str, prediction: Any) -> Any:
+        return (prediction,) if kind == ("label" if self.loss == "zero-one" else "proba") else None
 
     def predict_proba_one(self, x: dict) -> dict:
         self._check_sample(x)
@@ -144,6 +183,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
             proba = self._prior()
         else:
             proba = self._guarded(self._deployed, lambda: self.best_model.predict_proba_one(x), x)
+            self._remember("proba", x, proba)
         if self._multiclass:
             return proba
         # A binary selector answers for both labels, whatever labels its deployed model has seen.
@@ -157,7 +197,8 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         self._check_sample(x)
         if self._deployed is None:  # no model's predictions checked yet: the most frequent label
             return max(self._labels, key=self._labels.__getitem__) if self._labels else None
-        return self._guarded(self._deployed, lambda: self.best_model.predict_one(x, **kwargs), x)
+        label = self._guarded(self._deployed, lambda: self.best_model.predict_one(x, **kwargs), x)
+        return label if kwargs else self._remember("label", x, label)
 
     @classmethod
     def _unit_test_params(cls):
@@ -181,16 +222,22 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
     """Train at most ``budget`` regressors per sample, chosen by an mlcb policy; predict with the
     deployed one.
 
-    The loss of a prediction ``y_hat`` is :func:`mlcb.river.experts.robust_loss`: ``g(|y - y_hat| /
-    scale)`` with ``g(x) = ln(1 + x) / (1 + ln(1 + x))``, about ``|y - y_hat| / scale`` for small
-    errors and logarithmic beyond, so that it keeps telling a bad model from a terrible one (it
-    is never clipped). With ``scale=None`` (default) ``scale`` is a robust running estimate from
-    the targets seen (:class:`mlcb.river.experts.RobustScale`: their median absolute deviation,
-    positive from the first target on); pass the target's typical deviation when it is known.
-    Until a model's predictions have been checked (scored after it learnt), the selector predicts
-    the mean of the targets seen so far.
+    The loss of a prediction ``y_hat``, ``loss="absolute"`` (default), is
+    :func:`mlcb.river.experts.absolute_loss`: ``|y - y_hat| / (4 scale)`` up to errors of ``3
+    scale``, then still rising below 1, so that a model's mean loss ranks it as its mean absolute
+    error does (the MAE a regressor is scored by) and a bad model is told from a terrible one.
+    ``loss="robust"``, the former default, is :func:`mlcb.river.experts.robust_loss`, ``g(|y -
+    y_hat| / scale)`` with ``g(x) = ln(1 + x) / (1 + ln(1 + x))``: it compresses every error, so
+    that a model with a few large errors may rank before one with a smaller MAE. With
+    ``scale=None`` (default) ``scale`` is a robust running estimate from the targets seen
+    (:class:`mlcb.river.experts.RobustScale`: their median absolute deviation, positive from the
+    first target on, recomputed on each of the first 64 targets and then once every 1/32 of the
+    targets held); pass the target's typical deviation when it is known. Until a model's
+    predictions have been checked (scored after it learnt), the selector predicts the mean of the
+    targets seen so far.
 
-    Parameters are those of :class:`BudgetedClassifier`, with ``scale`` in place of ``loss``.
+    Parameters are those of :class:`BudgetedClassifier`, with ``loss`` (``"absolute"`` or
+    ``"robust"``) and ``scale``.
 
     Examples
     --------
@@ -204,21 +251,24 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
     >>> for x, y in datasets.TrumpApproval().take(300):
     ...     _ = model.predict_one(x)
     ...     model.learn_one(x, y)
-    >>> model.n_updates  # 3 x 20 in the warm start, then 2 per sample
-    620
+    >>> model.n_updates  # 3 x 40 in the warm start (it grows with the budget), then 2 per sample
+    640
     """
 
     def __init__(
         self,
         models: list,
         budget: int = 1,
+        rule: str = "default",
         policy: str = "mlcb",
         policy_params: dict | None = None,
+        loss: str = "absolute",
         scale: float | None = None,
         statistics: str | None = None,
         window: int = WINDOW,
         delta: float = 0.1,
         rate: tuple | None = None,
+        burn_in: float | None = None,
         warm_start: int | None = None,
         deploy: str = "best",
         horizon: int = 100_000,
@@ -231,32 +281,59 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
             and scale > 0
         ):
             raise InputError(f"scale must be None or a finite number > 0, got {scale!r}")
+        if loss not in _REGRESSOR_LOSSES:
+            raise InputError(f"loss must be one of {_REGRESSOR_LOSSES}, got {loss!r}")
+        self.loss = loss
         self.scale = scale
         self._robust = RobustScale()  # the targets' scale, when none is given
+        self._stale = 0  # targets added since the scale was last computed
         self._seen = [0.0, 0]  # the targets' sum and count: what predicts while no model is checked
         self._init(models, base.Regressor, {k: v for k, v in locals().items() if k in _SHARED})
 
     def _before(self, y: Any) -> None:
         if self.scale is None:
-            self._robust.update(float(y))
+            # The scale moves slowly: recomputed on each of the first 64 targets, then once
+            # every 1/32 of the targets held (a median of up to 1,000 numbers on each sample
+            # would cost more than a linear model's prediction and update).
+            robust = self._robust
+            robust.add(float(y))
+            self._stale += 1
+            if self._stale * 32 >= len(robust.targets) or len(robust.targets) <= 64:
+                robust.refresh()
+                self._stale = 0
 
     def _note(self, y: Any) -> None:
         self._seen[0] += float(y)
         self._seen[1] += 1
 
-    def _loss(self, model: Any, x: dict, y: Any) -> float:
-        prediction = model.predict_one(x)
+    def _check_sample(self, x: Any, y: Any = None, target: bool = False) -> None:
+        """Refuse, by name and with the sample's number, a sample that would poison the selector
+        (:func:`~mlcb.river.experts.check_features`, :func:`~mlcb.river.experts.check_target`)."""
+        try:
+            check_features(x, type(self).__name__)
+            if target:
+                check_target(y, True, type(self).__name__)
+        except InputError as error:
+            raise _at_sample(error, int(self._seen[1]) + 1) from None
+
+    def _loss(self, model: Any, x: dict, y: Any, answer: tuple | None = None) -> float:
+        prediction = answer[0] if answer is not None else model.predict_one(x)
         try:
             residual = float(y) - (0.0 if prediction is None else float(prediction))
         except (TypeError, ValueError):  # no number: no usable prediction
             return 1.0
-        return robust_loss(residual, self.scale if self.scale is not None else self._robust.value)
+        scale = self.scale if self.scale is not None else self._robust.value
+        if self.loss == "absolute":
+            return absolute_loss(residual, scale)
+        return robust_loss(residual, scale)
 
     def predict_one(self, x: dict) -> Any:
         self._check_sample(x)
         if self._deployed is None:  # no model's predictions checked yet: the mean target so far
             return self._seen[0] / self._seen[1] if self._seen[1] else 0.0
-        return self._guarded(self._deployed, lambda: self.best_model.predict_one(x), x)
+        return self._remember(
+            "label", x, self._guarded(self._deployed, lambda: self.best_model.predict_one(x), x)
+        )
 
     @classmethod
     def _unit_test_params(cls):

@@ -50,7 +50,7 @@ Examples
 >>> from mlcb.river.experts import RiverExpert
 >>> pool = [RiverExpert(preprocessing.StandardScaler() | linear_model.LogisticRegression(optim.SGD(lr)))
 ...         for lr in (0.01, 0.1)] + [RiverExpert(naive_bayes.GaussianNB())]
->>> result = mlcb.simulate(env="mlcb/RealData-v0", env_params={"dataset": "phishing", "horizon": 300},
+>>> result = mlcb.simulate(env="mlcb/RealData-v0", env_params={"dataset": "phishing"},
 ...                        experts=pool, budget=1, horizon=300, replications=2, seed=0)
 >>> result.metadata["settings"]["mlcb M=1"]["engine"]
 'python'
@@ -63,7 +63,8 @@ from typing import Any
 
 import numpy as np
 
-from mlcb.validation import InputError
+from mlcb import validation
+from mlcb.validation import InputError, shown, shown_list
 
 #: The probability at or below which the scaled log-loss is 1.
 LOG_LOSS_FLOOR = 0.01
@@ -100,6 +101,14 @@ class RobustScale:
     def update(self, y: float) -> None:
         """Add a target and recompute the estimate."""
         self.targets.append(float(y))
+        self.refresh()
+
+    def add(self, y: float) -> None:
+        """Add a target without recomputing the estimate (:meth:`refresh` does)."""
+        self.targets.append(float(y))
+
+    def refresh(self) -> None:
+        """Recompute the estimate from the targets held."""
         a = np.fromiter(self.targets, dtype=np.float64, count=len(self.targets))
         median = float(np.median(a))
         deviation = np.abs(a - median)
@@ -125,36 +134,126 @@ def robust_loss(residual: float, scale: float) -> float:
     return g / (1.0 + g)
 
 
-def check_target(y: Any, regression: bool, model: str) -> None:
-    """A ``ValueError`` naming the target unless ``y`` is usable: a finite number for a
-    regressor, a label (not ``None``, not a NaN) for a classifier."""
+#: :func:`absolute_loss` is ``|r| / (4 s)`` up to this value (errors up to ``3 s``).
+ABSOLUTE_KNEE = 0.75
+
+
+def absolute_loss(residual: float, scale: float) -> float:
+    """The absolute error in units of four times the targets' scale ``s`` (their median absolute
+    deviation, :class:`RobustScale`), ``u = |r| / (4 s)``, while it is at most 3/4 (errors up to
+    ``3 s``); beyond, ``1 - (3/16) / u``: still rising, so that it tells a bad prediction
+    (``10 s`` off: 0.93) from a terrible one (``10^6 s``: 0.999999), and below 1. Linear where
+    the errors of the models worth choosing lie, so that the mean of these losses ranks models
+    as their mean absolute error does (the MAE a regressor is scored by); 1 for a missing or
+    non-finite prediction.
+
+    >>> [round(absolute_loss(r, 1.0), 4) for r in (0.0, 1.0, -2.0, 3.0, 4.0, 10.0, 1e6)]
+    [0.0, 0.25, 0.5, 0.75, 0.8125, 0.925, 1.0]
+    """
+    u = abs(residual) / (4.0 * scale)
+    if u <= ABSOLUTE_KNEE:
+        return u
+    if not u < math.inf:  # nan or inf: no usable prediction
+        return 1.0
+    return 1.0 - ABSOLUTE_KNEE * (1.0 - ABSOLUTE_KNEE) / u
+
+
+#: The largest size of a feature or of a regression target the river adapters take
+#: (:data:`mlcb.validation.LARGEST`): models square and sum them (a scaler's variance, a Gaussian's
+#: density, a gradient), which overflows well before the largest float.
+LARGEST = validation.LARGEST
+
+
+def label_kind(y: Any) -> str:
+    """The kind of a label, as :func:`check_target` compares them: ``bool``, ``number`` or ``str``
+    (or the type's name)."""
+    if isinstance(y, bool | np.bool_):
+        return "bool"
+    if isinstance(y, int | float | np.integer | np.floating):
+        return "number"
+    return "str" if isinstance(y, str) else type(y).__name__
+
+
+def check_target(y: Any, regression: bool, model: str, labels: Any = None) -> None:
+    """An :class:`~mlcb.validation.InputError` naming the target unless ``y`` is usable: a finite
+    number of size at most :data:`LARGEST` for a regressor; for a classifier a label: not
+    ``None`` nor a NaN, hashable (a list is not), and of the kind of the ``labels`` seen so far
+    (a collection; a string class among ``True``/``False`` labels is refused: models would compare
+    them). Every value is shown escaped and bounded."""
     if regression:
         number = isinstance(y, int | float | np.integer | np.floating) and not isinstance(y, bool | np.bool_)
-        if not (number and math.isfinite(float(y))):
-            raise InputError(f"{model}: the target must be a finite number, got {y!r}")
-    elif y is None or (isinstance(y, float | np.floating) and not math.isfinite(float(y))):
-        raise InputError(f"{model}: the target must be a label, got {y!r}")
+        if not (number and _finite(y)):
+            raise InputError(f"{model}: the target must be a finite number, got {shown(y)}")
+        if abs(y) > LARGEST:
+            raise InputError(
+                f"{model}: the target {shown(y)} is larger than {LARGEST:g} in size, which models "
+                "cannot square; scale the target"
+            )
+        return
+    if y is None or (isinstance(y, float | np.floating) and not math.isfinite(float(y))):
+        raise InputError(f"{model}: the target must be a label, got {shown(y)}")
+    try:
+        seen = bool(labels) and y in labels
+    except TypeError:  # unhashable: a list, a dict, an array
+        raise InputError(
+            f"{model}: the target must be a label (a string, a number or True/False), got {shown(y)}, "
+            f"a {type(y).__name__}"
+        ) from None
+    if labels and not seen:
+        kind, first = label_kind(y), next(iter(labels))
+        if kind != label_kind(first):
+            raise InputError(
+                f"{model}: the target {shown(y)} is a {kind} label, but the labels so far are of kind "
+                f"{label_kind(first)} ({shown_list(sorted(labels, key=str), most=6)}); give a stream's "
+                "labels one kind"
+            )
+
+
+def _finite(value: Any) -> bool:
+    """Whether a number is finite (a Python int of any size is; an int beyond a float's range is
+    then too large, for :data:`LARGEST`)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return True
 
 
 def check_features(x: Any, model: str) -> None:
-    """A ``ValueError`` naming the feature whose value is a number that is not finite (NaN or
-    infinite) or ``None``, or naming ``x`` when it is not a dict: such a sample would poison the
-    models (river leaves a missing feature out of the dict; some models take ``None`` silently
-    and learn garbage)."""
+    """An :class:`~mlcb.validation.InputError` naming the feature whose value is ``None``, a number
+    that is not finite (NaN or infinite) or larger than :data:`LARGEST` in size, or naming ``x``
+    when it is not a dict: such a sample would poison the models (river leaves a missing feature
+    out of the dict; some models take ``None`` silently and learn garbage; 1e308 overflows)."""
     if not isinstance(x, dict):
         raise InputError(f"{model}: the features must be a dict {{name: value}}, got {type(x).__name__}")
+    total: Any
+    largest: Any
+    try:  # the common case at C speed: all numbers, their sum finite (so is each) and none too large
+        total = sum(x.values())
+        largest = max(map(abs, x.values()), default=0)
+    except (TypeError, OverflowError):  # a None, a string, an int beyond a float: one by one below
+        total = largest = None
+    small = largest is not None and largest <= LARGEST
+    if small and (isinstance(total, int) or (isinstance(total, float) and math.isfinite(total))):
+        return
     for name, value in x.items():
         if value is None:
-            raise InputError(f"{model}: feature {name!r} is None; leave a missing feature out of the dict")
+            raise InputError(
+                f"{model}: feature {shown(name)} is None; leave a missing feature out of the dict"
+            )
         if isinstance(value, float | np.floating) and not math.isfinite(float(value)):
-            raise InputError(f"{model}: feature {name!r} is {value!r}; features must be finite numbers")
+            raise InputError(f"{model}: feature {shown(name)} is {value!r}; features must be finite numbers")
+        if isinstance(value, int | float | np.integer | np.floating) and abs(value) > LARGEST:  # type: ignore[operator]
+            raise InputError(
+                f"{model}: feature {shown(name)} is {shown(value)}, larger than {LARGEST:g} in size, which "
+                "models cannot square; scale the feature"
+            )
 
 
 def non_numbers(x: dict) -> list[str]:
     """The features of ``x`` whose values are not numbers (``None``, strings, ...), as
     ``name=value`` strings: what to name when a model that needs numbers fails on them."""
     return [
-        f"{name!r}={value!r}"
+        f"{shown(name)}={shown(value)}"
         for name, value in x.items()
         if not isinstance(value, int | float | np.integer | np.floating) or isinstance(value, bool)
     ]
@@ -322,30 +421,6 @@ class _Adapter:
         loss = self._score(data)
         self._scored = (data, loss)
         return loss
-
-    def states_optimal_loss(self, env: Any) -> bool:
-        """Whether :meth:`optimal_loss` has a value on ``env``: where the environment states a
-        reference for a model (``reference_loss``, the real-data streams). Elsewhere the engine's
-        default applies (the best expert in hindsight, :func:`mlcb.learners.hindsight_losses`)."""
-        return callable(getattr(env, "reference_loss", None))
-
-    def optimal_loss(self, env: Any, env_params: Any) -> float:
-        """The environment's reference for this model (on real data: its mean loss when trained on
-        every round, :meth:`envs.real_data.RealDataEnv.reference_loss`); elsewhere the
-        environment's lower bound, which :meth:`states_optimal_loss` tells the engine not to use."""
-        reference = getattr(env, "reference_loss", None)
-        if callable(reference):
-            return float(reference(self, env_params))
-        return float(env.optimal_loss(env_params, 0))
-
-    def reference_key(self) -> str:
-        """What identifies this expert's reference: the model's ``repr`` and the loss (computed
-        once per adapter: a river ``repr`` walks every parameter, and every replication asks)."""
-        key = self.__dict__.get("_reference_key")
-        if key is None:
-            key = f"{type(self).__name__}({self.model!r}, loss={self.loss!r}, scale={self.scale!r})"
-            self._reference_key = key
-        return key
 
     def __repr__(self) -> str:
         return (

@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mlcb import validation
 from mlcb.validation import InputError
 
 
@@ -177,8 +178,7 @@ def stream(name: str, seed: int = 0, n: int = 2_000) -> list:
     others. The same ``(name, seed, n)`` gives the same rows, for every selector."""
     if name not in STREAMS:
         raise InputError(f"stream must be one of {', '.join(STREAMS)}, got {name!r}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InputError(f"n must be an integer >= 1, got {n!r}")
+    n = validation.integer("n", n)
     if STREAMS[name].source == "synthetic":
         return _synthetic(name, int(seed), n)
     rows = _table(name)

@@ -148,6 +148,13 @@ def code_digest(code: types.CodeType) -> str:
     return hasher.hexdigest()[:16]
 
 
+#: Class attributes that are no code of the class: Python's own, and ``__slotnames__``, which
+#: ``copy`` and ``pickle`` add to a class the first time they copy one of its objects (a digest
+#: that read it would change once an expert is copied, and a setting would not be told from
+#: itself within one process).
+_NOT_CODE = frozenset(("__dict__", "__weakref__", "__doc__", "__module__", "__qualname__", "__slotnames__"))
+
+
 def class_code(cls: type, seen: set[int] | None = None) -> str | None:
     """A digest of the code of a class of one's own and of its bases of one's own (every method,
     property and class attribute, each method with what it reads from its module:
@@ -160,7 +167,7 @@ def class_code(cls: type, seen: set[int] | None = None) -> str | None:
         if own(base) or _library_of(base):
             continue
         for name, member in sorted(vars(base).items()):
-            if name in ("__dict__", "__weakref__", "__doc__", "__module__", "__qualname__"):
+            if name in _NOT_CODE:
                 continue
             parts.append(f"{base.__qualname__}.{name}={_member(member, seen)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16] if parts else None

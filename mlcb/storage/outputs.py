@@ -33,7 +33,7 @@ from typing import Any
 
 from mlcb.registry import Registry
 from mlcb.storage import result_files
-from mlcb.validation import InputError
+from mlcb.validation import InputError, printable
 
 #: Figures by name: ``draw(result) -> Figure``, saved as ``NAME.png``.
 FIGURES = Registry("figure")
@@ -55,18 +55,22 @@ def _check_name(kind: str, name: Any) -> str:
     return name
 
 
-def register_figure(name: str, entry_point: str, summary: str = "") -> None:
+def register_figure(name: str, entry_point: str, summary: str = "", *, override: bool = False) -> None:
     """Register the figure ``name``: ``entry_point`` (``"module:function"``) draws it from a
     result, ``function(result) -> matplotlib.figure.Figure``; it is saved as ``NAME.png``.
-    Re-registering a name replaces it."""
-    FIGURES.register(_check_name("figure", name), entry_point, summary)
+    A name that is taken is refused unless ``override=True`` (a one-line warning then says which
+    registration holds it: :meth:`mlcb.registry.Registry.register`)."""
+    FIGURES.register(_check_name("figure", name), entry_point, summary, override=override)
 
 
-def register_writer(name: str, entry_point: str, files: Iterable[str], summary: str = "") -> None:
+def register_writer(
+    name: str, entry_point: str, files: Iterable[str], summary: str = "", *, override: bool = False
+) -> None:
     """Register the writer ``name``: ``entry_point`` (``"module:function"``) is called as
     ``function(result, directory)`` and writes exactly ``files`` (plain file names) into
     ``directory``. The names must not be those of a result's own files, of a figure or of the
-    report. Re-registering a name replaces it."""
+    report. A name that is taken is refused unless ``override=True`` (a one-line warning then
+    says which registration holds it), and so are other files for a taken name."""
     _check_name("writer", name)
     names = tuple(files) if not isinstance(files, str) else (files,)
     reserved = set(result_files.NAMES) | {figure_file(f) for f in FIGURES.names()} | {REPORT}
@@ -77,7 +81,12 @@ def register_writer(name: str, entry_point: str, files: Iterable[str], summary: 
             raise InputError(f"writer {name!r}: {file!r} is a file mlcb already writes")
     if not names:
         raise InputError(f"writer {name!r}: files must name at least one file")
-    WRITERS.register(name, entry_point, summary)
+    if name in WRITERS and _WRITER_FILES.get(name) != names and not override:
+        raise InputError(
+            f"writer name {name!r} is taken (by {WRITERS.entry(name).entry_point!r}, writing "
+            f"{', '.join(_WRITER_FILES[name])}); register it under another name, or pass override=True"
+        )
+    WRITERS.register(name, entry_point, summary, override=override)
     _WRITER_FILES[name] = names
 
 
@@ -120,8 +129,106 @@ def check_writers(names: Iterable[str]) -> list[str]:
 
 
 def draw(result: Any, name: str) -> Any:
-    """The Figure of the registered figure ``name`` for ``result``."""
-    return FIGURES.entry(name).load()(result)
+    """The Figure of the registered figure ``name`` for ``result``, drawn from the copy of it that
+    figures show (:func:`displayable` with ``figure=True``): no control character of a label
+    reaches a font, and no ``$`` starts matplotlib's mathematical notation."""
+    return FIGURES.entry(name).load()(displayable(result, figure=True))
+
+
+def _display(text: str, figure: bool) -> str:
+    """``text`` as it is displayed: control characters escaped; for a figure, ``$`` too (matplotlib
+    reads the text between two ``$`` as mathematical notation, and fails on some)."""
+    text = printable(text)
+    return text.replace("$", "\\$") if figure else text
+
+
+def _display_text(value: Any, figure: bool) -> Any:
+    """A JSON value (metadata) with every string in it displayable (:func:`_display`), keys too."""
+    if isinstance(value, str):
+        return _display(value, figure)
+    if isinstance(value, dict):
+        return {
+            _display(k, figure) if isinstance(k, str) else k: _display_text(v, figure)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_display_text(v, figure) for v in value]
+    return value
+
+
+def _needs_display(value: Any, figure: bool) -> bool:
+    if isinstance(value, str):
+        return _display(value, figure) != value
+    if isinstance(value, dict):
+        return any(_needs_display(k, figure) or _needs_display(v, figure) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_needs_display(v, figure) for v in value)
+    return False
+
+
+def displayable(result: Any, figure: bool = False) -> Any:
+    """``result`` as figures and reports show it: where a setting's label or any other text of
+    it (a frame's text column, the metadata) holds a control or format character (a terminal
+    escape, a carriage return, a bidirectional override: a hand-edited file's, say), a copy in
+    which each is written as its escape (:func:`mlcb.validation.printable`), so that no font is
+    asked for a glyph it lacks and no warning carries the raw character; with ``figure``, a copy
+    in which each ``$`` is escaped too (matplotlib's text is never read as mathematical notation).
+    Otherwise ``result`` itself. Two labels that would read the same are told apart by a suffix;
+    the numbers are the result's own. Anything but a :class:`~mlcb.storage.results.Result` is
+    returned as it is (a result is told by its frames and its metadata: this module imports no
+    results module).
+    """
+    import pandas as pd
+
+    given = {name: getattr(result, name, None) for name in result_files.FRAMES}
+    frames = {name: f for name, f in given.items() if isinstance(f, pd.DataFrame)}
+    if len(frames) < len(given) or not isinstance(getattr(result, "metadata", None), dict):
+        return result
+    texts = {
+        (name, column): frame[column]
+        for name, frame in frames.items()
+        for column in frame.columns
+        if pd.api.types.is_string_dtype(frame[column].dtype)
+        or pd.api.types.is_object_dtype(frame[column].dtype)
+        or isinstance(frame[column].dtype, pd.CategoricalDtype)
+    }
+    changed = {
+        key: values
+        for key, values in texts.items()
+        if any(_needs_display(v, figure) for v in _distinct(values))
+    }
+    if not changed and not _needs_display(result.metadata, figure):
+        return result
+    labels = {label: _display(label, figure) for label in result.settings}
+    seen: dict[str, int] = {}
+    for label, shown_label in labels.items():  # keep the labels distinct
+        count = seen.get(shown_label, 0)
+        seen[shown_label] = count + 1
+        if count:
+            labels[label] = f"{shown_label} ({count + 1})"
+    copies = {}
+    for name, frame in frames.items():
+        frame = frame.copy()
+        for (where, column), values in changed.items():
+            if where == name:
+                mapping = labels if column == "setting" else {}
+                frame[column] = values.map(lambda v, m=mapping: m.get(v, _display_text(v, figure)))
+        copies[name] = frame
+    metadata = {k: _display_text(v, figure) for k, v in result.metadata.items() if k != "settings"}
+    settings = result.metadata.get("settings")
+    if isinstance(settings, dict):
+        metadata["settings"] = {
+            labels.get(k, _display(str(k), figure)): _display_text(v, figure) for k, v in settings.items()
+        }
+    return type(result)(copies["curves"], copies["experts"], copies["replications"], metadata=metadata)
+
+
+def _distinct(values: Any) -> list:
+    """The distinct values of a frame's column (a label repeated on every row is looked at once)."""
+    try:
+        return list(values.unique())
+    except TypeError:  # unhashable values
+        return list(values)
 
 
 def write(result: Any, directory: str | Path, names: Iterable[str]) -> list[Path]:
@@ -147,7 +254,7 @@ def write_csv(result: Any, directory: Path) -> None:
 
 
 register_figure(
-    "regret", "mlcb.plot:regret", "mean cumulative regret against rounds, with a 90 % band, by setting"
+    "regret", "mlcb.plot:regret", "mean regret against rounds, log-log, by setting, with the certificate"
 )
 register_figure(
     "panels",
@@ -156,10 +263,10 @@ register_figure(
 )
 register_figure(
     "theory",
-    "mlcb.plot:theory_figure",
+    "mlcb.plot:theory",
     "log-log pseudo-regret with the certificate, the worst case and the theorem's curve",
 )
-register_figure("budget", "mlcb.plot:budget_figure", "final regret against the budget M (and K and T)")
+register_figure("budget", "mlcb.plot:budget", "final regret against the budget M (and K and T)")
 register_writer(
     "csv",
     "mlcb.storage.outputs:write_csv",

@@ -26,7 +26,7 @@ import numpy as np
 
 from mlcb.errors import CorruptPartWarning
 from mlcb.storage.result_files import open_regular, read_json
-from mlcb.storage.store import aside_name, write_file
+from mlcb.storage.store import REFERENCES, aside_name, write_file
 from mlcb.validation import InputError
 
 
@@ -281,3 +281,53 @@ def claim_parts(folder: Path, record: dict[str, str]) -> None:
     if not record_path.is_file() or read_json(record_path) != record:
         text = json.dumps(record, indent=1, sort_keys=True).encode()
         write_file(record_path, lambda handle: handle.write(text))
+
+
+# --- the best-in-hindsight references of a run, kept beside its parts ----------------------------
+class ReferenceStore:
+    """The best-in-hindsight references of a run kept on disk, in the folder ``REFERENCES`` of its
+    parts folder (:mod:`mlcb.engine.hindsight`): one JSON file per stream and replication mapping
+    an expert's identity to its reference, numbers written exactly. Another setting of the run, or
+    the same one resumed, reads them back instead of training every expert again. Nothing in a
+    file is run; a file that cannot be read as such is ignored and written again.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> store = ReferenceStore(Path(tempfile.mkdtemp()))
+    >>> store.write("stream-0", {"expert": 0.125})
+    >>> store.read("stream-0"), store.read("another")
+    ({'expert': 0.125}, {})
+    """
+
+    def __init__(self, parts: Path) -> None:
+        self.folder = Path(parts) / REFERENCES
+
+    def _path(self, name: str) -> Path:
+        return self.folder / f"{name}.json"
+
+    def read(self, name: str) -> dict[str, float]:
+        """The values kept under ``name`` (``{}`` where there are none or the file is damaged)."""
+        try:
+            with open_regular(self._path(name)) as handle:
+                data = json.loads(handle.read())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {
+            str(key): float(value)
+            for key, value in data.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+        }
+
+    def write(self, name: str, values: dict[str, float]) -> None:
+        """Add ``values`` to those kept under ``name``, atomically (a failure to write costs only a
+        later recomputation, never the run)."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            merged = {**self.read(name), **values}
+            text = json.dumps(merged, sort_keys=True).encode()
+            write_file(self._path(name), lambda handle: handle.write(text))
+        except OSError:
+            pass

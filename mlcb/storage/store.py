@@ -205,17 +205,23 @@ def remove_result(path: Path) -> None:
 _PART_FILE = re.compile(
     r"replication-\d+\.npz(\.corrupt)?|identity\.json|\.(replication-\d+\.npz|identity\.json)\.\d+-[0-9a-f]{8}\.tmp"
 )
+#: The folder of a run's best-in-hindsight references in its parts folder, and what mlcb writes there.
+REFERENCES = "hindsight"
+_REFERENCE_FILE = re.compile(r"\.?[0-9a-f]{64}-\d+\.json(\.\d+-[0-9a-f]{8}\.tmp)?")
 
 
 def remove_parts_folder(parts: Path, keys: Iterable[str] | None = None) -> None:
     """Remove the settings ``keys`` (all without ``keys``) from the parts folder ``parts``,
     deleting only the files mlcb writes there and never following a link (a linked folder is
     unlinked, not emptied); a folder left with anything else stays, named in a warning. The
-    parts folder goes too when it is left empty."""
+    run's best-in-hindsight references (:class:`mlcb.storage.replications.ReferenceStore`) go
+    once no setting's folder is left, and the parts folder goes too when it is left empty."""
     if parts.is_symlink() or not parts.is_dir():
         return
     folders = [parts / key for key in keys] if keys is not None else list(parts.iterdir())
     for folder in folders:
+        if folder.name == REFERENCES:
+            continue
         if folder.is_symlink():
             folder.unlink()
             continue
@@ -234,6 +240,16 @@ def remove_parts_folder(parts: Path, keys: Iterable[str] | None = None) -> None:
                     FileWarning,
                     stacklevel=2,
                 )
+    references = parts / REFERENCES
+    if references.is_symlink():
+        references.unlink()
+    elif references.is_dir() and [p.name for p in parts.iterdir()] == [REFERENCES]:
+        for entry in references.iterdir():
+            if _REFERENCE_FILE.fullmatch(entry.name) and (entry.is_symlink() or entry.is_file()):
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+        with contextlib.suppress(OSError):
+            references.rmdir()
     with contextlib.suppress(OSError):
         parts.rmdir()
 

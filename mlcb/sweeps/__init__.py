@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -312,7 +313,8 @@ def _check_options(executor: Any, scheduler: Any, timeout: Any, workers: Any) ->
 class _Record:
     """The bookkeeping of a sweep's run: each finished task's part written at once, ``sweep.json``
     rewritten every :data:`METADATA_EVERY` seconds and at the end (the parts are the truth), failed
-    tasks collected, the progress bar moved."""
+    tasks collected, the progress shown: a bar over the tasks in a terminal; in a log (standard
+    error not a terminal) a line when each setting's last task ends, no carriage returns."""
 
     def __init__(
         self,
@@ -328,12 +330,22 @@ class _Record:
         self.failed: list[tuple[str, str]] = []
         self.computed = 0
         self.bar = None
+        self.lines = False
+        self._left: dict[str, int] = {}
+        self._started = time.monotonic()
         self._write_metadata()
         if progress and todo:
-            from tqdm.auto import tqdm
+            from mlcb.engine.progress import interactive
 
-            tqdm.monitor_interval = 0  # no monitor thread: worker processes can be forked
-            self.bar = tqdm(total=len(todo), desc=grid.name, unit="task")
+            if interactive(sys.stderr):
+                from tqdm.auto import tqdm
+
+                tqdm.monitor_interval = 0  # no monitor thread: worker processes can be forked
+                self.bar = tqdm(total=len(todo), desc=grid.name, unit="task")
+            else:
+                self.lines = True
+                for task in todo:
+                    self._left[task.label] = self._left.get(task.label, 0) + 1
 
     def _write_metadata(self) -> None:
         _write_json(self.root / SWEEP_FILE, _metadata(self.grid, self.done, self.todo, self.failed))
@@ -349,8 +361,25 @@ class _Record:
             self._write_metadata()
         if self.bar is not None:
             self.bar.update()
+        self._line(task)
         if self.on_part is not None:
             self.on_part(task)
+
+    def _line(self, task: Task) -> None:
+        """In a log: one line when ``task`` was its setting's last."""
+        if not self.lines:
+            return
+        self._left[task.label] -= 1
+        if self._left[task.label] == 0:
+            from mlcb.engine.progress import duration
+
+            ended = sum(1 for left in self._left.values() if left == 0)
+            print(
+                f"{self.grid.name}: {task.label} done ({ended} of {len(self._left)} settings, "
+                f"{duration(time.monotonic() - self._started)})",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def failed_task(self, index: int, error: BaseException) -> None:
         """Task ``index`` raised ``error``: named with its setting, the others go on."""
@@ -359,6 +388,13 @@ class _Record:
         if self.bar is not None:
             self.bar.update()
             self.bar.write(f"failed: {task.describe()}: {first_line(error)}")
+        elif self.lines:
+            print(
+                f"{self.grid.name}: failed: {task.describe()}: {first_line(error)}",
+                file=sys.stderr,
+                flush=True,
+            )
+            self._line(task)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -453,8 +489,9 @@ class _Recorded:
             int(validation.integer("horizon", config["horizon"], maximum=10**10)),
             int(validation.integer("checkpoints", config["checkpoints"], maximum=10**5)),
             len(config["experts"]),
+            str(data["label"]),
         )
-        return Setting(str(data["label"]), dict(data.get("values") or {}), recorded)
+        return Setting(dict(data.get("values") or {}), recorded)
 
 
 @dataclass(frozen=True)
@@ -463,6 +500,7 @@ class _RecordedConfig:
     horizon: int
     checkpoints: int
     n_experts: int
+    label: str
 
     def key(self) -> str:
         return self.recorded_key

@@ -10,6 +10,11 @@ Both executors take the tasks as plain data (:mod:`mlcb.sweeps.worker`) and call
     A ``distributed.Client``, connected to a scheduler address or to a ``LocalCluster`` started
     on 127.0.0.1 for the sweep. The scheduler runs the tasks of a worker that dies again
     elsewhere; a task that raises is not retried (the cause is in its setting).
+
+Every executor's workers register what the submitting process registered
+(:func:`mlcb.sweeps.worker.register_as`): its plugins (``--plugin`` modules and installed entry
+points) and every registered policy, expert family, environment, figure and writer, so that a
+name resolves on a worker as it does where the sweep was validated.
 """
 
 from __future__ import annotations
@@ -23,8 +28,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from mlcb import registry
-from mlcb.sweeps.worker import run_task
+from mlcb.sweeps.worker import register_as, registrations, run_registered, run_task
 from mlcb.validation import InputError
 
 EXECUTORS = ("local", "dask")
@@ -55,15 +59,14 @@ def _start_method() -> str:
 PARENT_POLL = 0.2
 
 
-def _start_worker(parent: int, plugins: list[str]) -> None:
+def _start_worker(parent: int, given: dict) -> None:
     """Worker initializer: end with the parent (:func:`_exit_with_parent`), and register what the
-    parent's plugins registered: the installed ``mlcb.plugins`` entry points and the modules named
-    with ``--plugin`` (a forked worker has them already; a spawned one, where the parent runs other
-    threads or on a platform without fork, imports them again, from the parent's ``sys.path``)."""
+    parent registered (:func:`mlcb.sweeps.worker.register_as`): the installed ``mlcb.plugins``
+    entry points, the modules named with ``--plugin`` and every registered name (a forked worker
+    has them already; a spawned one, where the parent runs other threads or on a platform without
+    fork, imports the plugins again, from the parent's ``sys.path``)."""
     _exit_with_parent(parent)
-    registry.load_entry_points()
-    for name in plugins:
-        registry.load_plugin(name)
+    register_as(given)
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -99,7 +102,7 @@ def run_local(payloads: list[dict], workers: int, on_result: Callable, on_error:
             min(workers, len(pending)),
             mp_context=context,
             initializer=_start_worker,
-            initargs=(os.getpid(), registry.plugins()),
+            initargs=(os.getpid(), registrations()),
         ) as pool:
             futures = {pool.submit(run_task, payloads[i]): i for i in pending}
             try:
@@ -230,6 +233,19 @@ def _quiet_dask():
             logger.setLevel(level)
 
 
+def _register_on_workers(client: Any, given: dict) -> None:
+    """Register on every worker of ``client``'s cluster what this process registered
+    (:func:`mlcb.sweeps.worker.register_as`), before any task: a plugin that a worker cannot
+    import is one line naming it. A worker that joins later registers with its first task."""
+    try:
+        client.run(register_as, given)
+    except InputError as error:
+        raise InputError(
+            f"the Dask workers cannot register what this process registered: {error} (install the "
+            "plugins on the workers too)"
+        ) from None
+
+
 def run_dask(client: Any, payloads: list[dict], on_result: Callable, on_error: Callable) -> None:
     """Run ``payloads`` on the cluster of ``client``, each task once (a lost worker's tasks are
     run again by the scheduler); an interruption cancels what is left. A cluster that goes away
@@ -241,11 +257,13 @@ def run_dask(client: Any, payloads: list[dict], on_result: Callable, on_error: C
 
     from mlcb.errors import ClusterLost
 
+    given = registrations()
+    _register_on_workers(client, given)
     futures = {}
     for index, payload in enumerate(payloads):
         block = f"{payload['first']:06d}-{payload['stop']:06d}"
         key = f"mlcb-{payload['key']}-{block}-{os.getpid()}-{time.time_ns()}"
-        futures[client.submit(run_task, payload, key=key, pure=False, retries=0)] = index
+        futures[client.submit(run_registered, given, payload, key=key, pure=False, retries=0)] = index
     lost = (OSError, TimeoutError, asyncio.CancelledError, concurrent.futures.CancelledError)
     try:
         finished = iter(distributed.as_completed(list(futures)))

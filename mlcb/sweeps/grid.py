@@ -1,10 +1,12 @@
 """A sweep's grid: the settings it runs, validated before any task, and its tasks.
 
 A *grid* starts from a preset and lists values: lists under ``[grid]`` expand into their product,
-or ``[[settings]]`` tables name the settings one by one. Every setting is built as a
-:class:`mlcb.config.SimulationConfig` (so validated) by :func:`make_grid`; an invalid combination,
-such as a budget above the number of experts, is a ``ValueError`` naming it. Each setting's
-replications are cut into :class:`Task` blocks of ``block`` consecutive replications.
+or ``[[settings]]`` tables name the settings one by one (each may name itself with ``label``).
+Every setting is described as a :class:`mlcb.config.SimulationConfig` and built once by
+:func:`make_grid` (:func:`mlcb.engine.problem.build`: so validated, every check before any task);
+an invalid combination, such as a budget above the number of experts, is a ``ValueError`` naming
+it. Each setting's replications are cut into :class:`Task` blocks of ``block`` consecutive
+replications.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ import itertools
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mlcb import validation
+from mlcb.engine.problem import build
+from mlcb.engine.sizes import check_size, frame_bytes
 from mlcb.validation import InputError, read_toml
 
 #: Setting fields a grid may set or vary (``env_params.NAME`` and ``policy_params.NAME`` too).
@@ -41,11 +46,15 @@ _SHORT = {"budget": "M", "n_experts": "K", "horizon": "T"}
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting of a grid: its label, its values (plain data) and its validated configuration."""
+    """One setting of a grid: its values (plain data) and its validated configuration, which
+    carries its label."""
 
-    label: str
     values: dict
     config: Any
+
+    @property
+    def label(self) -> str:
+        return str(self.config.label)
 
     @property
     def key(self) -> str:
@@ -127,13 +136,15 @@ def _describe_values(values: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in values.items()) or "the shared setting"
 
 
-def build_config(preset_name: str, values: dict, replications: int) -> Any:
+def build_config(preset_name: str, values: dict, replications: int, label: str | None = None) -> Any:
     """The :class:`~mlcb.config.SimulationConfig` of the preset ``preset_name`` with the setting
-    ``values`` (grid fields) and ``replications``; raises ``ValueError`` on a bad combination."""
+    ``values`` (grid fields), ``replications`` and ``label``; raises ``ValueError`` on a bad
+    combination."""
     from mlcb import presets
 
     preset = presets.get(preset_name)
     rest = dict(values)
+    rest.pop("label", None)  # a setting's own name: given to the description as label
     budget = rest.pop("budget", None)
     calibration = rest.pop("calibration", None)
     env_params = dict(rest.pop("env_params", None) or {})
@@ -145,7 +156,7 @@ def build_config(preset_name: str, values: dict, replications: int) -> Any:
             policy_params[key.split(".", 1)[1]] = rest.pop(key)
     if "n_experts" in rest:
         env_params["n_experts"] = rest.pop("n_experts")
-    fields = {"env_params": env_params, "replications": replications, **rest}
+    fields = {"env_params": env_params, "replications": replications, "label": label, **rest}
     if policy_params:
         fields["policy_params"] = policy_params
     return preset.config(budget, calibration, **fields)
@@ -163,6 +174,10 @@ def _value_of(key: str, values: dict, config: Any) -> Any:
 
 
 def _label(values: dict, varied: list[str], config: Any) -> str:
+    """A setting's label: the one its ``[[settings]]`` table gives, else its policy, budget and
+    the values the grid varies."""
+    if "label" in values:
+        return validation.label("label", values["label"])
     parts = [str(config.policy), f"M={config.budget}"]
     for key in varied:
         if key in ("policy", "budget"):
@@ -175,6 +190,13 @@ def _label(values: dict, varied: list[str], config: Any) -> str:
 MAX_SETTINGS = 100_000
 #: Grids of at least this many settings show their validation's progress when asked.
 PROGRESS_FROM = 1_000
+
+
+def _live() -> bool:
+    """Whether standard error shows a progress bar (a terminal); a log gets none."""
+    from mlcb.engine.progress import interactive
+
+    return interactive(sys.stderr)
 
 
 def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Grid:
@@ -240,10 +262,11 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
             raise InputError("settings must be one or more [[settings]] tables of setting fields")
         for index, entry in enumerate(explicit):
             for key, value in entry.items():
-                _check_field(key, f"settings[{index}]", value)
+                if key != "label":  # a setting's own name
+                    _check_field(key, f"settings[{index}]", value)
         _check_count(len(explicit), ["[[settings]] tables"])
         combos = [dict(entry) for entry in explicit]
-        keys = sorted({k for entry in combos for k in entry})
+        keys = sorted({k for entry in combos for k in entry} - {"label"})
         varied = [k for k in keys if len({json.dumps(c.get(k), sort_keys=True) for c in combos}) > 1]
     else:
         combos, varied = [{}], []
@@ -252,7 +275,9 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
     keys_seen: dict[str, str] = {}
     needed = 0
     bar = None
-    if progress and len(combos) >= PROGRESS_FROM:
+    if progress and len(combos) >= PROGRESS_FROM and not _live():  # a log: one line, no bar
+        print(f"validating {grid_name}: {len(combos):,} settings", file=sys.stderr, flush=True)
+    elif progress and len(combos) >= PROGRESS_FROM:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(combos), desc=f"validating {grid_name}", unit="setting", leave=False)
@@ -261,19 +286,19 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
             values = {**base, **combo}
             try:
                 config = build_config(preset, values, replications)
+                config = config.replace(label=_label(values, varied, config))
+                build(config)  # every check that needs the setting built, before any task
             except (ValueError, TypeError) as error:
                 message = str(error).splitlines()[0] if str(error) else type(error).__name__
                 where = f"grid setting {_describe_values(combo)}" if combo else "grid: the shared setting"
                 raise InputError(f"{where} is invalid: {message}") from None
-            needed += config.frame_bytes()
-            settings.append(_setting(values, varied, config, combo, labels, keys_seen))
+            needed += frame_bytes(config)
+            settings.append(_setting(values, config, combo, labels, keys_seen))
             if bar is not None:
                 bar.update()
     finally:
         if bar is not None:
             bar.close()
-    from mlcb.config import check_size
-
     check_size(
         f"grid {grid_name}",
         needed,
@@ -292,11 +317,9 @@ def _check_count(count: int, parts: list[str]) -> None:
         )
 
 
-def _setting(
-    values: dict, varied: list[str], config: Any, combo: dict, labels: dict, keys_seen: dict
-) -> Setting:
+def _setting(values: dict, config: Any, combo: dict, labels: dict, keys_seen: dict) -> Setting:
     """The :class:`Setting` of one combination, its label and key checked against the others'."""
-    label = _label(values, varied, config)
+    label = str(config.label)
     if label in labels:
         raise InputError(
             f"grid: settings {labels[label]} and {_describe_values(combo)} share the label {label!r}"
@@ -307,7 +330,7 @@ def _setting(
             f"grid: settings {keys_seen[key]} and {_describe_values(combo)} are the same setting"
         )
     labels[label] = keys_seen[key] = _describe_values(combo)
-    return Setting(label, json.loads(json.dumps(values)), config)
+    return Setting(json.loads(json.dumps(values)), config)
 
 
 def load_grid(path: str | Path, progress: bool = False) -> Grid:

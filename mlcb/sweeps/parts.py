@@ -70,7 +70,7 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     """Read and validate one part: the frames' columns and dtypes, the setting's label, the
     replications of the block and the rows each must have. A problem is a ``ValueError`` naming
     the file."""
-    from mlcb.engine.replications import checkpoint_grid
+    from mlcb.config import checkpoint_grid
 
     match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
     if match is None:

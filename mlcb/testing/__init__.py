@@ -3,7 +3,8 @@
 In the spirit of Gymnasium's ``check_env`` and scikit-learn's ``check_estimator``, each check
 drives an object through the contract of :mod:`mlcb.contracts` (and of :mod:`mlcb.kernels` for
 compiled code) and raises a :class:`ConformanceError` (an ``AssertionError``) that names the
-object, the method and what to fix at the first violation; it returns ``None`` when all is well.
+object, the method and what to fix at the first violation; when all is well it returns a
+:class:`CheckReport` of what it ran (``print(report)`` lists every check).
 
 :func:`check_env`
     an :class:`~mlcb.contracts.Environment`: ``n_experts``, ``build``, ``optimal_loss`` and
@@ -35,9 +36,9 @@ True
 from __future__ import annotations
 
 from mlcb.testing._common import DELTA as DELTA  # the confidence level the checks evaluate rates at
-from mlcb.testing._common import ConformanceError
+from mlcb.testing._common import CheckReport, ConformanceError
 from mlcb.testing.environments import check_env
 from mlcb.testing.experts import check_expert
 from mlcb.testing.policies import check_policy
 
-__all__ = ["ConformanceError", "check_env", "check_expert", "check_policy"]
+__all__ = ["CheckReport", "ConformanceError", "check_env", "check_expert", "check_policy"]

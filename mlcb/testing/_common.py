@@ -17,6 +17,7 @@ import math
 import numbers
 import pickle
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,55 @@ DELTA = 0.1
 
 class ConformanceError(AssertionError):
     """An object breaks its contract (:mod:`mlcb.contracts`); the message says where and how to fix it."""
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What a conformance check ran, returned when every check passed (a failure raises a
+    :class:`ConformanceError` instead): the object checked, where, each check in a line, and
+    what a user should know of it (``notes``). ``print(report)`` shows it all; in a notebook it
+    shows itself; it is true.
+
+    Examples
+    --------
+    >>> report = CheckReport("expert Mine", "mlcb/Trap-v0", ("learn: losses in [0, 1]",))
+    >>> print(report)
+    expert Mine on mlcb/Trap-v0: 1 check passed
+      - learn: losses in [0, 1]
+    """
+
+    subject: str
+    environment: str | None
+    checks: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        """Always ``True``: a report exists only for an object that passed."""
+        return True
+
+    def __bool__(self) -> bool:
+        return True
+
+    def _headline(self) -> str:
+        where = f" on {self.environment}" if self.environment else ""
+        count = len(self.checks)
+        return f"{self.subject}{where}: {count} check{'s' if count != 1 else ''} passed"
+
+    def __str__(self) -> str:
+        lines = [self._headline(), *(f"  - {check}" for check in self.checks)]
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<CheckReport: {self._headline()}>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        items = "".join(f"<li>{html.escape(check)}</li>" for check in self.checks)
+        notes = "".join(f"<p><em>note:</em> {html.escape(note)}</p>" for note in self.notes)
+        return f"<p><strong>{html.escape(self._headline())}</strong></p><ul>{items}</ul>{notes}"
 
 
 def _fail(who: str, message: str) -> None:

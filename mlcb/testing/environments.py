@@ -1,6 +1,6 @@
 """Conformance of environments (:class:`mlcb.contracts.Environment`): :func:`check_env`.
 
-An environment is checked as the engines use it: ``n_experts``, ``build(seed, replication)``,
+An environment is checked as the engines use it: ``n_experts``, ``build(seed, replication, horizon)``,
 ``optimal_loss`` and ``round_data`` after the compiled ``begin_round`` (run through a small
 compiled probe, :func:`_begin`), an optional ``round_data_block``, then Gymnasium's own checker.
 :class:`_Stream` plays one replication's round data to the expert checks.
@@ -16,6 +16,7 @@ from mlcb.kernels import begin_round
 from mlcb.kernels.jit import kernel, uncached
 from mlcb.testing._common import (
     _UNCACHED,
+    CheckReport,
     _build_difference,
     _check_build,
     _check_unit,
@@ -49,12 +50,17 @@ def _begin(who: str, params: Any, state: Any, t: int) -> None:
     )
 
 
+#: The horizon of the runs the expert checks stand for (what ``build`` is given).
+PROBE_HORIZON = 100
+
+
 class _Stream:
-    """Round data ``xi_0, xi_1, ...`` of one replication as expert ``k`` sees it."""
+    """Round data ``xi_0, xi_1, ...`` of one replication of a run of :data:`PROBE_HORIZON` rounds as
+    expert ``k`` sees it."""
 
     def __init__(self, who: str, env: Any, seed: int, k: int = 0) -> None:
         self.who, self.env, self.k = who, env, k
-        self.params, self.state = env.build(seed, 0)
+        self.params, self.state = env.build(seed, 0, PROBE_HORIZON)
         self.t = -1
 
     def next(self) -> Any:
@@ -119,13 +125,14 @@ def check_env(
     seed: int = 0,
     rounds: int = 3,
     gymnasium: bool = True,
-) -> None:
-    """Check that an environment follows :class:`mlcb.contracts.Environment`.
+) -> CheckReport:
+    """Check that an environment follows :class:`mlcb.contracts.Environment`; returns a
+    :class:`~mlcb.testing.CheckReport` of what ran (``print`` it).
 
     Checks, in order:
 
     - ``n_experts`` is present: an integer ``>= 1`` or ``None``;
-    - ``build(seed, replication)`` returns a pair of ``NamedTuple``\\ s of arrays and scalars,
+    - ``build(seed, replication, rounds)`` returns a pair of ``NamedTuple``\\ s of arrays and scalars,
       the same for the same ``(seed, replication)``, with fresh state arrays on every call, and
       not the same for two replications when it depends on the seed (each replication must
       face its own draw);
@@ -165,6 +172,7 @@ def check_env(
     --------
     >>> from mlcb.testing import check_env
     >>> check_env("mlcb/Trap-v0", env_params={"n_experts": 3})
+    <CheckReport: environment 'mlcb/Trap-v0': 5 checks passed>
     """
     env, name = _resolve_env(env, env_params)
     who = f"environment {name}"
@@ -181,22 +189,22 @@ def check_env(
 
     # build
     first, second = _check_build(
-        lambda: env.build(seed, 0),
+        lambda: env.build(seed, 0, rounds),
         f"{who}.build",
-        f"build({seed}, 0)",
-        f"{who}.build({seed}, 0)",
+        f"build({seed}, 0, {rounds})",
+        f"{who}.build({seed}, 0, {rounds})",
         "return (params, state) NamedTuples of NumPy arrays and scalars",
         repeatable="between two calls with the same (seed, replication); draw everything from the "
         "streams of mlcb.kernels.seeding (instance_rng, stream_keys) keyed by (seed, replication), "
         "never from global or unseeded generators",
     )
-    if _build_difference(first, env.build(seed, 1)) is None:
-        if _build_difference(first, env.build(seed + 1, 0)) is not None:
+    if _build_difference(first, env.build(seed, 1, rounds)) is None:
+        if _build_difference(first, env.build(seed + 1, 0, rounds)) is not None:
             _fail(
                 f"{who}.build",
-                f"build({seed}, 0) and build({seed}, 1) are equal although build depends on the seed: "
-                "every replication would face the same draw; key the instance and the streams by "
-                "(seed, replication)",
+                f"build({seed}, 0, {rounds}) and build({seed}, 1, {rounds}) are equal although build "
+                "depends on the seed: every replication would face the same draw; key the instance and "
+                "the streams by (seed, replication)",
             )
 
     # optimal_loss
@@ -222,25 +230,37 @@ def check_env(
             "gives different data for the same (seed, replication, round, expert) after two builds; "
             "draw xi_t from the counter-based streams keyed in build",
         )
-    _check_round_data_block(who, env, seed, rounds)
+    blocks = _check_round_data_block(who, env, seed, rounds)
 
+    checks = [
+        f"n_experts: {n_experts}",
+        "build(seed, replication): NamedTuples of arrays and scalars, the same for the same seed and "
+        "replication, fresh state arrays on every call, a draw of its own per replication",
+        f"optimal_loss(params, k) in [0, 1] for {len(_expert_indices(n_experts))} experts",
+        f"round_data for rounds 0 to {rounds} after the compiled begin_round: in range, the same after "
+        "a second build",
+    ]
+    if blocks:
+        checks.append("round_data_block: for replications 0 and 1 together, what round_data gives")
     if gymnasium:
         _gymnasium_check(who, env)
+        checks.append("Gymnasium's own checker (spaces, reset and step under a seed)")
+    return CheckReport(who, None, tuple(checks))
 
 
-def _check_round_data_block(who: str, env: Any, seed: int, rounds: int) -> None:
+def _check_round_data_block(who: str, env: Any, seed: int, rounds: int) -> bool:
     """An optional ``round_data_block`` gives, for replications 0 and 1 together, what
-    ``round_data`` gives for each."""
+    ``round_data`` gives for each; whether there is one."""
     block = getattr(env, "round_data_block", None)
     if block is None:
-        return
+        return False
     if not callable(block) or not getattr(env, "round_data_shared", False):
         _fail(
             f"{who}.round_data_block",
             "is offered but the environment does not declare round_data_shared = True (or it is not a "
             "method); the Python engine uses it only for round data shared by every expert",
         )
-    pairs = [env.build(seed, 0), env.build(seed, 1)]
+    pairs = [env.build(seed, 0, rounds), env.build(seed, 1, rounds)]
     for t in range(rounds + 1):
         for params, state in pairs:
             _begin(who, params, state, t)
@@ -258,6 +278,7 @@ def _check_round_data_block(who: str, env: Any, seed: int, rounds: int) -> None:
                     f"differs from round_data for replication {r} at round {t}; it must give, for each "
                     "replication of the block, what round_data gives",
                 )
+    return True
 
 
 def _gymnasium_check(who: str, env: Any) -> None:

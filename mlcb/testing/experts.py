@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from mlcb.testing._common import _fail, _raising
+from mlcb.testing._common import CheckReport, _fail, _raising
 from mlcb.testing.environments import _resolve_env
 from mlcb.testing.families import _check_family, _family_of
 from mlcb.testing.python_experts import _check_python_expert
 
 
-def _simulate_experts(who, pool, env, env_name, env_params, seed, rounds) -> None:
+def _simulate_experts(who, pool, env, env_name, env_params, seed, rounds) -> str:
     from mlcb.simulation import simulate
 
     if env_name is None:
@@ -41,6 +41,41 @@ def _simulate_experts(who, pool, env, env_name, env_params, seed, rounds) -> Non
     regret = result.curves["regret"].to_numpy(float)
     if not np.all(np.isfinite(regret)):
         _fail(who, "a short simulation of a pool of it gives a non-finite realized regret")
+    final = float(result.final()["regret"].mean())
+    return (
+        f"a short simulation ran: a pool of {len(pool)} on {fields['env']!r}, round-robin, budget "
+        f"{fields['budget']}, 2 replications of {rounds} rounds (final regret {final:.3g}, finite)"
+    )
+
+
+def _python_checks(expert: Any, rounds: int) -> tuple[list[str], list[str]]:
+    """What :func:`check_expert` checked of a Python expert, and what to know of it."""
+    rate = getattr(expert, "rate", None)
+    heuristic = getattr(expert, "heuristic", True)
+    said = "a callable rate(n, delta')" if callable(rate) else repr(rate if rate is not None else (1.0, 0.5))
+    checks = [
+        f"learn(data) and deploy(data), deploy then learn, for {rounds} rounds: losses in [0, 1]",
+        "deploy leaves the learner as it was (its state, and the stream learn draws from)",
+        f"rate {said}{' (the default)' if rate is None else ''}: finite, >= 0, non-decreasing"
+        + ("" if heuristic else ", at most n (declared valid)"),
+        f"heuristic = {heuristic!r}: a bool",
+    ]
+    if callable(getattr(expert, "spawn", None)):
+        checks.insert(2, "spawn(seed): a new, untrained learner, the same for the same seed")
+    if callable(getattr(expert, "optimal_loss", None)):
+        checks.append("optimal_loss(env, env_params): in [0, 1]")
+    notes = []
+    if heuristic:
+        notes.append(
+            "heuristic: nobody has proved its rate, so a pool of it has a certificate marked not valid "
+            "(certificate_valid False in results)"
+        )
+    if not callable(getattr(expert, "optimal_loss", None)):
+        notes.append(
+            "no optimal_loss: regret is measured against the best expert in hindsight where the "
+            "environment does not give the expert's limit"
+        )
+    return checks, notes
 
 
 def check_expert(
@@ -52,8 +87,9 @@ def check_expert(
     rounds: int = 30,
     seed: int = 0,
     simulate: bool = True,
-) -> None:
-    """Check an expert: a Python learner, or a specification of a compiled expert family.
+) -> CheckReport:
+    """Check an expert: a Python learner, or a specification of a compiled expert family; returns
+    a :class:`~mlcb.testing.CheckReport` of what ran (``print`` it).
 
     A *Python expert* (:class:`mlcb.contracts.PythonExpert`: methods ``learn`` and ``deploy``)
     is driven directly, deploy then learn as the engine does, on ``rounds`` rounds of the
@@ -101,6 +137,12 @@ def check_expert(
     simulate : bool
         Also run the short simulation.
 
+    Returns
+    -------
+    CheckReport
+        The expert, the environment and every check that passed, with what to know of it
+        (a heuristic rate, say).
+
     Raises
     ------
     ConformanceError
@@ -113,7 +155,9 @@ def check_expert(
     --------
     >>> import agents
     >>> from mlcb.testing import check_expert
-    >>> check_expert(agents.make("ucb1"), "mlcb/Trap-v0", env_params={"n_experts": 3}, simulate=False)
+    >>> report = check_expert(agents.make("ucb1"), env_params={"n_experts": 3}, simulate=False)
+    >>> print(report.checks[0])
+    family 'bandit': every member of mlcb.contracts.ExpertFamily (name, smoothing, check, ...)
     """
     env_name = env if isinstance(env, str) else None
     env, _ = _resolve_env(env, env_params)
@@ -123,11 +167,22 @@ def check_expert(
         _fail(f"expert {expert.__name__}", f"is a class; give an instance ({expert.__name__}(...))")
     who = f"expert {type(expert).__name__}"
     family = _family_of(who, expert)
+    notes: list[str] = []
     if family is not None:
         pool = _check_family(who, expert, family, env, seed, n_experts)
+        name = getattr(family, "name", type(family).__name__)
+        checks = [
+            f"family {name!r}: every member of mlcb.contracts.ExpertFamily (name, smoothing, check, ...)",
+            f"the family's check accepts a pool of {n_experts} on this environment",
+            "optimal losses of the pool in [0, 1]; rates None or finite and non-decreasing",
+            "heuristic: one bool per expert",
+        ]
+        subject = f"{who} (of the compiled family {name!r})"
     elif callable(getattr(expert, "learn", None)) and callable(getattr(expert, "deploy", None)):
         _check_python_expert(who, expert, env, seed, rounds, n_experts)
         pool = [expert] * n_experts
+        checks, notes = _python_checks(expert, rounds)
+        subject = f"{who} (a Python expert)"
     else:
         _fail(
             who,
@@ -135,4 +190,5 @@ def check_expert(
             "Python expert (methods learn(data) and deploy(data)); see mlcb.contracts",
         )
     if simulate:
-        _simulate_experts(who, pool, env, env_name, env_params, seed, rounds)
+        checks.append(_simulate_experts(who, pool, env, env_name, env_params, seed, rounds))
+    return CheckReport(subject, env_name or type(env).__name__, tuple(checks), tuple(notes))

@@ -14,6 +14,7 @@ import numpy as np
 
 from mlcb.contracts import FAMILY_ATTRIBUTE
 from mlcb.testing._common import DELTA, ConformanceError, _check_unit, _describe, _fail, _is_bool
+from mlcb.testing.environments import PROBE_HORIZON
 from mlcb.testing.rates import _check_rate_values, _counts
 
 
@@ -46,7 +47,7 @@ def _check_family(who, expert, family, env, seed, n_experts) -> list:
             f"{fname}.check refuses a pool of {who} on {type(env).__name__}: {error}; check it on a "
             "suitable environment (env=...)"
         ) from error
-    params, _ = env.build(seed, 0)
+    params, _ = env.build(seed, 0, PROBE_HORIZON)
     optimal = np.asarray(family.optimal_losses(pool, env, params), dtype=float)
     if optimal.shape != (n_experts,):
         _fail(fname, f"optimal_losses returned shape {optimal.shape}; it must be ({n_experts},)")

@@ -15,12 +15,14 @@ from typing import Any
 import numpy as np
 
 from mlcb import validation
-from mlcb.engine import compiled_loop
+from mlcb.config import checkpoint_grid
 from mlcb.kernels import end_round, observe, select
 from mlcb.kernels.jit import JIT_DISABLED, kernel, uncached
+from mlcb.kernels.stats import new_stats
 from mlcb.testing._common import (
     _UNCACHED,
     DELTA,
+    CheckReport,
     _check_build,
     _describe,
     _fail,
@@ -140,8 +142,9 @@ def check_policy(
     horizon: int = 200,
     seed: int = 0,
     simulate: bool = True,
-) -> None:
-    """Check that a meta-policy follows :class:`mlcb.contracts.Policy` and :mod:`mlcb.kernels`.
+) -> CheckReport:
+    """Check that a meta-policy follows :class:`mlcb.contracts.Policy` and :mod:`mlcb.kernels`;
+    returns a :class:`~mlcb.testing.CheckReport` of what ran (``print`` it).
 
     Checks, in order:
 
@@ -190,6 +193,7 @@ def check_policy(
     --------
     >>> from mlcb.testing import check_policy
     >>> check_policy("greedy", n_experts=4, budget=2, horizon=50, simulate=False)
+    <CheckReport: policy 'greedy': 3 checks passed>
     """
     policy, name, who = _resolve_policy(policy, policy_params)
     n_experts = validation.integer("n_experts", n_experts)
@@ -251,13 +255,29 @@ def check_policy(
                 "(mlcb.kernels.random.uniform(key, t, slot)), never from a global generator",
             )
 
+    checks = [
+        f"a frozen dataclass; warm_start {warm}, has_certificate {has_certificate}, certificate_valid "
+        f"{valid}; selects up to {size} of {n_experts} experts at budget {budget}",
+        "build(n_experts, budget, delta, horizon, optimal): NamedTuples of arrays and scalars, fresh "
+        "state arrays on every call",
+        f"select, observe and end_round in a compiled probe of {horizon} rounds: distinct indices in "
+        "range, a width for every expert selected, the same rounds for the same stream key",
+    ]
     if simulate:
         _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizon, seed)
+        checks.append(
+            f"a short simulation ({n_experts}-expert trap, 2 replications of {horizon} rounds): the same "
+            "rounds on the compiled engine twice and on the Python engine"
+        )
+    notes = (
+        [] if valid or not has_certificate else ["its certificate is a heuristic (certificate_valid False)"]
+    )
+    return CheckReport(who, None, tuple(checks), tuple(notes))
 
 
 def _probe_policy(who, policy, n_experts, budget, size, horizon, losses, rates, key, warm):
     params, state = policy.build(n_experts, budget, DELTA, horizon, np.linspace(0.2, 0.8, n_experts))
-    stats = compiled_loop.new_stats(n_experts)
+    stats = new_stats(n_experts)
     guard = n_experts + size + 8
     buffer = np.full(guard, _UNSET, dtype=np.int64)
     width_buffer = np.full(guard, _UNSET_WIDTH)
@@ -360,7 +380,7 @@ def _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizo
     import agents
     from mlcb import engine
     from mlcb.config import SimulationConfig
-    from mlcb.engine import Problem, python_loop
+    from mlcb.engine import python_loop
 
     config = SimulationConfig(
         env="mlcb/Trap-v0",
@@ -373,8 +393,8 @@ def _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizo
         replications=2,
         seed=seed,
     )
-    problem = dataclasses.replace(Problem.from_config(config), policy=policy)
-    grid = engine.checkpoint_grid(horizon, 20)
+    problem = dataclasses.replace(engine.build(config), policy=policy)
+    grid = checkpoint_grid(horizon, 20)
     runs = {}
     for label, run in (
         ("the compiled engine", engine.run_replications),

@@ -28,7 +28,7 @@ from mlcb.testing._common import (
     _raising,
     _same,
 )
-from mlcb.testing.environments import _Stream
+from mlcb.testing.environments import PROBE_HORIZON, _Stream
 from mlcb.testing.rates import _check_rate_values, _counts
 
 
@@ -261,7 +261,7 @@ def _check_python_expert(who, expert, env, seed, rounds, n_experts) -> None:
     # optimal_loss (optional)
     optimal = getattr(expert, "optimal_loss", None)
     if callable(optimal):
-        params, _ = env.build(seed, 0)
+        params, _ = env.build(seed, 0, PROBE_HORIZON)
         _check_unit(who, optimal(env, params), "optimal_loss(env, env_params)", "an optimal loss")
 
 

@@ -392,14 +392,13 @@ class TwinRun:
 
 def run(config, replication: int, rounds: int) -> TwinRun:
     """Simulate ``rounds`` rounds of replication ``replication`` of ``config`` in pure Python."""
-    from mlcb.contracts import family_of
+    from mlcb.engine.problem import build
     from mlcb.kernels.seeding import stream_keys
 
-    env = config.make_env()
-    family = family_of(list(config.experts))
-    policy_spec = config.make_policy()
+    problem = build(config)
+    env, family, policy_spec = problem.env, problem.family, problem.policy
     keys = stream_keys(config.seed, replication, config.n_experts, getattr(env, "streams", None))
-    env_params, _ = env.build(config.seed, replication)
+    env_params, _ = env.build(config.seed, replication, rounds)
     optimal = [float(v) for v in family.optimal_losses(list(config.experts), env, env_params)]
     streams = getattr(env, "streams", None)
     identity = list(range(config.n_experts)) if streams is None else [int(s) for s in streams]
@@ -636,12 +635,11 @@ def assert_matches_engine(config, replication: int = 0, rounds: int | None = Non
     assert identical selections, deployments, deployed losses, regrets, certificate and counts;
     returns the compiled replication."""
     from mlcb import engine
-    from mlcb.engine import Problem
 
     rounds = config.horizon if rounds is None else rounds
     grid = np.arange(1, rounds + 1)
     compiled = engine.run_replication(
-        Problem.from_config(config), config.seed, replication, rounds, grid, trace_rounds=rounds
+        engine.build(config), config.seed, replication, rounds, grid, trace_rounds=rounds
     )
     slow = run(config, replication, rounds)
     width = compiled.trace_selected.shape[1]

@@ -1,0 +1,114 @@
+"""The settings a command names: a preset or a TOML setting file, with the options that override
+them (``--budget``, ``--horizon``, ``--setting-label``, ``--data``, ``--device``, ...)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from mlcb.validation import InputError
+
+
+def data_params(args: argparse.Namespace) -> dict[str, Any]:
+    """``env_params`` of ``--data`` and ``--label`` (empty without them)."""
+    data, label = getattr(args, "data", None), getattr(args, "label", None)
+    if data is None:
+        if label is not None:
+            raise InputError("label: --label names a column of the --data file; give --data PATH too")
+        return {}
+    return {"dataset": str(data), **({"label": label} if label is not None else {})}
+
+
+def check_data_target(env: str, what: str, args: argparse.Namespace) -> None:
+    if data_params(args) and env != "mlcb/RealData-v0":
+        raise InputError(f"data: --data applies to real-data settings (env mlcb/RealData-v0), not to {what}")
+
+
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    fields = {
+        "horizon": args.horizon,
+        "replications": args.replications,
+        "seed": args.seed,
+        "policy": getattr(args, "policy", None),
+        "delta": args.delta,
+        "label": getattr(args, "setting_label", None),
+    }
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+#: The options of reading a data file that the command line has no flag for (``env_params`` set
+#: them, from Python or a TOML setting), as the messages that suggest them spell them.
+_FILE_OPTIONS = ("missing=", "columns=", "constant=", "min_class_rows")
+
+
+def configs(args: argparse.Namespace) -> tuple[str, list]:
+    """The target's settings, one per budget; an error that suggests an option of reading the
+    ``--data`` file says where that option is set."""
+    try:
+        return _target_configs(args)
+    except InputError as error:
+        message = str(error)
+        if not data_params(args) or not any(option in message for option in _FILE_OPTIONS):
+            raise
+        raise type(error)(
+            f"{message} (--data reads the file with the defaults: edit the file, or set this in "
+            "env_params from Python or a TOML setting; docs/real-data.md)"
+        ) from error
+
+
+def _target_configs(args: argparse.Namespace) -> tuple[str, list]:
+    if args.target.endswith(".toml"):
+        from mlcb.config.toml import load_toml
+
+        fields = overrides(args)
+        if data_params(args):  # --data and --label update the file's env_params
+            check_data_target(toml_env(args.target), Path(args.target).name, args)
+            fields["env_params"] = data_params(args)
+        return load_toml(args.target, budget=args.budget, **fields)
+    from mlcb import presets, validation
+    from mlcb.config.toml import budget_label
+
+    preset = presets.get(args.target)
+    budgets = list(preset.budgets) if args.budget is None else validation.budgets("budget", args.budget)
+    fields = overrides(args)
+    label = fields.pop("label", None)
+    check_data_target(preset.env, f"preset {preset.name!r}", args)
+    if preset.env == "mlcb/RealData-v0" and data_params(args):
+        fields["env_params"] = data_params(args)
+    return preset.name, [
+        preset.config(m, args.calibration, label=budget_label(label, m, len(budgets)), **fields)
+        for m in budgets
+    ]
+
+
+def toml_env(path: str) -> str:
+    """The ``env`` a TOML setting file names (the default when it names none); a file that cannot
+    be read as TOML (a folder, a named pipe, not UTF-8, not TOML) is refused in one line."""
+    from mlcb import validation
+
+    env = validation.read_toml("target", path)[1].get("env", "mlcb/Trap-v0")  # a special file: refused
+    return env if isinstance(env, str) else "mlcb/Trap-v0"
+
+
+def with_device(configs: list, device: str | None) -> list:
+    """``configs`` with every expert that has a ``device`` set to ``device`` (``None``: as is);
+    a ``ValueError`` when no expert runs on a device."""
+    import dataclasses
+
+    if device is None:
+        return configs
+    out = []
+    for config in configs:
+        experts = [
+            dataclasses.replace(e, device=device)  # type: ignore[type-var]  # an instance, not a class
+            if dataclasses.is_dataclass(e) and "device" in {f.name for f in dataclasses.fields(e)}
+            else e
+            for e in config.experts
+        ]
+        if all(new is old for new, old in zip(experts, config.experts)):
+            raise InputError(
+                f"--device applies to pools of torch networks (e.g. the moe preset), not to {config.label!r}"
+            )
+        out.append(dataclasses.replace(config, experts=tuple(experts)))
+    return out

@@ -1,0 +1,174 @@
+"""TOML setting files: what ``mlcb run setting.toml`` runs, read into
+:class:`~mlcb.config.SimulationConfig` descriptions (:func:`load_toml`).
+
+Every key is checked before any work; names resolve only to what is registered (built in, or by a
+plugin module loaded first), and nothing named in a file is imported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from mlcb import validation
+from mlcb.config import SimulationConfig
+
+#: Experts one ``[[experts]]`` table may stand for (``count``).
+MAX_COUNT = 10**6
+#: The keys of a TOML setting file besides the fields of :class:`SimulationConfig`.
+FILE_KEYS = ("name",)
+
+
+class SettingFile(NamedTuple):
+    """What a TOML setting file describes: its ``name`` (the result's folder under ``--out``) and
+    one :class:`SimulationConfig` per budget."""
+
+    name: str
+    configs: list[SimulationConfig]
+
+
+def load_toml(path: str | Path, **fields: Any) -> SettingFile:
+    """The settings a TOML setting file describes (one per budget), every key checked before any
+    work; what ``mlcb run setting.toml`` runs.
+
+    The file's keys are the fields of :class:`SimulationConfig` (``env``, ``env_params``,
+    ``policy``, ``policy_params``, ``budget``, ``horizon``, ``replications``, ``seed``,
+    ``delta``, ``smoothing``, ``checkpoints``, ``calibration``, ``label``), ``name`` (default: the file's
+    stem) and one or more ``[[experts]]`` tables: ``family`` (a registered expert name, see
+    ``mlcb list``, or the ``"module:Class"`` entry point of one), ``count`` (how many such
+    experts, default 1) and the family's parameters. ``budget`` may be a list: one setting each
+    (a ``label`` then names each with its budget: ``"{label} M={budget}"``).
+    Names resolve only to what is registered (built in, or by a plugin module loaded first, e.g.
+    with ``--plugin``); nothing named in the file is imported. docs/command-line.md describes the
+    format.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The TOML file.
+    **fields
+        Fields that override the file's (``budget`` may be a list; ``None`` values are ignored):
+        the command line's ``--horizon``, ``--budget``, ...; ``env_params`` and ``policy_params``
+        update the file's tables (the command line's ``--data`` and ``--label``).
+
+    Returns
+    -------
+    SettingFile
+        ``(name, configs)``.
+
+    Raises
+    ------
+    mlcb.validation.InputError
+        Naming the key (or the file) at fault and what is allowed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "two-ucb.toml"
+    >>> _ = path.write_text('''
+    ... env = "mlcb/BanditExperts-v0"
+    ... budget = [1, 2]
+    ... horizon = 500
+    ... env_params = { reward_means = [[0.5, 0.6], [0.5, 0.3]] }
+    ... [[experts]]
+    ... family = "ucb1"
+    ... count = 2
+    ... ''')
+    >>> name, configs = load_toml(path, replications=2)
+    >>> name, [c.budget for c in configs], configs[0].replications
+    ('two-ucb', [1, 2], 2)
+    """
+    path, data = validation.read_toml("target", path)
+    allowed = {f.name for f in dataclasses.fields(SimulationConfig)} | set(FILE_KEYS)
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise validation.InputError(
+            f"{path.name}: unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"allowed keys: {', '.join(sorted(allowed))}"
+        )
+    experts = _toml_experts(data.pop("experts", None))
+    budgets = validation.budgets("budget", data.pop("budget", 1))
+    if "name" in data:
+        name = validation.plain_name("name", data.pop("name"))
+    else:
+        name = validation.plain_name(f"name (from the file name {path.name!r}; set name = ...)", path.stem)
+    overrides = {key: value for key, value in fields.items() if value is not None}
+    if "budget" in overrides:
+        budgets = validation.budgets("budget", overrides.pop("budget"))
+    unknown = sorted(set(overrides) - allowed)
+    if unknown:
+        raise validation.InputTypeError(f"load_toml: unknown field(s) {', '.join(unknown)}")
+    for table in ("env_params", "policy_params"):  # tables given here update the file's
+        if (
+            table in overrides
+            and isinstance(overrides[table], dict)
+            and isinstance(data.get(table, {}), dict)
+        ):
+            overrides[table] = {**data.get(table, {}), **overrides[table]}
+    settings = {**data, **overrides}
+    label = settings.pop("label", None)
+    return SettingFile(
+        name,
+        [
+            SimulationConfig(
+                experts=experts, budget=m, label=budget_label(label, m, len(budgets)), **settings
+            )
+            for m in budgets
+        ],
+    )
+
+
+def budget_label(label: Any, budget: int, count: int) -> Any:
+    """The label of the setting at ``budget`` among ``count`` budgets named ``label``: the label
+    itself for one budget, ``"{label} M={budget}"`` for several (so that they stay distinct);
+    ``None`` (the default label) stays ``None``. A label that is not text is left for the setting
+    to refuse.
+
+    >>> budget_label("ridge pool", 2, 3), budget_label("ridge pool", 2, 1), budget_label(None, 2, 3)
+    ('ridge pool M=2', 'ridge pool', None)
+    """
+    if label is None or count == 1 or not isinstance(label, str):
+        return label
+    return f"{label} M={budget}"
+
+
+def _toml_experts(tables: Any) -> tuple:
+    """The pool of a setting file's ``[[experts]]`` tables."""
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise validation.InputError(
+            "experts: the TOML file needs one or more [[experts]] tables, each with a family "
+            f"(see `mlcb list`), got {tables!r}"
+        )
+    experts: list = []
+    for index, table in enumerate(tables):
+        params = dict(table)
+        count = validation.integer(f"experts[{index}].count", params.pop("count", 1), maximum=MAX_COUNT)
+        if "family" not in params:
+            raise validation.InputError(
+                f"experts[{index}]: each [[experts]] table needs a family (see `mlcb list`)"
+            )
+        expert = expert_from_file(params.pop("family"), params, f"experts[{index}].family")
+        if len(experts) + count > MAX_COUNT:
+            raise validation.InputError(
+                f"experts: the [[experts]] tables add up to more than {MAX_COUNT:_} experts"
+            )
+        experts.extend([expert] * count)
+    return tuple(experts)
+
+
+def expert_from_file(family: Any, params: dict[str, Any], what: str) -> Any:
+    """The expert a file names: ``family`` resolved among the registered experts only
+    (:meth:`mlcb.registry.Registry.resolve`: a registered name with its defaults, or the
+    ``"module:Class"`` entry point of one), built with ``params``. A bad parameter is an
+    :class:`~mlcb.validation.InputError` naming ``what``'s table."""
+    import agents
+    from mlcb.registry import build
+
+    entry, defaults = agents.registry.resolve(family, what)
+    try:
+        return build(entry.load(), {**(entry.defaults if defaults else {}), **params})
+    except validation.InputError as error:
+        table = what.removesuffix(".family")
+        raise type(error)(f"{table}: {error}") from None
