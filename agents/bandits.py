@@ -29,7 +29,7 @@ Families and rates (``n`` the expert's own update count, ``m`` its arms, ``delta
 The family itself is :data:`BANDITS` (a :class:`mlcb.contracts.ExpertFamily`): it checks a pool
 against its environment, builds the compiled pool, and reports ``L_k*``, the rates and which of
 them are heuristic. Each specification class names it in ``family``; its integer ``code`` selects
-the algorithm inside the kernels.
+the algorithm inside the kernels (:mod:`agents.bandit_kernels`, whose names this module re-exports).
 """
 
 from __future__ import annotations
@@ -37,395 +37,38 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 
 from agents import rates
+from agents.bandit_kernels import (  # noqa: F401  (re-exported: the family's kernels, as before)
+    _RATES,
+    ARM_DTYPE,
+    CLIPPED_THOMPSON_FAMILY,
+    EPSILON_GREEDY_FAMILY,
+    EXPERT_DTYPE,
+    MAX_CONSTANT_ARMS,
+    THOMPSON_FAMILY,
+    UCB1_FAMILY,
+    BanditPaths,
+    BanditPoolParams,
+    BanditPoolState,
+    _rate,
+    _ucb1_arm,
+    deploy_arm,
+    deploy_by_counts,
+    epsilon,
+    new_state,
+    sharp_rate_step,
+    ucb_delta_value,
+)
 from agents.family import BanditEnvironmentFamily
-from envs.bandit import arm_loss
 from mlcb import validation
 from mlcb.contracts import BuildContext
-from mlcb.kernels import DEPLOY_SLOTS, implements, smoothing, tables
-from mlcb.kernels.jit import cold_kernel, kernel, njit
-from mlcb.kernels.random import GAMMA_SLOTS, beta, uniform
+from mlcb.kernels import tables
+from mlcb.kernels.jit import njit
 from mlcb.validation import InputError
-
-UCB1_FAMILY, EPSILON_GREEDY_FAMILY, THOMPSON_FAMILY, CLIPPED_THOMPSON_FAMILY = 0, 1, 2, 3
-THEORY_RATE, AUTHORS_RATE = 0, 1
-_RATES = ("theory", "authors")
-
-
-#: Per-expert parameters of a bandit pool (record array, shape (K,)).
-EXPERT_DTYPE = np.dtype(
-    [
-        ("code", np.int64),  # algorithm code (UCB1_FAMILY, ...)
-        ("n_arms", np.int64),  # m_k
-        ("rate_kind", np.int64),  # THEORY_RATE or AUTHORS_RATE
-        ("c", np.float64),  # UCB1 radius constant; epsilon-greedy scale
-        ("alpha", np.float64),  # epsilon-greedy exponent
-        ("rate_coef", np.float64),  # constant of the authors' rates
-        ("rate_scale", np.float64),  # the user's multiplier beta_k
-        ("rate_offset", np.float64),  # (m - 1) + t0 of the UCB1 theory rate
-        ("rate_row", np.int64),  # row of U(n) in the pool's tables, -1 to compute
-        ("epsilon_row", np.int64),  # row of eps_j in the pool's tables, -1 to compute
-        ("key", np.uint64),  # random stream, counters (own round, slot)
-    ],
-    align=True,
-)
-#: Per-arm state (record array, shape (K, m_max)).
-ARM_DTYPE = np.dtype(
-    [
-        ("pulls", np.int64),  # N_a
-        ("losses", np.float64),  # sum of the arm's losses
-        ("weight", np.float64),  # running sum of the decisions' probability of the arm
-    ],
-    align=True,
-)
-#: Per-expert state (record array, shape (K,)).
-EXPERT_STATE_DTYPE = np.dtype(
-    [
-        ("steps", np.int64),  # n_k, updates so far
-        ("epsilon_sum", np.float64),  # sum of past eps_j (for U#)
-        ("rate_sum", np.float64),  # sum of eps_j + (1 - eps_j) b_j (for U#)
-        ("b_count", np.float64),  # the last s_j >= 1 for which b_j was computed (0: none)
-        ("b_value", np.float64),  # b_j at that s_j (a function of s_j alone)
-        ("cursors", np.int64, (2, tables.CURSOR_FIELDS)),  # readers of the tables' continuation:
-        # the rate row, the epsilon row (mlcb.kernels.tables.decode)
-    ],
-    align=True,
-)
-
-
-class BanditPoolParams(NamedTuple):
-    experts: np.ndarray  # (K,) EXPERT_DTYPE
-    tables: np.ndarray  # (R, L) float64 functions of a count (mlcb.kernels.tables), (0, 0) when none
-    tail: tables.Tail  # the tables' compressed continuation, counts L .. L + N - 1 (N >= 0)
-    tails: np.ndarray  # (R, 2) U#'s running sums after count L + N - 1 (rate rows of eps-greedy)
-    delta_prime: float  # delta / (2K), the level at which M-LCB reads the rates
-    delta0: float  # delta / (4K), internal level of clipped Thompson sampling
-    smoothing: int  # mlcb.kernels.smoothing code
-
-
-class BanditPoolState(NamedTuple):
-    arms: np.ndarray  # (K, m_max) ARM_DTYPE
-    experts: np.ndarray  # (K,) EXPERT_STATE_DTYPE
-
-
-def new_state(arms_shape: tuple, n_experts: int) -> BanditPoolState:
-    """A fresh :class:`BanditPoolState`."""
-    return BanditPoolState(
-        np.zeros(arms_shape, dtype=ARM_DTYPE), np.zeros(n_experts, dtype=EXPERT_STATE_DTYPE)
-    )
-
-
-# --- arm choice ------------------------------------------------------------------------------
-@cold_kernel
-def epsilon(c, alpha, m, j):
-    """Exploration probability ``min(1, c (m max(1, ln j) / j)^(1 - alpha))`` at own round j."""
-    ell = max(1.0, math.log(j))
-    return min(1.0, c * (m * ell / j) ** (1.0 - alpha))
-
-
-@kernel
-def _smallest_index(arms, k, m, width):
-    """The arm of expert ``k`` with the smallest index ``mean_a - sqrt(width / N_a)`` (the
-    smallest empirical mean for ``width = 0``), an unplayed arm first, ties to the lowest."""
-    best = 0
-    best_index = math.inf
-    for a in range(m):
-        arm = arms[k, a]
-        if arm.pulls == 0:
-            return a
-        index = arm.losses / arm.pulls
-        if width > 0.0:
-            index -= math.sqrt(width / arm.pulls)
-        if index < best_index:
-            best = a
-            best_index = index
-    return best
-
-
-@kernel
-def _greedy_arm(arms, k, m):
-    return _smallest_index(arms, k, m, 0.0)
-
-
-@kernel
-def _ucb1_arm(c, arms, k, m, j):
-    """UCB1's arm at the expert's own round ``j``: index ``mean_a - sqrt(c ln j / N_a)``."""
-    return _smallest_index(arms, k, m, c * math.log(j))
-
-
-@kernel
-def _rho(s, m, delta0):
-    return math.sqrt(math.log(4.0 * m * s * s / delta0) / (2.0 * s))
-
-
-@kernel
-def _thompson_arm(arms, k, m, key, counter, slot, clipped, delta0):
-    best = 0
-    best_value = math.inf
-    for a in range(m):
-        arm = arms[k, a]
-        if clipped and arm.pulls == 0:
-            return a
-        value = beta(key, counter, slot + 2 * GAMMA_SLOTS * a, 1.0 + arm.losses, 1.0 + arm.pulls - arm.losses)
-        if clipped:
-            mean = arm.losses / arm.pulls
-            radius = _rho(arm.pulls, m, delta0)
-            value = min(max(value, mean - 2.0 * radius), mean - radius)
-        if value < best_value:
-            best = a
-            best_value = value
-    return best
-
-
-@kernel
-def _epsilon_of(tables_, tail, expert, progress, j):
-    """Epsilon-greedy expert's exploration probability at its own round ``j``: tabulated, stored
-    in the tables' continuation, or computed (``progress`` is its state record)."""
-    row = expert.epsilon_row
-    if row >= 0 and j < tables_.shape[1]:
-        return tables_[row, j]
-    eps = math.nan
-    if row >= 0:
-        eps = tables.decode(tail, tables_.shape[1], row, j, progress.cursors[1])
-    if eps != eps:  # not stored: computed
-        eps = epsilon(expert.c, expert.alpha, expert.n_arms, j)
-    return eps
-
-
-@kernel
-def _current_arm(expert, arms, k, j, key, counter, slot, delta0, eps):
-    """Arm played by expert ``k`` at its own round ``j``; randomness at ``(counter, slot..)``;
-    ``eps`` is an epsilon-greedy expert's exploration probability (:func:`_epsilon_of`).
-
-    Returns ``(arm, eps, greedy)``: for epsilon-greedy the exploration probability and the
-    exploit arm (its decision is ``(1 - eps) [greedy] + eps / m``); otherwise ``eps = -1``.
-    """
-    m = expert.n_arms
-    code = expert.code
-    if code == EPSILON_GREEDY_FAMILY:
-        greedy = _greedy_arm(arms, k, m)
-        arm = greedy
-        if uniform(key, counter, slot) < eps:
-            arm = min(int(uniform(key, counter, slot + 1) * m), m - 1)
-        return arm, eps, greedy
-    if code == UCB1_FAMILY:
-        arm = _ucb1_arm(expert.c, arms, k, m, j)
-    else:
-        arm = _thompson_arm(arms, k, m, key, counter, slot, code == CLIPPED_THOMPSON_FAMILY, delta0)
-    return arm, -1.0, arm
-
-
-# --- kernels ---------------------------------------------------------------------------------
-@implements("train", BanditPoolParams)
-@kernel
-def _train(params, state, env_params, env_state, k, t):
-    expert = params.experts[k]
-    progress = state.experts[k]
-    j = progress.steps + 1
-    row = expert.rate_row
-    tabulated = row >= 0 and j < params.tables.shape[1]
-    # Counts below `stored` are read: from the tables, then from their continuation.
-    stored = params.tables.shape[1] + params.tail.codes.shape[1]
-    schedule = -1.0
-    if expert.code == EPSILON_GREEDY_FAMILY:
-        schedule = _epsilon_of(params.tables, params.tail, expert, progress, j)
-    arm, eps, greedy = _current_arm(expert, state.arms, k, j, expert.key, j, 0, params.delta0, schedule)
-    # The decisions' running sums serve the deployments that draw from them alone.
-    weights = params.smoothing == smoothing.AVERAGE or params.smoothing == smoothing.UNIFORM
-    if eps >= 0.0:
-        m = expert.n_arms
-        if weights:
-            for a in range(m):
-                state.arms[k, a].weight += eps / m
-            state.arms[k, greedy].weight += 1.0 - eps
-        if expert.rate_kind == THEORY_RATE and not (row >= 0 and j < stored):
-            if row >= 0 and j == stored:
-                # The first count past what is stored: the running sums it stopped at.
-                progress.epsilon_sum = params.tails[row, 0]
-                progress.rate_sum = params.tails[row, 1]
-            _sharp_rate_step_in_place(progress, m, j, eps, params.delta_prime)
-    elif weights:
-        state.arms[k, arm].weight += 1.0
-    loss = arm_loss(env_params, t, k, arm)
-    played = state.arms[k, arm]
-    played.pulls += 1
-    played.losses += loss
-    progress.steps = j
-    if tabulated:
-        return loss, params.tables[row, j]
-    if row >= 0 and j < stored:
-        # Every count is read once, in order: the cursor always has the one before.
-        return loss, tables.decode(params.tail, params.tables.shape[1], row, j, progress.cursors[0])
-    return loss, _rate(expert, state, k, j, params.delta_prime)
-
-
-@kernel
-def sharp_rate_step(epsilon_sum, rate_sum, m, j, eps, delta_prime):
-    """One step of the computable rate U# (docs/rates.md §2): the running sums after round ``j``.
-
-    ``epsilon_sum`` is the sum of ``eps_i`` for ``i < j``; returns the sums including round j.
-    """
-    s = _sharp_count(epsilon_sum, m, j, delta_prime)
-    b = 1.0
-    if s >= 1:
-        b = _sharp_gap(m, s, delta_prime)
-    return epsilon_sum + eps, rate_sum + (eps + (1.0 - eps) * b)
-
-
-@cold_kernel
-def _sharp_count(epsilon_sum, m, j, delta_prime):
-    """``s_j``, the lower bound on every arm's sample count."""
-    mu = epsilon_sum / m
-    return math.ceil(mu - math.sqrt(2.0 * mu * math.log(6.0 * m * j * j / delta_prime)))
-
-
-@cold_kernel
-def _sharp_gap(m, s, delta_prime):
-    """``b_j`` for ``s_j = s >= 1``."""
-    return min(1.0, math.sqrt(2.0 * math.log(12.0 * m * s * s / delta_prime) / s))
-
-
-@cold_kernel
-def _sharp_rate_step_in_place(progress, m, j, eps, delta_prime):
-    """:func:`sharp_rate_step` on an expert's state; ``b_j`` depends on ``s_j`` alone and ``s_j``
-    changes rarely, so it is recomputed only when ``s_j`` moves (the same numbers, cheaper)."""
-    s = _sharp_count(progress.epsilon_sum, m, j, delta_prime)
-    b = 1.0
-    if s >= 1:
-        if s != progress.b_count:
-            progress.b_count = s
-            progress.b_value = _sharp_gap(m, s, delta_prime)
-        b = progress.b_value
-    progress.epsilon_sum += eps
-    progress.rate_sum += eps + (1.0 - eps) * b
-
-
-@cold_kernel
-def _rate(expert, state, k, n, dp):
-    """``U(n, delta')`` of expert ``k`` (docs/rates.md), capped at ``n``."""
-    m = expert.n_arms
-    code = expert.code
-    if expert.rate_kind == AUTHORS_RATE and n == 1:
-        value = 1.0  # ln 1 = 0 would make the heuristic 0: take the trivial bound, one loss <= 1
-    elif expert.rate_kind == AUTHORS_RATE and code == UCB1_FAMILY:
-        root_sum = 0.0
-        for a in range(m):
-            root_sum += math.sqrt(state.arms[k, a].pulls)
-        value = expert.rate_coef * math.sqrt(math.log(n)) * root_sum
-    elif expert.rate_kind == AUTHORS_RATE and code == EPSILON_GREEDY_FAMILY:
-        value = expert.rate_coef * n**expert.alpha * (m * math.log(n)) ** (1.0 - expert.alpha)
-    elif code == UCB1_FAMILY:
-        value = (
-            2.0 * math.sqrt(expert.c * (m - 1) * n * math.log(n))
-            + expert.rate_offset
-            + math.sqrt(0.5 * n * math.log(4.0 * n * n / dp))
-        )
-    elif code == EPSILON_GREEDY_FAMILY:
-        value = state.experts[k].rate_sum + math.sqrt(0.5 * n * math.log(6.0 * n * n / dp))
-    else:
-        value = ucb_delta_value(m, n, dp, 1.5 if code == CLIPPED_THOMPSON_FAMILY else 1.0)
-    return min(float(n), expert.rate_scale * value)
-
-
-@cold_kernel
-def ucb_delta_value(m, n, delta_prime, factor):
-    """The UCB(delta0) rate before the cap (docs/rates.md §1a), its first term times ``factor``:
-    1 for UCB(delta0) and the heuristic rates that borrow it (vanilla Thompson sampling,
-    KL-UCB), 3/2 for clipped Thompson sampling (docs/rates.md §3)."""
-    return (
-        factor * math.sqrt(2.0 * (m - 1) * n * math.log(8.0 * m * n * n / delta_prime))
-        + math.sqrt(0.5 * n * math.log(4.0 * n * n / delta_prime))
-        + (m - 1)
-    )
-
-
-@kernel
-def _mixture(arms, means, k, m, u, by_pulls):
-    """Arm drawn by inverse CDF with uniform ``u`` from expert ``k``'s pulls (``by_pulls``) or
-    decision weights, and the expected loss of that mixture."""
-    total = 0.0
-    weighted = 0.0
-    for a in range(m):
-        w = float(arms[k, a].pulls) if by_pulls else arms[k, a].weight
-        total += w
-        weighted += w * means[k, a]
-    target = u * total
-    cumulative = 0.0
-    for a in range(m):
-        cumulative += float(arms[k, a].pulls) if by_pulls else arms[k, a].weight
-        if target < cumulative:
-            return a, weighted / total
-    return m - 1, weighted / total
-
-
-@kernel
-def _deploy_current(params, state, env_params, k, t, key, base):
-    """Deploy expert ``k``'s current decision at round ``t`` (randomness from ``key`` at slots
-    from ``base``): ``(loss, expected loss)``."""
-    expert = params.experts[k]
-    m = expert.n_arms
-    means = env_params.loss_means
-    j = state.experts[k].steps + 1
-    schedule = -1.0
-    if expert.code == EPSILON_GREEDY_FAMILY:
-        schedule = _epsilon_of(params.tables, params.tail, expert, state.experts[k], j)
-    arm, eps, greedy = _current_arm(expert, state.arms, k, j, key, t, base, params.delta0, schedule)
-    if eps < 0.0:
-        return arm_loss(env_params, t, k, arm), means[k, arm]
-    expected = (1.0 - eps) * means[k, greedy]
-    for a in range(m):
-        expected += eps / m * means[k, a]
-    return arm_loss(env_params, t, k, arm), expected
-
-
-@implements("deploy", BanditPoolParams)
-@kernel
-def _deploy(params, state, env_params, env_state, k, t, key, slot):
-    expert = params.experts[k]
-    m = expert.n_arms
-    means = env_params.loss_means
-    base = slot * DEPLOY_SLOTS
-    # An expert never trained yet has no past iterate: its current decision is deployed.
-    if params.smoothing == smoothing.LAST or state.experts[k].steps == 0:
-        return _deploy_current(params, state, env_params, k, t, key, base)
-    arm, expected = _mixture(
-        state.arms, means, k, m, uniform(key, t, base), params.smoothing == smoothing.COUNTS
-    )
-    return arm_loss(env_params, t, k, arm), expected
-
-
-@kernel
-def deploy_arm(env_params, k, t, arm):
-    """Deploy arm ``arm`` of expert ``k`` at round ``t``: ``(loss, expected_loss)``, its loss and
-    its loss mean. Shared by the families whose decisions are single arms (KL-UCB, robust UCB)."""
-    return arm_loss(env_params, t, k, arm), env_params.loss_means[k, arm]
-
-
-@kernel
-def deploy_by_counts(pulls, env_params, k, m, n, key, t, slot):
-    """Deploy an arm of expert ``k`` drawn from its empirical distribution of pulls (``n >= 1``
-    pulls over its ``m`` arms): returns ``(loss, expected_loss)``, the drawn arm's loss at round
-    ``t`` and the distribution's expected loss. The arm inverts the cumulative counts at one
-    uniform of the deploy stream (this call's first slot). Shared by the families whose training
-    decisions are single arms and whose state keeps ``pulls`` (KL-UCB, robust UCB)."""
-    means = env_params.loss_means  # (K, m_max): the arms' loss means (expected losses)
-    expected = 0.0
-    for a in range(m):
-        expected += pulls[k, a] * means[k, a]
-    expected /= n
-    target = uniform(key, t, slot * DEPLOY_SLOTS) * n
-    arm = m - 1
-    cumulative = 0
-    for a in range(m):
-        cumulative += pulls[k, a]
-        if target < cumulative:
-            arm = a
-            break
-    return arm_loss(env_params, t, k, arm), expected
 
 
 # --- the family ------------------------------------------------------------------------------
@@ -772,6 +415,12 @@ def _build_pool(context: BuildContext) -> tuple[BanditPoolParams, BanditPoolStat
     index = {signature: i for i, signature in enumerate(distinct)}
     records = prototypes[[index[signature] for signature in signatures]]
     records["key"] = context.keys
+    arms = {sig[1] for sig in distinct}
+    paths = BanditPaths(
+        families=sum(1 << code for code in {sig[0] for sig in distinct}),
+        arms=arms.pop() if len(arms) == 1 and next(iter(arms)) <= MAX_CONSTANT_ARMS else 0,
+        smoothing=context.smoothing_code(BANDITS.smoothing),
+    )
     params = BanditPoolParams(
         experts=records,
         tables=shared,
@@ -779,6 +428,6 @@ def _build_pool(context: BuildContext) -> tuple[BanditPoolParams, BanditPoolStat
         tails=tails,
         delta_prime=delta_prime,
         delta0=float(delta_prime / 2.0),
-        smoothing=context.smoothing_code(BANDITS.smoothing),
+        paths=paths,
     )
     return params, new_state(context.env_params.loss_means.shape, context.n_experts)

@@ -54,7 +54,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.bandits import deploy_arm, deploy_by_counts, ucb_delta_value
+from agents.bandit_kernels import deploy_arm, deploy_by_counts, ucb_delta_value
 from agents.family import BanditEnvironmentFamily, rate_values
 from agents.rates import Counts, Rate
 from envs.bandit import arm_loss

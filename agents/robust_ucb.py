@@ -45,7 +45,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.bandits import deploy_arm, deploy_by_counts
+from agents.bandit_kernels import deploy_arm, deploy_by_counts
 from agents.family import BanditEnvironmentFamily, rate_values
 from agents.rates import Counts, Rate
 from envs.bandit import arm_loss

@@ -18,7 +18,7 @@ import gymnasium as gym
 import numpy as np
 
 from mlcb import validation
-from mlcb.kernels.jit import kernel, njit
+from mlcb.kernels.jit import kernel, njit, nonnegative
 from mlcb.kernels.random import uniform
 from mlcb.kernels.seeding import instance_key, reset_request, stream_keys
 from mlcb.validation import InputError
@@ -47,6 +47,8 @@ def _shuffle_arms(loss_means, n_arms, streams, key):
 @kernel
 def arm_loss(env_params, t, k, a):
     """Loss of arm ``a`` of expert ``k`` under ``xi_t``: 1.0 with probability ``mu[k, a]``."""
+    k = nonnegative(k)
+    a = nonnegative(a)
     slot = env_params.streams[k] * env_params.loss_means.shape[1] + a
     return 1.0 if uniform(env_params.key, t, slot) < env_params.loss_means[k, a] else 0.0
 

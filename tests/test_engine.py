@@ -143,15 +143,19 @@ def test_tables_and_computed_path_agree(monkeypatch):
 
 
 @pytest.mark.parametrize("budget", [1, 3, 7])
-def test_heap_and_scan_select_identically(budget):
-    pool = tuple(agents.make(["ucb1", "epsilon-greedy", "clipped-thompson"][k % 3]) for k in range(40))
+@pytest.mark.parametrize("n_experts", [40, 90])  # every expert in order; S_t and a heap
+def test_heap_and_scan_select_identically(budget, n_experts):
+    from mlcb.policies.m_lcb import ORDERED_LIMIT
+
+    assert (n_experts <= ORDERED_LIMIT) == (n_experts == 40)
+    pool = tuple(agents.make(["ucb1", "epsilon-greedy", "clipped-thompson"][k % 3]) for k in range(n_experts))
     rng = np.random.default_rng(budget)
     config = presets.get("trap").config(
         budget,
         horizon=2_000,
         experts=pool,
         env="mlcb/BanditExperts-v0",
-        env_params={"reward_means": rng.uniform(0.1, 0.9, (40, 2)).tolist(), "shuffle": True},
+        env_params={"reward_means": rng.uniform(0.1, 0.9, (n_experts, 2)).tolist(), "shuffle": True},
     )
     grid = np.arange(1, 2_001)
     runs = [
@@ -171,20 +175,31 @@ def test_heap_and_scan_select_identically(budget):
 
 
 @pytest.mark.parametrize("budget", [1, 2, 5])
-def test_incremental_selection_keeps_the_smallest_lower_bounds(budget):
-    """M-LCB's incremental S_t (the last S_t re-sorted, traded with the heap's top while it comes
-    first) is the scan's, in the scan's order, whichever experts change between rounds: those of
-    S_t (the engine's case), others too (a session that observes every expert), ties included."""
+@pytest.mark.parametrize("n_experts", [12, 70])
+def test_incremental_selection_keeps_the_smallest_lower_bounds(budget, n_experts):
+    """M-LCB's incremental S_t (up to ORDERED_LIMIT experts, every expert kept in order and moved
+    to its place when its bounds change; beyond, the last S_t re-sorted and traded with the top of
+    a heap of the others while it comes first) is the scan's, in the scan's order, whichever
+    experts change between rounds: those of S_t (the engine's case), others too (a session that
+    observes every expert), ties included; an expert never observed is never selected."""
     from mlcb.kernels import observe, select
     from mlcb.kernels.stats import new_stats
-    from mlcb.policies.m_lcb import MLCB
+    from mlcb.policies.m_lcb import MLCB, ORDERED_LIMIT
     from mlcb.policies.selection import smallest
 
-    n_experts = 12
+    assert (n_experts <= ORDERED_LIMIT) == (n_experts == 12)
     rng = np.random.default_rng(budget)
     params, state = MLCB().build(n_experts, budget, 0.1, 1_000, np.zeros(n_experts))
     stats = new_stats(n_experts)
     selected, widths = np.zeros(budget, dtype=np.int64), np.zeros(budget)
+    # Before the warm start is over, only the experts observed so far are candidates.
+    early_params, early_state = MLCB().build(n_experts, budget, 0.1, 1_000, np.zeros(n_experts))
+    early = new_stats(n_experts)
+    for k, loss in ((7, 0.75), (3, 0.25)):
+        early[k]["n"], early[k]["loss_sum"] = 1, loss
+        observe(early_params, early_state, early, k, loss, 0)
+    n, _ = select(early_params, early_state, early, 1, np.uint64(0), selected, widths)
+    assert selected[:n].tolist() == [3, 7][:budget]
     for t in range(300):
         changed = range(n_experts) if t == 0 else rng.choice(n_experts, rng.integers(0, 5), replace=False)
         if t > 0 and rng.random() < 0.5:

@@ -23,12 +23,14 @@ from __future__ import annotations
 import hashlib
 import threading
 import types
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
 from mlcb.kernels import begin_round, deploy, end_round, observe, select, train
-from mlcb.kernels.jit import JIT_DISABLED, KERNEL_OPTIONS, jit, kernel, uncached
+from mlcb.kernels.constants import Constants
+from mlcb.kernels.jit import JIT_DISABLED, KERNEL_OPTIONS, jit, kernel, nonnegative, uncached
 
 #: Error codes written to ``Record.error[0]``.
 OK, BAD_TRAINING_LOSS, BAD_DEPLOYED_LOSS, BAD_EXPECTED_LOSS = 0, 1, 2, 3
@@ -44,6 +46,14 @@ class Accounting(NamedTuple):
     budget: int  # M, for the certificate's 1/M
     policy_key: np.uint64
     deploy_key: np.uint64
+
+
+@dataclass(frozen=True)
+class LoopPaths(Constants):
+    """The round loop's own paths, as compile-time constants (:mod:`mlcb.kernels.constants`)."""
+
+    ordered: bool  # ``Record.order`` is not the identity (a relabelled pool)
+    traced: bool  # some rounds are traced
 
 
 class Record(NamedTuple):
@@ -63,6 +73,7 @@ class Record(NamedTuple):
     ``trained``, ``deployed``, the traces and the error's expert name pool indices.
     ``exceeded`` (1,) int64: 1 once the pseudo-regret has exceeded the certificate Delta(t) in
     some round (checked every round). ``error`` (4,) float64: code, round, expert, offending value.
+    ``paths``: whether ``order`` is the identity and whether rounds are traced, as constants.
     """
 
     checkpoints: np.ndarray
@@ -86,12 +97,22 @@ class Record(NamedTuple):
     exceeded: np.ndarray
     error: np.ndarray
     order: np.ndarray
+    paths: LoopPaths
 
 
 @kernel
 def pool_index(order, i):
     """The pool's index of expert ``i`` in identity order (``Record.order``; empty: ``i``)."""
-    return i if order.shape[0] == 0 else order[i]
+    i = nonnegative(i)
+    return i if order.shape[0] == 0 else nonnegative(order[i])
+
+
+@kernel
+def record_index(record, i):
+    """:func:`pool_index` of ``record.order``, where whether it is the identity is a constant."""
+    if record.paths.ordered:
+        return nonnegative(record.order[nonnegative(i)])
+    return nonnegative(i)
 
 
 @kernel
@@ -139,6 +160,68 @@ def warm_start(env_params, env_state, pool_params, pool_state, policy_params, po
     return account_warm_start(policy_params, policy_state, stats, record, losses, rates)
 
 
+# The accounting of a round, shared by both engines: the compiled round loop below keeps the running
+# totals (realized, pseudo, Top-M regret, k* widths, all widths) and the next checkpoint in local
+# variables from round to round and calls the cores (`_deployed`, `_trained`, `_ended`,
+# `_checkpoints`); the Python engine and the sessions call the `account_*` wrappers, which keep
+# them in `Record.totals` and `Record.cursor` between calls. Both do the same arithmetic in the same
+# order, so both give the same bits.
+@inlined
+def read_totals(record):
+    """``Record.totals`` as a tuple (realized, pseudo, Top-M, k* widths, all widths)."""
+    totals = record.totals
+    return totals[0], totals[1], totals[2], totals[3], totals[4]
+
+
+@inlined
+def write_totals(record, totals):
+    """Store the tuple ``totals`` (:func:`read_totals`) in ``Record.totals``."""
+    record.totals[0], record.totals[1], record.totals[2], record.totals[3], record.totals[4] = totals
+
+
+@inlined
+def _deployed_one(stats, accounting, record, totals, t, chosen, loss, expected):
+    """:func:`account_deployed` of one deployed expert, ``chosen``, whose loss and expected loss
+    are ``loss`` and ``expected``, on the tuple ``totals``: returns ``(code, loss, totals)``. (Passed
+    as values, not through ``Record.deploy_losses``: a round trip through memory on the round's
+    critical path cost more than the rest of the accounting.)"""
+    realized, pseudo, top_m, best_widths, all_widths = totals
+    if not (loss >= 0.0 and loss <= 1.0):
+        return _fail(record, BAD_DEPLOYED_LOSS, t, chosen, loss), loss, totals
+    if expected < 0.0 or expected > 1.0:
+        return _fail(record, BAD_EXPECTED_LOSS, t, chosen, expected), loss, totals
+    stats[chosen].deployed += 1
+    realized += loss - accounting.best_loss
+    pseudo += expected - accounting.best_loss
+    return OK, loss, (realized, pseudo, top_m, best_widths, all_widths)
+
+
+@inlined
+def _deployed_all(stats, accounting, record, totals, t, n_selected, deploy_losses, deploy_expected):
+    """:func:`account_deployed` of every expert of ``record.selected[:n_selected]`` (Top-M), their
+    losses and expected losses in ``deploy_losses`` and ``deploy_expected``, on the tuple
+    ``totals``: returns ``(code, the mean loss, totals)``."""
+    realized, pseudo, top_m, best_widths, all_widths = totals
+    loss = 0.0
+    expected = 0.0
+    for j in range(n_selected):
+        k = nonnegative(record.selected[j])
+        one = deploy_losses[j]
+        one_expected = deploy_expected[j]
+        if not (one >= 0.0 and one <= 1.0):
+            return _fail(record, BAD_DEPLOYED_LOSS, t, k, one), one, totals
+        if one_expected < 0.0 or one_expected > 1.0:
+            return _fail(record, BAD_EXPECTED_LOSS, t, k, one_expected), one, totals
+        loss += one
+        expected += one_expected
+        stats[k].deployed += 1
+    loss /= n_selected
+    expected /= n_selected
+    realized += loss - accounting.best_loss
+    pseudo += expected - accounting.best_loss
+    return OK, loss, (realized, pseudo, top_m, best_widths, all_widths)
+
+
 @inlined
 def account_deployed(stats, accounting, record, t, n_selected, chosen, deploy_losses, deploy_expected):
     """Round ``t``'s deployment: check the deployed losses, count the deployments, add to the
@@ -148,34 +231,37 @@ def account_deployed(stats, accounting, record, t, n_selected, chosen, deploy_lo
     ``deploy_losses[j]`` and ``deploy_expected[j]`` are the ``j``-th deployed expert's loss and
     expected loss (``nan`` expected: unknown, the pseudo-regret becomes ``nan``).
     """
-    totals = record.totals
+    totals = read_totals(record)
     if chosen >= 0:
-        loss = deploy_losses[0]
-        expected = deploy_expected[0]
-        if not (loss >= 0.0 and loss <= 1.0):
-            return _fail(record, BAD_DEPLOYED_LOSS, t, chosen, loss), loss
-        if expected < 0.0 or expected > 1.0:
-            return _fail(record, BAD_EXPECTED_LOSS, t, chosen, expected), loss
-        stats[chosen].deployed += 1
+        code, loss, totals = _deployed_one(
+            stats, accounting, record, totals, t, chosen, deploy_losses[0], deploy_expected[0]
+        )
     else:
-        loss = 0.0
-        expected = 0.0
-        for j in range(n_selected):
-            k = record.selected[j]
-            one = deploy_losses[j]
-            one_expected = deploy_expected[j]
-            if not (one >= 0.0 and one <= 1.0):
-                return _fail(record, BAD_DEPLOYED_LOSS, t, k, one), one
-            if one_expected < 0.0 or one_expected > 1.0:
-                return _fail(record, BAD_EXPECTED_LOSS, t, k, one_expected), one
-            loss += one
-            expected += one_expected
-            stats[k].deployed += 1
-        loss /= n_selected
-        expected /= n_selected
-    totals[0] += loss - accounting.best_loss
-    totals[1] += expected - accounting.best_loss
-    return OK, loss
+        code, loss, totals = _deployed_all(
+            stats, accounting, record, totals, t, n_selected, deploy_losses, deploy_expected
+        )
+    write_totals(record, totals)
+    return code, loss
+
+
+@inlined
+def _trained(policy_params, policy_state, stats, accounting, record, totals, t, j, k, loss, rate):
+    """:func:`account_trained` on the tuple ``totals``, ``k`` the expert ``record.selected[j]``:
+    returns ``(code, totals)``."""
+    realized, pseudo, top_m, best_widths, all_widths = totals
+    width = record.widths[j]
+    all_widths += width
+    if k == accounting.best_expert:
+        best_widths += width
+    totals = (realized, pseudo, top_m, best_widths, all_widths)
+    if not (loss >= 0.0 and loss <= 1.0):
+        return _fail(record, BAD_TRAINING_LOSS, t, k, loss), totals
+    expert = stats[k]
+    expert.n += 1
+    expert.loss_sum += loss
+    expert.rate = rate
+    observe(policy_params, policy_state, stats, k, loss, t)
+    return OK, totals
 
 
 @inlined
@@ -194,52 +280,90 @@ def account_trained(policy_params, policy_state, stats, accounting, record, t, j
     """The ``j``-th expert of the training set trained in round ``t`` with ``loss`` and new rate
     ``rate``: check the loss, add its width to the certificate, update its statistics and tell
     the policy (``observe``). Returns an error code."""
-    k = record.selected[j]
-    account_width(accounting, record, j)
-    if not (loss >= 0.0 and loss <= 1.0):
-        return _fail(record, BAD_TRAINING_LOSS, t, k, loss)
-    expert = stats[k]
-    expert.n += 1
-    expert.loss_sum += loss
-    expert.rate = rate
-    observe(policy_params, policy_state, stats, k, loss, t)
-    return OK
+    k = nonnegative(record.selected[j])
+    code, totals = _trained(
+        policy_params, policy_state, stats, accounting, record, read_totals(record), t, j, k, loss, rate
+    )
+    write_totals(record, totals)
+    return code
+
+
+@inlined
+def _top_m(accounting, record, n_selected):
+    """The sum of ``L_k*`` over the training set ``record.selected[:n_selected]``, in its order."""
+    top_m = 0.0
+    for j in range(n_selected):
+        top_m += accounting.optimal[nonnegative(record.selected[j])]
+    return top_m
+
+
+@inlined
+def _ended(
+    policy_params, policy_state, stats, accounting, record, totals, t, n_selected, chosen, loss, top_m
+):
+    """The end of round ``t`` but its checkpoints (:func:`account_end`) on the tuple ``totals``,
+    ``top_m`` the training set's :func:`_top_m`: returns the new totals."""
+    realized, pseudo, top_m_regret, best_widths, all_widths = totals
+    selected = record.selected
+    if n_selected > 0:  # (a Gymnasium agent may train nobody in a round)
+        top_m_regret += top_m / n_selected - accounting.top_m_best
+    # The certificate is checked every round, not only at checkpoints: pseudo-regret > Delta(t)
+    # iff (pseudo-regret - k* widths) M > all widths (M > 0; False whenever a width is nan).
+    if (pseudo - best_widths) * accounting.budget > all_widths:
+        record.exceeded[0] = 1
+    end_round(policy_params, policy_state, stats, selected, n_selected, chosen, loss, t)
+
+    if record.paths.traced and t <= record.trace_deployed.shape[0]:
+        row = nonnegative(t - 1)  # (t >= 1)
+        for j in range(selected.shape[0]):
+            record.trace_selected[row, j] = record_index(record, selected[j]) if j < n_selected else -1
+        record.trace_deployed[row] = record_index(record, chosen) if chosen >= 0 else -1
+        record.trace_loss[row] = loss
+    return realized, pseudo, top_m_regret, best_widths, all_widths
+
+
+@inlined
+def _checkpoints(stats, accounting, record, totals, t, cursor):
+    """Record the checkpoints at round ``t`` from position ``cursor`` of ``Record.checkpoints``;
+    returns the position of the next one."""
+    realized, pseudo, top_m_regret, best_widths, all_widths = totals
+    while cursor < record.checkpoints.shape[0] and record.checkpoints[cursor] == t:
+        record.regret[cursor] = realized
+        record.pseudo_regret[cursor] = pseudo
+        record.top_m_regret[cursor] = top_m_regret
+        record.certificate[cursor] = best_widths + all_widths / accounting.budget
+        for k in range(stats.shape[0]):
+            record.trained[cursor, record_index(record, k)] = stats[k].n
+            record.deployed[cursor, record_index(record, k)] = stats[k].deployed
+        cursor = nonnegative(cursor + 1)
+    return cursor
 
 
 @inlined
 def account_end(policy_params, policy_state, stats, accounting, record, t, n_selected, chosen, loss):
     """The end of round ``t``: the Top-M regret, the policy's ``end_round``, the trace and the
     checkpoints."""
-    totals = record.totals
-    selected = record.selected
-    if n_selected > 0:  # (a Gymnasium agent may train nobody in a round)
-        top_m = 0.0
-        for j in range(n_selected):
-            top_m += accounting.optimal[selected[j]]
-        totals[2] += top_m / n_selected - accounting.top_m_best
-    # The certificate is checked every round, not only at checkpoints: pseudo-regret > Delta(t)
-    # iff (pseudo-regret - k* widths) M > all widths (M > 0; False whenever a width is nan).
-    if (totals[1] - totals[3]) * accounting.budget > totals[4]:
-        record.exceeded[0] = 1
-    end_round(policy_params, policy_state, stats, selected, n_selected, chosen, loss, t)
+    totals = _ended(
+        policy_params,
+        policy_state,
+        stats,
+        accounting,
+        record,
+        read_totals(record),
+        t,
+        n_selected,
+        chosen,
+        loss,
+        _top_m(accounting, record, n_selected),
+    )
+    write_totals(record, totals)
+    record.cursor[0] = _checkpoints(stats, accounting, record, totals, t, nonnegative(record.cursor[0]))
 
-    order = record.order
-    if t <= record.trace_deployed.shape[0]:
-        for j in range(selected.shape[0]):
-            record.trace_selected[t - 1, j] = pool_index(order, selected[j]) if j < n_selected else -1
-        record.trace_deployed[t - 1] = pool_index(order, chosen) if chosen >= 0 else -1
-        record.trace_loss[t - 1] = loss
-    cursor = record.cursor[0]
-    while cursor < record.checkpoints.shape[0] and record.checkpoints[cursor] == t:
-        record.regret[cursor] = totals[0]
-        record.pseudo_regret[cursor] = totals[1]
-        record.top_m_regret[cursor] = totals[2]
-        record.certificate[cursor] = totals[3] + totals[4] / accounting.budget
-        for k in range(stats.shape[0]):
-            record.trained[cursor, pool_index(order, k)] = stats[k].n
-            record.deployed[cursor, pool_index(order, k)] = stats[k].deployed
-        cursor += 1
-    record.cursor[0] = cursor
+
+@inlined
+def _next_checkpoint(record, cursor):
+    """The round of the checkpoint at position ``cursor``, or -1 past the last."""
+    return record.checkpoints[cursor] if cursor < record.checkpoints.shape[0] else -1
 
 
 @kernel
@@ -258,14 +382,18 @@ def run_rounds(
 ):
     """Play rounds ``t_first .. t_last`` (inclusive); returns an error code (0 when fine).
 
-    The accounting (``account_deployed``, ``account_trained``, ``account_end``) is shared with
-    the Python engine, which calls the same kernels in the same order, so that both compute the
-    same numbers.
+    The accounting is shared with the Python engine, which calls the same kernels in the same
+    order (``account_deployed``, ``account_trained``, ``account_end``), so that both compute the
+    same numbers; here the running totals and the next checkpoint stay in local variables from
+    round to round, and are stored in the record when the call returns.
     """
     selected = record.selected
-    order = record.order
     deploy_losses = record.deploy_losses
     deploy_expected = record.deploy_expected
+    totals = read_totals(record)
+    cursor = nonnegative(record.cursor[0])
+    next_checkpoint = _next_checkpoint(record, cursor)
+    code = OK
     for t in range(t_first, t_last + 1):
         begin_round(env_params, env_state, t)
         n_selected, chosen = select(
@@ -273,10 +401,11 @@ def run_rounds(
         )
         # Deploy before training: the smoothed decision uses the history strictly before t.
         if chosen >= 0:
-            k = pool_index(order, chosen)
-            deploy_losses[0], deploy_expected[0] = deploy(
+            k = record_index(record, chosen)
+            one, expected = deploy(
                 pool_params, pool_state, env_params, env_state, k, t, accounting.deploy_key, 0
             )
+            code, loss, totals = _deployed_one(stats, accounting, record, totals, t, chosen, one, expected)
         else:
             for j in range(n_selected):
                 deploy_losses[j], deploy_expected[j] = deploy(
@@ -284,24 +413,37 @@ def run_rounds(
                     pool_state,
                     env_params,
                     env_state,
-                    pool_index(order, selected[j]),
+                    record_index(record, selected[j]),
                     t,
                     accounting.deploy_key,
                     j,
                 )
-        code, loss = account_deployed(
-            stats, accounting, record, t, n_selected, chosen, deploy_losses, deploy_expected
-        )
+            code, loss, totals = _deployed_all(
+                stats, accounting, record, totals, t, n_selected, deploy_losses, deploy_expected
+            )
         if code != OK:
-            return code
+            break
+        top_m = 0.0  # (the training set's _top_m, summed in the same order)
         for j in range(n_selected):
-            k = pool_index(order, selected[j])
-            one, rate = train(pool_params, pool_state, env_params, env_state, k, t)
-            code = account_trained(policy_params, policy_state, stats, accounting, record, t, j, one, rate)
+            i = nonnegative(selected[j])
+            top_m += accounting.optimal[i]
+            one, rate = train(pool_params, pool_state, env_params, env_state, record_index(record, i), t)
+            code, totals = _trained(
+                policy_params, policy_state, stats, accounting, record, totals, t, j, i, one, rate
+            )
             if code != OK:
-                return code
-        account_end(policy_params, policy_state, stats, accounting, record, t, n_selected, chosen, loss)
-    return OK
+                break
+        if code != OK:
+            break
+        totals = _ended(
+            policy_params, policy_state, stats, accounting, record, totals, t, n_selected, chosen, loss, top_m
+        )
+        if t == next_checkpoint:
+            cursor = _checkpoints(stats, accounting, record, totals, t, cursor)
+            next_checkpoint = _next_checkpoint(record, cursor)
+    write_totals(record, totals)
+    record.cursor[0] = cursor
+    return code
 
 
 # Numba's cache keeps every signature of a function in one index file, and pickles the argument

@@ -129,6 +129,7 @@ def new_record(
     of trace, ``order`` the pool index of each expert in identity order (:func:`identity_order`;
     stored empty when it is ``0 .. K-1``)."""
     c = len(checkpoints)
+    ordered = bool(np.any(order != np.arange(n_experts)))
     return compiled_loop.Record(
         checkpoints=np.asarray(checkpoints, dtype=np.int64),
         regret=np.zeros(c),
@@ -150,7 +151,8 @@ def new_record(
         trace_loss=np.zeros(trace_rounds),
         exceeded=np.zeros(1, dtype=np.int64),
         error=np.zeros(4),
-        order=order if np.any(order != np.arange(n_experts)) else np.zeros(0, dtype=np.int64),
+        order=order if ordered else np.zeros(0, dtype=np.int64),
+        paths=compiled_loop.LoopPaths(ordered=ordered, traced=trace_rounds > 0),
     )
 
 

@@ -451,6 +451,34 @@ def cold_kernel(function: Callable) -> Any:
     return jit(function, **COLD_KERNEL_OPTIONS)
 
 
+# --- indices known to be non-negative ------------------------------------------------------------
+#: Every bit of an int64 but its sign.
+_SIGN_CLEARED = np.int64(0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _nonnegative(value):
+    """``value``, an integer the caller knows to be ``>= 0``, with that fact made plain to LLVM.
+
+    Numba indexes an array with a signed integer as Python does, ``a[i]`` reading
+    ``a[len(a) + i]`` when ``i < 0``: each such index costs a comparison, a selection and the
+    array's length kept at hand, unless the compiler can prove ``i >= 0``. An index loaded from
+    memory (an expert taken from an array, a count read from a record) is beyond its proof;
+    ``a[nonnegative(i)]`` clears the sign bit, one instruction, and the test goes wherever the value
+    flows. For ``i >= 0`` it is ``i`` itself; use it only where the code guarantees that.
+    """
+    return value & _SIGN_CLEARED
+
+
+def _identity(value: Any) -> Any:
+    """``value`` itself: :func:`_nonnegative` with Numba's JIT disabled (where indices wrap as in
+    Python, and a test of the sign costs nothing worth saving)."""
+    return value
+
+
+#: :func:`_nonnegative` as a kernel (the value itself when Numba's JIT is disabled).
+nonnegative = _identity if JIT_DISABLED else jit(_nonnegative, **KERNEL_OPTIONS)
+
+
 # --- what compiling costs, said while it happens ------------------------------------------------
 class CompileWatch:
     """Numba's compilations while it is active (a context manager): ``on_start(cached)`` is called

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlcb.kernels.jit import JIT_DISABLED, kernel
+from mlcb.kernels.jit import JIT_DISABLED, kernel, nonnegative
 
 #: Largest total size of one set of tables; counts beyond it are computed.
 TABLE_BUDGET_BYTES = 64 * 2**20
@@ -217,7 +217,7 @@ def decode(tail, length, row, n, cursor):
         cursor[3] = tail.words[head + 2]
     code = tail.codes[row, i]
     if code == ESCAPE:
-        bits = tail.words[cursor[3]]
+        bits = tail.words[nonnegative(cursor[3])]
         cursor[3] += 1
         cursor[2] = bits - cursor[1]
         cursor[1] = bits

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlcb.kernels.jit import kernel
+from mlcb.kernels.jit import kernel, nonnegative
 
 
 def empty(n_experts: int) -> dict[str, np.ndarray]:
@@ -35,16 +35,18 @@ def empty(n_experts: int) -> dict[str, np.ndarray]:
 
 @kernel
 def before(keys, a, b):
-    """Whether ``a`` comes before ``b`` in the order ``(keys[k], k)``."""
+    """Whether ``a`` comes before ``b`` in the order ``(keys[k], k)`` (both ``>= 0``)."""
+    a = nonnegative(a)
+    b = nonnegative(b)
     return keys[a] < keys[b] or (keys[a] == keys[b] and a < b)
 
 
 @kernel
 def _sift_up(heap, position, keys, slot):
-    item = heap[slot]
+    item = nonnegative(heap[slot])
     while slot > 0:
         parent = (slot - 1) >> 1
-        other = heap[parent]
+        other = nonnegative(heap[parent])
         if not before(keys, item, other):
             break
         heap[slot] = other
@@ -57,14 +59,15 @@ def _sift_up(heap, position, keys, slot):
 @kernel
 def sift_down(heap, position, keys, slot, size):
     """Move the item at ``slot`` down to its place (its key grew, or it replaced the top)."""
+    slot = nonnegative(slot)
     item = heap[slot]
     while True:
-        child = 2 * slot + 1
+        child = nonnegative(2 * slot + 1)
         if child >= size:
             break
         if child + 1 < size and before(keys, heap[child + 1], heap[child]):
             child += 1
-        other = heap[child]
+        other = nonnegative(heap[child])
         if not before(keys, other, item):
             break
         heap[slot] = other
@@ -77,7 +80,7 @@ def sift_down(heap, position, keys, slot, size):
 @kernel
 def push(heap, position, size, keys, k):
     """Insert expert ``k`` (not in the heap) with key ``keys[k]``."""
-    slot = size[0]
+    slot = nonnegative(size[0])
     heap[slot] = k
     size[0] = slot + 1
     _sift_up(heap, position, keys, slot)
@@ -86,7 +89,7 @@ def push(heap, position, size, keys, k):
 @kernel
 def pop(heap, position, size, keys):
     """Remove and return the expert with the smallest ``(keys[k], k)``."""
-    top = heap[0]
+    top = nonnegative(heap[0])
     last = size[0] - 1
     size[0] = last
     position[top] = -1

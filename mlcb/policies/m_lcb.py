@@ -32,11 +32,23 @@ import numpy as np
 
 from mlcb import validation
 from mlcb.kernels import implements, tables
-from mlcb.kernels.jit import kernel
+from mlcb.kernels.constants import Constants
+from mlcb.kernels.jit import kernel, nonnegative
 from mlcb.policies import _heap
 from mlcb.policies.base import BasePolicy
 from mlcb.policies.hoeffding import hoeffding_table, hoeffding_tail, hoeffding_width
 from mlcb.policies.selection import smallest
+
+
+@dataclass(frozen=True)
+class MLCBPaths(Constants):
+    """The paths M-LCB's kernels take, as compile-time constants (:mod:`mlcb.kernels.constants`)."""
+
+    authors: bool  # the authors' bounds (every bound recomputed each round)
+    top_m: bool  # deploy all of S_t
+    heap: bool  # incremental selection; False: the reference O(K M) scan
+    ordered: bool  # the incremental selection keeps every expert in order (K <= ORDERED_LIMIT)
+    scaled: bool  # bonus_scale is not 1 (at 1, s * x is x: no multiplication)
 
 
 class MLCBParams(NamedTuple):
@@ -44,12 +56,10 @@ class MLCBParams(NamedTuple):
     budget: int
     delta: float
     bonus_scale: float
-    authors: bool
     authors_c: float
-    top_m: bool
-    use_heap: bool  # incremental O(M log K) selection; False: the reference O(K M) scan
     hoeffding: np.ndarray  # (L,) tabulated hoeffding_width(n) for n < L (hoeffding_table); (0,) none
     hoeffding_tail: tables.Tail  # its compressed continuation, one row
+    paths: MLCBPaths
 
 
 BOUNDS_DTYPE = np.dtype(
@@ -65,21 +75,28 @@ BOUNDS_DTYPE = np.dtype(
 class MLCBState(NamedTuple):
     bounds: np.ndarray  # (K,) BOUNDS_DTYPE: each expert's current LCB and UCB
     lcb: np.ndarray  # (K,) float64 copy of bounds.lcb, contiguous for the selection
-    heap: np.ndarray  # (K,) int64 the experts outside the last S_t, a heap on (lcb, index)
+    heap: np.ndarray  # (K,) int64 the experts outside the last S_t, a heap on (lcb, index); or,
+    # when paths.ordered, every expert observed so far in the order (lcb, index) of the last select
     position: np.ndarray  # (K,) int64 slot of each expert in heap; MEMBER in S_t, -1 neither
     size: np.ndarray  # (1,) int64 heap size
     members: np.ndarray  # (M,) int64 the last S_t, ascending (lcb, index) when it was chosen
-    filled: np.ndarray  # (1,) int64 how many experts members holds
+    filled: np.ndarray  # (1,) int64 how many experts members holds; when paths.ordered, 1 when
+    # an expert outside the last S_t was observed since (the order is then sorted again)
 
 
 #: ``MLCBState.position`` of an expert in the last ``S_t`` (the heap holds the others).
 MEMBER = -2
+#: The most experts for which the incremental selection keeps them all in order (the experts
+#: whose bounds changed move to their places, a few comparisons where the order changes little;
+#: S_t is the first M) rather than S_t apart and the others in a heap (O(M log K) a round, whatever
+#: the order's changes): with few experts the heap's bookkeeping costs more than the moves it saves.
+ORDERED_LIMIT = 64
 
 
 @kernel
 def _theory_bounds(params, state, stats, k):
     expert = stats[k]
-    n = expert.n
+    n = nonnegative(expert.n)
     mean = expert.loss_sum / n
     if n < params.hoeffding.shape[0]:
         hoeffding = params.hoeffding[n]
@@ -90,8 +107,12 @@ def _theory_bounds(params, state, stats, k):
         if hoeffding != hoeffding:  # not stored (or not the count after the last one read)
             hoeffding = hoeffding_width(params.n_experts, params.delta, n)
     bounds = state.bounds[k]
-    bounds.lcb = mean - params.bonus_scale * expert.rate / n
-    bounds.ucb = mean + params.bonus_scale * hoeffding
+    if params.paths.scaled:
+        bounds.lcb = mean - params.bonus_scale * expert.rate / n
+        bounds.ucb = mean + params.bonus_scale * hoeffding
+    else:  # the same numbers: 1.0 * x == x for every float x
+        bounds.lcb = mean - expert.rate / n
+        bounds.ucb = mean + hoeffding
     state.lcb[k] = bounds.lcb
 
 
@@ -112,24 +133,50 @@ def _authors_bounds(params, state, stats, t):
 @implements("select", MLCBParams)
 @kernel
 def _select(params, state, stats, t, key, selected, widths):
-    if params.authors:
+    paths = params.paths
+    if paths.authors:
         _authors_bounds(params, state, stats, t)
-    if params.use_heap and not params.authors:
+    if paths.heap and paths.ordered and not paths.authors:
+        _reorder(state, params.budget)
+        return _first(params, state, selected, widths)
+    if paths.heap and not paths.authors:
         n_selected = _members(params, state, selected)
     else:
         n_selected = smallest(state.lcb, params.budget, selected)
-    chosen = selected[0]
+    chosen = nonnegative(selected[0])
     best = state.bounds[chosen].ucb
     for j in range(n_selected):
-        k = selected[j]
+        k = nonnegative(selected[j])
         bounds = state.bounds[k]
         widths[j] = bounds.ucb - bounds.lcb
         if bounds.ucb < best or (bounds.ucb == best and k < chosen):
             chosen = k
             best = bounds.ucb
-    if params.top_m:
+    if paths.top_m:
         return n_selected, -1
-    return n_selected, chosen
+    return n_selected, nonnegative(chosen)  # (>= 0: the round loop's deployment of one expert)
+
+
+@kernel
+def _first(params, state, selected, widths):
+    """:func:`_select` where the experts are kept in order: S_t the first M, in one pass."""
+    n_selected = min(params.budget, state.size[0])
+    chosen = nonnegative(state.heap[0])
+    best = state.bounds[chosen].ucb
+    if n_selected > 0:
+        selected[0] = chosen
+        widths[0] = best - state.bounds[chosen].lcb
+    for j in range(1, n_selected):
+        k = nonnegative(state.heap[j])
+        selected[j] = k
+        bounds = state.bounds[k]
+        widths[j] = bounds.ucb - bounds.lcb
+        if bounds.ucb < best or (bounds.ucb == best and k < chosen):
+            chosen = k
+            best = bounds.ucb
+    if params.paths.top_m:
+        return n_selected, -1
+    return n_selected, nonnegative(chosen)
 
 
 @kernel
@@ -144,43 +191,95 @@ def _members(params, state, selected):
     ``(lcb, index)`` in order, as popping a heap of all K would give.
     """
     members, lcb, heap, position, size = state.members, state.lcb, state.heap, state.position, state.size
-    count = state.filled[0]
+    count = nonnegative(state.filled[0])
     while count < params.budget and size[0] > 0:  # after the warm start, or a budget not yet full
         k = _heap.pop(heap, position, size, lcb)
         position[k] = MEMBER
         members[count] = k
-        count += 1
+        count = nonnegative(count + 1)
     state.filled[0] = count
     for i in range(1, count):
-        k = members[i]
+        k = nonnegative(members[i])
         slot = i
         while slot > 0 and _heap.before(lcb, k, members[slot - 1]):
             members[slot] = members[slot - 1]
-            slot -= 1
+            slot = nonnegative(slot - 1)
         members[slot] = k
     while count > 0 and size[0] > 0 and _heap.before(lcb, heap[0], members[count - 1]):
-        k = heap[0]
-        out = members[count - 1]
+        k = nonnegative(heap[0])
+        out = nonnegative(members[count - 1])
         position[k] = MEMBER
         heap[0] = out
         position[out] = 0
         _heap.sift_down(heap, position, lcb, 0, size[0])
-        slot = count - 1
+        slot = nonnegative(count - 1)
         while slot > 0 and _heap.before(lcb, k, members[slot - 1]):
             members[slot] = members[slot - 1]
-            slot -= 1
+            slot = nonnegative(slot - 1)
         members[slot] = k
     for i in range(count):
-        selected[i] = members[i]
+        selected[i] = nonnegative(members[i])
     return count
+
+
+@kernel
+def _sink(order, position, lcb, slot, size):
+    """Move the expert at ``slot`` of ``order[:size]`` towards the end to its place, the experts
+    after it being in order."""
+    k = nonnegative(order[slot])
+    while slot + 1 < size and _heap.before(lcb, order[slot + 1], k):
+        other = nonnegative(order[slot + 1])
+        order[slot] = other
+        position[other] = slot
+        slot = nonnegative(slot + 1)
+    order[slot] = k
+    position[k] = slot
+
+
+@kernel
+def _reorder(state, budget):
+    """Bring the order ``state.heap`` of the experts observed so far up to date with their bounds.
+
+    In the round loop the experts observed since the last select are the last S_t, the order's
+    first ``min(M, size)`` (:func:`_queue`): each goes to its place among the experts after it, the
+    last first, a few comparisons where the order changes little (the step of insertion sort).
+    Where others were observed too (the warm start, a session that observes every expert), the
+    whole order is sorted again by insertion."""
+    size = nonnegative(state.size[0])
+    first = min(budget, size) - 1
+    if state.filled[0]:
+        first = size - 2
+        state.filled[0] = 0
+    if first >= 0:  # (the last slot apart: a loop of a run-time length costs more than a step)
+        _sink(state.heap, state.position, state.lcb, nonnegative(first), size)
+    for slot in range(first - 1, -1, -1):
+        _sink(state.heap, state.position, state.lcb, nonnegative(slot), size)
+
+
+@kernel
+def _queue(params, state, k):
+    """Expert ``k``'s bounds changed: the order is brought up to date at the next select
+    (:func:`_reorder`); an expert new to it is appended, and one outside the last S_t marks it
+    for sorting again."""
+    slot = state.position[k]
+    if slot < 0:
+        slot = nonnegative(state.size[0])
+        state.heap[slot] = k
+        state.position[k] = slot
+        state.size[0] = slot + 1
+        state.filled[0] = 1
+    elif slot >= params.budget:
+        state.filled[0] = 1
 
 
 @implements("observe", MLCBParams)
 @kernel
 def _observe(params, state, stats, k, loss, t):
-    if not params.authors:
+    if not params.paths.authors:
         _theory_bounds(params, state, stats, k)
-        if params.use_heap:
+        if params.paths.heap and params.paths.ordered:
+            _queue(params, state, k)
+        elif params.paths.heap:
             where = state.position[k]
             if where == -1:  # the warm start, or an expert observed outside S_t: into the heap
                 _heap.push(state.heap, state.position, state.size, state.lcb, k)
@@ -209,10 +308,14 @@ class MLCB(BasePolicy):
     top_m : bool
         Deploy all of ``S_t`` (multiple-play variant) instead of the smallest UCB.
     selection : {"heap", "scan"}
-        How ``S_t`` is found: incrementally, the last ``S_t`` re-sorted and traded against an
-        indexed heap of the other experts (``M`` comparisons in a round where ``S_t`` stays,
-        ``O(M log K)`` at most), or the reference scan of all K bounds (``O(K M)``). Both give
-        identical results; ``"authors"`` bounds change every round and always scan.
+        How ``S_t`` is found: incrementally (``"heap"``), from the order kept since the last
+        round: up to :data:`ORDERED_LIMIT` experts, all of them in the order of their lower
+        bounds, each one whose bounds change moved to its place (a few comparisons where the
+        order changes little) and ``S_t`` the first ``M``; with more, the last ``S_t`` re-sorted
+        and traded against an indexed heap of the others (``M`` comparisons in a round where
+        ``S_t`` stays, ``O(M log K)`` at most). Or the reference scan of all K bounds
+        (``O(K M)``). All give identical results; ``"authors"`` bounds change every round and
+        always scan.
 
     Examples
     --------
@@ -255,17 +358,23 @@ class MLCB(BasePolicy):
         hoeffding = np.zeros(0)
         if self.bounds == "theory":
             hoeffding = hoeffding_table(int(n_experts), float(delta), int(horizon), tables.TABLE_BUDGET_BYTES)
+        tail = hoeffding_tail(int(n_experts), float(delta), hoeffding, int(horizon))
+        ordered = self.selection == "heap" and self.bounds == "theory" and int(n_experts) <= ORDERED_LIMIT
         params = MLCBParams(
             int(n_experts),
             int(budget),
             float(delta),
             float(self.bonus_scale),
-            self.bounds == "authors",
             float(self.authors_c),
-            bool(self.top_m),
-            self.selection == "heap",
             hoeffding,
-            hoeffding_tail(int(n_experts), float(delta), hoeffding, int(horizon)),
+            tail,
+            MLCBPaths(
+                authors=self.bounds == "authors",
+                top_m=bool(self.top_m),
+                heap=self.selection == "heap",
+                ordered=ordered,
+                scaled=float(self.bonus_scale) != 1.0,
+            ),
         )
 
         state = MLCBState(

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from mlcb.kernels.constants import Constants
 from mlcb.kernels.jit import KERNEL_OPTIONS
 from mlcb.validation import InputTypeError
 
@@ -203,7 +204,9 @@ def _first_difference(a: Any, b: Any, path: str) -> str | None:
     return None
 
 
-_LEAF_TYPES = (np.ndarray, np.generic, int, float, bool, complex, str)
+#: What a kernel's NamedTuple may hold: arrays, scalars and compile-time constants
+#: (:class:`mlcb.kernels.constants.Constants`).
+_LEAF_TYPES = (np.ndarray, np.generic, int, float, bool, complex, str, Constants)
 
 
 def _build_difference(first: tuple, second: tuple) -> str | None:
@@ -216,15 +219,15 @@ def _build_difference(first: tuple, second: tuple) -> str | None:
 
 
 def _check_kernel_tuple(who: str, value: Any, what: str, fix: str) -> None:
-    """``value`` must be a NamedTuple of arrays and scalars (what Numba compiles)."""
+    """``value`` must be a NamedTuple of arrays, scalars and constants (what Numba compiles)."""
     if not _is_namedtuple(value):
         _fail(who, f"{what} is {_describe(value)}, not a NamedTuple; {fix}")
     for path, leaf in _leaves(value, what):
         if not isinstance(leaf, _LEAF_TYPES):
             _fail(
                 who,
-                f"{path} is {_describe(leaf)}; the compiled kernels read NamedTuples of NumPy arrays "
-                f"and scalars only: {fix}",
+                f"{path} is {_describe(leaf)}; the compiled kernels read NamedTuples of NumPy arrays, "
+                f"scalars and compile-time Constants (mlcb.kernels.constants) only: {fix}",
             )
 
 
