@@ -41,9 +41,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from agents import rates
+from agents import bandit_kernels, rates
 from agents.bandit_kernels import (  # noqa: F401  (re-exported: the family's kernels, as before)
     _RATES,
+    ALL_FAMILIES,
     ARM_DTYPE,
     CLIPPED_THOMPSON_FAMILY,
     EPSILON_GREEDY_FAMILY,
@@ -416,9 +417,10 @@ def _build_pool(context: BuildContext) -> tuple[BanditPoolParams, BanditPoolStat
     records = prototypes[[index[signature] for signature in signatures]]
     records["key"] = context.keys
     arms = {sig[1] for sig in distinct}
+    specialised = bandit_kernels.SPECIALISED  # (read when the pool is built: a test may change it)
     paths = BanditPaths(
-        families=sum(1 << code for code in {sig[0] for sig in distinct}),
-        arms=arms.pop() if len(arms) == 1 and next(iter(arms)) <= MAX_CONSTANT_ARMS else 0,
+        families=sum(1 << code for code in {sig[0] for sig in distinct}) if specialised else ALL_FAMILIES,
+        arms=arms.pop() if specialised and len(arms) == 1 and next(iter(arms)) <= MAX_CONSTANT_ARMS else 0,
         smoothing=context.smoothing_code(BANDITS.smoothing),
     )
     params = BanditPoolParams(

@@ -24,6 +24,52 @@ def _frames_equal(a, b):
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
 
 
+@pytest.mark.parametrize(
+    ("families", "n_arms", "smoothing"),
+    [
+        (("ucb1", "epsilon-greedy"), 2, "counts"),
+        (("thompson", "clipped-thompson", "ucb1"), 3, "last"),
+        (("epsilon-greedy",), 4, "average"),
+    ],
+)
+def test_a_loop_for_every_mix_gives_what_the_specialised_loop_gives(families, n_arms, smoothing, monkeypatch):
+    """The round loop compiled for a pool's own algorithms and number of arms (the default) and the
+    one that serves every mix (``agents.bandit_kernels.SPECIALISED = False``) give the same bits."""
+    from agents import bandit_kernels
+    from agents.bandits import UCB1, EpsilonGreedy, ThompsonSampling
+    from mlcb.config import SimulationConfig
+
+    kinds = {
+        "ucb1": UCB1(c=2.0),
+        "epsilon-greedy": EpsilonGreedy(c=1.0),
+        "thompson": ThompsonSampling(),
+        "clipped-thompson": ThompsonSampling(clipped=True),
+    }
+    experts = tuple(kinds[families[k % len(families)]] for k in range(5))
+    means = np.random.default_rng(n_arms).uniform(0.1, 0.9, (5, n_arms))
+    config = SimulationConfig(
+        env="mlcb/BanditExperts-v0",
+        env_params={"reward_means": means.tolist(), "shuffle": True},
+        experts=experts,
+        budget=2,
+        horizon=400,
+        replications=1,
+        seed=4,
+        smoothing=smoothing,
+    )
+    grid = checkpoint_grid(config.horizon, 20)
+    runs, paths = [], []
+    for specialised in (True, False):
+        monkeypatch.setattr(bandit_kernels, "SPECIALISED", specialised)
+        problem = engine.build(config)
+        paths.append(engine.build_replication(problem, 4, 0, config.horizon, grid).pool_params.paths)
+        runs.append(engine.run_replication(problem, 4, 0, config.horizon, grid, trace_rounds=config.horizon))
+    assert paths[0].arms == n_arms and paths[1].arms == 0 and paths[1].families == bandit_kernels.ALL_FAMILIES
+    assert paths[0].families != paths[1].families
+    for name in ("trace_selected", "trace_deployed", "trace_loss", "regret", "pseudo_regret", "certificate"):
+        np.testing.assert_array_equal(getattr(runs[0], name), getattr(runs[1], name))
+
+
 def test_results_do_not_depend_on_threads():
     one = mlcb.simulate(preset="trap", budget=2, horizon=3_000, replications=6, threads=1)
     two = mlcb.simulate(preset="trap", budget=2, horizon=3_000, replications=6, threads=2)

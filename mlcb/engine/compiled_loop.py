@@ -53,7 +53,6 @@ class LoopPaths(Constants):
     """The round loop's own paths, as compile-time constants (:mod:`mlcb.kernels.constants`)."""
 
     ordered: bool  # ``Record.order`` is not the identity (a relabelled pool)
-    traced: bool  # some rounds are traced
 
 
 class Record(NamedTuple):
@@ -73,7 +72,7 @@ class Record(NamedTuple):
     ``trained``, ``deployed``, the traces and the error's expert name pool indices.
     ``exceeded`` (1,) int64: 1 once the pseudo-regret has exceeded the certificate Delta(t) in
     some round (checked every round). ``error`` (4,) float64: code, round, expert, offending value.
-    ``paths``: whether ``order`` is the identity and whether rounds are traced, as constants.
+    ``paths``: whether ``order`` is the identity, as a constant.
     """
 
     checkpoints: np.ndarray
@@ -313,7 +312,7 @@ def _ended(
         record.exceeded[0] = 1
     end_round(policy_params, policy_state, stats, selected, n_selected, chosen, loss, t)
 
-    if record.paths.traced and t <= record.trace_deployed.shape[0]:
+    if t <= record.trace_deployed.shape[0]:  # (a run that traces no round: 0)
         row = nonnegative(t - 1)  # (t >= 1)
         for j in range(selected.shape[0]):
             record.trace_selected[row, j] = record_index(record, selected[j]) if j < n_selected else -1

@@ -152,7 +152,7 @@ def new_record(
         exceeded=np.zeros(1, dtype=np.int64),
         error=np.zeros(4),
         order=order if ordered else np.zeros(0, dtype=np.int64),
-        paths=compiled_loop.LoopPaths(ordered=ordered, traced=trace_rounds > 0),
+        paths=compiled_loop.LoopPaths(ordered=ordered),
     )
 
 
