@@ -247,12 +247,7 @@ def account_deployed(stats, accounting, record, t, n_selected, chosen, deploy_lo
 def _trained(policy_params, policy_state, stats, accounting, record, totals, t, j, k, loss, rate):
     """:func:`account_trained` on the tuple ``totals``, ``k`` the expert ``record.selected[j]``:
     returns ``(code, totals)``."""
-    realized, pseudo, top_m, best_widths, all_widths = totals
-    width = record.widths[j]
-    all_widths += width
-    if k == accounting.best_expert:
-        best_widths += width
-    totals = (realized, pseudo, top_m, best_widths, all_widths)
+    totals = _widened(accounting, record, totals, j, k)
     if not (loss >= 0.0 and loss <= 1.0):
         return _fail(record, BAD_TRAINING_LOSS, t, k, loss), totals
     expert = stats[k]
@@ -264,14 +259,23 @@ def _trained(policy_params, policy_state, stats, accounting, record, totals, t, 
 
 
 @inlined
+def _widened(accounting, record, totals, j, k):
+    """The certificate's share of the ``j``-th expert of the training set, ``k``, on the tuple
+    ``totals``: its width ``UCB - LCB`` joins the sum of every trained expert's widths and, when
+    it is ``k*``, the sum of ``k*``'s. Returns the new totals."""
+    realized, pseudo, top_m, best_widths, all_widths = totals
+    width = record.widths[j]
+    all_widths += width
+    if k == accounting.best_expert:
+        best_widths += width
+    return realized, pseudo, top_m, best_widths, all_widths
+
+
+@inlined
 def account_width(accounting, record, j):
-    """The certificate's share of the ``j``-th expert of the training set: its width ``UCB - LCB``
-    joins the sum of every trained expert's widths (``totals[4]``) and, when it is ``k*``, the
-    sum of ``k*``'s (``totals[3]``)."""
-    totals = record.totals
-    totals[4] += record.widths[j]
-    if record.selected[j] == accounting.best_expert:
-        totals[3] += record.widths[j]
+    """:func:`_widened` on ``Record.totals``: the certificate's share of the ``j``-th expert of
+    the training set (one the caller does not train through :func:`account_trained`)."""
+    write_totals(record, _widened(accounting, record, read_totals(record), j, record.selected[j]))
 
 
 @inlined
