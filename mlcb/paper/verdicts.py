@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -353,6 +353,28 @@ def _at(rows: Sequence[Row], every: Sequence[Row], group: str) -> str:
     return conditions(rows, group)
 
 
+def _by_group(
+    name: str,
+    size: str,
+    tests: Sequence[Row],
+    groups: dict[str, str],
+    clause: Callable[[Sequence[Row], str], str],
+) -> str:
+    """``"NAME (SIZE): ..."``: ``clause(tests, "")`` without groups, else a sentence ``"with
+    LABEL, clause(its tests, group)"`` for every group (the first part of the tests' conditions,
+    as ``groups`` names it) that has tests."""
+    where = f"{name} ({size})" if size else name
+    if not groups:
+        return f"{where}: {clause(tests, '')}."
+    clauses = []
+    for group, label in groups.items():
+        mine = [r for r in tests if r.condition.split("; ")[0] == group]
+        if mine:
+            clauses.append(f"with {label}, {clause(mine, group)}")
+    first, *rest = clauses or [""]
+    return f"{where}: {first}." + "".join(f" {c[0].upper()}{c[1:]}." for c in rest)
+
+
 def summary(name: str, size: str, specs: Sequence[Spec], tests: Sequence[Row], groups: dict[str, str]) -> str:
     """The verdicts of a section in a sentence or two: for every group (the first part of the
     tests' conditions, as ``groups`` names it; all tests at once without groups), which claims
@@ -364,16 +386,7 @@ def summary(name: str, size: str, specs: Sequence[Spec], tests: Sequence[Row], g
     >>> summary("The trap", "T = 10", [Spec("k", "A below B", "A below B")], rows, {"theory": "valid rates"})
     'The trap (T = 10): with valid rates, A below B holds.'
     """
-    where = f"{name} ({size})" if size else name
-    if not groups:
-        return f"{where}: {_group_sentence(specs, tests, '')}."
-    clauses = []
-    for group, label in groups.items():
-        mine = [r for r in tests if r.condition.split("; ")[0] == group]
-        if mine:
-            clauses.append(f"with {label}, {_group_sentence(specs, mine, group)}")
-    first, *rest = clauses or [""]
-    return f"{where}: {first}." + "".join(f" {c[0].upper()}{c[1:]}." for c in rest)
+    return _by_group(name, size, tests, groups, lambda rows, group: _group_sentence(specs, rows, group))
 
 
 def _numbers(held: int, total: int) -> str:
@@ -446,13 +459,6 @@ def headline(
     >>> headline("The trap", "T = 10", specs, rows, {"authors": "its constants"})
     'The trap (T = 10): with its constants, the claim holds at M = 2, not at M = 1.'
     """
-    where = f"{name} ({size})" if size else name
-    if not groups:
-        return f"{where}: {_headline_clause(specs, tests, False)}."
-    clauses = []
-    for group, label in groups.items():
-        mine = [r for r in tests if r.condition.split("; ")[0] == group]
-        if mine:
-            clauses.append(f"with {label}, {_headline_clause(specs, mine, True)}")
-    first, *rest = clauses or [""]
-    return f"{where}: {first}." + "".join(f" {c[0].upper()}{c[1:]}." for c in rest)
+    return _by_group(
+        name, size, tests, groups, lambda rows, group: _headline_clause(specs, rows, bool(group))
+    )
