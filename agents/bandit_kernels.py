@@ -201,25 +201,19 @@ def _arms(paths, expert):
 
 
 @kernel
-def _tabulated(row, n, length):
-    """Whether row ``row`` (-1: none) of tables of ``length`` counts holds count ``n``."""
-    return row >= 0 and n < length
+def _holds(row, n, counts):
+    """Whether row ``row`` (-1: none) holds count ``n`` among its first ``counts``: those of
+    the tables, or of the tables and their continuation."""
+    return row >= 0 and n < counts
 
 
 @kernel
-def _continued(row, n, stored):
-    """Whether row ``row`` is stored past its table at count ``n`` (``stored``: the counts of
-    the tables and their continuation); read after :func:`_tabulated`."""
-    return row >= 0 and n < stored
-
-
-@kernel
-def _epsilon_of(paths, tables_, tail, expert, progress, j):
+def _epsilon_of(tables_, tail, expert, progress, j):
     """Epsilon-greedy expert's exploration probability at its own round ``j``: tabulated, stored
     in the tables' continuation, or computed (``progress`` is its state record)."""
     row = expert.epsilon_row
     length = tables_.shape[1]
-    if _tabulated(row, j, length):
+    if _holds(row, j, length):
         return tables_[nonnegative(row), j]
     eps = math.nan
     if row >= 0:
@@ -266,12 +260,12 @@ def _train(params, state, env_params, env_state, k, t):
     # Counts below `stored` are read: from the tables, then from their continuation.
     length = params.tables.shape[1]
     stored = length + params.tail.codes.shape[1]
-    tabulated = _tabulated(row, j, length)
-    continued = not tabulated and _continued(row, j, stored)
+    tabulated = _holds(row, j, length)
+    continued = not tabulated and _holds(row, j, stored)
     schedule = -1.0
     greedy_expert = _plays(paths, expert, EPSILON_GREEDY_FAMILY)
     if greedy_expert:
-        schedule = _epsilon_of(paths, params.tables, params.tail, expert, progress, j)
+        schedule = _epsilon_of(params.tables, params.tail, expert, progress, j)
     arm, eps, greedy = _current_arm(
         paths, expert, state.arms, k, j, expert.key, j, 0, params.delta0, schedule
     )
@@ -419,7 +413,7 @@ def _deploy_current(params, state, env_params, k, t, key, base):
     schedule = -1.0
     greedy_expert = _plays(params.paths, expert, EPSILON_GREEDY_FAMILY)
     if greedy_expert:
-        schedule = _epsilon_of(params.paths, params.tables, params.tail, expert, state.experts[k], j)
+        schedule = _epsilon_of(params.tables, params.tail, expert, state.experts[k], j)
     arm, eps, greedy = _current_arm(
         params.paths, expert, state.arms, k, j, key, t, base, params.delta0, schedule
     )

@@ -1,7 +1,7 @@
 """Compile-time constants in a kernel's parameters: one compiled round loop per combination of paths.
 
 A family's or a policy's kernels serve every variant of it: a bandit pool's arm choice for each of
-its algorithms, each smoothing wrapper, tabulated or computed rates. Chosen at run time by codes,
+its algorithms, each smoothing wrapper, each kind of rate. Chosen at run time by codes,
 every path is compiled into every round loop, and the loop carries them all (more code, more
 values kept at hand, more branches), though a run takes one. A :class:`Constants` field of a
 parameter ``NamedTuple`` says which paths a run takes, as *compile-time* constants: its values are
@@ -12,7 +12,7 @@ take. Kernels read its fields as attributes::
     @dataclass(frozen=True)
     class MyPaths(Constants):
         smoothing: int
-        tabulated: bool
+        clipped: bool
 
     class MyPoolParams(NamedTuple):
         paths: MyPaths
@@ -20,7 +20,7 @@ take. Kernels read its fields as attributes::
 
     @kernel
     def _train(params, state, env_params, env_state, k, t):
-        if params.paths.tabulated:  # a constant: the other branch is not compiled in
+        if params.paths.clipped:  # a constant: the other branch is not compiled in
             ...
 
 Values are ``bool``, ``int`` or ``float``. Keep them few and coarse (which paths, never a size or a
