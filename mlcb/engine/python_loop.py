@@ -255,6 +255,25 @@ def build_pool(problem: Problem, batch: Batch, horizon: int) -> BatchedPool:
     return _pool_of(family, experts, problem.env, batch, problem.delta, problem.smoothing, horizon)
 
 
+def pool_over(
+    problem: Problem, seed: int, horizon: int, replications: list[int], environments: list, keys: list
+) -> tuple[Batch, BatchedPool]:
+    """The :class:`Batch` of ``replications`` (their environments' ``(params, state)`` and their
+    stream keys, :func:`mlcb.kernels.seeding.stream_keys`) and ``problem``'s pool over it
+    (:func:`build_pool`)."""
+    batch = Batch(
+        env=problem.env,
+        replications=list(replications),
+        env_params=[params for params, _ in environments],
+        env_states=[state for _, state in environments],
+        expert_keys=[one.experts for one in keys],
+        deploy_keys=np.array([one.deploy for one in keys], dtype=np.uint64),
+        seed=seed,
+        horizon=horizon,
+    )
+    return batch, build_pool(problem, batch, horizon)
+
+
 def _pool_of(
     family: Any, experts: list, env: Any, batch: Batch, delta: float, smoothing: str, horizon: int
 ) -> Any:
@@ -324,17 +343,8 @@ def _run_block(
         _replications.build_common(problem, seed, r, horizon, checkpoints, trace_rounds, references)
         for r in block
     ]
-    batch = Batch(
-        env=problem.env,
-        replications=list(block),
-        env_params=[b.env_params for b in built],
-        env_states=[b.env_state for b in built],
-        expert_keys=[b.keys.experts for b in built],
-        deploy_keys=np.array([b.keys.deploy for b in built], dtype=np.uint64),
-        seed=seed,
-        horizon=horizon,
-    )
-    pool = build_pool(problem, batch, horizon)
+    environments = [(b.env_params, b.env_state) for b in built]
+    batch, pool = pool_over(problem, seed, horizon, block, environments, [b.keys for b in built])
     n_reps, n_experts = len(block), len(problem.experts)
     width = built[0].record.selected.shape[0]
     envs = list(zip(batch.env_params, batch.env_states))

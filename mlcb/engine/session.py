@@ -322,24 +322,18 @@ class Session:
         it), named in the session's errors; the caller drives it (``train`` and ``deploy`` with
         replication index 0)."""
         from mlcb.engine import python_loop
-        from mlcb.engine.batch import Batch
 
         problem = self._problem
         if problem is None:
             raise RuntimeError("pool: only a session built for a problem (Session.for_problem) has one")
-        env_params, env_state = self.environment
-        keys = self.stream_keys
-        batch = Batch(
-            env=problem.env,
-            replications=[int(self.replication or 0)],
-            env_params=[env_params],
-            env_states=[env_state],
-            expert_keys=[keys.experts],
-            deploy_keys=np.array([keys.deploy], dtype=np.uint64),
-            seed=int(self._seed),
-            horizon=problem.horizon,
+        _, pool = python_loop.pool_over(
+            problem,
+            int(self._seed),
+            problem.horizon,
+            [int(self.replication or 0)],
+            [self.environment],
+            [self.stream_keys],
         )
-        pool = python_loop.build_pool(problem, batch, problem.horizon)
         self.name_experts([pool.describe(0, k) for k in range(self.n_experts)])
         return pool
 
