@@ -293,7 +293,7 @@ def _train(params, state, env_params, env_state, k, t):
     if tabulated:
         return loss, params.tables[nonnegative(row), j]
     if continued:
-        # Every count is read once, in order: the cursor always has the one before.
+        # Every count is read once, in order: each in the cursor's block or the next.
         return loss, tables.decode(params.tail, length, row, j, progress.cursors[0])
     return loss, _rate(expert, state, k, j, params.delta_prime)
 

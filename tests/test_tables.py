@@ -39,22 +39,36 @@ def test_continuation_decodes_every_count_bit_for_bit():
         cursor = tables.new_cursors(1)[0]
         decoded = np.array([tables.decode(tail, length, row, int(k), cursor) for k in n])
         np.testing.assert_array_equal(decoded.view(np.int64), (scale * smooth(n)).view(np.int64))
-        assert cursor[0] == n[-1]
+        assert cursor[0] == n[-1] - (n[-1] - length) % tables.WINDOW  # the last block's first count
 
 
-def test_decode_rereads_the_current_count_and_refuses_what_it_cannot_give():
-    length, size = 100, 1_000
+def test_decode_reads_its_block_and_the_next_and_refuses_what_it_cannot_give():
+    length, size, window = 100, 1_000, tables.WINDOW
     _, tail = build(length, size)
     cursor = tables.new_cursors(1)[0]
-    assert math.isnan(tables.decode(tail, length, 0, length + 5, cursor))  # not from the start
-    first = tables.decode(tail, length, 0, length, cursor)
-    assert tables.decode(tail, length, 0, length, cursor) == first == smooth(length)  # again
-    assert math.isnan(tables.decode(tail, length, 0, length + 2, cursor))  # a count skipped
-    assert tables.decode(tail, length, 0, length + 1, cursor) == smooth(length + 1)
+    assert math.isnan(tables.decode(tail, length, 0, length + window, cursor))  # not from the start
+    assert tables.decode(tail, length, 0, length + 5, cursor) == smooth(length + 5)  # the first block
+    assert tables.decode(tail, length, 0, length, cursor) == smooth(length)  # back within it
+    assert tables.decode(tail, length, 0, length + 5, cursor) == smooth(length + 5)  # again
+    assert math.isnan(tables.decode(tail, length, 0, length + 2 * window, cursor))  # a block skipped
+    assert tables.decode(tail, length, 0, length + window + 1, cursor) == smooth(length + window + 1)
+    assert math.isnan(tables.decode(tail, length, 0, length + 3, cursor))  # a block left behind
     assert math.isnan(tables.decode(tail, length, 0, length - 1, cursor))  # inside the tables
     assert math.isnan(tables.decode(tail, length, 0, length + size, cursor))  # past the end
     empty = tables.empty_tail(2)
     assert math.isnan(tables.decode(empty, length, 1, length, tables.new_cursors(1)[0]))
+
+
+def test_decode_refuses_the_counts_past_the_end_of_the_last_block():
+    """The last block stops short of a window; the counts past it are not stored."""
+    length, window = 100, tables.WINDOW
+    size = 2 * window + 3
+    _, tail = build(length, size)
+    cursor = tables.new_cursors(1)[0]
+    for n in range(length, length + size):
+        assert tables.decode(tail, length, 1, n, cursor) == 3.0 * smooth(n)
+    assert math.isnan(tables.decode(tail, length, 1, length + size, cursor))
+    assert math.isnan(tables.decode(tail, length, 1, length + 3 * window - 1, cursor))
 
 
 def test_as_float_reads_a_bit_pattern():
