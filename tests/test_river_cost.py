@@ -245,3 +245,16 @@ def test_the_second_slot_buys_a_warm_start_long_enough_to_see_a_model_learn_late
     assert isinstance(model.best_model, _Late) and model.trained_counts[-1] == len(rows)
     first_part = run(budget=2, warm_start=first)
     assert not isinstance(first_part.best_model, _Late) and first_part.trained_counts[-1] < 100
+
+
+def test_a_regressor_warm_start_spends_a_third_of_the_extra_updates():
+    """A regressor's second unit of budget buys a third of a classifier's extra warm start, as its
+    rate and burn-in are a third; the first unit's warm start is the same for both."""
+    from mlcb.river import REGRESSION_WARM_EXTRA, WARM_EXTRA, default_warm_start
+
+    assert 3 * REGRESSION_WARM_EXTRA == pytest.approx(WARM_EXTRA, rel=0.02)
+    pool = [_CountedRegressor(s) for s in (0.5, 1.0, 1.5, 2.0, 2.5)]
+    assert BudgetedRegressor(pool, budget=1)._warm_samples == default_warm_start(5, 1)
+    model = BudgetedRegressor([m.clone() for m in pool], budget=2)
+    assert model._warm_samples == default_warm_start(5, 2, REGRESSION_WARM_EXTRA)
+    assert default_warm_start(5, 1) < model._warm_samples < default_warm_start(5, 2)
