@@ -866,7 +866,7 @@ def test_comparison_counts_updates_and_reads_the_same_rows():
     per_sample = dict(zip(frame["selector"], frame["updates"]))
     warm = default_warm_start(8)  # 14: at most 100 updates beyond one per sample
     assert per_sample["mlcb M=1"] == 8 * warm + (200 - warm)
-    warm = default_warm_start(8, 2)  # 33: at most 200 beyond two per sample
+    warm = default_warm_start(8, 2)  # 149: at most 200 + 700 beyond two per sample
     assert per_sample["mlcb M=2"] == 8 * warm + 2 * (200 - warm)
     assert per_sample["train-everything"] == 8 * 200
     assert set(frame["metric"]) == {"accuracy"} and (frame["samples"] == 200).all()

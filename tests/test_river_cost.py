@@ -203,3 +203,58 @@ def test_the_plain_rule_is_there_by_name():
         BudgetedClassifier([m.clone() for m in pool], rule="fast")
     with pytest.raises(ValueError, match="burn_in must be None or a finite number >= 0"):
         BudgetedClassifier([m.clone() for m in pool], burn_in=-1)
+
+
+class _Late(river.base.Classifier):
+    """Answers ``x > 0.5`` wrongly until it has learnt ``after`` samples, then rightly: a model
+    that learns late (k-NN on a multi-class stream, a small learning rate)."""
+
+    def __init__(self, after: int = 60):
+        self.after = after
+        self.updates = 0
+
+    def learn_one(self, x, y):
+        self.updates += 1
+
+    def predict_proba_one(self, x):
+        right = x["x"] > 0.5
+        return {right if self.updates >= self.after else not right: 1.0}
+
+
+def test_the_second_slot_buys_a_warm_start_long_enough_to_see_a_model_learn_late():
+    """At ``M = 2`` the default warm start spends the second slot's extra updates early, while
+    every model learns the same samples: a model that errs on its first 60 samples and is the
+    best after them is seen learning, then trained on every sample and deployed. With the warm
+    start of ``M = 1`` only, its mean loss after the warm start is that of its errors, and its
+    lower bound stays above those of the models that never improve: it is never trained again."""
+    from mlcb.river import WARM_EXTRA, default_warm_start
+
+    rng = np.random.default_rng(1)
+    rows = [({"x": float(x)}, bool(x > 0.5) != bool(rng.random() < 0.05)) for x in rng.random(1_000)]
+
+    def run(**params):
+        model = BudgetedClassifier([_Counted(c) for c in (0.3, 0.35, 0.65, 0.7, 0.75)] + [_Late()], **params)
+        for x, y in rows:
+            model.predict_one(x)
+            model.learn_one(x, y)
+        return model
+
+    first = 40  # the first part at M = 2: min(2 x 20, 2 x 100 / 4) samples
+    assert default_warm_start(6, 2) == first + WARM_EXTRA // 4
+    model = run(budget=2)
+    assert isinstance(model.best_model, _Late) and model.trained_counts[-1] == len(rows)
+    first_part = run(budget=2, warm_start=first)
+    assert not isinstance(first_part.best_model, _Late) and first_part.trained_counts[-1] < 100
+
+
+def test_a_regressor_warm_start_spends_a_third_of_the_extra_updates():
+    """A regressor's second unit of budget buys a third of a classifier's extra warm start, as its
+    rate and burn-in are a third; the first unit's warm start is the same for both."""
+    from mlcb.river import REGRESSION_WARM_EXTRA, WARM_EXTRA, default_warm_start
+
+    assert 3 * REGRESSION_WARM_EXTRA == pytest.approx(WARM_EXTRA, rel=0.02)
+    pool = [_CountedRegressor(s) for s in (0.5, 1.0, 1.5, 2.0, 2.5)]
+    assert BudgetedRegressor(pool, budget=1)._warm_samples == default_warm_start(5, 1)
+    model = BudgetedRegressor([m.clone() for m in pool], budget=2)
+    assert model._warm_samples == default_warm_start(5, 2, REGRESSION_WARM_EXTRA)
+    assert default_warm_start(5, 1) < model._warm_samples < default_warm_start(5, 2)

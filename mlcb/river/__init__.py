@@ -48,10 +48,13 @@ measured on the pool's scores against the learning curve of the model that predi
 (:mod:`mlcb.river.curves`).
 
 The warm start: every model learns the first ``warm_start`` samples, by default
-:func:`default_warm_start` of them (``floor(100 M / (K - M))``, between 1 and ``20 M``: 14 for 8
-models at ``M = 1``, 33 at ``M = 2``; the plain rule and other policies take that of ``M = 1``),
-so that a stream of 2,000 samples costs at most ``1.05 M`` model updates per sample. The policy
-then observes each model once, with a count of ``warm_start`` and its mean loss.
+:func:`default_warm_start` of them (``floor(100 M / (K - M))``, between 1 and ``20 M``, plus
+``floor(700 (M - 1) / (K - M))``, a regressor ``floor(230 (M - 1) / (K - M))``: 14 for 8 models at
+``M = 1``, 149 at ``M = 2``, a regressor's 71; the plain rule and other policies take that of ``M
+= 1``), so that a stream of 2,000 samples costs at most 1.05 model updates per sample at ``M = 1``
+and 2.45 at ``M = 2`` (a regressor 2.21): the slots beyond the first spend part of their updates
+early, while every model learns the same samples. The policy then observes each model once, with a count of
+``warm_start`` and its mean loss.
 
 No model predicts before its predictions have been checked: scored on a sample after it learnt
 at least once (from the second sample of a warm start on). Until then the selector predicts from
@@ -101,8 +104,10 @@ if TYPE_CHECKING:
         REGRESSION_BURN_IN,
         REGRESSION_MLCB_RATE,
         REGRESSION_POOL_RATE,
+        REGRESSION_WARM_EXTRA,
         RULES,
         STATISTICS,
+        WARM_EXTRA,
         WARM_START,
         WARM_UPDATES,
         WINDOW,
@@ -129,8 +134,10 @@ _HOMES = {
             "REGRESSION_BURN_IN",
             "REGRESSION_MLCB_RATE",
             "REGRESSION_POOL_RATE",
+            "REGRESSION_WARM_EXTRA",
             "RULES",
             "STATISTICS",
+            "WARM_EXTRA",
             "WARM_START",
             "WINDOW",
             "WARM_UPDATES",
@@ -158,9 +165,11 @@ __all__ = [
     "REGRESSION_BURN_IN",
     "REGRESSION_MLCB_RATE",
     "REGRESSION_POOL_RATE",
+    "REGRESSION_WARM_EXTRA",
     "RULES",
     "SELECTORS",
     "STATISTICS",
+    "WARM_EXTRA",
     "WARM_START",
     "WARM_UPDATES",
     "WINDOW",

@@ -111,32 +111,49 @@ def nonparametric(model: Any) -> bool:
     return type(model).__module__.startswith(("river.neighbors.", "river.tree.", "river.forest."))
 
 
-#: The most samples of the default warm start per unit of budget (every model learns them
-#: before the policy selects).
+#: The most samples of the default warm start's first part per unit of budget (every model
+#: learns them before the policy selects).
 WARM_START = 20
-#: The default warm start's extra updates per unit of budget: at most this many beyond ``M`` per
-#: sample, so that on a stream of 2,000 samples a selector makes at most ``1.05 M`` updates per
-#: sample.
+#: The default warm start's extra updates per unit of budget, its first part: at most this many
+#: beyond ``M`` per sample, so that at ``M = 1`` a stream of 2,000 samples costs at most 1.05
+#: updates per sample.
 WARM_UPDATES = 100
+#: The extra updates that each unit of budget beyond the first adds to the default warm start: the
+#: spare slots of ``M >= 2`` spend them early, while every model learns the same samples, as
+#: successive halving spends its first rung (docs/river.md, "Why the extra slot goes where it goes").
+WARM_EXTRA = 700
+#: The same for every regressor: a third, as its rate and burn-in are (its loss sets models about
+#: three times closer apart).
+REGRESSION_WARM_EXTRA = 230
 
 
-def default_warm_start(n_models: int, budget: int = 1) -> int:
-    """The samples of the default warm start for ``n_models`` models and a budget of ``budget``:
-    as many as ``budget`` times :data:`WARM_UPDATES` extra updates allow (``floor(100 M / (K -
-    M))``: the warm start trains ``K - M`` models more than the budget does), between 1 and
-    ``M`` times :data:`WARM_START`. The same share of the budget at every ``M``: the extra slots
-    of a larger budget buy a longer warm start, in which every model learns the same samples.
+def default_warm_start(n_models: int, budget: int = 1, extra: int = WARM_EXTRA) -> int:
+    """The samples of the default warm start for ``n_models`` models and a budget of ``budget``.
+
+    Two parts, each priced in the updates it adds (the warm start trains ``K - M`` models more
+    than the budget does): as many samples as ``budget`` times :data:`WARM_UPDATES` extra
+    updates allow, between 1 and ``M`` times :data:`WARM_START` (``floor(100 M / (K - M))``:
+    14 for 8 models at ``M = 1``, the whole warm start there); then, for each unit of budget
+    beyond the first, as many as ``extra`` extra updates allow (``floor(700 (M - 1) / (K -
+    M))`` with :data:`WARM_EXTRA`; a regressor's is :data:`REGRESSION_WARM_EXTRA`, 230). At
+    ``M = 2`` the second slot's updates are worth most early, while every model learns the same
+    samples and the ones that learn late are seen learning; spread over the stream, they went to
+    near-copies of the leader, and M-LCB fell behind successive halving given as many updates,
+    which spends its own early (docs/river.md measures both).
 
     >>> [default_warm_start(k) for k in (2, 4, 8, 16, 200)]
     [20, 20, 14, 6, 1]
     >>> [default_warm_start(8, m) for m in (1, 2, 3, 4, 8)]
-    [14, 33, 60, 80, 160]
+    [14, 149, 340, 605, 160]
+    >>> default_warm_start(8, 2, REGRESSION_WARM_EXTRA)
+    71
     """
     spare = n_models - budget
     cap = WARM_START * budget
     if spare < 1:
         return cap
-    return max(1, min(cap, WARM_UPDATES * budget // spare))
+    first = max(1, min(cap, WARM_UPDATES * budget // spare))
+    return first + int(extra) * (budget - 1) // spare
 
 
 #: What the policy's statistics are, from the losses of the models it trains (``"trained"``, the
@@ -367,7 +384,8 @@ class _Budgeted:
         self._deployed: int | None = None  # the model that predicts
         self._said: tuple | None = None  # (model, x, kind, prediction): the deployed model's last answer
         self._checked_x: Any = None  # the features last checked (predict_one, then learn_one)
-        warm = default_warm_start(n, int(self.budget) if late else 1)
+        extra = REGRESSION_WARM_EXTRA if regression else WARM_EXTRA
+        warm = default_warm_start(n, int(self.budget) if late else 1, extra)
         self._warm_samples = warm if self.warm_start is None else int(self.warm_start)
         if not getattr(self._policy, "warm_start", True):
             self._session.skip_warm_start()
