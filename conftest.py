@@ -1,9 +1,12 @@
 """Test collection: doctests of modules whose examples need an optional extra are skipped without it.
 
 ``make test`` installs every extra, so CI runs them all; a checkout without river still runs the rest.
+And the fixtures that test modules of several folders share.
 """
 
 from importlib.util import find_spec
+
+import pytest
 
 #: Modules whose doctests import an optional extra, by the extra's import name.
 _DOCTESTS_NEEDING = {"river": ["mlcb/river"]}
@@ -11,3 +14,20 @@ _DOCTESTS_NEEDING = {"river": ["mlcb/river"]}
 collect_ignore = [
     path for extra, paths in _DOCTESTS_NEEDING.items() if find_spec(extra) is None for path in paths
 ]
+
+
+@pytest.fixture(scope="module")
+def one_loop_for_every_mix():
+    """One compiled round loop for every mix of bandit algorithms and numbers of arms, in the
+    module that asks for it (``pytestmark = pytest.mark.usefixtures("one_loop_for_every_mix")``).
+
+    By default a pool's round loop is compiled for its own mix (``agents.bandit_kernels.SPECIALISED``),
+    2 to 3 s the first time each mix runs: a module that runs many mixes, each with many policies
+    or random pools, compiles dozens of loops for what it does not test. One loop for every mix gives
+    the same results (tests/test_engine.py holds a specialised and a general loop equal), and the
+    specialised loops are what the other modules run."""
+    from agents import bandit_kernels
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bandit_kernels, "SPECIALISED", False)
+        yield

@@ -7,7 +7,6 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from agents import bandit_kernels
 from agents.bandits import UCB1, EpsilonGreedy, ThompsonSampling
 from mlcb import engine
 from mlcb.config import SimulationConfig
@@ -17,15 +16,9 @@ from mlcb.testing.twins import core as twin
 FAMILIES = st.sampled_from(["ucb1", "epsilon-greedy", "thompson", "clipped-thompson"])
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_loop_for_every_mix():
-    """The random pools here mix algorithms and numbers of arms at random: compiled for each mix
-    (the default), they compiled some 60 round loops, 3 minutes of a run of the suite. One loop
-    for every mix gives the same results (tests/test_engine.py holds a specialised and a general
-    loop equal); the specialised loops are run by every other test."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bandit_kernels, "SPECIALISED", False)
-        yield
+#: The random pools here mix algorithms and numbers of arms at random: compiled for each mix (the
+#: default), they compiled some 60 round loops, 3 minutes of a run of the suite.
+pytestmark = pytest.mark.usefixtures("one_loop_for_every_mix")
 
 
 def _expert(family: str, scale: float):

@@ -17,6 +17,11 @@ from mlcb import engine, policies
 from mlcb.config import SimulationConfig, checkpoint_grid
 
 HORIZON = 1_500
+#: Two pools, each run as it is and relabelled, with every policy: compiled for each mix of
+#: algorithms (the default), that is four round loops a policy (this module took 262 s in one
+#: process with an empty cache, 155 s with one loop for every mix); what is tested here is the
+#: identity order, not the pools' own loops.
+pytestmark = pytest.mark.usefixtures("one_loop_for_every_mix")
 
 #: The README's pool: three clipped Thompson and three UCB1 experts on equal means.
 README_POOL = (
