@@ -16,9 +16,9 @@ count grows by one per training), so it can rebuild each value exactly from the 
 a one-byte second difference of their IEEE-754 bit patterns, which past a few million counts is
 the rounding noise of the last bits. Values the byte cannot reach are stored whole. Counts past
 both are computed. All three paths give the same bits. A reader decodes the continuation a block
-of :data:`WINDOW` counts at a time into a window of its own, so that a read is one load and a
-comparison, and a block's decoding a few integer operations per count, instead of the
-logarithms, square roots and powers of the computed path.
+of :data:`WINDOW` counts at a time into a window of its own, so that a read within the block is a
+load and a few comparisons, and a block's decoding a few integer operations per count, instead
+of the logarithms, square roots and powers of the computed path.
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ def table_length(horizon: int, rows: int, budget: int | None = None) -> int:
 # n = 10^7, <= 4 at 5 x 10^7). A value whose second difference does not fit in a byte is stored
 # whole, in order, in ``Tail.words``. Decoding needs the two previous values, so each reader keeps
 # a cursor; it reproduces the computed values bit for bit because it stores nothing but them.
-# Decoding one count at a time, with the checks each read then needs (is this the next count? an
-# exception?), cost a tenth of a round at long horizons; a reader now decodes a block of counts at
-# once into its cursor's window and reads the block's counts from there.
+# The cursor decodes a block of counts at once into its window, and a read within the block is
+# served from there, without the checks a decoding step makes (is this the next count? an
+# exception?).
 
 #: Largest total size of one set of compressed continuations (one byte per count and row).
 TAIL_BUDGET_BYTES = 512 * 2**20
@@ -83,7 +83,7 @@ TAIL_BUDGET_BYTES = 512 * 2**20
 ESCAPE = -128
 #: Counts a reader decodes at once: the continuation is read in blocks of this many counts from
 #: the tables' length on, each decoded whole into the reader's window when a read first reaches
-#: it, so that a read within the block is one load (:func:`decode`).
+#: it, so that a read within the block is a load (:func:`decode`).
 WINDOW = 32
 #: Fields of a cursor (int64): the first count of the block in its window (0: none yet; the
 #: counts read here are at least 2), the bit pattern of the block's last value, that value's
