@@ -7,9 +7,10 @@ measures, in a child process with an empty cache (``XDG_CACHE_HOME`` and ``NUMBA
 to a fresh folder), the CPU seconds of
 
 * the first run of the trap (``trap`` preset, M = 2, 1,000 rounds): every kernel it uses;
-* then, in the same process, each further combination alone: the first call of its round loop
-  on ten rounds (the tables it reads are built before and not counted). A run past the tables
-  (T = 10^7, their compressed continuation) is not a new combination: it should compile nothing.
+* then, in the same process, each further combination alone: the first call of its two
+  kernels, the warm start and ten rounds (the tables they read are built before and not
+  counted). A run past the tables (T = 10^7, their compressed continuation) is not a new
+  combination: it should compile nothing.
 
     python benchmarks/bench_compile.py [--json FILE]
 
@@ -68,9 +69,9 @@ def child() -> dict:
         if smoothing:
             config = dataclasses.replace(config, smoothing=smoothing)
         arguments = build_replication(engine.build(config), 0, 0, horizon, np.array([horizon]))
+        start = _cpu()
         warm_start, run_rounds = arguments.kernels()
         arguments.warm_start(warm_start)
-        start = _cpu()
         arguments.run_rounds(run_rounds, 1, 10)
         rows[label] = _cpu() - start
     return rows

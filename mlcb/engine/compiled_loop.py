@@ -126,14 +126,18 @@ def _fail(record, code, t, k, value):
 #: The kernels' options without a cache on disk (the accounting kernels, and the uncached twins
 #: of the round loop below).
 _UNCACHED = {key: value for key, value in KERNEL_OPTIONS.items() if key != "cache"}
-#: The accounting kernels: each is compiled once per signature in a process, and every loop that
-#: calls it (both engines') links that code and inlines it (LLVM's ``forceinline``, the same bits).
-#: They have no cache of their own, since a cached function's index would pickle a user's policy
-#: types (see below): they are cached inside the cached loops that call them. Numba's own inlining
-#: (``inline="always"``, which they used before) copies and types a body again in every caller: a
-#: new round loop for a policy already compiled (another smoothing, another number of arms) took
-#: 2.3 to 2.5 s of CPU to compile, against 1.6 to 1.7 s this way.
-inlined = jit(**_UNCACHED)
+#: The accounting kernels are inlined into each caller (both engines' loops) and have no cache
+#: of their own: a cached function's index would pickle a user's policy types (see below).
+#: ``inlined`` ones by Numba (``inline="always"``): their bodies are typed again in each caller,
+#: which costs least where a function has one caller, the compiled round loop's cores.
+inlined = jit(inline="always", **_UNCACHED)
+#: ``linked`` ones, the entry points of the Python engine and the sessions (``account_*``), are
+#: compiled once per signature in a process and inlined by LLVM (``forceinline``, the same bits)
+#: into each of their several callers, which reuse them: the Python engine's half of a round for
+#: a new policy compiles in about 2.6 s instead of 3.2 to 3.7 (docs/benchmarks.md). The compiled
+#: round loop's cores stay ``inlined``: compiled apart, they made the first run of the trap about
+#: a second slower to compile.
+linked = jit(**_UNCACHED)
 
 
 @inlined
@@ -226,7 +230,7 @@ def _deployed_all(stats, accounting, record, totals, t, n_selected, deploy_losse
     return OK, loss, (realized, pseudo, top_m, best_widths, all_widths)
 
 
-@inlined
+@linked
 def account_deployed(stats, accounting, record, t, n_selected, chosen, deploy_losses, deploy_expected):
     """Round ``t``'s deployment: check the deployed losses, count the deployments, add to the
     realized and pseudo-regret totals. Returns ``(error code, the round's deployed loss)``.
@@ -276,14 +280,14 @@ def _widened(accounting, record, totals, j, k):
     return realized, pseudo, top_m, best_widths, all_widths
 
 
-@inlined
+@linked
 def account_width(accounting, record, j):
     """:func:`_widened` on ``Record.totals``: the certificate's share of the ``j``-th expert of
     the training set (one the caller does not train through :func:`account_trained`)."""
     write_totals(record, _widened(accounting, record, read_totals(record), j, record.selected[j]))
 
 
-@inlined
+@linked
 def account_trained(policy_params, policy_state, stats, accounting, record, t, j, loss, rate):
     """The ``j``-th expert of the training set trained in round ``t`` with ``loss`` and new rate
     ``rate``: check the loss, add its width to the certificate, update its statistics and tell
@@ -347,7 +351,7 @@ def _checkpoints(stats, accounting, record, totals, t, cursor):
     return cursor
 
 
-@inlined
+@linked
 def account_end(policy_params, policy_state, stats, accounting, record, t, n_selected, chosen, loss):
     """The end of round ``t``: the Top-M regret, the policy's ``end_round``, the trace and the
     checkpoints."""
