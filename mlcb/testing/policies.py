@@ -160,10 +160,11 @@ def check_policy(
       every selected expert (finite and ``>= 0`` with a certificate, ``nan`` or ``>= 0``
       otherwise), and deploys an expert index or ``-1`` (Top-M); a second run with the same
       stream key gives the same rounds;
-    - with ``simulate``, a short simulation of the policy object on a trap of ``n_experts`` UCB1
-      experts (two replications of ``horizon`` rounds) runs twice on the compiled engine and once
-      on the Python engine (:mod:`mlcb.engine.python_loop`), and all three agree round by round
-      (training sets, deployed experts, regret, training counts).
+    - with ``simulate``, a short simulation of the policy object on a trap of ``n_experts``
+      experts, the ``trap`` preset's epsilon-greedy and UCB1 experts with the smoothing the preset
+      gives the policy (two replications of ``horizon`` rounds), runs twice on the compiled engine
+      and once on the Python engine (:mod:`mlcb.engine.python_loop`), and all three agree round by
+      round (training sets, deployed experts, regret, training counts).
 
     Parameters
     ----------
@@ -374,24 +375,25 @@ def _check_round(who, t, selected, widths, n_selected, deployed, n_experts, budg
 
 
 def _simulate_policy(who, policy, name, policy_params, n_experts, budget, horizon, seed) -> None:
-    """Two runs of the compiled engine and one of the Python engine on a small trap of UCB1
-    experts, with the policy object itself (a registered name's config is built, then its policy
-    replaced): they must run, and agree round by round."""
-    import agents
-    from mlcb import engine
-    from mlcb.config import SimulationConfig
+    """Two runs of the compiled engine and one of the Python engine on a small trap (the ``trap``
+    preset's pool of epsilon-greedy and UCB1 experts, ``n_experts`` of them), with the policy object
+    itself (a registered name's config is built as the preset builds it, smoothing included, then
+    its policy replaced): they must run, and agree round by round. The compiled round loop is the
+    one a run of the preset with that policy uses, so that one compiled loop serves both."""
+    from mlcb import engine, presets
     from mlcb.engine import python_loop
 
-    config = SimulationConfig(
-        env="mlcb/Trap-v0",
+    # A policy object: the pool's default smoothing (the preset gives registered names theirs).
+    fields: dict[str, Any] = {} if name is not None else {"smoothing": None}
+    config = presets.get("trap").config(
+        budget,
         env_params={"n_experts": n_experts},
-        experts=tuple([agents.make("ucb1")] * n_experts),
         policy=name if name is not None else "round-robin",
         policy_params=dict(policy_params or {}) if name is not None else {},
-        budget=budget,
         horizon=horizon,
         replications=2,
         seed=seed,
+        **fields,
     )
     problem = dataclasses.replace(engine.build(config), policy=policy)
     grid = checkpoint_grid(horizon, 20)
