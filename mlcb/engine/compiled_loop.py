@@ -468,9 +468,14 @@ _PACKAGES = ("mlcb", "envs", "agents")
 
 
 def own_types(*arguments) -> bool:
-    """Whether every argument's type comes from this package (then kernels taking them may be
-    cached on disk)."""
-    return all(type(argument).__module__.partition(".")[0] in _PACKAGES for argument in arguments)
+    """Whether every argument's type comes from this package, looking inside plain tuples (then
+    kernels taking them may be cached on disk)."""
+    return all(
+        own_types(*argument)
+        if type(argument) is tuple
+        else type(argument).__module__.partition(".")[0] in _PACKAGES
+        for argument in arguments
+    )
 
 
 #: The cached round loops of each combination of argument classes met so far in this process

@@ -76,14 +76,6 @@ _NEW_LIST = _compiled(_new_list)
 _APPEND = _compiled(_append)
 
 
-def _own(item: Any) -> bool:
-    """Whether every type in ``item`` comes from this package, through plain tuples (then the
-    typed list's helpers may be cached on disk, :func:`_compiled`)."""
-    if type(item) is tuple:
-        return all(_own(part) for part in item)
-    return compiled_loop.own_types(item)
-
-
 def typed_list(items: list) -> Any:
     """A ``numba.typed.List`` of ``items`` (a plain list when Numba's JIT is disabled).
 
@@ -101,8 +93,7 @@ def typed_list(items: list) -> Any:
         return list(items)
     if not items:
         return numba.typed.List()
-    cached = _own(items[0])
-    new, append = (_NEW_LIST[0], _APPEND[0]) if cached else (_NEW_LIST[1], _APPEND[1])
+    new, append = _pick(_NEW_LIST, items[0]), _pick(_APPEND, items[0])
     out = new(items[0])
     for item in items[1:]:
         append(out, item)
