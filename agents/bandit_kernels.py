@@ -76,6 +76,7 @@ class BanditPaths(Constants):
     families: int  # bit 1 << code of every algorithm in the pool (UCB1_FAMILY, ...)
     arms: int  # every expert's number of arms when they share one up to MAX_CONSTANT_ARMS, else 0
     smoothing: int  # mlcb.kernels.smoothing code
+    tabulated: bool  # the tables hold every expert's rows up to count horizon + 1 (_train)
 
 
 class BanditPoolParams(NamedTuple):
@@ -249,9 +250,36 @@ def _current_arm(paths, expert, arms, k, j, key, counter, slot, delta0, eps):
 
 
 # --- kernels ---------------------------------------------------------------------------------
-@implements("train", BanditPoolParams)
 @kernel
-def _train(params, state, env_params, env_state, k, t):
+def _step(params, state, env_params, expert, k, t, j, schedule):
+    """Expert ``k``'s learning step at its own round ``j`` and round ``t``, ``schedule`` its
+    exploration probability when it is epsilon-greedy: the arm, the decisions' running sums, the
+    loss and the counts. Returns ``(loss, eps)`` (``eps``: :func:`_current_arm`)."""
+    paths = params.paths
+    arm, eps, greedy = _current_arm(
+        paths, expert, state.arms, k, j, expert.key, j, 0, params.delta0, schedule
+    )
+    # The decisions' running sums serve the deployments that draw from them alone.
+    if paths.smoothing == smoothing.AVERAGE or paths.smoothing == smoothing.UNIFORM:
+        if _plays(paths, expert, EPSILON_GREEDY_FAMILY):  # (eps >= 0)
+            m = _arms(paths, expert)
+            for a in range(m):
+                state.arms[k, a].weight += eps / m
+            state.arms[k, greedy].weight += 1.0 - eps
+        else:
+            state.arms[k, arm].weight += 1.0
+    loss = arm_loss(env_params, t, k, arm)
+    played = state.arms[k, arm]
+    played.pulls += 1
+    played.losses += loss
+    state.experts[k].steps = j
+    return loss, eps
+
+
+@kernel
+def _train_any(params, state, env_params, env_state, k, t):
+    """:func:`_train` at any count: its functions of the count read from the tables, from their
+    continuation, or computed."""
     paths = params.paths
     expert = params.experts[k]
     progress = state.experts[k]
@@ -266,36 +294,43 @@ def _train(params, state, env_params, env_state, k, t):
     greedy_expert = _plays(paths, expert, EPSILON_GREEDY_FAMILY)
     if greedy_expert:
         schedule = _epsilon_of(params.tables, params.tail, expert, progress, j)
-    arm, eps, greedy = _current_arm(
-        paths, expert, state.arms, k, j, expert.key, j, 0, params.delta0, schedule
-    )
-    # The decisions' running sums serve the deployments that draw from them alone.
-    weights = paths.smoothing == smoothing.AVERAGE or paths.smoothing == smoothing.UNIFORM
-    if greedy_expert:  # (eps >= 0)
-        m = _arms(paths, expert)
-        if weights:
-            for a in range(m):
-                state.arms[k, a].weight += eps / m
-            state.arms[k, greedy].weight += 1.0 - eps
-        if not (tabulated or continued) and expert.rate_kind == THEORY_RATE:
-            if row >= 0 and j == stored:
-                # The first count past what is stored: the running sums it stopped at.
-                progress.epsilon_sum = params.tails[row, 0]
-                progress.rate_sum = params.tails[row, 1]
-            _sharp_rate_step_in_place(progress, m, j, eps, params.delta_prime)
-    elif weights:
-        state.arms[k, arm].weight += 1.0
-    loss = arm_loss(env_params, t, k, arm)
-    played = state.arms[k, arm]
-    played.pulls += 1
-    played.losses += loss
-    progress.steps = j
+    loss, eps = _step(params, state, env_params, expert, k, t, j, schedule)
+    if greedy_expert and not (tabulated or continued) and expert.rate_kind == THEORY_RATE:
+        if row >= 0 and j == stored:
+            # The first count past what is stored: the running sums it stopped at.
+            progress.epsilon_sum = params.tails[row, 0]
+            progress.rate_sum = params.tails[row, 1]
+        _sharp_rate_step_in_place(progress, _arms(paths, expert), j, eps, params.delta_prime)
     if tabulated:
         return loss, params.tables[nonnegative(row), j]
     if continued:
         # Every count is read once, in order: each in the cursor's block or the next.
         return loss, tables.decode(params.tail, length, row, j, progress.cursors[0])
     return loss, _rate(expert, state, k, j, params.delta_prime)
+
+
+#: :func:`_train_any` out of line, for a pool whose tables hold every count of its horizon
+#: (``paths.tabulated``) trained past it: a session driven beyond the horizon it was built for.
+_train_past_horizon = cold_kernel(_train_any.py_func)
+
+
+@implements("train", BanditPoolParams)
+@kernel
+def _train(params, state, env_params, env_state, k, t):
+    if not params.paths.tabulated:
+        return _train_any(params, state, env_params, env_state, k, t)
+    # Every count of the horizon is in the tables, each function of it one read (an expert's rows
+    # all exist: BanditPaths.tabulated); the round loop then carries no other path, which cost
+    # more than the reads themselves (a quarter of a trained expert's instructions on the trap).
+    expert = params.experts[k]
+    j = nonnegative(state.experts[k].steps) + 1
+    if j >= params.tables.shape[1]:
+        return _train_past_horizon(params, state, env_params, env_state, k, t)
+    schedule = -1.0
+    if _plays(params.paths, expert, EPSILON_GREEDY_FAMILY):
+        schedule = params.tables[nonnegative(expert.epsilon_row), j]
+    loss, _ = _step(params, state, env_params, expert, k, t, j, schedule)
+    return loss, params.tables[nonnegative(expert.rate_row), j]
 
 
 @kernel

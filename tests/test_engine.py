@@ -102,44 +102,68 @@ def test_common_random_numbers_across_policies_and_budgets():
 
 
 @pytest.mark.parametrize("name", ["trap", "glm", "late-risers", "bananas", "ctg"])
-def test_one_compiled_round_loop_for_every_horizon(name, monkeypatch):
-    """The round loop's arguments have the same Numba types whether the functions of a count fit
-    their tables, continue past them (a long horizon: read-only continuations) or are computed
-    (no tables): a long run after a short one loads the compiled loop, it does not compile it
-    again."""
+def test_two_compiled_round_loops_for_every_horizon(name, monkeypatch):
+    """The round loop's arguments have the same Numba types for every horizon whose functions of
+    a count fit their tables, and the same for every horizon past them, whether the counts past
+    them continue in read-only continuations or are computed (no tables at all): a run loads one
+    of two compiled loops, whatever its horizon. (Within the tables the loop reads them and
+    nothing else: the trap's rounds take a sixth fewer instructions at M = 4.)"""
     import numba
 
     config = presets.get(name).config(presets.get(name).budgets[0], horizon=600, replications=1)
     problem = engine.build(config)
     if engine.choose_engine(problem, "auto") != "compiled":
         pytest.skip(f"{name} runs on the Python engine")
-    grid = checkpoint_grid(config.horizon, 10)
 
-    def types(**budgets):
+    def types(horizon=config.horizon, **budgets):
         with monkeypatch.context() as patch:
             for attribute, value in budgets.items():
                 patch.setattr(tables, attribute, value)
-            arguments = engine.build_replication(problem, 0, 0, config.horizon, grid)
+            arguments = engine.build_replication(problem, 0, 0, horizon, checkpoint_grid(horizon, 10))
         return [numba.typeof(argument) for argument in arguments]
 
-    short = types()
-    assert types(TABLE_BUDGET_BYTES=8 * 3 * 100) == short  # past the tables: their continuation
-    assert types(TABLE_BUDGET_BYTES=8 * 3 * 100, TAIL_BUDGET_BYTES=0) == short  # computed past them
-    assert types(TABLE_BUDGET_BYTES=0) == short  # no tables at all
+    assert types(horizon=300) == types()  # within the tables
+    past = types(TABLE_BUDGET_BYTES=8 * 3 * 100)  # past the tables: their continuation
+    assert types(TABLE_BUDGET_BYTES=8 * 3 * 100, TAIL_BUDGET_BYTES=0) == past  # computed past them
+    assert types(TABLE_BUDGET_BYTES=0) == past  # no tables at all
+    assert types(horizon=900, TABLE_BUDGET_BYTES=8 * 3 * 100) == past
 
 
 @pytest.mark.skipif(JIT_DISABLED, reason="nothing is compiled with the JIT disabled")
-def test_a_run_past_the_tables_after_a_short_one_compiles_nothing(monkeypatch):
+def test_a_run_past_the_tables_after_another_compiles_nothing(monkeypatch):
     """What a run at T = 10^7 does past the 64 MB tables (their compressed continuation, built
-    and read), at a small scale: after a short run, nothing is compiled."""
+    and read), at a small scale: after one such run, another of another horizon compiles nothing."""
     from mlcb.kernels.jit import CompileWatch
 
-    short = mlcb.simulate(preset="trap", budget=2, horizon=500, replications=1, seed=3)
     monkeypatch.setattr(tables, "TABLE_BUDGET_BYTES", 8 * 3 * 100)  # tables of 100 counts
+    first = mlcb.simulate(preset="trap", budget=2, horizon=2_000, replications=1, seed=3)
     with CompileWatch() as watch:
         long = mlcb.simulate(preset="trap", budget=2, horizon=3_000, replications=1, seed=3)
     assert watch.count == 0
-    assert long.final()["round"].iloc[0] == 3_000 and short.final()["round"].iloc[0] == 500
+    assert long.final()["round"].iloc[0] == 3_000 and first.final()["round"].iloc[0] == 2_000
+
+
+def test_a_round_loop_within_its_tables_runs_on_past_its_horizon():
+    """A pool and a policy whose tables hold every count of their horizon read nothing else in
+    the round loop; driven further (a session run beyond its horizon), they compute the counts
+    past their tables out of line, to the numbers of a replication built for the longer horizon."""
+    config = presets.get("trap").config(2, horizon=300, replications=1)
+    problem = engine.build(config)
+    short = engine.build_replication(problem, 0, 0, 300, np.array([300]))
+    long = engine.build_replication(problem, 0, 0, 900, np.array([300, 900]))
+    for args in (short, long):
+        assert args.pool_params.paths.tabulated and args.policy_params.paths.tabulated
+        warm_start, run_rounds = args.kernels()
+        assert args.warm_start(warm_start) == 0
+        assert args.run_rounds(run_rounds, 1, 900) == 0
+    assert short.stats["n"].max() > short.pool_params.tables.shape[1]  # past the short one's tables
+    assert short.stats.tolist() == long.stats.tolist()
+    assert short.pool_state.arms.tolist() == long.pool_state.arms.tolist()
+    assert (
+        short.policy_state.bounds[["lcb", "ucb"]].tolist()
+        == long.policy_state.bounds[["lcb", "ucb"]].tolist()
+    )
+    assert short.policy_params.hoeffding.shape[0] < short.stats["n"].max()
 
 
 def test_tables_and_computed_path_agree(monkeypatch):

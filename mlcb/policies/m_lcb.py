@@ -33,7 +33,7 @@ import numpy as np
 from mlcb import validation
 from mlcb.kernels import implements, tables
 from mlcb.kernels.constants import Constants
-from mlcb.kernels.jit import kernel, nonnegative
+from mlcb.kernels.jit import cold_kernel, kernel, nonnegative
 from mlcb.policies import _heap
 from mlcb.policies.base import BasePolicy
 from mlcb.policies.hoeffding import hoeffding_table, hoeffding_tail, hoeffding_width
@@ -49,6 +49,7 @@ class MLCBPaths(Constants):
     heap: bool  # incremental selection; False: the reference O(K M) scan
     ordered: bool  # the incremental selection keeps every expert in order (K <= ORDERED_LIMIT)
     scaled: bool  # bonus_scale is not 1 (at 1, s * x is x: no multiplication)
+    tabulated: bool  # the Hoeffding table holds every count up to horizon + 1 (_theory_bounds)
 
 
 class MLCBParams(NamedTuple):
@@ -94,18 +95,31 @@ ORDERED_LIMIT = 64
 
 
 @kernel
+def _hoeffding_past_table(params, state, k, n):
+    """The Hoeffding width at a count ``n`` past the table: from its continuation, or computed."""
+    hoeffding = tables.decode(params.hoeffding_tail, params.hoeffding.shape[0], 0, n, state.bounds[k].cursor)
+    if hoeffding != hoeffding:  # not stored (or not the count after the last one read)
+        hoeffding = hoeffding_width(params.n_experts, params.delta, n)
+    return hoeffding
+
+
+#: :func:`_hoeffding_past_table` out of line, where the table holds every count of the horizon
+#: (``paths.tabulated``): reached only by a session driven beyond the horizon it was built for,
+#: and kept out of the round loop, which then carries no other path than the table's.
+_hoeffding_past_horizon = cold_kernel(_hoeffding_past_table.py_func)
+
+
+@kernel
 def _theory_bounds(params, state, stats, k):
     expert = stats[k]
     n = nonnegative(expert.n)
     mean = expert.loss_sum / n
     if n < params.hoeffding.shape[0]:
         hoeffding = params.hoeffding[n]
+    elif params.paths.tabulated:
+        hoeffding = _hoeffding_past_horizon(params, state, k, n)
     else:
-        hoeffding = tables.decode(
-            params.hoeffding_tail, params.hoeffding.shape[0], 0, n, state.bounds[k].cursor
-        )
-        if hoeffding != hoeffding:  # not stored (or not the count after the last one read)
-            hoeffding = hoeffding_width(params.n_experts, params.delta, n)
+        hoeffding = _hoeffding_past_table(params, state, k, n)
     bounds = state.bounds[k]
     if params.paths.scaled:
         bounds.lcb = mean - params.bonus_scale * expert.rate / n
@@ -374,6 +388,7 @@ class MLCB(BasePolicy):
                 heap=self.selection == "heap",
                 ordered=ordered,
                 scaled=float(self.bonus_scale) != 1.0,
+                tabulated=hoeffding.shape[0] >= int(horizon) + 2,
             ),
         )
 
