@@ -251,10 +251,10 @@ def _current_arm(paths, expert, arms, k, j, key, counter, slot, delta0, eps):
 
 # --- kernels ---------------------------------------------------------------------------------
 @kernel
-def _step(params, state, env_params, expert, k, t, j, schedule):
-    """Expert ``k``'s learning step at its own round ``j`` and round ``t``, ``schedule`` its
-    exploration probability when it is epsilon-greedy: the arm, the decisions' running sums, the
-    loss and the counts. Returns ``(loss, eps)`` (``eps``: :func:`_current_arm`)."""
+def _choose(params, state, expert, k, j, schedule):
+    """Expert ``k``'s arm at its own round ``j``, ``schedule`` its exploration probability when it
+    is epsilon-greedy, with the decisions' running sums: returns ``(arm, eps)``
+    (:func:`_current_arm`)."""
     paths = params.paths
     arm, eps, greedy = _current_arm(
         paths, expert, state.arms, k, j, expert.key, j, 0, params.delta0, schedule
@@ -268,20 +268,24 @@ def _step(params, state, env_params, expert, k, t, j, schedule):
             state.arms[k, greedy].weight += 1.0 - eps
         else:
             state.arms[k, arm].weight += 1.0
+    return arm, eps
+
+
+@kernel
+def _play(state, env_params, k, t, j, arm):
+    """Expert ``k`` plays ``arm`` at round ``t``, its own round ``j``: returns the loss."""
     loss = arm_loss(env_params, t, k, arm)
     played = state.arms[k, arm]
     played.pulls += 1
     played.losses += loss
     state.experts[k].steps = j
-    return loss, eps
+    return loss
 
 
 @kernel
 def _train_any(params, state, env_params, env_state, k, t):
     """:func:`_train` at any count: its functions of the count read from the tables, from their
-    continuation, or computed. (Its step is written out as it was before :func:`_step`: the round
-    loop of runs past their tables, compiled from it, runs 3 % faster on the trap at T = 10^7,
-    M = 2, than through :func:`_step`.)"""
+    continuation, or computed."""
     paths = params.paths
     expert = params.experts[k]
     progress = state.experts[k]
@@ -296,30 +300,16 @@ def _train_any(params, state, env_params, env_state, k, t):
     greedy_expert = _plays(paths, expert, EPSILON_GREEDY_FAMILY)
     if greedy_expert:
         schedule = _epsilon_of(params.tables, params.tail, expert, progress, j)
-    arm, eps, greedy = _current_arm(
-        paths, expert, state.arms, k, j, expert.key, j, 0, params.delta0, schedule
-    )
-    # The decisions' running sums serve the deployments that draw from them alone.
-    weights = paths.smoothing == smoothing.AVERAGE or paths.smoothing == smoothing.UNIFORM
-    if greedy_expert:  # (eps >= 0)
-        m = _arms(paths, expert)
-        if weights:
-            for a in range(m):
-                state.arms[k, a].weight += eps / m
-            state.arms[k, greedy].weight += 1.0 - eps
-        if not (tabulated or continued) and expert.rate_kind == THEORY_RATE:
-            if row >= 0 and j == stored:
-                # The first count past what is stored: the running sums it stopped at.
-                progress.epsilon_sum = params.tails[row, 0]
-                progress.rate_sum = params.tails[row, 1]
-            _sharp_rate_step_in_place(progress, m, j, eps, params.delta_prime)
-    elif weights:
-        state.arms[k, arm].weight += 1.0
-    loss = arm_loss(env_params, t, k, arm)
-    played = state.arms[k, arm]
-    played.pulls += 1
-    played.losses += loss
-    progress.steps = j
+    arm, eps = _choose(params, state, expert, k, j, schedule)
+    # (U#'s step before the loss is drawn, as it always was: with it after the draw, the round
+    # loop of runs past their tables ran 3 % slower on the trap at T = 10^7, M = 2.)
+    if greedy_expert and not (tabulated or continued) and expert.rate_kind == THEORY_RATE:
+        if row >= 0 and j == stored:
+            # The first count past what is stored: the running sums it stopped at.
+            progress.epsilon_sum = params.tails[row, 0]
+            progress.rate_sum = params.tails[row, 1]
+        _sharp_rate_step_in_place(progress, _arms(paths, expert), j, eps, params.delta_prime)
+    loss = _play(state, env_params, k, t, j, arm)
     if tabulated:
         return loss, params.tables[nonnegative(row), j]
     if continued:
@@ -348,8 +338,8 @@ def _train(params, state, env_params, env_state, k, t):
     schedule = -1.0
     if _plays(params.paths, expert, EPSILON_GREEDY_FAMILY):
         schedule = params.tables[nonnegative(expert.epsilon_row), j]
-    loss, _ = _step(params, state, env_params, expert, k, t, j, schedule)
-    return loss, params.tables[nonnegative(expert.rate_row), j]
+    arm, _ = _choose(params, state, expert, k, j, schedule)
+    return _play(state, env_params, k, t, j, arm), params.tables[nonnegative(expert.rate_row), j]
 
 
 @kernel
