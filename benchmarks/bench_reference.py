@@ -27,6 +27,7 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -52,23 +53,41 @@ def _timed(run) -> tuple[float, float, object]:
     return time.perf_counter() - wall, time.thread_time() - cpu, out
 
 
-def measure(horizon: int, budget: int, repeats: int) -> dict:
-    """Best-of-``repeats`` speeds of the engine and of the reference at one ``(T, M)``."""
+def _setting(horizon: int, budget: int) -> tuple:
+    """The trap's theory calibration at ``(T, M)``: ``(config, the checkpoints, the first 1,000)``."""
     config = presets.get("trap").config(budget, horizon=horizon, replications=1, seed=SEED)
-    problem = engine.build(config)
     grid = checkpoint_grid(horizon, 100)
-    small = grid[grid <= 1_000]
-    # Compiled code and tables, outside the timed regions.
+    return config, grid, grid[grid <= 1_000]
+
+
+def prepare_engine(horizon: int, budget: int) -> Callable[[], object]:
+    """One replication of the engine at ``(T, M)``, its code compiled and its tables built: the
+    call that runs it."""
+    config, grid, small = _setting(horizon, budget)
+    problem = engine.build(config)
     engine.run_replication(problem, SEED, 0, min(horizon, 1_000), small)
     engine.build_replication(problem, SEED, 0, horizon, grid)
+    return lambda: engine.run_replication(problem, SEED, 0, horizon, grid)
+
+
+def prepare_reference(horizon: int, budget: int) -> Callable[[], object]:
+    """:func:`prepare_engine` for the reference kernel."""
+    config, grid, small = _setting(horizon, budget)
     reference_kernel.run(SEED, 0, min(horizon, 1_000), budget, small, config.delta)
     reference_kernel.tables(horizon, config.delta)
+    return lambda: reference_kernel.run(SEED, 0, horizon, budget, grid, config.delta)
+
+
+def measure(horizon: int, budget: int, repeats: int) -> dict:
+    """Best-of-``repeats`` speeds of the engine and of the reference at one ``(T, M)``."""
+    # Compiled code and tables, outside the timed regions.
+    run_engine, run_reference = prepare_engine(horizon, budget), prepare_reference(horizon, budget)
     best = {"engine": [np.inf, np.inf], "reference": [np.inf, np.inf]}
     same = True
     for _ in range(repeats):
-        wall, cpu, ours = _timed(lambda: engine.run_replication(problem, SEED, 0, horizon, grid))
+        wall, cpu, ours = _timed(run_engine)
         best["engine"] = [min(best["engine"][0], wall), min(best["engine"][1], cpu)]
-        wall, cpu, theirs = _timed(lambda: reference_kernel.run(SEED, 0, horizon, budget, grid, config.delta))
+        wall, cpu, theirs = _timed(run_reference)
         best["reference"] = [min(best["reference"][0], wall), min(best["reference"][1], cpu)]
         same = same and all(
             np.array_equal(a, b)

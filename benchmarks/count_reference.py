@@ -37,34 +37,19 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
-SEED = 0
 #: Runs of the replication in the second child (the first runs it once).
 RUNS = 3
 
 
 def child(kernel: str, horizon: int, budget: int, runs: int) -> None:
-    """Set up one replication of the trap (compiled code, tables) and run it ``runs`` times."""
-    sys.path.insert(0, str(HERE.parent.parent))
+    """Set up one replication of the trap (compiled code, tables) and run it ``runs`` times,
+    as ``bench_reference.py`` does."""
     sys.path.insert(0, str(HERE.parent))
-    from mlcb import engine, presets
-    from mlcb.config import checkpoint_grid
+    import bench_reference
 
-    config = presets.get("trap").config(budget, horizon=horizon, replications=1, seed=SEED)
-    grid = checkpoint_grid(horizon, 100)
-    small = grid[grid <= 1_000]
-    if kernel == "reference":
-        import reference_kernel
-
-        reference_kernel.run(SEED, 0, min(horizon, 1_000), budget, small, config.delta)
-        reference_kernel.tables(horizon, config.delta)
-        for _ in range(runs):
-            reference_kernel.run(SEED, 0, horizon, budget, grid, config.delta)
-    else:
-        problem = engine.build(config)
-        engine.run_replication(problem, SEED, 0, min(horizon, 1_000), small)
-        engine.build_replication(problem, SEED, 0, horizon, grid)
-        for _ in range(runs):
-            engine.run_replication(problem, SEED, 0, horizon, grid)
+    run = getattr(bench_reference, f"prepare_{kernel}")(horizon, budget)
+    for _ in range(runs):
+        run()
 
 
 def _environment(cpu: str, cache: Path) -> dict[str, str]:
