@@ -76,7 +76,8 @@ class BanditPaths(Constants):
     families: int  # bit 1 << code of every algorithm in the pool (UCB1_FAMILY, ...)
     arms: int  # every expert's number of arms when they share one up to MAX_CONSTANT_ARMS, else 0
     smoothing: int  # mlcb.kernels.smoothing code
-    tabulated: bool  # the tables hold every expert's rows up to count horizon + 1 (_train)
+    rows: bool  # every expert's functions of a count have rows in the tables (_train)
+    tabulated: bool  # and the tables hold them up to count horizon + 1 (_train)
 
 
 class BanditPoolParams(NamedTuple):
@@ -318,28 +319,54 @@ def _train_any(params, state, env_params, env_state, k, t):
     return loss, _rate(expert, state, k, j, params.delta_prime)
 
 
-#: :func:`_train_any` out of line, for a pool whose tables hold every count of its horizon
-#: (``paths.tabulated``) trained past it: a session driven beyond the horizon it was built for.
+#: :func:`_train_any` out of line, for a pool whose experts all have their rows (``paths.rows``)
+#: at a count past what is stored: past the tables where they hold every count of the horizon
+#: (``paths.tabulated``: a session driven beyond the horizon it was built for), else past their
+#: continuation.
 _train_past_horizon = cold_kernel(_train_any.py_func)
 
 
 @implements("train", BanditPoolParams)
 @kernel
 def _train(params, state, env_params, env_state, k, t):
-    if not params.paths.tabulated:
+    paths = params.paths
+    if not paths.rows:
         return _train_any(params, state, env_params, env_state, k, t)
-    # Every count of the horizon is in the tables, each function of it one read (an expert's rows
-    # all exist: BanditPaths.tabulated); the round loop then carries no other path, which cost
-    # more than the reads themselves (a quarter of a trained expert's instructions on the trap).
+    # Every function of the count has its row: each is one read within the tables (and, where
+    # they hold every count of the horizon, the round loop carries no other path, which cost more
+    # than the reads themselves: a quarter of a trained expert's instructions on the trap).
     expert = params.experts[k]
     j = nonnegative(state.experts[k].steps) + 1
     if j >= params.tables.shape[1]:
-        return _train_past_horizon(params, state, env_params, env_state, k, t)
+        if paths.tabulated:
+            return _train_past_horizon(params, state, env_params, env_state, k, t)
+        return _train_continued(params, state, env_params, env_state, k, t, j)
     schedule = -1.0
-    if _plays(params.paths, expert, EPSILON_GREEDY_FAMILY):
+    if _plays(paths, expert, EPSILON_GREEDY_FAMILY):
         schedule = params.tables[nonnegative(expert.epsilon_row), j]
     arm, _ = _choose(params, state, expert, k, j, schedule)
     return _play(state, env_params, k, t, j, arm), params.tables[nonnegative(expert.rate_row), j]
+
+
+@kernel
+def _train_continued(params, state, env_params, env_state, k, t, j):
+    """:func:`_train` past the tables (``j`` their length or more) of a pool whose experts all
+    have their rows: from the tables' continuation, each read a load within a block of its
+    reader's window; past the continuation, :func:`_train_any` out of line."""
+    expert = params.experts[k]
+    progress = state.experts[k]
+    length = params.tables.shape[1]
+    if j >= length + params.tail.codes.shape[1]:
+        return _train_past_horizon(params, state, env_params, env_state, k, t)
+    schedule = -1.0
+    if _plays(params.paths, expert, EPSILON_GREEDY_FAMILY):
+        schedule = tables.decode(params.tail, length, expert.epsilon_row, j, progress.cursors[1])
+        if schedule != schedule:  # not stored: computed (as in _epsilon_of)
+            schedule = epsilon(expert.c, expert.alpha, expert.n_arms, j)
+    arm, _ = _choose(params, state, expert, k, j, schedule)
+    loss = _play(state, env_params, k, t, j, arm)
+    # Every count is read once, in order: each in the cursor's block or the next.
+    return loss, tables.decode(params.tail, length, expert.rate_row, j, progress.cursors[0])
 
 
 @kernel

@@ -418,18 +418,16 @@ def _build_pool(context: BuildContext) -> tuple[BanditPoolParams, BanditPoolStat
     records["key"] = context.keys
     arms = {sig[1] for sig in distinct}
     specialised = bandit_kernels.SPECIALISED  # (read when the pool is built: a test may change it)
-    greedy = records["code"] == EPSILON_GREEDY_FAMILY
+    # Whether every expert's functions of a count have rows (in tables of any length, none
+    # included): the authors' UCB1 rate depends on more than the count.
+    rows_exist = specialised and all(("rate", *sig) in _wanted_rows((sig,)) for sig in distinct)
     paths = BanditPaths(
         families=sum(1 << code for code in {sig[0] for sig in distinct}) if specialised else ALL_FAMILIES,
         arms=arms.pop() if specialised and len(arms) == 1 and next(iter(arms)) <= MAX_CONSTANT_ARMS else 0,
         smoothing=context.smoothing_code(BANDITS.smoothing),
+        rows=rows_exist,
         # Every count of the horizon (at most horizon + 1 trainings) read from the tables.
-        tabulated=bool(
-            specialised
-            and shared.shape[1] >= context.horizon + 2
-            and (records["rate_row"] >= 0).all()
-            and (records["epsilon_row"][greedy] >= 0).all()
-        ),
+        tabulated=rows_exist and shared.shape[1] >= context.horizon + 2,
     )
     params = BanditPoolParams(
         experts=records,

@@ -167,8 +167,16 @@ def test_a_round_loop_within_its_tables_runs_on_past_its_horizon():
 
 
 def test_tables_and_computed_path_agree(monkeypatch):
-    """Tabulated functions of a count and the computed reference path give identical runs."""
-    for config in (presets.get("trap").config(2, horizon=4_000), presets.get("glm").config(2, horizon=300)):
+    """Tabulated functions of a count and the computed reference path give identical runs: a pool
+    whose experts all have their rows (the trap) reads past its tables in the round loop, one
+    whose UCB1 experts take the authors' rates (a function of more than the count) in the general
+    path, and the GLM pool computes past its tables."""
+    trap = presets.get("trap")
+    for config in (
+        trap.config(2, horizon=4_000),
+        trap.config(2, horizon=4_000, calibration="authors"),
+        presets.get("glm").config(2, horizon=300),
+    ):
         problem = engine.build(config)
         grid = checkpoint_grid(config.horizon, 30)
         tabulated = engine.run_replication(problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon)
@@ -190,22 +198,27 @@ def test_tables_and_computed_path_agree(monkeypatch):
                     patch.setattr(tables, "TAIL_BUDGET_BYTES", tail_budget)
                 args = engine.build_replication(problem, 0, 0, config.horizon, grid)
                 length = args.pool_params.tables.shape[1]
-                assert 0 < length < config.horizon and 0 < args.policy_params.hoeffding.size < config.horizon
+                theory = config.calibration != "authors"  # (the authors' bounds use no Hoeffding table)
+                assert 0 < length < config.horizon
+                assert (0 < args.policy_params.hoeffding.size < config.horizon) == theory
                 runs[tail_budget] = engine.run_replication(
                     problem, 0, 0, config.horizon, grid, trace_rounds=config.horizon
                 )
                 if config.env != "mlcb/Trap-v0":
                     continue  # the GLM pool has no continuation: computed past its tables
+                paths = args.pool_params.paths
+                assert not paths.tabulated and paths.rows == theory
                 stored = length + args.pool_params.tail.codes.shape[1]
                 hoeffding = (
                     args.policy_params.hoeffding.size + args.policy_params.hoeffding_tail.codes.shape[1]
                 )
                 if tail_budget is None:
-                    assert stored == hoeffding == config.horizon + 2
+                    assert stored == config.horizon + 2 and hoeffding == (stored if theory else 0)
                 else:
-                    assert stored == length + tail_budget // 3
-                    assert hoeffding == args.policy_params.hoeffding.size + tail_budget
-                    assert runs[tail_budget].trained[-1].max() > stored
+                    assert stored == length + tail_budget // args.pool_params.tables.shape[0]
+                    assert hoeffding == (args.policy_params.hoeffding.size + tail_budget if theory else 0)
+                    if theory:  # (the authors' rates spread the trainings: the leader may stop short)
+                        assert runs[tail_budget].trained[-1].max() > stored
         for name in ("trace_selected", "trace_deployed", "regret", "pseudo_regret", "certificate", "trained"):
             np.testing.assert_array_equal(getattr(tabulated, name), getattr(computed, name))
             for run in runs.values():
