@@ -217,9 +217,16 @@ def _epsilon_of(tables_, tail, expert, progress, j):
     length = tables_.shape[1]
     if _holds(row, j, length):
         return tables_[nonnegative(row), j]
-    eps = math.nan
     if row >= 0:
-        eps = tables.decode(tail, length, row, j, progress.cursors[1])
+        return _stored_epsilon(tail, length, expert, progress, j)
+    return epsilon(expert.c, expert.alpha, expert.n_arms, j)
+
+
+@kernel
+def _stored_epsilon(tail, length, expert, progress, j):
+    """:func:`_epsilon_of` past tables of ``length`` counts that hold the expert's row: from their
+    continuation, or computed where it does not hold ``j``."""
+    eps = tables.decode(tail, length, expert.epsilon_row, j, progress.cursors[1])
     if eps != eps:  # not stored: computed
         eps = epsilon(expert.c, expert.alpha, expert.n_arms, j)
     return eps
@@ -360,9 +367,7 @@ def _train_continued(params, state, env_params, env_state, k, t, j):
         return _train_past_horizon(params, state, env_params, env_state, k, t)
     schedule = -1.0
     if _plays(params.paths, expert, EPSILON_GREEDY_FAMILY):
-        schedule = tables.decode(params.tail, length, expert.epsilon_row, j, progress.cursors[1])
-        if schedule != schedule:  # not stored: computed (as in _epsilon_of)
-            schedule = epsilon(expert.c, expert.alpha, expert.n_arms, j)
+        schedule = _stored_epsilon(params.tail, length, expert, progress, j)
     arm, _ = _choose(params, state, expert, k, j, schedule)
     loss = _play(state, env_params, k, t, j, arm)
     # Every count is read once, in order: each in the cursor's block or the next.
