@@ -149,10 +149,16 @@ def ahead(frame, dataset: str, budget: int) -> float:
     ``dataset`` (mean over the shuffles): accuracy points, or % of training everything's MAE
     (positive: M-LCB better)."""
     part = frame[frame["dataset"] == dataset]
-    ours, halving = (
+    return _gap(
+        part,
         _values(part, f"mlcb M={budget}").mean(),
         _values(part, f"equal-halving M={budget}").mean(),
     )
+
+
+def _gap(part, ours, halving):
+    """M-LCB's lead over halving given their scores (numbers, or per-shuffle series): accuracy
+    points, or % of training everything's MAE on ``part``'s regression stream."""
     if part["task"].iloc[0] == "regression":
         return 100 * (halving - ours) / _values(part, "train-everything").mean()
     return 100 * (ours - halving)
@@ -167,13 +173,10 @@ def ahead_error(frame, dataset: str, budget: int) -> float:
     def by_shuffle(name):
         return part[part["selector"] == name].set_index("shuffle")["value"]
 
-    differences = (by_shuffle(f"mlcb M={budget}") - by_shuffle(f"equal-halving M={budget}")).dropna()
-    if len(differences) < 2:
+    gaps = _gap(part, by_shuffle(f"mlcb M={budget}"), by_shuffle(f"equal-halving M={budget}")).dropna()
+    if len(gaps) < 2:
         return float("nan")
-    scale = 100.0
-    if part["task"].iloc[0] == "regression":
-        scale = 100.0 / _values(part, "train-everything").mean()
-    return float(scale * differences.std(ddof=1) / np.sqrt(len(differences)))
+    return float(gaps.std(ddof=1) / np.sqrt(len(gaps)))
 
 
 def verdicts(frame, order: dict) -> tuple[str, int]:
