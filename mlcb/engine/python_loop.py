@@ -127,18 +127,19 @@ def _int_columns(width: int) -> tuple[slice, slice, int, int, int]:
     return slice(0, width), slice(width, 2 * width), 2 * width, 2 * width + 1, 2 * width + 2
 
 
-def _advance(replications, stats, ints, floats, t_finish, t_begin):
+def _advance(envs, policies, accountings, records, stats, ints, floats, t_finish, t_begin):
     """Finish round ``t_finish`` (skipped when 0) and begin round ``t_begin`` (skipped when 0)
     for every replication of the block; returns the first failing replication's position, or -1.
 
-    ``replications[r]`` is ``((env_params, env_state), (policy_params, policy_state),
-    accounting, record)``; ``ints`` holds the selections (:func:`_int_columns`), ``floats``
-    (4, R, W) the deployed losses, their expected losses, the training losses and the rates.
+    Replication ``r``'s ``(env_params, env_state)`` is ``envs[r]``, its ``(policy_params,
+    policy_state)`` ``policies[r]``, its accounting and record ``accountings[r]`` and
+    ``records[r]``; ``ints`` holds the selections (:func:`_int_columns`), ``floats`` (4, R, W)
+    the deployed losses, their expected losses, the training losses and the rates.
     """
     width = floats.shape[2]
     n_column = 2 * width
-    for r in range(len(replications)):
-        env, policy, accounting, record = replications[r]
+    for r in range(len(records)):
+        env, policy, accounting, record = envs[r], policies[r], accountings[r], records[r]
         row = stats[r]
         if t_finish > 0:
             n = ints[r, n_column]
@@ -380,29 +381,36 @@ def _run_block(
             built[position].record, block[position], lambda k: pool.describe(position, k)
         )
 
+    # One typed list per kind of state, not one of (env, policy, accounting, record) tuples: each
+    # item type compiles Numba's list code once (cached), and a list of tuples has a type of its
+    # own for every environment, policy and record together; these lists' types are shared
+    # across them (the accountings' by every run).
+    env_list = typed_list(envs)
+    records = typed_list([b.record for b in built])
     if getattr(problem.policy, "warm_start", True):
-        _pick(_WARM_BEGIN, *samples[:2])(typed_list(envs))
+        _pick(_WARM_BEGIN, *samples[:2])(env_list)
         everyone = np.stack([_replications.full_order(b.record, n_experts) for b in built])  # identity order
         losses, rates, updates = warm_start_pool(pool, everyone)
         extra = _count_warm_updates(stats, losses, updates)
         grow = getattr(problem.policy, "grow", None)
         if grow is not None and extra.any():  # a policy that records every update needs room
             policies = [(p, grow(p, s, int(e)) if e else s) for (p, s), e in zip(policies, extra)]
-        records = typed_list([b.record for b in built])
-        failed = _pick(_WARM_FINISH, *samples[2:])(typed_list(policies), stats, records, losses, rates)
+        policy_list = typed_list(policies)
+        failed = _pick(_WARM_FINISH, *samples[2:])(policy_list, stats, records, losses, rates)
         if failed >= 0:
             fail(failed)
-
-    replications = typed_list(
-        [(env, policy, b.accounting, b.record) for env, policy, b in zip(envs, policies, built)]
-    )
+    else:
+        policy_list = typed_list(policies)
+    accountings = typed_list([b.accounting for b in built])
     ints = np.full((n_reps, 2 * width + 3), -1, dtype=np.int64)
     floats = np.zeros((4, n_reps, width))
     selected, deployed, n_selected, _, n_deployed = (ints[:, c] for c in _int_columns(width))
     deploy_losses, deploy_expected, train_losses, train_rates = floats
     play = getattr(pool, "play", None)
     for t in range(1, horizon + 2):
-        failed = advance(replications, stats, ints, floats, t - 1, t if t <= horizon else 0)
+        failed = advance(
+            env_list, policy_list, accountings, records, stats, ints, floats, t - 1, t if t <= horizon else 0
+        )
         if failed >= 0:
             fail(failed)
         if t > horizon:
