@@ -143,6 +143,24 @@ def test_a_run_past_the_tables_after_another_compiles_nothing(monkeypatch):
     assert long.final()["round"].iloc[0] == 3_000 and first.final()["round"].iloc[0] == 2_000
 
 
+def test_the_warm_start_as_round_zero_gives_what_its_own_kernel_gives():
+    """``run_rounds`` from round 0 plays the warm start then the rounds: the same bits as the
+    warm-start kernel followed by rounds 1 .., in one call or in slices."""
+    config = presets.get("trap").config(2, horizon=600, replications=1)
+    problem = engine.build(config)
+    grid = np.array([1, 50, 300, 600])
+    apart, whole, sliced = (engine.build_replication(problem, 0, 1, 600, grid) for _ in range(3))
+    warm_start, run_rounds = apart.kernels()
+    assert apart.warm_start(warm_start) == 0 and apart.run_rounds(run_rounds, 1, 600) == 0
+    assert whole.run_rounds(run_rounds, 0, 600) == 0
+    for first, last in ((0, 0), (1, 7), (8, 600)):
+        assert sliced.run_rounds(run_rounds, first, last) == 0
+    for other in (whole, sliced):
+        for name in ("regret", "pseudo_regret", "top_m_regret", "certificate", "trained", "deployed"):
+            np.testing.assert_array_equal(getattr(other.record, name), getattr(apart.record, name), name)
+        assert other.stats.tobytes() == apart.stats.tobytes()
+
+
 def test_a_round_loop_within_its_tables_runs_on_past_its_horizon():
     """A pool and a policy whose tables hold every count of their horizon read nothing else in
     the round loop; driven further (a session run beyond its horizon), they compute the counts

@@ -156,9 +156,10 @@ def account_warm_start(policy_params, policy_state, stats, record, losses, rates
     return OK
 
 
-@kernel
-def warm_start(env_params, env_state, pool_params, pool_state, policy_params, policy_state, stats, record):
-    """Train every expert once on ``xi_0`` so that ``n_k >= 1`` (M-LCB's warm start)."""
+@inlined
+def _warm_start(env_params, env_state, pool_params, pool_state, policy_params, policy_state, stats, record):
+    """Train every expert once on ``xi_0`` so that ``n_k >= 1`` (M-LCB's warm start); returns an
+    error code."""
     begin_round(env_params, env_state, 0)
     losses, rates = record.warm_losses, record.warm_rates
     for k in range(stats.shape[0]):
@@ -166,6 +167,15 @@ def warm_start(env_params, env_state, pool_params, pool_state, policy_params, po
             pool_params, pool_state, env_params, env_state, pool_index(record.order, k), 0
         )
     return account_warm_start(policy_params, policy_state, stats, record, losses, rates)
+
+
+@kernel
+def warm_start(env_params, env_state, pool_params, pool_state, policy_params, policy_state, stats, record):
+    """The warm start alone (:func:`run_rounds` from round 0 plays it before round 1): every expert
+    trained once on ``xi_0``; returns an error code."""
+    return _warm_start(
+        env_params, env_state, pool_params, pool_state, policy_params, policy_state, stats, record
+    )
 
 
 # The accounting of a round, shared by both engines: the compiled round loop below keeps the running
@@ -392,13 +402,20 @@ def run_rounds(
     t_first,
     t_last,
 ):
-    """Play rounds ``t_first .. t_last`` (inclusive); returns an error code (0 when fine).
+    """Play rounds ``t_first .. t_last`` (inclusive); returns an error code (0 when fine). Round 0
+    is the warm start (:func:`warm_start`): ``t_first = 0`` plays it, then rounds ``1 .. t_last``.
 
     The accounting is shared with the Python engine, which calls the same kernels in the same
     order (``account_deployed``, ``account_trained``, ``account_end``), so that both compute the
     same numbers; here the running totals and the next checkpoint stay in local variables from
     round to round, and are stored in the record when the call returns.
     """
+    if t_first == 0:
+        code = _warm_start(
+            env_params, env_state, pool_params, pool_state, policy_params, policy_state, stats, record
+        )
+        if code != OK:
+            return code
     selected = record.selected
     deploy_losses = record.deploy_losses
     deploy_expected = record.deploy_expected
@@ -406,7 +423,7 @@ def run_rounds(
     cursor = nonnegative(record.cursor[0])
     next_checkpoint = _next_checkpoint(record, cursor)
     code = OK
-    for t in range(t_first, t_last + 1):
+    for t in range(max(t_first, 1), t_last + 1):
         begin_round(env_params, env_state, t)
         n_selected, chosen = select(
             policy_params, policy_state, stats, t, accounting.policy_key, selected, record.widths

@@ -302,20 +302,23 @@ def play_rounds(
     kernel: Callable,
     horizon: int,
     report: Callable[[int], None] | None = None,
+    warm_start: bool = False,
 ) -> None:
-    """Rounds ``1 .. horizon`` of ``arguments`` by ``kernel``: in one call, or, with ``report``,
-    in consecutive slices, ``report(rounds)`` after each. The round loop keeps its whole state in
-    the arrays it is given, so the slices play the same rounds as one call, bit for bit; a slice
-    that stops at an expert's fault ends the play (its error is in the record)."""
+    """Rounds ``1 .. horizon`` of ``arguments`` by ``kernel``, after the warm start when
+    ``warm_start`` (round 0, in the first call): in one call, or, with ``report``, in consecutive
+    slices, ``report(rounds)`` after each. The round loop keeps its whole state in the arrays it is
+    given, so the slices play the same rounds as one call, bit for bit; a slice that stops at an
+    expert's fault ends the play (its error is in the record)."""
+    first = 0 if warm_start else 1
     if report is None:
-        arguments.run_rounds(kernel, 1, horizon)
+        arguments.run_rounds(kernel, first, horizon)
         return
-    first, size = 1, FIRST_SLICE
+    size = FIRST_SLICE
     while first <= horizon:
         last = min(horizon, first + size - 1)
         began = time.perf_counter()
         code = arguments.run_rounds(kernel, first, last)
-        report(last - first + 1)
+        report(last - max(first, 1) + 1)
         if code != compiled_loop.OK:
             return
         if time.perf_counter() - began < SLICE_SECONDS / 2:
@@ -341,17 +344,11 @@ def run_replication(
         problem, seed, replication, horizon, checkpoints, trace_rounds, references, hindsight_pass
     )
     record = arguments.record
-    warm_start, run_rounds = arguments.kernels()
-
-    def describe(k: int) -> str:
-        return class_name(problem.experts[k])
-
-    if getattr(problem.policy, "warm_start", True):
-        arguments.warm_start(warm_start)
-        raise_for_error(record, replication, describe)
+    _, run_rounds = arguments.kernels()
     report = None if on_rounds is None else functools.partial(on_rounds, replication)
-    play_rounds(arguments, run_rounds, horizon, report)
-    raise_for_error(record, replication, describe)
+    # The warm start is the round loop's round 0: one compiled kernel per setting, not two.
+    play_rounds(arguments, run_rounds, horizon, report, getattr(problem.policy, "warm_start", True))
+    raise_for_error(record, replication, lambda k: class_name(problem.experts[k]))
     return collect_replication(record, arguments.accounting, replication)
 
 
