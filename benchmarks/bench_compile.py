@@ -8,8 +8,8 @@ to a fresh folder), the CPU seconds of
 
 * the first run of the trap (``trap`` preset, M = 2, 1,000 rounds): every kernel it uses;
 * then, in the same process, each further combination alone: the first call of its round
-  loop, the warm start (the loop's round 0) and ten rounds (the tables they read are built before and not
-  counted). A run past the tables (T = 10^7, their compressed continuation) compiles the loop
+  loop, the warm start (the loop's round 0) and ten rounds (the tables they read are built
+  before and not counted). A run past the tables (T = 10^7, their compressed continuation) compiles the loop
   that serves every run past its tables, once.
 
     python benchmarks/bench_compile.py [--json FILE]
