@@ -15,6 +15,28 @@ collect_ignore = [
     path for extra, paths in _DOCTESTS_NEEDING.items() if find_spec(extra) is None for path in paths
 ]
 
+#: Test files that compile the same kernels, run on one worker one after the other (``make test``
+#: gives each worker whole files, ``--dist loadfile``). Both run every registered policy through
+#: both engines on the trap; on two workers they compiled the same Python-engine and round-loop
+#: kernels at the same time (neither was in the on-disk cache yet), about 30 s of CPU twice. On
+#: one worker the second file finds them compiled.
+SAME_WORKER = {"tests/test_testing.py": "tests/test_python_engine.py"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the files of :data:`SAME_WORKER` as one unit of work."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SAME_WORKER.get(scope, scope)
+
+    return Scheduling(config, log)
+
 
 @pytest.fixture(scope="module")
 def one_loop_for_every_mix():
