@@ -1193,6 +1193,20 @@ def test_a_feature_that_is_not_finite_is_refused_by_name(value):
     assert model.n_updates == 0
 
 
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_features_changed_in_place_after_predict_one_are_checked_again_in_learn_one(task):
+    """``learn_one`` checks the features it gets even when ``predict_one`` checked that very dict:
+    a value set to NaN in between is refused, and no model learns it."""
+    model = BudgetedClassifier(_small_pool()) if task == "classification" else _regressor()
+    name = type(model).__name__
+    x = {"ordinal_date": 736389.0, "gallup": 43.8}
+    model.predict_one(x)
+    x["gallup"] = float("nan")
+    with pytest.raises(ValueError, match=rf"^{name}: feature 'gallup' is nan; features must be finite"):
+        model.learn_one(x, True if task == "classification" else 1.0)
+    assert model.n_updates == 0
+
+
 def test_a_none_feature_is_refused_by_name():
     model = _regressor()
     for method in (lambda x: model.learn_one(x, 1.0), model.predict_one):

@@ -383,7 +383,6 @@ class _Budgeted:
         self._chosen = -1  # the policy's own deployed model (-1: its whole training set)
         self._deployed: int | None = None  # the model that predicts
         self._said: tuple | None = None  # (model, x, kind, prediction): the deployed model's last answer
-        self._checked_x: Any = None  # the features last checked (predict_one, then learn_one)
         extra = REGRESSION_WARM_EXTRA if regression else WARM_EXTRA
         warm = default_warm_start(n, int(self.budget) if late else 1, extra)
         self._warm_samples = warm if self.warm_start is None else int(self.warm_start)
@@ -460,10 +459,10 @@ class _Budgeted:
     def _check_sample(self, x: Any, y: Any = None, target: bool = False) -> None:
         """Refuse, by name, a sample that would poison the selector: features that are not a dict
         or whose numbers are NaN or infinite, a target that is ``None``, NaN or infinite (a
-        regressor's: anything but a finite number)."""
-        if x is not self._checked_x:  # (learn_one after predict_one on the same features: checked)
-            check_features(x, type(self).__name__)
-            self._checked_x = x
+        regressor's: anything but a finite number). The estimators refine it (the sample's number
+        in the message, a classifier's labels); features are checked on every call, the object
+        ``learn_one`` gets included (it may have changed since ``predict_one``)."""
+        check_features(x, type(self).__name__)
         if target:
             check_target(y, isinstance(self, base.Regressor), type(self).__name__)
 
@@ -482,7 +481,7 @@ class _Budgeted:
                 self._learn(k, x, y)
                 if curves is not None:
                     curves.learnt(k)
-            self._said = self._checked_x = None
+            self._said = None
             session.warm_sample([losses[k] for k in everyone])
             # Until the policy selects, predict with the best model so far (ties: canonical order).
             self._deployed = session.best()
@@ -508,7 +507,7 @@ class _Budgeted:
             for k in self._train:
                 self._learn(k, x, y)
                 session.trained(k, losses[k])
-        self._said = self._checked_x = None
+        self._said = None
         session.deployed([losses[k] for k in deployed] if chosen < 0 else losses[chosen])
         session.end()
         self._after(y)
