@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlcb.kernels.jit import JIT_DISABLED, kernel, nonnegative
+from mlcb.kernels.jit import JIT_DISABLED, cold_kernel, kernel, nonnegative
 
 #: Largest total size of one set of tables; counts beyond it are computed.
 TABLE_BUDGET_BYTES = 64 * 2**20
@@ -81,9 +81,9 @@ def table_length(horizon: int, rows: int, budget: int | None = None) -> int:
 TAIL_BUDGET_BYTES = 512 * 2**20
 #: The code of a value stored whole (in ``Tail.words``).
 ESCAPE = -128
-#: Counts a reader decodes at once: the continuation is read in blocks of this many counts from
-#: the tables' length on, each decoded whole into the reader's window when a read first reaches
-#: it, so that a read within the block is a load (:func:`decode`).
+#: Counts a reader decodes at once (a power of two): the continuation is read in blocks of this
+#: many counts from the tables' length on, each decoded whole into the reader's window when a
+#: read first reaches it, so that a read within the block is a load (:func:`decode`).
 WINDOW = 32
 #: Fields of a cursor (int64): the first count of the block in its window (0: none yet; the
 #: counts read here are at least 2), the bit pattern of the block's last value, that value's
@@ -216,16 +216,20 @@ def decode(tail, length, row, n, cursor):
     in its window, or of the next block, which it then decodes (:func:`_advance`); ``nan`` when
     the continuation cannot give it: ``n`` past it, inside the tables, or further on than the next
     block (the caller then computes the value)."""
-    offset = n - cursor[0]
-    if cursor[0] > 0 and offset >= 0 and offset < WINDOW:
+    start = cursor[0]
+    offset = n - start
+    if start > 0 and offset & -WINDOW == 0:  # 0 <= offset < WINDOW (a power of two): one test
         return as_float(cursor[4 + offset])
     return _advance(tail, length, row, n, cursor)
 
 
-@kernel
+@cold_kernel
 def _advance(tail, length, row, n, cursor):
     """:func:`decode` of a count outside the block in ``cursor``'s window: decode the block of
-    ``n`` into the window when it is the first block (a fresh cursor) or the next one."""
+    ``n`` into the window when it is the first block (a fresh cursor) or the next one.
+
+    Out of line (a call once in :data:`WINDOW` reads): a round loop past the tables reads up to
+    three functions per trained expert, and inlined, each read carried a copy of this loop."""
     i = n - length
     if i < 0 or i >= tail.codes.shape[1]:
         return math.nan
