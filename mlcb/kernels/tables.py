@@ -218,7 +218,7 @@ def decode(tail, length, row, n, cursor):
     block (the caller then computes the value)."""
     start = cursor[0]
     offset = n - start
-    if start > 0 and offset & -WINDOW == 0:  # 0 <= offset < WINDOW (a power of two): one test
+    if start > 0 and (offset & -WINDOW) == 0:  # 0 <= offset < WINDOW (a power of two): one test
         return as_float(cursor[4 + offset])
     return _advance(tail, length, row, n, cursor)
 
