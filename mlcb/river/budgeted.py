@@ -459,9 +459,10 @@ class _Budgeted:
     def _check_sample(self, x: Any, y: Any = None, target: bool = False) -> None:
         """Refuse, by name, a sample that would poison the selector: features that are not a dict
         or whose numbers are NaN or infinite, a target that is ``None``, NaN or infinite (a
-        regressor's: anything but a finite number). The estimators refine it (the sample's number
-        in the message, a classifier's labels); features are checked on every call, the object
-        ``learn_one`` gets included (it may have changed since ``predict_one``)."""
+        regressor's: anything but a finite number). The estimators call it and add the sample's
+        number to the message (the classifier checks its labels itself, against those seen).
+        Features are checked on every call, the object ``learn_one`` gets included (it may have
+        changed since ``predict_one``)."""
         check_features(x, type(self).__name__)
         if target:
             check_target(y, isinstance(self, base.Regressor), type(self).__name__)

@@ -10,7 +10,7 @@ from river import base
 from river.model_selection.base import ModelSelector
 
 from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _REGRESSOR_LOSSES, _SHARED, WINDOW, _Budgeted
-from mlcb.river.experts import RobustScale, absolute_loss, check_features, check_target, log_loss, robust_loss
+from mlcb.river.experts import RobustScale, absolute_loss, check_target, log_loss, robust_loss
 from mlcb.validation import InputError
 
 
@@ -154,7 +154,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         :func:`~mlcb.river.experts.check_features`, and a label that is no label or of another
         kind than those seen (:func:`~mlcb.river.experts.check_target`)."""
         try:
-            check_features(x, type(self).__name__)
+            super()._check_sample(x)  # the features
             if target:
                 check_target(y, False, type(self).__name__, self._labels)
         except InputError as error:
@@ -312,9 +312,7 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
         """Refuse, by name and with the sample's number, a sample that would poison the selector
         (:func:`~mlcb.river.experts.check_features`, :func:`~mlcb.river.experts.check_target`)."""
         try:
-            check_features(x, type(self).__name__)
-            if target:
-                check_target(y, True, type(self).__name__)
+            super()._check_sample(x, y, target)
         except InputError as error:
             raise _at_sample(error, int(self._seen[1]) + 1) from None
 
