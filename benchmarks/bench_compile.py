@@ -70,7 +70,7 @@ def child() -> dict:
             config = dataclasses.replace(config, smoothing=smoothing)
         arguments = build_replication(engine.build(config), 0, 0, horizon, np.array([horizon]))
         start = _cpu()
-        _, run_rounds = arguments.kernels()
+        run_rounds = arguments.round_loop()
         arguments.run_rounds(run_rounds, 0, 10)  # the warm start (round 0), then ten rounds
         rows[label] = _cpu() - start
     return rows

@@ -81,9 +81,9 @@ def _step(config, rounds: int = ROUNDS, replication: int = 0):
     args = engine.build_replication(
         engine.build(config), config.seed, replication, rounds, np.arange(1, rounds + 1), rounds
     )
-    warm_start, run_rounds = args.kernels()
+    run_rounds = args.round_loop()
     record, state, stats = args.record, args.policy_state, args.stats
-    args.warm_start(warm_start)
+    args.run_rounds(run_rounds, 0, 0)  # the warm start
     history = [(state.experts.copy(), getattr(state, "phi", np.zeros(0)).copy(), stats["n"].copy())]
     for t in range(1, rounds + 1):
         args.run_rounds(run_rounds, t, t)

@@ -143,22 +143,27 @@ def test_a_run_past_the_tables_after_another_compiles_nothing(monkeypatch):
     assert long.final()["round"].iloc[0] == 3_000 and first.final()["round"].iloc[0] == 2_000
 
 
-def test_the_warm_start_as_round_zero_gives_what_its_own_kernel_gives():
-    """``run_rounds`` from round 0 plays the warm start then the rounds: the same bits as the
-    warm-start kernel followed by rounds 1 .., in one call or in slices."""
+def test_the_warm_start_is_round_zero_of_the_round_loop():
+    """``run_rounds`` from round 0 trains every expert once (the warm start), deploys nothing and
+    records no regret; then it plays rounds 1 ..: the same bits in one call as in slices, the first
+    of which is round 0 alone. (The Python engine's warm start, kernels called one by one, is held
+    to the same numbers by tests/test_python_engine.py.)"""
     config = presets.get("trap").config(2, horizon=600, replications=1)
     problem = engine.build(config)
     grid = np.array([1, 50, 300, 600])
-    apart, whole, sliced = (engine.build_replication(problem, 0, 1, 600, grid) for _ in range(3))
-    warm_start, run_rounds = apart.kernels()
-    assert apart.warm_start(warm_start) == 0 and apart.run_rounds(run_rounds, 1, 600) == 0
+    whole, sliced = (engine.build_replication(problem, 0, 1, 600, grid) for _ in range(2))
+    run_rounds = whole.round_loop()
     assert whole.run_rounds(run_rounds, 0, 600) == 0
-    for first, last in ((0, 0), (1, 7), (8, 600)):
+    assert sliced.run_rounds(run_rounds, 0, 0) == 0
+    assert sliced.stats["n"].tolist() == [1] * config.n_experts
+    assert np.all(sliced.stats["loss_sum"] >= 0) and sliced.stats["loss_sum"].sum() > 0
+    assert sliced.record.totals.tolist() == [0.0] * 5 and sliced.record.cursor[0] == 0
+    for first, last in ((1, 7), (8, 600)):
         assert sliced.run_rounds(run_rounds, first, last) == 0
-    for other in (whole, sliced):
-        for name in ("regret", "pseudo_regret", "top_m_regret", "certificate", "trained", "deployed"):
-            np.testing.assert_array_equal(getattr(other.record, name), getattr(apart.record, name), name)
-        assert other.stats.tobytes() == apart.stats.tobytes()
+    for name in ("regret", "pseudo_regret", "top_m_regret", "certificate", "trained", "deployed"):
+        np.testing.assert_array_equal(getattr(sliced.record, name), getattr(whole.record, name), name)
+    assert sliced.stats.tobytes() == whole.stats.tobytes()
+    assert whole.stats["n"].sum() == config.n_experts + 2 * 600  # M = 2 trained per round
 
 
 def test_a_round_loop_within_its_tables_runs_on_past_its_horizon():
@@ -171,8 +176,8 @@ def test_a_round_loop_within_its_tables_runs_on_past_its_horizon():
     long = engine.build_replication(problem, 0, 0, 900, np.array([300, 900]))
     for args in (short, long):
         assert args.pool_params.paths.tabulated and args.policy_params.paths.tabulated
-        warm_start, run_rounds = args.kernels()
-        assert args.warm_start(warm_start) == 0
+        run_rounds = args.round_loop()
+        assert args.run_rounds(run_rounds, 0, 0) == 0  # the warm start
         assert args.run_rounds(run_rounds, 1, 900) == 0
     assert short.stats["n"].max() > short.pool_params.tables.shape[1]  # past the short one's tables
     assert short.stats.tolist() == long.stats.tolist()

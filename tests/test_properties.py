@@ -103,7 +103,7 @@ def test_untrained_experts_do_not_change(config):
         trace_rounds=config.horizon,
     )
     pool_state, policy_state, stats, record = args.pool_state, args.policy_state, args.stats, args.record
-    args.warm_start(compiled_loop.warm_start)
+    args.run_rounds(compiled_loop.run_rounds, 0, 0)  # the warm start
     for t in range(1, config.horizon + 1):
         before = [np.copy(a) for a in (*pool_state, stats)]
         bounds = policy_state.bounds.copy()
@@ -123,7 +123,7 @@ def test_untrained_glm_experts_do_not_change():
     config = presets.get("glm").config(3, horizon=60, replications=1)
     args = engine.build_replication(engine.build(config), 0, 0, 60, np.arange(1, 61), trace_rounds=60)
     pool_state, record = args.pool_state, args.record
-    args.warm_start(compiled_loop.warm_start)
+    args.run_rounds(compiled_loop.run_rounds, 0, 0)  # the warm start
     for t in range(1, 61):
         before = [np.copy(a) for a in pool_state]
         args.run_rounds(compiled_loop.run_rounds, t, t)

@@ -96,17 +96,17 @@ def test_each_combination_of_classes_gets_a_round_loop_of_its_own():
     from mlcb.engine import compiled_loop
     from mlcb.engine.replications import build_replication
 
-    def kernels(policy: str) -> tuple:
+    def round_loop(policy: str):
         config = presets.get("trap").config(2, "theory", horizon=10, replications=1, policy=policy)
         args = build_replication(engine.build(config), 0, 0, 10, np.arange(1, 11))
-        return args.kernels()
+        return args.round_loop()
 
-    mlcb_loops, again, robin_loops = kernels("mlcb"), kernels("mlcb"), kernels("round-robin")
-    assert mlcb_loops[0] is again[0] and mlcb_loops[1] is again[1]
-    names = [loop.py_func.__qualname__ for loop in (*mlcb_loops, *robin_loops)]
-    assert len(set(names)) == 4
-    assert [name.rpartition("_")[0] for name in names] == ["warm_start", "run_rounds"] * 2
-    assert mlcb_loops[1].py_func.__code__ is compiled_loop.run_rounds.py_func.__code__
+    mlcb_loop, again, robin_loop = round_loop("mlcb"), round_loop("mlcb"), round_loop("round-robin")
+    assert mlcb_loop is again and robin_loop is not mlcb_loop
+    names = [loop.py_func.__qualname__ for loop in (mlcb_loop, robin_loop)]
+    assert len(set(names)) == 2
+    assert [name.rpartition("_")[0] for name in names] == ["run_rounds"] * 2
+    assert mlcb_loop.py_func.__code__ is compiled_loop.run_rounds.py_func.__code__
 
 
 def _program(code: str, tmp_path: Path) -> list[str]:

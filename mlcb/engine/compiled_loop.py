@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -167,15 +168,6 @@ def _warm_start(env_params, env_state, pool_params, pool_state, policy_params, p
             pool_params, pool_state, env_params, env_state, pool_index(record.order, k), 0
         )
     return account_warm_start(policy_params, policy_state, stats, record, losses, rates)
-
-
-@kernel
-def warm_start(env_params, env_state, pool_params, pool_state, policy_params, policy_state, stats, record):
-    """The warm start alone (:func:`run_rounds` from round 0 plays it before round 1): every expert
-    trained once on ``xi_0``; returns an error code."""
-    return _warm_start(
-        env_params, env_state, pool_params, pool_state, policy_params, policy_state, stats, record
-    )
 
 
 # The accounting of a round, shared by both engines: the compiled round loop below keeps the running
@@ -403,7 +395,8 @@ def run_rounds(
     t_last,
 ):
     """Play rounds ``t_first .. t_last`` (inclusive); returns an error code (0 when fine). Round 0
-    is the warm start (:func:`warm_start`): ``t_first = 0`` plays it, then rounds ``1 .. t_last``.
+    is the warm start (every expert trained once on ``xi_0``): ``t_first = 0`` plays it, then
+    rounds ``1 .. t_last``.
 
     The accounting is shared with the Python engine, which calls the same kernels in the same
     order (``account_deployed``, ``account_trained``, ``account_end``), so that both compute the
@@ -478,8 +471,7 @@ def run_rounds(
 # Numba's cache keeps every signature of a function in one index file, and pickles the argument
 # types into it: a signature built from a user's own NamedTuple classes (a pool defined in a
 # script or a test) would make that index unreadable wherever the user's module cannot be
-# imported, for every signature. Such signatures therefore use these uncached twins.
-warm_start_uncached = uncached(warm_start, **_UNCACHED)
+# imported, for every signature. Such signatures therefore use this uncached twin.
 run_rounds_uncached = uncached(run_rounds, **_UNCACHED)
 _PACKAGES = ("mlcb", "envs", "agents")
 
@@ -495,9 +487,9 @@ def own_types(*arguments) -> bool:
     )
 
 
-#: The cached round loops of each combination of argument classes met so far in this process
+#: The cached round loop of each combination of argument classes met so far in this process
 #: (made under the lock: replications running in threads ask for them at once).
-_CACHED: dict[tuple[type, ...], tuple] = {}
+_CACHED: dict[tuple[type, ...], Callable] = {}
 _CACHED_LOCK = threading.Lock()
 
 
@@ -512,24 +504,24 @@ def _cached_twin(dispatcher, tag: str):
     return kernel(twin)
 
 
-def kernels_for(*arguments) -> tuple:
-    """``(warm_start, run_rounds)`` for arguments of these classes.
+def round_loop_for(*arguments) -> Callable:
+    """:func:`run_rounds` for arguments of these classes.
 
-    When every argument type comes from this package: cached kernels of their own for this
+    When every argument type comes from this package: a cached kernel of its own for this
     combination of classes (environment, pool and policy). Numba's cache keeps every signature of
     a function in one index, and reading the index imports the module of every class it names: with
     one loop for all, a tiny run on the trap imported every environment, family and policy of the
     package that had ever been run on the machine (0.1 s). Each combination's loop is compiled once,
     as before, only now into a file of its own. Arguments of a user's own classes get the uncached
-    twins (above)."""
+    twin (above)."""
     if JIT_DISABLED:
-        return warm_start, run_rounds
+        return run_rounds
     if not own_types(*arguments):
-        return warm_start_uncached, run_rounds_uncached
+        return run_rounds_uncached
     classes = tuple(type(argument) for argument in arguments)
     with _CACHED_LOCK:
         if classes not in _CACHED:
             names = ",".join(f"{c.__module__}.{c.__qualname__}" for c in classes)
             tag = hashlib.sha256(names.encode()).hexdigest()[:12]
-            _CACHED[classes] = (_cached_twin(warm_start, tag), _cached_twin(run_rounds, tag))
+            _CACHED[classes] = _cached_twin(run_rounds, tag)
         return _CACHED[classes]

@@ -52,7 +52,7 @@ DEFAULT_BLOCK = 16
 
 def _compiled(function: Callable) -> tuple[Callable, Callable]:
     """``function`` compiled twice: cached on disk, and uncached for user-defined argument types
-    (whose classes a cache index must not pickle, see :func:`mlcb.engine.compiled_loop.kernels_for`). With
+    (whose classes a cache index must not pickle, see :func:`mlcb.engine.compiled_loop.round_loop_for`). With
     ``NUMBA_DISABLE_JIT=1`` both run it as Python (:func:`mlcb.kernels.jit.interpreted`)."""
     cached = jit(function, **JIT_OPTIONS)
     return cached, uncached(cached, **JIT_OPTIONS)

@@ -170,28 +170,15 @@ class CompiledReplication(NamedTuple):
     accounting: compiled_loop.Accounting
     record: compiled_loop.Record
 
-    def warm_start(self, kernel: Callable) -> int:
-        """Call ``kernel`` (:func:`mlcb.engine.compiled_loop.warm_start` or its uncached twin)."""
-        return kernel(
-            self.env_params,
-            self.env_state,
-            self.pool_params,
-            self.pool_state,
-            self.policy_params,
-            self.policy_state,
-            self.stats,
-            self.record,
-        )
-
     def run_rounds(self, kernel: Callable, t_first: int, t_last: int) -> int:
-        """Call ``kernel`` (:func:`mlcb.engine.compiled_loop.run_rounds` or its uncached twin) for
-        rounds ``t_first .. t_last``."""
+        """Call ``kernel`` (:func:`mlcb.engine.compiled_loop.run_rounds`, or a twin of it:
+        :meth:`round_loop`) for rounds ``t_first .. t_last``; round 0 is the warm start."""
         return kernel(*self, t_first, t_last)
 
-    def kernels(self) -> tuple[Callable, Callable]:
-        """``(warm_start, run_rounds)`` for these argument types
-        (:func:`mlcb.engine.compiled_loop.kernels_for`)."""
-        return compiled_loop.kernels_for(
+    def round_loop(self) -> Callable:
+        """The round loop for these argument types
+        (:func:`mlcb.engine.compiled_loop.round_loop_for`)."""
+        return compiled_loop.round_loop_for(
             self.env_params,
             self.env_state,
             self.pool_params,
@@ -344,7 +331,7 @@ def run_replication(
         problem, seed, replication, horizon, checkpoints, trace_rounds, references, hindsight_pass
     )
     record = arguments.record
-    _, run_rounds = arguments.kernels()
+    run_rounds = arguments.round_loop()
     report = None if on_rounds is None else functools.partial(on_rounds, replication)
     # The warm start is the round loop's round 0: one compiled kernel per setting, not two.
     play_rounds(arguments, run_rounds, horizon, report, getattr(problem.policy, "warm_start", True))

@@ -30,9 +30,10 @@ ties by the smaller expert index and costs ``O(K M)`` per round (:func:`mlcb.pol
 No confidence bound of the deployed decision is claimed: every width passed to the engine is
 ``nan`` and no certificate is recorded.
 
-The warm start trains every expert once on ``xi_0`` (:func:`mlcb.engine.compiled_loop.warm_start`, experts
-``0 .. K-1`` in order); after the last of them the policy runs the update of a round whose
-training set is every expert, exactly as after any other round.
+The warm start trains every expert once on ``xi_0`` (round 0 of
+:func:`mlcb.engine.compiled_loop.run_rounds`, experts ``0 .. K-1`` in order); after the last of
+them the policy runs the update of a round whose training set is every expert, exactly as after
+any other round.
 """
 
 from __future__ import annotations
