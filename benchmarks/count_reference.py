@@ -9,7 +9,7 @@ another three times after the same set-up; half the difference is one run's inst
 (the Python around the call included: a few per round at T = 10^6). Both kernels run the
 ``trap`` preset's theory calibration, one replication, as ``bench_reference.py`` does.
 
-    python benchmarks/count_reference.py [--horizons 1e6] [--budgets 1 2 4] [--json FILE]
+    python benchmarks/count_reference.py [--horizons 1e6] [--budgets 1 2 4] [--events] [--json FILE]
 
 The count is not the time: a round's time also depends on how many of its instructions the
 processor runs at once (the kernel's rounds are more often waiting on a chain of dependent
@@ -21,6 +21,14 @@ children compile for the processor named by ``--cpu`` (default ``x86-64-v3``: AV
 a compiled-code cache of their own, first outside Valgrind (a minute), so that the counted runs
 load it rather than compile under Valgrind (twenty times slower). A row at T = 10^6 takes about
 a minute on two cores.
+
+``--events`` also runs Valgrind's models of the caches and of a branch predictor
+(``--cache-sim=yes --branch-sim=yes``; the three rows at T = 10^6 in 5 minutes on two cores)
+and prints, per round, the memory reads and writes, the first-level data cache misses, the
+last-level data cache misses, the branches and the mispredicted branches. The accesses and
+branches are counted; the misses and mispredictions are a model's, not the processor's (an
+idealised cache; a predictor simple enough to mispredict the exit of a loop of two iterations),
+so they compare the two kernels rather than predict a time.
 """
 
 from __future__ import annotations
@@ -39,6 +47,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 #: Runs of the replication in the second child (the first runs it once).
 RUNS = 3
+#: What ``--events`` reads from Valgrind's summary besides the instructions: each row's name,
+#: the column it is printed under and the summary line's label.
+EVENTS = (
+    ("data_refs", "reads+writes", r"D\s+refs:"),
+    ("d1_misses", "D1 misses", r"D1\s+misses:"),
+    ("ll_misses", "LLd misses", r"LLd\s+misses:"),
+    ("branches", "branches", r"Branches:"),
+    ("mispredicts", "mispredicted", r"Mispredicts:"),
+)
 
 
 def child(kernel: str, horizon: int, budget: int, runs: int) -> None:
@@ -68,21 +85,33 @@ def _command(kernel: str, horizon: int, budget: int, runs: int) -> list[str]:
     return [sys.executable, str(HERE), "--child", kernel, str(horizon), str(budget), str(runs)]
 
 
-def _count(kernel: str, horizon: int, budget: int, runs: int, env: dict[str, str]) -> int:
-    """Instructions of a child that runs the replication ``runs`` times."""
+def _count(
+    kernel: str, horizon: int, budget: int, runs: int, env: dict[str, str], events: bool = False
+) -> dict[str, int]:
+    """Instructions (``"instructions"``) of a child that runs the replication ``runs`` times, and
+    with ``events`` the simulated events of :data:`EVENTS` too."""
+    simulate = "yes" if events else "no"
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "counts"
         result = subprocess.run(
-            ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}"]
+            ["valgrind", "--tool=cachegrind", f"--cache-sim={simulate}"]
+            + ([f"--branch-sim={simulate}"] if events else [])
+            + [f"--cachegrind-out-file={out}"]
             + _command(kernel, horizon, budget, runs),
             env=env,
             capture_output=True,
             text=True,
         )
-    found = re.search(r"I\s+refs:\s+([\d,]+)", result.stderr)
-    if result.returncode != 0 or not found:
-        raise RuntimeError(f"valgrind failed on {kernel} T={horizon} M={budget}:\n{result.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    labels = [("instructions", r"I\s+refs:")] + [(name, label) for name, _, label in EVENTS if events]
+    counts = {}
+    for name, label in labels:
+        found = re.search(label + r"\s+([\d,]+)", result.stderr)
+        if result.returncode != 0 or not found:
+            raise RuntimeError(
+                f"valgrind failed on {kernel} T={horizon} M={budget}:\n{result.stderr[-2000:]}"
+            )
+        counts[name] = int(found.group(1).replace(",", ""))
+    return counts
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -91,6 +120,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--budgets", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--cpu", default="x86-64-v3", help="the processor the children compile for")
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument(
+        "--events",
+        action="store_true",
+        help="also simulate the caches and a branch predictor: memory accesses, misses and "
+        "mispredicted branches per round (slower: about 100 s a row at T = 10^6)",
+    )
     parser.add_argument("--child", nargs=4, metavar=("KERNEL", "T", "M", "RUNS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -104,34 +139,41 @@ def main(argv: list[str] | None = None) -> list[dict]:
         parser.error("needs valgrind on the PATH (Debian: apt install valgrind)")
     cache = Path(tempfile.mkdtemp(prefix="mlcb-count-"))
     env = _environment(args.cpu, cache)
+    kernels = ("engine", "reference")
     try:
         # Compile both kernels for the named processor outside Valgrind, into the children's cache.
-        for kernel in ("engine", "reference"):
+        for kernel in kernels:
             subprocess.run(_command(kernel, 2_000, 1, 1), env=env, check=True)
         print(
             f"instructions per round, trap K = 10, theory calibration, one replication; code for {args.cpu}"
         )
         print(f"{'T':>13} {'M':>2} {'engine':>8} {'reference':>9} {'ratio':>6}")
         rows = []
-        kernels = ("engine", "reference")
         jobs = [(k, h, m, r) for h in horizons for m in args.budgets for k in kernels for r in (1, RUNS)]
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            counts = dict(zip(jobs, pool.map(lambda job: _count(*job, env), jobs)))
+            counts = dict(zip(jobs, pool.map(lambda job: _count(*job, env, args.events), jobs)))
         for horizon in horizons:
             for budget in args.budgets:
                 per_round = {
-                    k: (counts[(k, horizon, budget, RUNS)] - counts[(k, horizon, budget, 1)])
-                    / (RUNS - 1)
-                    / horizon
+                    k: {
+                        name: (
+                            counts[(k, horizon, budget, RUNS)][name] - counts[(k, horizon, budget, 1)][name]
+                        )
+                        / (RUNS - 1)
+                        / horizon
+                        for name in counts[(k, horizon, budget, 1)]
+                    }
                     for k in kernels
                 }
                 row = {
                     "horizon": horizon,
                     "budget": budget,
-                    "engine": per_round["engine"],
-                    "reference": per_round["reference"],
-                    "ratio": per_round["reference"] / per_round["engine"],
+                    "engine": per_round["engine"]["instructions"],
+                    "reference": per_round["reference"]["instructions"],
+                    "ratio": per_round["reference"]["instructions"] / per_round["engine"]["instructions"],
                 }
+                if args.events:
+                    row["events"] = {name: {k: per_round[k][name] for k in kernels} for name, _, _ in EVENTS}
                 rows.append(row)
                 print(
                     f"{horizon:>13,} {budget:>2} {row['engine']:>8.1f} {row['reference']:>9.1f} "
@@ -140,9 +182,23 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 )
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+    if args.events:
+        _print_events(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     return rows
+
+
+def _print_events(rows: list[dict]) -> None:
+    """The simulated events per round of each row, engine then reference (``--events``)."""
+    print("\nsimulated per round (Valgrind's cache and branch models), engine / reference")
+    print(f"{'T':>13} {'M':>2} " + " ".join(f"{column:>17}" for _, column, _ in EVENTS))
+    for row in rows:
+        cells = [
+            f"{row['events'][name]['engine']:.2f} / {row['events'][name]['reference']:.2f}"
+            for name, _, _ in EVENTS
+        ]
+        print(f"{row['horizon']:>13,} {row['budget']:>2} " + " ".join(f"{cell:>17}" for cell in cells))
 
 
 if __name__ == "__main__":
