@@ -287,6 +287,11 @@ def test_cli_rejects_a_bad_grid_in_one_line(tmp_path, capsys):
     ("grid", "message"),
     [
         ({"horizon": 100}, "preset: a grid needs a preset"),
+        (
+            {"env": "mlcb/Trap-v0", "experts": [{"family": "ucb1"}]},
+            'e.g. preset = "trap"; with env, experts '
+            "this is a setting file of its own environment and pool: run it with 'mlcb run FILE'",
+        ),
         ({"preset": "nope"}, "unknown preset 'nope'"),
         ({"preset": "trap", "budgets": [1]}, "grid file: unknown key 'budgets'"),
         ({"preset": "trap", "grid": {"horizon": []}}, "grid.horizon: an empty list"),

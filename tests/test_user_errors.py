@@ -182,6 +182,16 @@ TOML_CASES = [
     ),
     ("misspelt-table", SETTING + EXPERTS + "[env_param]\nx = 1\n", [], "unknown key(s) 'env_param'"),
     (
+        "a-grid-given-to-run",  # a sweep grid's preset and [grid]: the message names both doors
+        'preset = "trap"\nhorizon = 100\n[grid]\nbudget = [1, 2]\n',
+        [],
+        "unknown key(s) 'grid', 'preset'; allowed keys: budget, calibration, checkpoints, delta, env, "
+        "env_params, experts, horizon, label, name, policy, policy_params, replications, seed, smoothing. "
+        "A setting file names its environment and pool itself (env, env_params, [[experts]]); "
+        "to start from a preset, run 'mlcb run PRESET' with options (--budget, --horizon, ...), "
+        "or write a sweep grid (preset = ..., [grid]) and run 'mlcb sweep FILE'",
+    ),
+    (
         "checkpoints-huge",
         "checkpoints = 1_000_000_000\n" + SETTING + EXPERTS,
         [],

@@ -86,7 +86,7 @@ def load_toml(path: str | Path, **fields: Any) -> SettingFile:
     if unknown:
         raise validation.InputError(
             f"{path.name}: unknown key(s) {', '.join(map(repr, unknown))}; "
-            f"allowed keys: {', '.join(sorted(allowed))}"
+            f"allowed keys: {', '.join(sorted(allowed))}{_grid_hint(unknown)}"
         )
     experts = _toml_experts(data.pop("experts", None))
     budgets = validation.budgets("budget", data.pop("budget", 1))
@@ -117,6 +117,21 @@ def load_toml(path: str | Path, **fields: Any) -> SettingFile:
             )
             for m in budgets
         ],
+    )
+
+
+#: Keys of a sweep's grid file (:mod:`mlcb.sweeps.grid`) that a setting file does not have.
+GRID_KEYS = ("preset", "grid", "settings", "block")
+
+
+def _grid_hint(unknown: list[str]) -> str:
+    """Where a setting file holds a sweep grid's keys, the door those keys belong to."""
+    if not set(unknown) & set(GRID_KEYS):
+        return ""
+    return (
+        ". A setting file names its environment and pool itself (env, env_params, [[experts]]); "
+        "to start from a preset, run 'mlcb run PRESET' with options (--budget, --horizon, ...), "
+        "or write a sweep grid (preset = ..., [grid]) and run 'mlcb sweep FILE'"
     )
 
 

@@ -222,8 +222,15 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
     description = json.loads(json.dumps(data, default=str))
     data = dict(data)
     if "preset" not in data:
+        setting = sorted(set(data) & {"env", "env_params", "experts"})
         raise InputError(
             'preset: a grid needs a preset to start from (see `mlcb list`), e.g. preset = "trap"'
+            + (
+                f"; with {', '.join(setting)} this is a setting file of its own environment and "
+                "pool: run it with 'mlcb run FILE' (one run per budget)"
+                if setting
+                else ""
+            )
         )
     preset = data.pop("preset")
     from mlcb import presets
