@@ -10,6 +10,7 @@ with its traceback.
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import os
@@ -171,20 +172,47 @@ def parse_whole_number(text: str) -> int | None:
     """The whole number written in ``text`` (the command line's ``--horizon 1e6``): ``1000``,
     ``1_000``, ``1e6``, ``1000.0``; ``None`` for anything else (:func:`whole_number`'s rule).
 
+    The text is read exactly, not through a float: ``9007199254740993.0`` is not rounded to its
+    neighbour 2**53, and ``1.0000000000000001`` is not whole. Written with a decimal point or an
+    exponent, a number is whole up to :data:`EXACT_FLOAT` in size, as :func:`whole_number` takes
+    floats; an integer literal of any size is that integer.
+
     Examples
     --------
     >>> parse_whole_number("1e6"), parse_whole_number("250_000"), parse_whole_number("2.5")
     (1000000, 250000, None)
+    >>> parse_whole_number("9007199254740993.0"), parse_whole_number("1.0000000000000001")
+    (None, None)
     """
     text = text.strip()
     try:
         return int(text)
     except ValueError:
         pass
-    try:
-        return whole_number(float(text))
-    except ValueError:
+    exact = _exact_number(text)
+    if exact is None or exact != exact.to_integral_value() or abs(exact) > EXACT_FLOAT:
         return None
+    return int(exact)
+
+
+def _exact_number(text: str) -> decimal.Decimal | None:
+    """The finite number written in ``text``, exactly (the syntax of ``float``), or ``None``."""
+    try:
+        exact = decimal.Decimal(text.strip())
+    except decimal.InvalidOperation:
+        return None
+    return exact if exact.is_finite() else None
+
+
+def whole_beyond_exact(text: str) -> bool:
+    """Whether ``text`` writes a whole number with a decimal point or an exponent that is too
+    large for :func:`parse_whole_number` (``1e99``): a message can then say why it is refused.
+
+    >>> whole_beyond_exact("1e99"), whole_beyond_exact("1e6"), whole_beyond_exact("2.5")
+    (True, False, False)
+    """
+    exact = _exact_number(text)
+    return exact is not None and exact == exact.to_integral_value() and abs(exact) > EXACT_FLOAT
 
 
 def integer(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:

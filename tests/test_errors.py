@@ -15,6 +15,7 @@ import mlcb
 from mlcb import engine, presets
 from mlcb.cli import main
 from mlcb.config import SimulationConfig
+from mlcb.config.toml import load_toml
 from mlcb.errors import ExpertLossError
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
@@ -110,7 +111,7 @@ def test_a_whole_number_is_taken_however_written(tmp_path, capsys):
     setting.write_text(
         'horizon = 1e3\nreplications = 2.0\nbudget = 2\n[[experts]]\nfamily = "ucb1"\ncount = 1e1\n'
     )
-    assert mlcb.config.toml.load_toml(setting)[1][0].horizon == 1_000
+    assert load_toml(setting)[1][0].horizon == 1_000
     assert (
         main(["run", "trap", "-M", "2", "-T", "1e3", "-R", "2", "--out", str(tmp_path), "--no-plot", "-q"])
         == 0
@@ -123,6 +124,19 @@ def test_a_whole_number_is_taken_however_written(tmp_path, capsys):
     assert "argument --replications/-R: must be a whole number such as 1000, 1_000 or 1e6, got '1.5'" in (
         capsys.readouterr().err
     )
+    for written in ("1e99", "1e16", "9007199254740993.0"):  # whole, but not exactly as floats
+        with pytest.raises(SystemExit):
+            main(["run", "trap", "-T", written])
+        assert (
+            "argument --horizon/-T: must be a whole number such as 1000, 1_000 or 1e6, at most 2**53 = "
+            f"9_007_199_254_740_992 when written with an exponent or a decimal point, got '{written}'"
+        ) in capsys.readouterr().err
+    for written in ("1e3x", "1.0000000000000001"):  # not a number; not whole, though its float is
+        with pytest.raises(SystemExit):
+            main(["run", "trap", "-T", "1e15", "-R", written])  # 1e15 is read
+        assert capsys.readouterr().err.endswith(
+            f"must be a whole number such as 1000, 1_000 or 1e6, got '{written}'\n"
+        )
     for fields in ({"horizon": 2.5}, {"horizon": 1e300}, {"replications": float("nan")}, {"horizon": "1e4"}):
         with pytest.raises(ValueError, match="must be an integer"):
             mlcb.simulate(preset="trap", **fields)

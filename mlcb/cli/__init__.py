@@ -33,7 +33,7 @@ from mlcb.cli.startup import import_figures as _import_figures
 from mlcb.cli.startup import pause_collector as _pause_collector
 from mlcb.cli.startup import resume_collector as _resume_collector
 from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
-from mlcb.validation import InputError, parse_whole_number, printable
+from mlcb.validation import EXACT_FLOAT, InputError, parse_whole_number, printable, whole_beyond_exact
 
 
 def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -65,7 +65,15 @@ def _whole(text: str) -> int:
     """A whole-number argument however written, as in Python and TOML (1e6: ``parse_whole_number``)."""
     number = parse_whole_number(text)
     if number is None:
-        raise argparse.ArgumentTypeError(f"must be a whole number such as 1000, 1_000 or 1e6, got {text!r}")
+        # 1e99 is whole, but past 2**53 a float stands for many integers: say why it is refused.
+        beyond = (
+            f", at most 2**53 = {EXACT_FLOAT:_} when written with an exponent or a decimal point"
+            if whole_beyond_exact(text)
+            else ""
+        )
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number such as 1000, 1_000 or 1e6{beyond}, got {text!r}"
+        )
     return number
 
 
