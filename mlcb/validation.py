@@ -189,19 +189,18 @@ def parse_whole_number(text: str) -> int | None:
         return int(text)
     except ValueError:
         pass
-    exact = _exact_number(text)
-    if exact is None or exact != exact.to_integral_value() or abs(exact) > EXACT_FLOAT:
-        return None
-    return int(exact)
+    whole = _written_whole(text)
+    return None if whole is None or whole.copy_abs() > EXACT_FLOAT else int(whole)
 
 
-def _exact_number(text: str) -> decimal.Decimal | None:
-    """The finite number written in ``text``, exactly (the syntax of ``float``), or ``None``."""
+def _written_whole(text: str) -> decimal.Decimal | None:
+    """The whole number written in ``text`` in the syntax of ``float``, read exactly and of any
+    size (kept a decimal: ``1e999999999`` as an int would fill the memory), or ``None``."""
     try:
         exact = decimal.Decimal(text.strip())
     except decimal.InvalidOperation:
         return None
-    return exact if exact.is_finite() else None
+    return exact if exact.is_finite() and exact == exact.to_integral_value() else None
 
 
 def whole_beyond_exact(text: str) -> bool:
@@ -211,8 +210,8 @@ def whole_beyond_exact(text: str) -> bool:
     >>> whole_beyond_exact("1e99"), whole_beyond_exact("1e6"), whole_beyond_exact("2.5")
     (True, False, False)
     """
-    exact = _exact_number(text)
-    return exact is not None and exact == exact.to_integral_value() and abs(exact) > EXACT_FLOAT
+    whole = _written_whole(text)
+    return whole is not None and whole.copy_abs() > EXACT_FLOAT
 
 
 def integer(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:

@@ -124,7 +124,8 @@ def test_a_whole_number_is_taken_however_written(tmp_path, capsys):
     assert "argument --replications/-R: must be a whole number such as 1000, 1_000 or 1e6, got '1.5'" in (
         capsys.readouterr().err
     )
-    for written in ("1e99", "1e16", "9007199254740993.0"):  # whole, but not exactly as floats
+    # whole, but not exactly as floats (the last past the range of a decimal's default context)
+    for written in ("1e99", "1e16", "9007199254740993.0", "1e999999999"):
         with pytest.raises(SystemExit):
             main(["run", "trap", "-T", written])
         assert (
