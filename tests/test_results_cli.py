@@ -286,6 +286,44 @@ def test_cli_list(capsys):
         assert name in out
 
 
+def _sections(text):
+    """``mlcb list``'s output as {section: its lines}: a section starts at a line not indented."""
+    sections: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if not line.startswith(" "):
+            name = line.partition(" ")[0].rstrip(":")
+        sections.setdefault(name, []).append(line)
+    return sections
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["policies"], ["policies"]),
+        (["Policy"], ["policies"]),
+        (["writers", "preset"], ["presets", "writers"]),
+    ],
+)
+def test_cli_list_prints_the_sections_named(capsys, words, expected):
+    """``mlcb list SECTION ...`` prints those sections of the whole listing, in its order."""
+    assert main(["list"]) == 0
+    whole = _sections(capsys.readouterr().out)
+    assert list(whole) == ["presets", "policies", "experts", "environments", "figures", "writers"]
+    assert main(["list", *words]) == 0
+    assert _sections(capsys.readouterr().out) == {name: whole[name] for name in expected}
+
+
+def test_cli_list_refuses_an_unknown_section(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["list", "polcies"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert (
+        "unknown section 'polcies'; sections: presets, policies, experts, environments, figures, writers"
+        in err
+    )
+
+
 def test_certificate_violation_is_nan_where_the_pseudo_regret_is_not_recorded():
     pytest.importorskip("river")
     real = mlcb.simulate(preset="phishing", budget=1, horizon=40, replications=2, seed=0)

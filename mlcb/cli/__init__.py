@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mlcb.cli import settings
+from mlcb.cli.output import LIST_SECTIONS
 from mlcb.cli.output import list_names as _list
 from mlcb.cli.output import print_summary as _print_summary
 from mlcb.cli.output import seconds as _number
@@ -82,6 +83,15 @@ def _path(text: str) -> Path:
     if not text:
         raise argparse.ArgumentTypeError("an empty path; give a directory or file name")
     return Path(text)
+
+
+def _section(text: str) -> str:
+    """A section of ``mlcb list`` (:data:`LIST_SECTIONS`), plural or singular, in any case."""
+    name = text.strip().lower()
+    for section in LIST_SECTIONS:
+        if name in (section, section[:-1], section.removesuffix("ies") + "y"):
+            return section
+    raise argparse.ArgumentTypeError(f"unknown section {text!r}; sections: {', '.join(LIST_SECTIONS)}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -179,6 +189,13 @@ def _parser() -> argparse.ArgumentParser:
         help="list presets, policies, expert families and environments",
         description="List the presets, the registered policies, expert families and environments, "
         "with those a plugin module registers (--plugin).",
+    )
+    listing.add_argument(
+        "sections",
+        nargs="*",
+        type=_section,
+        metavar="SECTION",
+        help=f"list only these: {', '.join(LIST_SECTIONS)} (default: all)",
     )
     _plugin_option(listing)
     _paper_parser(commands)

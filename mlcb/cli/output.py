@@ -85,13 +85,22 @@ def seconds(value: Any) -> float:
     return float(value) if validation.is_real(value) else float("nan")
 
 
+#: The sections of ``mlcb list``, in the order it prints them.
+LIST_SECTIONS = ("presets", "policies", "experts", "environments", "figures", "writers")
+
+
 def list_names(args: argparse.Namespace) -> int:
-    """``mlcb list``: every registered name with its one-line summary."""
-    import agents
-    import envs
-    from mlcb import policies, presets
-    from mlcb.storage import outputs
-    from mlcb.validation import printable
+    """``mlcb list [SECTION ...]``: every registered name with its one-line summary, in every
+    section or in those named (:data:`LIST_SECTIONS`)."""
+    sections = getattr(args, "sections", None) or LIST_SECTIONS
+    for section in LIST_SECTIONS:
+        if section in sections:
+            _LISTERS[section]()
+    return 0
+
+
+def _list_presets() -> None:
+    from mlcb import presets
 
     print("presets:")
     for name in presets.names():
@@ -106,22 +115,42 @@ def list_names(args: argparse.Namespace) -> int:
             print(f"  {'':<16} comparison (mlcb compare {name}): {comparison}")
         for set_name in preset.entry_sets:
             print(f"  {'':<16} comparison set: mlcb compare {name} --set {set_name}")
+
+
+def _list_policies() -> None:
+    from mlcb import policies
+    from mlcb.validation import printable
+
     print("policies:")
     for name in policies.names():
         print(printable(f"  {name:<16} {policies.registry.entry(name).summary}"))
+
+
+def _list_experts() -> None:
+    import agents
+    from mlcb.validation import printable
+
     print("experts (a pool is of one family; each runs on the environments named):")
-    fits: dict[str, list[str]] = {}
     for name in agents.names():
         entry = agents.registry.entry(name)
         print(printable(f"  {name:<16} {entry.summary}"))
         if entry.environments:
             print(printable(f"  {'':<16} runs on {', '.join(entry.environments)}"))
-        for environment in entry.environments:
-            fits.setdefault(environment, []).append(name)
     print(
         "  (and any Python learner with learn and deploy, river and scikit-learn models among them, on "
         "any environment: docs/python-experts.md)"
     )
+
+
+def _list_environments() -> None:
+    import agents
+    import envs
+    from mlcb.validation import printable
+
+    fits: dict[str, list[str]] = {}
+    for name in agents.names():
+        for environment in agents.registry.entry(name).environments:
+            fits.setdefault(environment, []).append(name)
     print("environments:")
     for name in envs.names():
         print(printable(f"  {name:<24} {envs.registry.entry(name).summary}"))
@@ -131,11 +160,32 @@ def list_names(args: argparse.Namespace) -> int:
             from envs.links import LINK_NAMES
 
             print(f"  {'':<24} links (its target_link, an ogd expert's link): {', '.join(LINK_NAMES)}")
+
+
+def _list_figures() -> None:
+    from mlcb.storage import outputs
+    from mlcb.validation import printable
+
     print("figures (mlcb plot --kind NAME):")
     for name in outputs.FIGURES.names():
         print(printable(f"  {name:<16} {outputs.FIGURES.entry(name).summary}"))
+
+
+def _list_writers() -> None:
+    from mlcb.storage import outputs
+    from mlcb.validation import printable
+
     print("writers (mlcb run --write NAME):")
     for name in outputs.WRITERS.names():
         files = ", ".join(outputs.writer_files(name))
         print(printable(f"  {name:<16} {outputs.WRITERS.entry(name).summary} ({files})"))
-    return 0
+
+
+_LISTERS = {
+    "presets": _list_presets,
+    "policies": _list_policies,
+    "experts": _list_experts,
+    "environments": _list_environments,
+    "figures": _list_figures,
+    "writers": _list_writers,
+}

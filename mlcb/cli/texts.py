@@ -67,6 +67,8 @@ TOML setting files: {TOML_DOCS}.
 """,
     "list": """examples:
   mlcb list                                      presets, policies, experts, environments
+  mlcb list policies                             one section (presets, policies, experts,
+                                                 environments, figures, writers)
   mlcb list --plugin my_families                 with the names a module of one's own registers
 """,
     "paper": """examples:
