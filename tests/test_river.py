@@ -1143,7 +1143,7 @@ def test_the_river_estimators_hold_no_accounting_of_their_own():
 
 
 # --- bad samples and pools (issue 36 item 9) --------------------------------------------------------
-def _regressor():
+def _regressor(**options):
     from river import linear_model, optim, preprocessing
 
     return BudgetedRegressor(
@@ -1152,6 +1152,7 @@ def _regressor():
             for lr in (0.01, 0.1)
         ],
         warm_start=3,
+        **options,
     )
 
 
@@ -1340,3 +1341,51 @@ def test_a_regression_target_or_feature_beyond_squaring_is_refused_by_every_rive
     ):
         expert.deploy(data._replace(features=dict(data.features, popup_window=1e308), y=1.0))
     assert np.isfinite(model.predict_one(rows[0][0]))
+
+
+def test_float32_samples_are_checked_as_numbers_without_a_warning():
+    """NumPy float32 features and targets (a float32 table's rows) were compared with the size
+    limit as float32, which turned the limit into an infinity with an overflow warning on every
+    sample. They are taken quietly, and a non-finite one is refused by name as a float64 is."""
+    import warnings
+
+    from river import datasets
+
+    rows = [
+        ({name: np.float32(value) for name, value in x.items()}, np.float32(y))
+        for x, y in datasets.TrumpApproval().take(20)
+    ]
+    model, twin = _regressor(), _regressor()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for x, y in rows:
+            model.predict_one(x)
+            model.learn_one(x, y)
+            twin.learn_one({name: float(value) for name, value in x.items()}, float(y))
+    assert model.n_updates == twin.n_updates
+    x, y = rows[0]
+    with pytest.raises(ValueError, match=r"feature 'gallup' is np\.float32\(inf\); features must be finite"):
+        model.learn_one({**x, "gallup": np.float32("inf")}, y)
+    with pytest.raises(ValueError, match=r"the target must be a finite number, got np\.float32\(nan\)"):
+        model.learn_one(x, np.float32("nan"))
+
+
+def test_numpy_numbers_are_taken_as_parameters_where_python_numbers_are():
+    """``delta`` and ``scale`` refused a NumPy float32 (``np.float32(0.1)``, a statistic of a
+    float32 array) as not a number; they take any real number, and ``scale=np.float32(2.0)``
+    selects and predicts as ``scale=2.0`` does."""
+    from river import datasets, linear_model, naive_bayes
+
+    BudgetedClassifier([linear_model.LogisticRegression(), naive_bayes.GaussianNB()], delta=np.float32(0.05))
+    rows = list(datasets.TrumpApproval().take(40))
+    model, twin = _regressor(scale=np.float32(2.0)), _regressor(scale=2.0)
+    for x, y in rows:
+        assert model.predict_one(x) == twin.predict_one(x)
+        model.learn_one(x, y)
+        twin.learn_one(x, y)
+    assert model.trained_counts == twin.trained_counts
+    for bad in (np.float32("nan"), np.float64(0.0), np.True_):
+        with pytest.raises(ValueError, match="scale must be None or a finite number > 0"):
+            _regressor(scale=bad)
+        with pytest.raises(ValueError, match="delta must be a number with 0 < delta < 1"):
+            BudgetedClassifier([linear_model.LogisticRegression(), naive_bayes.GaussianNB()], delta=bad)

@@ -61,7 +61,7 @@ def _check_common(
         raise InputError(f"policy must be one of {', '.join(policies.names())}, got {policy!r}")
     if policy_params is not None and not isinstance(policy_params, dict):
         raise InputError(f"policy_params must be None or a dict, got {policy_params!r}")
-    if not (isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 < delta < 1):
+    if not (validation.is_real(delta) and 0 < delta < 1):
         raise InputError(f"delta must be a number with 0 < delta < 1, got {delta!r}")
     rates: list[tuple[float, float] | None]
     if isinstance(rate, str) and rate == CURVE:

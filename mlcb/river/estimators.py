@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from typing import Any
 
 from river import base
 from river.model_selection.base import ModelSelector
 
+from mlcb import validation
 from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _REGRESSOR_LOSSES, _SHARED, WINDOW, _Budgeted
 from mlcb.river.experts import RobustScale, absolute_loss, check_target, log_loss, robust_loss
 from mlcb.validation import InputError
@@ -276,12 +276,7 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
         horizon: int = 100_000,
         seed: int = 0,
     ) -> None:
-        if scale is not None and not (
-            isinstance(scale, (int, float))
-            and not isinstance(scale, bool)
-            and math.isfinite(scale)
-            and scale > 0
-        ):
+        if scale is not None and not (validation.is_real(scale) and scale > 0):
             raise InputError(f"scale must be None or a finite number > 0, got {scale!r}")
         if loss not in _REGRESSOR_LOSSES:
             raise InputError(f"loss must be one of {_REGRESSOR_LOSSES}, got {loss!r}")
@@ -322,7 +317,7 @@ class BudgetedRegressor(_Budgeted, ModelSelector, base.Regressor):
             residual = float(y) - (0.0 if prediction is None else float(prediction))
         except (TypeError, ValueError):  # no number: no usable prediction
             return 1.0
-        scale = self.scale if self.scale is not None else self._robust.value
+        scale = float(self.scale) if self.scale is not None else self._robust.value
         if self.loss == "absolute":
             return absolute_loss(residual, scale)
         return robust_loss(residual, scale)

@@ -184,7 +184,7 @@ def check_target(y: Any, regression: bool, model: str, labels: Any = None) -> No
         number = isinstance(y, int | float | np.integer | np.floating) and not isinstance(y, bool | np.bool_)
         if not (number and _finite(y)):
             raise InputError(f"{model}: the target must be a finite number, got {shown(y)}")
-        if abs(y) > LARGEST:
+        if _too_large(y):
             raise InputError(
                 f"{model}: the target {shown(y)} is larger than {LARGEST:g} in size, which models "
                 "cannot square; scale the target"
@@ -218,6 +218,15 @@ def _finite(value: Any) -> bool:
         return True
 
 
+def _too_large(value: Any) -> bool:
+    """Whether a number is larger than :data:`LARGEST` in size, compared as a float64 (a NumPy
+    float32 compared with it as it is would turn :data:`LARGEST` into an infinity, with an
+    overflow warning on every sample); a Python int of any size is compared exactly."""
+    if isinstance(value, int):
+        return abs(value) > LARGEST
+    return abs(float(value)) > LARGEST
+
+
 def check_features(x: Any, model: str) -> None:
     """An :class:`~mlcb.validation.InputError` naming the feature whose value is ``None``, a number
     that is not finite (NaN or infinite) or larger than :data:`LARGEST` in size, or naming ``x``
@@ -232,8 +241,9 @@ def check_features(x: Any, model: str) -> None:
         largest = max(map(abs, x.values()), default=0)
     except (TypeError, OverflowError):  # a None, a string, an int beyond a float: one by one below
         total = largest = None
-    small = largest is not None and largest <= LARGEST
-    if small and (isinstance(total, int) or (isinstance(total, float) and math.isfinite(total))):
+    small = largest is not None and not _too_large(largest)
+    finite = isinstance(total, int) or (isinstance(total, float | np.floating) and math.isfinite(total))
+    if small and finite:
         return
     for name, value in x.items():
         if value is None:
@@ -242,7 +252,7 @@ def check_features(x: Any, model: str) -> None:
             )
         if isinstance(value, float | np.floating) and not math.isfinite(float(value)):
             raise InputError(f"{model}: feature {shown(name)} is {value!r}; features must be finite numbers")
-        if isinstance(value, int | float | np.integer | np.floating) and abs(value) > LARGEST:  # type: ignore[operator]
+        if isinstance(value, int | float | np.integer | np.floating) and _too_large(value):
             raise InputError(
                 f"{model}: feature {shown(name)} is {shown(value)}, larger than {LARGEST:g} in size, which "
                 "models cannot square; scale the feature"
@@ -276,9 +286,7 @@ def _check_loss(loss: str | None, classifier: bool, scale: Any) -> str:
     if loss not in allowed:
         kind = "a classifier" if classifier else "a regressor"
         raise InputError(f"loss must be one of {allowed} for {kind}, got {loss!r}")
-    if scale is not None and not (
-        isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale) and scale > 0
-    ):
+    if scale is not None and not (validation.is_real(scale) and scale > 0):
         raise InputError(
             f"scale must be None (a robust estimate from the targets) or a finite number > 0 (the "
             f"target's range), got {scale!r}"
