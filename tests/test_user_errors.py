@@ -430,6 +430,41 @@ def test_simulate_refuses_config_with_preset(no_work):
         mlcb.simulate(preset="trap", horizon=2**63)
 
 
+def test_simulate_says_what_a_careless_call_meant(no_work):
+    """A preset's name in config's place, one expert or a dict where a pool goes, a progress flag
+    that is not one: each was a bare TypeError ('UCB1' object is not iterable, the truth value of
+    an array) or went through; now one line naming the parameter and what it takes."""
+    import numpy as np
+
+    message = "config must be a SimulationConfig, got the str 'trap'; a preset is named by keyword: simulate(preset='trap', ...)"
+    with pytest.raises(TypeError) as caught:
+        mlcb.simulate("trap", horizon=100)
+    assert str(caught.value) == message
+    pool = "experts must be a non-empty list of expert specifications, got "
+    expected = {
+        "one expert (UCB1); ": agents.make("ucb1"),
+        "dict {'a': ": {"a": agents.make("ucb1")},
+        "str 'ucb1'; a pool is a list": "ucb1",
+        "int 3; ": 3,
+    }
+    for text, experts in expected.items():
+        with pytest.raises(ValueError) as caught:
+            mlcb.simulate(preset="trap", experts=experts, horizon=100)
+        assert str(caught.value).startswith(pool + text), caught.value
+    one = "experts must be a non-empty list of expert specifications, got one expert (UCB1); a pool is a list: [agents.make('ucb1')] * 10, or experts of one's own"
+    with pytest.raises(ValueError) as caught:
+        mlcb.simulate(experts=agents.make("ucb1"))
+    assert str(caught.value) == one
+    with pytest.raises(ValueError, match=r"^experts must be a non-empty list of expert specifications$"):
+        _config(experts=[])
+    assert (
+        _config(experts=np.array([agents.make("ucb1")] * 2, dtype=object)).experts
+        == (agents.make("ucb1"),) * 2
+    )
+    with pytest.raises(ValueError, match=r"^progress must be True or False, got 'yes'$"):
+        mlcb.simulate(preset="trap", horizon=100, progress="yes")
+
+
 @pytest.mark.parametrize(
     "call",
     [
