@@ -141,18 +141,19 @@ def log_scale(ax: Any, which: str) -> None:
         ax.yaxis.set_minor_locator(_MinorWhileNarrow())
 
 
-def value_scale(ax: Any, values: Any, spread: Any = ()) -> None:
+def value_scale(ax: Any, values: Any, spread: Any = (), whole: bool = False) -> None:
     """Log y-axis, its bottom at the smallest positive of the curves' ``values`` (the lower edge
     of a band or of a run, ``spread``, that reaches further down runs off the bottom rather than
     stretch the axis over decades of nothing); symmetric log (linear within 1 of 0, every value
-    and spread shown) when some are negative, as the realised regret against a reference can be."""
+    and spread shown) when some are negative, as the realised regret against a reference can be,
+    or when ``whole`` (a curve that is zero throughout, which a log axis would not show)."""
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
     spread = np.asarray(spread, dtype=float)
     everything = np.concatenate([values, spread[np.isfinite(spread)]])
-    if (everything < 0).any():
+    if whole or (everything < 0).any():
         ax.set_yscale("symlog", linthresh=1.0)
-        lowest = float(everything.min())
+        lowest = float(everything.min()) if everything.size else 0.0
         ax.set_ylim(bottom=lowest - 0.1 * max(1.0, abs(lowest)))
         return
     log_scale(ax, "y")
@@ -301,8 +302,12 @@ def mean_and_spread(sns: Any, ax: Any, rows: pd.DataFrame, y: str, runs: int, **
     colour = line.pop("color")
     if len(rows) == 0:
         return np.zeros(0)
+    # One round (a horizon of 1): points, which a line would not show.
+    point = {"marker": "o", "markersize": 4} if rows["round"].nunique() == 1 else {}
+    line = {**point, **line}
     if 1 < runs < FEW_RUNS:  # few runs: each drawn
         sns.lineplot(
+            **point,
             data=rows,
             x="round",
             y=y,
