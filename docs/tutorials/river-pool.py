@@ -55,7 +55,8 @@ display(
 
 # %% [markdown]
 # Negative regret means a run did better than the reference: a model that learns only some
-# samples can still beat the best one trained on all of them early on, and the figure switches
+# samples can still beat the best one trained on all of them early on. The panels draw the regret
+# on a linear axis, where it shows as it is; the log-log regret figure (`plot.regret`) switches
 # to a symmetric log axis when that happens.
 
 # %%
