@@ -79,6 +79,10 @@ def test_a_horizon_of_one_or_two_draws_points_and_states_no_slope():
             for line in lines
         )
         plt.close(grid.figure)
+        grid = plot.panels(result)  # its rounds on a linear axis: ticks at whole rounds (was 1, 1, 1, 1)
+        ticks = grid.axes.ravel()[0].get_xticks()
+        assert ticks.size and np.all(ticks == np.round(ticks)), ticks
+        plt.close(grid.figure)
         grid = plot.theory(result)
         assert all(_drawn(axis) for axis in grid.axes.ravel())
         assert "fitted slope" not in " ".join(t.get_text() for t in grid.ax.texts)

@@ -381,7 +381,7 @@ def panels(result: Result | str | os.PathLike[str], metric: str | None = None, a
         axes[0].set_xlabel(LABELS["round"])
         axes[0].set_ylabel(LABELS[metric])
         axes[0].xaxis.set_major_formatter("{x:,.0f}")  # 250,000 rather than 250000
-        axes[0].xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds: no tick at 1.5
+        axes[0].xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # rounds: no 1.5
         counts = _final_counts(result)
         counts = counts[counts["setting"].isin(settings)]
         many = counts["expert"].nunique() > 40
