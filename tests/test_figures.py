@@ -155,3 +155,25 @@ def test_figure_arguments_of_the_wrong_kind_are_refused(equal_experts):
     )
     with pytest.raises(ValueError, match=r"^theory must be True or False, got 'no'$"):
         plot.regret(equal_experts, theory="no")
+
+
+def test_a_comparison_of_many_settings_gives_each_policy_a_hue_and_each_budget_a_shade():
+    """Twelve settings and more took as many hues, neighbours indistinguishable."""
+    import colorsys
+
+    entries = [(policy, (1, 2, 3, 4)) for policy in ("mlcb", "limited-advice", "greedy")]
+    result = mlcb.compare("trap", entries, horizon=30, replications=1)
+    grid = plot.regret(result, theory=False)
+    legend = grid.figure.legends[0]
+    colours = {
+        text.get_text(): line.get_color() for line, text in zip(legend.get_lines(), legend.get_texts())
+    }
+    plt.close(grid.figure)
+    hues = {}
+    for setting in result.settings:
+        rgb = matplotlib.colors.to_rgb(colours[next(label for label in colours if label.startswith(setting))])
+        hues.setdefault(setting.split(" M=")[0], []).append((colorsys.rgb_to_hls(*rgb)[0], rgb))
+    assert len({rgb for shades in hues.values() for _, rgb in shades}) == 12  # every setting its own
+    for shades in hues.values():
+        assert max(h for h, _ in shades) - min(h for h, _ in shades) < 0.02  # one hue per policy
+    assert len({round(shades[0][0], 2) for shades in hues.values()}) == 3

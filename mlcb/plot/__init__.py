@@ -30,7 +30,8 @@ axis, as a negative one does; no slope is stated where the rounds do not reach b
 fewer than :data:`SLOPE_POINTS` points lie in it or the curve reaches zero in it. A ``metric``
 that some setting did not record is refused, and the default is pseudo-regret only where every
 setting recorded it; the budget figure gives pools told apart by their labels only a line each
-rather than average them into one point.
+rather than average them into one point. Beyond ten settings of several policies at several
+budgets (a comparison), each policy has a hue and each budget a shade of it.
 
 :data:`KINDS` names them. Figures are registered like policies and experts
 (:mod:`mlcb.storage.outputs`): :func:`register` adds one of one's own (a plugin's, say), which
@@ -225,6 +226,28 @@ def _bound_curve(result: Result, setting: str) -> tuple[np.ndarray, np.ndarray] 
     return rounds, values
 
 
+def _palette(result: Result, settings: list[str]) -> dict[str, Any]:
+    """One colour per setting (:func:`colours`). Beyond ten settings, where they are several
+    policies at several budgets (a comparison), one hue per policy, lighter for a smaller budget:
+    twenty-four hues side by side cannot be told apart, eight policies in three shades can."""
+    plain = dict(zip(settings, colours(len(settings))))
+    if len(settings) <= 10:
+        return plain
+    values = {setting: setting_values(result, setting) for setting in settings}
+    policies = list(dict.fromkeys(v["policy"] for v in values.values()))
+    pairs = {(v["policy"], v["M"]) for v in values.values()}
+    if not 2 <= len(policies) <= 10 or len(pairs) < len(settings):  # not one setting per policy and M
+        return plain
+    sns = look.seaborn()
+    palette = {}
+    for policy, hue in zip(policies, colours(len(policies))):
+        members = [setting for setting in settings if values[setting]["policy"] == policy]
+        budgets = sorted({values[setting]["M"] for setting in members})
+        shades = sns.light_palette(hue, n_colors=len(budgets) + 2)[2:]  # the palest two too pale
+        palette.update({s: shades[budgets.index(values[s]["M"])] for s in members})
+    return palette
+
+
 def _curve(axis: Any, rounds: Any, values: Any, style: str, **line: Any) -> None:
     """``values`` against ``rounds`` in ``style``; a curve of one point (a horizon of 1, a worst
     case recorded from round 10 on at a horizon of 10) as a marker, which a line would not show."""
@@ -285,7 +308,7 @@ def regret(
     with look.style():
         grid = None if ax is not None else look.grid(sns, ["regret"], 1, 4.2)
         axis = grid.ax if grid is not None else look.given(ax, 1)[0]
-        palette = dict(zip(settings, colours(len(settings))))
+        palette = _palette(result, settings)
         handles, labels = [], []
         drawn, spread = [], []
         for setting in settings:
@@ -374,7 +397,7 @@ def panels(result: Result | str | os.PathLike[str], metric: str | None = None, a
     with look.style():
         grid = None if ax is not None else look.grid(sns, titles, 1, 2.3)
         axes = list(grid.axes.ravel()) if grid is not None else look.given(ax, 3)
-        palette = dict(zip(settings, colours(len(settings))))
+        palette = _palette(result, settings)
         for setting in settings:
             rows = curves.loc[curves["setting"] == setting, ["replication", "round", metric]].dropna()
             look.mean_and_spread(sns, axes[0], rows, metric, runs, color=palette[setting], linewidth=1.4)
