@@ -506,6 +506,11 @@ def test_compare_takes_one_budget_as_an_int():
             r"unknown field\(s\) bogus; a comparison takes budget, checkpoints, delta",
         ),
         ({"policy": "mlcb"}, ValueError, r"unknown field\(s\) policy; .*policies="),
+        (
+            {"set": "practitioners"},
+            ValueError,
+            r"unknown field\(s\) set; .*entry_set=, the command line's --set\)",
+        ),
         ({"policy_params": 3}, ValueError, r"policy_params must be a dict"),
         ({"horizon": 2**63}, ValueError, r"horizon must be an integer in \[1, 10_000_000_000\]"),
         ({"entries": "mlcb"}, ValueError, r"entries must be a list of Entry or \(policy, budgets"),
