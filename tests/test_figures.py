@@ -177,3 +177,19 @@ def test_a_comparison_of_many_settings_gives_each_policy_a_hue_and_each_budget_a
     for shades in hues.values():
         assert max(h for h, _ in shades) - min(h for h, _ in shades) < 0.02  # one hue per policy
     assert len({round(shades[0][0], 2) for shades in hues.values()}) == 3
+
+
+def test_the_panels_of_a_large_pool_keep_the_experts_never_deployed():
+    """Over 40 experts the counts are lines; on a log axis each zero broke them into spikes."""
+    result = mlcb.simulate(
+        env="mlcb/BanditExperts-v0",
+        env_params={"reward_means": [[0.4, 0.6]] * 50},
+        experts=[agents.make("ucb1")] * 50,
+        horizon=100,
+        replications=1,
+    )
+    grid = plot.panels(result)
+    deployed = grid.axes.ravel()[1]
+    assert deployed.get_yscale() == "symlog" and deployed.get_ylim()[0] == 0
+    assert 0 in _drawn(deployed)[0].get_ydata()
+    plt.close(grid.figure)

@@ -419,7 +419,11 @@ def panels(result: Result | str | os.PathLike[str], metric: str | None = None, a
                     data=counts, x="expert", y=column, hue="setting", hue_order=settings, palette=palette,
                     errorbar=None, ax=axis, legend=False, saturation=0.8, width=0.85,
                 )  # fmt: skip
-            look.log_scale(axis, "y")
+            if many and (counts[column] <= 0).any():  # a line through zeros: none dropped from a log axis
+                axis.set_yscale("symlog", linthresh=1.0)
+                axis.set_ylim(bottom=0.0)  # counts: nothing below zero
+            else:  # a bar of zero is no bar, on either axis
+                look.log_scale(axis, "y")
             axis.set_xlabel(LABELS["expert"])
             axis.set_ylabel(f"{LABELS[column]}\n(mean of the runs)")
         for axis, title in zip(axes, titles):
