@@ -512,7 +512,9 @@ def theory(
                 curve = _theory.theorem_rate(rounds, values["K"], values["M"], alpha, values["delta"])
                 _curve(axis, rounds, curve, "-.", color=colour["theorem"], linewidth=1.2)
                 kinds.setdefault(LABELS["theorem"], look.proxy(color=colour["theorem"], linestyle="-."))
-                lines.append(f"theorem's curve {last_decade_slope(rounds, curve):.2f}")
+                theorem = last_decade_slope(rounds, curve)
+                if np.isfinite(theorem):  # no "nan" where the rounds hold no decade
+                    lines.append(f"theorem's curve {theorem:.2f}")
                 drawn.append(np.asarray(curve, float))
             if np.isfinite(slope):
                 keep = (rounds >= rounds.max() / 10) & (mean.to_numpy(float) > 0)
