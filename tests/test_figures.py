@@ -194,3 +194,13 @@ def test_the_panels_of_a_large_pool_keep_the_experts_never_deployed():
     assert deployed.get_yscale() == "symlog" and deployed.get_ylim()[0] == 0
     assert 0 in _drawn(deployed)[0].get_ydata()
     plt.close(grid.figure)
+
+
+def test_a_figure_takes_the_folder_of_a_sweep_as_mlcb_plot_does(tmp_path):
+    """A sweep's folder was 'not a saved mlcb result' to the figure functions (and read by
+    ``mlcb plot``)."""
+    grid = {"preset": "trap", "name": "two", "replications": 1, "horizon": 50, "grid": {"budget": [1, 2]}}
+    outcome = mlcb.sweep(grid, out=tmp_path, workers=1)
+    drawn = plot.regret(outcome.path)
+    assert {"mlcb M=1", "mlcb M=2"} <= {text.split(" (")[0] for text in _texts(drawn)}
+    plt.close(drawn.figure)

@@ -82,12 +82,15 @@ _THEORY_COLOURS = {"metric": 0, "certificate": 1, "worst_case": 2, "theorem": 3}
 
 
 def _result(result: Any) -> Result:
-    """``result`` itself, or the result saved in the folder ``result`` names; anything else is an
+    """``result`` itself, or the result saved in the folder ``result`` names (by ``mlcb run``,
+    :meth:`Result.save` or a sweep, as ``mlcb plot`` reads it); anything else is an
     :class:`~mlcb.validation.InputTypeError` naming it."""
     if isinstance(result, Result):
         return result
     if isinstance(result, (str, os.PathLike)):
-        return Result.load(os.fspath(result))
+        from mlcb.sweeps import load_any
+
+        return load_any(os.fspath(result))
     raise InputTypeError(
         f"result must be a Result (mlcb.simulate, mlcb.load) or the folder of a saved one, "
         f"got {type(result).__name__}"
@@ -274,7 +277,7 @@ def regret(
     Parameters
     ----------
     result : Result or path
-        A result, or the folder of a saved one.
+        A result, or the folder of a saved one or of a sweep.
     metric : {"pseudo_regret", "regret", "top_m_regret"}, optional
         The curve: the mean over replications, with a band of two standard errors (or, with fewer
         than :data:`FEW_RUNS` replications, each run drawn thin). Default :func:`default_metric`:
