@@ -485,6 +485,11 @@ def test_compare_takes_one_budget_as_an_int():
     configs = comparison_configs("trap", budget=2)
     assert [(c.policy, c.budget) for c in configs] == [("mlcb", 2), ("limited-advice", 2)]
     assert [c.policy for c in comparison_configs("trap", policies="mlcb", budget=1)] == ["mlcb"]
+    import numpy as np
+
+    for several in (np.array([1, 2]), range(1, 3), (np.int64(1), np.int64(2))):  # an array was refused
+        configs = comparison_configs("trap", policies="mlcb", budget=several)
+        assert [c.budget for c in configs] == [1, 2]
 
 
 @pytest.mark.parametrize(
