@@ -259,6 +259,35 @@ def _curve(axis: Any, rounds: Any, values: Any, style: str, **line: Any) -> None
     axis.plot(rounds, values, style, **line)
 
 
+def _corner_text(axis: Any, text: str, **style: Any) -> Any:
+    """``text`` in a box in the lower right corner of ``axis``, or in its upper left where fewer
+    points of the curves drawn lie under the box there (a regret along zero on a symmetric log
+    axis, a regret rising early): the box never hides more of the data than it must."""
+    axis.get_xlim(), axis.get_ylim()  # the limits settled, so that the transform is final
+    to_axes = axis.transData + axis.transAxes.inverted()
+    points = [
+        to_axes.transform(np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float))
+        for line in axis.lines
+        if np.size(line.get_xdata())
+    ]
+    xy = np.concatenate(points) if points else np.zeros((0, 2))
+    renderer = axis.figure.canvas.get_renderer()
+    hidden = []
+    for x, y, ha, va in ((0.98, 0.03, "right", "bottom"), (0.02, 0.97, "left", "top")):
+        box = axis.text(x, y, text, transform=axis.transAxes, ha=ha, va=va, **style)
+        extent = box.get_window_extent(renderer).transformed(axis.transAxes.inverted())
+        x0, y0, x1, y1 = extent.x0 - 0.03, extent.y0 - 0.03, extent.x1 + 0.03, extent.y1 + 0.03  # its frame
+        inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+        hidden.append((int(inside.sum()), box))
+        if hidden[0][0] == 0:
+            return box
+    keep = min(hidden, key=lambda pair: pair[0])[1]
+    for _, box in hidden:
+        if box is not keep:
+            box.remove()
+    return keep
+
+
 def _vanishes(curves: list[np.ndarray]) -> bool:
     """Whether some mean curve has no value a log axis shows (all zero: a pseudo-regret of 0 where
     every expert is as good as the best)."""
@@ -531,13 +560,8 @@ def theory(
             look.log_scale(axis, "x")
             # Log-log: a run below zero runs off; a mean of zero throughout, a symmetric log.
             look.value_scale(axis, np.concatenate(drawn), whole=_vanishes(drawn[:1]))
-            # The corner the curves leave free: lower right, or upper left where the regret runs
-            # along zero or below it (a symmetric log axis).
-            x, y, ha, va = (
-                (0.98, 0.03, "right", "bottom") if axis.get_yscale() == "log" else (0.02, 0.97, "left", "top")
-            )
-            axis.text(
-                x, y, "\n".join(lines), transform=axis.transAxes, ha=ha, va=va, fontsize=7,
+            _corner_text(
+                axis, "\n".join(lines), fontsize=7,
                 bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": ".8", "alpha": 0.85},
             )  # fmt: skip
             axis.set_xlabel(LABELS["round"])
