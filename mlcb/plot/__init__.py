@@ -251,49 +251,6 @@ def _palette(result: Result, settings: list[str]) -> dict[str, Any]:
     return palette
 
 
-def _curve(axis: Any, rounds: Any, values: Any, style: str, **line: Any) -> None:
-    """``values`` against ``rounds`` in ``style``; a curve of one point (a horizon of 1, a worst
-    case recorded from round 10 on at a horizon of 10) as a marker, which a line would not show."""
-    if np.size(rounds) == 1:
-        line = {"marker": "o", "markersize": 4, **line}
-    axis.plot(rounds, values, style, **line)
-
-
-def _corner_text(axis: Any, text: str, **style: Any) -> Any:
-    """``text`` in a box in the lower right corner of ``axis``, or in its upper left where fewer
-    points of the curves drawn lie under the box there (a regret along zero on a symmetric log
-    axis, a regret rising early): the box never hides more of the data than it must."""
-    axis.get_xlim(), axis.get_ylim()  # the limits settled, so that the transform is final
-    to_axes = axis.transData + axis.transAxes.inverted()
-    points = [
-        to_axes.transform(np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float))
-        for line in axis.lines
-        if np.size(line.get_xdata())
-    ]
-    xy = np.concatenate(points) if points else np.zeros((0, 2))
-    renderer = axis.figure.canvas.get_renderer()
-    hidden = []
-    for x, y, ha, va in ((0.98, 0.03, "right", "bottom"), (0.02, 0.97, "left", "top")):
-        box = axis.text(x, y, text, transform=axis.transAxes, ha=ha, va=va, **style)
-        extent = box.get_window_extent(renderer).transformed(axis.transAxes.inverted())
-        x0, y0, x1, y1 = extent.x0 - 0.03, extent.y0 - 0.03, extent.x1 + 0.03, extent.y1 + 0.03  # its frame
-        inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
-        hidden.append((int(inside.sum()), box))
-        if hidden[0][0] == 0:
-            return box
-    keep = min(hidden, key=lambda pair: pair[0])[1]
-    for _, box in hidden:
-        if box is not keep:
-            box.remove()
-    return keep
-
-
-def _vanishes(curves: list[np.ndarray]) -> bool:
-    """Whether some mean curve has no value a log axis shows (all zero: a pseudo-regret of 0 where
-    every expert is as good as the best)."""
-    return any(not (curve[np.isfinite(curve)] > 0).any() for curve in curves)
-
-
 # --- the regret figure ---------------------------------------------------------------------------
 def regret(
     result: Result | str | os.PathLike[str],
@@ -366,11 +323,11 @@ def regret(
                 certificate = rows.groupby("round")["certificate"].mean()
                 if np.isfinite(certificate.to_numpy(float)).any():
                     values = certificate.to_numpy(float)
-                    _curve(axis, certificate.index, values, "--", color=palette[setting], lw=1)
+                    look.curve(axis, certificate.index, values, "--", color=palette[setting], lw=1)
                     drawn.append(values)
                 bound = _bound_curve(result, setting)
                 if bound is not None:
-                    _curve(axis, *bound, ":", color=palette[setting], linewidth=1.2)
+                    look.curve(axis, *bound, ":", color=palette[setting], linewidth=1.2)
                     drawn.append(bound[1])
             if axis.lines and any(line.get_linestyle() == "--" for line in axis.lines):
                 styles.append((look.proxy(color=".25", linestyle="--", linewidth=1), LABELS["certificate"]))
@@ -381,7 +338,7 @@ def regret(
             axis,
             np.concatenate(drawn) if drawn else np.zeros(0),
             np.concatenate(spread) if spread else np.zeros(0),
-            whole=_vanishes(drawn[: len(spread)]),
+            whole=look.vanishes(drawn[: len(spread)]),
         )
         axis.set_xlabel(LABELS["round"])
         axis.set_ylabel(LABELS[metric])
@@ -525,14 +482,15 @@ def theory(
             drawn = [mean.to_numpy(float)]
             certificate = rows.groupby("round")["certificate"].mean()
             if np.isfinite(certificate.to_numpy(float)).any():
-                _curve(axis, certificate.index, certificate.to_numpy(float), "--", c=colour["certificate"])
+                certified = certificate.to_numpy(float)
+                look.curve(axis, certificate.index, certified, "--", color=colour["certificate"])
                 kinds.setdefault(
                     LABELS["certificate"], look.proxy(color=colour["certificate"], linestyle="--")
                 )
                 drawn.append(certificate.to_numpy(float))
             bound = _bound_curve(result, setting)
             if bound is not None:
-                _curve(axis, *bound, ":", color=colour["worst_case"], linewidth=1.4)
+                look.curve(axis, *bound, ":", color=colour["worst_case"], linewidth=1.4)
                 kinds.setdefault(LABELS["worst_case"], look.proxy(color=colour["worst_case"], linestyle=":"))
                 drawn.append(bound[1])
             lines = []
@@ -542,7 +500,7 @@ def theory(
             alpha = values["alpha"]
             if alpha is not None and rounds.size:
                 curve = _theory.theorem_rate(rounds, values["K"], values["M"], alpha, values["delta"])
-                _curve(axis, rounds, curve, "-.", color=colour["theorem"], linewidth=1.2)
+                look.curve(axis, rounds, curve, "-.", color=colour["theorem"], linewidth=1.2)
                 kinds.setdefault(LABELS["theorem"], look.proxy(color=colour["theorem"], linestyle="-."))
                 theorem = last_decade_slope(rounds, curve)
                 if np.isfinite(theorem):  # no "nan" where the rounds hold no decade
@@ -559,8 +517,8 @@ def theory(
             lines.append(f"exponent max(1/2, α) = {exponent}")
             look.log_scale(axis, "x")
             # Log-log: a run below zero runs off; a mean of zero throughout, a symmetric log.
-            look.value_scale(axis, np.concatenate(drawn), whole=_vanishes(drawn[:1]))
-            _corner_text(
+            look.value_scale(axis, np.concatenate(drawn), whole=look.vanishes(drawn[:1]))
+            look.corner_text(
                 axis, "\n".join(lines), fontsize=7,
                 bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": ".8", "alpha": 0.85},
             )  # fmt: skip
