@@ -115,10 +115,7 @@ def test_a_metric_some_setting_did_not_record_is_refused_and_never_the_default()
         ]
     )
     assert plot.default_metric(both) == "regret"
-    message = (
-        "metric 'pseudo_regret': settings 'ctg M=1' record no value of it (streams of real data, "
-        "where no expected loss is known, record no pseudo-regret); use metric='regret'"
-    )
+    message = "metric 'pseudo_regret': settings 'ctg M=1' record no value of it (streams of real data, where no expected loss is known, record no pseudo-regret); use metric='regret'"
     for kind in (plot.regret, plot.panels, plot.theory, plot.budget):
         with pytest.raises(ValueError) as caught:
             kind(both, metric="pseudo_regret")

@@ -638,6 +638,7 @@ CHECKING_TESTS = (
     "test_decisions.py",
     "test_doors.py",
     "test_labels.py",
+    "test_figures.py",
 )
 
 
