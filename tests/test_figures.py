@@ -1,6 +1,7 @@
 """The figures on results other than the presets' defaults: a horizon of 1 or 2, a pseudo-regret
-of zero throughout, settings that recorded no pseudo-regret, pools told apart by their labels only,
-one replication. Each figure is right or refuses in one line."""
+of zero throughout, a regret around zero, settings that recorded no pseudo-regret, pools told apart
+by their labels only, one replication, a comparison of many policies, a pool of fifty experts, a
+sweep's folder. Each figure is right or refuses in one line."""
 
 from __future__ import annotations
 
