@@ -423,6 +423,11 @@ def test_simulate_refuses_config_with_preset(no_work):
         mlcb.simulate(preset=5)
     with pytest.raises(TypeError, match=r"parts must be None or a directory path, got 3"):
         mlcb.simulate(_config(), parts=3)
+    message = "SimulationConfig has no parameter 'horizn'; its fields: env, experts, policy, budget, horizon, replications, seed, delta, smoothing, env_params, policy_params, checkpoints, calibration, label"
+    for call in (lambda: _config(horizn=10), lambda: _config().replace(horizn=10)):  # was Python's own error
+        with pytest.raises(TypeError) as caught:
+            call()
+        assert str(caught.value) == message
     for given in (dict(preset="trap"), dict(config=_config()), {}):  # a misspelt field, everywhere
         with pytest.raises(TypeError, match=r"simulate has no parameter 'horizn'; it takes config, "):
             mlcb.simulate(**given, horizn=10)

@@ -396,3 +396,21 @@ def check_field_names(fields: dict[str, Any], caller: str, own: str = "") -> Non
     from mlcb.registry import check_parameters
 
     check_parameters(SimulationConfig, fields, caller, f"it takes {own}the fields of SimulationConfig: ")
+
+
+def _fields_named(init: Any) -> Any:
+    """``init`` (the dataclass's ``__init__``), refusing a keyword that is no field in one line that
+    lists the fields (:func:`mlcb.registry.check_parameters`; Python's own error names the keyword
+    alone)."""
+
+    @functools.wraps(init)
+    def checked(self: SimulationConfig, *args: Any, **fields: Any) -> None:
+        from mlcb.registry import check_parameters
+
+        check_parameters(SimulationConfig, fields, "SimulationConfig", "its fields: ")
+        init(self, *args, **fields)
+
+    return checked
+
+
+SimulationConfig.__init__ = _fields_named(SimulationConfig.__init__)  # type: ignore[method-assign]
