@@ -137,7 +137,7 @@ def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **opti
     if unknown:
         raise InputError(
             f"unknown field(s) {', '.join(unknown)}; a comparison takes {', '.join(sorted(FIELDS))} "
-            "(policies and budgets come from entries and policies=)"
+            "(policies and budgets come from entries, policies= and entry_set=, the command line's --set)"
         )
     entries = _entries(entries) if entries is not None else list(chosen.comparison)
     if not entries:

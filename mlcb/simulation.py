@@ -119,12 +119,18 @@ def simulate(
     ['UCB1', 'KL-UCB']
     """
     threads = _check_threads(threads)
+    validation.flag("progress", progress)
     if engine not in ENGINES:
         raise InputError(f"engine must be one of {ENGINES}, got {engine!r}")
     if config is not None and preset is not None:
         raise InputTypeError(
             "simulate takes config or preset, not both: config=SimulationConfig(...) or "
             "preset=NAME with keyword fields"
+        )
+    if isinstance(config, str):  # simulate("trap", ...): a preset's name in config's place
+        raise InputTypeError(
+            f"config must be a SimulationConfig, got the str {config!r}; a preset is named by "
+            f"keyword: simulate(preset={config!r}, ...)"
         )
     if config is not None and not isinstance(config, SimulationConfig):
         raise InputTypeError(f"config must be a SimulationConfig, got {type(config).__name__}")

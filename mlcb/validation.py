@@ -284,10 +284,10 @@ def _array_types() -> tuple:
 
 
 def budgets(name: str, value: Any, n_experts: int | None = None) -> list[int]:
-    """Budgets as a list of distinct ints: one int, or a non-empty list or tuple of them; otherwise
-    an :class:`InputError` naming ``name``. Each is checked against ``n_experts`` with
-    :func:`budget` where it is given; without it, the range is left to the settings built from the
-    budgets (each checks its own with :func:`budget`, knowing ``K``).
+    """Budgets as a list of distinct ints: one int, or a non-empty list, tuple, range or 1-d NumPy
+    array of them; otherwise an :class:`InputError` naming ``name``. Each is checked against
+    ``n_experts`` with :func:`budget` where it is given; without it, the range is left to the
+    settings built from the budgets (each checks its own with :func:`budget`, knowing ``K``).
 
     Examples
     --------
@@ -299,7 +299,10 @@ def budgets(name: str, value: Any, n_experts: int | None = None) -> list[int]:
     mlcb.validation.InputError: budget must be ... distinct integers >= 1, got [1, 1] (repeated: 1)
     """
     what = f"{name} must be an integer >= 1 or a non-empty list of distinct integers >= 1"
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    several = isinstance(value, (list, tuple, range)) or (
+        isinstance(value, _array_types()) and getattr(value, "ndim", 0) == 1
+    )
+    items = list(value) if several else [value]
     numbers_given = [whole_number(item) for item in items]
     if not items or any(number is None for number in numbers_given):
         raise InputError(f"{what}, got {shown(value)}")

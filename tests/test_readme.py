@@ -61,6 +61,28 @@ def test_front_page_example_runs(capsys, tmp_path, monkeypatch):
     assert (tmp_path / "regret.png").stat().st_size > 0
 
 
+def test_getting_started_example_runs(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the example saves its figure in the working directory
+    namespace: dict = {"__name__": "readme_example"}
+    exec(compile(_example("getting-started"), "docs/getting-started.md", "exec"), namespace)  # noqa: S102
+    assert list(namespace["result"].summary()["setting"]) == ["mlcb M=2"]
+    assert "pseudo_regret" in capsys.readouterr().out
+    assert (tmp_path / "regret.png").stat().st_size > 0
+
+
+def test_python_api_example_runs_and_its_comments_say_what_it_gives(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the example saves a result and a figure in the working directory
+    code = _example("python-api")
+    namespace: dict = {"__name__": "readme_example"}
+    exec(compile(code, "docs/python-api.md", "exec"), namespace)  # noqa: S102 (the project's own docs)
+    first = namespace["mlcb"].load(tmp_path / "results" / "my-run")
+    assert {"regret", "pseudo_regret", "certificate"} <= set(first.summary().columns)
+    listed = re.search(r"result\.curves +# tidy: ([a-z_, ]+), \.\.\.", code)
+    assert listed and list(first.curves.columns[:6]) == listed.group(1).split(", ")
+    assert list(namespace["result"].summary()["setting"]) == ["mlcb M=2"]  # the pool of one's own
+    assert (tmp_path / "regret.png").stat().st_size > 0
+
+
 def test_the_readme_is_a_front_page():
     text = README.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 250, "README.md should stay a front page; the manual lives in docs/"

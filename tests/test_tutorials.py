@@ -12,6 +12,7 @@ print (no bare expression, whose value a script drops), and every figure is save
 from __future__ import annotations
 
 import ast
+import re
 import runpy
 from pathlib import Path
 
@@ -71,3 +72,7 @@ def test_tutorial_runs_as_a_script_prints_and_saves_its_figures(path, tmp_path, 
     for png in figures:  # each figure it saved, it says where
         assert f"saved results/tutorials/{path.stem}/{png.name}" in printed, printed
     assert len(printed.splitlines()) >= 3 + len(figures), f"{path.name} prints little:\n{printed}"
+    # A frame is printed whole: pandas cuts the columns of a wide one to fit 80 characters
+    # wherever standard output is not a terminal, and says so with "[N rows x M columns]".
+    cut = re.findall(r"^\[\d+ rows x \d+ columns\]$", printed, flags=re.M)
+    assert not cut, f"{path.name} prints frames cut short ({cut}):\n{printed}"

@@ -423,11 +423,51 @@ def test_simulate_refuses_config_with_preset(no_work):
         mlcb.simulate(preset=5)
     with pytest.raises(TypeError, match=r"parts must be None or a directory path, got 3"):
         mlcb.simulate(_config(), parts=3)
+    message = "SimulationConfig has no parameter 'horizn'; its fields: env, experts, policy, budget, horizon, replications, seed, delta, smoothing, env_params, policy_params, checkpoints, calibration, label"
+    for call in (lambda: _config(horizn=10), lambda: _config().replace(horizn=10)):  # was Python's own error
+        with pytest.raises(TypeError) as caught:
+            call()
+        assert str(caught.value) == message
     for given in (dict(preset="trap"), dict(config=_config()), {}):  # a misspelt field, everywhere
         with pytest.raises(TypeError, match=r"simulate has no parameter 'horizn'; it takes config, "):
             mlcb.simulate(**given, horizn=10)
     with pytest.raises(ValueError, match=r"horizon must be an integer in \[1, 10_000_000_000\]"):
         mlcb.simulate(preset="trap", horizon=2**63)
+
+
+def test_simulate_says_what_a_careless_call_meant(no_work):
+    """A preset's name in config's place, one expert or a dict where a pool goes, a progress flag
+    that is not one: each was a bare TypeError ('UCB1' object is not iterable, the truth value of
+    an array) or went through; now one line naming the parameter and what it takes."""
+    import numpy as np
+
+    message = "config must be a SimulationConfig, got the str 'trap'; a preset is named by keyword: simulate(preset='trap', ...)"
+    with pytest.raises(TypeError) as caught:
+        mlcb.simulate("trap", horizon=100)
+    assert str(caught.value) == message
+    pool = "experts must be a non-empty list of expert specifications, got "
+    expected = {
+        "one expert (UCB1); ": agents.make("ucb1"),
+        "dict {'a': ": {"a": agents.make("ucb1")},
+        "str 'ucb1'; a pool is a list": "ucb1",
+        "int 3; ": 3,
+    }
+    for text, experts in expected.items():
+        with pytest.raises(ValueError) as caught:
+            mlcb.simulate(preset="trap", experts=experts, horizon=100)
+        assert str(caught.value).startswith(pool + text), caught.value
+    one = "experts must be a non-empty list of expert specifications, got one expert (UCB1); a pool is a list: [agents.make('ucb1')] * 10, or experts of one's own"
+    with pytest.raises(ValueError) as caught:
+        mlcb.simulate(experts=agents.make("ucb1"))
+    assert str(caught.value) == one
+    with pytest.raises(ValueError, match=r"^experts must be a non-empty list of expert specifications$"):
+        _config(experts=[])
+    assert (
+        _config(experts=np.array([agents.make("ucb1")] * 2, dtype=object)).experts
+        == (agents.make("ucb1"),) * 2
+    )
+    with pytest.raises(ValueError, match=r"^progress must be True or False, got 'yes'$"):
+        mlcb.simulate(preset="trap", horizon=100, progress="yes")
 
 
 @pytest.mark.parametrize(
@@ -450,6 +490,11 @@ def test_compare_takes_one_budget_as_an_int():
     configs = comparison_configs("trap", budget=2)
     assert [(c.policy, c.budget) for c in configs] == [("mlcb", 2), ("limited-advice", 2)]
     assert [c.policy for c in comparison_configs("trap", policies="mlcb", budget=1)] == ["mlcb"]
+    import numpy as np
+
+    for several in (np.array([1, 2]), range(1, 3), (np.int64(1), np.int64(2))):  # an array was refused
+        configs = comparison_configs("trap", policies="mlcb", budget=several)
+        assert [c.budget for c in configs] == [1, 2]
 
 
 @pytest.mark.parametrize(
@@ -471,6 +516,11 @@ def test_compare_takes_one_budget_as_an_int():
             r"unknown field\(s\) bogus; a comparison takes budget, checkpoints, delta",
         ),
         ({"policy": "mlcb"}, ValueError, r"unknown field\(s\) policy; .*policies="),
+        (
+            {"set": "practitioners"},
+            ValueError,
+            r"unknown field\(s\) set; .*entry_set=, the command line's --set\)",
+        ),
         ({"policy_params": 3}, ValueError, r"policy_params must be a dict"),
         ({"horizon": 2**63}, ValueError, r"horizon must be an integer in \[1, 10_000_000_000\]"),
         ({"entries": "mlcb"}, ValueError, r"entries must be a list of Entry or \(policy, budgets"),
@@ -593,6 +643,7 @@ CHECKING_TESTS = (
     "test_decisions.py",
     "test_doors.py",
     "test_labels.py",
+    "test_figures.py",
 )
 
 

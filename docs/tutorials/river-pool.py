@@ -24,7 +24,7 @@ try:  # a notebook shows tables as tables; a script prints them, whole
     from IPython.display import display
 except ImportError:
     display = print
-pd.set_option("display.width", 160)
+pd.set_option("display.width", 160, "display.max_columns", None)
 
 # The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny), and where the figures go.
 TINY = os.environ.get("MLCB_TUTORIAL_SIZE") == "tiny"
@@ -55,7 +55,8 @@ display(
 
 # %% [markdown]
 # Negative regret means a run did better than the reference: a model that learns only some
-# samples can still beat the best one trained on all of them early on, and the figure switches
+# samples can still beat the best one trained on all of them early on. The panels draw the regret
+# on a linear axis, where it shows as it is; the log-log regret figure (`plot.regret`) switches
 # to a symmetric log axis when that happens.
 
 # %%

@@ -23,7 +23,7 @@ try:  # a notebook shows tables as tables; a script prints them, whole
     from IPython.display import display
 except ImportError:
     display = print
-pd.set_option("display.width", 160)
+pd.set_option("display.width", 160, "display.max_columns", None)
 
 # The size of the runs (the test suite sets MLCB_TUTORIAL_SIZE=tiny), and where the figures go.
 TINY = os.environ.get("MLCB_TUTORIAL_SIZE") == "tiny"

@@ -155,6 +155,30 @@ def _files_by_content(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _pool(experts: Any) -> tuple:
+    """``experts`` as a tuple: a list, tuple, array or other sequence of experts. One expert, a
+    string or a mapping in its place is an :class:`~mlcb.validation.InputError` saying what a pool
+    is (a list, ``[agents.make("ucb1")] * 10``); so is an empty one."""
+    from collections.abc import Iterable, Mapping
+
+    from mlcb.contracts import FAMILY_ATTRIBUTE
+
+    one = getattr(type(experts), FAMILY_ATTRIBUTE, None) is not None or (
+        callable(getattr(experts, "learn", None)) and callable(getattr(experts, "deploy", None))
+    )
+    if one or isinstance(experts, (str, bytes, Mapping)) or not isinstance(experts, Iterable):
+        what = f"one expert ({type(experts).__name__})" if one else f"{type(experts).__name__} "
+        what += "" if one else validation.shown(experts)
+        raise InputError(
+            f"experts must be a non-empty list of expert specifications, got {what}; a pool is a "
+            "list: [agents.make('ucb1')] * 10, or experts of one's own"
+        )
+    pool = tuple(experts)
+    if not pool:
+        raise InputError("experts must be a non-empty list of expert specifications")
+    return pool
+
+
 @dataclass(frozen=True)
 class SimulationConfig:
     """One simulation setting: an environment, a pool of experts, a policy and a budget.
@@ -238,9 +262,7 @@ class SimulationConfig:
                 )
         if not isinstance(self.calibration, str):
             raise InputError(f"calibration must be a string (a label), got {self.calibration!r}")
-        if isinstance(self.experts, (str, bytes)) or not self.experts:
-            raise InputError("experts must be a non-empty list of expert specifications")
-        object.__setattr__(self, "experts", tuple(self.experts))
+        object.__setattr__(self, "experts", _pool(self.experts))
         for name, maximum in (
             ("horizon", MAX_HORIZON),
             ("replications", MAX_REPLICATIONS),
@@ -374,3 +396,21 @@ def check_field_names(fields: dict[str, Any], caller: str, own: str = "") -> Non
     from mlcb.registry import check_parameters
 
     check_parameters(SimulationConfig, fields, caller, f"it takes {own}the fields of SimulationConfig: ")
+
+
+def _fields_named(init: Any) -> Any:
+    """``init`` (the dataclass's ``__init__``), refusing a keyword that is no field in one line that
+    lists the fields (:func:`mlcb.registry.check_parameters`; Python's own error names the keyword
+    alone)."""
+
+    @functools.wraps(init)
+    def checked(self: SimulationConfig, *args: Any, **fields: Any) -> None:
+        from mlcb.registry import check_parameters
+
+        check_parameters(SimulationConfig, fields, "SimulationConfig", "its fields: ")
+        init(self, *args, **fields)
+
+    return checked
+
+
+SimulationConfig.__init__ = _fields_named(SimulationConfig.__init__)  # type: ignore[method-assign]

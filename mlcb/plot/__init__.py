@@ -24,6 +24,15 @@ Bands say what they are: with :data:`FEW_RUNS` replications or more, the band is
 errors of the mean either side of it; with fewer, each run is drawn as a thin line of its own.
 The figures are sized for a documentation column (7 inches wide) with the legend below them.
 
+A figure states nothing it cannot show. A curve of one round (a horizon of 1) is drawn as a point;
+a mean of zero throughout (every expert as good as the best) puts the values on a symmetric log
+axis, as a negative one does; no slope is stated where the rounds do not reach back a decade,
+fewer than :data:`SLOPE_POINTS` points lie in it or the curve reaches zero in it. A ``metric``
+that some setting did not record is refused, and the default is pseudo-regret only where every
+setting recorded it; the budget figure gives pools told apart by their labels only a line each
+rather than average them into one point. Beyond ten settings of several policies at several
+budgets (a comparison), each policy has a hue and each budget a shade of it.
+
 :data:`KINDS` names them. Figures are registered like policies and experts
 (:mod:`mlcb.storage.outputs`): :func:`register` adds one of one's own (a plugin's, say), which
 :func:`draw`, ``mlcb plot --kind``, ``mlcb report`` and the sweeps' figures then know; :func:`names`
@@ -34,12 +43,15 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from mlcb import theory as _theory
+from mlcb import validation
 from mlcb.plot import _look as look
 from mlcb.plot._look import FEW_RUNS, SPREAD_SETTINGS, WIDTH, colours
 from mlcb.storage import outputs
@@ -70,37 +82,62 @@ _THEORY_COLOURS = {"metric": 0, "certificate": 1, "worst_case": 2, "theorem": 3}
 
 
 def _result(result: Any) -> Result:
-    """``result`` itself, or the result saved in the folder ``result`` names; anything else is an
+    """``result`` itself, or the result saved in the folder ``result`` names (by ``mlcb run``,
+    :meth:`Result.save` or a sweep, as ``mlcb plot`` reads it); anything else is an
     :class:`~mlcb.validation.InputTypeError` naming it."""
     if isinstance(result, Result):
         return result
     if isinstance(result, (str, os.PathLike)):
-        return Result.load(os.fspath(result))
+        from mlcb.sweeps import load_any
+
+        return load_any(os.fspath(result))
     raise InputTypeError(
         f"result must be a Result (mlcb.simulate, mlcb.load) or the folder of a saved one, "
         f"got {type(result).__name__}"
     )
 
 
+def _unrecorded(result: Result, metric: str) -> list[str]:
+    """The settings of ``result`` with no finite value of ``metric``."""
+    finite = result.curves[metric].notna() & np.isfinite(result.curves[metric].to_numpy(float))
+    recorded = set(result.curves.loc[finite, "setting"])
+    return [setting for setting in result.settings if setting not in recorded]
+
+
 def default_metric(result: Result) -> str:
-    """The figures' default curve: ``"pseudo_regret"`` where the result has it, else the realised
-    ``"regret"`` (streams of real data, where no expected loss is known, record no pseudo-regret)."""
-    values = result.curves["pseudo_regret"].to_numpy(float) if len(result.curves) else np.zeros(0)
-    return "pseudo_regret" if np.isfinite(values).any() else "regret"
+    """The figures' default curve: ``"pseudo_regret"`` where every setting of the result has it,
+    else the realised ``"regret"`` (streams of real data, where no expected loss is known, record
+    no pseudo-regret; a figure of pseudo-regret would leave their settings out)."""
+    return "regret" if not len(result.curves) or _unrecorded(result, "pseudo_regret") else "pseudo_regret"
 
 
 def _metric(result: Result, metric: str | None) -> str:
-    """``metric``, checked, or the result's :func:`default_metric`."""
+    """``metric``, checked, or the result's :func:`default_metric`. A metric that some setting
+    did not record (no finite value) is an :class:`~mlcb.validation.InputError` naming them: its
+    figure would leave them out."""
     if metric is None:
         return default_metric(result)
     if metric not in _METRICS:
         raise InputError(f"metric must be one of {_METRICS}, got {metric!r}")
+    missing = _unrecorded(result, metric)
+    if missing:
+        raise InputError(
+            f"metric {metric!r}: settings {validation.shown_list(missing, most=4)} record no value of "
+            "it (streams of real data, where no expected loss is known, record no pseudo-regret); "
+            "use metric='regret'"
+        )
     return metric
+
+
+#: The fewest points a slope is fitted on (:func:`last_decade_slope`).
+SLOPE_POINTS = 3
 
 
 def last_decade_slope(rounds: Any, values: Any) -> float:
     """Least-squares log-log slope of ``values`` against ``rounds`` over the last decade of rounds
-    (``rounds >= max(rounds) / 10``); ``nan`` with fewer than two usable points there.
+    (``rounds >= max(rounds) / 10``); ``nan`` where the rounds do not reach back a whole decade
+    (a horizon of 2 has no last decade) or where fewer than :data:`SLOPE_POINTS` usable points
+    (finite, ``> 0``) lie in it.
 
     Examples
     --------
@@ -110,10 +147,24 @@ def last_decade_slope(rounds: Any, values: Any) -> float:
     """
     x = np.asarray(rounds, dtype=float)
     y = np.asarray(values, dtype=float)
-    if x.size == 0:
+    if x.size == 0 or not (x > 0).any() or x.max() < 10.0 * x[x > 0].min():
         return float("nan")
-    keep = x >= x.max() / 10.0
+    keep = (x >= x.max() / 10.0) & np.isfinite(y) & (y > 0)
+    if np.unique(x[keep]).size < SLOPE_POINTS:
+        return float("nan")
     return _theory.loglog_slope(x[keep], y[keep], tail=1.0)
+
+
+def _shown_slope(mean: pd.Series) -> float:
+    """The slope a figure states for the mean curve ``mean`` (indexed by round):
+    :func:`last_decade_slope`, or ``nan`` where the curve is zero or below somewhere in the last
+    decade (a realised regret around zero follows no power law; a fit to its positive points only
+    would say it did)."""
+    rounds, values = mean.index.to_numpy(float), mean.to_numpy(float)
+    window = values[(rounds >= rounds.max() / 10.0) & np.isfinite(values)] if rounds.size else values
+    if (window <= 0).any():
+        return float("nan")
+    return last_decade_slope(rounds, values)
 
 
 # --- what the figures read of a result -------------------------------------------------------
@@ -178,6 +229,28 @@ def _bound_curve(result: Result, setting: str) -> tuple[np.ndarray, np.ndarray] 
     return rounds, values
 
 
+def _palette(result: Result, settings: list[str]) -> dict[str, Any]:
+    """One colour per setting (:func:`colours`). Beyond ten settings, where they are several
+    policies at several budgets (a comparison), one hue per policy, lighter for a smaller budget:
+    twenty-four hues side by side cannot be told apart, eight policies in three shades can."""
+    plain = dict(zip(settings, colours(len(settings))))
+    if len(settings) <= 10:
+        return plain
+    values = {setting: setting_values(result, setting) for setting in settings}
+    policies = list(dict.fromkeys(v["policy"] for v in values.values()))
+    pairs = {(v["policy"], v["M"]) for v in values.values()}
+    if not 2 <= len(policies) <= 10 or len(pairs) < len(settings):  # not one setting per policy and M
+        return plain
+    sns = look.seaborn()
+    palette = {}
+    for policy, hue in zip(policies, colours(len(policies))):
+        members = [setting for setting in settings if values[setting]["policy"] == policy]
+        budgets = sorted({values[setting]["M"] for setting in members})
+        shades = sns.light_palette(hue, n_colors=len(budgets) + 2)[2:]  # the palest two too pale
+        palette.update({s: shades[budgets.index(values[s]["M"])] for s in members})
+    return palette
+
+
 # --- the regret figure ---------------------------------------------------------------------------
 def regret(
     result: Result | str | os.PathLike[str],
@@ -190,7 +263,7 @@ def regret(
     Parameters
     ----------
     result : Result or path
-        A result, or the folder of a saved one.
+        A result, or the folder of a saved one or of a sweep.
     metric : {"pseudo_regret", "regret", "top_m_regret"}, optional
         The curve: the mean over replications, with a band of two standard errors (or, with fewer
         than :data:`FEW_RUNS` replications, each run drawn thin). Default :func:`default_metric`:
@@ -216,6 +289,7 @@ def regret(
     """
     result = _result(result)
     metric = _metric(result, metric)
+    validation.flag("theory", theory)
     sns = look.seaborn()
     curves = result.curves[result.curves["round"] > 0]
     settings = result.settings
@@ -223,7 +297,7 @@ def regret(
     with look.style():
         grid = None if ax is not None else look.grid(sns, ["regret"], 1, 4.2)
         axis = grid.ax if grid is not None else look.given(ax, 1)[0]
-        palette = dict(zip(settings, colours(len(settings))))
+        palette = _palette(result, settings)
         handles, labels = [], []
         drawn, spread = [], []
         for setting in settings:
@@ -236,7 +310,7 @@ def regret(
             )
             mean = rows.groupby("round")[metric].mean()
             drawn.append(mean.to_numpy(float))
-            slope = last_decade_slope(mean.index.to_numpy(float), mean.to_numpy(float))
+            slope = _shown_slope(mean)
             note = f"slope {slope:.2f}" if np.isfinite(slope) else ""
             if theory and _heuristic(result, setting):
                 note += ("; " if note else "") + "heuristic certificate"
@@ -248,13 +322,12 @@ def regret(
                 rows = curves[curves["setting"] == setting]
                 certificate = rows.groupby("round")["certificate"].mean()
                 if np.isfinite(certificate.to_numpy(float)).any():
-                    axis.plot(
-                        certificate.index, certificate.to_numpy(float), "--", color=palette[setting], lw=1
-                    )
-                    drawn.append(certificate.to_numpy(float))
+                    values = certificate.to_numpy(float)
+                    look.curve(axis, certificate.index, values, "--", color=palette[setting], lw=1)
+                    drawn.append(values)
                 bound = _bound_curve(result, setting)
                 if bound is not None:
-                    axis.plot(*bound, ":", color=palette[setting], linewidth=1.2)
+                    look.curve(axis, *bound, ":", color=palette[setting], linewidth=1.2)
                     drawn.append(bound[1])
             if axis.lines and any(line.get_linestyle() == "--" for line in axis.lines):
                 styles.append((look.proxy(color=".25", linestyle="--", linewidth=1), LABELS["certificate"]))
@@ -265,6 +338,7 @@ def regret(
             axis,
             np.concatenate(drawn) if drawn else np.zeros(0),
             np.concatenate(spread) if spread else np.zeros(0),
+            whole=look.vanishes(drawn[: len(spread)]),
         )
         axis.set_xlabel(LABELS["round"])
         axis.set_ylabel(LABELS[metric])
@@ -312,13 +386,14 @@ def panels(result: Result | str | os.PathLike[str], metric: str | None = None, a
     with look.style():
         grid = None if ax is not None else look.grid(sns, titles, 1, 2.3)
         axes = list(grid.axes.ravel()) if grid is not None else look.given(ax, 3)
-        palette = dict(zip(settings, colours(len(settings))))
+        palette = _palette(result, settings)
         for setting in settings:
             rows = curves.loc[curves["setting"] == setting, ["replication", "round", metric]].dropna()
             look.mean_and_spread(sns, axes[0], rows, metric, runs, color=palette[setting], linewidth=1.4)
         axes[0].set_xlabel(LABELS["round"])
         axes[0].set_ylabel(LABELS[metric])
         axes[0].xaxis.set_major_formatter("{x:,.0f}")  # 250,000 rather than 250000
+        axes[0].xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # rounds: no 1.5
         counts = _final_counts(result)
         counts = counts[counts["setting"].isin(settings)]
         many = counts["expert"].nunique() > 40
@@ -333,7 +408,11 @@ def panels(result: Result | str | os.PathLike[str], metric: str | None = None, a
                     data=counts, x="expert", y=column, hue="setting", hue_order=settings, palette=palette,
                     errorbar=None, ax=axis, legend=False, saturation=0.8, width=0.85,
                 )  # fmt: skip
-            look.log_scale(axis, "y")
+            if many and (counts[column] <= 0).any():  # a line through zeros: none dropped from a log axis
+                axis.set_yscale("symlog", linthresh=1.0)
+                axis.set_ylim(bottom=0.0)  # counts: nothing below zero
+            else:  # a bar of zero is no bar, on either axis
+                look.log_scale(axis, "y")
             axis.set_xlabel(LABELS["expert"])
             axis.set_ylabel(f"{LABELS[column]}\n(mean of the runs)")
         for axis, title in zip(axes, titles):
@@ -368,6 +447,11 @@ def theory(
     result = _result(result)
     metric = _metric(result, metric)
     sns = look.seaborn()
+    if isinstance(settings, str) or not (settings is None or isinstance(settings, (list, tuple))):
+        raise InputTypeError(
+            "settings must be a list of the result's setting names (['mlcb M=1']), got "
+            + validation.shown(settings)
+        )
     chosen = list(settings) if settings is not None else result.settings[:THEORY_PANELS]
     unknown = [s for s in chosen if s not in result.settings]
     if unknown or not chosen:
@@ -398,26 +482,29 @@ def theory(
             drawn = [mean.to_numpy(float)]
             certificate = rows.groupby("round")["certificate"].mean()
             if np.isfinite(certificate.to_numpy(float)).any():
-                axis.plot(certificate.index, certificate.to_numpy(float), "--", color=colour["certificate"])
+                certified = certificate.to_numpy(float)
+                look.curve(axis, certificate.index, certified, "--", color=colour["certificate"])
                 kinds.setdefault(
                     LABELS["certificate"], look.proxy(color=colour["certificate"], linestyle="--")
                 )
                 drawn.append(certificate.to_numpy(float))
             bound = _bound_curve(result, setting)
             if bound is not None:
-                axis.plot(*bound, ":", color=colour["worst_case"], linewidth=1.4)
+                look.curve(axis, *bound, ":", color=colour["worst_case"], linewidth=1.4)
                 kinds.setdefault(LABELS["worst_case"], look.proxy(color=colour["worst_case"], linestyle=":"))
                 drawn.append(bound[1])
             lines = []
-            slope = last_decade_slope(rounds, mean.to_numpy(float))
+            slope = _shown_slope(mean)
             if np.isfinite(slope):
                 lines.append(f"fitted slope {slope:.2f}")
             alpha = values["alpha"]
             if alpha is not None and rounds.size:
                 curve = _theory.theorem_rate(rounds, values["K"], values["M"], alpha, values["delta"])
-                axis.plot(rounds, curve, "-.", color=colour["theorem"], linewidth=1.2)
+                look.curve(axis, rounds, curve, "-.", color=colour["theorem"], linewidth=1.2)
                 kinds.setdefault(LABELS["theorem"], look.proxy(color=colour["theorem"], linestyle="-."))
-                lines.append(f"theorem's curve {last_decade_slope(rounds, curve):.2f}")
+                theorem = last_decade_slope(rounds, curve)
+                if np.isfinite(theorem):  # no "nan" where the rounds hold no decade
+                    lines.append(f"theorem's curve {theorem:.2f}")
                 drawn.append(np.asarray(curve, float))
             if np.isfinite(slope):
                 keep = (rounds >= rounds.max() / 10) & (mean.to_numpy(float) > 0)
@@ -428,12 +515,13 @@ def theory(
                     kinds.setdefault(LABELS["fit"], look.proxy(color="black", linewidth=2.2, alpha=0.55))
             exponent = "unknown" if alpha is None else f"{max(0.5, alpha):.2f} (α = {alpha:.2f})"
             lines.append(f"exponent max(1/2, α) = {exponent}")
-            axis.text(
-                0.98, 0.03, "\n".join(lines), transform=axis.transAxes, ha="right", va="bottom", fontsize=7,
+            look.log_scale(axis, "x")
+            # Log-log: a run below zero runs off; a mean of zero throughout, a symmetric log.
+            look.value_scale(axis, np.concatenate(drawn), whole=look.vanishes(drawn[:1]))
+            look.corner_text(
+                axis, "\n".join(lines), fontsize=7,
                 bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": ".8", "alpha": 0.85},
             )  # fmt: skip
-            look.log_scale(axis, "x")
-            look.value_scale(axis, np.concatenate(drawn))  # log-log: a run below zero runs off
             axis.set_xlabel(LABELS["round"])
             axis.set_ylabel(LABELS[metric])
             title = f"{setting} (K = {values['K']}, {values['calibration']})"
@@ -456,6 +544,26 @@ def _final_table(result: Result, metric: str) -> pd.DataFrame:
 def _line_label(names: tuple, row: pd.Series) -> str:
     """The legend label of a line of a budget figure: ``policy M=2 K=10`` and the like."""
     return " ".join(f"{c}={v}" if c in "MKT" else v for c, v in zip(names, row))
+
+
+def _lines(table: pd.DataFrame, others: list[str], dimension: str) -> pd.Series:
+    """The line of a budget figure's panel each row of ``table`` belongs to: named by the setting
+    values ``others`` that vary (the policy alone where none does); where two settings would then
+    share a point (pools of one's own at one budget, told apart by their labels only), by each
+    setting's label with its ``dimension=value`` left out, so that no setting is averaged into
+    another's point."""
+    if others:
+        line = table[others].astype(str).agg(functools.partial(_line_label, tuple(others)), axis=1)
+    else:
+        line = pd.Series(str(table["policy"].iloc[0]), index=table.index)
+    if table.assign(line=line).groupby(["line", dimension])["setting"].nunique().max() <= 1:
+        return line
+
+    def without(row: pd.Series) -> str:
+        token = rf"(?<!\S){dimension}\s*=\s*{int(row[dimension])}(?!\S)"
+        return " ".join(re.sub(token, " ", str(row["setting"])).split()) or str(row["setting"])
+
+    return table.apply(without, axis=1)
 
 
 def _shape(dimension: str, x: np.ndarray, row: pd.Series) -> np.ndarray | None:
@@ -510,12 +618,7 @@ def budget(result: Result | str | os.PathLike[str], metric: str | None = None, a
                 if c != dimension and final[c].nunique() > 1
             ]
             table = final.copy()
-            if others:
-                table["line"] = (
-                    table[others].astype(str).agg(functools.partial(_line_label, tuple(others)), axis=1)
-                )
-            else:
-                table["line"] = str(table["policy"].iloc[0])
+            table["line"] = _lines(table, others, dimension)
             lines = list(dict.fromkeys(table["line"]))
             palette = dict(zip(lines, colours(len(lines))))
             sns.lineplot(
@@ -544,9 +647,10 @@ def budget(result: Result | str | os.PathLike[str], metric: str | None = None, a
                 entries.setdefault(
                     look.wrap(_SHAPE_TEXT[dimension], 2.2, 8), look.proxy(color=".3", linestyle=":")
                 )
-            entries.setdefault(
-                look.wrap("error bars: ± 2 standard errors of the mean", 2.2, 8), look.proxy(linestyle="")
-            )
+            if table.groupby(["line", dimension])["replication"].nunique().max() > 1:  # else none drawn
+                entries.setdefault(
+                    look.wrap("error bars: ± 2 standard errors of the mean", 2.2, 8), look.proxy(linestyle="")
+                )
             values = sorted(table[dimension].unique())
             if dimension == "T":
                 look.log_scale(axis, "x")
@@ -566,6 +670,11 @@ def budget(result: Result | str | os.PathLike[str], metric: str | None = None, a
                 )  # fmt: skip
             else:
                 axis.legend(list(entries.values()), list(entries), fontsize="x-small", loc="best")
+        if grid is not None:  # panels as tall as the tallest legend beside them (many long lines)
+            figure = grid.figure
+            renderer = figure.canvas.get_renderer()
+            tallest = max(a.get_legend().get_window_extent(renderer).height for a in axes) / figure.dpi
+            figure.set_figheight(max(figure.get_figheight(), len(axes) * (tallest + 0.7)))
     return grid if grid is not None else axes
 
 
@@ -620,6 +729,7 @@ __all__ = [
     "FEW_RUNS",
     "KINDS",
     "LABELS",
+    "SLOPE_POINTS",
     "SPREAD_SETTINGS",
     "THEORY_PANELS",
     "WIDTH",

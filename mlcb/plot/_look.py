@@ -141,24 +141,71 @@ def log_scale(ax: Any, which: str) -> None:
         ax.yaxis.set_minor_locator(_MinorWhileNarrow())
 
 
-def value_scale(ax: Any, values: Any, spread: Any = ()) -> None:
+def value_scale(ax: Any, values: Any, spread: Any = (), whole: bool = False) -> None:
     """Log y-axis, its bottom at the smallest positive of the curves' ``values`` (the lower edge
     of a band or of a run, ``spread``, that reaches further down runs off the bottom rather than
     stretch the axis over decades of nothing); symmetric log (linear within 1 of 0, every value
-    and spread shown) when some are negative, as the realised regret against a reference can be."""
+    and spread shown) when some are negative, as the realised regret against a reference can be,
+    or when ``whole`` (a curve that is zero throughout, which a log axis would not show)."""
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
     spread = np.asarray(spread, dtype=float)
     everything = np.concatenate([values, spread[np.isfinite(spread)]])
-    if (everything < 0).any():
+    if whole or (everything < 0).any():
         ax.set_yscale("symlog", linthresh=1.0)
-        lowest = float(everything.min())
+        lowest = float(everything.min()) if everything.size else 0.0
         ax.set_ylim(bottom=lowest - 0.1 * max(1.0, abs(lowest)))
         return
     log_scale(ax, "y")
     positive = values[values > 0]
     if positive.size:
         ax.set_ylim(bottom=float(positive.min()) / 1.5)
+
+
+def curve(axis: Any, rounds: Any, values: Any, style: str, **line: Any) -> None:
+    """``values`` against ``rounds`` in ``style``; a curve of one point (a horizon of 1, a worst
+    case recorded from round 10 on at a horizon of 10) as a marker, which a line would not show."""
+    if np.size(rounds) == 1:
+        line = {"marker": "o", "markersize": 4, **line}
+    axis.plot(rounds, values, style, **line)
+
+
+def vanishes(curves: list[np.ndarray]) -> bool:
+    """Whether some mean curve has no value a log axis shows (all zero: a pseudo-regret of 0 where
+    every expert is as good as the best)."""
+    return any(not (curve[np.isfinite(curve)] > 0).any() for curve in curves)
+
+
+def corner_text(axis: Any, text: str, **style: Any) -> Any:
+    """``text`` in a box in the lower right corner of ``axis``, or in its upper left where fewer
+    points of the curves drawn lie under the box there (a regret along zero on a symmetric log
+    axis, a regret rising early): the box never hides more of the data than it must."""
+    axis.get_xlim(), axis.get_ylim()  # the limits settled, so that the transform is final
+    to_axes = axis.transData + axis.transAxes.inverted()
+    points = [
+        to_axes.transform(np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float))
+        for line in axis.lines
+        if np.size(line.get_xdata())
+    ]
+    xy = np.concatenate(points) if points else np.zeros((0, 2))
+    measure = getattr(axis.figure.canvas, "get_renderer", None)  # Agg's canvas (a figure of ours)
+    if measure is None:
+        return axis.text(0.98, 0.03, text, transform=axis.transAxes, ha="right", va="bottom", **style)
+    renderer = measure()
+    hidden = []
+    for x, y, ha, va in ((0.98, 0.03, "right", "bottom"), (0.02, 0.97, "left", "top")):
+        box = axis.text(x, y, text, transform=axis.transAxes, ha=ha, va=va, **style)
+        extent = box.get_window_extent(renderer).transformed(axis.transAxes.inverted())
+        x0, y0, x1, y1 = extent.x0 - 0.03, extent.y0 - 0.03, extent.x1 + 0.03, extent.y1 + 0.03  # its frame
+        inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+        hidden.append((int(inside.sum()), box))
+        if hidden[0][0] == 0:
+            return box
+    keep = min(hidden, key=lambda pair: pair[0])[1]
+    for _, box in hidden:
+        if box is not keep:
+            box.remove()
+    return keep
 
 
 #: With more settings than this in one panel, their means are drawn without bands or runs.
@@ -301,8 +348,12 @@ def mean_and_spread(sns: Any, ax: Any, rows: pd.DataFrame, y: str, runs: int, **
     colour = line.pop("color")
     if len(rows) == 0:
         return np.zeros(0)
+    # One round (a horizon of 1): points, which a line would not show.
+    point = {"marker": "o", "markersize": 4} if rows["round"].nunique() == 1 else {}
+    line = {**point, **line}
     if 1 < runs < FEW_RUNS:  # few runs: each drawn
         sns.lineplot(
+            **point,
             data=rows,
             x="round",
             y=y,
