@@ -46,7 +46,8 @@ def _config(name: str) -> mlcb.SimulationConfig:
 
 def _final(result: mlcb.Result) -> dict[str, np.ndarray]:
     """The numbers a door must give alike: each replication's regret, pseudo-regret, Top-M
-    regret and certificate at the horizon, and each expert's training and deployment counts."""
+    regret and certificate at the horizon, each expert's training and deployment counts, and the
+    pool's rate exponent that the theory figures read (nan: none)."""
     curves = result.curves[result.curves["round"] == HORIZON].sort_values("replication")
     experts = result.experts[result.experts["round"] == HORIZON].sort_values(["replication", "expert"])
     out = {
@@ -54,6 +55,9 @@ def _final(result: mlcb.Result) -> dict[str, np.ndarray]:
     }
     out |= {name: experts[name].to_numpy() for name in ("trained", "deployed")}
     out["best_loss"] = result.replications.sort_values("replication")["best_loss"].to_numpy()
+    (setting,) = result.metadata["settings"].values()
+    exponent = setting["rate_exponent"]
+    out["rate_exponent"] = np.array([math.nan if exponent is None else exponent])
     return out
 
 
@@ -165,7 +169,8 @@ def test_a_sweep_task_and_python_agree(name, simulated):
         grid.tasks()[:1] if REPLICATIONS == 1 else [dataclasses.replace(grid.tasks()[0], stop=REPLICATIONS)]
     )
     output = run_task(payload(grid, task))
-    result = mlcb.Result(output["curves"], output["experts"], output["replications"])
+    metadata = {"settings": {task.label: output["setting"]}}
+    result = mlcb.Result(output["curves"], output["experts"], output["replications"], metadata=metadata)
     _same(_simulated(name, simulated), _final(result), "a sweep task")
 
 

@@ -202,3 +202,14 @@ def test_a_figure_takes_the_folder_of_a_sweep_as_mlcb_plot_does(tmp_path):
     drawn = plot.regret(outcome.path)
     assert {"mlcb M=1", "mlcb M=2"} <= {text.split(" (")[0] for text in _texts(drawn)}
     plt.close(drawn.figure)
+
+
+def test_a_run_of_a_pool_without_declared_exponents_states_its_theorem(equal_experts):
+    """Only a sweep recorded the pool's rate exponent; a run of UCB1 experts (which declare none)
+    had 'exponent unknown' and no theorem's curve in its theory figure. Every run records it."""
+    exponent = equal_experts.metadata["settings"]["mlcb M=1"]["rate_exponent"]
+    assert 0.5 < exponent < 0.6  # UCB1's rate grows as sqrt(n log n)
+    drawn = plot.theory(equal_experts, settings=["mlcb M=1"])
+    text = " ".join(t.get_text() for axis in plot.figure_of(drawn).axes for t in axis.texts)
+    assert f"(α = {exponent:.2f})" in text and "unknown" not in text
+    plt.close(plot.figure_of(drawn))

@@ -22,6 +22,7 @@ from mlcb.errors import CertificateWarning
 from mlcb.storage import provenance
 from mlcb.storage.replications import Replication
 from mlcb.storage.results import Result
+from mlcb.theory import loglog_slope
 from mlcb.theory.worst_case import worst_case_of
 
 
@@ -58,6 +59,28 @@ def _certificate_problem(label: str, broken: dict[int, tuple[int, float]], total
     return text
 
 
+def rate_exponent(experts: list, env: Any, family: Any, delta: float, horizon: int) -> float | None:
+    """The largest rate exponent ``alpha`` of the pool: an expert's declared ``alpha`` where it has
+    one in (0, 1), else the log-log slope of its rate function ``U_k(n)`` over the last decade of
+    counts up to ``horizon`` (at least 1,000). ``None`` when the rates are not tabulated."""
+    declared = [getattr(e, "alpha", None) for e in experts]
+    top = max(1_000, int(horizon))
+    counts = np.unique(np.geomspace(top / 10, top, 12).astype(np.int64))
+    try:
+        rates = family.rates(experts, env, counts, delta / (2 * len(experts)))
+    except Exception:  # a rate the family cannot tabulate: no exponent rather than no result
+        rates = None
+    values = []
+    for k, alpha in enumerate(declared):
+        if isinstance(alpha, (int, float)) and 0 < alpha < 1:
+            values.append(float(alpha))
+        elif rates is not None:
+            slope = loglog_slope(counts.astype(float), np.asarray(rates[k], dtype=float), tail=1.0)
+            if np.isfinite(slope):
+                values.append(float(slope))
+    return max(values) if values else None
+
+
 def collect_result(
     problem: Problem,
     replications: list[Replication],
@@ -74,6 +97,8 @@ def collect_result(
         Their recorded arrays (:class:`mlcb.engine.Replication`), in the order of the rows.
     extra : dict, optional
         Further plain-JSON entries of the setting's description (``engine``, ``seconds``, ...).
+        The description always holds the pool's ``rate_exponent`` (:func:`rate_exponent`, which
+        the theory figures read), computed here unless ``extra`` gives it.
 
     Examples
     --------
@@ -153,6 +178,9 @@ def collect_result(
     reference = reference(pool, env) if callable(reference) else reference
     reference = reference or getattr(env, "reference", None)
     reference = reference if isinstance(reference, str) else None
+    extra = dict(extra or {})
+    if "rate_exponent" not in extra:  # (a sweep's worker gives the one it keeps per setting)
+        extra["rate_exponent"] = rate_exponent(pool, env, family, config.delta, config.horizon)
     metadata = {
         "settings": {
             problem.label: {
@@ -166,7 +194,7 @@ def collect_result(
                 "heuristic_experts": heuristic,
                 "theory": theory,
                 **({"reference": str(reference)} if reference else {}),
-                **(extra or {}),
+                **extra,
             }
         },
         "versions": provenance.versions(),

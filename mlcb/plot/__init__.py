@@ -186,7 +186,7 @@ def setting_values(result: Result, setting: str) -> dict[str, Any]:
     if n_experts is None:
         n_experts = int(result.experts.loc[result.experts["setting"] == setting, "expert"].max()) + 1
     alpha = meta.get("rate_exponent")
-    if alpha is None and isinstance(experts, list):  # a plain run: the experts' declared exponents
+    if alpha is None and isinstance(experts, list):  # a result saved before runs recorded it
         values = [e.get("alpha") for e in experts if isinstance(e, dict)]
         declared = [a for a in values if isinstance(a, (int, float)) and 0 < a < 1]
         alpha = max(declared) if declared else None

@@ -74,7 +74,7 @@ from mlcb.sweeps.parts import (
     remove_sweep,
     write_part,
 )
-from mlcb.sweeps.worker import payload, rate_exponent, run_task
+from mlcb.sweeps.worker import payload, run_task
 from mlcb.validation import InputError, InputNotFound, InputTypeError
 
 SWEEP_FILE = "sweep.json"
@@ -546,7 +546,6 @@ __all__ = [
     "make_grid",
     "payload",
     "plan",
-    "rate_exponent",
     "read_part",
     "run_task",
     "summary_line",

@@ -13,8 +13,6 @@ import json
 import time
 from typing import Any
 
-import numpy as np
-
 from mlcb.sweeps.grid import Grid, Task, build_config
 from mlcb.sweeps.parts import FRAMES
 from mlcb.validation import InputError
@@ -33,30 +31,6 @@ def payload(grid: Grid, task: Task) -> dict:
         "stop": task.stop,
         "threads": 1,
     }
-
-
-def rate_exponent(experts: list, env: Any, family: Any, delta: float, horizon: int) -> float | None:
-    """The largest rate exponent ``alpha`` of the pool: an expert's declared ``alpha`` where it has
-    one in (0, 1), else the log-log slope of its rate function ``U_k(n)`` over the last decade of
-    counts up to ``horizon`` (at least 1,000). ``None`` when the rates are not tabulated."""
-    from mlcb import theory
-
-    declared = [getattr(e, "alpha", None) for e in experts]
-    top = max(1_000, int(horizon))
-    counts = np.unique(np.geomspace(top / 10, top, 12).astype(np.int64))
-    try:
-        rates = family.rates(experts, env, counts, delta / (2 * len(experts)))
-    except Exception:  # a rate the family cannot tabulate: no exponent rather than no result
-        rates = None
-    values = []
-    for k, alpha in enumerate(declared):
-        if isinstance(alpha, (int, float)) and 0 < alpha < 1:
-            values.append(float(alpha))
-        elif rates is not None:
-            slope = theory.loglog_slope(counts.astype(float), np.asarray(rates[k], dtype=float), tail=1.0)
-            if np.isfinite(slope):
-                values.append(float(slope))
-    return max(values) if values else None
 
 
 #: Rate exponents of recent settings, by key.
@@ -166,7 +140,7 @@ def run_task(task: dict) -> dict:
     """Run one task given as plain data (``preset``, ``values``, ``replications``, ``key``,
     ``label``, ``first``, ``stop``); returns the three tidy frames and the setting's description
     (plain JSON). Raises when the worker builds a different setting than the client validated."""
-    from mlcb.engine.collect import collect_result
+    from mlcb.engine.collect import collect_result, rate_exponent
     from mlcb.engine.problem import build
     from mlcb.engine.runner import run
 
