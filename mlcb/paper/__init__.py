@@ -76,8 +76,9 @@ DURATIONS = {"quick": "about four minutes", "paper": "under 20 minutes"}
 OPTIONAL = {"river": "river", "sklearn": "scikit-learn", "torch": "torch"}
 
 #: The version of a saved section's JSON (a section saved by another version is recomputed; 2: rows
-#: carry a verdict; 3: one verdict per claim, rows carry their claim, condition, margin and reason).
-FORMAT = 3
+#: carry a verdict; 3: one verdict per claim, rows carry their claim, condition, margin and reason;
+#: 4: rows carry the degrees of freedom of their standard error, which set a verdict's margin).
+FORMAT = 4
 
 
 def _check_names(only: Any) -> list[str]:

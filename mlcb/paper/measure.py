@@ -9,10 +9,14 @@ replications (:func:`jackknife`).
 
 The verdicts (:data:`~mlcb.paper.section.VERDICTS`) follow one rule, :func:`judge`: a claim that
 a quantity lies in ``[low, high]`` **holds** when the package's mean lies inside by at least
-:data:`Z` standard errors, **does not hold** when it lies outside by more than :data:`Z`
-standard errors, and is **not shown** in between (or without a standard error). A claim that
-``A`` is below ``B`` is the claim that their paired difference lies in ``(-inf, 0]``; a published
-number is judged by :func:`judge_value`. :data:`RULES` states the rules in words, as the page
+:func:`critical` standard errors, **does not hold** when it lies outside by more than that, and
+is **not shown** in between (or without a standard error). :func:`critical` is :data:`Z` for a
+standard error of many replications and more for one of few: a standard error over ``n``
+replications is itself an estimate, with ``n - 1`` degrees of freedom, so the margin is Student's
+t quantile at the normal law's one-sided level of :data:`Z` (14 s.e. with 2 replications, 4.5
+with 3, 2.9 with 5, 2.1 with 20); every test row carries its degrees of freedom (``Row.df``). A
+claim that ``A`` is below ``B`` is the claim that their paired difference lies in ``(-inf, 0]``; a
+published number is judged by :func:`judge_value`. :data:`RULES` states the rules in words, as the page
 prints them.
 """
 
@@ -30,22 +34,36 @@ from mlcb.plot import last_decade_slope
 from mlcb.storage.results import Result
 from mlcb.validation import InputError
 
-#: Standard errors that decide a verdict (two: about 97.7 % one-sided under the normal law).
+#: Standard errors that decide a verdict (two: about 97.7 % one-sided under the normal law), for a
+#: standard error of many replications; :func:`critical` for one of few.
 Z = 2.0
+#: The one-sided confidence of a verdict: the normal law's at :data:`Z`.
+LEVEL = 0.5 * (1.0 + math.erf(Z / math.sqrt(2.0)))
+#: How tightly the package must pin a published number down to reproduce it: its margin (the
+#: half-width of its interval, :func:`critical` standard errors) at most this share of the number.
+TOLERANCE = 0.10
 
 #: The rules of the verdicts, in words (the page prints them).
 RULES = (
     f"A claim that a quantity lies in a range holds when the package's mean is inside the range by "
     f"at least {Z:g} standard errors, does not hold when it is outside by more than {Z:g} standard "
-    "errors, and is not shown in between or when there is no standard error.",
+    "errors, and is not shown in between or when there is no standard error. A standard error over "
+    "few replications is itself uncertain: over n replications the margin is Student's t quantile "
+    f"with n - 1 degrees of freedom at the same one-sided level ({100 * LEVEL:.1f} %): 14 standard "
+    "errors with 2 replications, 4.5 with 3, 2.9 with 5, 2.1 with 20. Replications that all give "
+    "the same value give no standard error: such a test is not shown.",
     "A claim that one policy is below another is checked on their difference, paired replication "
     "by replication (every policy meets the same streams): the range is everything below 0.",
     "A claim about a curve's growth is checked on the least-squares log-log slope of the mean curve "
     "over the last decade of rounds, with its jackknife standard error over replications.",
     f"A published number holds when it lies within {Z:g} standard errors of the package's mean "
-    "(widened by half a unit of the paper's last printed digit), and does not hold otherwise.",
+    "(widened by half a unit of the paper's last printed digit; the margin of few replications as "
+    f"above) and that margin is at most {TOLERANCE:.0%} of the number (narrower replications could "
+    f"not tell it from a number {TOLERANCE:.0%} away: not shown), and does not hold when it lies "
+    "outside the margin.",
     "Many comparisons: a section's tests are decided together by Holm's rule at a family-wise error "
-    "rate of 5 %. Sort the tests by the normal tail beyond their margin, p = 1 - Phi(z); the i-th "
+    "rate of 5 %. Sort the tests by the tail beyond their margin, p = 1 - Phi(z) (Student's t with "
+    "n - 1 degrees of freedom over n replications); the i-th "
     "smallest (from i = 0) keeps its verdict while it and every one before it have p <= 0.05 / "
     "(m - i), m the section's tests; the others are not shown, with the margin they needed. A "
     "published number within two standard errors holds without a margin and is left as it is.",
@@ -80,13 +98,55 @@ def mean_and_error(values: np.ndarray) -> tuple[float, float]:
     return float(values.mean()), error
 
 
+def estimate(values: np.ndarray) -> tuple[float, float, float]:
+    """:func:`mean_and_error` of ``values`` and the degrees of freedom of the error, one fewer
+    than the values (:func:`critical`).
+
+    Examples
+    --------
+    >>> estimate(np.array([1.0, 2.0, 3.0]))
+    (2.0, 0.5773502691896258, 2.0)
+    """
+    values = np.asarray(values, dtype=float)
+    return (*mean_and_error(values), float(max(values.size - 1, 0)))
+
+
+def critical(df: float = math.inf) -> float:
+    """The standard errors by which a mean must clear a boundary for a verdict, when the standard
+    error has ``df`` degrees of freedom (``n - 1`` over ``n`` replications): :data:`Z` under the
+    normal law (``df = inf``), else Student's t quantile at the same one-sided level
+    (:data:`LEVEL`); ``inf`` without a degree of freedom.
+
+    Examples
+    --------
+    >>> critical(), round(critical(1), 1), round(critical(2), 1), round(critical(19), 2)
+    (2.0, 14.0, 4.5, 2.14)
+    """
+    if math.isnan(df) or df <= 0:
+        return math.inf
+    if math.isinf(df):
+        return Z
+    from scipy.stats import t
+
+    return float(t.ppf(LEVEL, df))
+
+
+def _exact(error: float, df: float) -> bool:
+    """An error of 0 that is no estimate (``df = inf``): the number is exact."""
+    return error == 0 and math.isinf(df)
+
+
 # --- the rules ------------------------------------------------------------------------------------
-def judge(mean: float, error: float, low: float = -math.inf, high: float = math.inf) -> str:
-    """The verdict on the claim that the quantity estimated by ``mean`` (standard error ``error``)
-    lies in ``[low, high]``: :data:`~mlcb.paper.section.HOLDS` when ``mean`` lies inside by at least
-    :data:`Z` errors, ``FAILS`` when it lies outside by more than :data:`Z` errors, ``NOT_SHOWN``
-    otherwise. An error of 0 is an exact number (judged as it is); a missing (``nan``) error or
-    mean is ``NOT_SHOWN``.
+def judge(
+    mean: float, error: float, low: float = -math.inf, high: float = math.inf, df: float = math.inf
+) -> str:
+    """The verdict on the claim that the quantity estimated by ``mean`` (standard error ``error``
+    with ``df`` degrees of freedom, ``n - 1`` over ``n`` replications) lies in ``[low, high]``:
+    :data:`~mlcb.paper.section.HOLDS` when ``mean`` lies inside by at least :func:`critical`
+    ``(df)`` errors, ``FAILS`` when it lies outside by more, ``NOT_SHOWN`` otherwise. An error of
+    0 with ``df = inf`` is an exact number (judged as it is); an error of 0 over replications (they
+    all gave the same value) is no standard error, and a missing (``nan``) error or mean is
+    ``NOT_SHOWN``.
 
     Examples
     --------
@@ -94,12 +154,16 @@ def judge(mean: float, error: float, low: float = -math.inf, high: float = math.
     ('holds', 'not shown', 'does not hold')
     >>> judge(0.62, 0.03, high=1.0), judge(5.0, 2.0, low=2.0, high=10.0)
     ('holds', 'not shown')
+    >>> judge(-30.0, 10.0, high=0.0, df=1), judge(-30.0, 10.0, high=0.0, df=19)  # 2 and 20 runs
+    ('not shown', 'holds')
     """
     if math.isnan(low) or math.isnan(high) or low > high:
         raise InputError(f"low and high must be a range low <= high, got [{low!r}, {high!r}]")
     if not (math.isfinite(mean) and math.isfinite(error)) or error < 0:
         return NOT_SHOWN
-    margin = Z * error
+    if error == 0 and not _exact(error, df):
+        return NOT_SHOWN
+    margin = critical(df) * error
     if low <= mean - margin and mean + margin <= high:
         return HOLDS
     if mean + margin < low or mean - margin > high:
@@ -107,28 +171,56 @@ def judge(mean: float, error: float, low: float = -math.inf, high: float = math.
     return NOT_SHOWN
 
 
-def judge_value(published: float, mean: float, error: float, digit: float = 0.0) -> str:
-    """The verdict on a published number: ``HOLDS`` when ``published`` lies within :data:`Z`
-    standard errors of ``mean`` plus half of ``digit`` (a unit of the paper's last printed digit,
-    e.g. 0.1 for "95.0"), ``FAILS`` otherwise, ``NOT_SHOWN`` without a standard error.
+def judge_value(
+    published: float,
+    mean: float,
+    error: float,
+    digit: float = 0.0,
+    df: float = math.inf,
+    tolerance: float | None = None,
+) -> str:
+    """The verdict on a published number: ``FAILS`` when ``published`` lies farther from ``mean``
+    than its margin, :func:`critical` ``(df)`` standard errors plus half of ``digit`` (a unit of
+    the paper's last printed digit, e.g. 0.1 for "95.0"); within it, ``HOLDS`` when the margin of
+    the standard errors is at most ``tolerance`` (default :data:`TOLERANCE` of the number: an
+    interval so wide would not tell the number from one that far away) and ``NOT_SHOWN``
+    otherwise; ``NOT_SHOWN`` without a standard error (or with an error of 0 over replications,
+    as :func:`judge`).
 
     Examples
     --------
     >>> judge_value(95.0, 87.3, 0.2, 0.1), judge_value(86.0, 86.2, 0.3, 0.1)
     ('does not hold', 'holds')
+    >>> judge_value(95.0, 81.3, 1.8, 0.1, df=1)  # 2 runs: within 25 points, so no agreement either
+    'not shown'
     """
     if not (math.isfinite(published) and math.isfinite(mean) and math.isfinite(error)) or error < 0:
         return NOT_SHOWN
-    return HOLDS if abs(published - mean) <= Z * error + digit / 2.0 else FAILS
+    if error == 0 and not _exact(error, df):
+        return NOT_SHOWN
+    width = critical(df) * error
+    if abs(published - mean) > width + digit / 2.0:
+        return FAILS
+    return HOLDS if width <= _tolerance(published, tolerance) else NOT_SHOWN
+
+
+def _tolerance(published: float, tolerance: float | None) -> float:
+    return TOLERANCE * abs(published) if tolerance is None else tolerance
 
 
 def _bound(value: float) -> str:
     return f"{value:,.4g}"
 
 
-def describe(mean: float, error: float, low: float = -math.inf, high: float = math.inf) -> str:
+#: What a row's note says of a standard error of 0 over replications.
+SAME_VALUE = "every replication gave the same value: no standard error"
+
+
+def describe(
+    mean: float, error: float, low: float = -math.inf, high: float = math.inf, df: float = math.inf
+) -> str:
     """Where ``mean`` lies against ``[low, high]``, in standard errors: the detail a verdict's row
-    carries in its note.
+    carries in its note (``df``: the error's degrees of freedom, as :func:`judge`).
 
     Examples
     --------
@@ -140,7 +232,9 @@ def describe(mean: float, error: float, low: float = -math.inf, high: float = ma
     '3.0 s.e. above 2 and 5.0 s.e. below 10'
     """
     if not (math.isfinite(mean) and math.isfinite(error)) or error <= 0:
-        return "no standard error" if not math.isfinite(error) else "exact"
+        if not math.isfinite(error):
+            return "no standard error"
+        return "exact" if _exact(error, df) else SAME_VALUE
     parts = []
     for bound in (low, high):
         if math.isfinite(bound):
@@ -150,11 +244,14 @@ def describe(mean: float, error: float, low: float = -math.inf, high: float = ma
     return " and ".join(parts)
 
 
-def distance(mean: float, error: float, low: float = -math.inf, high: float = math.inf) -> float:
+def distance(
+    mean: float, error: float, low: float = -math.inf, high: float = math.inf, df: float = math.inf
+) -> float:
     """How many standard errors ``mean`` lies from the edge of ``[low, high]`` that decides
     :func:`judge`: inside by at least :data:`Z` (holds), the distance to the nearer edge; outside
     (does not hold), the distance past the edge it crossed; in between, the distance to the
-    nearer edge. ``inf`` for an exact number, ``nan`` without a standard error.
+    nearer edge. ``inf`` for an exact number, ``nan`` without a standard error (or with an
+    error of 0 over replications: ``df`` finite).
 
     Examples
     --------
@@ -166,7 +263,7 @@ def distance(mean: float, error: float, low: float = -math.inf, high: float = ma
     if not (math.isfinite(mean) and math.isfinite(error)) or error < 0:
         return math.nan
     if error == 0:
-        return math.inf
+        return math.inf if _exact(error, df) else math.nan
     return (
         min(abs(mean - low), abs(high - mean)) / error
         if low <= mean <= high
@@ -187,9 +284,11 @@ def claim_row(
     claim: str = "",
     condition: str = "",
     reason: str = "",
+    df: float = math.inf,
 ) -> Row:
     """The row of the claim ``paper`` that ``quantity`` (estimated as ``mean`` with standard error
-    ``error``) lies in ``[low, high]``: its :func:`judge` verdict, its :func:`distance` and
+    ``error`` of ``df`` degrees of freedom: ``n - 1`` over ``n`` replications, :func:`estimate`)
+    lies in ``[low, high]``: its :func:`judge` verdict, its :func:`distance` and
     :func:`describe` before ``note``. The row tests the section's claim ``claim`` under
     ``condition``; ``reason`` (why it may not hold, from measured numbers) is kept unless it holds.
 
@@ -199,8 +298,8 @@ def claim_row(
     >>> row.verdict, row.note, row.z
     ('holds', '3.0 s.e. below 0', 3.0)
     """
-    detail = describe(mean, error, low, high)
-    verdict = judge(mean, error, low, high)
+    detail = describe(mean, error, low, high, df)
+    verdict = judge(mean, error, low, high, df)
     outside = math.isfinite(mean) and not low <= mean <= high
     return Row(
         quantity,
@@ -213,7 +312,8 @@ def claim_row(
         reason if verdict == FAILS or (verdict == NOT_SHOWN and outside) else "",
         claim,
         condition,
-        distance(mean, error, low, high),
+        distance(mean, error, low, high, df),
+        df,
     )
 
 
@@ -230,11 +330,15 @@ def published_row(
     claim: str = "",
     condition: str = "",
     reason: str = "",
+    df: float = math.inf,
+    tolerance: float | None = None,
 ) -> Row:
     """The row of a published number: ``paper`` as the paper prints it, ``published`` its value
-    (in the unit of ``mean``), ``digit`` a unit of its last printed digit; :func:`judge_value`.
+    (in the unit of ``mean``), ``digit`` a unit of its last printed digit, ``df`` the degrees of
+    freedom of ``error``, ``tolerance`` the widest margin that reproduces it; :func:`judge_value`.
     Its ``z`` is the distance past ``Z`` standard errors plus half a digit where it does not hold
-    (``nan`` where it holds: that verdict rests on no margin).
+    (``nan`` where it holds: that verdict rests on no margin). Where the number lies within a
+    margin wider than ``tolerance``, the row is not shown and its reason says so.
 
     Examples
     --------
@@ -248,8 +352,19 @@ def published_row(
             f"the paper's {_bound(published)} lies {abs(z):.1f} s.e. {'above' if z > 0 else 'below'} the mean"
         )
     else:
-        detail = "no standard error"
-    verdict = judge_value(published, mean, error, digit)
+        detail = describe(mean, error, df=df)
+    verdict = judge_value(published, mean, error, digit, df, tolerance)
+    if verdict == NOT_SHOWN and math.isfinite(error) and error > 0:
+        width, allowed = critical(df) * error, _tolerance(published, tolerance)
+        runs = f" of {df + 1:.0f} replications" if math.isfinite(df) else ""
+        wide = (
+            f"within the noise: the margin{runs}, {width:,.3g} either way, is wider than "
+            f"{allowed:,.3g}"
+            + (f" ({TOLERANCE:.0%} of the paper's {_bound(published)})" if tolerance is None else "")
+            + ", so it would not tell the paper's number from one that far away; more replications "
+            "narrow it"
+        )
+        reason = f"{wide}; {reason}" if reason else wide
     margin = (
         (abs(published - mean) - digit / 2.0) / error
         if verdict == FAILS and error > 0
@@ -269,6 +384,7 @@ def published_row(
         claim,
         condition,
         margin,
+        df,
     )
 
 
@@ -338,8 +454,30 @@ def paired(first: pd.Series, second: pd.Series) -> tuple[float, float]:
     >>> paired(pd.Series([3.0, 5.0, 7.0]), pd.Series([1.0, 2.0, 3.0, 9.0]))
     (3.0, 0.5773502691896258)
     """
+    return paired_estimate(first, second)[:2]
+
+
+def paired_estimate(first: pd.Series, second: pd.Series) -> tuple[float, float, float]:
+    """:func:`paired` and the degrees of freedom of its error (the shared replications less one).
+
+    Examples
+    --------
+    >>> paired_estimate(pd.Series([3.0, 5.0, 7.0]), pd.Series([1.0, 2.0, 3.0, 9.0]))
+    (3.0, 0.5773502691896258, 2.0)
+    """
     shared = first.index.intersection(second.index)
-    return mean_and_error((first[shared] - second[shared]).to_numpy())
+    return estimate((first[shared] - second[shared]).to_numpy())
+
+
+def degrees(result: Result, *settings: str) -> float:
+    """The degrees of freedom of a standard error over the replications that ``settings`` share
+    (a jackknife's, a paired difference's): their number less one."""
+    frame = result.replications
+    shared = None
+    for setting in settings:
+        mine = set(frame.loc[frame["setting"] == setting, "replication"].tolist())
+        shared = mine if shared is None else shared & mine
+    return float(max(len(shared or ()) - 1, 0))
 
 
 def paired_difference(result: Result, first: str, second: str, metric: str = "regret") -> tuple[float, float]:
@@ -470,10 +608,11 @@ def difference_row(
 ) -> Row:
     """The row of a claim that ``first`` is below ``second``: their paired difference in ``metric``
     at the horizon, its standard error and verdict."""
-    diff, error = paired_difference(result, first, second, metric)
+    diff, error, df = paired_estimate(final(result, first, metric), final(result, second, metric))
     return claim_row(
-        quantity, paper, diff, error, high=0.0, claim=claim, condition=condition, reason=reason, note=note
-    )
+        quantity, paper, diff, error, high=0.0, claim=claim, condition=condition, reason=reason, note=note,
+        df=df,
+    )  # fmt: skip
 
 
 def trend_rows(
@@ -495,7 +634,7 @@ def trend_rows(
     budgets = sorted(values)
     rows = []
     for before, after in zip(budgets, budgets[1:]):
-        mean, error = paired(values[after], values[before])
+        mean, error, df = paired_estimate(values[after], values[before])
         levels = ", ".join(
             f"M = {m}: {_level(*mean_and_error(values[m].to_numpy()), digits)}" for m in (before, after)
         )
@@ -511,6 +650,7 @@ def trend_rows(
                 claim=claim,
                 condition=_where(where, f"M = {before} to {after}"),
                 reason=reason or f"the levels: {levels}",
+                df=df,
                 **bounds,
             )
         )
@@ -549,7 +689,7 @@ def identify_rows(
     1/K in the note."""
     rows = []
     for budget in budgets:
-        mean, error = best_share(result, f"mlcb M={budget}", "deployed")
+        mean, error, df = estimate(shares(result, f"mlcb M={budget}", "deployed").to_numpy())
         rows.append(
             claim_row(
                 f"share of rounds M-LCB deploys {best}, M = {budget}",
@@ -561,6 +701,7 @@ def identify_rows(
                 claim=claim,
                 condition=_where(where, f"M = {budget}"),
                 reason=_reason(reasons, budget),
+                df=df,
             )
         )
     return rows
@@ -583,7 +724,7 @@ def share_rows(
     rows = []
     for budget in budgets:
         mine, theirs = (shares(result, f"{p} M={budget}", "trained") for p in ("mlcb", other))
-        mean, error = paired(mine, theirs)
+        mean, error, df = paired_estimate(mine, theirs)
         levels = (
             f"M-LCB {_level(*mean_and_error(mine.to_numpy()), 3)}, "
             f"{name} {_level(*mean_and_error(theirs.to_numpy()), 3)}"
@@ -601,6 +742,7 @@ def share_rows(
                 claim=claim,
                 condition=_where(where, f"M = {budget}"),
                 reason=_reason(reasons, budget),
+                df=df,
             )
         )
     return rows
@@ -647,6 +789,7 @@ def slope_rows(
                 claim=claim,
                 condition=_where(where, f"M = {budget}", "" if policies and len(policies) == 1 else name),
                 reason=_reason(reasons, budget) or growth,
+                df=degrees(result, setting),
             )
         )
     return rows
@@ -668,7 +811,8 @@ def growth_rows(
     every budget, the difference of their late log-log slopes (jackknife, paired)."""
     rows = []
     for budget in budgets:
-        mean, error = slope_difference(result, f"mlcb M={budget}", f"{other} M={budget}", metric)
+        mine, theirs = f"mlcb M={budget}", f"{other} M={budget}"
+        mean, error = slope_difference(result, mine, theirs, metric)
         rows.append(
             claim_row(
                 f"late log-log slope: M-LCB minus {name}, M = {budget}",
@@ -679,6 +823,7 @@ def growth_rows(
                 claim=claim,
                 condition=_where(where, f"M = {budget}"),
                 reason=_reason(reasons, budget),
+                df=degrees(result, mine, theirs),
             )
         )
     return rows
