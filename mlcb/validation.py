@@ -470,6 +470,24 @@ class TextTable(NamedTuple):
 LONGEST_CELL = 131_072
 
 
+#: Separators other than the comma that a table's header may be split by, as a message names them.
+OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+
+
+def _check_separator(role: str, name: str, header: list[str], what: str) -> None:
+    """A one-column header that holds another separator: the file is split by it, not by commas
+    (read as commas, its columns would be one name, and a decimal comma would split its values)."""
+    if len(header) != 1:
+        return
+    found = [words for mark, words in OTHER_SEPARATORS.items() if mark in header[0]]
+    if found:
+        raise InputError(
+            f"{role}: {name} is separated by {found[0]}, not commas (its header line is one column, "
+            f"{shown(header[0], 60)}); a {what} separates values by commas, with a point as the "
+            "decimal mark: export it again as comma-separated CSV"
+        )
+
+
 def read_table(role: str, value: Any, what: str = "CSV file") -> TextTable:
     """The comma-separated table in the file ``value``, checked as every table mlcb reads is
     (``mlcb run --data``, the Warfarin subject file, ``mlcb.envs.tabular.read_csv``), or one line
@@ -481,6 +499,8 @@ def read_table(role: str, value: Any, what: str = "CSV file") -> TextTable:
       value runs on after its closing quote;
     * there is no header line, a column name appears twice (:func:`distinct_columns`), or a
       column without a name holds values;
+    * the header is one column that holds semicolons, tabs or vertical bars: the file is
+      separated by them, not by commas (a spreadsheet's export in a locale with a decimal comma);
     * a row has more or fewer fields than the header has names (a row cut short, or a value
       with an unquoted comma): such a row would otherwise be read as missing values, or shifted.
 
@@ -505,6 +525,7 @@ def read_table(role: str, value: Any, what: str = "CSV file") -> TextTable:
                 header = [cell.strip() for cell in cells]
                 if not any(header):
                     raise InputError(f"{role}: {name} has no header line (the column names)")
+                _check_separator(role, name, header, what)
                 distinct_columns(header, f"{role}: {name}")
                 continue
             if not cells or all(not cell.strip() for cell in cells):

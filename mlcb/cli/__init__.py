@@ -397,7 +397,9 @@ def _compare(args: argparse.Namespace) -> int:
         fields["env_params"] = settings.data_params(args)
     entry_set = getattr(args, "entry_set", None)
     options = {"calibration": args.calibration, "policies": args.policies, "entry_set": entry_set}
-    configs = comparison_configs(args.target, None, **options, **fields)
+    configs = settings.with_file_advice(
+        args, lambda: comparison_configs(args.target, None, **options, **fields)
+    )
     configs = settings.with_device(configs, getattr(args, "device", None))
     suffix = f"-{entry_set}" if entry_set else ""
     return _simulate_all(args, f"{presets.get(args.target).name}-comparison{suffix}", configs)
