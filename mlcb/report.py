@@ -1,7 +1,8 @@
 """``mlcb report``: one self-contained HTML page of a saved run or sweep, for sharing.
 
 The page holds the summary table, a table of the settings (policy, budget, experts, horizon,
-calibration, engine, certificate validity, rate exponent), the sweep's grid and any failed tasks,
+calibration, environment and the data it streams, engine, certificate validity, rate exponent),
+the sweep's grid and any failed tasks,
 and every registered figure (:func:`mlcb.plot.names`) embedded as a base64 PNG: no other file is needed to
 read it. It is built from the saved frames and plain metadata only.
 """
@@ -194,6 +195,28 @@ def _table(frame: pd.DataFrame) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
+def environment(meta: Any) -> str:
+    """The environment a setting's record names, with the data it streams where it reads a data
+    set (``mlcb run ctg --data FILE --label COLUMN``: the file and its label column), or ``"?"``.
+
+    Examples
+    --------
+    >>> params = {"dataset": "mine.csv", "label": "y"}
+    >>> environment({"config": {"env": "mlcb/RealData-v0", "env_params": params}})
+    "mlcb/RealData-v0: mine.csv, label 'y'"
+    """
+    config = meta.get("config") if isinstance(meta, dict) else None
+    if not isinstance(config, dict) or not isinstance(config.get("env"), str):
+        return "?"
+    params = config.get("env_params") if isinstance(config.get("env_params"), dict) else {}
+    dataset = params.get("dataset")
+    if dataset is None:
+        return config["env"]
+    label = params.get("label")
+    shown = dataset.get("name", "?") if isinstance(dataset, dict) else dataset
+    return f"{config['env']}: {shown}" + (f", label {label!r}" if label is not None else "")
+
+
 def settings_table(result: Any) -> pd.DataFrame:
     """One row per setting: what the figures and the reader need to know about it."""
     from mlcb import plot
@@ -212,6 +235,7 @@ def settings_table(result: Any) -> pd.DataFrame:
                 "K": values["K"],
                 "T": values["T"],
                 "calibration": values["calibration"],
+                "environment": environment(meta),
                 "replications": int(
                     result.replications.loc[result.replications["setting"] == label].shape[0]
                 ),
