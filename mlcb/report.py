@@ -208,7 +208,8 @@ def environment(meta: Any) -> str:
     config = meta.get("config") if isinstance(meta, dict) else None
     if not isinstance(config, dict) or not isinstance(config.get("env"), str):
         return "?"
-    params = config.get("env_params") if isinstance(config.get("env_params"), dict) else {}
+    given = config.get("env_params")
+    params: dict = given if isinstance(given, dict) else {}
     dataset = params.get("dataset")
     if dataset is None:
         return config["env"]
