@@ -475,15 +475,16 @@ OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 
 
 def _check_separator(role: str, name: str, header: list[str], what: str) -> None:
-    """A one-column header that holds another separator: the file is split by it, not by commas
-    (read as commas, its columns would be one name, and a decimal comma would split its values)."""
-    if len(header) != 1:
-        return
-    found = [words for mark, words in OTHER_SEPARATORS.items() if mark in header[0]]
+    """A header whose names hold more of another separator than there are commas between them:
+    the file is split by it, not by commas (read as commas, its columns would be one name or a
+    few, and a decimal comma would split its values)."""
+    commas = len(header) - 1
+    found = [words for mark, words in OTHER_SEPARATORS.items() if sum(c.count(mark) for c in header) > commas]
     if found:
+        shape = "one column" if len(header) == 1 else f"{len(header)} columns"  # as commas split it
         raise InputError(
-            f"{role}: {name} is separated by {found[0]}, not commas (its header line is one column, "
-            f"{shown(header[0], 60)}); a {what} separates values by commas, with a point as the "
+            f"{role}: {name} is separated by {found[0]}, not commas (its header line reads as {shape}, "
+            f"{shown(','.join(header), 60)}); a {what} separates values by commas, with a point as the "
             "decimal mark: export it again as comma-separated CSV"
         )
 
@@ -499,8 +500,9 @@ def read_table(role: str, value: Any, what: str = "CSV file") -> TextTable:
       value runs on after its closing quote;
     * there is no header line, a column name appears twice (:func:`distinct_columns`), or a
       column without a name holds values;
-    * the header is one column that holds semicolons, tabs or vertical bars: the file is
-      separated by them, not by commas (a spreadsheet's export in a locale with a decimal comma);
+    * the header holds more semicolons, tabs or vertical bars than commas between its names: the
+      file is separated by them, not by commas (a spreadsheet's export in a locale with a decimal
+      comma);
     * a row has more or fewer fields than the header has names (a row cut short, or a value
       with an unquoted comma): such a row would otherwise be read as missing values, or shifted.
 

@@ -381,6 +381,7 @@ def _rows(rows: int = 30, sep: str = ",", decimal: str = ".") -> str:
         (_rows(sep=";", decimal=","), "semicolons"),  # a decimal comma: was 'line 2: 5 field(s), damaged'
         (_rows(sep="\t"), "tabs"),
         (_rows(sep="|"), "vertical bars"),
+        (_rows(sep=";").replace("a;", "age, years;", 1), "semicolons"),  # a name with a comma: 2 columns
     ],
 )
 def test_a_file_separated_by_another_mark_says_so(text, words, tmp_path, capsys, monkeypatch):
@@ -391,7 +392,8 @@ def test_a_file_separated_by_another_mark_says_so(text, words, tmp_path, capsys,
 
     monkeypatch.chdir(tmp_path)
     _csv(tmp_path, text)
-    message = f"path: mine.csv is separated by {words}, not commas (its header line is one column, "
+    shape = "2 columns" if "age, years" in text else "one column"
+    message = f"path: mine.csv is separated by {words}, not commas (its header line reads as {shape}, "
     with pytest.raises(ValueError, match=re.escape(message)):
         read_csv(tmp_path / "mine.csv", "y")
     for command in ("run", "compare"):
@@ -399,6 +401,12 @@ def test_a_file_separated_by_another_mark_says_so(text, words, tmp_path, capsys,
         err = capsys.readouterr().err
         assert err.startswith(f"mlcb: error: {message}") and err.count("\n") == 1, err
         assert "export it again as comma-separated CSV" in err
+    assert main(["paper", "--warfarin", "mine.csv", "--only", "real-data", "-q"]) == 2  # every reader
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"mlcb: error: warfarin: mine.csv is separated by {words}, not commas")
+        and err.count("\n") == 1
+    )
     assert not (tmp_path / "results").exists()
 
 
