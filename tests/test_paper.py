@@ -289,6 +289,61 @@ def test_a_section_whose_figure_another_run_drew_over_is_computed_again(tiny, tm
     assert base64.b64encode(drawn).decode("ascii") in text
 
 
+def _at_tiny_size(out) -> str:
+    """A script that runs `mlcb paper --out OUT -q` at the tiny size, in a process of its own."""
+    return (
+        "import importlib, sys\n"
+        f"for name, size in {TINY!r}.items():\n"
+        "    importlib.import_module(name).SIZES['quick'] = size\n"
+        "from mlcb.cli import main\n"
+        f"sys.exit(main(['paper', '--out', {str(out)!r}, '-q']))\n"
+    )
+
+
+def test_an_interrupted_page_resumes_to_the_uninterrupted_ones(page, tmp_path):
+    """SIGINT to `mlcb paper` once a section is saved: it says that finished sections are kept (it
+    said 'finished replications are kept', which `mlcb paper` does not keep), and the same command
+    finishes the page with every section's numbers and verdicts those of a run never stopped."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    out = tmp_path / "paper"
+    root = Path(__file__).resolve().parents[1]
+    command = [sys.executable, "-c", _at_tiny_size(out)]
+
+    def interruptible() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    process = subprocess.Popen(command, cwd=root, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
+    deadline = time.monotonic() + 300
+    while (
+        time.monotonic() < deadline and process.poll() is None and not any((out / "sections").glob("*.json"))
+    ):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    finished = sorted(p.name for p in (out / "sections").glob("*.json"))
+    assert process.returncode == 130 and 0 < len(finished) < len(RUNNABLE), (process.returncode, finished)
+    assert err == (
+        f"mlcb: interrupted; finished sections are kept in {out / 'sections'}, the same command resumes "
+        "from them (a section in progress starts over)\n"
+    )
+    assert subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600).returncode == 0
+    _, whole = page
+    for key in RUNNABLE:
+        resumed, uninterrupted = (
+            json.loads((o / "sections" / f"{key}.json").read_text()) for o in (out, whole)
+        )
+        for field in ("tables", "claims", "headline", "summary", "figure_sha256"):
+            assert resumed[field] == uninterrupted[field], (key, field)
+    strip = re.compile(r"written [0-9: -]+|\([0-9,]+ s\)")
+    texts = (strip.sub("", (o / "index.html").read_text()) for o in (out, whole))
+    assert next(texts) == next(texts)
+
+
 def test_sections_run_at_once_give_the_numbers_of_one_run_alone(page, tiny, tmp_path):
     """The page's sections ran at once (threads); the glm section alone, in this thread, gives
     the same tables to the last digit."""
