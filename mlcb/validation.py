@@ -414,9 +414,18 @@ def regular_file(role: str, value: Any, what: str = "file") -> Path:
     return file
 
 
+#: How a spreadsheet workbook's file begins, and what a message calls it: given where a CSV file
+#: is read, it is named as what it is (it was 'not UTF-8 text').
+WORKBOOKS = {
+    b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1": "an Excel workbook (.xls)",
+    b"PK\x03\x04": "a zip archive (an Excel .xlsx or OpenDocument workbook)",
+}
+
+
 def read_text(role: str, file: Path, what: str = "file") -> str:
     """The text of the regular file ``file`` (:func:`regular_file`), read as UTF-8 (a byte-order
-    mark is allowed), or one line: empty, not UTF-8, holding a NUL byte (binary data), unreadable."""
+    mark is allowed), or one line: empty, a spreadsheet workbook (:data:`WORKBOOKS`), not UTF-8
+    (a spreadsheet's CSV in a legacy encoding), holding a NUL byte (binary data), unreadable."""
     name = printable(file.name)
     try:
         data = file.read_bytes()
@@ -424,11 +433,17 @@ def read_text(role: str, file: Path, what: str = "file") -> str:
         raise InputError(f"{role}: {name} cannot be read ({error.strerror or error})") from None
     if not data:
         raise InputError(f"{role}: {name} is empty")
+    for start, workbook in WORKBOOKS.items():
+        if data.startswith(start):
+            raise InputError(
+                f"{role}: {name} is {workbook}, not a {what}: save its sheet as CSV (UTF-8, comma-separated)"
+            )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(
-            f"{role}: {name} is not UTF-8 text ({error.reason} at byte {error.start}), which a {what} must be"
+            f"{role}: {name} is not UTF-8 text ({error.reason} at byte {error.start}), which a {what} must "
+            "be; save it as UTF-8 (a spreadsheet's 'CSV UTF-8')"
         ) from None
     nul = text.find("\x00")
     if nul >= 0:

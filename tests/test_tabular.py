@@ -470,3 +470,41 @@ def test_a_spreadsheet_export_with_a_bom_crlf_and_quoted_commas_reads_as_the_fra
     table = read_csv(path, "class")
     assert table.feature_names == ("x 1", "x,2", 'x"3') and table.classes == ("a, b", "d", 'say "c"')
     np.testing.assert_array_equal(table.x, from_frame(frame, "class").x)
+
+
+@pytest.mark.parametrize(
+    ("start", "workbook"),
+    [
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Excel workbook (.xls)"),
+        (b"PK\x03\x04", "a zip archive (an Excel .xlsx or OpenDocument workbook)"),
+    ],
+)
+def test_a_workbook_or_a_legacy_encoding_given_as_csv_says_what_to_save(
+    start, workbook, tmp_path, capsys, monkeypatch
+):
+    """A spreadsheet given where a CSV file is read was 'not UTF-8 text (invalid start byte at byte
+    0)': it is named as a workbook, by every table reader; a CSV in a legacy encoding says to save
+    it as UTF-8."""
+    from mlcb.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.csv").write_bytes(start + bytes(range(256)) * 4)
+    message = f"mine.csv is {workbook}, not a CSV file: save its sheet as CSV (UTF-8, comma-separated)"
+    for argv, role in (
+        (["compare", "ctg", "--data", "mine.csv", "--label", "y", "-q"], "path"),
+        (["run", "warfarin", "--data", "mine.csv", "-q"], "warfarin"),
+        (["paper", "--warfarin", "mine.csv", "--only", "real-data", "-q"], "warfarin"),
+    ):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == f"mlcb: error: {role}: {message}\n", argv
+    (tmp_path / "mine.csv").write_bytes(
+        _rows().replace("yes", "oui, très").replace("no", "non").encode("latin-1")
+    )
+    with pytest.raises(
+        ValueError, match=re.escape("is not UTF-8 text (invalid continuation byte at byte ")
+    ) as caught:
+        read_csv(tmp_path / "mine.csv", "y")
+    assert str(caught.value).endswith(
+        "which a CSV file must be; save it as UTF-8 (a spreadsheet's 'CSV UTF-8')"
+    )
+    assert not (tmp_path / "results").exists()
