@@ -545,6 +545,7 @@ def test_a_standard_error_of_few_replications_asks_a_wider_margin():
         few.verdict == "not shown"
         and "short of the 14.0 s.e. that 2 replications ask (Student's t)" in reason
     )
+    assert reason.endswith("; about 4 replications would decide it")  # its margin grows as sqrt(n)
     # Holm's rule reads each test's tail under its own degrees of freedom
     assert tail(4.0, df=4) > 100 * tail(4.0)
     for df, kept in ((math.inf, "holds"), (4.0, "not shown")):  # ten tests 4 s.e. from their boundary

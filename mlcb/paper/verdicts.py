@@ -147,26 +147,40 @@ def holm(tables: Sequence[Table], alpha: float = ALPHA) -> tuple[tuple[Table, ..
 
 def _noise_reason(row: Row, needed: float) -> str:
     """Why a test within the noise is not shown: its margin, the margin its replications ask
-    (few replications ask more, :func:`~mlcb.paper.measure.critical`) and how many times the
-    replications would decide it (if the mean and the spread stayed where they are)."""
+    (few replications ask more, :func:`~mlcb.paper.measure.critical`) and how many replications
+    would decide it if the mean and the spread stayed where they are (its margin grows as the
+    square root of the replications; ``needed``: the margin Holm's rule asks of a section's first
+    test under the normal law)."""
     if SAME_VALUE in row.note:
         return f"{NOISE}: {SAME_VALUE}; more replications would give one"
     if not math.isfinite(row.z):
         return f"{NOISE}: no standard error (too few replications)"
-    target = max(needed, critical())  # with many more replications: the normal law's margin
-    times = (target / row.z) ** 2 if row.z > 0.05 else math.inf
-    more = (
-        f"about {times:,.0f} times the replications"
-        if times < 100
-        else "more than 100 times the replications"
-    )
-    few = critical(row.df)
-    if math.isfinite(row.df) and few > critical() + 0.05:
-        return (
-            f"{NOISE}: {row.z:.1f} s.e. from the boundary, short of the {few:.1f} s.e. that "
-            f"{row.df + 1:.0f} replications ask (Student's t); {target:.1f} s.e. would take {more}"
+    if not math.isfinite(row.df):
+        target = max(needed, critical())
+        times = (target / row.z) ** 2 if row.z > 0.05 else math.inf
+        more = (
+            f"about {times:,.0f} times the replications"
+            if times < 100
+            else "more than 100 times the replications"
         )
-    return f"{NOISE}: {row.z:.1f} s.e. from the boundary; {target:.1f} s.e. would take {more}"
+        return f"{NOISE}: {row.z:.1f} s.e. from the boundary; {target:.1f} s.e. would take {more}"
+    runs, level = int(row.df) + 1, tail(needed)
+    enough = next(
+        (
+            n
+            for n in range(runs + 1, 100 * runs + 1)
+            if row.z * math.sqrt(n / runs) >= max(critical(n - 1), margin_needed(level, n - 1))
+        ),
+        None,
+    )
+    more = (
+        f"about {enough:,} replications would decide it" if enough else "more than 100 times the replications"
+    )
+    student = " (Student's t)" if critical(row.df) > critical() + 0.05 else ""
+    return (
+        f"{NOISE}: {row.z:.1f} s.e. from the boundary, short of the {critical(row.df):.1f} s.e. that "
+        f"{runs} replications ask{student}; {more}"
+    )
 
 
 def conditions(rows: Iterable[Row], drop: str = "") -> str:
