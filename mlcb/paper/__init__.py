@@ -14,7 +14,7 @@ A section states the paper's claims (and the numbers it publishes), each with **
 data) under which it holds, and a measured reason where it does not (:class:`Claim`); a sentence
 to quote (its ``headline``); prose and figures; and the tables of the tests behind the verdicts:
 each row sets the paper's number or claim beside the package's estimate with its standard error,
-its verdict under its condition (the rules of :mod:`mlcb.paper.measure`, decided together by
+its verdict under its condition (the rules of :mod:`mlcb.paper.rules`, decided together by
 Holm's rule for many comparisons, :mod:`mlcb.paper.verdicts`) and its reason where it does not
 hold. A row the paper publishes nothing about is shown for context and carries no verdict.
 

@@ -195,7 +195,7 @@ def _claim(
     **test: Unpack[Test],
 ) -> Row:
     """The row of a claim checked by paired differences (below 0, or above with ``below=False``):
-    their mean, standard error and verdict (:func:`mlcb.paper.measure.claim_row`); ``test``: its
+    their mean, standard error and verdict (:func:`mlcb.paper.rules.claim_row`); ``test``: its
     ``claim``, ``condition`` and ``reason``."""
     low, high = (-math.inf, 0.0) if below else (0.0, math.inf)
     mean, error, df = estimate(difference)

@@ -18,7 +18,7 @@ from mlcb.validation import InputError
 #: The sizes an experiment runs at.
 SIZES = ("quick", "paper")
 
-#: The verdict of a test's row (:mod:`mlcb.paper.measure` decides it by a stated rule, and
+#: The verdict of a test's row (:mod:`mlcb.paper.rules` decides it by a stated rule, and
 #: :mod:`mlcb.paper.verdicts` by the section's rule for many comparisons).
 HOLDS, FAILS, NOT_SHOWN = "holds", "does not hold", "not shown"
 VERDICTS = (HOLDS, FAILS, NOT_SHOWN)
@@ -49,7 +49,7 @@ class Row:
     distance of the mean from the boundary that decides the verdict, in standard errors
     (``nan`` where the verdict rests on none); ``df`` the degrees of freedom of ``stderr`` (``n - 1``
     over ``n`` replications; ``inf``: a normal standard error), which set the margin of the
-    verdict (:func:`mlcb.paper.measure.critical`); ``reason`` says, from measured numbers, why a row
+    verdict (:func:`mlcb.paper.rules.critical`); ``reason`` says, from measured numbers, why a row
     does not hold or is not shown.
 
     Examples

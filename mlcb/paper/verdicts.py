@@ -2,8 +2,8 @@
 that sums a section up.
 
 A section tests each of the paper's claims under several conditions (calibrations, budgets,
-wrappers): each test is a row of its tables (:func:`mlcb.paper.measure.claim_row`), decided at
-:data:`~mlcb.paper.measure.Z` standard errors. A section runs dozens of tests, and at two
+wrappers): each test is a row of its tables (:func:`mlcb.paper.rules.claim_row`), decided at
+:data:`~mlcb.paper.rules.Z` standard errors. A section runs dozens of tests, and at two
 standard errors a test whose quantity lies on its boundary comes out on either side by chance
 with probability 2.3 %: dozens of tests give about one chance verdict in forty. :func:`finish`
 therefore decides a section's tests together by **Holm's rule** at a family-wise error rate of
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from mlcb.paper.measure import SAME_VALUE, critical
+from mlcb.paper.rules import SAME_VALUE, critical
 from mlcb.paper.section import FAILS, HOLDS, HOLDS_IN_PART, NOT_SHOWN, Claim, Row, Section, Table
 from mlcb.validation import InputError
 
@@ -147,7 +147,7 @@ def holm(tables: Sequence[Table], alpha: float = ALPHA) -> tuple[tuple[Table, ..
 
 def _noise_reason(row: Row, needed: float) -> str:
     """Why a test within the noise is not shown: its margin, the margin its replications ask
-    (few replications ask more, :func:`~mlcb.paper.measure.critical`) and how many replications
+    (few replications ask more, :func:`~mlcb.paper.rules.critical`) and how many replications
     would decide it if the mean and the spread stayed where they are (its margin grows as the
     square root of the replications; ``needed``: the margin Holm's rule asks of a section's first
     test under the normal law)."""
