@@ -66,8 +66,9 @@ FIGURE_MARK = ("Source", "mlcb")
 
 
 def png_text(path: Path, limit: int = 1 << 16) -> dict[str, str]:
-    """The text entries (``tEXt`` chunks) of the PNG file ``path`` that come before its image
-    data, read from its first ``limit`` bytes; empty for a file that is not a PNG."""
+    """The text entries (``tEXt`` chunks, and uncompressed ``iTXt``: text beyond Latin-1) of the
+    PNG file ``path`` that come before its image data, read from its first ``limit`` bytes; empty
+    for a file that is not a PNG."""
     with open(path, "rb") as handle:
         data = handle.read(limit)
     if not data.startswith(b"\x89PNG\r\n\x1a\n"):
@@ -80,6 +81,11 @@ def png_text(path: Path, limit: int = 1 << 16) -> dict[str, str]:
         if kind == b"tEXt":
             keyword, _, text = data[at + 8 : at + 8 + length].partition(b"\0")
             entries[keyword.decode("latin-1")] = text.decode("latin-1")
+        elif kind == b"iTXt":  # keyword, 0, compressed?, method, language, 0, translated keyword, 0, text
+            keyword, _, rest = data[at + 8 : at + 8 + length].partition(b"\0")
+            if rest[:1] == b"\0":
+                text = rest[2:].split(b"\0", 2)[-1]
+                entries[keyword.decode("latin-1")] = text.decode("utf-8", errors="replace")
         at += 12 + length
     return entries
 

@@ -220,6 +220,32 @@ def test_the_trap_states_the_wrappers_and_shows_limited_advice_both_ways(page):
         )
 
 
+def test_every_figure_is_captioned_by_its_title(page, tmp_path):
+    """The page's figures had only their file's name as text ('trap-authors.png'): each is now
+    captioned and described by the title it draws, escaped, whatever its characters."""
+    import matplotlib.pyplot as plt
+
+    from mlcb.paper.page import _figure
+    from mlcb.paper.section import save_figure
+
+    index, _ = page
+    figures = re.findall(
+        r'<figure><img alt="([^"]*)" src="data:image/png;base64,[^"]+"><figcaption>([^<]*)</figcaption></figure>',
+        index.read_text(),
+    )
+    assert len(figures) == index.read_text().count("<figure>") > 0
+    assert all(
+        alt == caption and caption.strip() and not caption.endswith(".png") for alt, caption in figures
+    )
+    figure, axes = plt.subplots()
+    axes.set_title('<script>alert("Δ ≤ √T")</script>\n(band)')
+    text = _figure(save_figure(figure, tmp_path / "f.png"))
+    assert (
+        "<script" not in text
+        and "<figcaption>&lt;script&gt;alert(&quot;Δ ≤ √T&quot;)&lt;/script&gt; (band)</figcaption>" in text
+    )
+
+
 def test_the_page_cites_the_authors_code_as_a_link(page):
     index, _ = page
     text = index.read_text()

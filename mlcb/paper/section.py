@@ -244,14 +244,24 @@ def drawing(function: Callable) -> Callable:
     return one_at_a_time
 
 
+def figure_title(figure: Any) -> str:
+    """What a matplotlib ``figure`` is titled: its suptitle, else its axes' titles, on one line."""
+    titles = [figure._suptitle.get_text()] if getattr(figure, "_suptitle", None) is not None else []
+    if not any(titles):
+        titles = [ax.get_title() or ax.get_title(loc="left") for ax in figure.axes]
+    return " ".join(" ".join(t.split()) for t in titles if t.strip())
+
+
 @drawing
 def save_figure(figure: Any, path: Path, dpi: int = 100) -> Path:
     """Save a matplotlib ``figure`` as a PNG at ``path`` (parents made) at ``dpi``, cropped to what
-    it draws; close it and return ``path``."""
+    it draws, its title (:func:`figure_title`) in the PNG's ``Title`` entry (the page's caption);
+    close it and return ``path``."""
     import matplotlib.pyplot as plt
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, format="png", dpi=dpi, bbox_inches="tight")
+    metadata = {"Title": figure_title(figure)} if figure_title(figure) else {}
+    figure.savefig(path, format="png", dpi=dpi, bbox_inches="tight", metadata=metadata)
     plt.close(figure)
     return path
 
