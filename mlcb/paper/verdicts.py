@@ -165,14 +165,16 @@ def _noise_reason(row: Row, needed: float) -> str:
         )
         return f"{NOISE}: {row.z:.1f} s.e. from the boundary; {target:.1f} s.e. would take {more}"
     runs, level = int(row.df) + 1, tail(needed)
-    enough = next(
-        (
-            n
-            for n in range(runs + 1, 100 * runs + 1)
-            if row.z * math.sqrt(n / runs) >= max(critical(n - 1), margin_needed(level, n - 1))
-        ),
-        None,
-    )
+
+    def decides(n: int) -> bool:  # its margin grows with n, the one asked of it shrinks
+        return row.z * math.sqrt(n / runs) >= max(critical(n - 1), margin_needed(level, n - 1))
+
+    enough, low, high = None, runs + 1, 100 * runs
+    if decides(high):
+        while low < high:  # the fewest replications that decide it
+            middle = (low + high) // 2
+            low, high = (low, middle) if decides(middle) else (middle + 1, high)
+        enough = low
     more = (
         f"about {enough:,} replications would decide it" if enough else "more than 100 times the replications"
     )
