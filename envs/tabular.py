@@ -55,6 +55,12 @@ from mlcb.validation import distinct_columns as _check_duplicates
 #: What :func:`from_frame` does with missing values and constant columns.
 MISSING = ("error", "drop")
 CONSTANT = ("keep", "drop")
+#: The texts a CSV cell may hold that :func:`read_csv` reads as a missing value (pandas' default
+#: list, besides the empty cell): a message about missing values names the one the file holds.
+MISSING_TEXTS = frozenset(
+    ("#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",
+     "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
+)  # fmt: skip
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -191,11 +197,33 @@ def _label_values(name: str, values: list) -> tuple[tuple, str | None]:
             )
         return tuple(int(v) for v in numbers), None
     if kinds <= {str}:
-        return tuple(values), None
+        return _trimmed(name, tuple(values), None)
     # Mixed kinds (numbers and text): compared as text.
     texts = tuple(str(v) for v in values)
     listed = ", ".join(sorted(k.__name__ for k in kinds))
-    return texts, f"label {shown(name)}: values of several kinds ({listed}) read as text"
+    return _trimmed(name, texts, f"label {shown(name)}: values of several kinds ({listed}) read as text")
+
+
+def _trimmed(name: str, texts: tuple, note: str | None) -> tuple[tuple, str | None]:
+    """Text labels without the spaces around them (``"yes "`` is the class ``"yes"``, as a
+    header's names are read), and a note naming the first one changed; a label left empty is a
+    ``ValueError``."""
+    trimmed = tuple(text.strip() for text in texts)
+    changed = [row for row, (old, new) in enumerate(zip(texts, trimmed)) if old != new]
+    if not changed:
+        return texts, note
+    empty = [row for row in changed if not trimmed[row]]
+    if empty:
+        raise InputError(
+            f"label {shown(name)} has a value of spaces only at row {empty[0]}: a missing label; fill "
+            "it or drop the row"
+        )
+    first = changed[0]
+    said = (
+        f"label {shown(name)}: the spaces around {len(changed)} value(s) removed (row {first}: "
+        f"{shown(texts[first])} is the class {shown(trimmed[first])})"
+    )
+    return trimmed, f"{note}; {said}" if note else said
 
 
 def _check_labels(name: str, labels: tuple, min_class_rows: int) -> None:
@@ -215,6 +243,11 @@ def _check_labels(name: str, labels: tuple, min_class_rows: int) -> None:
             + (f" (and {len(small) - 1} more such classes)" if len(small) > 1 else "")
             + "; drop those rows, merge the class into another or lower min_class_rows"
         )
+
+
+def _read_as(texts: dict, column: str) -> str:
+    """What a message about ``column``'s missing values says of the text a file held there."""
+    return f" (read as missing: the text {shown(texts[column])})" if column in texts else ""
 
 
 def _numeric_column(column: str, values: Any) -> np.ndarray:
@@ -293,6 +326,7 @@ def from_frame(
 
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    texts = frame.attrs.get("missing_texts", {})  # read_csv: the texts read as missing, by column
     name = "data" if name is None else str(name)
     what = printable(name)
     validation.choice("missing", missing, MISSING)
@@ -324,6 +358,18 @@ def from_frame(
     notes: list[str] = []
     used = frame[[*features, label]]
     absent = used.isna()
+    empty = [str(c) for c in used.columns[absent.all(axis=0).to_numpy()]]
+    if empty:  # no row would be left by missing='drop'
+        more = f" ({len(empty) - 1} more such column(s))" if len(empty) > 1 else ""
+        where = (
+            "the label must give each row's class"
+            if empty[0] == label
+            else "leave it out with columns=[...] or fill it"
+        )
+        raise InputError(
+            f"column {shown(empty[0])} of {what} has no value in any of its {len(used)} rows"
+            f"{_read_as(texts, empty[0])}{more}; {where}"
+        )
     if absent.to_numpy().any():
         if missing == "error":
             counts = absent.sum()
@@ -332,9 +378,9 @@ def from_frame(
             others = int((counts > 0).sum()) - 1
             more = f" ({others} more column(s) have some)" if others else ""
             raise InputError(
-                f"column {shown(column)} of {what} has {int(counts[column])} missing value(s), the first "
-                "at row "
-                f"{first}{more}; fill them or pass missing='drop' to drop those rows"
+                f"column {shown(column)} of {what} has {int(counts[column])} missing value(s)"
+                f"{_read_as(texts, column)}, the first at row {first}{more}; fill them or pass "
+                "missing='drop' to drop those rows"
             )
         keep = ~absent.any(axis=1).to_numpy()
         dropped = int((~keep).sum())
@@ -378,7 +424,7 @@ def from_frame(
             f"label {label!r}: classes {listed} are class indices 0 .. {len(classes) - 1}, in this order"
         )
     for text in notes:
-        if "constant column" in text or "dropped" in text:
+        if "constant column" in text or "dropped" in text or "spaces around" in text:
             warnings.warn(f"{name}: {text}", UserWarning, stacklevel=3)
     return Table(
         name, tuple(features), x, labels, source=source or f"DataFrame, label {label!r}", notes=tuple(notes)
@@ -504,6 +550,12 @@ def read_csv(
         ) from None
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = frame.dropna(how="all").reset_index(drop=True)  # a line of empty fields is no row
+    found = {}  # the first text in each column that pandas reads as a missing value, for messages
+    for j in named:
+        cell = next((c.strip() for row in text.rows if (c := row[j]).strip() in MISSING_TEXTS), None)
+        if cell is not None:
+            found[text.header[j]] = cell
+    frame.attrs["missing_texts"] = found
     table = from_frame(
         frame,
         label,

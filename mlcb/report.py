@@ -1,7 +1,8 @@
 """``mlcb report``: one self-contained HTML page of a saved run or sweep, for sharing.
 
 The page holds the summary table, a table of the settings (policy, budget, experts, horizon,
-calibration, engine, certificate validity, rate exponent), the sweep's grid and any failed tasks,
+calibration, environment and the data it streams, engine, certificate validity, rate exponent),
+the sweep's grid and any failed tasks,
 and every registered figure (:func:`mlcb.plot.names`) embedded as a base64 PNG: no other file is needed to
 read it. It is built from the saved frames and plain metadata only.
 """
@@ -65,8 +66,9 @@ FIGURE_MARK = ("Source", "mlcb")
 
 
 def png_text(path: Path, limit: int = 1 << 16) -> dict[str, str]:
-    """The text entries (``tEXt`` chunks) of the PNG file ``path`` that come before its image
-    data, read from its first ``limit`` bytes; empty for a file that is not a PNG."""
+    """The text entries (``tEXt`` chunks, and uncompressed ``iTXt``: text beyond Latin-1) of the
+    PNG file ``path`` that come before its image data, read from its first ``limit`` bytes; empty
+    for a file that is not a PNG."""
     with open(path, "rb") as handle:
         data = handle.read(limit)
     if not data.startswith(b"\x89PNG\r\n\x1a\n"):
@@ -79,6 +81,11 @@ def png_text(path: Path, limit: int = 1 << 16) -> dict[str, str]:
         if kind == b"tEXt":
             keyword, _, text = data[at + 8 : at + 8 + length].partition(b"\0")
             entries[keyword.decode("latin-1")] = text.decode("latin-1")
+        elif kind == b"iTXt":  # keyword, 0, compressed?, method, language, 0, translated keyword, 0, text
+            keyword, _, rest = data[at + 8 : at + 8 + length].partition(b"\0")
+            if rest[:1] == b"\0":
+                text = rest[2:].split(b"\0", 2)[-1]
+                entries[keyword.decode("latin-1")] = text.decode("utf-8", errors="replace")
         at += 12 + length
     return entries
 
@@ -194,6 +201,29 @@ def _table(frame: pd.DataFrame) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
+def environment(meta: Any) -> str:
+    """The environment a setting's record names, with the data it streams where it reads a data
+    set (``mlcb run ctg --data FILE --label COLUMN``: the file and its label column), or ``"?"``.
+
+    Examples
+    --------
+    >>> params = {"dataset": "mine.csv", "label": "y"}
+    >>> environment({"config": {"env": "mlcb/RealData-v0", "env_params": params}})
+    "mlcb/RealData-v0: mine.csv, label 'y'"
+    """
+    config = meta.get("config") if isinstance(meta, dict) else None
+    if not isinstance(config, dict) or not isinstance(config.get("env"), str):
+        return "?"
+    given = config.get("env_params")
+    params: dict = given if isinstance(given, dict) else {}
+    dataset = params.get("dataset")
+    if dataset is None:
+        return config["env"]
+    label = params.get("label")
+    shown = dataset.get("name", "?") if isinstance(dataset, dict) else dataset
+    return f"{config['env']}: {shown}" + (f", label {label!r}" if label is not None else "")
+
+
 def settings_table(result: Any) -> pd.DataFrame:
     """One row per setting: what the figures and the reader need to know about it."""
     from mlcb import plot
@@ -212,6 +242,7 @@ def settings_table(result: Any) -> pd.DataFrame:
                 "K": values["K"],
                 "T": values["T"],
                 "calibration": values["calibration"],
+                "environment": environment(meta),
                 "replications": int(
                     result.replications.loc[result.replications["setting"] == label].shape[0]
                 ),

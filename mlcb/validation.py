@@ -417,9 +417,18 @@ def regular_file(role: str, value: Any, what: str = "file") -> Path:
     return file
 
 
+#: How a spreadsheet workbook's file begins, and what a message calls it: given where a CSV file
+#: is read, it is named as what it is (it was 'not UTF-8 text').
+WORKBOOKS = {
+    b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1": "an Excel workbook (.xls)",
+    b"PK\x03\x04": "a zip archive (an Excel .xlsx or OpenDocument workbook)",
+}
+
+
 def read_text(role: str, file: Path, what: str = "file") -> str:
     """The text of the regular file ``file`` (:func:`regular_file`), read as UTF-8 (a byte-order
-    mark is allowed), or one line: empty, not UTF-8, holding a NUL byte (binary data), unreadable."""
+    mark is allowed), or one line: empty, a spreadsheet workbook (:data:`WORKBOOKS`), not UTF-8
+    (a spreadsheet's CSV in a legacy encoding), holding a NUL byte (binary data), unreadable."""
     name = printable(file.name)
     try:
         data = file.read_bytes()
@@ -427,11 +436,17 @@ def read_text(role: str, file: Path, what: str = "file") -> str:
         raise InputError(f"{role}: {name} cannot be read ({error.strerror or error})") from None
     if not data:
         raise InputError(f"{role}: {name} is empty")
+    for start, workbook in WORKBOOKS.items():
+        if data.startswith(start):
+            raise InputError(
+                f"{role}: {name} is {workbook}, not a {what}: save its sheet as CSV (UTF-8, comma-separated)"
+            )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(
-            f"{role}: {name} is not UTF-8 text ({error.reason} at byte {error.start}), which a {what} must be"
+            f"{role}: {name} is not UTF-8 text ({error.reason} at byte {error.start}), which a {what} must "
+            "be; save it as UTF-8 (a spreadsheet's 'CSV UTF-8')"
         ) from None
     nul = text.find("\x00")
     if nul >= 0:
@@ -473,6 +488,25 @@ class TextTable(NamedTuple):
 LONGEST_CELL = 131_072
 
 
+#: Separators other than the comma that a table's header may be split by, as a message names them.
+OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+
+
+def _check_separator(role: str, name: str, header: list[str], what: str) -> None:
+    """A header whose names hold more of another separator than there are commas between them:
+    the file is split by it, not by commas (read as commas, its columns would be one name or a
+    few, and a decimal comma would split its values)."""
+    commas = len(header) - 1
+    found = [words for mark, words in OTHER_SEPARATORS.items() if sum(c.count(mark) for c in header) > commas]
+    if found:
+        shape = "one column" if len(header) == 1 else f"{len(header)} columns"  # as commas split it
+        raise InputError(
+            f"{role}: {name} is separated by {found[0]}, not commas (its header line reads as {shape}, "
+            f"{shown(','.join(header), 60)}); a {what} separates values by commas, with a point as the "
+            "decimal mark: export it again as comma-separated CSV"
+        )
+
+
 def read_table(role: str, value: Any, what: str = "CSV file") -> TextTable:
     """The comma-separated table in the file ``value``, checked as every table mlcb reads is
     (``mlcb run --data``, the Warfarin subject file, ``mlcb.envs.tabular.read_csv``), or one line
@@ -484,6 +518,9 @@ def read_table(role: str, value: Any, what: str = "CSV file") -> TextTable:
       value runs on after its closing quote;
     * there is no header line, a column name appears twice (:func:`distinct_columns`), or a
       column without a name holds values;
+    * the header holds more semicolons, tabs or vertical bars than commas between its names: the
+      file is separated by them, not by commas (a spreadsheet's export in a locale with a decimal
+      comma);
     * a row has more or fewer fields than the header has names (a row cut short, or a value
       with an unquoted comma): such a row would otherwise be read as missing values, or shifted.
 
@@ -508,6 +545,7 @@ def read_table(role: str, value: Any, what: str = "CSV file") -> TextTable:
                 header = [cell.strip() for cell in cells]
                 if not any(header):
                     raise InputError(f"{role}: {name} has no header line (the column names)")
+                _check_separator(role, name, header, what)
                 distinct_columns(header, f"{role}: {name}")
                 continue
             if not cells or all(not cell.strip() for cell in cells):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import html
 import importlib
@@ -219,6 +220,32 @@ def test_the_trap_states_the_wrappers_and_shows_limited_advice_both_ways(page):
         )
 
 
+def test_every_figure_is_captioned_by_its_title(page, tmp_path):
+    """The page's figures had only their file's name as text ('trap-authors.png'): each is now
+    captioned and described by the title it draws, escaped, whatever its characters."""
+    import matplotlib.pyplot as plt
+
+    from mlcb.paper.page import _figure
+    from mlcb.paper.section import save_figure
+
+    index, _ = page
+    figures = re.findall(
+        r'<figure><img alt="([^"]*)" src="data:image/png;base64,[^"]+"><figcaption>([^<]*)</figcaption></figure>',
+        index.read_text(),
+    )
+    assert len(figures) == index.read_text().count("<figure>") > 0
+    assert all(
+        alt == caption and caption.strip() and not caption.endswith(".png") for alt, caption in figures
+    )
+    figure, axes = plt.subplots()
+    axes.set_title('<script>alert("Δ ≤ √T")</script>\n(band)')
+    text = _figure(save_figure(figure, tmp_path / "f.png"))
+    assert (
+        "<script" not in text
+        and "<figcaption>&lt;script&gt;alert(&quot;Δ ≤ √T&quot;)&lt;/script&gt; (band)</figcaption>" in text
+    )
+
+
 def test_the_page_cites_the_authors_code_as_a_link(page):
     index, _ = page
     text = index.read_text()
@@ -265,6 +292,82 @@ def test_a_damaged_or_foreign_section_is_computed_again(tiny, tmp_path):
     paper.reproduce("quick", out, only="glm", seed=1)  # another seed: not the saved one
     assert json.loads(saved.read_text())["seed"] == 1
     assert 'id="trap"' not in (out / "index.html").read_text()  # never run: not on the page
+
+
+def test_a_section_whose_figure_another_run_drew_over_is_computed_again(tiny, tmp_path):
+    """A run at another seed or size draws its figures before it saves its section: interrupted in
+    between, it left the kept section of the first run beside the other run's figure, and the
+    page showed the two together. A saved section records its figures' SHA-256: a figure that is
+    not the one it drew makes it computed again."""
+    out = tmp_path / "paper"
+    paper.reproduce("quick", out, only="glm")
+    saved = json.loads((out / "sections" / "glm.json").read_text())
+    assert set(saved["figure_sha256"]) == set(saved["figures"]) and saved["figures"]
+    figure = out / saved["figures"][0]
+    drawn = figure.read_bytes()
+    figure.write_bytes(drawn[:-10] + b"other run")  # what --seed 1, interrupted, leaves
+    paper.reproduce("quick", out, only="glm")
+    assert (
+        figure.read_bytes() == drawn
+        and json.loads((out / "sections" / "glm.json").read_text())["tables"] == (saved["tables"])
+    )
+    text = (out / "index.html").read_text()
+    assert base64.b64encode(drawn).decode("ascii") in text
+
+
+def _at_tiny_size(out) -> str:
+    """A script that runs `mlcb paper --out OUT -q` at the tiny size, in a process of its own."""
+    return (
+        "import importlib, sys\n"
+        f"for name, size in {TINY!r}.items():\n"
+        "    importlib.import_module(name).SIZES['quick'] = size\n"
+        "from mlcb.cli import main\n"
+        f"sys.exit(main(['paper', '--out', {str(out)!r}, '-q']))\n"
+    )
+
+
+def test_an_interrupted_page_resumes_to_the_uninterrupted_ones(page, tmp_path):
+    """SIGINT to `mlcb paper` once a section is saved: it says that finished sections are kept (it
+    said 'finished replications are kept', which `mlcb paper` does not keep), and the same command
+    finishes the page with every section's numbers and verdicts those of a run never stopped."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    out = tmp_path / "paper"
+    root = Path(__file__).resolve().parents[1]
+    command = [sys.executable, "-c", _at_tiny_size(out)]
+
+    def interruptible() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    process = subprocess.Popen(command, cwd=root, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
+    deadline = time.monotonic() + 300
+    while (
+        time.monotonic() < deadline and process.poll() is None and not any((out / "sections").glob("*.json"))
+    ):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    finished = sorted(p.name for p in (out / "sections").glob("*.json"))
+    assert process.returncode == 130 and 0 < len(finished) < len(RUNNABLE), (process.returncode, finished)
+    assert err == (
+        f"mlcb: interrupted; finished sections are kept in {out / 'sections'}, the same command resumes "
+        "from them (a section in progress starts over)\n"
+    )
+    assert subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600).returncode == 0
+    _, whole = page
+    for key in RUNNABLE:
+        resumed, uninterrupted = (
+            json.loads((o / "sections" / f"{key}.json").read_text()) for o in (out, whole)
+        )
+        for field in ("tables", "claims", "headline", "summary", "figure_sha256"):
+            assert resumed[field] == uninterrupted[field], (key, field)
+    strip = re.compile(r"written [0-9: -]+|\([0-9,]+ s\)")
+    texts = (strip.sub("", (o / "index.html").read_text()) for o in (out, whole))
+    assert next(texts) == next(texts)
 
 
 def test_sections_run_at_once_give_the_numbers_of_one_run_alone(page, tiny, tmp_path):
@@ -407,6 +510,100 @@ def test_the_rules_decide_a_verdict_by_two_standard_errors():
     )
 
 
+def test_a_standard_error_of_few_replications_asks_a_wider_margin():
+    """A standard error over n replications has n - 1 degrees of freedom: at two runs a mean
+    30 standard errors from its boundary can be chance (Student's t), so the margin is t's quantile
+    at the normal law's level (14 s.e. at 2 runs, 2.1 at 20); replications that all give one value
+    give no standard error, not an exact number. Before, both were decided at 2 s.e. (the page's
+    "family-wise 5 %" was false at the quick size's 5 Warfarin runs)."""
+    from mlcb.paper.measure import (
+        RULES,
+        SAME_VALUE,
+        claim_row,
+        critical,
+        estimate,
+        judge,
+        judge_value,
+        published_row,
+    )
+    from mlcb.paper.verdicts import Spec, finish, holm, tail
+
+    assert critical() == 2.0 and critical(1) == pytest.approx(13.97, abs=0.01)
+    assert [round(critical(n - 1), 1) for n in (3, 5, 20)] == [4.5, 2.9, 2.1]  # as RULES says
+    assert "14 standard errors with 2 replications, 4.5 with 3, 2.9 with 5, 2.1 with 20" in RULES[0]
+    assert [judge(-3.0, 1.0, high=0.0, df=df) for df in (math.inf, 19, 4, 1)] == [
+        "holds", "holds", "holds", "not shown"
+    ]  # fmt: skip
+    assert (
+        judge(-2.5, 1.0, high=0.0, df=4) == "not shown" and judge(40.0, 10.0, high=0.0, df=1) == "not shown"
+    )
+    assert (
+        judge_value(102.2, 100.0, 1.0) == "does not hold" and judge_value(102.2, 100.0, 1.0, df=9) == "holds"
+    )
+    # a published number within a wide margin is not reproduced: 2 runs at 81.3 +- 1.8 against 95.0
+    # lie within 14 s.e. (25 points), which tells 95.0 from nothing 10 % away
+    assert judge_value(95.0, 81.3, 1.8, 0.1, df=1) == "not shown"
+    wide = published_row("accuracy", "95.0 %", 95.0, 81.3, 1.8, digit=0.1, claim="n", df=1, reason="why")
+    assert (
+        wide.verdict == "not shown"
+        and wide.reason.startswith(
+            "within the noise: the margin of 2 replications, 25.1 either way, is wider than 9.5 (10% of the "
+            "paper's 95)"
+        )
+        and wide.reason.endswith("; why")
+    )
+    assert estimate([1.0, 2.0, 3.0]) == (2.0, pytest.approx(0.57735, abs=1e-5), 2.0)
+    # the same value in every replication: no standard error, whatever the distance
+    same = claim_row("share", "above 1/2", 0.03, 0.0, low=0.5, claim="c", condition="M = 1", reason="r", df=1)
+    assert same.verdict == "not shown" and SAME_VALUE in same.note and math.isnan(same.z)
+    assert judge(0.3, 0.0, high=0.3) == "holds"  # an error of 0 that is no estimate: exact
+    section = finish("k", "K", "", (), [Table("t", (same,))], (Spec("c", "above", "above"),))
+    assert section.tables[0].rows[0].reason.startswith(f"within the noise: {SAME_VALUE}")
+    # a difference of 2 runs 3 s.e. from its boundary is within the noise, and says why
+    few = claim_row("d", "below", -3.0, 1.0, high=0.0, claim="c", condition="M = 1", df=1)
+    reason = (
+        finish("k", "K", "", (), [Table("t", (few,))], (Spec("c", "below", "below"),))
+        .tables[0]
+        .rows[0]
+        .reason
+    )
+    assert (
+        few.verdict == "not shown"
+        and "short of the 14.0 s.e. that 2 replications ask (Student's t)" in reason
+    )
+    assert reason.endswith("; about 4 replications would decide it")  # its margin grows as sqrt(n)
+    # Holm's rule reads each test's tail under its own degrees of freedom
+    assert tail(4.0, df=4) > 100 * tail(4.0)
+    for df, kept in ((math.inf, "holds"), (4.0, "not shown")):  # ten tests 4 s.e. from their boundary
+        tests = tuple(
+            claim_row(f"q{i}", "below", -4.0, 1.0, high=0.0, claim="c", condition=f"M = {i}", df=df)
+            for i in range(10)
+        )
+        decided, _ = holm([Table("t", tests)])
+        assert [row.verdict for row in decided[0].rows] == [kept] * 10
+    assert (
+        "4.0 s.e. inside its range, short of the 4.6 s.e. that Holm's rule asks of it with 5 replications"
+        in (decided[0].rows[0].reason)
+    )
+
+
+def test_no_verdict_on_the_page_rests_on_a_margin_its_replications_do_not_give(page):
+    """Every decided test of the tiny page (2 or 3 replications) clears the margin of its own
+    degrees of freedom, and none is decided without a standard error."""
+    from mlcb.paper.measure import critical
+
+    _, out = page
+    decided = 0
+    for key in RUNNABLE:
+        section = Section.from_json(json.loads((out / "sections" / f"{key}.json").read_text()), out)
+        for row in (row for table in section.tables for row in table.rows):
+            if row.verdict in ("holds", "does not hold") and math.isfinite(row.z):
+                decided += 1
+                assert math.isfinite(row.df) and row.df <= 3, row  # the replications were counted
+                assert row.stderr > 0 and row.z >= critical(row.df), row
+    assert decided > 0
+
+
 def test_slopes_carry_a_jackknife_standard_error_paired_across_settings():
     import mlcb
     from mlcb.paper import measure
@@ -454,14 +651,14 @@ def test_holms_rule_decides_a_sections_tests_together():
     decided, needed = holm([strong])
     assert [r.verdict for r in decided[0].rows] == ["holds"] * 20  # the strong ones make room
     assert needed == pytest.approx(margin_needed(0.05 / 20))
-    weak = Table("t", rows([2.5] * 20) + (published_row("n", "1.0", 1.0, 1.1, 0.1, claim="n"),))
+    weak = Table("t", rows([2.5] * 20) + (published_row("n", "1.0", 1.0, 1.05, 0.04, claim="n"),))
     decided, _ = holm([weak])
     assert [r.verdict for r in decided[0].rows] == ["not shown"] * 20 + ["holds"]  # a number's holds stays
     assert (
         decided[0]
         .rows[0]
         .reason.startswith(
-            f"2.5 s.e. past the boundary, short of the {margin_needed(0.05 / 21):.1f} s.e. that Holm's rule"
+            f"2.5 s.e. inside its range, short of the {margin_needed(0.05 / 21):.1f} s.e. that Holm's rule"
         )
     )
     assert holm(decided)[0] == decided  # deciding again changes nothing

@@ -15,7 +15,7 @@ import pytest
 import mlcb
 from mlcb import plot, sweeps
 from mlcb.cli import main
-from mlcb.report import report
+from mlcb.report import report, settings_table
 
 matplotlib.use("Agg")
 
@@ -224,3 +224,30 @@ def test_a_report_never_replaces_a_file_mlcb_did_not_write(tmp_path, capsys):
     assert mine.read_text() == "<p>my notes</p>"
     ours = report(tmp_path / "run", tmp_path / "ours.html")
     assert report(tmp_path / "run", ours) == ours  # its own report: replaced
+
+
+def test_the_report_names_the_data_each_setting_streams_escaped(tmp_path):
+    """A report of `mlcb compare ctg --data FILE --label COLUMN` was titled after the ctg preset and
+    named no data: a reader could not tell the user's file from cardiotocography. Each setting
+    names its environment and data; a hostile column name is text, never markup."""
+    import pandas as pd
+
+    from agents.classifiers import mixed_pool
+
+    label = "<script>alert(1)</script>"
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"]).assign(
+        **{label: np.arange(60) % 2}
+    )
+    frame.to_csv(tmp_path / "mine.csv", index=False)
+    result = mlcb.simulate(
+        env="mlcb/RealData-v0", env_params={"dataset": str(tmp_path / "mine.csv"), "label": label},
+        experts=mixed_pool(4, 3), horizon=40, replications=2, checkpoints=5,
+    )  # fmt: skip
+    result.save(tmp_path / "run")
+    text = report(tmp_path / "run").read_text(encoding="utf-8")
+    check_page(text)
+    cell = f"mlcb/RealData-v0: {tmp_path / 'mine.csv'}, label '{label}'"
+    assert f"<td>{html.escape(cell)}</td>" in text and "<script" not in text
+    trap = mlcb.simulate(preset="trap", budget=1, horizon=200, replications=1, checkpoints=5)
+    assert list(settings_table(trap)["environment"]) == ["mlcb/Trap-v0"]

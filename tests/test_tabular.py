@@ -363,3 +363,148 @@ def test_a_special_file_is_named_as_such_by_every_reader(tmp_path, capsys, monke
             assert "pipe.toml is a named pipe (FIFO), not a TOML file" in err and err.count("\n") == 1
         assert main(["run", "pipe.toml", "--data", "x.csv"]) == 2  # read before --data is checked
         assert "is a named pipe (FIFO), not a TOML file" in capsys.readouterr().err
+
+
+# --- files as a careless user exports them -----------------------------------------------------------
+def _rows(rows: int = 30, sep: str = ",", decimal: str = ".") -> str:
+    body = "".join(
+        sep.join((f"{i % 7}{decimal}5", str((3 * i) % 5), str(i % 4), "yes" if i % 2 else "no")) + "\n"
+        for i in range(rows)
+    )
+    return sep.join("abcy") + "\n" + body
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (_rows(sep=";"), "semicolons"),
+        (_rows(sep=";", decimal=","), "semicolons"),  # a decimal comma: was 'line 2: 5 field(s), damaged'
+        (_rows(sep="\t"), "tabs"),
+        (_rows(sep="|"), "vertical bars"),
+        (_rows(sep=";").replace("a;", "age, years;", 1), "semicolons"),  # a name with a comma: 2 columns
+    ],
+)
+def test_a_file_separated_by_another_mark_says_so(text, words, tmp_path, capsys, monkeypatch):
+    """A spreadsheet's export in a locale with a decimal comma (semicolons), or a TSV file, was read
+    as one column: 'no column y; its columns: a;b;c;y' or 'the file is damaged'. It is named as
+    what it is, by every command, before any work."""
+    from mlcb.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    _csv(tmp_path, text)
+    shape = "2 columns" if "age, years" in text else "one column"
+    message = f"path: mine.csv is separated by {words}, not commas (its header line reads as {shape}, "
+    with pytest.raises(ValueError, match=re.escape(message)):
+        read_csv(tmp_path / "mine.csv", "y")
+    for command in ("run", "compare"):
+        assert main([command, "ctg", "--data", "mine.csv", "--label", "y", "-T", "20", "-q"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"mlcb: error: {message}") and err.count("\n") == 1, err
+        assert "export it again as comma-separated CSV" in err
+    assert main(["paper", "--warfarin", "mine.csv", "--only", "real-data", "-q"]) == 2  # every reader
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"mlcb: error: warfarin: mine.csv is separated by {words}, not commas")
+        and err.count("\n") == 1
+    )
+    assert not (tmp_path / "results").exists()
+
+
+def test_text_labels_are_read_without_the_spaces_around_them(tmp_path):
+    """'yes ' and 'yes' were two classes (a spreadsheet's stray space): the spaces around a text
+    label go, as around a header's names, and a warning says so; a label of spaces only is missing."""
+    text = _rows().replace(",yes\n", ",yes \n", 3)
+    with pytest.warns(
+        UserWarning,
+        match=re.escape("the spaces around 3 value(s) removed (row 1: 'yes ' is the class 'yes')"),
+    ):
+        table = read_csv(_csv(tmp_path, text), "y")
+    assert table.classes == ("no", "yes") and table.counts() == {"no": 15, "yes": 15}
+    frame = pd.DataFrame({"a": np.arange(6.0), "y": ["a", "b", " a", "b ", "a", "  "]})
+    with pytest.raises(
+        ValueError, match=re.escape("label 'y' has a value of spaces only at row 5: a missing label")
+    ):
+        from_frame(frame, "y")
+
+
+def test_a_column_without_values_and_the_text_read_as_missing_are_named(tmp_path, capsys, monkeypatch):
+    """A column with no value at all: 'fill them or pass missing=drop' would drop every row; it is
+    named as empty. A cell pandas reads as missing ('NA', 'None', 'null') is named as read so."""
+    from mlcb.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    empty = (
+        _rows()
+        .replace("a,b,c,y\n", "a,b,c,y,z\n")
+        .replace("\n", ",\n")
+        .replace("a,b,c,y,z,\n", "a,b,c,y,z\n")
+    )
+    cases = [
+        (empty, "column 'z' of mine has no value in any of its 30 rows; leave it out with columns=[...] or fill it"),
+        (_rows().replace("yes", "None").replace("no", "null"),
+         "column 'y' of mine has no value in any of its 30 rows (read as missing: the text 'null'); the label "
+         "must give each row's class"),
+        (_rows().replace("\n1.5,", "\nNA,", 1),
+         "column 'a' of mine has 1 missing value(s) (read as missing: the text 'NA'), the first at row 1"),
+    ]  # fmt: skip
+    for text, message in cases:
+        path = _csv(tmp_path, text)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            read_csv(path, "y")
+        for command in ("run", "compare"):
+            assert main([command, "ctg", "--data", "mine.csv", "--label", "y", "-T", "20", "-q"]) == 2
+            err = capsys.readouterr().err
+            assert message in err and err.count("\n") == 1, err
+            if "missing=" in message or "columns=" in message:  # an option --data has no flag for
+                assert "(--data reads the file with the defaults" in err, (command, err)
+
+
+def test_a_spreadsheet_export_with_a_bom_crlf_and_quoted_commas_reads_as_the_frame(tmp_path):
+    """UTF-8 with a byte-order mark, CRLF line ends, text labels holding commas and quotes: the
+    table is the frame's."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(rng.normal(size=(24, 3)), columns=["x 1", "x,2", 'x"3'])
+    frame["class"] = ["a, b", 'say "c"', "d"] * 8
+    path = tmp_path / "export.csv"
+    frame.to_csv(path, index=False, encoding="utf-8-sig", lineterminator="\r\n")
+    table = read_csv(path, "class")
+    assert table.feature_names == ("x 1", "x,2", 'x"3') and table.classes == ("a, b", "d", 'say "c"')
+    np.testing.assert_array_equal(table.x, from_frame(frame, "class").x)
+
+
+@pytest.mark.parametrize(
+    ("start", "workbook"),
+    [
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Excel workbook (.xls)"),
+        (b"PK\x03\x04", "a zip archive (an Excel .xlsx or OpenDocument workbook)"),
+    ],
+)
+def test_a_workbook_or_a_legacy_encoding_given_as_csv_says_what_to_save(
+    start, workbook, tmp_path, capsys, monkeypatch
+):
+    """A spreadsheet given where a CSV file is read was 'not UTF-8 text (invalid start byte at byte
+    0)': it is named as a workbook, by every table reader; a CSV in a legacy encoding says to save
+    it as UTF-8."""
+    from mlcb.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.csv").write_bytes(start + bytes(range(256)) * 4)
+    message = f"mine.csv is {workbook}, not a CSV file: save its sheet as CSV (UTF-8, comma-separated)"
+    for argv, role in (
+        (["compare", "ctg", "--data", "mine.csv", "--label", "y", "-q"], "path"),
+        (["run", "warfarin", "--data", "mine.csv", "-q"], "warfarin"),
+        (["paper", "--warfarin", "mine.csv", "--only", "real-data", "-q"], "warfarin"),
+    ):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == f"mlcb: error: {role}: {message}\n", argv
+    (tmp_path / "mine.csv").write_bytes(
+        _rows().replace("yes", "oui, très").replace("no", "non").encode("latin-1")
+    )
+    with pytest.raises(
+        ValueError, match=re.escape("is not UTF-8 text (invalid continuation byte at byte ")
+    ) as caught:
+        read_csv(tmp_path / "mine.csv", "y")
+    assert str(caught.value).endswith(
+        "which a CSV file must be; save it as UTF-8 (a spreadsheet's 'CSV UTF-8')"
+    )
+    assert not (tmp_path / "results").exists()

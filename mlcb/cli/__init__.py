@@ -414,7 +414,9 @@ def _compare(args: argparse.Namespace) -> int:
         fields["env_params"] = settings.data_params(args)
     entry_set = getattr(args, "entry_set", None)
     options = {"calibration": args.calibration, "policies": args.policies, "entry_set": entry_set}
-    configs = comparison_configs(args.target, None, **options, **fields)
+    configs = settings.with_file_advice(
+        args, lambda: comparison_configs(args.target, None, **options, **fields)
+    )
     configs = settings.with_device(configs, getattr(args, "device", None))
     suffix = f"-{entry_set}" if entry_set else ""
     return _simulate_all(args, f"{presets.get(args.target).name}-comparison{suffix}", configs)
@@ -630,6 +632,11 @@ REPORT_TO = "the mlcb maintainers"
 TRACEBACK_VARIABLE = "MLCB_TRACEBACK"
 #: What a rerun keeps, said after a fault that stopped a run.
 KEPT = "finished replications are kept, the same command resumes from them"
+#: What ``mlcb paper`` keeps: its finished sections, not the replications of one in progress.
+PAPER_KEPT = (
+    "finished sections are kept in {out}, the same command resumes from them (a section in progress "
+    "starts over)"
+)
 
 
 #: The longest line an error is shown in, in characters (the rest is counted).
@@ -671,11 +678,12 @@ def main(argv: list[str] | None = None) -> int:
         "list": _list,
         "paper": _paper,
     }[args.command]
+    kept = PAPER_KEPT.format(out=printable(str(args.out / "sections"))) if args.command == "paper" else KEPT
     try:
         _load_plugins(args)
         return command(args)
     except ExpertError as error:  # a fault inside an expert: located, and nothing finished is lost
-        _say(f"error: {error}; {KEPT}", error)
+        _say(f"error: {error}; {kept}", error)
         return 1
     except Fault as error:  # of the machine or the cluster: what happened, and what is kept
         _say(f"error: {error}", error)
@@ -696,6 +704,9 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
+        if args.command == "paper":
+            print(f"mlcb: interrupted; {kept}", file=sys.stderr)
+            return 130
         print(
             "mlcb: interrupted; finished replications are kept, run the same command to resume",
             file=sys.stderr,
@@ -705,13 +716,13 @@ def main(argv: list[str] | None = None) -> int:
         fault = os_fault(error) or load_fault(error)
         if fault is None:
             return _bug(error)
-        _say(f"error: {fault}; {KEPT}", error)
+        _say(f"error: {fault}; {kept}", error)
         return 1
     except MemoryError as error:
         detail = str(error).strip().splitlines()[0] if str(error).strip() else "out of memory"
         _say(
             f"error: not enough memory ({detail}); lower --replications, --threads or the setting's "
-            f"size; {KEPT}",
+            f"size; {kept}",
             error,
         )
         return 1

@@ -45,8 +45,15 @@ _FILE_OPTIONS = ("missing=", "columns=", "constant=", "min_class_rows")
 def configs(args: argparse.Namespace) -> tuple[str, list]:
     """The target's settings, one per budget; an error that suggests an option of reading the
     ``--data`` file says where that option is set."""
+    return with_file_advice(args, lambda: _target_configs(args))
+
+
+def with_file_advice(args: argparse.Namespace, build: Any) -> Any:
+    """``build()``; an error that suggests an option of reading the ``--data`` file (which the
+    command line has no flag for) says where that option is set (``mlcb run`` and ``mlcb
+    compare`` alike)."""
     try:
-        return _target_configs(args)
+        return build()
     except InputError as error:
         message = str(error)
         if not data_params(args) or not any(option in message for option in _FILE_OPTIONS):

@@ -14,7 +14,7 @@ A section states the paper's claims (and the numbers it publishes), each with **
 data) under which it holds, and a measured reason where it does not (:class:`Claim`); a sentence
 to quote (its ``headline``); prose and figures; and the tables of the tests behind the verdicts:
 each row sets the paper's number or claim beside the package's estimate with its standard error,
-its verdict under its condition (the rules of :mod:`mlcb.paper.measure`, decided together by
+its verdict under its condition (the rules of :mod:`mlcb.paper.rules`, decided together by
 Holm's rule for many comparisons, :mod:`mlcb.paper.verdicts`) and its reason where it does not
 hold. A row the paper publishes nothing about is shown for context and carries no verdict.
 
@@ -76,8 +76,9 @@ DURATIONS = {"quick": "about four minutes", "paper": "under 20 minutes"}
 OPTIONAL = {"river": "river", "sklearn": "scikit-learn", "torch": "torch"}
 
 #: The version of a saved section's JSON (a section saved by another version is recomputed; 2: rows
-#: carry a verdict; 3: one verdict per claim, rows carry their claim, condition, margin and reason).
-FORMAT = 3
+#: carry a verdict; 3: one verdict per claim, rows carry their claim, condition, margin and reason;
+#: 4: rows carry the degrees of freedom of their standard error, which set a verdict's margin).
+FORMAT = 4
 
 
 def _check_names(only: Any) -> list[str]:

@@ -165,6 +165,7 @@ def measure(
         "horizon": int(horizon),
         "mean": float(final.mean()),
         "stderr": stderr,
+        "replications": int(final.size),
         "epsilon": gaps.epsilon,
         "gap": gaps.gap,
         "lower_exact": float(regret_lower_bound(horizon, n_experts, budget, alpha)),
@@ -272,6 +273,7 @@ def _table(frame: pd.DataFrame, alpha: float, curves: dict[int, dict[str, Any]],
         chosen = (frame["alpha"] == alpha) & (frame["budget"] == budget) & (frame["horizon"] == horizon)
         point = frame[chosen].iloc[0]
         mean, stderr = float(point["mean"]), float(point["stderr"])
+        df = float(point["replications"]) - 1.0
         lower = float(curve["lower"][int(np.searchsorted(curve["grid"], horizon))])
         upper = float(curve["upper"][-1])
         rows.append(
@@ -289,6 +291,7 @@ def _table(frame: pd.DataFrame, alpha: float, curves: dict[int, dict[str, Any]],
                 claim=CLAIMS[0].key,
                 condition=f"alpha = {_alpha_label(alpha)}; M = {budget}; T = {horizon:,}",
                 reason=f"M-LCB's {mean:,.1f} against the bounds {lower:,.1f} and {upper:,.0f}",
+                df=df,
             )
         )
     return Table(

@@ -1,295 +1,43 @@
 """Numbers the paper's sections report, read from a :class:`~mlcb.storage.results.Result`, and the
-rules that turn each number into a verdict on the paper's claim.
+rows of the tests that set them against the paper's claims.
 
 Every function reads the tidy frames only. Means come with their standard error over
-replications; a difference between two policies of one comparison is taken replication by
-replication (both faced the same stream, common random numbers), so its standard error is that of
-the paired differences. A slope of a mean curve gets its standard error by the jackknife over
-replications (:func:`jackknife`).
-
-The verdicts (:data:`~mlcb.paper.section.VERDICTS`) follow one rule, :func:`judge`: a claim that
-a quantity lies in ``[low, high]`` **holds** when the package's mean lies inside by at least
-:data:`Z` standard errors, **does not hold** when it lies outside by more than :data:`Z`
-standard errors, and is **not shown** in between (or without a standard error). A claim that
-``A`` is below ``B`` is the claim that their paired difference lies in ``(-inf, 0]``; a published
-number is judged by :func:`judge_value`. :data:`RULES` states the rules in words, as the page
-prints them.
+replications and its degrees of freedom; a difference between two policies of one comparison is
+taken replication by replication (both faced the same stream, common random numbers), so its
+standard error is that of the paired differences. A slope of a mean curve gets its standard error
+by the jackknife over replications (:func:`jackknife`). The rules that turn a number into a
+verdict are :mod:`mlcb.paper.rules`' (re-exported here: :func:`judge`, :func:`claim_row`, ...).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from mlcb.paper.section import FAILS, HOLDS, NOT_SHOWN, Row
+from mlcb.paper.rules import LEVEL as LEVEL
+from mlcb.paper.rules import RULES as RULES
+from mlcb.paper.rules import SAME_VALUE as SAME_VALUE
+from mlcb.paper.rules import TOLERANCE as TOLERANCE
+from mlcb.paper.rules import Test as Test
+from mlcb.paper.rules import Z as Z
+from mlcb.paper.rules import claim_row as claim_row
+from mlcb.paper.rules import critical as critical
+from mlcb.paper.rules import describe as describe
+from mlcb.paper.rules import distance as distance
+from mlcb.paper.rules import estimate as estimate
+from mlcb.paper.rules import judge as judge
+from mlcb.paper.rules import judge_value as judge_value
+from mlcb.paper.rules import mean_and_error as mean_and_error
+from mlcb.paper.rules import published_row as published_row
+from mlcb.paper.rules import verdict as verdict
+from mlcb.paper.section import Row
 from mlcb.plot import last_decade_slope
 from mlcb.storage.results import Result
 from mlcb.validation import InputError
-
-#: Standard errors that decide a verdict (two: about 97.7 % one-sided under the normal law).
-Z = 2.0
-
-#: The rules of the verdicts, in words (the page prints them).
-RULES = (
-    f"A claim that a quantity lies in a range holds when the package's mean is inside the range by "
-    f"at least {Z:g} standard errors, does not hold when it is outside by more than {Z:g} standard "
-    "errors, and is not shown in between or when there is no standard error.",
-    "A claim that one policy is below another is checked on their difference, paired replication "
-    "by replication (every policy meets the same streams): the range is everything below 0.",
-    "A claim about a curve's growth is checked on the least-squares log-log slope of the mean curve "
-    "over the last decade of rounds, with its jackknife standard error over replications.",
-    f"A published number holds when it lies within {Z:g} standard errors of the package's mean "
-    "(widened by half a unit of the paper's last printed digit), and does not hold otherwise.",
-    "Many comparisons: a section's tests are decided together by Holm's rule at a family-wise error "
-    "rate of 5 %. Sort the tests by the normal tail beyond their margin, p = 1 - Phi(z); the i-th "
-    "smallest (from i = 0) keeps its verdict while it and every one before it have p <= 0.05 / "
-    "(m - i), m the section's tests; the others are not shown, with the margin they needed. A "
-    "published number within two standard errors holds without a margin and is left as it is.",
-    "Each claim gets one verdict over its tests: holds when every test holds, holds in part when "
-    "some hold and others do not (the conditions of each are listed), does not hold when none "
-    "holds and some do not, not shown when none is decided. A row that does not hold or is not "
-    "shown gives its reason, from measured numbers; a number shown for context tests no claim.",
-)
-
-
-class Test(TypedDict, total=False):
-    """What makes a row a test (:func:`claim_row`, :func:`published_row`): the section's claim it
-    tests, under which condition, and why it may not hold."""
-
-    claim: str
-    condition: str
-    reason: str
-
-
-def mean_and_error(values: np.ndarray) -> tuple[float, float]:
-    """The mean of ``values`` and its standard error (``nan`` with fewer than two values).
-
-    Examples
-    --------
-    >>> mean_and_error(np.array([1.0, 2.0, 3.0]))
-    (2.0, 0.5773502691896258)
-    """
-    values = np.asarray(values, dtype=float)
-    if values.size == 0:
-        return math.nan, math.nan
-    error = float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else math.nan
-    return float(values.mean()), error
-
-
-# --- the rules ------------------------------------------------------------------------------------
-def judge(mean: float, error: float, low: float = -math.inf, high: float = math.inf) -> str:
-    """The verdict on the claim that the quantity estimated by ``mean`` (standard error ``error``)
-    lies in ``[low, high]``: :data:`~mlcb.paper.section.HOLDS` when ``mean`` lies inside by at least
-    :data:`Z` errors, ``FAILS`` when it lies outside by more than :data:`Z` errors, ``NOT_SHOWN``
-    otherwise. An error of 0 is an exact number (judged as it is); a missing (``nan``) error or
-    mean is ``NOT_SHOWN``.
-
-    Examples
-    --------
-    >>> judge(-30.0, 10.0, high=0.0), judge(5.0, 10.0, high=0.0), judge(40.0, 10.0, high=0.0)
-    ('holds', 'not shown', 'does not hold')
-    >>> judge(0.62, 0.03, high=1.0), judge(5.0, 2.0, low=2.0, high=10.0)
-    ('holds', 'not shown')
-    """
-    if math.isnan(low) or math.isnan(high) or low > high:
-        raise InputError(f"low and high must be a range low <= high, got [{low!r}, {high!r}]")
-    if not (math.isfinite(mean) and math.isfinite(error)) or error < 0:
-        return NOT_SHOWN
-    margin = Z * error
-    if low <= mean - margin and mean + margin <= high:
-        return HOLDS
-    if mean + margin < low or mean - margin > high:
-        return FAILS
-    return NOT_SHOWN
-
-
-def judge_value(published: float, mean: float, error: float, digit: float = 0.0) -> str:
-    """The verdict on a published number: ``HOLDS`` when ``published`` lies within :data:`Z`
-    standard errors of ``mean`` plus half of ``digit`` (a unit of the paper's last printed digit,
-    e.g. 0.1 for "95.0"), ``FAILS`` otherwise, ``NOT_SHOWN`` without a standard error.
-
-    Examples
-    --------
-    >>> judge_value(95.0, 87.3, 0.2, 0.1), judge_value(86.0, 86.2, 0.3, 0.1)
-    ('does not hold', 'holds')
-    """
-    if not (math.isfinite(published) and math.isfinite(mean) and math.isfinite(error)) or error < 0:
-        return NOT_SHOWN
-    return HOLDS if abs(published - mean) <= Z * error + digit / 2.0 else FAILS
-
-
-def _bound(value: float) -> str:
-    return f"{value:,.4g}"
-
-
-def describe(mean: float, error: float, low: float = -math.inf, high: float = math.inf) -> str:
-    """Where ``mean`` lies against ``[low, high]``, in standard errors: the detail a verdict's row
-    carries in its note.
-
-    Examples
-    --------
-    >>> describe(-30.0, 10.0, high=0.0)
-    '3.0 s.e. below 0'
-    >>> describe(0.62, 0.03, high=1.0)
-    '12.7 s.e. below 1'
-    >>> describe(5.0, 1.0, low=2.0, high=10.0)
-    '3.0 s.e. above 2 and 5.0 s.e. below 10'
-    """
-    if not (math.isfinite(mean) and math.isfinite(error)) or error <= 0:
-        return "no standard error" if not math.isfinite(error) else "exact"
-    parts = []
-    for bound in (low, high):
-        if math.isfinite(bound):
-            z = (mean - bound) / error
-            side = "above" if z > 0 else "below"
-            parts.append(f"{abs(z):.1f} s.e. {side} {_bound(bound)}")
-    return " and ".join(parts)
-
-
-def distance(mean: float, error: float, low: float = -math.inf, high: float = math.inf) -> float:
-    """How many standard errors ``mean`` lies from the edge of ``[low, high]`` that decides
-    :func:`judge`: inside by at least :data:`Z` (holds), the distance to the nearer edge; outside
-    (does not hold), the distance past the edge it crossed; in between, the distance to the
-    nearer edge. ``inf`` for an exact number, ``nan`` without a standard error.
-
-    Examples
-    --------
-    >>> distance(-30.0, 10.0, high=0.0), distance(0.62, 0.03, low=0.5, high=1.0)
-    (3.0, 4.0)
-    >>> round(distance(5.0, 2.0, low=2.0, high=10.0), 6)
-    1.5
-    """
-    if not (math.isfinite(mean) and math.isfinite(error)) or error < 0:
-        return math.nan
-    if error == 0:
-        return math.inf
-    return (
-        min(abs(mean - low), abs(high - mean)) / error
-        if low <= mean <= high
-        else ((low - mean if mean < low else mean - high) / error)
-    )
-
-
-def claim_row(
-    quantity: str,
-    paper: str,
-    mean: float,
-    error: float,
-    *,
-    low: float = -math.inf,
-    high: float = math.inf,
-    unit: str = "",
-    note: str = "",
-    claim: str = "",
-    condition: str = "",
-    reason: str = "",
-) -> Row:
-    """The row of the claim ``paper`` that ``quantity`` (estimated as ``mean`` with standard error
-    ``error``) lies in ``[low, high]``: its :func:`judge` verdict, its :func:`distance` and
-    :func:`describe` before ``note``. The row tests the section's claim ``claim`` under
-    ``condition``; ``reason`` (why it may not hold, from measured numbers) is kept unless it holds.
-
-    Examples
-    --------
-    >>> row = claim_row("M-LCB minus RoundRobin", "M-LCB below", -30.0, 10.0, high=0.0)
-    >>> row.verdict, row.note, row.z
-    ('holds', '3.0 s.e. below 0', 3.0)
-    """
-    detail = describe(mean, error, low, high)
-    verdict = judge(mean, error, low, high)
-    outside = math.isfinite(mean) and not low <= mean <= high
-    return Row(
-        quantity,
-        paper,
-        mean,
-        error,
-        unit,
-        f"{detail}; {note}" if note else detail,
-        verdict,
-        reason if verdict == FAILS or (verdict == NOT_SHOWN and outside) else "",
-        claim,
-        condition,
-        distance(mean, error, low, high),
-    )
-
-
-def published_row(
-    quantity: str,
-    paper: str,
-    published: float,
-    mean: float,
-    error: float,
-    *,
-    digit: float = 0.0,
-    unit: str = "",
-    note: str = "",
-    claim: str = "",
-    condition: str = "",
-    reason: str = "",
-) -> Row:
-    """The row of a published number: ``paper`` as the paper prints it, ``published`` its value
-    (in the unit of ``mean``), ``digit`` a unit of its last printed digit; :func:`judge_value`.
-    Its ``z`` is the distance past ``Z`` standard errors plus half a digit where it does not hold
-    (``nan`` where it holds: that verdict rests on no margin).
-
-    Examples
-    --------
-    >>> row = published_row("accuracy, M = 4", "95.0 %", 95.0, 87.3, 0.2, digit=0.1, unit="%")
-    >>> row.verdict, row.note, round(row.z, 2)
-    ('does not hold', "the paper's 95 lies 38.5 s.e. above the mean", 38.25)
-    """
-    if math.isfinite(error) and error > 0:
-        z = (published - mean) / error
-        detail = (
-            f"the paper's {_bound(published)} lies {abs(z):.1f} s.e. {'above' if z > 0 else 'below'} the mean"
-        )
-    else:
-        detail = "no standard error"
-    verdict = judge_value(published, mean, error, digit)
-    margin = (
-        (abs(published - mean) - digit / 2.0) / error
-        if verdict == FAILS and error > 0
-        else math.inf
-        if verdict == FAILS
-        else math.nan
-    )
-    return Row(
-        quantity,
-        paper,
-        mean,
-        error,
-        unit,
-        f"{detail}; {note}" if note else detail,
-        verdict,
-        "" if verdict == HOLDS else reason,
-        claim,
-        condition,
-        margin,
-    )
-
-
-def verdict(mean: float, error: float, below: bool = True) -> str:
-    """The note of a claim that a difference is below (``below=True``) or above zero: its
-    :func:`judge` verdict and where it lies, in standard errors; ``""`` without a standard error.
-    A row should carry the verdict itself: prefer :func:`claim_row`.
-
-    Examples
-    --------
-    >>> verdict(-30.0, 10.0)
-    'holds: 3.0 s.e. below 0'
-    >>> verdict(5.0, 10.0)
-    'not shown: 0.5 s.e. above 0'
-    >>> verdict(40.0, 10.0)
-    'does not hold: 4.0 s.e. above 0'
-    """
-    if not (math.isfinite(mean) and math.isfinite(error)) or error <= 0:
-        return ""
-    bounds = {"high": 0.0} if below else {"low": 0.0}
-    return f"{judge(mean, error, **bounds)}: {describe(mean, error, **bounds)}"
 
 
 # --- numbers of a result --------------------------------------------------------------------------
@@ -338,8 +86,30 @@ def paired(first: pd.Series, second: pd.Series) -> tuple[float, float]:
     >>> paired(pd.Series([3.0, 5.0, 7.0]), pd.Series([1.0, 2.0, 3.0, 9.0]))
     (3.0, 0.5773502691896258)
     """
+    return paired_estimate(first, second)[:2]
+
+
+def paired_estimate(first: pd.Series, second: pd.Series) -> tuple[float, float, float]:
+    """:func:`paired` and the degrees of freedom of its error (the shared replications less one).
+
+    Examples
+    --------
+    >>> paired_estimate(pd.Series([3.0, 5.0, 7.0]), pd.Series([1.0, 2.0, 3.0, 9.0]))
+    (3.0, 0.5773502691896258, 2.0)
+    """
     shared = first.index.intersection(second.index)
-    return mean_and_error((first[shared] - second[shared]).to_numpy())
+    return estimate((first[shared] - second[shared]).to_numpy())
+
+
+def degrees(result: Result, *settings: str) -> float:
+    """The degrees of freedom of a standard error over the replications that ``settings`` share
+    (a jackknife's, a paired difference's): their number less one."""
+    frame = result.replications
+    shared = None
+    for setting in settings:
+        mine = set(frame.loc[frame["setting"] == setting, "replication"].tolist())
+        shared = mine if shared is None else shared & mine
+    return float(max(len(shared or ()) - 1, 0))
 
 
 def paired_difference(result: Result, first: str, second: str, metric: str = "regret") -> tuple[float, float]:
@@ -470,10 +240,11 @@ def difference_row(
 ) -> Row:
     """The row of a claim that ``first`` is below ``second``: their paired difference in ``metric``
     at the horizon, its standard error and verdict."""
-    diff, error = paired_difference(result, first, second, metric)
+    diff, error, df = paired_estimate(final(result, first, metric), final(result, second, metric))
     return claim_row(
-        quantity, paper, diff, error, high=0.0, claim=claim, condition=condition, reason=reason, note=note
-    )
+        quantity, paper, diff, error, high=0.0, claim=claim, condition=condition, reason=reason, note=note,
+        df=df,
+    )  # fmt: skip
 
 
 def trend_rows(
@@ -495,7 +266,7 @@ def trend_rows(
     budgets = sorted(values)
     rows = []
     for before, after in zip(budgets, budgets[1:]):
-        mean, error = paired(values[after], values[before])
+        mean, error, df = paired_estimate(values[after], values[before])
         levels = ", ".join(
             f"M = {m}: {_level(*mean_and_error(values[m].to_numpy()), digits)}" for m in (before, after)
         )
@@ -511,6 +282,7 @@ def trend_rows(
                 claim=claim,
                 condition=_where(where, f"M = {before} to {after}"),
                 reason=reason or f"the levels: {levels}",
+                df=df,
                 **bounds,
             )
         )
@@ -549,7 +321,7 @@ def identify_rows(
     1/K in the note."""
     rows = []
     for budget in budgets:
-        mean, error = best_share(result, f"mlcb M={budget}", "deployed")
+        mean, error, df = estimate(shares(result, f"mlcb M={budget}", "deployed").to_numpy())
         rows.append(
             claim_row(
                 f"share of rounds M-LCB deploys {best}, M = {budget}",
@@ -561,6 +333,7 @@ def identify_rows(
                 claim=claim,
                 condition=_where(where, f"M = {budget}"),
                 reason=_reason(reasons, budget),
+                df=df,
             )
         )
     return rows
@@ -583,7 +356,7 @@ def share_rows(
     rows = []
     for budget in budgets:
         mine, theirs = (shares(result, f"{p} M={budget}", "trained") for p in ("mlcb", other))
-        mean, error = paired(mine, theirs)
+        mean, error, df = paired_estimate(mine, theirs)
         levels = (
             f"M-LCB {_level(*mean_and_error(mine.to_numpy()), 3)}, "
             f"{name} {_level(*mean_and_error(theirs.to_numpy()), 3)}"
@@ -601,6 +374,7 @@ def share_rows(
                 claim=claim,
                 condition=_where(where, f"M = {budget}"),
                 reason=_reason(reasons, budget),
+                df=df,
             )
         )
     return rows
@@ -647,6 +421,7 @@ def slope_rows(
                 claim=claim,
                 condition=_where(where, f"M = {budget}", "" if policies and len(policies) == 1 else name),
                 reason=_reason(reasons, budget) or growth,
+                df=degrees(result, setting),
             )
         )
     return rows
@@ -668,7 +443,8 @@ def growth_rows(
     every budget, the difference of their late log-log slopes (jackknife, paired)."""
     rows = []
     for budget in budgets:
-        mean, error = slope_difference(result, f"mlcb M={budget}", f"{other} M={budget}", metric)
+        mine, theirs = f"mlcb M={budget}", f"{other} M={budget}"
+        mean, error = slope_difference(result, mine, theirs, metric)
         rows.append(
             claim_row(
                 f"late log-log slope: M-LCB minus {name}, M = {budget}",
@@ -679,6 +455,7 @@ def growth_rows(
                 claim=claim,
                 condition=_where(where, f"M = {budget}"),
                 reason=_reason(reasons, budget),
+                df=degrees(result, mine, theirs),
             )
         )
     return rows

@@ -44,6 +44,7 @@ td.verdict { white-space: nowrap; font-weight: 600; }
 td.reason { font-size: 0.95em; }
 p.summary, ul.summary { font-size: 1.05em; }
 figure { margin: 1em 0 2em; }
+figcaption { font-size: 0.9em; color: #555; }
 img { max-width: 100%; height: auto; }
 p.meta { color: #555; font-size: 0.9em; }
 """
@@ -200,8 +201,15 @@ def _claims(claims: tuple[Claim, ...]) -> str:
 
 
 def _figure(path: Path) -> str:
+    """A figure of the page: the PNG embedded, captioned and described by its title (the ``Title``
+    entry :func:`~mlcb.paper.section.save_figure` writes; the file's name without one)."""
+    from mlcb.report import png_text
+
     encoded = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{encoded}"></figure>'
+    title = png_text(path).get("Title", "").strip()
+    caption = f"<figcaption>{html.escape(title)}</figcaption>" if title else ""
+    alt = html.escape(title or path.name)
+    return f'<figure><img alt="{alt}" src="data:image/png;base64,{encoded}">{caption}</figure>'
 
 
 def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> str:

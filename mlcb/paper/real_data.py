@@ -35,7 +35,7 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from mlcb.paper.measure import Test, claim_row, jackknife, mean_and_error, published_row
+from mlcb.paper.measure import Test, claim_row, critical, estimate, jackknife, mean_and_error, published_row
 from mlcb.paper.section import (
     NOT_PUBLISHED,
     NOT_SHOWN,
@@ -195,10 +195,11 @@ def _claim(
     **test: Unpack[Test],
 ) -> Row:
     """The row of a claim checked by paired differences (below 0, or above with ``below=False``):
-    their mean, standard error and verdict (:func:`mlcb.paper.measure.claim_row`); ``test``: its
+    their mean, standard error and verdict (:func:`mlcb.paper.rules.claim_row`); ``test``: its
     ``claim``, ``condition`` and ``reason``."""
     low, high = (-math.inf, 0.0) if below else (0.0, math.inf)
-    return claim_row(quantity, paper, *mean_and_error(difference), low=low, high=high, note=note, **test)
+    mean, error, df = estimate(difference)
+    return claim_row(quantity, paper, mean, error, low=low, high=high, note=note, df=df, **test)
 
 
 def _published(
@@ -216,8 +217,9 @@ def _published(
     number = paper.split(" ")[0].rstrip("%").replace(",", "").lstrip("+")
     if digit is None:
         digit = 10.0 ** -len(number.partition(".")[2])
+    mean, error, df = estimate(values)
     return published_row(
-        quantity, paper, float(number), *mean_and_error(values), digit=digit, unit=unit, note=note, **test
+        quantity, paper, float(number), mean, error, digit=digit, unit=unit, note=note, df=df, **test
     )
 
 
@@ -292,10 +294,11 @@ def _ctg_tables(result: Any, leaking: Any, horizon: int) -> tuple[Table, ...]:
             accuracy.append(_context(name, 100.0 * mine["accuracy"], "%"))
             loss.append(_context(name, mine["loss"]))
         if policy == "mlcb" and budget >= 4:
-            mean, error = mean_and_error(mine["top_m"])
+            mean, error, df = estimate(mine["top_m"])
+            reach = (mean + critical(df) * error) / horizon
             why = (
                 f"{mean / horizon:.2%} of the rounds; 'about 0' is read as within {ABOUT_ZERO:.0%} of T (the "
-                f"paper gives no tolerance): it would hold within {(mean + 2 * error) / horizon:.1%}"
+                f"paper gives no tolerance): it would hold within {reach:.1%}"
             )
             top_m.append(
                 claim_row(
@@ -309,6 +312,7 @@ def _ctg_tables(result: Any, leaking: Any, horizon: int) -> tuple[Table, ...]:
                     claim="ctg-top-m",
                     condition=f"21 features; M = {budget}",
                     reason=why,
+                    df=df,
                 )
             )
         else:

@@ -18,7 +18,7 @@ from mlcb.validation import InputError
 #: The sizes an experiment runs at.
 SIZES = ("quick", "paper")
 
-#: The verdict of a test's row (:mod:`mlcb.paper.measure` decides it by a stated rule, and
+#: The verdict of a test's row (:mod:`mlcb.paper.rules` decides it by a stated rule, and
 #: :mod:`mlcb.paper.verdicts` by the section's rule for many comparisons).
 HOLDS, FAILS, NOT_SHOWN = "holds", "does not hold", "not shown"
 VERDICTS = (HOLDS, FAILS, NOT_SHOWN)
@@ -47,7 +47,9 @@ class Row:
     is :data:`NOT_PUBLISHED`, or a published number shown beside the one its claim is judged on).
     A row with a verdict tests the :class:`Claim` of its section keyed ``claim``; ``z`` is the
     distance of the mean from the boundary that decides the verdict, in standard errors
-    (``nan`` where the verdict rests on none); ``reason`` says, from measured numbers, why a row
+    (``nan`` where the verdict rests on none); ``df`` the degrees of freedom of ``stderr`` (``n - 1``
+    over ``n`` replications; ``inf``: a normal standard error), which set the margin of the
+    verdict (:func:`mlcb.paper.rules.critical`); ``reason`` says, from measured numbers, why a row
     does not hold or is not shown.
 
     Examples
@@ -71,6 +73,7 @@ class Row:
     claim: str = ""
     condition: str = ""
     z: float = math.nan
+    df: float = math.inf
 
     def __post_init__(self) -> None:
         if self.verdict and self.verdict not in VERDICTS:
@@ -131,18 +134,22 @@ class Section:
     headline: str = ""
 
     def to_json(self, root: Path) -> dict[str, Any]:
-        """Plain data: figure paths relative to ``root``, numbers as JSON numbers (``nan`` as null)."""
+        """Plain data: figure paths relative to ``root`` with the SHA-256 of each file (a figure
+        another run drew over it is not this section's, :meth:`from_json`), numbers as JSON
+        numbers (``nan`` as null)."""
 
         def number(value: float) -> float | None:
             return None if not math.isfinite(value) else float(value)
 
+        figures = [Path(f).resolve().relative_to(root.resolve()).as_posix() for f in self.figures]
         return {
             "key": self.key,
             "title": self.title,
             "text": self.text,
             "summary": self.summary,
             "headline": self.headline,
-            "figures": [Path(f).resolve().relative_to(root.resolve()).as_posix() for f in self.figures],
+            "figures": figures,
+            "figure_sha256": {name: _digest(Path(f)) for name, f in zip(figures, self.figures)},
             "claims": [dataclasses.asdict(c) for c in self.claims],
             "tables": [
                 {
@@ -154,6 +161,7 @@ class Section:
                             "package": number(r.package),
                             "stderr": number(r.stderr),
                             "z": number(r.z),
+                            "df": None if math.isinf(r.df) else number(r.df),
                         }
                         for r in t.rows
                     ],
@@ -165,13 +173,17 @@ class Section:
     @classmethod
     def from_json(cls, data: Any, root: Path) -> Section:
         """The section ``data`` describes; a ``ValueError`` naming what is wrong. Figures must be
-        regular files under ``root``."""
+        regular files under ``root``, with the SHA-256 ``data`` records for them (an interrupted
+        run at another size or seed may have drawn over a figure before saving its section)."""
         try:
             figures = []
+            digests = data.get("figure_sha256", {})
             for name in data["figures"]:
                 path = root / str(name)
                 if ".." in Path(str(name)).parts or path.is_symlink() or not path.is_file():
                     raise InputError(f"figure {name!r} is not a regular file under {root}")
+                if name in digests and _digest(path) != digests[name]:
+                    raise InputError(f"figure {name!r} is not the one this section drew (another run's)")
                 figures.append(path)
             tables = tuple(
                 Table(
@@ -192,11 +204,17 @@ class Section:
                 str(data["summary"]),
                 str(data["headline"]),
             )
-        except (KeyError, TypeError) as error:
+        except (KeyError, TypeError, AttributeError) as error:
             raise InputError(f"not a saved section: {type(error).__name__}: {error}") from None
 
 
-_ROW_NUMBERS = ("package", "stderr", "z")
+def _digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+_ROW_NUMBERS = ("package", "stderr", "z", "df")
 _ROW_TEXTS = tuple(f.name for f in dataclasses.fields(Row) if f.name not in _ROW_NUMBERS)
 _CLAIM_FIELDS = tuple(f.name for f in dataclasses.fields(Claim))
 
@@ -205,7 +223,8 @@ def _row_fields(data: Any) -> dict[str, Any]:
     """The fields of a :class:`Row` from its saved ``data``: texts as str, numbers as float."""
     fields: dict[str, Any] = {name: str(data[name]) for name in _ROW_TEXTS}
     for name in _ROW_NUMBERS:
-        fields[name] = math.nan if data[name] is None else float(data[name])
+        missing = math.inf if name == "df" else math.nan  # a normal standard error: no degrees
+        fields[name] = missing if data[name] is None else float(data[name])
     return fields
 
 
@@ -225,14 +244,24 @@ def drawing(function: Callable) -> Callable:
     return one_at_a_time
 
 
+def figure_title(figure: Any) -> str:
+    """What a matplotlib ``figure`` is titled: its suptitle, else its axes' titles, on one line."""
+    titles = [figure._suptitle.get_text()] if getattr(figure, "_suptitle", None) is not None else []
+    if not any(titles):
+        titles = [ax.get_title() or ax.get_title(loc="left") for ax in figure.axes]
+    return " ".join(" ".join(t.split()) for t in titles if t.strip())
+
+
 @drawing
 def save_figure(figure: Any, path: Path, dpi: int = 100) -> Path:
     """Save a matplotlib ``figure`` as a PNG at ``path`` (parents made) at ``dpi``, cropped to what
-    it draws; close it and return ``path``."""
+    it draws, its title (:func:`figure_title`) in the PNG's ``Title`` entry (the page's caption);
+    close it and return ``path``."""
     import matplotlib.pyplot as plt
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, format="png", dpi=dpi, bbox_inches="tight")
+    metadata = {"Title": figure_title(figure)} if figure_title(figure) else {}
+    figure.savefig(path, format="png", dpi=dpi, bbox_inches="tight", metadata=metadata)
     plt.close(figure)
     return path
 

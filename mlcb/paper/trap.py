@@ -107,7 +107,7 @@ def _comparison_table(result, counts, calibration: str) -> Table:
     claim = CLAIMS[0]
     for wrapper, source in (("last", result), (OTHER_WRAPPER, counts)):
         for budget in BUDGETS:
-            mean, error = m.paired(
+            mean, error, df = m.paired_estimate(
                 m.final(result, f"mlcb M={budget}", METRIC),
                 m.final(source, f"limited-advice M={budget}", METRIC),
             )
@@ -122,6 +122,7 @@ def _comparison_table(result, counts, calibration: str) -> Table:
                     claim=claim.key,
                     condition=f"{calibration}; M = {budget}; {WRAPPER_NAMES[wrapper]}",
                     reason=_training_reason(result, budget, source=source),
+                    df=df,
                 )
             )
     rows.append(

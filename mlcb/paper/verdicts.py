@@ -2,13 +2,14 @@
 that sums a section up.
 
 A section tests each of the paper's claims under several conditions (calibrations, budgets,
-wrappers): each test is a row of its tables (:func:`mlcb.paper.measure.claim_row`), decided at
-:data:`~mlcb.paper.measure.Z` standard errors. A section runs dozens of tests, and at two
+wrappers): each test is a row of its tables (:func:`mlcb.paper.rules.claim_row`), decided at
+:data:`~mlcb.paper.rules.Z` standard errors. A section runs dozens of tests, and at two
 standard errors a test whose quantity lies on its boundary comes out on either side by chance
 with probability 2.3 %: dozens of tests give about one chance verdict in forty. :func:`finish`
 therefore decides a section's tests together by **Holm's rule** at a family-wise error rate of
 :data:`ALPHA` (the chance that any verdict of the section is due to chance alone is at most 5 %):
-the tests are sorted by the normal tail beyond their margin, ``p = 1 - Phi(z)``; the ``i``-th
+the tests are sorted by the tail beyond their margin, ``p = 1 - Phi(z)`` (Student's t with the
+test's degrees of freedom, ``n - 1`` over ``n`` replications, :func:`tail`); the ``i``-th
 smallest (from ``i = 0``) keeps its verdict while it and every one before it have
 ``p <= ALPHA / (m - i)``, ``m`` the section's tests; the others are **not shown**, with the
 margin they would have needed. A published number that lies within two standard errors of the
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
+from mlcb.paper.rules import SAME_VALUE, critical
 from mlcb.paper.section import FAILS, HOLDS, HOLDS_IN_PART, NOT_SHOWN, Claim, Row, Section, Table
 from mlcb.validation import InputError
 
@@ -67,55 +69,71 @@ class Spec:
     kind: str = "claim"
 
 
-def tail(z: float) -> float:
-    """The one-sided normal tail beyond ``z`` standard errors: the chance of a margin of ``z``
-    or more by chance alone.
+def tail(z: float, df: float = math.inf) -> float:
+    """The one-sided tail beyond ``z`` standard errors: the chance of a margin of ``z`` or more by
+    chance alone, under the normal law (``df = inf``) or, for a standard error with ``df``
+    degrees of freedom (``n - 1`` over ``n`` replications), Student's t.
 
     Examples
     --------
-    >>> round(tail(2.0), 4), tail(math.inf)
-    (0.0228, 0.0)
+    >>> round(tail(2.0), 4), tail(math.inf), round(tail(2.0, df=4), 3)
+    (0.0228, 0.0, 0.058)
     """
-    return 0.5 * math.erfc(z / math.sqrt(2.0))
+    if math.isinf(df) or math.isinf(z):
+        return 0.5 * math.erfc(z / math.sqrt(2.0))
+    if math.isnan(df) or df <= 0:
+        return 1.0
+    from scipy.stats import t
+
+    return float(t.sf(z, df))
 
 
-def margin_needed(p: float) -> float:
-    """The margin, in standard errors, whose one-sided tail is ``p``.
+def margin_needed(p: float, df: float = math.inf) -> float:
+    """The margin, in standard errors, whose one-sided tail (:func:`tail`) is ``p``.
 
     Examples
     --------
-    >>> round(margin_needed(0.05 / 40), 2)
-    3.02
+    >>> round(margin_needed(0.05 / 40), 2), round(margin_needed(0.05 / 40, df=4), 1)
+    (3.02, 6.8)
     """
-    return NormalDist().inv_cdf(1.0 - p)
+    if math.isinf(df):
+        return NormalDist().inv_cdf(1.0 - p)
+    if math.isnan(df) or df <= 0:
+        return math.inf
+    from scipy.stats import t
+
+    return float(t.isf(p, df))
 
 
 def holm(tables: Sequence[Table], alpha: float = ALPHA) -> tuple[tuple[Table, ...], float]:
     """``tables`` with their tests decided together by Holm's rule at ``alpha`` (see the module),
-    and the largest margin a test needed (``nan`` without tests). A test that loses its verdict
-    is not shown, its ``reason`` says why."""
+    and the largest margin a test with a normal standard error needed (``nan`` without tests). A
+    test that loses its verdict is not shown, its ``reason`` says why (the margin it needed, under
+    its own degrees of freedom)."""
     tests = [row for table in tables for row in table.rows if row.verdict]
     m = len(tests)
     if m == 0:
         return tuple(tables), math.nan
     decided = sorted(
-        (tail(row.z), index)
+        (tail(row.z, row.df), index)
         for index, row in enumerate(tests)
         if row.verdict in (HOLDS, FAILS) and not math.isnan(row.z)
     )
     kept: set[int] = set()
-    needed = margin_needed(alpha / m)
+    level = alpha / m
     for rank, (p, index) in enumerate(decided):
         if p > alpha / (m - rank):
-            needed = margin_needed(alpha / (m - rank))
+            level = alpha / (m - rank)
             break
         kept.add(index)
     changed: dict[int, Row] = {}
     for index, row in enumerate(tests):
         if row.verdict in (HOLDS, FAILS) and not math.isnan(row.z) and index not in kept:
+            side = "inside its range" if row.verdict == HOLDS else "past the boundary"
+            runs = f" with {row.df + 1:.0f} replications" if math.isfinite(row.df) else ""
             why = (
-                f"{row.z:.1f} s.e. past the boundary, short of the {needed:.1f} s.e. that Holm's rule "
-                f"asks of it among this section's {m} tests"
+                f"{row.z:.1f} s.e. {side}, short of the {margin_needed(level, row.df):.1f} s.e. that "
+                f"Holm's rule asks of it{runs} among this section's {m} tests"
             )
             changed[id(row)] = dataclasses.replace(
                 row, verdict=NOT_SHOWN, reason=f"{why}; {row.reason}" if row.reason else why
@@ -128,18 +146,43 @@ def holm(tables: Sequence[Table], alpha: float = ALPHA) -> tuple[tuple[Table, ..
 
 
 def _noise_reason(row: Row, needed: float) -> str:
-    """Why a test within the noise is not shown: its margin and how many times the replications
-    would decide it (if the mean stayed where it is)."""
+    """Why a test within the noise is not shown: its margin, the margin its replications ask
+    (few replications ask more, :func:`~mlcb.paper.rules.critical`) and how many replications
+    would decide it if the mean and the spread stayed where they are (its margin grows as the
+    square root of the replications; ``needed``: the margin Holm's rule asks of a section's first
+    test under the normal law)."""
+    if SAME_VALUE in row.note:
+        return f"{NOISE}: {SAME_VALUE}; more replications would give one"
     if not math.isfinite(row.z):
         return f"{NOISE}: no standard error (too few replications)"
-    target = max(needed, 2.0)
-    times = (target / row.z) ** 2 if row.z > 0.05 else math.inf
+    if not math.isfinite(row.df):
+        target = max(needed, critical())
+        times = (target / row.z) ** 2 if row.z > 0.05 else math.inf
+        more = (
+            f"about {times:,.0f} times the replications"
+            if times < 100
+            else "more than 100 times the replications"
+        )
+        return f"{NOISE}: {row.z:.1f} s.e. from the boundary; {target:.1f} s.e. would take {more}"
+    runs, level = int(row.df) + 1, tail(needed)
+
+    def decides(n: int) -> bool:  # its margin grows with n, the one asked of it shrinks
+        return row.z * math.sqrt(n / runs) >= max(critical(n - 1), margin_needed(level, n - 1))
+
+    enough, low, high = None, runs + 1, 100 * runs
+    if decides(high):
+        while low < high:  # the fewest replications that decide it
+            middle = (low + high) // 2
+            low, high = (low, middle) if decides(middle) else (middle + 1, high)
+        enough = low
     more = (
-        f"about {times:,.0f} times the replications"
-        if times < 100
-        else "more than 100 times the replications"
+        f"about {enough:,} replications would decide it" if enough else "more than 100 times the replications"
     )
-    return f"{NOISE}: {row.z:.1f} s.e. from the boundary; {target:.1f} s.e. would take {more}"
+    student = " (Student's t)" if critical(row.df) > critical() + 0.05 else ""
+    return (
+        f"{NOISE}: {row.z:.1f} s.e. from the boundary, short of the {critical(row.df):.1f} s.e. that "
+        f"{runs} replications ask{student}; {more}"
+    )
 
 
 def conditions(rows: Iterable[Row], drop: str = "") -> str:
@@ -266,7 +309,7 @@ def finish(
                 row.verdict == NOT_SHOWN
                 and not _holm_note(row)
                 and not row.reason.startswith(NOISE)
-                and (math.isfinite(row.z) or not row.reason)
+                and (math.isfinite(row.z) or not row.reason or SAME_VALUE in row.note)
             ):
                 noise = _noise_reason(row, needed)
                 row = dataclasses.replace(row, reason=f"{noise}; {row.reason}" if row.reason else noise)
