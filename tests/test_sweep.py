@@ -576,15 +576,32 @@ def test_a_part_description_of_the_wrong_kinds_is_named(reference, tmp_path, cap
     assert_same(reference.result, again.result)
 
 
-def test_a_sweep_description_whose_failures_are_not_a_list_is_named(reference, tmp_path):
+def _failed_five(meta: dict) -> None:
+    meta["failed"] = 5
+
+
+def _experts_text(meta: dict) -> None:
+    meta["settings"][0]["config"]["experts"] = "ucb1 x 4"  # its length was taken for the pool's
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_failed_five, "sweep.json: not a readable sweep description (InputError: 'failed' must"),
+        (_experts_text, "(InputError: the experts of setting 'mlcb M=1 K=4' must be a list, got 'ucb1 x 4')"),
+    ],
+    ids=["failed-not-a-list", "experts-not-a-list"],
+)
+def test_a_sweep_description_of_the_wrong_kinds_is_named(reference, tmp_path, edit, message):
     import shutil
 
     shutil.copytree(reference.path, tmp_path / "s")
     meta = json.loads((tmp_path / "s" / "sweep.json").read_text())
-    (tmp_path / "s" / "sweep.json").write_text(json.dumps({**meta, "failed": 5}))
+    edit(meta)
+    (tmp_path / "s" / "sweep.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError) as caught:
         sweeps.load(tmp_path / "s")
-    assert "sweep.json: not a readable sweep description (InputError: 'failed' must" in str(caught.value)
+    assert message in str(caught.value)
 
 
 def test_a_pool_size_written_as_a_float_is_the_whole_number(tmp_path):

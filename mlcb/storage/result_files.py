@@ -367,19 +367,24 @@ def _numbers(value: Any, minimum: float | None = None) -> bool:
 
 
 def _theory(value: Any) -> bool:
-    """Whether ``value`` is a worst-case curve as mlcb records it: ``None``, or rounds (finite,
-    >= 1) and their bounds, lists of numbers of one length."""
-    if value is None:
-        return True
+    """Whether ``value`` is a worst-case curve as mlcb records it: rounds (finite, >= 1) and
+    their bounds, lists of numbers of one length."""
     if not isinstance(value, dict):
         return False
     rounds, bounds = value.get("rounds"), value.get("worst_case")
-    return _numbers(rounds, 1) and _numbers(bounds) and len(rounds) == len(bounds)
+    return (
+        isinstance(rounds, list)
+        and isinstance(bounds, list)
+        and _numbers(rounds, 1)
+        and _numbers(bounds)
+        and len(rounds) == len(bounds)
+    )
 
 
 #: What the readers (``mlcb show``, the figures, the report) take from a setting's description
 #: (``metadata.json``'s settings, a sweep part's ``.json``) and what each must be where present:
-#: ``(test, what)``. A field that is absent is read as unknown; one of another kind is refused.
+#: ``(test, what)``. A field that is absent or null is read as unknown; one of another kind is
+#: refused.
 SETTING_FIELDS: dict[str, tuple[Any, str]] = {
     "config": (lambda v: isinstance(v, dict), "an object"),
     "key": (lambda v: isinstance(v, str), "a string"),
@@ -397,7 +402,7 @@ SETTING_FIELDS: dict[str, tuple[Any, str]] = {
         "null or a curve {rounds, worst_case}: two lists of numbers of one length, rounds >= 1",
     ),
     "seconds": (lambda v: _is_number(v) and (v != v or 0 <= v < math.inf), "a number >= 0"),
-    "rate_exponent": (lambda v: v is None or (_is_number(v) and math.isfinite(v)), "null or a finite number"),
+    "rate_exponent": (lambda v: _is_number(v) and math.isfinite(v), "null or a finite number"),
     "n_experts": (lambda v: _is_whole(v, 1), "a whole number >= 1"),
     "horizon": (lambda v: _is_whole(v, 1), "a whole number >= 1"),
 }
@@ -419,14 +424,14 @@ CONFIG_FIELDS: dict[str, tuple[Any, str]] = {
 #: The same for the top level of ``metadata.json``.
 TOP_FIELDS: dict[str, tuple[Any, str]] = {
     "versions": (lambda v: isinstance(v, dict), "an object"),
-    "git_revision": (lambda v: v is None or isinstance(v, str), "null or a string"),
-    "created": (lambda v: v is None or isinstance(v, str), "null or a string"),
+    "git_revision": (lambda v: isinstance(v, str), "null or a string"),
+    "created": (lambda v: isinstance(v, str), "null or a string"),
 }
 
 
 def _check_fields(file: Path, where: str, record: dict, fields: dict[str, tuple[Any, str]]) -> None:
     for name, (test, what) in fields.items():
-        if name in record and not test(record[name]):
+        if record.get(name) is not None and not test(record[name]):
             from mlcb.validation import shown
 
             raise InputError(f"{file}: {where}{name!r} must be {what}, got {shown(record[name], 60)}")

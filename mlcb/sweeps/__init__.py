@@ -489,6 +489,10 @@ class _Recorded:
     @staticmethod
     def setting(data: dict) -> Setting:
         config = data["config"]
+        if not isinstance(config["experts"], list):
+            raise InputError(
+                f"the experts of setting {data['label']!r} must be a list, got {config['experts']!r}"
+            )
         recorded = _RecordedConfig(
             str(data["key"]),
             int(validation.integer("horizon", config["horizon"], maximum=10**10)),
