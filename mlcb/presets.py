@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlcb import validation
 from mlcb.config import SimulationConfig, check_field_names
 from mlcb.engine.sizes import check_environment_size
 from mlcb.validation import InputError, InputTypeError, did_you_mean
@@ -118,6 +119,8 @@ class Preset:
                 raise InputTypeError(f"{table} must be a dict, got {type(fields[table]).__name__}")
         own_env = {} if "env" in fields else self.env_params  # another environment: its own params
         env_params = {**own_env, **fields.pop("env_params", {})}
+        if "n_experts" in env_params:  # the pool is sized by it: a whole number, however written (1e1)
+            env_params["n_experts"] = validation.integer("n_experts", env_params["n_experts"])
         # The pool is sized by the environment's parameters: refuse sizes beyond memory first.
         check_environment_size(fields.get("env", self.env), env_params)
         policy = fields.pop("policy", self.policy)

@@ -640,3 +640,162 @@ def test_any_interleaving_of_interruptions_gives_the_uninterrupted_result(steps,
         for name in engine.Replication._ARRAYS:
             np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
         assert (got.best_expert, got.best_loss) == (want.best_expert, want.best_loss)
+
+
+# --- saved files of the right names but the wrong contents ------------------------------------------
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> Path:
+    """A saved result of two settings (budgets 1 and 2), copied by each test that damages it."""
+    runs = [mlcb.simulate(preset="trap", budget=m, **SMALL) for m in (1, 2)]
+    return Result.concat(runs).save(tmp_path_factory.mktemp("saved") / "run")
+
+
+def _edit_metadata(path: Path, edit) -> None:
+    meta = json.loads((path / "metadata.json").read_text())
+    edit(meta)
+    (path / "metadata.json").write_text(json.dumps(meta))
+
+
+def _edit_setting(field: str, value, config: bool = False):
+    def edit(meta: dict) -> None:
+        setting = meta["settings"]["mlcb M=1"]
+        (setting["config"] if config else setting)[field] = value
+
+    return lambda path: _edit_metadata(path, edit)
+
+
+def _edit_frame(path: Path, name: str, edit) -> None:
+    frame = pd.read_parquet(path / f"{name}.parquet")
+    edit(frame).to_parquet(path / f"{name}.parquet", index=False)
+
+
+def _huge_number(path: Path) -> None:
+    """A whole number of 400 digits (JSON numbers have no size; Python reads it exactly, and
+    it overflowed where a figure read it as a float: "a bug in mlcb")."""
+    _edit_metadata(
+        path, lambda meta: meta["settings"]["mlcb M=1"]["theory"]["rounds"].__setitem__(0, 10**400)
+    )
+
+
+def _a_setting_more(meta: dict) -> None:
+    meta["settings"]["ghost"] = meta["settings"]["mlcb M=1"]
+
+
+def _budget_of_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(budget=frame["budget"].where(frame["setting"] != "mlcb M=1", 3))
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        # Kinds of the fields the readers take (each was read as it was: a list as a reference
+        # and a 400-digit round were "a bug in mlcb" in the report and the figures; a string
+        # horizon or number of seconds was shown, or summed, as it was).
+        (
+            _edit_setting("reference", ["L*"]),
+            "metadata.json: setting 'mlcb M=1': 'reference' must be a string, got ['L*']",
+        ),
+        (
+            _edit_setting("theory", {"rounds": [1, 2, 3], "worst_case": [1.0]}),
+            "metadata.json: setting 'mlcb M=1': 'theory' must be null or a curve {rounds, worst_case}",
+        ),
+        (
+            _edit_setting("seconds", "12.5"),
+            "metadata.json: setting 'mlcb M=1': 'seconds' must be a number >= 0, got '12.5'",
+        ),
+        (
+            _edit_setting("certificate_valid", "yes"),
+            "metadata.json: setting 'mlcb M=1': 'certificate_valid' must be true or false, got 'yes'",
+        ),
+        (
+            _edit_setting("horizon", "300", config=True),
+            "metadata.json: setting 'mlcb M=1': config 'horizon' must be a whole number >= 1, got '300'",
+        ),
+        (
+            lambda p: _edit_metadata(p, lambda m: m.update(versions=["mlcb 0.1"])),
+            "metadata.json: 'versions' must be an object, got ['mlcb 0.1']",
+        ),
+        (_huge_number, "is larger than a 64-bit integer"),
+        # Rows that disagree with the metadata, or within a setting.
+        (
+            lambda p: _edit_metadata(p, _a_setting_more),
+            "metadata.json: describes setting(s) ['ghost'] that curves.parquet holds no rows of",
+        ),
+        (
+            lambda p: _edit_frame(p, "experts", _budget_of_rows),
+            "experts.parquet: setting 'mlcb M=1' has budget 3, its metadata says 1",
+        ),
+        (
+            lambda p: _edit_frame(p, "replications", lambda f: f.assign(best_expert=10)),
+            "replications.parquet: setting 'mlcb M=1' has best_expert 10, outside its pool of 10 experts",
+        ),
+        (
+            lambda p: _edit_frame(p, "experts", lambda f: f.assign(deployed=f["round"] + 1)),
+            "experts.parquet: setting 'mlcb M=1' has expert 0 deployed 2 times by round 1, more than once",
+        ),
+        (
+            lambda p: _edit_frame(p, "curves", lambda f: f.assign(round=f["round"] * 2)),
+            "curves.parquet: setting 'mlcb M=1' is recorded from round 2 to 600, its metadata says rounds 1",
+        ),
+    ],
+    ids=[
+        "reference-list",
+        "theory-lengths",
+        "seconds-string",
+        "flag-string",
+        "horizon-string",
+        "versions-list",
+        "huge-number",
+        "setting-without-rows",
+        "budget-disagrees",
+        "best-expert-outside-pool",
+        "deployed-too-often",
+        "rounds-past-horizon",
+    ],
+)
+def test_a_result_with_foreign_contents_is_one_line_naming_the_file(saved, tmp_path, capsys, damage, message):
+    """Files with the right names whose contents another program (or a hand) wrote: the API,
+    show, plot and report each refuse them in one line naming the file and what is wrong, never a
+    traceback and never a summary of what the files do not hold."""
+    import shutil
+
+    path = Path(shutil.copytree(saved, tmp_path / "run"))
+    damage(path)
+    with pytest.raises(ValueError) as caught:
+        mlcb.load(path)
+    assert message in str(caught.value) and len(str(caught.value).splitlines()) == 1
+    for command in (
+        ["show", str(path)],
+        ["plot", str(path), "--out", str(tmp_path / "figures")],
+        ["report", str(path), "--out", str(tmp_path / "report.html")],
+    ):
+        line = _one_line_error(capsys, main(command))
+        assert message in line, line
+    assert not (tmp_path / "figures").exists() and not (tmp_path / "report.html").exists()
+
+
+def test_a_result_written_by_this_version_passes_every_check(saved):
+    """The checks refuse only what mlcb does not write: its own result of two settings, and the
+    same after a save of what was loaded, read back whole."""
+    again = mlcb.load(saved)
+    assert again.settings == ["mlcb M=1", "mlcb M=2"]
+    with tempfile.TemporaryDirectory() as folder:
+        _assert_same(again, mlcb.load(again.save(Path(folder) / "copy")))
+
+
+def test_a_folder_of_results_or_a_sweep_given_for_a_result_says_what_to_read(saved, tmp_path, capsys):
+    """The ``--out`` folder of several runs (``mlcb show results``) names the results in it; a
+    sweep's folder given to ``mlcb.load`` names the reader of sweeps. Both were "not a saved mlcb
+    result (missing [...])", as for a folder of anything else."""
+    import shutil
+
+    shutil.copytree(saved, tmp_path / "results" / "trap")
+    line = _one_line_error(capsys, main(["show", str(tmp_path / "results")]))
+    assert "results is not a saved mlcb result but holds 1 in its folders (trap): name one" in line
+    (tmp_path / "grid").mkdir()
+    (tmp_path / "grid" / "sweep.json").write_text("{}")
+    with pytest.raises(FileNotFoundError) as caught:
+        mlcb.load(tmp_path / "grid")
+    assert "grid is a sweep, not a saved mlcb result of one run: read it with mlcb.sweeps.load(" in str(
+        caught.value
+    )

@@ -550,3 +550,73 @@ def test_a_sweep_description_with_bad_counts_is_named(reference, tmp_path, field
         ValueError, match=rf"sweep.json: not a readable sweep description \(InputError: {field} must"
     ):
         sweeps.load(tmp_path / "s")
+
+
+def test_a_part_description_of_the_wrong_kinds_is_named(reference, tmp_path, capsys):
+    """A part's description (``data/settings/key=.../block-*.json``) is what the figures and the
+    report read of its setting: a field of another kind than mlcb writes (a list as the
+    reference was "a bug in mlcb" in the report) names the part's file, in loading and in
+    ``mlcb show``; a sweep's run sets the part aside and computes it again."""
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    key = sweeps.make_grid(GRID).settings[0].key
+    part = tmp_path / "small" / "data" / "settings" / f"key={key}" / "block-000000-000002.json"
+    meta = json.loads(part.read_text())
+    part.write_text(json.dumps({**meta, "reference": ["L*"]}))
+    message = "block-000000-000002.json: setting 'mlcb M=1 K=4': 'reference' must be a string, got ['L*']"
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("*", r"\*")):
+        sweeps.load(tmp_path / "small")
+    assert main(["show", str(tmp_path / "small")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    with pytest.warns(CorruptPartWarning, match="'reference' must be a string"):
+        again = mlcb.sweep(GRID, out=tmp_path, workers=1)
+    assert (again.computed, again.skipped) == (1, 11)
+    assert_same(reference.result, again.result)
+
+
+def _failed_five(meta: dict) -> None:
+    meta["failed"] = 5
+
+
+def _experts_text(meta: dict) -> None:
+    meta["settings"][0]["config"]["experts"] = "ucb1 x 4"  # its length was taken for the pool's
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_failed_five, "sweep.json: not a readable sweep description (InputError: 'failed' must"),
+        (_experts_text, "(InputError: the experts of setting 'mlcb M=1 K=4' must be a list, got 'ucb1 x 4')"),
+    ],
+    ids=["failed-not-a-list", "experts-not-a-list"],
+)
+def test_a_sweep_description_of_the_wrong_kinds_is_named(reference, tmp_path, edit, message):
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "s")
+    meta = json.loads((tmp_path / "s" / "sweep.json").read_text())
+    edit(meta)
+    (tmp_path / "s" / "sweep.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError) as caught:
+        sweeps.load(tmp_path / "s")
+    assert message in str(caught.value)
+
+
+def test_a_pool_size_written_as_a_float_is_the_whole_number(tmp_path):
+    """``n_experts = 1e1`` in a grid (TOML has no other way to write 10 that way) is 10: the
+    setting of ``n_experts = 10``, its key and label included; a fraction is named (both were a
+    raw "can't multiply sequence by non-int of type 'float'")."""
+    whole = sweeps.make_grid({**GRID, "grid": {"n_experts": [1e1]}})
+    plain = sweeps.make_grid({**GRID, "grid": {"n_experts": [10]}})
+    assert [s.key for s in whole.settings] == [s.key for s in plain.settings]
+    assert whole.settings[0].config.env_params["n_experts"] == 10
+    with pytest.raises(ValueError) as caught:
+        sweeps.make_grid({**GRID, "grid": {"n_experts": [4.5]}})
+    assert (
+        str(caught.value)
+        == "grid setting n_experts=4.5 is invalid: n_experts must be an integer >= 1, got 4.5"
+    )
+    with pytest.raises(ValueError, match="n_experts must be an integer >= 1, got '10'"):
+        mlcb.simulate(preset="trap", env_params={"n_experts": "10"}, budget=1, horizon=100, replications=1)

@@ -5,7 +5,9 @@ A saved result is a directory of ``curves.parquet``, ``experts.parquet``,
 Reading checks everything before anything is used: the four files present and regular, each frame
 readable with its columns and their kinds, its values (:data:`VALUES`: a regret finite, rounds
 >= 1, no frame empty), the metadata a JSON object whose ``settings`` describes every setting of
-the frames, and the rows of each setting agreeing across the frames and with the metadata. Every
+the frames and no other, each field the readers take of the kind mlcb writes
+(:data:`SETTING_FIELDS`, :data:`CONFIG_FIELDS`, :data:`TOP_FIELDS`; whole numbers within 64
+bits), and the rows of each setting agreeing across the frames and with the metadata. Every
 problem is an ``InputError`` (a ``ValueError``) of one line naming the file; nothing named in the
 files is imported or called. A sweep's parts are read with the same checks
 (:mod:`mlcb.sweeps.parts`); where the files go, atomically and under a lock, is
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import stat
 from pathlib import Path
@@ -132,12 +135,32 @@ def write(directory: Path, frames: list, metadata: dict) -> None:
     (directory / METADATA).write_text(json.dumps(metadata, indent=2, default=str))
 
 
+#: The largest whole number a file of mlcb's may hold (a signed 64-bit integer): mlcb writes
+#: none larger, and a larger one overflows where it is read as a float or an array.
+LARGEST_WHOLE = 2**63 - 1
+
+
+def _whole(text: str) -> int:
+    """A JSON whole number, refused (a ``ValueError``) beyond :data:`LARGEST_WHOLE` in size."""
+    if len(text.lstrip("-")) > 19 and abs(int(text)) > LARGEST_WHOLE:
+        shown = text if len(text) <= 24 else f"{text[:12]}...{text[-4:]} ({len(text.lstrip('-')):,} digits)"
+        raise InputError(f"the whole number {shown} is larger than a 64-bit integer")
+    return int(text)
+
+
+def loads(text: str | bytes) -> Any:
+    """The JSON value of ``text``, refusing (a ``ValueError``) a whole number beyond a 64-bit
+    integer (:data:`LARGEST_WHOLE`): a JSON number has no size of its own, and one of 400 digits
+    overflows wherever it is read as a float."""
+    return json.loads(text, parse_int=_whole)
+
+
 def read_json(file: Path, within: Path | None = None) -> Any:
     """The JSON value in the regular ``file`` (:func:`open_regular`), or a one-line
-    ``ValueError`` naming it."""
+    ``ValueError`` naming it (:func:`loads`: whole numbers within 64 bits)."""
     with open_regular(file, within) as handle:
         try:
-            return json.loads(handle.read().decode("utf-8"))
+            return loads(handle.read().decode("utf-8"))
         except RecursionError:
             raise InputError(f"{file}: not readable JSON (nested too deep)") from None
         except (OSError, UnicodeDecodeError, ValueError) as error:
@@ -239,9 +262,11 @@ def check_values(file: Path, frame: Any, kind: str) -> None:
 
 def check_rows(path: Path, frames: list, metadata: dict) -> None:
     """An ``InputError`` naming the file unless, for every setting, the frames agree with each
-    other and with the metadata: ``R`` replications (``config.replications``) of ``C`` checkpoints,
-    ``R * C`` rows of curves, ``R * C * K`` of experts (``K`` experts, ``expert < K``) and ``R``
-    of replications."""
+    other and with the metadata: ``R`` replications (``config.replications``) of ``C`` checkpoints
+    from round 1 to the horizon (``config.horizon``), ``R * C`` rows of curves, ``R * C * K`` of
+    experts (``K`` experts, ``expert < K``, none deployed more often than once a round) and ``R``
+    of replications (``best_expert < K``), and one policy, budget and calibration, those of its
+    ``config``."""
     curves, experts, replications = frames
     settings = metadata["settings"]
     for label, group in curves.groupby("setting", sort=False):
@@ -260,6 +285,13 @@ def check_rows(path: Path, frames: list, metadata: dict) -> None:
                 f"{path / 'curves.parquet'}: setting {label!r} has {len(group)} rows, expected {runs} "
                 f"replication(s) x {points} checkpoint(s) = {runs * points}"
             )
+        horizon = config.get("horizon")
+        first, last = int(group["round"].min()), int(group["round"].max())
+        if _is_whole(horizon, 1) and (first, last) != (1, horizon):
+            raise InputError(
+                f"{path / 'curves.parquet'}: setting {label!r} is recorded from round {first:,} to {last:,}, "
+                f"its metadata says rounds 1 to its horizon {horizon:,}"
+            )
         pool = config.get("experts")
         k = len(pool) if isinstance(pool, list) else None
         mine = experts[experts["setting"] == label]
@@ -275,23 +307,201 @@ def check_rows(path: Path, frames: list, metadata: dict) -> None:
                 f"{path / 'replications.parquet'}: setting {label!r} has {len(rows)} rows, expected one per "
                 f"replication of curves.parquet ({runs})"
             )
+        if k is not None and int(rows["best_expert"].max()) >= k:
+            raise InputError(
+                f"{path / 'replications.parquet'}: setting {label!r} has best_expert "
+                f"{int(rows['best_expert'].max())}, outside its pool of {k} experts"
+            )
+        deployed = mine["deployed"].to_numpy() > mine["round"].to_numpy()
+        if deployed.any():
+            row = mine.iloc[int(deployed.argmax())]
+            raise InputError(
+                f"{path / 'experts.parquet'}: setting {label!r} has expert {int(row['expert'])} deployed "
+                f"{int(row['deployed'])} times by round {int(row['round'])}, more than once a round"
+            )
+        _check_setting_columns(path, label, config, {"curves": group, "experts": mine, "replications": rows})
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar of a frame as the Python value (``budget`` 2, not ``np.int64(2)``)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _check_setting_columns(path: Path, label: str, config: dict, frames: dict) -> None:
+    """An ``InputError`` naming the file unless the setting columns (policy, budget, calibration)
+    hold one value for setting ``label`` in every frame, the same in all three and, where its
+    ``config`` records them, the ones recorded."""
+    said = {column: config.get(column) for column in ("policy", "budget", "calibration")}
+    for name, frame in frames.items():
+        file = path / f"{name}.parquet"
+        for column, recorded in said.items():
+            values = [_plain(v) for v in frame[column].unique()]
+            if len(values) != 1:
+                shown = ", ".join(repr(v) for v in values[:3])
+                raise InputError(
+                    f"{file}: setting {label!r} has {len(values)} values of {column!r} ({shown}); a setting "
+                    "has one"
+                )
+            if recorded is not None and values[0] != recorded:
+                raise InputError(
+                    f"{file}: setting {label!r} has {column} {values[0]!r}, its metadata says {recorded!r}"
+                )
+            said[column] = values[0]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_whole(value: Any, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _numbers(value: Any, minimum: float | None = None) -> bool:
+    """Whether ``value`` is a list of numbers (each finite and ``>= minimum`` when given)."""
+    if not isinstance(value, list):
+        return False
+    if minimum is None:
+        return all(_is_number(v) for v in value)
+    return all(_is_number(v) and math.isfinite(v) and v >= minimum for v in value)
+
+
+def _theory(value: Any) -> bool:
+    """Whether ``value`` is a worst-case curve as mlcb records it: rounds (finite, >= 1) and
+    their bounds, lists of numbers of one length."""
+    if not isinstance(value, dict):
+        return False
+    rounds, bounds = value.get("rounds"), value.get("worst_case")
+    return (
+        isinstance(rounds, list)
+        and isinstance(bounds, list)
+        and _numbers(rounds, 1)
+        and _numbers(bounds)
+        and len(rounds) == len(bounds)
+    )
+
+
+#: What the readers (``mlcb show``, the figures, the report) take from a setting's description
+#: (``metadata.json``'s settings, a sweep part's ``.json``) and what each must be where present:
+#: ``(test, what)``. A field that is absent or null is read as unknown; one of another kind is
+#: refused.
+SETTING_FIELDS: dict[str, tuple[Any, str]] = {
+    "config": (lambda v: isinstance(v, dict), "an object"),
+    "key": (lambda v: isinstance(v, str), "a string"),
+    "family": (lambda v: isinstance(v, str), "a string"),
+    "engine": (lambda v: isinstance(v, str), "a string"),
+    "reference": (lambda v: isinstance(v, str), "a string"),
+    "certificate_problem": (lambda v: isinstance(v, str), "a string"),
+    "certificate_valid": (lambda v: isinstance(v, bool), "true or false"),
+    "heuristic_experts": (
+        lambda v: isinstance(v, list) and all(_is_whole(k, 0) for k in v),
+        "a list of expert indices",
+    ),
+    "theory": (
+        _theory,
+        "null or a curve {rounds, worst_case}: two lists of numbers of one length, rounds >= 1",
+    ),
+    "seconds": (lambda v: _is_number(v) and (v != v or 0 <= v < math.inf), "a number >= 0"),
+    "rate_exponent": (lambda v: _is_number(v) and math.isfinite(v), "null or a finite number"),
+    "n_experts": (lambda v: _is_whole(v, 1), "a whole number >= 1"),
+    "horizon": (lambda v: _is_whole(v, 1), "a whole number >= 1"),
+}
+#: The same for the fields of a setting's ``config`` record that the readers take.
+CONFIG_FIELDS: dict[str, tuple[Any, str]] = {
+    "policy": (lambda v: isinstance(v, str), "a string"),
+    "calibration": (lambda v: isinstance(v, str), "a string"),
+    "label": (lambda v: isinstance(v, str), "a string"),
+    "budget": (lambda v: _is_whole(v, 1), "a whole number >= 1"),
+    "horizon": (lambda v: _is_whole(v, 1), "a whole number >= 1"),
+    "replications": (lambda v: _is_whole(v, 1), "a whole number >= 1"),
+    "checkpoints": (lambda v: _is_whole(v, 1), "a whole number >= 1"),
+    "seed": (lambda v: _is_whole(v, 0), "a whole number >= 0"),
+    "delta": (lambda v: _is_number(v) and 0 < v < 1, "a number in (0, 1)"),
+    "experts": (lambda v: isinstance(v, list), "a list"),
+    "env_params": (lambda v: isinstance(v, dict), "an object"),
+    "policy_params": (lambda v: isinstance(v, dict), "an object"),
+}
+#: The same for the top level of ``metadata.json``.
+TOP_FIELDS: dict[str, tuple[Any, str]] = {
+    "versions": (lambda v: isinstance(v, dict), "an object"),
+    "git_revision": (lambda v: isinstance(v, str), "null or a string"),
+    "created": (lambda v: isinstance(v, str), "null or a string"),
+}
+
+
+def _check_fields(file: Path, where: str, record: dict, fields: dict[str, tuple[Any, str]]) -> None:
+    for name, (test, what) in fields.items():
+        if record.get(name) is not None and not test(record[name]):
+            from mlcb.validation import shown
+
+            raise InputError(f"{file}: {where}{name!r} must be {what}, got {shown(record[name], 60)}")
+
+
+def check_setting(file: Path, label: str, setting: Any) -> None:
+    """An ``InputError`` naming ``file``, the setting and the field unless ``setting`` is an object
+    whose fields that the readers take (:data:`SETTING_FIELDS`, and :data:`CONFIG_FIELDS` of its
+    ``config``) are each of the kind mlcb writes."""
+    if not isinstance(setting, dict):
+        raise InputError(f"{file}: setting {label!r} must be an object, got {type(setting).__name__}")
+    _check_fields(file, f"setting {label!r}: ", setting, SETTING_FIELDS)
+    config = setting.get("config")
+    if isinstance(config, dict):
+        _check_fields(file, f"setting {label!r}: config ", config, CONFIG_FIELDS)
 
 
 def check_metadata(file: Path, metadata: Any, frames: list) -> None:
     """A ``ValueError`` naming ``file`` unless ``metadata`` is an object whose ``settings`` maps
-    every setting of ``frames`` to an object."""
+    every setting of ``frames``, and no other, to an object (:func:`check_setting`), its other
+    fields of the kinds mlcb writes (:data:`TOP_FIELDS`)."""
     if not isinstance(metadata, dict):
         raise InputError(f"{file}: expected a JSON object, got {type(metadata).__name__}")
     settings = metadata.get("settings")
     if not isinstance(settings, dict):
         raise InputError(f"{file}: 'settings' must be an object of settings, got {type(settings).__name__}")
+    _check_fields(file, "", metadata, TOP_FIELDS)
     for label, setting in settings.items():
-        if not isinstance(setting, dict):
-            raise InputError(f"{file}: setting {label!r} must be an object, got {type(setting).__name__}")
+        check_setting(file, label, setting)
     for name, frame in zip(FRAMES, frames):
         unknown = sorted(set(frame["setting"].astype(str)) - set(settings))
         if unknown:
             raise InputError(f"{file}: settings {unknown[:3]} of {name}.parquet are not described")
+    held = set(frames[0]["setting"].astype(str))
+    empty = [label for label in settings if label not in held]
+    if empty:
+        raise InputError(
+            f"{file}: describes setting(s) {empty[:3]} that curves.parquet holds no rows of; a saved "
+            "result describes only the settings it holds"
+        )
+
+
+#: The file that marks a sweep's folder (:mod:`mlcb.sweeps`).
+SWEEP_FILE = "sweep.json"
+
+
+def _not_a_result(path: Path) -> str:
+    """Why the folder ``path``, which holds none of a result's files, is not a saved result, and
+    what to read instead: a sweep (:func:`mlcb.sweeps.load`), or the results in its folders (the
+    ``--out`` folder of several runs)."""
+    if (path / SWEEP_FILE).exists() or (path / SWEEP_FILE).is_symlink():
+        return (
+            f"{path} is a sweep, not a saved mlcb result of one run: read it with "
+            f"mlcb.sweeps.load({str(path)!r}) (mlcb show, plot and report read either)"
+        )
+    try:
+        inside = sorted(
+            entry.name
+            for entry in path.iterdir()
+            if entry.is_dir() and any((entry / name).is_file() for name in (METADATA, SWEEP_FILE))
+        )
+    except OSError:
+        inside = []
+    if inside:
+        shown = ", ".join(inside[:5]) + (f" and {len(inside) - 5} more" if len(inside) > 5 else "")
+        return (
+            f"{path} is not a saved mlcb result but holds {len(inside)} in its folders ({shown}): name "
+            f"one, e.g. {path / inside[0]}"
+        )
+    return f"{path} is not a saved mlcb result (missing {list(NAMES)})"
 
 
 def read(path: str | Path) -> tuple[list, dict]:
@@ -304,7 +514,7 @@ def read(path: str | Path) -> tuple[list, dict]:
     if not path.is_dir():
         raise InputNotFound(f"{path} is a file, not a saved mlcb result (a folder, e.g. results/trap)")
     if not any((path / n).exists() or (path / n).is_symlink() for n in NAMES):
-        raise InputNotFound(f"{path} is not a saved mlcb result (missing {list(NAMES)})")
+        raise InputNotFound(_not_a_result(path))
     for name in NAMES:
         file = path / name
         if file.is_symlink():

@@ -77,7 +77,7 @@ from mlcb.sweeps.parts import (
 from mlcb.sweeps.worker import payload, run_task
 from mlcb.validation import InputError, InputNotFound, InputTypeError
 
-SWEEP_FILE = "sweep.json"
+SWEEP_FILE = result_files.SWEEP_FILE
 
 
 def own_files() -> tuple[str, ...]:
@@ -427,8 +427,13 @@ def load(path: str | Path) -> Any:
     with result_files.open_regular(meta_path) as handle:  # a link or no regular file: refused
         text = handle.read()
     try:
-        meta = json.loads(text)
+        meta = result_files.loads(text)
         settings_meta = meta["settings"]
+        failed = meta.get("failed", [])
+        if not isinstance(failed, list) or not all(
+            isinstance(f, dict) and all(isinstance(f.get(k), str) for k in ("task", "error")) for f in failed
+        ):
+            raise InputError("'failed' must be a list of {task, error} objects of strings")
         grid = Grid(
             str(meta["name"]),
             str(meta["preset"]),
@@ -484,6 +489,10 @@ class _Recorded:
     @staticmethod
     def setting(data: dict) -> Setting:
         config = data["config"]
+        if not isinstance(config["experts"], list):
+            raise InputError(
+                f"the experts of setting {data['label']!r} must be a list, got {config['experts']!r}"
+            )
         recorded = _RecordedConfig(
             str(data["key"]),
             int(validation.integer("horizon", config["horizon"], maximum=10**10)),

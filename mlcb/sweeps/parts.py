@@ -80,6 +80,7 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     meta = result_files.read_json(files["settings"], within=root)
     if not isinstance(meta, dict) or meta.get("key") != setting.key:
         raise InputError(f"{files['settings']}: does not describe the setting {setting.label!r}")
+    result_files.check_setting(files["settings"], setting.label, meta)
     config = setting.config
     points = len(checkpoint_grid(config.horizon, config.checkpoints))
     count = stop - first
