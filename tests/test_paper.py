@@ -289,9 +289,37 @@ def test_a_damaged_or_foreign_section_is_computed_again(tiny, tmp_path):
     saved.write_text("{ not json")
     paper.reproduce("quick", out, only="glm")
     assert json.loads(saved.read_text())["tables"] == first["tables"]  # same seed, same numbers
-    paper.reproduce("quick", out, only="glm", seed=1)  # another seed: not the saved one
+    paper.reproduce("quick", out, only="glm", seed=1, overwrite=True)  # another seed, told to replace
     assert json.loads(saved.read_text())["seed"] == 1
     assert 'id="trap"' not in (out / "index.html").read_text()  # never run: not on the page
+
+
+def test_a_run_of_another_size_seed_or_data_does_not_replace_finished_sections_unless_told(tiny, tmp_path):
+    """A quick run into the folder of a paper-size one replaced its sections without a word (minutes
+    of work), as did one at another seed or without the Warfarin file the sections were computed
+    on. It is refused before any work, naming what the folder holds; --overwrite replaces them."""
+    out = tmp_path / "paper"
+    paper.reproduce("quick", out, only="glm")
+    saved = out / "sections" / "glm.json"
+    kept = saved.read_bytes()
+    record = json.loads(kept)
+    for change, holds in [
+        ({"seed": 1}, "glm: size 'quick', seed 0)"),
+        ({"size": "paper"}, "glm: size 'quick', seed 0)"),
+    ]:
+        with pytest.raises(ValueError) as refused:
+            paper.reproduce(change.get("size", "quick"), out, only="glm", seed=change.get("seed", 0))
+        assert str(refused.value) == (
+            f"out: {out} holds finished sections of another run ({holds}; name another out for this "
+            "one, or pass --overwrite (overwrite=True) to replace them"
+        )
+        assert saved.read_bytes() == kept
+    saved.write_text(json.dumps({**record, "options": {"data": "warfarin sha256 0123"}}))
+    with pytest.raises(ValueError, match=r"\(glm: size 'quick', seed 0, data 'warfarin sha256 0123'\); name"):
+        paper.reproduce("quick", out, only="glm")
+    saved.write_text(json.dumps({**record, "format": record["format"] - 1}))  # an older format
+    paper.reproduce("quick", out, only="glm")  # computed again: this version cannot show it
+    assert json.loads(saved.read_text())["format"] == record["format"]
 
 
 def test_a_section_whose_figure_another_run_drew_over_is_computed_again(tiny, tmp_path):

@@ -629,6 +629,7 @@ CHECKING_TESTS = (
     "test_results_cli.py",
     "test_report.py",
     "test_tabular.py",
+    "test_paper.py",
     "test_warfarin.py",
     "test_faults.py",
     "test_identity.py",

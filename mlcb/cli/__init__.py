@@ -239,7 +239,10 @@ def _paper_parser(commands: Any) -> None:
         help=f"run only these sections, among {', '.join(EXPERIMENTS)} (the page shows every finished one)",
     )
     paper.add_argument(
-        "--overwrite", action="store_true", help="recompute sections already finished at this size and seed"
+        "--overwrite",
+        action="store_true",
+        help="recompute sections already finished at this size and seed, and replace those OUT holds of "
+        "another size, seed or Warfarin file (refused without it)",
     )
     paper.add_argument("--quiet", "-q", action="store_true", help="no line per section")
     paper.add_argument(

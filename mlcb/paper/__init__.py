@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from mlcb.paper.section import NOT_PUBLISHED, SIZES, VERDICTS, Claim, Row, Section, Table, save_figure
-from mlcb.validation import InputError
+from mlcb.validation import InputError, shown
 
 __all__ = [
     "DURATIONS",
@@ -143,6 +143,17 @@ def reproduce(
         raise InputError(f"out: {root} exists and is not a directory")
     options, extra = _data_options(warfarin)
     sections_dir, figures_dir = root / "sections", root / "figures"
+    if not overwrite:
+        others = [
+            f"{key}: {other}"
+            for key in names
+            if (other := _other_run(sections_dir / f"{key}.json", size, seed, options.get(key, {})))
+        ]
+        if others:
+            raise InputError(
+                f"out: {root} holds finished sections of another run ({'; '.join(others)}); name "
+                "another out for this one, or pass --overwrite (overwrite=True) to replace them"
+            )
     sections_dir.mkdir(parents=True, exist_ok=True)
     modules = {}
     for key in names:
@@ -241,6 +252,30 @@ def _write_json(path: Path, data: dict) -> None:
 
     text = json.dumps(data, indent=1, allow_nan=False).encode()
     write_file(path, lambda handle: handle.write(text))
+
+
+def _other_run(path: Path, size: str, seed: int, options: dict) -> str | None:
+    """What run the section saved at ``path`` is of, where it is a finished section of this format
+    saved at another size, seed or data than these (``"size paper, seed 0"``); ``None`` otherwise
+    (none, damaged, of another format, or of this run). A run replaces such a section only when
+    told to (``overwrite``): a quick run into the folder of a paper-size one would lose minutes of
+    work, one without ``--warfarin`` the sections of the user's file."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, OSError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None
+    theirs = (data.get("size"), data.get("seed"), data.get("options", {}))
+    if theirs == (size, seed, options or {}):
+        return None
+    described = f"size {shown(theirs[0])}, seed {shown(theirs[1])}"
+    recorded = theirs[2].get("data") if isinstance(theirs[2], dict) else None
+    if theirs[2] != (options or {}):
+        described += f", data {shown(recorded)}" if isinstance(recorded, str) else ", other data"
+    return described
 
 
 def _load(
