@@ -156,8 +156,30 @@ warnings.formatwarning = _format_warning
 
 
 def class_name(obj: Any) -> str:
-    """The class name of ``obj`` as messages show it."""
-    return type(obj).__qualname__
+    """The class name of ``obj`` as messages show it; for an adapter that wraps a model (its
+    ``model`` attribute: a river or scikit-learn model in :class:`~mlcb.river.RiverExpert`, a
+    network), the model's class too, the last step's of a pipeline: ``RiverExpert of
+    LogisticRegression``, which a pool of eight adapters needs to tell its experts apart.
+
+    Examples
+    --------
+    >>> class Adapter:
+    ...     def __init__(self, model):
+    ...         self.model = model
+    >>> class Ridge: ...
+    >>> class_name(Adapter(Ridge())), class_name(Adapter("ridge")), class_name(Ridge())
+    ('Adapter of Ridge', 'Adapter', 'Ridge')
+    """
+    name = type(obj).__qualname__
+    model = getattr(obj, "model", None)
+    steps = getattr(model, "steps", None)
+    if isinstance(steps, dict) and steps:  # a river pipeline: {name: step}
+        model = list(steps.values())[-1]
+    elif isinstance(steps, list) and steps and isinstance(steps[-1], tuple) and len(steps[-1]) == 2:
+        model = steps[-1][1]  # a scikit-learn pipeline: [(name, step), ...]
+    if model is None or type(model).__module__ == "builtins":
+        return name
+    return f"{name} of {type(model).__name__}"
 
 
 #: What to do about an operating-system fault, by ``errno``: faults of the machine or of its

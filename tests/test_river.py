@@ -1389,3 +1389,28 @@ def test_numpy_numbers_are_taken_as_parameters_where_python_numbers_are():
             _regressor(scale=bad)
         with pytest.raises(ValueError, match="delta must be a number with 0 < delta < 1"):
             BudgetedClassifier([linear_model.LogisticRegression(), naive_bayes.GaussianNB()], delta=bad)
+
+
+def test_a_fault_names_the_model_inside_the_adapter():
+    """A pool of river models is a pool of ``RiverExpert`` adapters: a fault named only the
+    adapter's class ("expert 1 (RiverExpert)"), the same for every expert of the pool. It names
+    the model too, the last step of a pipeline."""
+    from river import linear_model, preprocessing
+
+    from mlcb.errors import ExpertError
+
+    class Faulty(linear_model.LogisticRegression):
+        def learn_one(self, x, y, **kwargs):
+            if getattr(self, "seen", 0) >= 5:
+                raise ValueError("boom")
+            self.seen = getattr(self, "seen", 0) + 1
+            return super().learn_one(x, y, **kwargs)
+
+    pool = [
+        RiverExpert(linear_model.LogisticRegression()),
+        RiverExpert(preprocessing.StandardScaler() | Faulty()),
+    ]
+    with pytest.raises(ExpertError, match=r"^expert 1 \(RiverExpert of Faulty\), replication 0, round \d+: "):
+        mlcb.simulate(
+            env="mlcb/RealData-v0", env_params={"dataset": "phishing"}, experts=pool, budget=2, horizon=30
+        )
