@@ -314,8 +314,10 @@ def test_a_run_of_another_size_seed_or_data_does_not_replace_finished_sections_u
             "one, or pass --overwrite (overwrite=True) to replace them"
         )
         assert saved.read_bytes() == kept
-    saved.write_text(json.dumps({**record, "options": {"data": "warfarin sha256 0123"}}))
-    with pytest.raises(ValueError, match=r"\(glm: size 'quick', seed 0, data 'warfarin sha256 0123'\); name"):
+    saved.write_text(
+        json.dumps({**record, "options": {"data": "cardiotocography shipped; warfarin stand-in"}})
+    )
+    with pytest.raises(ValueError, match=r"\(glm: size 'quick', seed 0, the Warfarin stand-in\); name"):
         paper.reproduce("quick", out, only="glm")
     saved.write_text(json.dumps({**record, "format": record["format"] - 1}))  # an older format
     paper.reproduce("quick", out, only="glm")  # computed again: this version cannot show it

@@ -196,7 +196,14 @@ def test_the_paper_page_records_which_warfarin_file_and_recomputes_for_another(t
     gap = next(r for r in saved["tables"][5]["rows"] if r["claim"] == "warfarin-gap")
     assert gap["verdict"] in ("holds", "does not hold", "not shown") and gap["paper"].startswith("+0.2 %")
     assert str(path) not in json.dumps(saved)  # the page records the file's digest, not where it is
-    paper.reproduce("quick", out, only="real-data")  # no file: the stand-in, computed again
+    digest = saved["options"]["data"].rpartition("sha256 ")[2]
+    with pytest.raises(ValueError) as refused:  # no file: the stand-in would replace the file's section
+        paper.reproduce("quick", out, only="real-data")
+    assert f"(real-data: size 'quick', seed 0, a Warfarin file of sha256 {digest[:12]}...); name" in str(
+        refused.value
+    )
+    assert len(calls) == 1
+    paper.reproduce("quick", out, only="real-data", overwrite=True)  # told to: computed again
     assert len(calls) == 2 and calls[1] is None
     assert "Warfarin stand-in" in (out / "index.html").read_text()
     with pytest.raises(ValueError, match="warfarin: no such file"):

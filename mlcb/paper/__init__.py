@@ -272,10 +272,20 @@ def _other_run(path: Path, size: str, seed: int, options: dict) -> str | None:
     if theirs == (size, seed, options or {}):
         return None
     described = f"size {shown(theirs[0])}, seed {shown(theirs[1])}"
-    recorded = theirs[2].get("data") if isinstance(theirs[2], dict) else None
     if theirs[2] != (options or {}):
-        described += f", data {shown(recorded)}" if isinstance(recorded, str) else ", other data"
+        described += ", " + _data_said(theirs[2].get("data") if isinstance(theirs[2], dict) else None)
     return described
+
+
+def _data_said(recorded: Any) -> str:
+    """The data a saved section records (:func:`_data_options`), in words: ``the Warfarin
+    stand-in``, ``a Warfarin file of sha256 46c8485d3077...``."""
+    said = recorded.rpartition("warfarin ")[2] if isinstance(recorded, str) else ""
+    if said == "stand-in":
+        return "the Warfarin stand-in"
+    if said.startswith("sha256 ") and said[7:].isalnum():
+        return f"a Warfarin file of sha256 {said[7:19]}..."
+    return f"data {shown(recorded)}" if isinstance(recorded, str) else "other data"
 
 
 def _load(
