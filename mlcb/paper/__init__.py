@@ -256,7 +256,7 @@ def _write_json(path: Path, data: dict) -> None:
 
 def _other_run(path: Path, size: str, seed: int, options: dict) -> str | None:
     """What run the section saved at ``path`` is of, where it is a finished section of this format
-    saved at another size, seed or data than these (``"size paper, seed 0"``); ``None`` otherwise
+    saved at another size, seed or data than these (``"size 'paper', seed 0"``); ``None`` otherwise
     (none, damaged, of another format, or of this run). A run replaces such a section only when
     told to (``overwrite``): a quick run into the folder of a paper-size one would lose minutes of
     work, one without ``--warfarin`` the sections of the user's file."""
