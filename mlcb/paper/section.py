@@ -260,7 +260,8 @@ def save_figure(figure: Any, path: Path, dpi: int = 100) -> Path:
     import matplotlib.pyplot as plt
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    metadata = {"Title": figure_title(figure)} if figure_title(figure) else {}
+    title = figure_title(figure)
+    metadata = {"Title": title} if title else {}
     figure.savefig(path, format="png", dpi=dpi, bbox_inches="tight", metadata=metadata)
     plt.close(figure)
     return path

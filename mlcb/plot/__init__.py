@@ -99,7 +99,7 @@ def _result(result: Any) -> Result:
 
 def _unrecorded(result: Result, metric: str) -> list[str]:
     """The settings of ``result`` with no finite value of ``metric``."""
-    finite = result.curves[metric].notna() & np.isfinite(result.curves[metric].to_numpy(float))
+    finite = np.isfinite(result.curves[metric].to_numpy(float))  # (nan is not finite)
     recorded = set(result.curves.loc[finite, "setting"])
     return [setting for setting in result.settings if setting not in recorded]
 
