@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -186,16 +187,19 @@ def _label_values(name: str, values: list) -> tuple[tuple, str | None]:
     if all(isinstance(v, (bool, np.bool_)) for v in values):
         return tuple(bool(v) for v in values), None
     if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in values):
-        numbers = np.asarray(values, dtype=np.float64)
-        fractional = np.flatnonzero(numbers != np.round(numbers))
+        # Integers are kept as they are (through float64 two labels above 2**53 would become one);
+        # a float must be finite and whole, and is the integer it equals.
+        floats = [row for row, v in enumerate(values) if isinstance(v, (float, np.floating))]
+        numbers = np.asarray([values[row] for row in floats], dtype=np.float64)
+        fractional = np.flatnonzero(~np.isfinite(numbers) | (numbers != np.round(numbers)))
         if fractional.size:
-            row = int(fractional[0])
+            row = floats[int(fractional[0])]
             raise InputError(
                 f"label {shown(name)} has values that are not whole numbers (row {row}: "
                 f"{shown(values[row])}): a class "
                 "label is needed, not a continuous target; bin it into classes first"
             )
-        return tuple(int(v) for v in numbers), None
+        return tuple(int(v) for v in values), None
     if kinds <= {str}:
         return _trimmed(name, tuple(values), None)
     # Mixed kinds (numbers and text): compared as text.
@@ -549,6 +553,14 @@ def read_csv(
             f"path: {shown_name} is not a well-formed CSV file: {validation.shown(first, 200)}"
         ) from None
     frame.columns = [str(c).strip() for c in frame.columns]
+    if label in frame.columns and _rounded_integers(frame[label]):
+        # Whole numbers beyond float64's 2**53 (or beyond 64 bits, or in a column with a missing
+        # cell) that pandas read as floats: read as the integers the file wrote.
+        exact = pd.read_csv(
+            io.StringIO(text.text, newline=""), skipinitialspace=True, usecols=named, dtype={label: str}
+        )
+        exact.columns = frame.columns
+        frame[label] = _integer_texts(exact[label])
     frame = frame.dropna(how="all").reset_index(drop=True)  # a line of empty fields is no row
     found = {}  # the first text in each column that pandas reads as a missing value, for messages
     for j in named:
@@ -570,6 +582,33 @@ def read_csv(
         _READ.clear()
     _READ[key] = table
     return table
+
+
+def _rounded_integers(column: Any) -> bool:
+    """Whether pandas read ``column`` as floats of which some are whole and at least 2**53 in size,
+    where float64 no longer holds every integer."""
+    if column.dtype.kind != "f":
+        return False
+    values = column.to_numpy(dtype=np.float64)
+    whole = np.isfinite(values) & (values == np.round(values))
+    return bool(np.any(whole & (np.abs(values) >= 2.0**53)))
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _integer_texts(column: Any) -> Any:
+    """A label column read as text, with every integer written in the file as a Python ``int``
+    (exact at any size) and any other value as pandas reads it alone (``float``, missing)."""
+    import pandas as pd
+
+    def value(text: Any) -> Any:
+        if not isinstance(text, str):
+            return text  # missing
+        text = text.strip()
+        return int(text) if _INTEGER.fullmatch(text) else float(pd.to_numeric(text, errors="coerce"))
+
+    return pd.Series([value(text) for text in column], index=column.index, dtype=object)
 
 
 def is_path(value: Any) -> bool:

@@ -83,6 +83,8 @@ def test_each_bad_input_is_one_line_naming_the_column_or_parameter(tmp_path):
          "label 'y': class 'dog' has 1 row(s), fewer than min_class_rows = 2"),
         (lambda: from_frame(frame.assign(y=np.linspace(0, 1, 12)), "y"),
          "label 'y' has values that are not whole numbers (row 1: 0.09090909090909091)"),
+        (lambda: from_frame(frame.assign(y=[np.inf] + [1.0] * 11), "y"),
+         "label 'y' has values that are not whole numbers (row 0: inf)"),
         (lambda: from_frame(frame.set_axis(["a", "a", "flag", "y"], axis=1), "y"),
          "data has duplicate column name 'a' (columns 0, 1)"),
         (lambda: from_frame(frame, "y", columns=["a", "nope"]), "columns: no column 'nope' in data"),
@@ -425,6 +427,24 @@ def test_text_labels_are_read_without_the_spaces_around_them(tmp_path):
         ValueError, match=re.escape("label 'y' has a value of spaces only at row 5: a missing label")
     ):
         from_frame(frame, "y")
+
+
+def test_integer_labels_are_kept_exact_at_any_size(tmp_path):
+    """Integer labels went through float64, where 2**53 + 1 is 2**53: two classes became one (or a
+    label took another value). They are kept as the integers given, from a frame or from a CSV file,
+    where pandas reads them as floats beyond 64 bits or beside a missing cell."""
+    big = [2**53 + 1, 2**53, 10**25 + 1, 10**25]
+    frame = pd.DataFrame({"a": np.arange(8.0), "y": big * 2})
+    assert from_frame(frame, "y").classes == tuple(sorted(big))
+    text = "a,y\n" + "".join(f"{i},{v}\n" for i, v in enumerate(big * 3 + [""]))
+    with pytest.warns(UserWarning, match="missing values dropped"):
+        table = read_csv(_csv(tmp_path, text, "big.csv"), "y", missing="drop")
+    assert table.classes == tuple(sorted(big)) and set(table.counts().values()) == {3}
+    mixed = "a,y\n" + "".join(f"{i},{v}\n" for i, v in enumerate([2**53 + 1, 2.0, 2**53, 2.0] * 2))
+    assert read_csv(_csv(tmp_path, mixed, "mixed.csv"), "y").classes == (2, 2**53, 2**53 + 1)
+    half = mixed.replace(",2.0\n", ",2.5\n", 1)
+    with pytest.raises(ValueError, match=re.escape("not whole numbers (row 1: 2.5)")):
+        read_csv(_csv(tmp_path, half, "half.csv"), "y")
 
 
 def test_a_column_without_values_and_the_text_read_as_missing_are_named(tmp_path, capsys, monkeypatch):
