@@ -324,6 +324,38 @@ def test_a_run_of_another_size_seed_or_data_does_not_replace_finished_sections_u
     assert json.loads(saved.read_text())["format"] == record["format"]
 
 
+def test_a_section_kept_from_other_code_says_so_on_the_page_and_in_one_line(tiny, tmp_path, capsys):
+    """The page's head named the code that wrote it, while a kept section's numbers may have come
+    from another version. Each section records the code that computed it; one kept from other code
+    (or from before sections recorded it) is kept, said in one line, and marked on the page."""
+    out = tmp_path / "paper"
+    paper.reproduce("quick", out, only="glm")
+    saved = out / "sections" / "glm.json"
+    record = json.loads(saved.read_text())
+    assert record["code"] == paper.code()
+    capsys.readouterr()
+    paper.reproduce("quick", out, only="glm")
+    assert capsys.readouterr().out == ""  # this code's section: kept without a word
+    page = (out / "index.html").read_text()
+    assert f"computed by {paper.code()}</p>" in page and "not this page's code" not in page
+    for theirs, said in [
+        ("mlcb 0.0.9, revision 0123abc", "mlcb 0.0.9, revision 0123abc"),
+        (None, paper.UNRECORDED),
+    ]:
+        saved.write_text(json.dumps({**record, "code": theirs} if theirs else
+                                    {k: v for k, v in record.items() if k != "code"}))  # fmt: skip
+        paper.reproduce("quick", out, only="glm")
+        assert capsys.readouterr().out == (
+            f"glm: kept from an earlier run ({saved}), computed by {said}; this is {paper.code()}: "
+            "--overwrite (overwrite=True) computes it again\n"
+        )
+        page = (out / "index.html").read_text()
+        assert f"computed by {said} <strong>(not this page's code)</strong>" in page
+        assert "1 section(s) kept from a run of other code, each marked" in page
+    paper.reproduce("quick", out, only="glm", overwrite=True)
+    assert json.loads(saved.read_text())["code"] == paper.code()
+
+
 def test_a_section_whose_figure_another_run_drew_over_is_computed_again(tiny, tmp_path):
     """A run at another seed or size draws its figures before it saves its section: interrupted in
     between, it left the kept section of the first run beside the other run's figure, and the

@@ -155,11 +155,19 @@ def reproduce(
                 "another out for this one, or pass --overwrite (overwrite=True) to replace them"
             )
     sections_dir.mkdir(parents=True, exist_ok=True)
+    ours = code()
     modules = {}
     for key in names:
         saved = sections_dir / f"{key}.json"
-        if not overwrite and _load(saved, root, size, seed, options.get(key, {})) is not None:
-            if progress:
+        kept = None if overwrite else _load(saved, root, size, seed, options.get(key, {}))
+        if kept is not None:
+            if kept[2] != ours:  # said always: the page shows these numbers beside this code's
+                print(
+                    f"{key}: kept from an earlier run ({saved}), computed by {kept[2] or UNRECORDED}; "
+                    f"this is {ours}: --overwrite (overwrite=True) computes it again",
+                    flush=True,
+                )
+            elif progress:
                 print(f"{key}: kept from an earlier run ({saved})")
             continue
         module = importlib.import_module(EXPERIMENTS[key])
@@ -180,7 +188,14 @@ def reproduce(
         started = time.perf_counter()
         section = modules[key].run(size, figures_dir, seed=seed, threads=threads, **extra.get(key, {}))
         seconds = time.perf_counter() - started
-        record = {"format": FORMAT, "size": size, "seed": seed, "seconds": seconds, **section.to_json(root)}
+        record = {
+            "format": FORMAT,
+            "size": size,
+            "seed": seed,
+            "seconds": seconds,
+            "code": ours,
+            **section.to_json(root),
+        }
         if options.get(key):
             record["options"] = options[key]
         return record
@@ -196,6 +211,27 @@ def reproduce(
         for key in EXPERIMENTS
     }
     return page.write(root, {k: v for k, v in finished.items() if v is not None}, size=size, seed=seed)
+
+
+#: What the page and ``mlcb paper`` say of a section saved before sections recorded their code.
+UNRECORDED = "code of an unrecorded version"
+
+
+def code() -> str:
+    """The code that computes a section now, as a section records it and the page shows it:
+    ``mlcb 0.1.0, revision 2db1b475fc61...`` (the git revision, with ``-dirty`` for uncommitted
+    changes, where the package runs from a checkout; the version alone where it is installed).
+
+    Examples
+    --------
+    >>> code().startswith("mlcb ")
+    True
+    """
+    from mlcb._version import __version__
+    from mlcb.storage.provenance import git_revision
+
+    revision = git_revision()
+    return f"mlcb {__version__}" + (f", revision {revision}" if revision else "")
 
 
 def _at_once(
@@ -290,8 +326,9 @@ def _data_said(recorded: Any) -> str:
 
 def _load(
     path: Path, root: Path, size: str, seed: int, options: dict | None = None
-) -> tuple[Section, float] | None:
-    """The section saved at ``path`` for this size, seed and data (``options``), with its seconds;
+) -> tuple[Section, float, str | None] | None:
+    """The section saved at ``path`` for this size, seed and data (``options``), with its seconds
+    and the code that computed it (:func:`code`; ``None`` where the section does not record it);
     ``None`` when there is none (or it is damaged, or from another size, seed, data or format: it is
     then recomputed)."""
     if path.is_symlink() or not path.is_file():
@@ -306,6 +343,11 @@ def _load(
             return None
         if data.get("options", {}) != (options or {}):
             return None
-        return Section.from_json(data, root), float(data.get("seconds", math.nan))
+        computed_by = data.get("code")
+        return (
+            Section.from_json(data, root),
+            float(data.get("seconds", math.nan)),
+            computed_by if isinstance(computed_by, str) and computed_by.isprintable() else None,
+        )
     except (ValueError, OSError):
         return None

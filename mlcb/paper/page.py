@@ -212,23 +212,28 @@ def _figure(path: Path) -> str:
     return f'<figure><img alt="{alt}" src="data:image/png;base64,{encoded}">{caption}</figure>'
 
 
-def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> str:
-    """The page of ``sections`` (key -> (section, seconds it took)), as a string."""
-    from mlcb._version import __version__
+def render(sections: dict[str, tuple[Section, float, str | None]], size: str, seed: int) -> str:
+    """The page of ``sections`` (key -> (section, seconds it took, the code that computed it or
+    ``None`` where unrecorded)), as a string. A section computed by other code than this (a kept
+    section of an earlier version) says so beside its numbers, and the page's head counts them."""
+    from mlcb.paper import UNRECORDED, code
     from mlcb.paper.measure import RULES
-    from mlcb.storage.provenance import git_revision
 
     toc = "".join(
         f'<li><a href="#{html.escape(key)}">{html.escape(section.title)}</a>: '
         f"{html.escape(summary([section]))}</li>"
-        for key, (section, _) in sections.items()
+        for key, (section, _, _) in sections.items()
     )
     body = []
-    for key, (section, seconds) in sections.items():
+    ours = code()
+    for key, (section, seconds, computed_by) in sections.items():
         took = f" ({seconds:,.0f} s)" if math.isfinite(seconds) else ""
+        by = f", computed by {html.escape(computed_by or UNRECORDED)}"
+        if computed_by != ours:
+            by += " <strong>(not this page's code)</strong>"
         body.append(
             f'<section id="{html.escape(key)}"><h2>{html.escape(section.title)}</h2>'
-            f'<p class="meta">section {html.escape(key)}{took}</p>'
+            f'<p class="meta">section {html.escape(key)}{took}{by}</p>'
             + (
                 f'<p class="summary"><strong>In short:</strong> {_text(section.headline)}</p>'
                 if section.headline
@@ -241,14 +246,15 @@ def render(sections: dict[str, tuple[Section, float]], size: str, seed: int) -> 
             + "".join(_table(t) for t in section.tables)
             + "</section>"
         )
-    everything = [section for section, _ in sections.values()]
+    everything = [section for section, _, _ in sections.values()]
     rules = "".join(f"<li>{html.escape(rule)}</li>" for rule in RULES)
     overall = summary(everything)
     quotable = "".join(f"<li>{_text(s.headline)}</li>" for s in everything if s.headline)
-    revision = git_revision() or "unknown"
+    others = sum(computed_by != ours for _, _, computed_by in sections.values())
     meta = (
-        f"mlcb {__version__}, revision {html.escape(revision)}, size {html.escape(size)}, seed {seed}, "
-        f"written {time.strftime('%Y-%m-%d %H:%M')}"
+        f"written by {html.escape(ours)}, size {html.escape(size)}, seed {seed}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}"
+        + (f"; {others} section(s) kept from a run of other code, each marked" if others else "")
     )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
@@ -310,7 +316,7 @@ def markdown(sections: list[Section], size: str, seed: int) -> str:
     return "\n".join([*lines, MARKDOWN_END])
 
 
-def write(root: Path, sections: dict[str, tuple[Section, float]], size: str, seed: int) -> Path:
+def write(root: Path, sections: dict[str, tuple[Section, float, str | None]], size: str, seed: int) -> Path:
     """Write ``root/index.html`` and ``root/verdicts.md`` (:func:`markdown`), atomically; return
     the page's path."""
     from mlcb.storage.store import write_file
@@ -318,6 +324,6 @@ def write(root: Path, sections: dict[str, tuple[Section, float]], size: str, see
     path = root / "index.html"
     text = render(sections, size, seed).encode()
     write_file(path, lambda handle: handle.write(text))
-    verdicts = (markdown([section for section, _ in sections.values()], size, seed) + "\n").encode()
+    verdicts = (markdown([section for section, _, _ in sections.values()], size, seed) + "\n").encode()
     write_file(root / "verdicts.md", lambda handle: handle.write(verdicts))
     return path
