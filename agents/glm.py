@@ -47,7 +47,7 @@ import numpy as np
 from agents.family import CompiledFamily, rate_values
 from agents.rates import Counts, Rate
 from envs.glm import expected_loss, square_loss
-from envs.links import link_derivative, link_index, link_value
+from envs.links import LINK_NAMES, link_derivative, link_index, link_value
 from mlcb import validation
 from mlcb.contracts import BuildContext
 from mlcb.kernels import DEPLOY_SLOTS, implements, smoothing, tables
@@ -263,7 +263,7 @@ class OnlineGradientDescent:
     family: ClassVar[GLMFamily] = GLMS
 
     def __post_init__(self) -> None:
-        link_index(self.link)
+        link_index(self.link, "link")
         for name in ("radius", "step_scale", "rate_scale", "rate_coef"):
             validation.positive(name, getattr(self, name))
         validation.choice("rate", self.rate, RATE_KINDS)
@@ -339,7 +339,15 @@ def _build_pool(context: BuildContext) -> tuple[GLMPoolParams, GLMPoolState]:
     signatures = []
     for k, expert in enumerate(experts):
         lipschitz = env.lipschitz(expert.link, expert.radius)
-        step = expert.step_scale * 2.0 * expert.radius / lipschitz
+        step = expert.step_scale * 2.0 * expert.radius / lipschitz if lipschitz > 0 else math.inf
+        if not 0.0 < step < math.inf:
+            raise InputError(
+                f"expert {k} (link {LINK_NAMES[link_index(expert.link)]!r}, radius {expert.radius:g}, "
+                f"step_scale {expert.step_scale:g}): its loss's largest gradient on the stream's ball "
+                f"(env radius {env.radius:g}) is {lipschitz:.3g}, so its step step_scale * 2 * radius / "
+                f"gradient is {step:.3g}, not a positive finite number; raise the radius of env_params "
+                "or of the expert"
+            )
         kind, coef = _kind_and_coef(expert, GLMS.rate_input(expert, env, k))
         signatures.append((kind, coef, float(expert.rate_scale)))
         records[k] = (link_index(expert.link), step, expert.radius, coef, expert.rate_scale, -1, kind)

@@ -235,13 +235,21 @@ class GLMEnv(FeatureStreamEnv):
         self.dim = dim
         self.radius = float(radius)
         self.noise = float(noise)
-        self.target_link = link_index(target_link)
+        self.target_link = link_index(target_link, "target_link")
         self.target_norm = (float(low), float(high))
         self.weight_radius = float(weight_radius)
         self.quadrature = quadrature
         self.scale = glm_math.loss_scale(
             list(range(len(LINK_NAMES))), self.radius, self.weight_radius, self.target_link, high, self.noise
         )
+        if not 0.0 < self.scale * self.scale < math.inf:
+            raise InputError(
+                f"radius = {self.radius:g}, weight_radius = {self.weight_radius:g}, target_norm = "
+                f"{target_norm!r} and noise = {self.noise:g} make the largest loss the experts can meet "
+                f"{self.scale:.3g}, whose square float64 cannot hold (every loss is divided by it); keep "
+                "radius * weight_radius and radius * target_norm below about 350 (the 'exp' link) and "
+                "noise below 1e150"
+            )
         x1, x2, weights = glm_math.plane_quadrature(dim, self.radius, *self.quadrature)
         self._nodes = np.ascontiguousarray(np.stack([x1, x2, weights], axis=1))
         self.observation_space = gym.spaces.Box(-self.radius, self.radius, (dim,), dtype=np.float64)

@@ -72,13 +72,16 @@ _LOG_1P_E = math.log1p(math.e)  # log(1 + e)
 _HALF_PI = math.pi / 2.0
 
 
-def link_index(link: str | int) -> int:
+def link_index(link: str | int, name: str | None = None) -> int:
     """Index of a link given by name or index.
 
     Parameters
     ----------
     link : str or int
         A name in :data:`LINK_NAMES` or an integer in ``0 .. N_LINKS - 1``.
+    name : str, optional
+        The parameter that gave ``link``, named at the head of the message of an unknown link
+        (``target_link: unknown link 'cosh'; ...``).
 
     Returns
     -------
@@ -102,7 +105,8 @@ def link_index(link: str | int) -> int:
     elif isinstance(link, numbers.Integral) and not isinstance(link, bool):
         if 0 <= int(link) < N_LINKS:
             return int(link)
-    raise InputError(f"unknown link {link!r}{did_you_mean(link, LINK_NAMES)}; allowed: {allowed}")
+    head = f"{name}: " if name else ""
+    raise InputError(f"{head}unknown link {link!r}{did_you_mean(link, LINK_NAMES)}; allowed: {allowed}")
 
 
 @kernel

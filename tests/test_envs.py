@@ -109,6 +109,35 @@ def test_bad_environment_parameters():
         envs.make("mlcb/GLM-v0", dim=1)
 
 
+def test_a_glm_instance_float64_cannot_hold_is_refused_naming_its_parameters():
+    """The GLM's losses are divided by the square of the largest loss the experts can meet: with a
+    radius of 700 (the 'exp' link's e**700) or a noise of 1e200 that square overflowed, and every
+    loss was 0 or nan, silently; a radius of 1e-300 left an expert a gradient of 0 and the run a
+    ZeroDivisionError. A link that is not one is named by the parameter that gave it."""
+    for params, value in [({"radius": 700}, "4.32e+303"), ({"weight_radius": 400}, "inf"),
+                          ({"noise": 1e200}, "1e+201")]:  # fmt: skip
+        with pytest.raises(ValueError) as refused:
+            envs.make("mlcb/GLM-v0", **params)
+        assert f"make the largest loss the experts can meet {value}, whose square float64 cannot hold" in str(
+            refused.value
+        )
+    assert envs.make("mlcb/GLM-v0", radius=300).scale < 1e154  # large, and held
+    with pytest.raises(ValueError, match=r"^target_link: unknown link 'cosh'; allowed: 0 'affine'"):
+        envs.make("mlcb/GLM-v0", target_link="cosh")
+    from agents.glm import OnlineGradientDescent
+
+    with pytest.raises(ValueError, match=r"^link: unknown link 7\.5; allowed"):
+        OnlineGradientDescent(link=7.5)
+    import mlcb
+
+    tiny = {"dim": 5, "radius": 1e-300, "noise": 0.0}
+    with pytest.raises(ValueError) as refused:
+        mlcb.simulate(preset="glm", env_params=tiny, budget=1, horizon=20, replications=1)
+    assert str(refused.value).endswith(
+        "gradient is inf, not a positive finite number; raise the radius of env_params or of the expert"
+    )
+
+
 # --- envs/ never imports agents/ --------------------------------------------------------------
 def _imported_modules(path: Path) -> set[str]:
     names = set()

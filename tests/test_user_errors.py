@@ -623,6 +623,7 @@ def test_api_refuses_an_empty_path(saved, tmp_path, monkeypatch, no_work):
 CHECKING_TESTS = (
     "test_user_errors.py",
     "test_errors.py",
+    "test_envs.py",
     "test_store.py",
     "test_sweep.py",
     "test_sweep_dask.py",
