@@ -79,6 +79,29 @@ def _alpha(alpha: Any) -> float:
     return float(alpha)
 
 
+def _power_norm(values: npt.NDArray[np.float64], root: Any, axis: int, divisor: float = 1.0) -> Any:
+    """``(sum_k values_k^(1/root) / divisor)^root`` over ``axis``, for ``values >= 0`` and ``root``
+    in ``(0, 1]`` (one per entry of the result, or one for all).
+
+    The terms ``values^(1/root)`` overflow or underflow long before the result does once ``root``
+    is small (``1/root = 1/(1 - alpha)`` is 1000 at ``alpha = 0.999``): there the result is
+    computed as ``max_k values_k * (sum_k (values_k / max)^(1/root) / divisor)^root``, whose terms
+    lie in ``[0, 1]`` and whose largest is 1. Where the plain sum is a finite normal number the
+    plain expression is kept, bit for bit.
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        sums = np.sum(values ** (1.0 / root), axis=axis)
+        plain = (sums / divisor) ** root
+        largest = np.max(values, axis=axis)
+        lost = ~(np.isfinite(sums) & (sums >= np.finfo(np.float64).tiny)) & (largest > 0)
+        if not np.any(lost):
+            return plain
+        safe = np.where(largest > 0, largest, 1.0)
+        ratios = values / np.expand_dims(safe, axis)
+        scaled = safe * (np.sum(ratios ** (1.0 / root), axis=axis) / divisor) ** root
+    return np.where(lost, scaled, plain)
+
+
 def _out(value: npt.NDArray[np.float64]) -> Curve:
     value = np.asarray(value, dtype=np.float64)
     return value[()] if value.ndim == 0 else value
@@ -161,7 +184,7 @@ def theorem_rate(
         raise InputError(
             f"beta must be an array of {k} (n_experts) finite numbers > 0, got shape {constants.shape}"
         )
-    norm = (np.sum(constants ** (1.0 / (1.0 - a))) / m) ** (1.0 - a)
+    norm = _power_norm(constants, 1.0 - a, axis=0, divisor=m)
     return _out(first + t**a * c * (constants[star] + norm))
 
 
@@ -375,7 +398,7 @@ def closed_form_bound(
     safe = np.where(positive, g, 1.0)
     own = np.where(positive, t**g / safe, 1.0 + np.log(t))
     spread = np.where(positive, (m * t) ** g / safe, 1.0 + np.log(t))
-    norms = np.sum(a ** (1.0 / (1.0 - g)), axis=-2) ** (1.0 - g)
+    norms = _power_norm(a, 1.0 - g, axis=-2)
     return _out(np.sum(a[..., star, :] * own, axis=-1) + np.sum(norms * spread, axis=-1) / m)
 
 
