@@ -336,6 +336,18 @@ def test_certificate_allowance_small_cases():
         (lambda: certificate_allowance(10.0, 0.1), "replications"),
         (lambda: certificate_allowance(10, 0.0), "delta"),
         (lambda: certificate_allowance(10, 0.1, alpha=1.0), r"alpha .*\(0, 1\)"),
+        # NumPy's own errors before: a ragged array, shapes that do not broadcast, text
+        (
+            lambda: theorem_rate([[1], [2, 3]], 4, 2, 0.5, 0.1),
+            r"horizon must hold finite numbers >= 1, got \[\[1\]",
+        ),
+        (lambda: numeric_worst_case([[1.0], [2.0, 3.0]], 0, 1), "widths must hold finite numbers >= 0, got"),
+        (
+            lambda: closed_form_bound([10, 20, 30], np.ones((2, 2, 1)), [0.5], 0, 1),
+            r"coefficients' leading axes must broadcast with horizon's shape \(3,\)",
+        ),
+        (lambda: loglog_slope([1.0, 2.0], ["a", "b"]), r"values must hold numbers, got \['a', 'b'\]"),
+        (lambda: loglog_slope([1.0, 2.0], ["1", "2"]), "values must hold numbers"),
     ],
 )
 def test_bad_arguments_raise(call, match):

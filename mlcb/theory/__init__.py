@@ -58,7 +58,10 @@ def _best_expert(best_expert: Any, n_experts: int) -> int:
 
 def _array(name: str, value: npt.ArrayLike, minimum: float, text: str) -> npt.NDArray[np.float64]:
     """``value`` as float64 after checking that it is finite and ``>= minimum``."""
-    array = np.asarray(value)
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError):  # ragged nesting ([[1], [2, 3]]) and the like
+        raise InputError(f"{name} must hold {text}, got {validation.shown(value)}") from None
     if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or np.iscomplexobj(array):
         raise InputError(f"{name} must hold {text}, got dtype {array.dtype}")
     array = array.astype(np.float64)
@@ -393,6 +396,13 @@ def closed_form_bound(
     k = a.shape[-2]
     _, m = _experts_and_budget(k, budget)
     star = _best_expert(best_expert, k)
+    try:
+        np.broadcast_shapes(t.shape, a.shape[:-2])
+    except ValueError:
+        raise InputError(
+            f"coefficients' leading axes must broadcast with horizon's shape {t.shape} (one row of "
+            f"coefficients per horizon, or one for all), got shape {a.shape}"
+        ) from None
     t = t[..., None]
     positive = g > 0
     safe = np.where(positive, g, 1.0)
@@ -482,7 +492,13 @@ def loglog_slope(rounds: npt.ArrayLike, values: npt.ArrayLike, tail: float = 0.5
     0.666667
     """
     x = _array("rounds", rounds, 0.0, "finite numbers > 0")
-    y = np.asarray(values, dtype=np.float64)
+    try:
+        y = np.asarray(values)
+        if y.dtype.kind in "USV":  # text, which float64 would read ("1" as 1.0) or not
+            raise TypeError
+        y = y.astype(np.float64)
+    except (ValueError, TypeError):
+        raise InputError(f"values must hold numbers, got {validation.shown(values)}") from None
     if x.ndim != 1 or y.shape != x.shape:
         raise InputError(f"rounds and values must be 1-d of one length, got shapes {x.shape} and {y.shape}")
     if np.any(x <= 0):
