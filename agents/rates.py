@@ -311,7 +311,9 @@ def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float, capped: bool
     capped = validation.flag("capped", capped)
     counts, m, dp = _checked(n, n_arms, delta_prime)
     if not (validation.is_real(c) and c > 1):
-        raise InputError(f"c must be a finite number > 1 for UCB1's rate (docs/rates.md §1b), got {c!r}")
+        raise InputError(
+            f"c must be a finite number > 1 for UCB1's rate (docs/rates.md §1b), got {validation.shown(c)}"
+        )
     return _finish(counts, _ucb1_value(counts, m, float(c), dp), capped)
 
 
@@ -648,7 +650,7 @@ def heavy_tailed_rate(
 
 def _eps(eps: float) -> float:
     if not (validation.is_real(eps) and 0 < eps <= 1):
-        raise InputError(f"eps must be a number in (0, 1], got {eps!r}")
+        raise InputError(f"eps must be a number in (0, 1], got {validation.shown(eps)}")
     return float(eps)
 
 

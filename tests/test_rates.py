@@ -372,6 +372,11 @@ def test_schedule_starts_at_one_and_decreases():
         (lambda: scale_and_cap(10, "x", 5.0), "rate_scale must be a finite number > 0, got 'x'"),
         (lambda: scale_and_cap(10, math.nan, 5.0), "rate_scale must be a finite number > 0, got nan"),
         (lambda: scale_and_cap(10, -1.0, 5.0), "rate_scale must be a finite number > 0, got -1.0"),
+        (
+            lambda: ucb1_rate(10, 2, "c" * 10**6, DELTA_PRIME),
+            r"c must .*'ccc+'\.\.\. \(1,000,000 characters\)$",
+        ),
+        (lambda: heavy_tailed_rate(10, 2, "e" * 10**6, DELTA_PRIME), r"eps must .*\(1,000,000 characters\)$"),
     ],
 )
 def test_bad_arguments_raise(call, match):

@@ -348,6 +348,12 @@ def test_certificate_allowance_small_cases():
         ),
         (lambda: loglog_slope([1.0, 2.0], ["a", "b"]), r"values must hold numbers, got \['a', 'b'\]"),
         (lambda: loglog_slope([1.0, 2.0], ["1", "2"]), "values must hold numbers"),
+        # a huge value is shown shortened, its length counted (it was written out whole)
+        (
+            lambda: theorem_rate(100, 4, 2, "x" * 10**6, 0.1),
+            r"alpha .*'xxx+'\.\.\. \(1,000,000 characters\)$",
+        ),
+        (lambda: certificate_allowance([0] * 10**5, 0.1), r"replications .*\(300,000 characters in all\)$"),
     ],
 )
 def test_bad_arguments_raise(call, match):

@@ -49,10 +49,11 @@ def _experts_and_budget(n_experts: Any, budget: Any) -> tuple[int, int]:
 
 
 def _best_expert(best_expert: Any, n_experts: int) -> int:
-    if isinstance(best_expert, bool) or not isinstance(best_expert, numbers.Integral):
-        raise InputError(f"best_expert must be an integer in [0, {n_experts - 1}], got {best_expert!r}")
-    if not 0 <= int(best_expert) < n_experts:
-        raise InputError(f"best_expert must be an integer in [0, {n_experts - 1}], got {best_expert!r}")
+    integral = isinstance(best_expert, numbers.Integral) and not isinstance(best_expert, bool)
+    if not (integral and 0 <= int(best_expert) < n_experts):
+        raise InputError(
+            f"best_expert must be an integer in [0, {n_experts - 1}], got {validation.shown(best_expert)}"
+        )
     return int(best_expert)
 
 
@@ -78,7 +79,7 @@ def _horizon(horizon: npt.ArrayLike) -> npt.NDArray[np.float64]:
 
 def _alpha(alpha: Any) -> float:
     if not (validation.is_real(alpha) and 0 <= alpha < 1):
-        raise InputError(f"alpha must be a number in [0, 1), got {alpha!r}")
+        raise InputError(f"alpha must be a number in [0, 1), got {validation.shown(alpha)}")
     return float(alpha)
 
 
@@ -504,7 +505,7 @@ def loglog_slope(rounds: npt.ArrayLike, values: npt.ArrayLike, tail: float = 0.5
     if np.any(x <= 0):
         raise InputError("rounds must hold finite numbers > 0")
     if not (validation.is_real(tail) and 0 < tail <= 1):
-        raise InputError(f"tail must be a number in (0, 1], got {tail!r}")
+        raise InputError(f"tail must be a number in (0, 1], got {validation.shown(tail)}")
     keep = np.isfinite(y) & (y > 0)
     x, y = x[keep], y[keep]
     order = np.argsort(x, kind="stable")
@@ -554,7 +555,7 @@ def certificate_allowance(
     """
     r = np.asarray(replications)
     if r.dtype == bool or not np.issubdtype(r.dtype, np.integer) or (r.size and np.any(r < 1)):
-        raise InputError(f"replications must hold integers >= 1, got {replications!r}")
+        raise InputError(f"replications must hold integers >= 1, got {validation.shown(replications)}")
     d = validation.open_unit("delta", delta)
     a = validation.open_unit("alpha", alpha)
     from scipy import stats  # here: the rest of the module serves simulations without scipy
