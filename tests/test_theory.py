@@ -348,6 +348,10 @@ def test_certificate_allowance_small_cases():
         ),
         (lambda: loglog_slope([1.0, 2.0], ["a", "b"]), r"values must hold numbers, got \['a', 'b'\]"),
         (lambda: loglog_slope([1.0, 2.0], ["1", "2"]), "values must hold numbers"),
+        (
+            lambda: certificate_allowance([[1], [2, 3]], 0.1),
+            r"replications must hold integers >= 1, got \[\[1\]",
+        ),
         # a huge value is shown shortened, its length counted (it was written out whole)
         (
             lambda: theorem_rate(100, 4, 2, "x" * 10**6, 0.1),

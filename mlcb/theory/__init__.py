@@ -553,7 +553,10 @@ def certificate_allowance(
     >>> certificate_allowance([30, 100, 1000], delta=0.1).tolist()
     [9, 20, 130]
     """
-    r = np.asarray(replications)
+    try:
+        r = np.asarray(replications)
+    except (ValueError, TypeError):  # ragged nesting
+        r = np.asarray(None)
     if r.dtype == bool or not np.issubdtype(r.dtype, np.integer) or (r.size and np.any(r < 1)):
         raise InputError(f"replications must hold integers >= 1, got {validation.shown(replications)}")
     d = validation.open_unit("delta", delta)
