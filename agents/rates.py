@@ -81,7 +81,10 @@ def check_counts(n: Counts, name: str = "n") -> npt.NDArray[np.float64]:
     ...
     mlcb.validation.InputError: n must hold integers >= 1, got 0.0
     """
-    array = np.asarray(n)
+    try:
+        array = np.asarray(n)
+    except (ValueError, TypeError):  # ragged nesting ([[1], [2, 3]]) and the like
+        raise InputError(f"{name} must hold integers >= 1, got {validation.shown(n)}") from None
     if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or np.iscomplexobj(array):
         raise InputError(f"{name} must hold integers >= 1, got dtype {array.dtype}")
     values = array.astype(np.float64)
@@ -132,7 +135,9 @@ def scale_and_cap(n: Counts, rate_scale: float, value: Any) -> Rate:
     >>> float(scale_and_cap(4, 1.0, 10.0))
     4.0
     """
-    return _capped(check_counts(n), float(rate_scale) * np.asarray(value, dtype=np.float64))
+    counts = check_counts(n)
+    scale = validation.positive("rate_scale", rate_scale)
+    return _capped(counts, scale * np.asarray(value, dtype=np.float64))
 
 
 #: Descriptions every rate function shares, spliced into the docstrings by :func:`_shared_doc`.
@@ -175,8 +180,15 @@ def _ucb_delta_value(n: npt.NDArray[np.float64], m: int, delta_prime: float, fac
 
 
 def _ucb1_offset(m: int, c: float, delta_prime: float) -> float:
-    """``(m - 1) + t0``, ``t0 = ceil((8m / delta')^(1 / (2c - 2)))`` (docs/rates.md §1b)."""
-    return (m - 1) + math.ceil((8.0 * m / delta_prime) ** (1.0 / (2.0 * c - 2.0)))
+    """``(m - 1) + t0``, ``t0 = ceil((8m / delta')^(1 / (2c - 2)))`` (docs/rates.md §1b).
+
+    For ``c`` close to 1 (``c = 1.001`` at ``delta' = 0.005``) ``t0`` is beyond the largest float:
+    then ``inf``, and the rate is ``n`` once capped, the bound being vacuous for every count a run
+    can reach."""
+    try:
+        return (m - 1) + math.ceil((8.0 * m / delta_prime) ** (1.0 / (2.0 * c - 2.0)))
+    except OverflowError:
+        return math.inf
 
 
 def _ucb1_value(n: npt.NDArray[np.float64], m: int, c: float, delta_prime: float):
@@ -252,6 +264,7 @@ def ucb_delta_rate(n: Counts, n_arms: int, delta_prime: float, capped: bool = Tr
     >>> np.round(ucb_delta_rate(n, n_arms=2, delta_prime=0.005) / n, 3)
     array([0.108, 0.037, 0.024, 0.013])
     """
+    capped = validation.flag("capped", capped)
     counts, m, dp = _checked(n, n_arms, delta_prime)
     return _finish(counts, _ucb_delta_value(counts, m, dp), capped)
 
@@ -269,7 +282,9 @@ def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float, capped: bool
     ``j`` is the expert's own round; each arm is pulled once first. No internal confidence level is
     needed, the bound holds for every ``delta'``; the additive ``t0``, polynomial in
     ``1/delta'``, is the price of an anytime policy with logarithmic regret. Auer et al. (2002) use
-    ``c = 2`` (``t0 = 57`` at ``m = 2, delta' = 0.005``). For ``c <= 1`` the argument gives no bound.
+    ``c = 2`` (``t0 = 57`` at ``m = 2, delta' = 0.005``). For ``c <= 1`` the argument gives no bound;
+    as ``c`` falls to 1, ``t0`` grows without bound, and where it is beyond the largest float
+    (``c = 1.001`` at ``delta' = 0.005``) the rate is ``n`` (``inf`` uncapped).
 
     Parameters
     ----------
@@ -293,9 +308,12 @@ def ucb1_rate(n: Counts, n_arms: int, c: float, delta_prime: float, capped: bool
     >>> (rates / [10_000, 100_000, 250_000, 1_000_000]).round(3).tolist()
     [0.127, 0.043, 0.028, 0.015]
     """
+    capped = validation.flag("capped", capped)
     counts, m, dp = _checked(n, n_arms, delta_prime)
     if not (validation.is_real(c) and c > 1):
-        raise InputError(f"c must be a finite number > 1 for UCB1's rate (docs/rates.md §1b), got {c!r}")
+        raise InputError(
+            f"c must be a finite number > 1 for UCB1's rate (docs/rates.md §1b), got {validation.shown(c)}"
+        )
     return _finish(counts, _ucb1_value(counts, m, float(c), dp), capped)
 
 
@@ -370,6 +388,7 @@ def epsilon_greedy_rate(
     >>> np.round(epsilon_greedy_rate(n, n_arms=2, c=1.0, alpha=2 / 3, delta_prime=0.005) / n, 2)
     array([0.53, 0.26, 0.19, 0.12])
     """
+    capped = validation.flag("capped", capped)
     counts, m, dp = _checked(n, n_arms, delta_prime)
     scale, exponent = _schedule_constants(c, alpha)
     return _finish(counts, _epsilon_greedy_value(counts, m, scale, exponent, dp), capped)
@@ -407,19 +426,27 @@ def epsilon_greedy_closed_form(
     >>> (closed / [10_000, 100_000, 250_000, 1_000_000]).round(2).tolist()
     [1.0, 0.52, 0.38, 0.24]
     """
+    capped = validation.flag("capped", capped)
     counts, m, dp = _checked(n, n_arms, delta_prime)
     scale, a = _schedule_constants(c, alpha)
     ell = np.maximum(1.0, np.log(counts))
     log_e = np.log(12.0 * m * counts * counts / dp)
     log_n = np.log(6.0 * m * counts * counts / dp)
-    kappa = max(1.0, m * scale ** (1.0 / (1.0 - a))) * (1.0 - a) / a + 1.0
-    theta = 8.0 * m * log_n / (8.0 * m * log_n + kappa)
-    j0 = np.ceil(((a / scale) * m ** (a - 1.0) * (8.0 * m * log_n + kappa)) ** (1.0 / a))
-    explore = (scale / a) * (m * ell) ** (1.0 - a) * counts**a
-    exploit_coef = 2.0 * np.sqrt(a / (theta * scale)) / (1.0 - a / 2.0) * m ** (a / 2.0)
-    exploit = exploit_coef * np.sqrt(log_e) * counts ** (1.0 - a / 2.0)
-    sampling = np.sqrt(0.5 * counts * np.log(6.0 * counts * counts / dp))
-    return _finish(counts, explore + exploit + j0 + sampling, capped)
+    try:
+        kappa = max(1.0, m * scale ** (1.0 / (1.0 - a))) * (1.0 - a) / a + 1.0
+    except OverflowError:  # c^(1/(1-alpha)) beyond the largest float (c = 10, alpha = 0.999)
+        kappa = math.inf
+    # A term beyond the largest float (kappa or J0 infinite, theta = 0) makes the bound vacuous:
+    # inf, n once capped.
+    with np.errstate(over="ignore", divide="ignore"):
+        theta = 8.0 * m * log_n / (8.0 * m * log_n + kappa)
+        j0 = np.ceil(((a / scale) * m ** (a - 1.0) * (8.0 * m * log_n + kappa)) ** (1.0 / a))
+        explore = (scale / a) * (m * ell) ** (1.0 - a) * counts**a
+        exploit_coef = 2.0 * np.sqrt(a / (theta * scale)) / (1.0 - a / 2.0) * m ** (a / 2.0)
+        exploit = exploit_coef * np.sqrt(log_e) * counts ** (1.0 - a / 2.0)
+        sampling = np.sqrt(0.5 * counts * np.log(6.0 * counts * counts / dp))
+        value = explore + exploit + j0 + sampling
+    return _finish(counts, value, capped)
 
 
 @_shared_doc
@@ -456,6 +483,8 @@ def thompson_rate(n: Counts, n_arms: int, delta_prime: float, clipped: bool, cap
     >>> float(np.round(thompson_rate(10_000, n_arms=2, delta_prime=0.005, clipped=True), 1))
     1447.1
     """
+    clipped = validation.flag("clipped", clipped)
+    capped = validation.flag("capped", capped)
     counts, m, dp = _checked(n, n_arms, delta_prime)
     return _finish(counts, _ucb_delta_value(counts, m, dp, 1.5 if clipped else 1.0), capped)
 
@@ -487,6 +516,7 @@ def ogd_rate(n: Counts, lipschitz: float, diameter: float, delta_prime: float, c
     >>> float(np.round(ogd_rate(10_000, lipschitz=1.0, diameter=2.0, delta_prime=0.005), 1))
     649.4
     """
+    capped = validation.flag("capped", capped)
     counts = check_counts(n)
     gradient = validation.non_negative("lipschitz", lipschitz)
     size = validation.non_negative("diameter", diameter)
@@ -521,6 +551,7 @@ def hedge_rate(n: Counts, n_predictors: int, delta_prime: float, capped: bool = 
     >>> np.round(hedge_rate(n, n_predictors=10, delta_prime=0.005) / n, 3)
     array([0.056, 0.019, 0.012, 0.006])
     """
+    capped = validation.flag("capped", capped)
     counts = check_counts(n)
     size = validation.integer("n_predictors", n_predictors)
     dp = validation.open_unit("delta_prime", delta_prime)
@@ -599,6 +630,7 @@ def heavy_tailed_rate(
     >>> np.round(heavy_tailed_rate(n, n_arms=2, eps=0.5, delta_prime=0.005) / n, 3)
     array([1.   , 0.497, 0.24 , 0.115])
     """
+    capped = validation.flag("capped", capped)
     counts, m, dp = _checked(n, n_arms, delta_prime)
     order = _eps(eps)
     u = validation.positive("moment", moment)
@@ -618,7 +650,7 @@ def heavy_tailed_rate(
 
 def _eps(eps: float) -> float:
     if not (validation.is_real(eps) and 0 < eps <= 1):
-        raise InputError(f"eps must be a number in (0, 1], got {eps!r}")
+        raise InputError(f"eps must be a number in (0, 1], got {validation.shown(eps)}")
     return float(eps)
 
 
@@ -660,6 +692,7 @@ def authors_epsilon_greedy_rate(
     >>> float(np.round(authors_epsilon_greedy_rate(1000, n_arms=2, alpha=2 / 3), 3))
     119.975
     """
+    capped = validation.flag("capped", capped)
     counts = check_counts(n)
     m = validation.integer("n_arms", n_arms)
     exponent = validation.open_unit("alpha", alpha)

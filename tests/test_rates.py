@@ -18,6 +18,7 @@ from agents.rates import (
     heavy_tailed_rate,
     hedge_rate,
     ogd_rate,
+    scale_and_cap,
     thompson_rate,
     ucb1_rate,
     ucb_delta_rate,
@@ -307,6 +308,24 @@ def test_cap_binds_for_small_counts():
     assert epsilon_greedy_rate(1, 2, 1.0, 2 / 3, DELTA_PRIME) == 1.0
 
 
+@pytest.mark.parametrize("c", [1.001, 1 + 1e-9])
+def test_ucb1_rate_with_c_near_one_is_the_cap(c):
+    # t0 = ceil((8m/delta')^(1/(2c-2))) is beyond the largest float (log10 t0 = 500 log10 3200 at
+    # c = 1.001): the bound is vacuous, so U = n capped, inf uncapped (was an OverflowError).
+    n = np.array([1, 10, 10**6])
+    np.testing.assert_array_equal(ucb1_rate(n, 2, c, DELTA_PRIME), n)
+    assert np.all(np.isinf(ucb1_rate(n, 2, c, DELTA_PRIME, capped=False)))
+    np.testing.assert_array_equal(expert_rate(bandits.UCB1(c=c), n, 2, DELTA_PRIME), n)
+
+
+def test_closed_form_with_a_huge_kappa_is_the_cap():
+    # kappa = max(1, m c^(1/(1-alpha))) (1-alpha)/alpha + 1 with 10^1000 inside (c = 10, alpha = 0.999;
+    # c = 1e300, alpha = 1/2): J0 is infinite, the bound vacuous, U = n (was an OverflowError).
+    n = np.array([1, 1000, 10**6])
+    for c, alpha in [(10.0, 0.999), (1e300, 0.5)]:
+        np.testing.assert_array_equal(epsilon_greedy_closed_form(n, 2, c, alpha, DELTA_PRIME), n)
+
+
 def test_schedule_starts_at_one_and_decreases():
     eps = epsilon_greedy_schedule(np.arange(1, 100_001), 2, 1.0, 2 / 3)
     assert eps[0] == 1.0 and eps[1] == 1.0
@@ -342,6 +361,22 @@ def test_schedule_starts_at_one_and_decreases():
         (lambda: authors_epsilon_greedy_rate(10, 2, 2 / 3, 0.0), "coef"),
         (lambda: expert_rate(bandits.UCB1(), 0, 2, DELTA_PRIME), "n must"),
         (lambda: expert_rate(bandits.EpsilonGreedy(), 10, 2, 2.0), "delta_prime"),
+        # a truthy or falsy non-bool was taken for its truth value (None: the uncapped rate, vanilla TS)
+        (lambda: ucb_delta_rate(10, 2, DELTA_PRIME, capped=None), "capped must be True or False, got None"),
+        (lambda: hedge_rate(10, 3, DELTA_PRIME, capped="no"), "capped must be True or False, got 'no'"),
+        (lambda: thompson_rate(10, 2, DELTA_PRIME, clipped=None), "clipped must be True or False, got None"),
+        (
+            lambda: ucb_delta_rate([[1], [2, 3]], 2, DELTA_PRIME),
+            r"n must hold integers >= 1, got \[\[1\], \[2, 3\]\]",
+        ),
+        (lambda: scale_and_cap(10, "x", 5.0), "rate_scale must be a finite number > 0, got 'x'"),
+        (lambda: scale_and_cap(10, math.nan, 5.0), "rate_scale must be a finite number > 0, got nan"),
+        (lambda: scale_and_cap(10, -1.0, 5.0), "rate_scale must be a finite number > 0, got -1.0"),
+        (
+            lambda: ucb1_rate(10, 2, "c" * 10**6, DELTA_PRIME),
+            r"c must .*'ccc+'\.\.\. \(1,000,000 characters\)$",
+        ),
+        (lambda: heavy_tailed_rate(10, 2, "e" * 10**6, DELTA_PRIME), r"eps must .*\(1,000,000 characters\)$"),
     ],
 )
 def test_bad_arguments_raise(call, match):

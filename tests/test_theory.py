@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -57,6 +58,27 @@ def test_theorem_rate_vectorised_and_regimes():
     assert np.all(theorem_rate(horizons, 10, 5, 0.5, 0.1) < values)
     full = theorem_rate(1e6, 10, 10, 0.8, 0.1)
     assert full == pytest.approx(math.sqrt(1e6 * math.log(1e7 / 0.1)) + 1e6**0.8, rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "beta"),
+    [
+        (0.999, [0.5, 2.0, 9.5, 3.0]),  # beta_k^(1/(1-alpha)) = 9.5^1000 overflows: the curve was inf
+        (0.99, [1e-5, 2e-5, 1e-5, 3e-5]),  # (1e-5)^100 underflows to 0: the beta term was dropped
+        (0.5, [0.5, 2.0, 9.5, 3.0]),
+    ],
+)
+def test_theorem_rate_heterogeneous_norm_near_alpha_one(alpha, beta):
+    # ((1/M) sum_k beta_k^(1/(1-alpha)))^(1-alpha), exactly in fractions after taking out the largest
+    # beta (every ratio below 1), for alpha in [0, 1) however close to 1.
+    horizon, m, delta = 100, 2, 0.1
+    largest = max(beta)
+    power = round(1 / (1 - alpha))
+    inner = sum(Fraction(b / largest) ** power for b in beta) / m
+    norm = largest * float(inner) ** (1 - alpha)
+    expected = math.sqrt(4 * horizon / m * math.log(4 * horizon / delta)) + horizon**alpha * (beta[0] + norm)
+    got = theorem_rate(horizon, 4, m, alpha, delta, beta=beta)
+    assert math.isfinite(got) and got == pytest.approx(expected, rel=1e-12)
 
 
 def test_lower_bound_hand_computed():
@@ -145,6 +167,19 @@ def test_closed_form_bound_dominates_numeric_worst_case():
     widths = np.einsum("kj,jn->kn", a, n[None, :] ** (gamma[:, None] - 1.0))  # the majorant itself
     for best in range(k):
         assert closed_form_bound(t, a, gamma, best, m) >= numeric_worst_case(widths, best, m)
+
+
+def test_closed_form_bound_exponent_near_one():
+    # gamma = 0.999: A^(1/(1-gamma)) = 5^1000 overflows, yet Phi = (1/gamma) ||A||_1000 (M T)^gamma is
+    # about 5 (M T)^gamma / gamma; coefficients of 1e-5 at gamma = 0.99 underflow instead.
+    t, gamma = 100.0, 0.999
+    norm = 5.0 * float(1 + Fraction(3, 5) ** 1000) ** (1 - gamma)
+    expected = 5.0 * t**gamma / gamma + norm * t**gamma / gamma
+    got = closed_form_bound(t, [[5.0], [3.0]], [gamma], best_expert=0, budget=1)
+    assert math.isfinite(got) and got == pytest.approx(expected, rel=1e-13)
+    tiny = closed_form_bound(t, [[1e-5], [1e-5]], [0.99], best_expert=0, budget=2)
+    expected = 1e-5 * t**0.99 / 0.99 + 1e-5 * 2**0.01 * (2 * t) ** 0.99 / 0.99 / 2
+    assert tiny == pytest.approx(expected, rel=1e-12)
 
 
 def test_closed_form_bound_vectorised_over_horizons():
@@ -301,6 +336,28 @@ def test_certificate_allowance_small_cases():
         (lambda: certificate_allowance(10.0, 0.1), "replications"),
         (lambda: certificate_allowance(10, 0.0), "delta"),
         (lambda: certificate_allowance(10, 0.1, alpha=1.0), r"alpha .*\(0, 1\)"),
+        # NumPy's own errors before: a ragged array, shapes that do not broadcast, text
+        (
+            lambda: theorem_rate([[1], [2, 3]], 4, 2, 0.5, 0.1),
+            r"horizon must hold finite numbers >= 1, got \[\[1\]",
+        ),
+        (lambda: numeric_worst_case([[1.0], [2.0, 3.0]], 0, 1), "widths must hold finite numbers >= 0, got"),
+        (
+            lambda: closed_form_bound([10, 20, 30], np.ones((2, 2, 1)), [0.5], 0, 1),
+            r"coefficients' leading axes must broadcast with horizon's shape \(3,\)",
+        ),
+        (lambda: loglog_slope([1.0, 2.0], ["a", "b"]), r"values must hold numbers, got \['a', 'b'\]"),
+        (lambda: loglog_slope([1.0, 2.0], ["1", "2"]), "values must hold numbers"),
+        (
+            lambda: certificate_allowance([[1], [2, 3]], 0.1),
+            r"replications must hold integers >= 1, got \[\[1\]",
+        ),
+        # a huge value is shown shortened, its length counted (it was written out whole)
+        (
+            lambda: theorem_rate(100, 4, 2, "x" * 10**6, 0.1),
+            r"alpha .*'xxx+'\.\.\. \(1,000,000 characters\)$",
+        ),
+        (lambda: certificate_allowance([0] * 10**5, 0.1), r"replications .*\(300,000 characters in all\)$"),
     ],
 )
 def test_bad_arguments_raise(call, match):

@@ -49,16 +49,20 @@ def _experts_and_budget(n_experts: Any, budget: Any) -> tuple[int, int]:
 
 
 def _best_expert(best_expert: Any, n_experts: int) -> int:
-    if isinstance(best_expert, bool) or not isinstance(best_expert, numbers.Integral):
-        raise InputError(f"best_expert must be an integer in [0, {n_experts - 1}], got {best_expert!r}")
-    if not 0 <= int(best_expert) < n_experts:
-        raise InputError(f"best_expert must be an integer in [0, {n_experts - 1}], got {best_expert!r}")
+    integral = isinstance(best_expert, numbers.Integral) and not isinstance(best_expert, bool)
+    if not (integral and 0 <= int(best_expert) < n_experts):
+        raise InputError(
+            f"best_expert must be an integer in [0, {n_experts - 1}], got {validation.shown(best_expert)}"
+        )
     return int(best_expert)
 
 
 def _array(name: str, value: npt.ArrayLike, minimum: float, text: str) -> npt.NDArray[np.float64]:
     """``value`` as float64 after checking that it is finite and ``>= minimum``."""
-    array = np.asarray(value)
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError):  # ragged nesting ([[1], [2, 3]]) and the like
+        raise InputError(f"{name} must hold {text}, got {validation.shown(value)}") from None
     if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or np.iscomplexobj(array):
         raise InputError(f"{name} must hold {text}, got dtype {array.dtype}")
     array = array.astype(np.float64)
@@ -75,8 +79,31 @@ def _horizon(horizon: npt.ArrayLike) -> npt.NDArray[np.float64]:
 
 def _alpha(alpha: Any) -> float:
     if not (validation.is_real(alpha) and 0 <= alpha < 1):
-        raise InputError(f"alpha must be a number in [0, 1), got {alpha!r}")
+        raise InputError(f"alpha must be a number in [0, 1), got {validation.shown(alpha)}")
     return float(alpha)
+
+
+def _power_norm(values: npt.NDArray[np.float64], root: Any, axis: int, divisor: float = 1.0) -> Any:
+    """``(sum_k values_k^(1/root) / divisor)^root`` over ``axis``, for ``values >= 0`` and ``root``
+    in ``(0, 1]`` (one per entry of the result, or one for all).
+
+    The terms ``values^(1/root)`` overflow or underflow long before the result does once ``root``
+    is small (``1/root = 1/(1 - alpha)`` is 1000 at ``alpha = 0.999``): there the result is
+    computed as ``max_k values_k * (sum_k (values_k / max)^(1/root) / divisor)^root``, whose terms
+    lie in ``[0, 1]`` and whose largest is 1. Where the plain sum is a finite normal number the
+    plain expression is kept, bit for bit.
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        sums = np.sum(values ** (1.0 / root), axis=axis)
+        plain = (sums / divisor) ** root
+        largest = np.max(values, axis=axis)
+        lost = ~(np.isfinite(sums) & (sums >= np.finfo(np.float64).tiny)) & (largest > 0)
+        if not np.any(lost):
+            return plain
+        safe = np.where(largest > 0, largest, 1.0)
+        ratios = values / np.expand_dims(safe, axis)
+        scaled = safe * (np.sum(ratios ** (1.0 / root), axis=axis) / divisor) ** root
+    return np.where(lost, scaled, plain)
 
 
 def _out(value: npt.NDArray[np.float64]) -> Curve:
@@ -161,7 +188,7 @@ def theorem_rate(
         raise InputError(
             f"beta must be an array of {k} (n_experts) finite numbers > 0, got shape {constants.shape}"
         )
-    norm = (np.sum(constants ** (1.0 / (1.0 - a))) / m) ** (1.0 - a)
+    norm = _power_norm(constants, 1.0 - a, axis=0, divisor=m)
     return _out(first + t**a * c * (constants[star] + norm))
 
 
@@ -370,12 +397,19 @@ def closed_form_bound(
     k = a.shape[-2]
     _, m = _experts_and_budget(k, budget)
     star = _best_expert(best_expert, k)
+    try:
+        np.broadcast_shapes(t.shape, a.shape[:-2])
+    except ValueError:
+        raise InputError(
+            f"coefficients' leading axes must broadcast with horizon's shape {t.shape} (one row of "
+            f"coefficients per horizon, or one for all), got shape {a.shape}"
+        ) from None
     t = t[..., None]
     positive = g > 0
     safe = np.where(positive, g, 1.0)
     own = np.where(positive, t**g / safe, 1.0 + np.log(t))
     spread = np.where(positive, (m * t) ** g / safe, 1.0 + np.log(t))
-    norms = np.sum(a ** (1.0 / (1.0 - g)), axis=-2) ** (1.0 - g)
+    norms = _power_norm(a, 1.0 - g, axis=-2)
     return _out(np.sum(a[..., star, :] * own, axis=-1) + np.sum(norms * spread, axis=-1) / m)
 
 
@@ -459,13 +493,19 @@ def loglog_slope(rounds: npt.ArrayLike, values: npt.ArrayLike, tail: float = 0.5
     0.666667
     """
     x = _array("rounds", rounds, 0.0, "finite numbers > 0")
-    y = np.asarray(values, dtype=np.float64)
+    try:
+        y = np.asarray(values)
+        if y.dtype.kind in "USV":  # text, which float64 would read ("1" as 1.0) or not
+            raise TypeError
+        y = y.astype(np.float64)
+    except (ValueError, TypeError):
+        raise InputError(f"values must hold numbers, got {validation.shown(values)}") from None
     if x.ndim != 1 or y.shape != x.shape:
         raise InputError(f"rounds and values must be 1-d of one length, got shapes {x.shape} and {y.shape}")
     if np.any(x <= 0):
         raise InputError("rounds must hold finite numbers > 0")
     if not (validation.is_real(tail) and 0 < tail <= 1):
-        raise InputError(f"tail must be a number in (0, 1], got {tail!r}")
+        raise InputError(f"tail must be a number in (0, 1], got {validation.shown(tail)}")
     keep = np.isfinite(y) & (y > 0)
     x, y = x[keep], y[keep]
     order = np.argsort(x, kind="stable")
@@ -513,9 +553,12 @@ def certificate_allowance(
     >>> certificate_allowance([30, 100, 1000], delta=0.1).tolist()
     [9, 20, 130]
     """
-    r = np.asarray(replications)
+    try:
+        r = np.asarray(replications)
+    except (ValueError, TypeError):  # ragged nesting
+        r = np.asarray(None)
     if r.dtype == bool or not np.issubdtype(r.dtype, np.integer) or (r.size and np.any(r < 1)):
-        raise InputError(f"replications must hold integers >= 1, got {replications!r}")
+        raise InputError(f"replications must hold integers >= 1, got {validation.shown(replications)}")
     d = validation.open_unit("delta", delta)
     a = validation.open_unit("alpha", alpha)
     from scipy import stats  # here: the rest of the module serves simulations without scipy
