@@ -46,6 +46,23 @@ def test_coverage_test_detects_a_certificate_that_is_too_small():
     assert violations > theory.certificate_allowance(REPLICATIONS, SMALL["delta"], ALPHA)
 
 
+def test_the_multiple_play_variant_does_not_claim_the_certificate():
+    """Delta(T) bounds the loss of deploying i_t; mlcb-topm deploys all of S_t and pays the mean,
+    exploring members included: at M = K = 2 with mean losses 0.1 and 0.9 its pseudo-regret is 0.4
+    a round, and it exceeded Delta in every run while its results said the certificate was valid."""
+    two = {"reward_means": [[0.9, 0.9], [0.1, 0.1]]}
+    config = dict(SMALL, env_params=two, experts=(agents.make("ucb1"),) * 2, horizon=100_000)
+    result = mlcb.simulate(policy="mlcb-topm", replications=2, **config)
+    setting = result.metadata["settings"]["mlcb-topm M=2"]
+    final = result.final()
+    assert setting["certificate_valid"] is False
+    assert np.allclose(final["pseudo_regret"], 0.4 * 100_000) and (final["certificate"] < 30_000).all()
+    assert result.replications["certificate_violated"].all()
+    plain = mlcb.simulate(replications=2, **config)
+    assert plain.metadata["settings"]["mlcb M=2"]["certificate_valid"] is True
+    assert (plain.final()["pseudo_regret"].abs() < 1e-6).all()
+
+
 def test_certificate_never_exceeds_the_numeric_worst_case():
     """Deterministic: every allocation of the budget gives Delta(T) <= B_num(T) (docs/theory.md §5)."""
     result = mlcb.simulate(replications=20, **SMALL)
