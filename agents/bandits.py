@@ -370,10 +370,16 @@ def _record(signature: tuple, delta_prime: float, rate_row: int = -1, epsilon_ro
 
 
 def _ucb1_offset(code: int, rate: str, c: float, m: int, delta_prime: float) -> float:
-    """``(m - 1) + t0`` of the UCB1 theory rate (docs/rates.md §1b), 0 for other rates."""
+    """``(m - 1) + t0`` of the UCB1 theory rate (docs/rates.md §1b), 0 for other rates; ``inf``
+    where ``t0`` is beyond the largest float (``c`` near 1), and the rate is then ``n``, as
+    :func:`agents.rates.ucb1_rate` gives it."""
     if code != UCB1_FAMILY or rate != "theory":
         return 0.0
-    return (m - 1) + math.ceil((8.0 * m / delta_prime) ** (1.0 / (2.0 * c - 2.0)))
+    try:
+        t0 = (8.0 * m / delta_prime) ** (1.0 / (2.0 * c - 2.0))
+    except OverflowError:
+        return math.inf
+    return (m - 1) + math.ceil(t0) if math.isfinite(t0) else math.inf
 
 
 def _build_pool(context: BuildContext) -> tuple[BanditPoolParams, BanditPoolState]:

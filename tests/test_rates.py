@@ -318,6 +318,20 @@ def test_ucb1_rate_with_c_near_one_is_the_cap(c):
     np.testing.assert_array_equal(expert_rate(bandits.UCB1(c=c), n, 2, DELTA_PRIME), n)
 
 
+def test_a_pool_of_ucb1_with_c_near_one_runs_at_the_cap():
+    """The compiled pool computed UCB1's t0 itself and raised OverflowError for c = 1.001 before
+    any round; its rate is now n, the value of ucb1_rate."""
+    import mlcb
+
+    result = mlcb.simulate(preset="trap", experts=[bandits.UCB1(c=1.001)] * 10, budget=1, horizon=300,
+                           replications=1)  # fmt: skip
+    assert result.final()["regret"].notna().all()
+    problem = mlcb.engine.build(mlcb.presets.get("trap").config(1, experts=[bandits.UCB1(c=1.001)] * 10))
+    n = np.arange(1, 301)
+    rates = bandits.BANDITS.rates(list(problem.config.experts), problem.env, n, DELTA_PRIME)
+    np.testing.assert_array_equal(rates, np.broadcast_to(n, rates.shape))
+
+
 def test_closed_form_with_a_huge_kappa_is_the_cap():
     # kappa = max(1, m c^(1/(1-alpha))) (1-alpha)/alpha + 1 with 10^1000 inside (c = 10, alpha = 0.999;
     # c = 1e300, alpha = 1/2): J0 is infinite, the bound vacuous, U = n (was an OverflowError).
