@@ -202,6 +202,15 @@ class EpsilonGreedy(_TheoryOrAuthors):
             raise InputError(f"alpha must be a number in (0, 1), got {self.alpha!r}")
         self._check_rate()
 
+    @property
+    def rate_exponent(self) -> float:
+        """The exponent of the rate's growth in ``n`` (what the theory figures read): ``alpha`` for
+        the authors' rate ``n^alpha (m log n)^(1 - alpha)``; for the valid rate ``U#``,
+        ``max(alpha, 1 - alpha/2)``, since below ``alpha = 2/3`` its exploitation term, of order
+        ``n^(1 - alpha/2)``, outgrows the exploration's ``n^alpha``."""
+        alpha = float(self.alpha)
+        return alpha if self.rate == "authors" or alpha >= 2.0 / 3.0 else 1.0 - alpha / 2.0
+
     def rate_function(self, n: rates.Counts, n_arms: int, delta_prime: float) -> rates.Rate:
         """``U(n, delta')`` on ``n_arms`` arms: :func:`agents.rates.epsilon_greedy_rate` (``U#``) or
         :func:`agents.rates.authors_epsilon_greedy_rate`, times ``rate_scale``, capped at ``n``."""

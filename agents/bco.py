@@ -454,6 +454,11 @@ class BCO:
         return 0.75 if self.case == "lipschitz" else 5.0 / 6.0
 
     @property
+    def rate_exponent(self) -> float:
+        """The exponent of the rate's growth in ``n`` (what the theory figures read): :attr:`alpha`."""
+        return self.alpha
+
+    @property
     def heuristic(self) -> bool:
         """Whether the rate is rescaled (on a stream, :meth:`BCOFamily.heuristic` decides)."""
         return self.rate_scale != 1.0

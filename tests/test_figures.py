@@ -213,3 +213,20 @@ def test_a_run_of_a_pool_without_declared_exponents_states_its_theorem(equal_exp
     text = " ".join(t.get_text() for axis in plot.figure_of(drawn).axes for t in axis.texts)
     assert f"(α = {exponent:.2f})" in text and "unknown" not in text
     plt.close(plot.figure_of(drawn))
+
+
+def test_an_older_result_without_the_exponent_reads_epsilon_greedys_rate_exponent():
+    """A result saved before runs recorded ``rate_exponent``: its experts' ``alpha`` stands in, and
+    for epsilon-greedy with the valid rate that is the exploration schedule's exponent, below the
+    rate's max(alpha, 1 - alpha/2) for alpha < 2/3."""
+    import copy
+
+    from agents.bandits import EpsilonGreedy
+
+    for alpha, rate, exponent in [(0.3, "theory", 0.85), (0.3, "authors", 0.3), (0.75, "theory", 0.75)]:
+        experts = [EpsilonGreedy(alpha=alpha, rate=rate)] * 10
+        result = mlcb.simulate(preset="trap", experts=experts, budget=1, horizon=30, replications=1)
+        older = copy.deepcopy(result.metadata)
+        del older["settings"]["mlcb M=1"]["rate_exponent"]
+        result.metadata = older
+        assert plot.setting_values(result, "mlcb M=1")["alpha"] == exponent

@@ -332,6 +332,25 @@ def test_a_pool_of_ucb1_with_c_near_one_runs_at_the_cap():
     np.testing.assert_array_equal(rates, np.broadcast_to(n, rates.shape))
 
 
+def test_a_pool_records_its_rates_exponent_not_its_schedules():
+    """Results recorded an epsilon-greedy pool's schedule exponent alpha as its rate exponent; for
+    alpha < 2/3 the valid rate grows like n^(1 - alpha/2) (its local slope rises towards it), and
+    the theory figure drew the theorem's curve of the wrong exponent."""
+    import mlcb
+
+    for alpha, rate, exponent in [(0.3, "theory", 0.85), (0.5, "theory", 0.75), (2 / 3, "theory", 2 / 3),
+                                  (0.8, "theory", 0.8), (0.3, "authors", 0.3)]:  # fmt: skip
+        experts = [bandits.EpsilonGreedy(alpha=alpha, rate=rate)] * 10
+        result = mlcb.simulate(preset="trap", experts=experts, budget=1, horizon=50, replications=1)
+        assert result.metadata["settings"]["mlcb M=1"]["rate_exponent"] == exponent
+    n = np.array([10**5, 10**6, 10**7])
+    slopes = np.diff(np.log(epsilon_greedy_rate(n, 2, 1.0, 0.3, DELTA_PRIME, capped=False))) / np.log(10)
+    assert 0.3 + 0.4 < slopes[0] < slopes[1] < 0.85  # far above alpha, rising towards 1 - alpha/2
+    import agents
+
+    assert agents.make("bco-bounded").rate_exponent == 5 / 6
+
+
 def test_closed_form_with_a_huge_kappa_is_the_cap():
     # kappa = max(1, m c^(1/(1-alpha))) (1-alpha)/alpha + 1 with 10^1000 inside (c = 10, alpha = 0.999;
     # c = 1e300, alpha = 1/2): J0 is infinite, the bound vacuous, U = n (was an OverflowError).

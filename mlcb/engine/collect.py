@@ -60,10 +60,13 @@ def _certificate_problem(label: str, broken: dict[int, tuple[int, float]], total
 
 
 def rate_exponent(experts: list, env: Any, family: Any, delta: float, horizon: int) -> float | None:
-    """The largest rate exponent ``alpha`` of the pool: an expert's declared ``alpha`` where it has
-    one in (0, 1), else the log-log slope of its rate function ``U_k(n)`` over the last decade of
-    counts up to ``horizon`` (at least 1,000). ``None`` when the rates are not tabulated."""
-    declared = [getattr(e, "alpha", None) for e in experts]
+    """The largest rate exponent ``alpha`` of the pool: an expert's declared ``rate_exponent`` where
+    it has one in (0, 1], else the log-log slope of its rate function ``U_k(n)`` over the last
+    decade of counts up to ``horizon`` (at least 1,000). ``None`` when the rates are not tabulated.
+
+    (An expert's ``alpha`` is not read: epsilon-greedy's is its exploration schedule's exponent,
+    below its rate's for ``alpha < 2/3``, and another family's ``alpha`` may mean anything.)"""
+    declared = [getattr(e, "rate_exponent", None) for e in experts]
     top = max(1_000, int(horizon))
     counts = np.unique(np.geomspace(top / 10, top, 12).astype(np.int64))
     try:
@@ -72,7 +75,7 @@ def rate_exponent(experts: list, env: Any, family: Any, delta: float, horizon: i
         rates = None
     values = []
     for k, alpha in enumerate(declared):
-        if isinstance(alpha, (int, float)) and 0 < alpha < 1:
+        if isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and 0 < alpha <= 1:
             values.append(float(alpha))
         elif rates is not None:
             slope = loglog_slope(counts.astype(float), np.asarray(rates[k], dtype=float), tail=1.0)

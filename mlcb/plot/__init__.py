@@ -174,6 +174,18 @@ def _setting_meta(result: Result, setting: str) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
+def _recorded_exponent(expert: dict) -> float | None:
+    """The rate exponent of an expert as an older result's configuration records it: its
+    ``alpha`` (in (0, 1)), which for epsilon-greedy with the valid rate is the exploration
+    schedule's, and the rate's exponent ``max(alpha, 1 - alpha/2)``
+    (:attr:`agents.bandits.EpsilonGreedy.rate_exponent`)."""
+    alpha = expert.get("alpha")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        return None
+    greedy = expert.get("class") == "agents.bandits:EpsilonGreedy" and expert.get("rate") != "authors"
+    return 1.0 - alpha / 2.0 if greedy and alpha < 2.0 / 3.0 else float(alpha)
+
+
 def setting_values(result: Result, setting: str) -> dict[str, Any]:
     """What the figures need of a setting, from the result's frames and plain metadata only:
     ``policy``, ``M``, ``K``, ``T``, ``delta``, ``calibration`` and the rate exponent ``alpha``
@@ -187,8 +199,7 @@ def setting_values(result: Result, setting: str) -> dict[str, Any]:
         n_experts = int(result.experts.loc[result.experts["setting"] == setting, "expert"].max()) + 1
     alpha = meta.get("rate_exponent")
     if alpha is None and isinstance(experts, list):  # a result saved before runs recorded it
-        values = [e.get("alpha") for e in experts if isinstance(e, dict)]
-        declared = [a for a in values if isinstance(a, (int, float)) and 0 < a < 1]
+        declared = [a for e in experts if isinstance(e, dict) and (a := _recorded_exponent(e)) is not None]
         alpha = max(declared) if declared else None
     delta = config.get("delta", 0.1)
     return {
