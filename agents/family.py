@@ -103,25 +103,33 @@ class Family:
         """What expert ``k``'s ``rate_function`` reads of ``env`` (its second argument); ``None``."""
         return None
 
-    def rates(self, experts: list, env: Any, n: Any, delta_prime: float) -> np.ndarray | None:
+    def rates(
+        self, experts: list, env: Any, n: Any, delta_prime: float, *, rows: Any = None
+    ) -> np.ndarray | None:
         """``U_k(n, delta')`` of every expert at counts ``n``, shape (K, len(n)): each
         specification's ``rate_function(n, rate_input, delta_prime)``; ``None`` when some rate
         depends on more than the count (a specification with ``count_only = False``).
 
         Pools repeat the same specification objects: each rate is computed once per object and
-        input."""
+        input. ``rows`` (indices of experts), where given, limits the work to those experts' rates;
+        the other rows are ``nan`` (a rate can cost time and memory in the largest count)."""
         if not all(getattr(expert, "count_only", True) for expert in experts):
             return None
         counts = np.atleast_1d(np.asarray(n))
+        wanted = range(len(experts)) if rows is None else {int(k) for k in rows}
+        skipped = np.full(counts.shape, np.nan)
         computed: dict = {}
-        rows = []
+        out = []
         for k, expert in enumerate(experts):
+            if k not in wanted:
+                out.append(skipped)
+                continue
             argument = self.rate_input(expert, env, k)
             key = (id(expert), argument)
             if key not in computed:
                 computed[key] = np.asarray(expert.rate_function(counts, argument, delta_prime), dtype=float)
-            rows.append(computed[key])
-        return np.stack(rows)
+            out.append(computed[key])
+        return np.stack(out)
 
     def heuristic(self, experts: list, env: Any) -> list[bool]:
         """Whether each expert's rate is outside the theory: its specification's ``heuristic``."""

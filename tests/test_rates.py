@@ -450,3 +450,20 @@ def test_authors_rates_retry_an_expert_whose_warm_start_loss_was_one(family):
     trained = result.to_frame("experts")
     final = trained[trained["round"] == 400]
     assert final["trained"].min() >= 2
+
+
+def test_a_pool_fits_only_the_rates_whose_exponent_it_does_not_know(monkeypatch):
+    """The pool's exponent computed every expert's rate up to the horizon, the declared ones
+    included: on the trap at T = 10^7, 5 s and 1 GB at the end of the run for epsilon-greedy's U#,
+    whose exponent it declares. Only the undeclared experts' rates (UCB1's) are computed."""
+    import mlcb
+    from mlcb.engine.collect import rate_exponent
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a declared expert's rate was computed")
+
+    monkeypatch.setattr(bandits.EpsilonGreedy, "rate_function", refuse)
+    config = mlcb.presets.get("trap").config(1, horizon=10**7, replications=1)
+    problem = mlcb.engine.build(config)
+    assert {type(e).__name__ for e in config.experts} == {"EpsilonGreedy", "UCB1"}
+    assert rate_exponent(list(config.experts), problem.env, bandits.BANDITS, 0.1, 10**7) == 2 / 3

@@ -11,6 +11,7 @@ Reading a result back never rebuilds any of this.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any
 
@@ -67,15 +68,23 @@ def rate_exponent(experts: list, env: Any, family: Any, delta: float, horizon: i
     (An expert's ``alpha`` is not read: epsilon-greedy's is its exploration schedule's exponent,
     below its rate's for ``alpha < 2/3``, and another family's ``alpha`` may mean anything.)"""
     declared = [getattr(e, "rate_exponent", None) for e in experts]
+    known = [isinstance(a, (int, float)) and not isinstance(a, bool) and 0 < a <= 1 for a in declared]
     top = max(1_000, int(horizon))
     counts = np.unique(np.geomspace(top / 10, top, 12).astype(np.int64))
-    try:
-        rates = family.rates(experts, env, counts, delta / (2 * len(experts)))
-    except Exception:  # a rate the family cannot tabulate: no exponent rather than no result
-        rates = None
+    rates = None
+    if not all(known):
+        # Only the rates of the experts that declare no exponent, where the family can limit its
+        # work so: a rate can cost time and memory in the horizon (epsilon-greedy's U# runs through
+        # every count up to it: 5 s and 1 GB at 10^7, for an exponent it declares).
+        limited = "rows" in inspect.signature(family.rates).parameters
+        wanted = {"rows": [k for k, seen in enumerate(known) if not seen]} if limited else {}
+        try:
+            rates = family.rates(experts, env, counts, delta / (2 * len(experts)), **wanted)
+        except Exception:  # a rate the family cannot tabulate: no exponent rather than no result
+            rates = None
     values = []
     for k, alpha in enumerate(declared):
-        if isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and 0 < alpha <= 1:
+        if known[k] and alpha is not None:
             values.append(float(alpha))
         elif rates is not None:
             slope = loglog_slope(counts.astype(float), np.asarray(rates[k], dtype=float), tail=1.0)
