@@ -9,7 +9,9 @@ import importlib
 import importlib.util
 import json
 import math
+import os
 import re
+import socket
 
 import pytest
 
@@ -354,6 +356,26 @@ def test_a_section_kept_from_other_code_says_so_on_the_page_and_in_one_line(tiny
         assert "1 section(s) kept from a run of other code, each marked" in page
     paper.reproduce("quick", out, only="glm", overwrite=True)
     assert json.loads(saved.read_text())["code"] == paper.code()
+
+
+def test_a_second_run_into_a_folder_being_written_is_refused_naming_the_first(tmp_path, monkeypatch):
+    """Two runs into one folder computed the same sections twice and wrote the page in turn; the
+    second is now refused at once, naming the first, and leaves nothing behind."""
+    from mlcb.storage import store
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a section ran while another run held the folder")
+
+    for module_name in paper.EXPERIMENTS.values():
+        monkeypatch.setattr(f"{module_name}.run", refuse)
+    out = tmp_path / "paper"
+    with store.lock(out), pytest.raises(ValueError) as refused:
+        paper.reproduce("quick", out, only="glm")
+    assert str(refused.value) == (
+        f"{out} is being written by pid {os.getpid()} on {socket.gethostname()} (lock "
+        f"{tmp_path / '.paper.lock'}); wait for it to finish"
+    )
+    assert not out.exists() and not (tmp_path / ".paper.lock").exists()
 
 
 def test_a_section_whose_figure_another_run_drew_over_is_computed_again(tiny, tmp_path):

@@ -130,6 +130,7 @@ def reproduce(
     from mlcb import validation
     from mlcb.kernels.seeding import check_seed
     from mlcb.paper import page
+    from mlcb.storage.store import lock
 
     validation.choice("size", size, SIZES)
     names = _check_names(only)
@@ -142,75 +143,80 @@ def reproduce(
     if root.exists() and not root.is_dir():
         raise InputError(f"out: {root} exists and is not a directory")
     options, extra = _data_options(warfarin)
-    sections_dir, figures_dir = root / "sections", root / "figures"
-    if not overwrite:
-        others = [
-            f"{key}: {other}"
-            for key in names
-            if (other := _other_run(sections_dir / f"{key}.json", size, seed, options.get(key, {})))
-        ]
-        if others:
-            raise InputError(
-                f"out: {root} holds finished sections of another run ({'; '.join(others)}); name "
-                "another out for this one, or pass --overwrite (overwrite=True) to replace them"
-            )
-    sections_dir.mkdir(parents=True, exist_ok=True)
-    ours = code()
-    modules = {}
-    for key in names:
-        saved = sections_dir / f"{key}.json"
-        kept = None if overwrite else _load(saved, root, size, seed, options.get(key, {}))
-        if kept is not None:
-            if kept[2] != ours:  # said always: the page shows these numbers beside this code's
-                print(
-                    f"{key}: kept from an earlier run ({saved}), computed by {kept[2] or UNRECORDED}; "
-                    f"this is {ours}: --overwrite (overwrite=True) computes it again",
-                    flush=True,
+    # One run at a time writes a folder: a second is refused at once, naming the first (two would
+    # compute the same sections twice and write the page in turn).
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with lock(root):
+        sections_dir, figures_dir = root / "sections", root / "figures"
+        if not overwrite:
+            others = [
+                f"{key}: {other}"
+                for key in names
+                if (other := _other_run(sections_dir / f"{key}.json", size, seed, options.get(key, {})))
+            ]
+            if others:
+                raise InputError(
+                    f"out: {root} holds finished sections of another run ({'; '.join(others)}); name "
+                    "another out for this one, or pass --overwrite (overwrite=True) to replace them"
                 )
-            elif progress:
-                print(f"{key}: kept from an earlier run ({saved})")
-            continue
-        module = importlib.import_module(EXPERIMENTS[key])
-        missing = [name for name in getattr(module, "REQUIRES", ()) if importlib.util.find_spec(name) is None]
-        if missing:
-            install = " ".join(OPTIONAL.get(name, name) for name in missing)
-            print(f"{key}: skipped, it needs {', '.join(missing)} (pip install {install})", flush=True)
-            continue
-        modules[key] = module
-    if modules:
-        import matplotlib
+        sections_dir.mkdir(parents=True, exist_ok=True)
+        ours = code()
+        modules = {}
+        for key in names:
+            saved = sections_dir / f"{key}.json"
+            kept = None if overwrite else _load(saved, root, size, seed, options.get(key, {}))
+            if kept is not None:
+                if kept[2] != ours:  # said always: the page shows these numbers beside this code's
+                    print(
+                        f"{key}: kept from an earlier run ({saved}), computed by {kept[2] or UNRECORDED}; "
+                        f"this is {ours}: --overwrite (overwrite=True) computes it again",
+                        flush=True,
+                    )
+                elif progress:
+                    print(f"{key}: kept from an earlier run ({saved})")
+                continue
+            module = importlib.import_module(EXPERIMENTS[key])
+            required = getattr(module, "REQUIRES", ())
+            missing = [name for name in required if importlib.util.find_spec(name) is None]
+            if missing:
+                install = " ".join(OPTIONAL.get(name, name) for name in missing)
+                print(f"{key}: skipped, it needs {', '.join(missing)} (pip install {install})", flush=True)
+                continue
+            modules[key] = module
+        if modules:
+            import matplotlib
 
-        matplotlib.use("Agg")  # files only, no display (and figures drawn outside the main thread)
+            matplotlib.use("Agg")  # files only, no display (and figures drawn outside the main thread)
 
-    def compute(key: str) -> dict[str, Any]:
-        if progress:
-            print(f"{key}: running ({size})", flush=True)
-        started = time.perf_counter()
-        section = modules[key].run(size, figures_dir, seed=seed, threads=threads, **extra.get(key, {}))
-        seconds = time.perf_counter() - started
-        record = {
-            "format": FORMAT,
-            "size": size,
-            "seed": seed,
-            "seconds": seconds,
-            "code": ours,
-            **section.to_json(root),
+        def compute(key: str) -> dict[str, Any]:
+            if progress:
+                print(f"{key}: running ({size})", flush=True)
+            started = time.perf_counter()
+            section = modules[key].run(size, figures_dir, seed=seed, threads=threads, **extra.get(key, {}))
+            seconds = time.perf_counter() - started
+            record = {
+                "format": FORMAT,
+                "size": size,
+                "seed": seed,
+                "seconds": seconds,
+                "code": ours,
+                **section.to_json(root),
+            }
+            if options.get(key):
+                record["options"] = options[key]
+            return record
+
+        def save(key: str, record: dict[str, Any]) -> None:
+            _write_json(sections_dir / f"{key}.json", record)
+            if progress:
+                print(f"{key}: done in {record['seconds']:.0f} s", flush=True)
+
+        _at_once(list(modules), compute, save)
+        finished = {
+            key: _load(sections_dir / f"{key}.json", root, size, seed, options.get(key, {}))
+            for key in EXPERIMENTS
         }
-        if options.get(key):
-            record["options"] = options[key]
-        return record
-
-    def save(key: str, record: dict[str, Any]) -> None:
-        _write_json(sections_dir / f"{key}.json", record)
-        if progress:
-            print(f"{key}: done in {record['seconds']:.0f} s", flush=True)
-
-    _at_once(list(modules), compute, save)
-    finished = {
-        key: _load(sections_dir / f"{key}.json", root, size, seed, options.get(key, {}))
-        for key in EXPERIMENTS
-    }
-    return page.write(root, {k: v for k, v in finished.items() if v is not None}, size=size, seed=seed)
+        return page.write(root, {k: v for k, v in finished.items() if v is not None}, size=size, seed=seed)
 
 
 #: What the page and ``mlcb paper`` say of a section saved before sections recorded their code.

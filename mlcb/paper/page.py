@@ -252,8 +252,8 @@ def render(sections: dict[str, tuple[Section, float, str | None]], size: str, se
     quotable = "".join(f"<li>{_text(s.headline)}</li>" for s in everything if s.headline)
     others = sum(computed_by != ours for _, _, computed_by in sections.values())
     meta = (
-        f"written by {html.escape(ours)}, size {html.escape(size)}, seed {seed}, "
-        f"{time.strftime('%Y-%m-%d %H:%M')}"
+        f"{html.escape(ours)}, size {html.escape(size)}, seed {seed}, "
+        f"written {time.strftime('%Y-%m-%d %H:%M')}"
         + (f"; {others} section(s) kept from a run of other code, each marked" if others else "")
     )
     return (
