@@ -141,6 +141,29 @@ def test_a_whole_number_is_taken_however_written(tmp_path, capsys):
     for fields in ({"horizon": 2.5}, {"horizon": 1e300}, {"replications": float("nan")}, {"horizon": "1e4"}):
         with pytest.raises(ValueError, match="must be an integer"):
             mlcb.simulate(preset="trap", **fields)
+
+
+def test_several_values_written_with_commas_are_told_the_spelling_that_works(capsys):
+    """An option of several values takes them separated by spaces; `--budget 1,2` was 'must be a
+    whole number', `--policies mlcb,limited-advice` an unknown policy named 'mlcb,limited-advice'.
+    Each such option now says how to write them, before any work."""
+    from mlcb.cli import main
+
+    for argv, said in [
+        (["run", "trap", "--budget", "1,2"], "argument --budget/-M: several values are separated by spaces, "
+         "not commas: 1 2 (got '1,2')"),
+        (["compare", "trap", "--policies", "mlcb,limited-advice"], "argument --policies: several values are "
+         "separated by spaces, not commas: mlcb limited-advice (got 'mlcb,limited-advice')"),
+        (["list", "policies,presets"], "not commas: policies presets"),
+        (["paper", "--only", "glm,", "trap"], "argument --only: several values are separated by spaces, not "
+         "commas: glm (got 'glm,')"),
+        (["plot", "results/trap", "--kind", "regret,panels"], "not commas: regret panels"),
+        (["run", "trap", "--write", "csv,"], "not commas: csv"),
+    ]:  # fmt: skip
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and err.count("\n") == 1 and said in err, (argv, err)
     with pytest.raises(ValueError, match=r"n_arms must be an integer >= 2, got 2.5"):
         mlcb.simulate(preset="trap", env_params={"n_arms": 2.5})
 

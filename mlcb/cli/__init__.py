@@ -22,6 +22,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,23 @@ def _whole(text: str) -> int:
             f"must be a whole number such as 1000, 1_000 or 1e6{beyond}, got {text!r}"
         )
     return number
+
+
+def _one_of_several(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The type of an option that takes several values, separated by spaces: a value holding
+    commas (``--budget 1,2``, ``--policies mlcb,limited-advice``) is refused with the spelling
+    that works, before ``convert`` reads it."""
+
+    def read(text: str) -> Any:
+        if "," in text:
+            parts = " ".join(part for part in (p.strip() for p in text.split(",")) if part)
+            raise argparse.ArgumentTypeError(
+                f"several values are separated by spaces, not commas: {parts or '...'} (got {text!r})"
+            )
+        return convert(text)
+
+    read.__name__ = getattr(convert, "__name__", "value")  # argparse names the type in messages
+    return read
 
 
 def _path(text: str) -> Path:
@@ -133,6 +151,7 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--policies",
         nargs="+",
+        type=_one_of_several(str),
         metavar="NAME",
         help="keep only these policies of the comparison; another registered policy (one of one's own, "
         "with --plugin) joins it at every budget it runs, on the same seeds",
@@ -193,7 +212,7 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument(
         "sections",
         nargs="*",
-        type=_section,
+        type=_one_of_several(_section),
         metavar="SECTION",
         help=f"list only these: {', '.join(LIST_SECTIONS)} (default: all)",
     )
@@ -234,6 +253,7 @@ def _paper_parser(commands: Any) -> None:
     paper.add_argument(
         "--only",
         nargs="+",
+        type=_one_of_several(str),
         choices=list(EXPERIMENTS),
         metavar="SECTION",
         help=f"run only these sections, among {', '.join(EXPERIMENTS)} (the page shows every finished one)",
@@ -259,6 +279,7 @@ def _plot_kind_option(parser: argparse.ArgumentParser) -> None:
         "--kind",
         "-k",
         nargs="+",
+        type=_one_of_several(str),
         metavar="KIND",
         help="figures to draw: regret, panels, theory, budget or a figure a plugin registers "
         "(`mlcb list` lists them; default: regret and panels for a run, all for a sweep); each is "
@@ -346,7 +367,9 @@ def _load_plugins(args: argparse.Namespace) -> None:
 
 
 def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
-    parser.add_argument("--budget", "-M", type=_whole, nargs="+", metavar="M", help=budgets_help)
+    parser.add_argument(
+        "--budget", "-M", type=_one_of_several(_whole), nargs="+", metavar="M", help=budgets_help
+    )
     parser.add_argument("--horizon", "-T", type=_whole, metavar="T", help="rounds per replication, e.g. 1e6")
     parser.add_argument("--replications", "-R", type=_whole, metavar="R", help="replications per setting")
     parser.add_argument("--seed", "-s", type=_whole, metavar="S", help="the simulation's seed (default 0)")
@@ -374,6 +397,7 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     parser.add_argument(
         "--write",
         nargs="+",
+        type=_one_of_several(str),
         default=[],
         metavar="WRITER",
         help="more files beside the result: csv (the frames as CSV) or a writer a plugin registers "
