@@ -1414,3 +1414,93 @@ def test_a_fault_names_the_model_inside_the_adapter():
         mlcb.simulate(
             env="mlcb/RealData-v0", env_params={"dataset": "phishing"}, experts=pool, budget=2, horizon=30
         )
+
+
+# --- an outside audit of the river selectors ---------------------------------------------------------
+def _shared_pools():
+    """Pools whose models hold one stateful part between them (each built anew on each call)."""
+    from river import linear_model, optim, preprocessing
+
+    scaler = preprocessing.StandardScaler()
+    adam = optim.Adam()
+    lone = linear_model.LogisticRegression()
+    return {
+        "a scaler in two pipelines": (
+            [scaler | linear_model.LogisticRegression(optimizer=optim.SGD(lr)) for lr in (0.01, 0.1)],
+            "models[0].steps['StandardScaler'] and models[1].steps['StandardScaler'] are the same "
+            "StandardScaler object",
+        ),
+        "an optimiser in two models": (
+            [
+                linear_model.LogisticRegression(optimizer=adam),
+                linear_model.LogisticRegression(optimizer=adam, l2=0.1),
+            ],
+            "models[0].optimizer and models[1].optimizer are the same Adam object",
+        ),
+        "a model inside another's pipeline": (
+            [lone, preprocessing.StandardScaler() | lone],
+            "models[0] and models[1].steps['LogisticRegression'] are the same LogisticRegression object",
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["a scaler in two pipelines", "an optimiser in two models", "a model inside another's pipeline"]
+)
+def test_a_part_shared_by_two_models_is_refused_by_name(case):
+    """``scaler = StandardScaler(); [scaler | LogisticRegression(...) for lr in ...]`` gave two
+    pipelines one scaler, which learnt every sample once per pipeline that learnt it (20 updates
+    from 10 samples at the full budget): every model behind it saw features scaled by the wrong
+    statistics, without a word. The whole model twice was refused; a part of it was not."""
+    pool, where = _shared_pools()[case]
+    with pytest.raises(ValueError) as caught:
+        BudgetedClassifier(pool)
+    message = str(caught.value)
+    assert message.startswith(where), message
+    said = "object, which two models of the pool would both update on every sample: give each model its own (build it anew, or model.clone())"
+    assert message.endswith(said), message
+
+
+def test_a_template_that_river_copies_may_be_shared():
+    """Parameters that a river model copies before it learns (a k-NN's search engine, the
+    classifier of a one-vs-rest wrapper) are not updated in place: a pool that shares them runs,
+    and predicts as the same pool with parts of its own does."""
+    from river import datasets, linear_model, multiclass, neighbors
+
+    def pool(shared):
+        engine = neighbors.LazySearch(window_size=50)
+        inner = linear_model.LogisticRegression()
+        return [
+            neighbors.KNNClassifier(n_neighbors=3, engine=engine if shared else engine.clone()),
+            neighbors.KNNClassifier(n_neighbors=5, engine=engine),
+            multiclass.OneVsRestClassifier(inner if shared else inner.clone()),
+            multiclass.OneVsRestClassifier(inner),
+        ]
+
+    model, twin = BudgetedClassifier(pool(True)), BudgetedClassifier(pool(False))
+    for x, y in datasets.Phishing().take(60):
+        assert model.predict_proba_one(x) == twin.predict_proba_one(x)
+        model.learn_one(x, y)
+        twin.learn_one(x, y)
+    assert model.trained_counts == twin.trained_counts
+
+
+def test_a_class_in_place_of_a_model_says_so():
+    """``LogisticRegression`` for ``LogisticRegression()`` was named by its type, river's
+    ``EstimatorMeta``: 'EstimatorMeta is not a river classifier'."""
+    from river import linear_model, naive_bayes
+
+    said = "the class LogisticRegression (give an instance: LogisticRegression())"
+    with pytest.raises(ValueError, match=r"^models\[0\]: the class LogisticRegression \(give an instance"):
+        BudgetedClassifier([linear_model.LogisticRegression, naive_bayes.GaussianNB()])
+    with pytest.raises(ValueError) as caught:
+        RiverExpert(linear_model.LogisticRegression)
+    assert str(caught.value) == f"model must be a river classifier or regressor, got {said}"
+    with pytest.raises(ValueError) as caught:
+        compare(
+            "iris", horizon=30, shuffles=1, models=[linear_model.LogisticRegression, naive_bayes.GaussianNB()]
+        )
+    assert str(caught.value) == (
+        "models[0]: the class LogisticRegression (give an instance: LogisticRegression()) is not a river "
+        "classifier, and 'iris' is a classification stream"
+    )

@@ -3,6 +3,7 @@ policy's statistics and the defaults (:mod:`mlcb.river` describes them)."""
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -16,7 +17,7 @@ from mlcb.kernels.seeding import check_seed
 from mlcb.learners import power_rate
 from mlcb.registry import make_named
 from mlcb.river.curves import CURVE_Z, LearningCurves
-from mlcb.river.experts import check_features, check_target, non_numbers
+from mlcb.river.experts import check_features, check_target, non_numbers, what_is
 from mlcb.validation import InputError, InputTypeError
 
 _CLASSIFIER_LOSSES = ("zero-one", "log")
@@ -38,6 +39,60 @@ def canonical_order(models: list) -> list[int]:
     """
     keys = [(repr(m), f"{type(m).__module__}.{type(m).__qualname__}") for m in models]
     return sorted(range(len(models)), key=keys.__getitem__)
+
+
+def _stateful_parts(model: Any) -> dict[int, tuple[Any, str]]:
+    """The river objects that ``model`` updates in place as it learns and that keep state, by
+    ``id``, with the path that reaches each from the model (``.steps['StandardScaler']``,
+    ``.optimizer``): the model itself, the steps of its pipelines and transformer unions, followed
+    down, and the optimiser of each of those.
+
+    An object keeps state when it holds attributes beyond its parameters (a scaler's running
+    means, an optimiser's step count and moments). Parameters that a model only copies (the
+    classifier of a one-vs-rest wrapper, the search engine of a k-NN, the model of a bagging
+    ensemble: river clones them) are not followed: sharing them is harmless."""
+    from river import optim
+
+    found: dict[int, tuple[Any, str]] = {}
+    stack: list[tuple[Any, str]] = [(model, "")]
+    while stack:
+        obj, path = stack.pop()
+        if id(obj) in found or not isinstance(obj, base.Base) or isinstance(obj, type):
+            continue
+        held = getattr(obj, "__dict__", {})
+        try:
+            names = set(inspect.signature(type(obj).__init__).parameters) - {"self"}
+        except (TypeError, ValueError):  # no signature to read: its state cannot be told apart
+            names = set(held)
+        if set(held) - names:
+            found[id(obj)] = (obj, path)
+        for name in ("steps", "transformers"):  # a pipeline's steps, a union's transformers
+            parts = held.get(name)
+            if isinstance(parts, dict):
+                stack.extend((part, f"{path}.{name}[{key!r}]") for key, part in parts.items())
+        stack.extend(
+            (value, f"{path}.{name}")
+            for name, value in held.items()
+            if name in names and isinstance(value, optim.base.Optimizer)
+        )
+    return found
+
+
+def _check_unshared(models: list) -> None:
+    """An :class:`InputError` when two models of the pool hold the same stateful part (one
+    scaler in two pipelines, one optimiser in two linear models): it would learn from every
+    sample once for each model that holds it, and every selector's scores would be wrong."""
+    owner: dict[int, tuple[int, str]] = {}
+    for k, model in enumerate(models):
+        for key, (part, path) in _stateful_parts(model).items():
+            if key in owner and owner[key][0] != k:
+                j, first = owner[key]
+                raise InputError(
+                    f"models[{j}]{first} and models[{k}]{path} are the same {type(part).__name__} "
+                    "object, which two models of the pool would both update on every sample: give each "
+                    "model its own (build it anew, or model.clone())"
+                )
+            owner.setdefault(key, (k, path))
 
 
 def _check_common(
@@ -253,7 +308,7 @@ class _Budgeted:
         first: dict[int, int] = {}
         for k, model in enumerate(self.models):
             if not isinstance(model, kind):
-                raise InputError(f"models[{k}]: {type(model).__name__} is not a river {noun}")
+                raise InputError(f"models[{k}]: {what_is(model)} is not a river {noun}")
             if id(model) in first:
                 raise InputError(
                     f"models[{first[id(model)]}] and models[{k}] are the same {type(model).__name__} "
@@ -261,6 +316,7 @@ class _Budgeted:
                     "model (model.clone())"
                 )
             first[id(model)] = k
+        _check_unshared(self.models)
         for name in _SHARED:
             setattr(self, name, shared[name])
         self._setup()

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from mlcb.river.estimators import BudgetedClassifier, BudgetedRegressor
+from mlcb.river.experts import what_is
 from mlcb.river.streams import STREAMS, pool_for, stream
 from mlcb.validation import InputError
 
@@ -235,7 +236,7 @@ def compare(
     for k, member in enumerate(pool):  # training everything would run a classifier on targets
         if not isinstance(member, kind):
             raise InputError(
-                f"models[{k}]: {type(member).__name__} is not a river {noun}, and {dataset!r} is a "
+                f"models[{k}]: {what_is(member)} is not a river {noun}, and {dataset!r} is a "
                 f"{STREAMS[dataset].task} stream"
             )
     budgeted = "mlcb" in selectors or "equal-halving" in selectors

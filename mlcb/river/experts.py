@@ -164,6 +164,20 @@ def absolute_loss(residual: float, scale: float) -> float:
 LARGEST = validation.LARGEST
 
 
+def what_is(obj: Any) -> str:
+    """How an error names ``obj`` where a model was expected: its type's name, or, for a class
+    given in place of a model (``LogisticRegression`` for ``LogisticRegression()``), that it is a
+    class and what to give instead (its type, river's ``EstimatorMeta``, would say nothing).
+
+    >>> from river import linear_model
+    >>> what_is(linear_model.LogisticRegression), what_is(3)
+    ('the class LogisticRegression (give an instance: LogisticRegression())', 'int')
+    """
+    if isinstance(obj, type):
+        return f"the class {obj.__name__} (give an instance: {obj.__name__}())"
+    return type(obj).__name__
+
+
 def label_kind(y: Any) -> str:
     """The kind of a label, as :func:`check_target` compares them: ``bool``, ``number`` or ``str``
     (or the type's name)."""
@@ -473,7 +487,7 @@ class RiverExpert(_Adapter):
         elif isinstance(model, base.Regressor):
             classifier = False
         else:
-            raise InputError(f"model must be a river classifier or regressor, got {type(model).__name__}")
+            raise InputError(f"model must be a river classifier or regressor, got {what_is(model)}")
         self.model = model
         self._classifier = classifier
         self.loss = _check_loss(loss, classifier, scale)
