@@ -1485,6 +1485,37 @@ def test_a_template_that_river_copies_may_be_shared():
     assert model.trained_counts == twin.trained_counts
 
 
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_a_clone_of_a_selector_that_learnt_is_fresh(task):
+    """river's ``clone`` promises an estimator with the same parameters that has learnt nothing.
+    The selectors' clone deep-copied the ``models`` parameter: a clone of a selector that had
+    learnt began its warm start (``n_updates`` 0) with models that had learnt already, and
+    predicted otherwise than a fresh selector. ``include_attributes=True`` copies it all."""
+    from river import datasets
+
+    if task == "classification":
+        rows, build = list(datasets.Phishing().take(120)), lambda: BudgetedClassifier(_small_pool(), budget=2)
+    else:
+        rows, build = list(datasets.TrumpApproval().take(120)), _regressor
+    model = build()
+    for x, y in rows[:60]:
+        model.predict_one(x)
+        model.learn_one(x, y)
+    clone, fresh, copy = model.clone(), build(), model.clone(include_attributes=True)
+    assert clone.n_updates == 0 and clone._get_params().keys() == fresh._get_params().keys()
+    for x, y in rows:
+        assert clone.predict_one(x) == fresh.predict_one(x)
+        clone.learn_one(x, y)
+        fresh.learn_one(x, y)
+    assert clone.trained_counts == fresh.trained_counts
+    for x, y in rows[60:]:
+        assert copy.predict_one(x) == model.predict_one(x)
+        copy.learn_one(x, y)
+        model.learn_one(x, y)
+    assert copy.trained_counts == model.trained_counts
+    assert model.clone({"budget": 1}).budget == 1
+
+
 def test_a_class_in_place_of_a_model_says_so():
     """``LogisticRegression`` for ``LogisticRegression()`` was named by its type, river's
     ``EstimatorMeta``: 'EstimatorMeta is not a river classifier'."""
@@ -1504,3 +1535,35 @@ def test_a_class_in_place_of_a_model_says_so():
         "models[0]: the class LogisticRegression (give an instance: LogisticRegression()) is not a river "
         "classifier, and 'iris' is a classification stream"
     )
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"statistics": "pool", "rate": "curve"},
+        {"policy": "exp3p", "seed": 3},
+        {"budget": 2, "deploy": "policy"},
+    ],
+)
+def test_a_selector_pickled_or_copied_mid_stream_goes_on_as_the_original(options):
+    """What docs/river.md says of river's conventions: a pickled or deep-copied selector (its
+    session, its policy's random stream, its learning curves) predicts and trains as the original
+    from where it was copied."""
+    import copy
+    import pickle
+
+    from river import datasets
+
+    rows = list(datasets.Phishing().take(160))
+    model = BudgetedClassifier(_small_pool(), **options)
+    for x, y in rows[:80]:
+        model.predict_one(x)
+        model.learn_one(x, y)
+    copies = [pickle.loads(pickle.dumps(model)), copy.deepcopy(model)]
+    for x, y in rows[80:]:
+        said = model.predict_proba_one(x)
+        assert all(other.predict_proba_one(x) == said for other in copies)
+        for each in (model, *copies):
+            each.learn_one(x, y)
+    assert all(other.trained_counts == model.trained_counts for other in copies)

@@ -446,6 +446,17 @@ class _Budgeted:
             self._session.skip_warm_start()
             self._begin(1)
 
+    def clone(self, new_params: dict | None = None, include_attributes: bool = False) -> Any:
+        """A fresh selector with the same parameters, over fresh clones of the models: nothing
+        learnt, as river's ``clone`` promises. (river's own would deep-copy the ``models``
+        parameter, so a clone of a selector that has learnt would start its warm start with
+        models that had learnt already.) ``include_attributes=True`` copies everything, the
+        models as they are and the selector's state with them."""
+        params = dict(new_params or {})
+        if "models" not in params and not include_attributes:
+            params["models"] = [model.clone() for model in self.models]
+        return super().clone(params, include_attributes)  # type: ignore[misc]
+
     # --- the policy's round ---------------------------------------------------------------------
     def _begin(self, t: int) -> None:
         self._t = t
