@@ -1538,6 +1538,54 @@ def test_a_class_in_place_of_a_model_says_so():
 
 
 @pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        # An empty DataFrame, no columns, before.
+        (
+            {"selectors": ()},
+            r"selectors must name at least one of \('mlcb', 'epsilon-greedy', .*\), got \[\]$",
+        ),
+        (
+            {"selectors": ("ucb", "bandit")},
+            r"selectors must name at least one of .*, got \['ucb', 'bandit'\]",
+        ),
+        ({"models": "abc"}, "models must be None or a list of river models, got str"),  # 'a', 'b', 'c'
+    ],
+)
+def test_the_comparison_refuses_an_empty_or_unknown_choice(fields, message):
+    with pytest.raises(ValueError, match=message):
+        compare("iris", **{"horizon": 30, "shuffles": 1, **fields})
+
+
+def test_a_stream_too_short_for_its_drifts_or_of_a_bad_seed_is_refused_by_name():
+    """Friedman's drifting streams place their drifts at fractions of the stream; a stream of 1
+    (or 2) samples raised river's 'The concept drift locations must be defined in an increasing
+    order.' A negative or text seed raised NumPy's 'expected non-negative integer' or int()'s
+    message, and a seed of 1.5 was read as 1."""
+    from mlcb.river.streams import FEWEST, stream
+
+    for name, fewest in FEWEST.items():
+        assert len(stream(name, 0, fewest)) == fewest
+        with pytest.raises(ValueError) as caught:
+            stream(name, 0, fewest - 1)
+        assert str(caught.value) == (
+            f"n must be an integer >= {fewest} for stream {name!r} (its drifts fall at fractions of the "
+            f"stream, on distinct samples), got {fewest - 1}"
+        )
+    with pytest.raises(ValueError) as caught:
+        stream("friedman-lea", 0, 1)
+    assert str(caught.value).startswith(
+        "n must be an integer >= 3 for stream 'friedman-lea' (its drifts fall at fractions of the stream, on distinct samples)"
+    )
+    with pytest.raises(ValueError, match="^horizon must be an integer >= 3 for stream 'friedman-lea'"):
+        compare("friedman-lea", horizon=2, shuffles=1)
+    for seed in (-1, 1.5, "a"):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer, got "):
+            stream("phishing", seed, 5)
+    assert stream("phishing", 3.0, 5) == stream("phishing", 3, 5)
+
+
+@pytest.mark.parametrize(
     "options",
     [
         {},

@@ -7,7 +7,7 @@ from typing import Any
 
 from mlcb.river.estimators import BudgetedClassifier, BudgetedRegressor
 from mlcb.river.experts import what_is
-from mlcb.river.streams import STREAMS, pool_for, stream
+from mlcb.river.streams import STREAMS, check_length, pool_for, stream
 from mlcb.validation import InputError
 
 #: The selectors :func:`compare` runs, in the order of its table.
@@ -222,13 +222,21 @@ def compare(
         raise InputError(f"dataset must be one of {', '.join(STREAMS)}, got {dataset!r}")
     if isinstance(selectors, str):  # one selector's name
         selectors = (selectors,)
-    unknown = [s for s in selectors if s not in SELECTORS]
-    if unknown:
-        raise InputError(f"selectors must be among {SELECTORS}, got {unknown}")
-    horizon = validation.integer("horizon", horizon)
+    try:
+        selectors = tuple(selectors)
+    except TypeError:
+        raise InputError(
+            f"selectors must be a selector's name or a list of them, got {selectors!r}"
+        ) from None
+    unknown = [s for s in selectors if not isinstance(s, str) or s not in SELECTORS]
+    if unknown or not selectors:
+        raise InputError(f"selectors must name at least one of {SELECTORS}, got {list(selectors)}")
+    horizon = check_length(dataset, horizon, "horizon")
     shuffles = validation.integer("shuffles", shuffles)
     seed = check_seed(seed)
     regression = STREAMS[dataset].task == "regression"
+    if models is not None and (isinstance(models, (str, bytes, dict)) or not hasattr(models, "__iter__")):
+        raise InputError(f"models must be None or a list of river models, got {type(models).__name__}")
     pool = list(models) if models is not None else pool_for(dataset)
     if len(pool) < 2:
         raise InputError(f"models must hold at least 2 river models to select from, got {len(pool)}")
