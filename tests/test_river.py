@@ -1585,6 +1585,32 @@ def test_a_stream_too_short_for_its_drifts_or_of_a_bad_seed_is_refused_by_name()
     assert stream("phishing", 3.0, 5) == stream("phishing", 3, 5)
 
 
+def test_a_whole_warm_start_written_as_a_float_is_that_integer():
+    """``warm_start=20.0`` was refused where ``budget=1.0``, ``window=200.0`` and
+    ``horizon=1e5`` are taken, the one rule of whole numbers."""
+    from river import datasets
+
+    model, twin = (BudgetedClassifier(_small_pool(), warm_start=w) for w in (20.0, 20))
+    for x, y in datasets.Phishing().take(40):
+        assert model.predict_one(x) == twin.predict_one(x)
+        model.learn_one(x, y)
+        twin.learn_one(x, y)
+    assert model.trained_counts == twin.trained_counts and min(model.trained_counts) >= 20
+
+
+@pytest.mark.parametrize("classes", ["ab", 5, [], [0, 0], [[0], [1]]])
+def test_the_sklearn_adapter_refuses_classes_that_are_not_the_labels(classes):
+    """``classes="ab"`` was taken as the labels 'a' and 'b'; ``classes=5`` raised 'int object is
+    not iterable'; an empty or repeating list failed inside scikit-learn on the first update."""
+    from sklearn.linear_model import SGDClassifier
+
+    with pytest.raises(
+        ValueError, match="^classes must be None or a list of every label of the stream, each once, got "
+    ):
+        SklearnExpert(SGDClassifier(), classes=classes)
+    assert SklearnExpert(SGDClassifier(), classes=np.array([0, 1])).classes == [0, 1]
+
+
 @pytest.mark.parametrize(
     "options",
     [

@@ -134,9 +134,9 @@ def _check_common(
                 f"list of {n} such pairs (one per model, in the order given), got {rate!r}"
             )
     horizon = validation.integer("horizon", horizon)
-    if warm_start is not None and (
-        isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1
-    ):
+    # The rule of every whole-number parameter (budget, window, horizon): 20.0 is 20.
+    whole = None if warm_start is None else validation.whole_number(warm_start)
+    if warm_start is not None and (whole is None or whole < 1):
         raise InputError(f"warm_start must be None or an integer >= 1, got {warm_start!r}")
     check_seed(seed)
     return [pair for pair in rates if pair is not None]  # all of them (checked above); [] for CURVE

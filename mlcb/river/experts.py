@@ -308,6 +308,27 @@ def _check_loss(loss: str | None, classifier: bool, scale: Any) -> str:
     return loss
 
 
+def _check_classes(classes: Any) -> list:
+    """``classes`` as a list: every label of the stream, each once (``partial_fit`` takes them
+    up front); a string (``"ab"``, read as two labels ``'a'`` and ``'b'``), a number or an empty
+    or repeating list is refused by name."""
+    labels = None
+    if not isinstance(classes, (str, bytes, dict)):
+        try:
+            labels = list(classes)
+        except TypeError:
+            labels = None
+    try:
+        distinct = labels is not None and len(set(labels)) == len(labels)
+    except TypeError:  # an unhashable label
+        distinct = False
+    if not labels or not distinct:
+        raise InputError(
+            f"classes must be None or a list of every label of the stream, each once, got {shown(classes)}"
+        )
+    return labels
+
+
 def log_loss(p: float) -> float:
     """``min(1, ln p / ln LOG_LOSS_FLOOR)``: the clipped, scaled log-loss of probability ``p``.
 
@@ -547,7 +568,7 @@ class SklearnExpert(_Adapter):
             raise InputError(f"loss 'log' needs predict_proba, {type(estimator).__name__} has none")
         self.scale = None if scale is None else float(scale)
         self.rate = _check_rate(rate)
-        self.classes = None if classes is None else list(classes)
+        self.classes = None if classes is None else _check_classes(classes)
         self._classifier = classifier
         self._fitted = False
 
