@@ -1641,3 +1641,25 @@ def test_a_selector_pickled_or_copied_mid_stream_goes_on_as_the_original(options
         for each in (model, *copies):
             each.learn_one(x, y)
     assert all(other.trained_counts == model.trained_counts for other in copies)
+
+
+def test_spawn_seeds_a_stochastic_model_behind_a_pipeline_or_inside_a_wrapper():
+    """``spawn(seed)`` set ``seed`` on a river model that had the parameter, not on a pipeline's
+    steps: ``StandardScaler() | ARFClassifier()`` kept ``seed=None`` in every replication, and
+    the same simulation run twice gave two regrets (a bare ``ARFClassifier()`` did not). The
+    scikit-learn adapter left an inner estimator's ``random_state`` likewise."""
+    from river import datasets, forest, preprocessing
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.multiclass import OneVsRestClassifier
+
+    inner = preprocessing.StandardScaler() | forest.ARFClassifier(n_models=2, grace_period=10)
+    expert = RiverExpert(preprocessing.MinMaxScaler() | inner)
+    first, second = expert.spawn(7).model, expert.spawn(7).model
+    assert first["ARFClassifier"].seed == 7 and inner["ARFClassifier"].seed is None
+    for x, y in datasets.Phishing().take(60):
+        assert first.predict_proba_one(x) == second.predict_proba_one(x)
+        first.learn_one(x, y)
+        second.learn_one(x, y)
+    wrapped = SklearnExpert(OneVsRestClassifier(SGDClassifier()), classes=[0, 1]).spawn(5).model
+    assert wrapped.get_params()["estimator__random_state"] == 5
+    assert SklearnExpert(SGDClassifier(random_state=1)).spawn(5).model.random_state == 5

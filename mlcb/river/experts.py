@@ -472,6 +472,19 @@ class _Adapter:
         )
 
 
+def _seeds(model: Any, seed: int) -> dict:
+    """The ``new_params`` of river's ``clone`` that set ``seed`` on ``model`` when it has such a
+    parameter, and on every step of a pipeline (its steps are cloned with the parameters named
+    after them) that has one: a stochastic model behind a scaler gets each replication's seed
+    too, where it kept its own (``None``: another random stream on every run)."""
+    if "seed" in model._get_params():
+        return {"seed": seed}
+    steps = getattr(model, "steps", None)
+    if not isinstance(steps, dict):
+        return {}
+    return {name: sub for name, step in steps.items() if (sub := _seeds(step, seed))}
+
+
 class RiverExpert(_Adapter):
     """A river classifier or regressor as a Python expert.
 
@@ -491,7 +504,8 @@ class RiverExpert(_Adapter):
     Notes
     -----
     ``spawn(seed)`` clones the model (river's ``clone``), setting its ``seed`` parameter when it
-    has one, so each replication gets an untrained copy with its own random stream. A NaN or
+    has one, and that of every step of a pipeline, so each replication gets an untrained copy
+    with its own random stream. A NaN or
     infinite feature or target, or a ``None`` target, is refused by name before the model sees
     it; a ``None`` or string feature that the model cannot take is named with the model.
     """
@@ -532,10 +546,9 @@ class RiverExpert(_Adapter):
         self.model.learn_one(self._features(data), data.y)
 
     def spawn(self, seed: int) -> RiverExpert:
-        """An untrained clone, its model's ``seed`` set to ``seed`` when it has one."""
-        params = self.model._get_params()
-        model = self.model.clone({"seed": int(seed)} if "seed" in params else None)
-        return RiverExpert(model, self.loss, self.scale, self.rate)
+        """An untrained clone, the ``seed`` of its model set to ``seed`` when it has one, and of
+        every step of a pipeline that has one."""
+        return RiverExpert(self.model.clone(_seeds(self.model, int(seed))), self.loss, self.scale, self.rate)
 
 
 class SklearnExpert(_Adapter):
@@ -544,7 +557,8 @@ class SklearnExpert(_Adapter):
     Parameters are those of :class:`RiverExpert`. Classifiers get every label of the stream
     (``data.classes``, or ``classes=`` here) on their first ``partial_fit``; before it they
     predict nothing (0-1 loss 1, log-loss 1) and regressors predict 0. ``spawn(seed)`` is
-    ``sklearn.base.clone`` with ``random_state`` set to ``seed`` when the estimator has one.
+    ``sklearn.base.clone`` with every ``random_state`` set to ``seed``, the estimator's and its
+    inner estimators' (``estimator__random_state``).
     """
 
     def __init__(
@@ -603,12 +617,15 @@ class SklearnExpert(_Adapter):
         self._fitted = True
 
     def spawn(self, seed: int) -> SklearnExpert:
-        """An untrained clone, ``random_state=seed`` when the estimator has one."""
+        """An untrained clone, every ``random_state`` of it set to ``seed``."""
         from sklearn.base import clone
 
         estimator = clone(self.model)
-        if "random_state" in estimator.get_params():
-            estimator.set_params(random_state=int(seed))
+        # Every random_state, its own and its inner estimators' (``estimator__random_state``):
+        # an inner one left at None would draw another random stream on every run.
+        names = [name for name in estimator.get_params() if name.split("__")[-1] == "random_state"]
+        if names:
+            estimator.set_params(**dict.fromkeys(names, int(seed)))
         return SklearnExpert(estimator, self.loss, self.scale, self.rate, self.classes)
 
 
