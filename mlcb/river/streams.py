@@ -194,7 +194,8 @@ def stream(name: str, seed: int = 0, n: int = 2_000) -> list:
     """The ``(features, target)`` rows of stream ``name`` (:data:`STREAMS`) for ``seed`` (an
     integer >= 0): at most ``n`` of them for river's data sets (a random permutation, read once),
     exactly ``n`` for the others (Friedman's drifting streams need 2 and 3 at least,
-    :data:`FEWEST`). The same ``(name, seed, n)`` gives the same rows, for every selector."""
+    :data:`FEWEST`). The same ``(name, seed, n)`` gives the same rows, for every selector, each
+    call its own dicts."""
     from mlcb.kernels.seeding import check_seed
 
     if name not in STREAMS:
@@ -209,7 +210,9 @@ def stream(name: str, seed: int = 0, n: int = 2_000) -> list:
         index = rng.integers(0, len(rows), n)
     else:
         index = rng.permutation(len(rows))[:n]
-    return [rows[i] for i in index.tolist()]
+    # Fresh feature dicts: the rows of the cached table are not handed out, so that a caller who
+    # changes a row (adds a feature to it, say) changes no later stream of the same data.
+    return [(dict(rows[i][0]), rows[i][1]) for i in index.tolist()]
 
 
 def classifier_pool() -> list:
