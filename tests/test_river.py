@@ -1550,6 +1550,9 @@ def test_a_class_in_place_of_a_model_says_so():
             r"selectors must name at least one of .*, got \['ucb', 'bandit'\]",
         ),
         ({"models": "abc"}, "models must be None or a list of river models, got str"),  # 'a', 'b', 'c'
+        # Unread without M-LCB, and not checked.
+        ({"selectors": "ucb", "budgets": (9,)}, r"budget must be an integer in \[1, n_experts=8\], got 9"),
+        ({"selectors": "ucb", "budgets": "two"}, "budgets must be an integer >= 1 or a non-empty list"),
     ],
 )
 def test_the_comparison_refuses_an_empty_or_unknown_choice(fields, message):

@@ -248,7 +248,9 @@ def compare(
                 f"{STREAMS[dataset].task} stream"
             )
     budgeted = "mlcb" in selectors or "equal-halving" in selectors
-    checked = validation.budgets("budgets", budgets, len(pool)) if budgeted else []
+    # Checked whichever selectors run: a budget outside [1, K] is a mistake even where unread.
+    checked = validation.budgets("budgets", budgets, len(pool))
+    checked = checked if budgeted else []
     # M-LCB runs first on each shuffle: equal-halving is given its measured spend (M-LCB runs
     # for that even when its own rows are not asked for).
     order = [name for name in SELECTORS if name in selectors or (name == "mlcb" and budgeted)]
