@@ -1680,3 +1680,59 @@ def test_a_row_changed_by_its_caller_changes_no_later_stream(name):
         x["added"] = 1.0
         x[next(iter(x))] = 1e6
     assert stream(name, 0, 20) == before and "added" not in before[0][0]
+
+
+def test_a_third_label_is_refused_while_the_pool_holds_a_binary_classifier():
+    """river's logistic regression learns two labels and reads any other as one of them: on a
+    stream of three classes the selector went on, its ``predict_one`` answered 2 while
+    ``predict_proba_one`` answered ``{False: 0.66, True: 0.34}``. river's own bridge to
+    scikit-learn refuses such a target ('Only binary classification is supported'); so does the
+    selector, before any model learns it, and a one-vs-rest wrapper makes the pool take it."""
+    from river import linear_model, multiclass, naive_bayes, preprocessing
+
+    rows = [({"a": float(i % 3) + 0.1 * (i % 7), "b": float(i % 5)}, i % 3) for i in range(30)]
+    model = BudgetedClassifier(
+        [preprocessing.StandardScaler() | linear_model.LogisticRegression(), naive_bayes.GaussianNB()]
+    )
+    model.learn_one(*rows[0])
+    model.learn_one(*rows[1])
+    with pytest.raises(ValueError) as caught:
+        model.learn_one(*rows[2])
+    assert str(caught.value) == (
+        "BudgetedClassifier: the target 2 is a third label (the labels so far: 0, 1), but models[0] (LogisticRegression) is a binary classifier: wrap it in river's multiclass.OneVsRestClassifier, or leave it out of the pool (sample 3)"
+    )
+    assert model.n_updates == 4  # nothing learnt the refused sample
+    wrapped = BudgetedClassifier(
+        [
+            preprocessing.StandardScaler()
+            | multiclass.OneVsRestClassifier(linear_model.LogisticRegression()),
+            naive_bayes.GaussianNB(),
+        ]
+    )
+    for x, y in rows:
+        wrapped.predict_one(x)
+        wrapped.learn_one(x, y)
+    assert set(wrapped.predict_proba_one(rows[0][0])) == {0, 1, 2}
+
+
+def test_a_binary_pool_of_other_labels_than_true_and_false_answers_with_them():
+    """A binary model that takes labels of its own (river's bridge to a scikit-learn classifier
+    with ``classes=["ham", "spam"]``): ``predict_proba_one`` of the selector turned whatever the
+    deployed model said into ``{False: 0.5, True: 0.5}`` while ``predict_one`` said 'spam'. It now
+    answers with the deployed model's probabilities; True/False (and 0/1) streams answer as before."""
+    from river import compat, datasets, naive_bayes
+    from sklearn.linear_model import SGDClassifier
+
+    bridge = compat.convert_sklearn_to_river(
+        SGDClassifier(loss="log_loss", random_state=0), classes=["ham", "spam"]
+    )
+    model = BudgetedClassifier([bridge, naive_bayes.GaussianNB()])
+    assert not model._multiclass
+    rows = [(x, "spam" if y else "ham") for x, y in datasets.Phishing().take(80)]
+    for x, y in rows:
+        said = model.predict_proba_one(x)
+        if model.best_model is not None:
+            assert said == model.best_model.predict_proba_one(x)
+            assert model.predict_one(x) == max(said, key=said.get)
+        model.learn_one(x, y)
+    assert set(model.predict_proba_one(rows[0][0])) == {"ham", "spam"}
