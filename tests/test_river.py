@@ -1736,3 +1736,34 @@ def test_a_binary_pool_of_other_labels_than_true_and_false_answers_with_them():
             assert model.predict_one(x) == max(said, key=said.get)
         model.learn_one(x, y)
     assert set(model.predict_proba_one(rows[0][0])) == {"ham", "spam"}
+
+
+def test_the_river_adapter_refuses_a_binary_classifier_on_a_stream_of_more_labels():
+    """``[RiverExpert(m) for m in river_pool()]`` on ``mlcb/RealData-v0``'s digits ran: the
+    logistic regressions, the perceptron and PA-I learnt ten labels as True and False and were
+    scored on them, without a word. A binary river classifier is now refused on a stream whose
+    ``classes`` are more than two, or once it meets a third label where the data states none."""
+    from types import SimpleNamespace
+
+    from river import linear_model, multiclass, preprocessing
+
+    from mlcb.errors import ExpertError
+
+    pool = [
+        RiverExpert(preprocessing.StandardScaler() | linear_model.LogisticRegression()),
+        RiverExpert(linear_model.Perceptron()),
+    ]
+    with pytest.raises(ExpertError) as caught:
+        mlcb.simulate(
+            env="mlcb/RealData-v0", env_params={"dataset": "digits"}, experts=pool, budget=1, horizon=20
+        )
+    said = "LogisticRegression is a binary classifier, but the stream has more than two labels (0, 1, 2, 3, 4, 5 (and 4 more)): wrap it in river's multiclass.OneVsRestClassifier"
+    assert str(caught.value).endswith(said)
+    expert = RiverExpert(linear_model.LogisticRegression(), loss="zero-one")
+    for y in (0, 1, 1, 0):
+        expert.learn(SimpleNamespace(features={"a": float(y)}, y=y))
+    with pytest.raises(ValueError, match=r"but the stream has more than two labels \(0, 1, 2\)"):
+        expert.learn(SimpleNamespace(features={"a": 2.0}, y=2))
+    wrapped = RiverExpert(multiclass.OneVsRestClassifier(linear_model.LogisticRegression()), loss="zero-one")
+    for y in (0, 1, 2, 1):
+        wrapped.learn(SimpleNamespace(features={"a": float(y)}, y=y, classes=(0, 1, 2)))

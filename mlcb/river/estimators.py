@@ -10,20 +10,20 @@ from river.model_selection.base import ModelSelector
 
 from mlcb import validation
 from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _REGRESSOR_LOSSES, _SHARED, WINDOW, _Budgeted
-from mlcb.river.experts import RobustScale, absolute_loss, check_target, log_loss, robust_loss
+from mlcb.river.experts import (
+    RobustScale,
+    absolute_loss,
+    check_target,
+    last_step,
+    log_loss,
+    robust_loss,
+)
 from mlcb.validation import InputError, shown, shown_list
 
 
 def _true_or_false(labels: list) -> bool:
     """Whether every label is ``True`` or ``False`` (``1`` and ``0`` are equal to them)."""
     return all(label in (True, False) for label in labels)
-
-
-def _last_step(model: Any) -> str:
-    """The name of ``model``'s class, of its last step for a pipeline: the model that learns."""
-    while isinstance(getattr(model, "steps", None), dict) and model.steps:
-        model = list(model.steps.values())[-1]
-    return type(model).__name__
 
 
 def _at_sample(error: InputError, sample: int) -> InputError:
@@ -185,7 +185,7 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
             raise InputError(
                 f"{type(self).__name__}: the target {shown(y)} is a third label (the labels so far: "
                 f"{shown_list(sorted(self._labels, key=str), most=6)}), but models[{k}] "
-                f"({_last_step(self.models[k])}) is a binary classifier: wrap it in river's "
+                f"({last_step(self.models[k])}) is a binary classifier: wrap it in river's "
                 "multiclass.OneVsRestClassifier, or leave it out of the pool"
             )
 

@@ -178,6 +178,18 @@ def what_is(obj: Any) -> str:
     return type(obj).__name__
 
 
+def last_step(model: Any) -> str:
+    """The name of ``model``'s class, of its last step for a pipeline: the model that learns.
+
+    >>> from river import linear_model, preprocessing
+    >>> last_step(preprocessing.StandardScaler() | linear_model.LogisticRegression())
+    'LogisticRegression'
+    """
+    while isinstance(getattr(model, "steps", None), dict) and model.steps:
+        model = list(model.steps.values())[-1]
+    return type(model).__name__
+
+
 def label_kind(y: Any) -> str:
     """The kind of a label, as :func:`check_target` compares them: ``bool``, ``number`` or ``str``
     (or the type's name)."""
@@ -528,6 +540,29 @@ class RiverExpert(_Adapter):
         self.loss = _check_loss(loss, classifier, scale)
         self.scale = None if scale is None else float(scale)
         self.rate = _check_rate(rate)
+        # A binary river classifier (its _multiclass False), and the labels it met, up to three.
+        self._binary = classifier and not bool(getattr(model, "_multiclass", True))
+        self._labels: set = set()
+
+    def _check(self, data: Any) -> None:
+        super()._check(data)
+        if self._binary:
+            self._check_binary(data)
+
+    def _check_binary(self, data: Any) -> None:
+        """Refuse a stream of more than two labels (its ``classes``, or the labels met) to a
+        binary classifier, which reads any label as one of two: river's logistic regression on
+        the ten digits learnt and predicted True and False, and scored, without a word."""
+        labels = self._labels
+        if len(labels) < 3:
+            labels.add(data.y)
+        classes = getattr(data, "classes", None)
+        many = list(classes) if classes is not None and len(classes) > 2 else sorted(labels, key=str)
+        if len(many) > 2:
+            raise InputError(
+                f"{last_step(self.model)} is a binary classifier, but the stream has more than two labels "
+                f"({shown_list(many, most=6)}): wrap it in river's multiclass.OneVsRestClassifier"
+            )
 
     @staticmethod
     def _features(data: Any) -> dict:
