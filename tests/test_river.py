@@ -1632,13 +1632,13 @@ def test_a_selector_pickled_or_copied_mid_stream_goes_on_as_the_original(options
 
     from river import datasets
 
-    rows = list(datasets.Phishing().take(160))
+    rows = list(datasets.Phishing().take(100))
     model = BudgetedClassifier(_small_pool(), **options)
-    for x, y in rows[:80]:
+    for x, y in rows[:50]:
         model.predict_one(x)
         model.learn_one(x, y)
     copies = [pickle.loads(pickle.dumps(model)), copy.deepcopy(model)]
-    for x, y in rows[80:]:
+    for x, y in rows[50:]:
         said = model.predict_proba_one(x)
         assert all(other.predict_proba_one(x) == said for other in copies)
         for each in (model, *copies):
