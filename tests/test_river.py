@@ -1767,3 +1767,24 @@ def test_the_river_adapter_refuses_a_binary_classifier_on_a_stream_of_more_label
     wrapped = RiverExpert(multiclass.OneVsRestClassifier(linear_model.LogisticRegression()), loss="zero-one")
     for y in (0, 1, 2, 1):
         wrapped.learn(SimpleNamespace(features={"a": float(y)}, y=y, classes=(0, 1, 2)))
+
+
+def test_a_binary_classifier_that_fails_on_a_text_label_is_told_why():
+    """river's logistic regression on ImageSegments' labels ('path', 'sky', ...) failed with
+    "invalid literal for int() with base 10: 'path'", which said nothing of labels. The error
+    keeps its type and message, with a note: a binary classifier learns True/False labels."""
+    from types import SimpleNamespace
+
+    from river import datasets, linear_model, naive_bayes
+
+    said = "LogisticRegression is a binary classifier, and the label 'path' is not True or False: river's binary classifiers learn True/False labels; wrap it in river's multiclass.OneVsRestClassifier"
+    model = BudgetedClassifier([naive_bayes.GaussianNB(), linear_model.LogisticRegression()])
+    x, y = next(iter(datasets.ImageSegments()))
+    assert y == "path"
+    with pytest.raises(ValueError, match="invalid literal for int") as caught:
+        model.learn_one(x, y)
+    assert caught.value.__notes__ == ["raised by models[1] (LogisticRegression) of BudgetedClassifier", said]
+    expert = RiverExpert(linear_model.LogisticRegression(), loss="zero-one")
+    with pytest.raises(ValueError, match="invalid literal for int") as caught:
+        expert.learn(SimpleNamespace(features=x, y=y))
+    assert caught.value.__notes__ == [said]

@@ -13,6 +13,7 @@ from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _REGRESSOR_LOSSES, _SHARED, 
 from mlcb.river.experts import (
     RobustScale,
     absolute_loss,
+    binary_label_note,
     check_target,
     last_step,
     log_loss,
@@ -188,6 +189,14 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
                 f"({last_step(self.models[k])}) is a binary classifier: wrap it in river's "
                 "multiclass.OneVsRestClassifier, or leave it out of the pool"
             )
+
+    def _learn(self, k: int, x: dict, y: Any) -> None:
+        try:
+            super()._learn(k, x, y)
+        except Exception as error:  # a binary model on a label it cannot read: say so
+            if (note := binary_label_note(self.models[k], y)) is not None:
+                error.add_note(note)
+            raise
 
     def _prior(self) -> dict:
         """The labels' frequencies so far (empty before any label)."""

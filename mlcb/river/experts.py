@@ -190,6 +190,19 @@ def last_step(model: Any) -> str:
     return type(model).__name__
 
 
+def binary_label_note(model: Any, y: Any) -> str | None:
+    """What to add to the error of a binary river classifier (``_multiclass`` False) that failed
+    on a label other than True or False (river's logistic regression: "invalid literal for int()
+    with base 10: 'path'"); ``None`` for any other model or label."""
+    if getattr(model, "_multiclass", True) or y in (True, False):
+        return None
+    return (
+        f"{last_step(model)} is a binary classifier, and the label {shown(y)} is not True or False: "
+        "river's binary classifiers learn True/False labels; wrap it in river's "
+        "multiclass.OneVsRestClassifier"
+    )
+
+
 def label_kind(y: Any) -> str:
     """The kind of a label, as :func:`check_target` compares them: ``bool``, ``number`` or ``str``
     (or the type's name)."""
@@ -578,7 +591,12 @@ class RiverExpert(_Adapter):
         return self.model.predict_proba_one(self._features(data))
 
     def _update(self, data: Any) -> None:
-        self.model.learn_one(self._features(data), data.y)
+        try:
+            self.model.learn_one(self._features(data), data.y)
+        except Exception as error:
+            if (note := binary_label_note(self.model, data.y)) is not None:
+                error.add_note(note)
+            raise
 
     def spawn(self, seed: int) -> RiverExpert:
         """An untrained clone, the ``seed`` of its model set to ``seed`` when it has one, and of
