@@ -1788,3 +1788,27 @@ def test_a_binary_classifier_that_fails_on_a_text_label_is_told_why():
     with pytest.raises(ValueError, match="invalid literal for int") as caught:
         expert.learn(SimpleNamespace(features=x, y=y))
     assert caught.value.__notes__ == [said]
+
+
+def test_the_comparison_of_an_unseeded_stochastic_model_is_reproducible():
+    """A pool with ``StandardScaler() | ARFClassifier()`` (its seed left at None) gave another
+    table on each run of the same comparison: the selectors' clones kept seed None. They now draw
+    from the shuffle's seed; a seed given is kept."""
+    from river import forest, naive_bayes, preprocessing
+
+    from mlcb.river.comparison import selector
+
+    def table():
+        pool = [preprocessing.StandardScaler() | forest.ARFClassifier(n_models=2), naive_bayes.GaussianNB()]
+        frame = compare(
+            "phishing", horizon=60, shuffles=1, selectors=("mlcb", "train-everything"), models=pool
+        )
+        return frame["value"].tolist()
+
+    assert table() == table()
+    chosen = selector(
+        "mlcb",
+        [forest.ARFClassifier(seed=5), preprocessing.StandardScaler() | forest.ARFClassifier()],
+        seed=3,
+    )
+    assert chosen.models[0].seed == 5 and chosen.models[1]["ARFClassifier"].seed == 3

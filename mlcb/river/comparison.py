@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from mlcb.river.estimators import BudgetedClassifier, BudgetedRegressor
-from mlcb.river.experts import what_is
+from mlcb.river.experts import seeds, what_is
 from mlcb.river.streams import STREAMS, check_length, pool_for, stream
 from mlcb.validation import InputError
 
@@ -91,11 +91,15 @@ def selector(
         :class:`TrainEverything`: every model learns every sample, the best so far predicts.
 
     ``budget`` is M-LCB's ``M`` for ``"mlcb"`` and the halving rounds' budget of updates for
-    ``"equal-halving"``; the other selectors take none.
+    ``"equal-halving"``; the other selectors take none. A model left unseeded (``seed=None``, a
+    pipeline's step too) is cloned with ``seed``, so that a comparison run twice gives the same
+    rows; a seed given is kept.
     """
     from river import bandit, metrics, model_selection
 
-    fresh = [m.clone() for m in models]
+    # A stochastic model left unseeded (seed=None, a pipeline's step too) draws from ``seed``, so
+    # that a comparison run twice gives the same rows; a seed given is kept.
+    fresh = [m.clone(seeds(m, int(seed), unset_only=True)) for m in models]
     metric = metrics.MAE() if regression else metrics.Accuracy()
     if name == "mlcb":
         return (BudgetedRegressor if regression else BudgetedClassifier)(fresh, budget=budget, seed=seed)
@@ -193,7 +197,8 @@ def compare(
     rows, the same rows for every selector. Each selector predicts every row before learning it
     (river's ``evaluate.progressive_val_score``); ``updates`` counts the ``learn_one`` calls of
     its pool members. ``models`` defaults to the stream's pool (:func:`mlcb.river.streams.pool_for`);
-    ``budgets`` are M-LCB's.
+    ``budgets`` are M-LCB's. Every selector gets clones of the models, on shuffle ``r`` those left
+    unseeded with seed ``seed + r`` (:func:`selector`): the same call gives the same table.
 
     ``"equal-halving"`` is the yardstick at equal updates: river's successive halving given, on
     each shuffle and for each of ``budgets``, the budget with which it makes as many updates as

@@ -497,17 +497,26 @@ class _Adapter:
         )
 
 
-def _seeds(model: Any, seed: int) -> dict:
+def seeds(model: Any, seed: int, unset_only: bool = False) -> dict:
     """The ``new_params`` of river's ``clone`` that set ``seed`` on ``model`` when it has such a
     parameter, and on every step of a pipeline (its steps are cloned with the parameters named
     after them) that has one: a stochastic model behind a scaler gets each replication's seed
-    too, where it kept its own (``None``: another random stream on every run)."""
-    if "seed" in model._get_params():
-        return {"seed": seed}
+    too, where it kept its own (``None``: another random stream on every run). With
+    ``unset_only``, only the seeds left at ``None`` are set, and a seed given is kept.
+
+    >>> from river import forest, preprocessing
+    >>> seeds(preprocessing.StandardScaler() | forest.ARFClassifier(), 7)
+    {'ARFClassifier': {'seed': 7}}
+    >>> seeds(forest.ARFClassifier(seed=1), 7, unset_only=True)
+    {}
+    """
+    params = model._get_params()
+    if "seed" in params:
+        return {"seed": seed} if not unset_only or params["seed"] is None else {}
     steps = getattr(model, "steps", None)
     if not isinstance(steps, dict):
         return {}
-    return {name: sub for name, step in steps.items() if (sub := _seeds(step, seed))}
+    return {name: sub for name, step in steps.items() if (sub := seeds(step, seed, unset_only))}
 
 
 class RiverExpert(_Adapter):
@@ -601,7 +610,7 @@ class RiverExpert(_Adapter):
     def spawn(self, seed: int) -> RiverExpert:
         """An untrained clone, the ``seed`` of its model set to ``seed`` when it has one, and of
         every step of a pipeline that has one."""
-        return RiverExpert(self.model.clone(_seeds(self.model, int(seed))), self.loss, self.scale, self.rate)
+        return RiverExpert(self.model.clone(seeds(self.model, int(seed))), self.loss, self.scale, self.rate)
 
 
 class SklearnExpert(_Adapter):
