@@ -1812,3 +1812,20 @@ def test_the_comparison_of_an_unseeded_stochastic_model_is_reproducible():
         seed=3,
     )
     assert chosen.models[0].seed == 5 and chosen.models[1]["ARFClassifier"].seed == 3
+
+
+def test_a_stateless_transformer_may_be_shared_and_an_empty_pipeline_is_no_model():
+    """A transformer that keeps river's default ``learn_one`` learns nothing: one feature hasher
+    or one selection of features in every pipeline of the pool is taken (the hasher holds a
+    ``_seed`` derived from its parameter, which is no state). An empty pipeline in the pool
+    raised river's IndexError (asked for its last step); it is named as no model."""
+    from river import compose, linear_model, naive_bayes, optim, preprocessing
+
+    hasher, select = preprocessing.FeatureHasher(n_features=8), compose.Select("url_length", "https")
+    BudgetedClassifier(
+        [select | hasher | linear_model.LogisticRegression(optimizer=optim.SGD(lr)) for lr in (0.1, 0.01)]
+    )
+    with pytest.raises(ValueError, match=r"^models\[0\]: Pipeline is not a river classifier$"):
+        BudgetedClassifier([compose.Pipeline(), naive_bayes.GaussianNB()])
+    with pytest.raises(ValueError, match=r"^models\[0\]: Pipeline is not a river classifier, and 'iris'"):
+        compare("iris", horizon=30, shuffles=1, models=[compose.Pipeline(), naive_bayes.GaussianNB()])

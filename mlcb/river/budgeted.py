@@ -41,6 +41,15 @@ def canonical_order(models: list) -> list[int]:
     return sorted(range(len(models)), key=keys.__getitem__)
 
 
+def _is_a(model: Any, kind: Any) -> bool:
+    """``isinstance(model, kind)``, ``False`` for an empty pipeline (river's check asks a pipeline
+    for its last step, and an empty one raised an ``IndexError``)."""
+    try:
+        return isinstance(model, kind)
+    except IndexError:
+        return False
+
+
 def _stateful_parts(model: Any) -> dict[int, tuple[Any, str]]:
     """The river objects that ``model`` updates in place as it learns and that keep state, by
     ``id``, with the path that reaches each from the model (``.steps['StandardScaler']``,
@@ -48,9 +57,11 @@ def _stateful_parts(model: Any) -> dict[int, tuple[Any, str]]:
     down, and the optimiser of each of those.
 
     An object keeps state when it holds attributes beyond its parameters (a scaler's running
-    means, an optimiser's step count and moments). Parameters that a model only copies (the
-    classifier of a one-vs-rest wrapper, the search engine of a k-NN, the model of a bagging
-    ensemble: river clones them) are not followed: sharing them is harmless."""
+    means, an optimiser's step count and moments), unless it is a transformer that keeps river's
+    default ``learn_one``, which learns nothing (a feature hasher, a selection of features).
+    Parameters that a model only copies (the classifier of a one-vs-rest wrapper, the search
+    engine of a k-NN, the model of a bagging ensemble: river clones them) are not followed:
+    sharing them is harmless."""
     from river import optim
 
     found: dict[int, tuple[Any, str]] = {}
@@ -64,7 +75,12 @@ def _stateful_parts(model: Any) -> dict[int, tuple[Any, str]]:
             names = set(inspect.signature(type(obj).__init__).parameters) - {"self"}
         except (TypeError, ValueError):  # no signature to read: its state cannot be told apart
             names = set(held)
-        if set(held) - names:
+        # river's stateless transformers keep its default learn_one, which does nothing (a
+        # feature hasher's derived _seed is no state); every other object with attributes
+        # beyond its parameters keeps state.
+        kind = type(obj)  # (isinstance would ask a pipeline for its last step, which may be none)
+        stateless = issubclass(kind, base.Transformer) and kind.learn_one is base.Transformer.learn_one
+        if not stateless and set(held) - names:
             found[id(obj)] = (obj, path)
         for name in ("steps", "transformers"):  # a pipeline's steps, a union's transformers
             parts = held.get(name)
@@ -307,7 +323,7 @@ class _Budgeted:
         base.Ensemble.__init__(self, models)
         first: dict[int, int] = {}
         for k, model in enumerate(self.models):
-            if not isinstance(model, kind):
+            if not _is_a(model, kind):
                 raise InputError(f"models[{k}]: {what_is(model)} is not a river {noun}")
             if id(model) in first:
                 raise InputError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mlcb.river.budgeted import _is_a
 from mlcb.river.estimators import BudgetedClassifier, BudgetedRegressor
 from mlcb.river.experts import seeds, what_is
 from mlcb.river.streams import STREAMS, check_length, pool_for, stream
@@ -247,7 +248,7 @@ def compare(
         raise InputError(f"models must hold at least 2 river models to select from, got {len(pool)}")
     kind, noun = (base.Regressor, "regressor") if regression else (base.Classifier, "classifier")
     for k, member in enumerate(pool):  # training everything would run a classifier on targets
-        if not isinstance(member, kind):
+        if not _is_a(member, kind):
             raise InputError(
                 f"models[{k}]: {what_is(member)} is not a river {noun}, and {dataset!r} is a "
                 f"{STREAMS[dataset].task} stream"
