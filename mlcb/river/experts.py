@@ -539,9 +539,9 @@ class RiverExpert(_Adapter):
     -----
     ``spawn(seed)`` clones the model (river's ``clone``), setting its ``seed`` parameter when it
     has one, and that of every step of a pipeline, so each replication gets an untrained copy
-    with its own random stream. A NaN or
-    infinite feature or target, or a ``None`` target, is refused by name before the model sees
-    it; a ``None`` or string feature that the model cannot take is named with the model.
+    with its own random stream. A NaN or infinite feature or target, or a ``None`` target, is
+    refused by name before the model sees it; a ``None`` or string feature that the model cannot
+    take is named with the model; so is a binary classifier on a stream of more than two labels.
     """
 
     def __init__(
@@ -575,16 +575,21 @@ class RiverExpert(_Adapter):
         """Refuse a stream of more than two labels (its ``classes``, or the labels met) to a
         binary classifier, which reads any label as one of two: river's logistic regression on
         the ten digits learnt and predicted True and False, and scored, without a word."""
-        labels = self._labels
-        if len(labels) < 3:
-            labels.add(data.y)
         classes = getattr(data, "classes", None)
-        many = list(classes) if classes is not None and len(classes) > 2 else sorted(labels, key=str)
-        if len(many) > 2:
-            raise InputError(
-                f"{last_step(self.model)} is a binary classifier, but the stream has more than two labels "
-                f"({shown_list(many, most=6)}): wrap it in river's multiclass.OneVsRestClassifier"
-            )
+        if classes is None:  # the labels met so far (at most three: a third is refused)
+            labels = self._labels
+            labels.add(data.y)
+            if len(labels) <= 2:
+                return
+            many = sorted(labels, key=str)
+        elif len(classes) <= 2:
+            return
+        else:
+            many = list(classes)
+        raise InputError(
+            f"{last_step(self.model)} is a binary classifier, but the stream has more than two labels "
+            f"({shown_list(many, most=6)}): wrap it in river's multiclass.OneVsRestClassifier"
+        )
 
     @staticmethod
     def _features(data: Any) -> dict:
