@@ -100,7 +100,7 @@ def selector(
 
     # A stochastic model left unseeded (seed=None, a pipeline's step too) draws from ``seed``, so
     # that a comparison run twice gives the same rows; a seed given is kept.
-    fresh = [m.clone(seeds(m, int(seed), unset_only=True)) for m in models]
+    fresh = [m.clone(None if seed is None else seeds(m, int(seed), unset_only=True)) for m in models]
     metric = metrics.MAE() if regression else metrics.Accuracy()
     if name == "mlcb":
         return (BudgetedRegressor if regression else BudgetedClassifier)(fresh, budget=budget, seed=seed)
