@@ -1414,3 +1414,418 @@ def test_a_fault_names_the_model_inside_the_adapter():
         mlcb.simulate(
             env="mlcb/RealData-v0", env_params={"dataset": "phishing"}, experts=pool, budget=2, horizon=30
         )
+
+
+# --- an outside audit of the river selectors ---------------------------------------------------------
+def _shared_pools():
+    """Pools whose models hold one stateful part between them (each built anew on each call)."""
+    from river import linear_model, optim, preprocessing
+
+    scaler = preprocessing.StandardScaler()
+    adam = optim.Adam()
+    lone = linear_model.LogisticRegression()
+    return {
+        "a scaler in two pipelines": (
+            [scaler | linear_model.LogisticRegression(optimizer=optim.SGD(lr)) for lr in (0.01, 0.1)],
+            "models[0].steps['StandardScaler'] and models[1].steps['StandardScaler'] are the same "
+            "StandardScaler object",
+        ),
+        "an optimiser in two models": (
+            [
+                linear_model.LogisticRegression(optimizer=adam),
+                linear_model.LogisticRegression(optimizer=adam, l2=0.1),
+            ],
+            "models[0].optimizer and models[1].optimizer are the same Adam object",
+        ),
+        "a model inside another's pipeline": (
+            [lone, preprocessing.StandardScaler() | lone],
+            "models[0] and models[1].steps['LogisticRegression'] are the same LogisticRegression object",
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["a scaler in two pipelines", "an optimiser in two models", "a model inside another's pipeline"]
+)
+def test_a_part_shared_by_two_models_is_refused_by_name(case):
+    """``scaler = StandardScaler(); [scaler | LogisticRegression(...) for lr in ...]`` gave two
+    pipelines one scaler, which learnt every sample once per pipeline that learnt it (20 updates
+    from 10 samples at the full budget): every model behind it saw features scaled by the wrong
+    statistics, without a word. The whole model twice was refused; a part of it was not."""
+    pool, where = _shared_pools()[case]
+    with pytest.raises(ValueError) as caught:
+        BudgetedClassifier(pool)
+    message = str(caught.value)
+    assert message.startswith(where), message
+    said = "object, which two models of the pool would both update on every sample: give each model its own (build it anew, or model.clone())"
+    assert message.endswith(said), message
+
+
+def test_a_template_that_river_copies_may_be_shared():
+    """Parameters that a river model copies before it learns (a k-NN's search engine, the
+    classifier of a one-vs-rest wrapper) are not updated in place: a pool that shares them runs,
+    and predicts as the same pool with parts of its own does."""
+    from river import datasets, linear_model, multiclass, neighbors
+
+    def pool(shared):
+        engine = neighbors.LazySearch(window_size=50)
+        inner = linear_model.LogisticRegression()
+        return [
+            neighbors.KNNClassifier(n_neighbors=3, engine=engine if shared else engine.clone()),
+            neighbors.KNNClassifier(n_neighbors=5, engine=engine),
+            multiclass.OneVsRestClassifier(inner if shared else inner.clone()),
+            multiclass.OneVsRestClassifier(inner),
+        ]
+
+    model, twin = BudgetedClassifier(pool(True)), BudgetedClassifier(pool(False))
+    for x, y in datasets.Phishing().take(60):
+        assert model.predict_proba_one(x) == twin.predict_proba_one(x)
+        model.learn_one(x, y)
+        twin.learn_one(x, y)
+    assert model.trained_counts == twin.trained_counts
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_a_clone_of_a_selector_that_learnt_is_fresh(task):
+    """river's ``clone`` promises an estimator with the same parameters that has learnt nothing.
+    The selectors' clone deep-copied the ``models`` parameter: a clone of a selector that had
+    learnt began its warm start (``n_updates`` 0) with models that had learnt already, and
+    predicted otherwise than a fresh selector. ``include_attributes=True`` copies it all."""
+    from river import datasets
+
+    if task == "classification":
+        rows, build = list(datasets.Phishing().take(120)), lambda: BudgetedClassifier(_small_pool(), budget=2)
+    else:
+        rows, build = list(datasets.TrumpApproval().take(120)), _regressor
+    model = build()
+    for x, y in rows[:60]:
+        model.predict_one(x)
+        model.learn_one(x, y)
+    clone, fresh, copy = model.clone(), build(), model.clone(include_attributes=True)
+    assert clone.n_updates == 0 and clone._get_params().keys() == fresh._get_params().keys()
+    for x, y in rows:
+        assert clone.predict_one(x) == fresh.predict_one(x)
+        clone.learn_one(x, y)
+        fresh.learn_one(x, y)
+    assert clone.trained_counts == fresh.trained_counts
+    for x, y in rows[60:]:
+        assert copy.predict_one(x) == model.predict_one(x)
+        copy.learn_one(x, y)
+        model.learn_one(x, y)
+    assert copy.trained_counts == model.trained_counts
+    assert model.clone({"budget": 1}).budget == 1
+
+
+def test_a_class_in_place_of_a_model_says_so():
+    """``LogisticRegression`` for ``LogisticRegression()`` was named by its type, river's
+    ``EstimatorMeta``: 'EstimatorMeta is not a river classifier'."""
+    from river import linear_model, naive_bayes
+
+    said = "the class LogisticRegression (give an instance: LogisticRegression())"
+    with pytest.raises(ValueError, match=r"^models\[0\]: the class LogisticRegression \(give an instance"):
+        BudgetedClassifier([linear_model.LogisticRegression, naive_bayes.GaussianNB()])
+    with pytest.raises(ValueError) as caught:
+        RiverExpert(linear_model.LogisticRegression)
+    assert str(caught.value) == f"model must be a river classifier or regressor, got {said}"
+    with pytest.raises(ValueError) as caught:
+        compare(
+            "iris", horizon=30, shuffles=1, models=[linear_model.LogisticRegression, naive_bayes.GaussianNB()]
+        )
+    assert str(caught.value) == (
+        "models[0]: the class LogisticRegression (give an instance: LogisticRegression()) is not a river "
+        "classifier, and 'iris' is a classification stream"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        # An empty DataFrame, no columns, before.
+        (
+            {"selectors": ()},
+            r"selectors must name at least one of \('mlcb', 'epsilon-greedy', .*\), got \[\]$",
+        ),
+        (
+            {"selectors": ("ucb", "bandit")},
+            r"selectors must name at least one of .*, got \['ucb', 'bandit'\]",
+        ),
+        ({"models": "abc"}, "models must be None or a list of river models, got str"),  # 'a', 'b', 'c'
+        # Unread without M-LCB, and not checked.
+        ({"selectors": "ucb", "budgets": (9,)}, r"budget must be an integer in \[1, n_experts=8\], got 9"),
+        ({"selectors": "ucb", "budgets": "two"}, "budgets must be an integer >= 1 or a non-empty list"),
+    ],
+)
+def test_the_comparison_refuses_an_empty_or_unknown_choice(fields, message):
+    with pytest.raises(ValueError, match=message):
+        compare("iris", **{"horizon": 30, "shuffles": 1, **fields})
+
+
+def test_a_stream_too_short_for_its_drifts_or_of_a_bad_seed_is_refused_by_name():
+    """Friedman's drifting streams place their drifts at fractions of the stream; a stream of 1
+    (or 2) samples raised river's 'The concept drift locations must be defined in an increasing
+    order.' A negative or text seed raised NumPy's 'expected non-negative integer' or int()'s
+    message, and a seed of 1.5 was read as 1."""
+    from mlcb.river.streams import FEWEST, stream
+
+    for name, fewest in FEWEST.items():
+        assert len(stream(name, 0, fewest)) == fewest
+        with pytest.raises(ValueError) as caught:
+            stream(name, 0, fewest - 1)
+        assert str(caught.value) == (
+            f"n must be an integer >= {fewest} for stream {name!r} (its drifts fall at fractions of the "
+            f"stream, on distinct samples), got {fewest - 1}"
+        )
+    with pytest.raises(ValueError) as caught:
+        stream("friedman-lea", 0, 1)
+    assert str(caught.value).startswith(
+        "n must be an integer >= 3 for stream 'friedman-lea' (its drifts fall at fractions of the stream, on distinct samples)"
+    )
+    with pytest.raises(ValueError, match="^horizon must be an integer >= 3 for stream 'friedman-lea'"):
+        compare("friedman-lea", horizon=2, shuffles=1)
+    for seed in (-1, 1.5, "a"):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer, got "):
+            stream("phishing", seed, 5)
+    assert stream("phishing", 3.0, 5) == stream("phishing", 3, 5)
+
+
+def test_a_whole_warm_start_written_as_a_float_is_that_integer():
+    """``warm_start=20.0`` was refused where ``budget=1.0``, ``window=200.0`` and
+    ``horizon=1e5`` are taken, the one rule of whole numbers."""
+    from river import datasets
+
+    model, twin = (BudgetedClassifier(_small_pool(), warm_start=w) for w in (20.0, 20))
+    for x, y in datasets.Phishing().take(40):
+        assert model.predict_one(x) == twin.predict_one(x)
+        model.learn_one(x, y)
+        twin.learn_one(x, y)
+    assert model.trained_counts == twin.trained_counts and min(model.trained_counts) >= 20
+
+
+@pytest.mark.parametrize("classes", ["ab", 5, [], [0, 0], [[0], [1]]])
+def test_the_sklearn_adapter_refuses_classes_that_are_not_the_labels(classes):
+    """``classes="ab"`` was taken as the labels 'a' and 'b'; ``classes=5`` raised 'int object is
+    not iterable'; an empty or repeating list failed inside scikit-learn on the first update."""
+    from sklearn.linear_model import SGDClassifier
+
+    with pytest.raises(
+        ValueError, match="^classes must be None or a list of every label of the stream, each once, got "
+    ):
+        SklearnExpert(SGDClassifier(), classes=classes)
+    assert SklearnExpert(SGDClassifier(), classes=np.array([0, 1])).classes == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"statistics": "pool", "rate": "curve"},
+        {"policy": "exp3p", "seed": 3},
+        {"budget": 2, "deploy": "policy"},
+    ],
+)
+def test_a_selector_pickled_or_copied_mid_stream_goes_on_as_the_original(options):
+    """What docs/river.md says of river's conventions: a pickled or deep-copied selector (its
+    session, its policy's random stream, its learning curves) predicts and trains as the original
+    from where it was copied."""
+    import copy
+    import pickle
+
+    from river import datasets
+
+    rows = list(datasets.Phishing().take(100))
+    model = BudgetedClassifier(_small_pool(), **options)
+    for x, y in rows[:50]:
+        model.predict_one(x)
+        model.learn_one(x, y)
+    copies = [pickle.loads(pickle.dumps(model)), copy.deepcopy(model)]
+    for x, y in rows[50:]:
+        said = model.predict_proba_one(x)
+        assert all(other.predict_proba_one(x) == said for other in copies)
+        for each in (model, *copies):
+            each.learn_one(x, y)
+    assert all(other.trained_counts == model.trained_counts for other in copies)
+
+
+def test_spawn_seeds_a_stochastic_model_behind_a_pipeline_or_inside_a_wrapper():
+    """``spawn(seed)`` set ``seed`` on a river model that had the parameter, not on a pipeline's
+    steps: ``StandardScaler() | ARFClassifier()`` kept ``seed=None`` in every replication, and
+    the same simulation run twice gave two regrets (a bare ``ARFClassifier()`` did not). The
+    scikit-learn adapter left an inner estimator's ``random_state`` likewise."""
+    from river import datasets, forest, preprocessing
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.multiclass import OneVsRestClassifier
+
+    inner = preprocessing.StandardScaler() | forest.ARFClassifier(n_models=2, grace_period=10)
+    expert = RiverExpert(preprocessing.MinMaxScaler() | inner)
+    first, second = expert.spawn(7).model, expert.spawn(7).model
+    assert first["ARFClassifier"].seed == 7 and inner["ARFClassifier"].seed is None
+    for x, y in datasets.Phishing().take(60):
+        assert first.predict_proba_one(x) == second.predict_proba_one(x)
+        first.learn_one(x, y)
+        second.learn_one(x, y)
+    wrapped = SklearnExpert(OneVsRestClassifier(SGDClassifier()), classes=[0, 1]).spawn(5).model
+    assert wrapped.get_params()["estimator__random_state"] == 5
+    assert SklearnExpert(SGDClassifier(random_state=1)).spawn(5).model.random_state == 5
+
+
+@pytest.mark.parametrize("name", ["phishing", "iris"])
+def test_a_row_changed_by_its_caller_changes_no_later_stream(name):
+    """``stream`` handed out the dicts of its cached table: a caller that added a feature to a
+    row (or changed one) changed every later stream of that data set in the process, the
+    comparison's among them, without a word."""
+    from mlcb.river.streams import stream
+
+    before = stream(name, 0, 20)
+    for x, _ in stream(name, 0, 20):
+        x["added"] = 1.0
+        x[next(iter(x))] = 1e6
+    assert stream(name, 0, 20) == before and "added" not in before[0][0]
+
+
+def test_a_third_label_is_refused_while_the_pool_holds_a_binary_classifier():
+    """river's logistic regression learns two labels and reads any other as one of them: on a
+    stream of three classes the selector went on, its ``predict_one`` answered 2 while
+    ``predict_proba_one`` answered ``{False: 0.66, True: 0.34}``. river's own bridge to
+    scikit-learn refuses such a target ('Only binary classification is supported'); so does the
+    selector, before any model learns it, and a one-vs-rest wrapper makes the pool take it."""
+    from river import linear_model, multiclass, naive_bayes, preprocessing
+
+    rows = [({"a": float(i % 3) + 0.1 * (i % 7), "b": float(i % 5)}, i % 3) for i in range(30)]
+    model = BudgetedClassifier(
+        [preprocessing.StandardScaler() | linear_model.LogisticRegression(), naive_bayes.GaussianNB()]
+    )
+    model.learn_one(*rows[0])
+    model.learn_one(*rows[1])
+    with pytest.raises(ValueError) as caught:
+        model.learn_one(*rows[2])
+    assert str(caught.value) == (
+        "BudgetedClassifier: the target 2 is a third label (the labels so far: 0, 1), but models[0] (LogisticRegression) is a binary classifier: wrap it in river's multiclass.OneVsRestClassifier, or leave it out of the pool (sample 3)"
+    )
+    assert model.n_updates == 4  # nothing learnt the refused sample
+    wrapped = BudgetedClassifier(
+        [
+            preprocessing.StandardScaler()
+            | multiclass.OneVsRestClassifier(linear_model.LogisticRegression()),
+            naive_bayes.GaussianNB(),
+        ]
+    )
+    for x, y in rows:
+        wrapped.predict_one(x)
+        wrapped.learn_one(x, y)
+    assert set(wrapped.predict_proba_one(rows[0][0])) == {0, 1, 2}
+
+
+def test_a_binary_pool_of_other_labels_than_true_and_false_answers_with_them():
+    """A binary model that takes labels of its own (river's bridge to a scikit-learn classifier
+    with ``classes=["ham", "spam"]``): ``predict_proba_one`` of the selector turned whatever the
+    deployed model said into ``{False: 0.5, True: 0.5}`` while ``predict_one`` said 'spam'. It now
+    answers with the deployed model's probabilities; True/False (and 0/1) streams answer as before."""
+    from river import compat, datasets, naive_bayes
+    from sklearn.linear_model import SGDClassifier
+
+    bridge = compat.convert_sklearn_to_river(
+        SGDClassifier(loss="log_loss", random_state=0), classes=["ham", "spam"]
+    )
+    model = BudgetedClassifier([bridge, naive_bayes.GaussianNB()])
+    assert not model._multiclass
+    rows = [(x, "spam" if y else "ham") for x, y in datasets.Phishing().take(80)]
+    for x, y in rows:
+        said = model.predict_proba_one(x)
+        if model.best_model is not None:
+            assert said == model.best_model.predict_proba_one(x)
+            assert model.predict_one(x) == max(said, key=said.get)
+        model.learn_one(x, y)
+    assert set(model.predict_proba_one(rows[0][0])) == {"ham", "spam"}
+
+
+def test_the_river_adapter_refuses_a_binary_classifier_on_a_stream_of_more_labels():
+    """``[RiverExpert(m) for m in river_pool()]`` on ``mlcb/RealData-v0``'s digits ran: the
+    logistic regressions, the perceptron and PA-I learnt ten labels as True and False and were
+    scored on them, without a word. A binary river classifier is now refused on a stream whose
+    ``classes`` are more than two, or once it meets a third label where the data states none."""
+    from types import SimpleNamespace
+
+    from river import linear_model, multiclass, preprocessing
+
+    from mlcb.errors import ExpertError
+
+    pool = [
+        RiverExpert(preprocessing.StandardScaler() | linear_model.LogisticRegression()),
+        RiverExpert(linear_model.Perceptron()),
+    ]
+    with pytest.raises(ExpertError) as caught:
+        mlcb.simulate(
+            env="mlcb/RealData-v0", env_params={"dataset": "digits"}, experts=pool, budget=1, horizon=20
+        )
+    said = "LogisticRegression is a binary classifier, but the stream has more than two labels (0, 1, 2, 3, 4, 5 (and 4 more)): wrap it in river's multiclass.OneVsRestClassifier"
+    assert str(caught.value).endswith(said)
+    expert = RiverExpert(linear_model.LogisticRegression(), loss="zero-one")
+    for y in (0, 1, 1, 0):
+        expert.learn(SimpleNamespace(features={"a": float(y)}, y=y))
+    with pytest.raises(ValueError, match=r"but the stream has more than two labels \(0, 1, 2\)"):
+        expert.learn(SimpleNamespace(features={"a": 2.0}, y=2))
+    wrapped = RiverExpert(multiclass.OneVsRestClassifier(linear_model.LogisticRegression()), loss="zero-one")
+    for y in (0, 1, 2, 1):
+        wrapped.learn(SimpleNamespace(features={"a": float(y)}, y=y, classes=(0, 1, 2)))
+
+
+def test_a_binary_classifier_that_fails_on_a_text_label_is_told_why():
+    """river's logistic regression on ImageSegments' labels ('path', 'sky', ...) failed with
+    "invalid literal for int() with base 10: 'path'", which said nothing of labels. The error
+    keeps its type and message, with a note: a binary classifier learns True/False labels."""
+    from types import SimpleNamespace
+
+    from river import datasets, linear_model, naive_bayes
+
+    said = "LogisticRegression is a binary classifier, and the label 'path' is not True or False: river's binary classifiers learn True/False labels; wrap it in river's multiclass.OneVsRestClassifier"
+    model = BudgetedClassifier([naive_bayes.GaussianNB(), linear_model.LogisticRegression()])
+    x, y = next(iter(datasets.ImageSegments()))
+    assert y == "path"
+    with pytest.raises(ValueError, match="invalid literal for int") as caught:
+        model.learn_one(x, y)
+    assert caught.value.__notes__ == ["raised by models[1] (LogisticRegression) of BudgetedClassifier", said]
+    expert = RiverExpert(linear_model.LogisticRegression(), loss="zero-one")
+    with pytest.raises(ValueError, match="invalid literal for int") as caught:
+        expert.learn(SimpleNamespace(features=x, y=y))
+    assert caught.value.__notes__ == [said]
+
+
+def test_the_comparison_of_an_unseeded_stochastic_model_is_reproducible():
+    """A pool with ``StandardScaler() | ARFClassifier()`` (its seed left at None) gave another
+    table on each run of the same comparison: the selectors' clones kept seed None. They now draw
+    from the shuffle's seed; a seed given is kept."""
+    from river import forest, naive_bayes, preprocessing
+
+    from mlcb.river.comparison import selector
+
+    def table():
+        pool = [preprocessing.StandardScaler() | forest.ARFClassifier(n_models=2), naive_bayes.GaussianNB()]
+        frame = compare(
+            "phishing", horizon=60, shuffles=1, selectors=("mlcb", "train-everything"), models=pool
+        )
+        return frame["value"].tolist()
+
+    assert table() == table()
+    chosen = selector(
+        "mlcb",
+        [forest.ARFClassifier(seed=5), preprocessing.StandardScaler() | forest.ARFClassifier()],
+        seed=3,
+    )
+    assert chosen.models[0].seed == 5 and chosen.models[1]["ARFClassifier"].seed == 3
+
+
+def test_a_stateless_transformer_may_be_shared_and_an_empty_pipeline_is_no_model():
+    """A transformer that keeps river's default ``learn_one`` learns nothing: one feature hasher
+    or one selection of features in every pipeline of the pool is taken (the hasher holds a
+    ``_seed`` derived from its parameter, which is no state). An empty pipeline in the pool
+    raised river's IndexError (asked for its last step); it is named as no model."""
+    from river import compose, linear_model, naive_bayes, optim, preprocessing
+
+    hasher, select = preprocessing.FeatureHasher(n_features=8), compose.Select("url_length", "https")
+    BudgetedClassifier(
+        [select | hasher | linear_model.LogisticRegression(optimizer=optim.SGD(lr)) for lr in (0.1, 0.01)]
+    )
+    with pytest.raises(ValueError, match=r"^models\[0\]: Pipeline is not a river classifier$"):
+        BudgetedClassifier([compose.Pipeline(), naive_bayes.GaussianNB()])
+    with pytest.raises(ValueError, match=r"^models\[0\]: Pipeline is not a river classifier, and 'iris'"):
+        compare("iris", horizon=30, shuffles=1, models=[compose.Pipeline(), naive_bayes.GaussianNB()])

@@ -3,6 +3,7 @@ policy's statistics and the defaults (:mod:`mlcb.river` describes them)."""
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -16,7 +17,7 @@ from mlcb.kernels.seeding import check_seed
 from mlcb.learners import power_rate
 from mlcb.registry import make_named
 from mlcb.river.curves import CURVE_Z, LearningCurves
-from mlcb.river.experts import check_features, check_target, non_numbers
+from mlcb.river.experts import check_features, check_target, non_numbers, what_is
 from mlcb.validation import InputError, InputTypeError
 
 _CLASSIFIER_LOSSES = ("zero-one", "log")
@@ -38,6 +39,76 @@ def canonical_order(models: list) -> list[int]:
     """
     keys = [(repr(m), f"{type(m).__module__}.{type(m).__qualname__}") for m in models]
     return sorted(range(len(models)), key=keys.__getitem__)
+
+
+def _is_a(model: Any, kind: Any) -> bool:
+    """``isinstance(model, kind)``, ``False`` for an empty pipeline (river's check asks a pipeline
+    for its last step, and an empty one raised an ``IndexError``)."""
+    try:
+        return isinstance(model, kind)
+    except IndexError:
+        return False
+
+
+def _stateful_parts(model: Any) -> dict[int, tuple[Any, str]]:
+    """The river objects that ``model`` updates in place as it learns and that keep state, by
+    ``id``, with the path that reaches each from the model (``.steps['StandardScaler']``,
+    ``.optimizer``): the model itself, the steps of its pipelines and transformer unions, followed
+    down, and the optimiser of each of those.
+
+    An object keeps state when it holds attributes beyond its parameters (a scaler's running
+    means, an optimiser's step count and moments), unless it is a transformer that keeps river's
+    default ``learn_one``, which learns nothing (a feature hasher, a selection of features).
+    Parameters that a model only copies (the classifier of a one-vs-rest wrapper, the search
+    engine of a k-NN, the model of a bagging ensemble: river clones them) are not followed:
+    sharing them is harmless."""
+    from river import optim
+
+    found: dict[int, tuple[Any, str]] = {}
+    stack: list[tuple[Any, str]] = [(model, "")]
+    while stack:
+        obj, path = stack.pop()
+        if id(obj) in found or not isinstance(obj, base.Base) or isinstance(obj, type):
+            continue
+        held = getattr(obj, "__dict__", {})
+        try:
+            names = set(inspect.signature(type(obj).__init__).parameters) - {"self"}
+        except (TypeError, ValueError):  # no signature to read: its state cannot be told apart
+            names = set(held)
+        # river's stateless transformers keep its default learn_one, which does nothing (a
+        # feature hasher's derived _seed is no state); every other object with attributes
+        # beyond its parameters keeps state.
+        kind = type(obj)  # (isinstance would ask a pipeline for its last step, which may be none)
+        stateless = issubclass(kind, base.Transformer) and kind.learn_one is base.Transformer.learn_one
+        if not stateless and set(held) - names:
+            found[id(obj)] = (obj, path)
+        for name in ("steps", "transformers"):  # a pipeline's steps, a union's transformers
+            parts = held.get(name)
+            if isinstance(parts, dict):
+                stack.extend((part, f"{path}.{name}[{key!r}]") for key, part in parts.items())
+        stack.extend(
+            (value, f"{path}.{name}")
+            for name, value in held.items()
+            if name in names and isinstance(value, optim.base.Optimizer)
+        )
+    return found
+
+
+def _check_unshared(models: list) -> None:
+    """An :class:`InputError` when two models of the pool hold the same stateful part (one
+    scaler in two pipelines, one optimiser in two linear models): it would learn from every
+    sample once for each model that holds it, and every selector's scores would be wrong."""
+    owner: dict[int, tuple[int, str]] = {}
+    for k, model in enumerate(models):
+        for key, (part, path) in _stateful_parts(model).items():
+            if key in owner and owner[key][0] != k:
+                j, first = owner[key]
+                raise InputError(
+                    f"models[{j}]{first} and models[{k}]{path} are the same {type(part).__name__} "
+                    "object, which two models of the pool would both update on every sample: give each "
+                    "model its own (build it anew, or model.clone())"
+                )
+            owner.setdefault(key, (k, path))
 
 
 def _check_common(
@@ -79,9 +150,9 @@ def _check_common(
                 f"list of {n} such pairs (one per model, in the order given), got {rate!r}"
             )
     horizon = validation.integer("horizon", horizon)
-    if warm_start is not None and (
-        isinstance(warm_start, bool) or not isinstance(warm_start, (int, np.integer)) or warm_start < 1
-    ):
+    # The rule of every whole-number parameter (budget, window, horizon): 20.0 is 20.
+    whole = None if warm_start is None else validation.whole_number(warm_start)
+    if warm_start is not None and (whole is None or whole < 1):
         raise InputError(f"warm_start must be None or an integer >= 1, got {warm_start!r}")
     check_seed(seed)
     return [pair for pair in rates if pair is not None]  # all of them (checked above); [] for CURVE
@@ -252,8 +323,8 @@ class _Budgeted:
         base.Ensemble.__init__(self, models)
         first: dict[int, int] = {}
         for k, model in enumerate(self.models):
-            if not isinstance(model, kind):
-                raise InputError(f"models[{k}]: {type(model).__name__} is not a river {noun}")
+            if not _is_a(model, kind):
+                raise InputError(f"models[{k}]: {what_is(model)} is not a river {noun}")
             if id(model) in first:
                 raise InputError(
                     f"models[{first[id(model)]}] and models[{k}] are the same {type(model).__name__} "
@@ -261,6 +332,7 @@ class _Budgeted:
                     "model (model.clone())"
                 )
             first[id(model)] = k
+        _check_unshared(self.models)
         for name in _SHARED:
             setattr(self, name, shared[name])
         self._setup()
@@ -389,6 +461,17 @@ class _Budgeted:
         if not getattr(self._policy, "warm_start", True):
             self._session.skip_warm_start()
             self._begin(1)
+
+    def clone(self, new_params: dict | None = None, include_attributes: bool = False) -> Any:
+        """A fresh selector with the same parameters, over fresh clones of the models: nothing
+        learnt, as river's ``clone`` promises. (river's own would deep-copy the ``models``
+        parameter, so a clone of a selector that has learnt would start its warm start with
+        models that had learnt already.) ``include_attributes=True`` copies everything, the
+        models as they are and the selector's state with them."""
+        params = dict(new_params or {})
+        if "models" not in params and not include_attributes:
+            params["models"] = [model.clone() for model in self.models]
+        return super().clone(params, include_attributes)  # type: ignore[misc]
 
     # --- the policy's round ---------------------------------------------------------------------
     def _begin(self, t: int) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mlcb.river.budgeted import _is_a
 from mlcb.river.estimators import BudgetedClassifier, BudgetedRegressor
-from mlcb.river.streams import STREAMS, pool_for, stream
+from mlcb.river.experts import seeds, what_is
+from mlcb.river.streams import STREAMS, check_length, pool_for, stream
 from mlcb.validation import InputError
 
 #: The selectors :func:`compare` runs, in the order of its table.
@@ -90,11 +92,15 @@ def selector(
         :class:`TrainEverything`: every model learns every sample, the best so far predicts.
 
     ``budget`` is M-LCB's ``M`` for ``"mlcb"`` and the halving rounds' budget of updates for
-    ``"equal-halving"``; the other selectors take none.
+    ``"equal-halving"``; the other selectors take none. A model left unseeded (``seed=None``, a
+    pipeline's step too) is cloned with ``seed``, so that a comparison run twice gives the same
+    rows; a seed given is kept.
     """
     from river import bandit, metrics, model_selection
 
-    fresh = [m.clone() for m in models]
+    # A stochastic model left unseeded (seed=None, a pipeline's step too) draws from ``seed``, so
+    # that a comparison run twice gives the same rows; a seed given is kept.
+    fresh = [m.clone(None if seed is None else seeds(m, int(seed), unset_only=True)) for m in models]
     metric = metrics.MAE() if regression else metrics.Accuracy()
     if name == "mlcb":
         return (BudgetedRegressor if regression else BudgetedClassifier)(fresh, budget=budget, seed=seed)
@@ -192,7 +198,8 @@ def compare(
     rows, the same rows for every selector. Each selector predicts every row before learning it
     (river's ``evaluate.progressive_val_score``); ``updates`` counts the ``learn_one`` calls of
     its pool members. ``models`` defaults to the stream's pool (:func:`mlcb.river.streams.pool_for`);
-    ``budgets`` are M-LCB's.
+    ``budgets`` are M-LCB's. Every selector gets clones of the models, on shuffle ``r`` those left
+    unseeded with seed ``seed + r`` (:func:`selector`): the same call gives the same table.
 
     ``"equal-halving"`` is the yardstick at equal updates: river's successive halving given, on
     each shuffle and for each of ``budgets``, the budget with which it makes as many updates as
@@ -221,25 +228,35 @@ def compare(
         raise InputError(f"dataset must be one of {', '.join(STREAMS)}, got {dataset!r}")
     if isinstance(selectors, str):  # one selector's name
         selectors = (selectors,)
-    unknown = [s for s in selectors if s not in SELECTORS]
-    if unknown:
-        raise InputError(f"selectors must be among {SELECTORS}, got {unknown}")
-    horizon = validation.integer("horizon", horizon)
+    try:
+        selectors = tuple(selectors)
+    except TypeError:
+        raise InputError(
+            f"selectors must be a selector's name or a list of them, got {selectors!r}"
+        ) from None
+    unknown = [s for s in selectors if not isinstance(s, str) or s not in SELECTORS]
+    if unknown or not selectors:
+        raise InputError(f"selectors must name at least one of {SELECTORS}, got {list(selectors)}")
+    horizon = check_length(dataset, horizon, "horizon")
     shuffles = validation.integer("shuffles", shuffles)
     seed = check_seed(seed)
     regression = STREAMS[dataset].task == "regression"
+    if models is not None and (isinstance(models, (str, bytes, dict)) or not hasattr(models, "__iter__")):
+        raise InputError(f"models must be None or a list of river models, got {type(models).__name__}")
     pool = list(models) if models is not None else pool_for(dataset)
     if len(pool) < 2:
         raise InputError(f"models must hold at least 2 river models to select from, got {len(pool)}")
     kind, noun = (base.Regressor, "regressor") if regression else (base.Classifier, "classifier")
     for k, member in enumerate(pool):  # training everything would run a classifier on targets
-        if not isinstance(member, kind):
+        if not _is_a(member, kind):
             raise InputError(
-                f"models[{k}]: {type(member).__name__} is not a river {noun}, and {dataset!r} is a "
+                f"models[{k}]: {what_is(member)} is not a river {noun}, and {dataset!r} is a "
                 f"{STREAMS[dataset].task} stream"
             )
     budgeted = "mlcb" in selectors or "equal-halving" in selectors
-    checked = validation.budgets("budgets", budgets, len(pool)) if budgeted else []
+    # Checked whichever selectors run: a budget outside [1, K] is a mistake even where unread.
+    checked = validation.budgets("budgets", budgets, len(pool))
+    checked = checked if budgeted else []
     # M-LCB runs first on each shuffle: equal-halving is given its measured spend (M-LCB runs
     # for that even when its own rows are not asked for).
     order = [name for name in SELECTORS if name in selectors or (name == "mlcb" and budgeted)]

@@ -10,8 +10,21 @@ from river.model_selection.base import ModelSelector
 
 from mlcb import validation
 from mlcb.river.budgeted import _CLASSIFIER_LOSSES, _REGRESSOR_LOSSES, _SHARED, WINDOW, _Budgeted
-from mlcb.river.experts import RobustScale, absolute_loss, check_target, log_loss, robust_loss
-from mlcb.validation import InputError
+from mlcb.river.experts import (
+    RobustScale,
+    absolute_loss,
+    binary_label_note,
+    check_target,
+    last_step,
+    log_loss,
+    robust_loss,
+)
+from mlcb.validation import InputError, shown, shown_list
+
+
+def _true_or_false(labels: list) -> bool:
+    """Whether every label is ``True`` or ``False`` (``1`` and ``0`` are equal to them)."""
+    return all(label in (True, False) for label in labels)
 
 
 def _at_sample(error: InputError, sample: int) -> InputError:
@@ -157,8 +170,33 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
             super()._check_sample(x)  # the features
             if target:
                 check_target(y, False, type(self).__name__, self._labels)
+                if len(self._labels) >= 2 and y not in self._labels:
+                    self._check_third_label(y)
         except InputError as error:
             raise _at_sample(error, sum(self._labels.values()) + 1) from None
+
+    def _check_third_label(self, y: Any) -> None:
+        """Refuse a third label while the pool holds a binary classifier (river's linear
+        classifiers learn two labels, and read any other as one of them: its predictions, and the
+        selector's probabilities, would be wrong without a word), as river's own bridge to
+        scikit-learn refuses a target that is not binary for such a model."""
+        binary = [k for k, model in enumerate(self.models) if not model._multiclass]
+        if binary:
+            k = binary[0]
+            raise InputError(
+                f"{type(self).__name__}: the target {shown(y)} is a third label (the labels so far: "
+                f"{shown_list(sorted(self._labels, key=str), most=6)}), but models[{k}] "
+                f"({last_step(self.models[k])}) is a binary classifier: wrap it in river's "
+                "multiclass.OneVsRestClassifier, or leave it out of the pool"
+            )
+
+    def _learn(self, k: int, x: dict, y: Any) -> None:
+        try:
+            super()._learn(k, x, y)
+        except Exception as error:  # a binary model on a label it cannot read: say so
+            if (note := binary_label_note(self.models[k], y)) is not None:
+                error.add_note(note)
+            raise
 
     def _prior(self) -> dict:
         """The labels' frequencies so far (empty before any label)."""
@@ -186,7 +224,9 @@ class BudgetedClassifier(_Budgeted, ModelSelector, base.Classifier):
         else:
             proba = self._guarded(self._deployed, lambda: self.best_model.predict_proba_one(x), x)
             self._remember("proba", x, proba)
-        if self._multiclass:
+        if self._multiclass or not _true_or_false([*proba, *self._labels]):
+            # (Labels other than True and False, "spam" and "ham" say, of a binary model that
+            # takes them: the deployed model's own answer, where it read 0.5 for True.)
             return proba
         # A binary selector answers for both labels, whatever labels its deployed model has seen.
         if True in proba or False in proba:

@@ -164,6 +164,45 @@ def absolute_loss(residual: float, scale: float) -> float:
 LARGEST = validation.LARGEST
 
 
+def what_is(obj: Any) -> str:
+    """How an error names ``obj`` where a model was expected: its type's name, or, for a class
+    given in place of a model (``LogisticRegression`` for ``LogisticRegression()``), that it is a
+    class and what to give instead (its type, river's ``EstimatorMeta``, would say nothing).
+
+    >>> from river import linear_model
+    >>> what_is(linear_model.LogisticRegression), what_is(3)
+    ('the class LogisticRegression (give an instance: LogisticRegression())', 'int')
+    """
+    if isinstance(obj, type):
+        return f"the class {obj.__name__} (give an instance: {obj.__name__}())"
+    return type(obj).__name__
+
+
+def last_step(model: Any) -> str:
+    """The name of ``model``'s class, of its last step for a pipeline: the model that learns.
+
+    >>> from river import linear_model, preprocessing
+    >>> last_step(preprocessing.StandardScaler() | linear_model.LogisticRegression())
+    'LogisticRegression'
+    """
+    while isinstance(getattr(model, "steps", None), dict) and model.steps:
+        model = list(model.steps.values())[-1]
+    return type(model).__name__
+
+
+def binary_label_note(model: Any, y: Any) -> str | None:
+    """What to add to the error of a binary river classifier (``_multiclass`` False) that failed
+    on a label other than True or False (river's logistic regression: "invalid literal for int()
+    with base 10: 'path'"); ``None`` for any other model or label."""
+    if getattr(model, "_multiclass", True) or y in (True, False):
+        return None
+    return (
+        f"{last_step(model)} is a binary classifier, and the label {shown(y)} is not True or False: "
+        "river's binary classifiers learn True/False labels; wrap it in river's "
+        "multiclass.OneVsRestClassifier"
+    )
+
+
 def label_kind(y: Any) -> str:
     """The kind of a label, as :func:`check_target` compares them: ``bool``, ``number`` or ``str``
     (or the type's name)."""
@@ -292,6 +331,27 @@ def _check_loss(loss: str | None, classifier: bool, scale: Any) -> str:
             f"target's range), got {scale!r}"
         )
     return loss
+
+
+def _check_classes(classes: Any) -> list:
+    """``classes`` as a list: every label of the stream, each once (``partial_fit`` takes them
+    up front); a string (``"ab"``, read as two labels ``'a'`` and ``'b'``), a number or an empty
+    or repeating list is refused by name."""
+    labels = None
+    if not isinstance(classes, (str, bytes, dict)):
+        try:
+            labels = list(classes)
+        except TypeError:
+            labels = None
+    try:
+        distinct = labels is not None and len(set(labels)) == len(labels)
+    except TypeError:  # an unhashable label
+        distinct = False
+    if not labels or not distinct:
+        raise InputError(
+            f"classes must be None or a list of every label of the stream, each once, got {shown(classes)}"
+        )
+    return labels
 
 
 def log_loss(p: float) -> float:
@@ -437,6 +497,28 @@ class _Adapter:
         )
 
 
+def seeds(model: Any, seed: int, unset_only: bool = False) -> dict:
+    """The ``new_params`` of river's ``clone`` that set ``seed`` on ``model`` when it has such a
+    parameter, and on every step of a pipeline (its steps are cloned with the parameters named
+    after them) that has one: a stochastic model behind a scaler gets each replication's seed
+    too, where it kept its own (``None``: another random stream on every run). With
+    ``unset_only``, only the seeds left at ``None`` are set, and a seed given is kept.
+
+    >>> from river import forest, preprocessing
+    >>> seeds(preprocessing.StandardScaler() | forest.ARFClassifier(), 7)
+    {'ARFClassifier': {'seed': 7}}
+    >>> seeds(forest.ARFClassifier(seed=1), 7, unset_only=True)
+    {}
+    """
+    params = model._get_params()
+    if "seed" in params:
+        return {"seed": seed} if not unset_only or params["seed"] is None else {}
+    steps = getattr(model, "steps", None)
+    if not isinstance(steps, dict):
+        return {}
+    return {name: sub for name, step in steps.items() if (sub := seeds(step, seed, unset_only))}
+
+
 class RiverExpert(_Adapter):
     """A river classifier or regressor as a Python expert.
 
@@ -456,9 +538,10 @@ class RiverExpert(_Adapter):
     Notes
     -----
     ``spawn(seed)`` clones the model (river's ``clone``), setting its ``seed`` parameter when it
-    has one, so each replication gets an untrained copy with its own random stream. A NaN or
-    infinite feature or target, or a ``None`` target, is refused by name before the model sees
-    it; a ``None`` or string feature that the model cannot take is named with the model.
+    has one, and that of every step of a pipeline, so each replication gets an untrained copy
+    with its own random stream. A NaN or infinite feature or target, or a ``None`` target, is
+    refused by name before the model sees it; a ``None`` or string feature that the model cannot
+    take is named with the model; so is a binary classifier on a stream of more than two labels.
     """
 
     def __init__(
@@ -473,12 +556,40 @@ class RiverExpert(_Adapter):
         elif isinstance(model, base.Regressor):
             classifier = False
         else:
-            raise InputError(f"model must be a river classifier or regressor, got {type(model).__name__}")
+            raise InputError(f"model must be a river classifier or regressor, got {what_is(model)}")
         self.model = model
         self._classifier = classifier
         self.loss = _check_loss(loss, classifier, scale)
         self.scale = None if scale is None else float(scale)
         self.rate = _check_rate(rate)
+        # A binary river classifier (its _multiclass False), and the labels it met, up to three.
+        self._binary = classifier and not bool(getattr(model, "_multiclass", True))
+        self._labels: set = set()
+
+    def _check(self, data: Any) -> None:
+        super()._check(data)
+        if self._binary:
+            self._check_binary(data)
+
+    def _check_binary(self, data: Any) -> None:
+        """Refuse a stream of more than two labels (its ``classes``, or the labels met) to a
+        binary classifier, which reads any label as one of two: river's logistic regression on
+        the ten digits learnt and predicted True and False, and scored, without a word."""
+        classes = getattr(data, "classes", None)
+        if classes is None:  # the labels met so far (at most three: a third is refused)
+            labels = self._labels
+            labels.add(data.y)
+            if len(labels) <= 2:
+                return
+            many = sorted(labels, key=str)
+        elif len(classes) <= 2:
+            return
+        else:
+            many = list(classes)
+        raise InputError(
+            f"{last_step(self.model)} is a binary classifier, but the stream has more than two labels "
+            f"({shown_list(many, most=6)}): wrap it in river's multiclass.OneVsRestClassifier"
+        )
 
     @staticmethod
     def _features(data: Any) -> dict:
@@ -494,13 +605,17 @@ class RiverExpert(_Adapter):
         return self.model.predict_proba_one(self._features(data))
 
     def _update(self, data: Any) -> None:
-        self.model.learn_one(self._features(data), data.y)
+        try:
+            self.model.learn_one(self._features(data), data.y)
+        except Exception as error:
+            if (note := binary_label_note(self.model, data.y)) is not None:
+                error.add_note(note)
+            raise
 
     def spawn(self, seed: int) -> RiverExpert:
-        """An untrained clone, its model's ``seed`` set to ``seed`` when it has one."""
-        params = self.model._get_params()
-        model = self.model.clone({"seed": int(seed)} if "seed" in params else None)
-        return RiverExpert(model, self.loss, self.scale, self.rate)
+        """An untrained clone, the ``seed`` of its model set to ``seed`` when it has one, and of
+        every step of a pipeline that has one."""
+        return RiverExpert(self.model.clone(seeds(self.model, int(seed))), self.loss, self.scale, self.rate)
 
 
 class SklearnExpert(_Adapter):
@@ -509,7 +624,8 @@ class SklearnExpert(_Adapter):
     Parameters are those of :class:`RiverExpert`. Classifiers get every label of the stream
     (``data.classes``, or ``classes=`` here) on their first ``partial_fit``; before it they
     predict nothing (0-1 loss 1, log-loss 1) and regressors predict 0. ``spawn(seed)`` is
-    ``sklearn.base.clone`` with ``random_state`` set to ``seed`` when the estimator has one.
+    ``sklearn.base.clone`` with every ``random_state`` set to ``seed``, the estimator's and its
+    inner estimators' (``estimator__random_state``).
     """
 
     def __init__(
@@ -533,7 +649,7 @@ class SklearnExpert(_Adapter):
             raise InputError(f"loss 'log' needs predict_proba, {type(estimator).__name__} has none")
         self.scale = None if scale is None else float(scale)
         self.rate = _check_rate(rate)
-        self.classes = None if classes is None else list(classes)
+        self.classes = None if classes is None else _check_classes(classes)
         self._classifier = classifier
         self._fitted = False
 
@@ -568,12 +684,15 @@ class SklearnExpert(_Adapter):
         self._fitted = True
 
     def spawn(self, seed: int) -> SklearnExpert:
-        """An untrained clone, ``random_state=seed`` when the estimator has one."""
+        """An untrained clone, every ``random_state`` of it set to ``seed``."""
         from sklearn.base import clone
 
         estimator = clone(self.model)
-        if "random_state" in estimator.get_params():
-            estimator.set_params(random_state=int(seed))
+        # Every random_state, its own and its inner estimators' (``estimator__random_state``):
+        # an inner one left at None would draw another random stream on every run.
+        names = [name for name in estimator.get_params() if name.split("__")[-1] == "random_state"]
+        if names:
+            estimator.set_params(**dict.fromkeys(names, int(seed)))
         return SklearnExpert(estimator, self.loss, self.scale, self.rate, self.classes)
 
 

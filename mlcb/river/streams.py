@@ -172,22 +172,47 @@ def _synthetic(name: str, seed: int, n: int) -> list:
     return [(_numbers(x), y) for x, y in source.take(n)]
 
 
+#: The fewest samples of the streams whose drifts are placed by their length: Friedman's drifts
+#: at ``n/3`` and ``2n/3`` (at ``n/4``, ``n/2`` and ``3n/4``) must fall on distinct samples.
+FEWEST = {"friedman-gsg": 2, "friedman-lea": 3}
+
+
+def check_length(name: str, n: Any, parameter: str = "n") -> int:
+    """``n`` as an int, or an :class:`~mlcb.validation.InputError` naming ``parameter``: a whole
+    number >= 1, and >= :data:`FEWEST` for the streams whose drifts need that many samples."""
+    fewest = FEWEST.get(name, 1)
+    n = validation.integer(parameter, n)
+    if n < fewest:
+        raise InputError(
+            f"{parameter} must be an integer >= {fewest} for stream {name!r} (its drifts fall at "
+            f"fractions of the stream, on distinct samples), got {n}"
+        )
+    return n
+
+
 def stream(name: str, seed: int = 0, n: int = 2_000) -> list:
-    """The ``(features, target)`` rows of stream ``name`` (:data:`STREAMS`) for ``seed``: at most
-    ``n`` of them for river's data sets (a random permutation, read once), exactly ``n`` for the
-    others. The same ``(name, seed, n)`` gives the same rows, for every selector."""
+    """The ``(features, target)`` rows of stream ``name`` (:data:`STREAMS`) for ``seed`` (an
+    integer >= 0): at most ``n`` of them for river's data sets (a random permutation, read once),
+    exactly ``n`` for the others (Friedman's drifting streams need 2 and 3 at least,
+    :data:`FEWEST`). The same ``(name, seed, n)`` gives the same rows, for every selector, each
+    call its own dicts."""
+    from mlcb.kernels.seeding import check_seed
+
     if name not in STREAMS:
         raise InputError(f"stream must be one of {', '.join(STREAMS)}, got {name!r}")
-    n = validation.integer("n", n)
+    n = check_length(name, n)
+    seed = check_seed(seed)
     if STREAMS[name].source == "synthetic":
-        return _synthetic(name, int(seed), n)
+        return _synthetic(name, seed, n)
     rows = _table(name)
-    rng = np.random.default_rng([int(seed), 12_345])
+    rng = np.random.default_rng([seed, 12_345])
     if STREAMS[name].source == "sklearn":
         index = rng.integers(0, len(rows), n)
     else:
         index = rng.permutation(len(rows))[:n]
-    return [rows[i] for i in index.tolist()]
+    # Fresh feature dicts: the rows of the cached table are not handed out, so that a caller who
+    # changes a row (adds a feature to it, say) changes no later stream of the same data.
+    return [(dict(rows[i][0]), rows[i][1]) for i in index.tolist()]
 
 
 def classifier_pool() -> list:
