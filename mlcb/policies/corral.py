@@ -38,7 +38,7 @@ from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import draw, uniform
-from mlcb.policies.base import BasePolicy
+from mlcb.policies.base import MAX_ROUNDS, BasePolicy
 from mlcb.validation import InputError
 
 #: Codes of ``loss_feed``: the loss that the master's update sees.
@@ -249,8 +249,9 @@ class SmoothCORRAL(BasePolicy):
     Parameters
     ----------
     horizon : int or None
-        ``T`` of ``schedule="run"``, ``>= 1``; default ``None``: the run's horizon (CORRAL needs
-        ``T``; the M-LCB authors passed the run's). Must be ``None`` with ``"doubling"``.
+        ``T`` of ``schedule="run"``, in ``[1, 10**10]`` (:data:`~mlcb.policies.base.MAX_ROUNDS`);
+        default ``None``: the run's horizon (CORRAL needs ``T``; the M-LCB authors passed the
+        run's). Must be ``None`` with ``"doubling"``.
     schedule : {"run", "doubling"}
         ``"run"`` (default): one CORRAL master tuned for ``T`` for the whole run (it keeps its
         constants if the run is longer). ``"doubling"`` [ours, docs/baselines.md §2]: epochs of
@@ -309,6 +310,10 @@ class SmoothCORRAL(BasePolicy):
                 or self.horizon < 1
             ):
                 raise InputError(f"horizon must be None or an integer >= 1, got {self.horizon!r}")
+            if self.horizon > MAX_ROUNDS:
+                raise InputError(
+                    f"horizon must be None or an integer in [1, {MAX_ROUNDS:_}], got {self.horizon!r}"
+                )
             if self.schedule == "doubling":
                 raise InputError(
                     f"horizon must be None with schedule='doubling' (epochs start at "
