@@ -314,10 +314,59 @@ def test_cli_rejects_a_bad_grid_in_one_line(tmp_path, capsys):
         ),
         ({"preset": "trap", "settings": [{"budget": 1}, {"budget": 1}]}, "share the label"),
         ({"preset": "trap", "name": "../x"}, "name"),
+        # The parameters' tables: not a table (was "'int' object is not iterable"); a parameter
+        # given twice, of which one was dropped without a word.
+        (
+            {"preset": "trap", "env_params": 3},
+            "grid: the shared setting is invalid: env_params must be a table of parameters (env_params = "
+            '{NAME = value}, or "env_params.NAME" = value), got 3',
+        ),
+        (
+            {"preset": "trap", "grid": {"policy_params": [{"bonus_scale": 0.5}, [1]]}},
+            "grid setting policy_params=[1] is invalid: policy_params must be a table of parameters",
+        ),
+        (
+            {"preset": "trap", "grid": {"n_experts": [4, 6], "env_params.n_experts": [5]}},
+            "grid setting n_experts=4, env_params.n_experts=5 is invalid: n_experts is given twice, as "
+            "n_experts and as env_params.n_experts; set it in one place",
+        ),
+        (
+            {"preset": "trap", "env_params": {"n_arms": 2}, "grid": {"env_params.n_arms": [3, 4]}},
+            "grid setting env_params.n_arms=3 is invalid: env_params.n_arms is given twice, as "
+            "env_params.n_arms and in the table env_params; set it in one place",
+        ),
+        (
+            {"preset": "trap", "n_experts": 4, "settings": [{"env_params": {"n_experts": 6}}]},
+            "n_experts is given twice",
+        ),
+        # One setting with a number written two ways: two keys, its replications run twice.
+        (
+            {"preset": "trap", "grid": {"env_params.n_arms": [2, 2.0]}},
+            "grid: settings env_params.n_arms=2 and env_params.n_arms=2.0 are the same setting with a "
+            "number written two ways (such as 2 and 2.0), which would run it twice under two keys; "
+            "write each value one way",
+        ),
+        (
+            {
+                "preset": "trap",
+                "policy": "limited-advice",
+                "grid": {"policy_params": [{"eta_scale": 1}, {"eta_scale": 1.0}]},
+            },
+            "are the same setting with a number written two ways",
+        ),
+        # A count beyond the kernels' integers (was Numba's "non-precise type pyobject" as the
+        # run started): named with its range before any work.
+        (
+            {"preset": "trap", "policy": "bandit-ucb1", "grid": {"policy_params.burn_in": [100, 10**30]}},
+            "grid setting policy_params.burn_in=1000000000000000000000000000000 is invalid: policy_params: "
+            "burn_in must be an integer in [0, 10_000_000_000]",
+        ),
     ],
 )
 def test_bad_grids_are_refused(grid, message, tmp_path):
-    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("(", r"\(")):
+    import re
+
+    with pytest.raises(ValueError, match=re.escape(message)):
         mlcb.sweep(grid, out=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
@@ -343,6 +392,37 @@ def test_a_directory_of_another_sweep_is_refused(reference, tmp_path):
         mlcb.sweep(other, out=tmp_path)
     replaced = mlcb.sweep({**other, "replications": 1}, out=tmp_path, overwrite=True, workers=2)
     assert replaced.computed == 4 and replaced.result.settings[1] == "mlcb M=1 K=6"
+
+
+def test_a_sweep_of_the_same_settings_under_other_keys_says_why(reference, tmp_path):
+    """A saved sweep whose keys are not the grid's, though its settings are the grid's, is named
+    for what differs: a number written another way (``2`` saved, ``2.0`` now: the key digests the
+    value as written, so no saved part would be reused), or the mlcb version that keyed it. It
+    said "holds a sweep of other settings" and offered --overwrite, which discards the parts."""
+    import shutil
+
+    written = {**GRID, "replications": 1, "grid": {"env_params.n_arms": [2, 3]}}
+    saved = sweeps.make_grid(written)
+    (tmp_path / "small").mkdir()
+    (tmp_path / "small" / "sweep.json").write_text(json.dumps(sweeps._metadata(saved, set(), [], [])))
+    rewritten = {**written, "grid": {"env_params.n_arms": [2.0, 3]}}
+    with pytest.raises(ValueError) as caught:
+        mlcb.sweep(rewritten, out=tmp_path)
+    assert str(caught.value) == (
+        f"{tmp_path / 'small'} holds this grid's settings with a number written another way "
+        "(env_params.n_arms = 2 there, 2.0 here), which gives them other keys; write it as the saved "
+        "sweep does to resume it; pass --overwrite to replace it, or choose another --out"
+    )
+    shutil.copytree(reference.path, tmp_path / "old" / "small")
+    meta = json.loads((tmp_path / "old" / "small" / "sweep.json").read_text())
+    meta["versions"]["mlcb"] = "0.0.1"
+    meta["settings"][0]["key"] = "0" * 16
+    (tmp_path / "old" / "small" / "sweep.json").write_text(json.dumps(meta))
+    with pytest.raises(
+        ValueError, match="holds this grid's settings saved under other keys by mlcb 0.0.1, this is "
+    ):
+        mlcb.sweep(GRID, out=tmp_path / "old")
+    assert sorted(p.name for p in (tmp_path / "small").iterdir()) == ["sweep.json"]
 
 
 # --- issue 36, items 3 and 5: overwrite replaces only mlcb's files; the sweep's folders checked -----

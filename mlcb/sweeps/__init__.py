@@ -62,7 +62,16 @@ from mlcb.sweeps.executors import (
     run_dask,
     run_local,
 )
-from mlcb.sweeps.grid import FIELDS, Grid, Setting, Task, build_config, load_grid, make_grid
+from mlcb.sweeps.grid import (
+    FIELDS,
+    Grid,
+    Setting,
+    Task,
+    build_config,
+    load_grid,
+    make_grid,
+    whole_numbers,
+)
 from mlcb.sweeps.parts import (
     DATA,
     FRAMES,
@@ -156,7 +165,7 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
         try:
             saved = result_files.read_json(path / SWEEP_FILE)
             if {s["key"] for s in saved["settings"]} != keys:
-                why = "holds a sweep of other settings"
+                why = _rewritten(saved, grid) or "holds a sweep of other settings"
         except (ValueError, KeyError, TypeError) as error:
             why = f"holds a damaged {SWEEP_FILE} ({first_line(error)})"
     elif any(path.iterdir()):
@@ -175,6 +184,35 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
     if why is not None and not overwrite:
         raise InputError(f"{path} {why}; pass --overwrite to replace it, or choose another --out")
     return removing
+
+
+def _rewritten(saved: dict, grid: Grid) -> str | None:
+    """Why a saved sweep (``sweep.json``) whose keys are not the grid's holds the grid's settings
+    all the same: their values with a number written another way (``2`` there, ``2.0`` here),
+    named; or the very values, keyed by another mlcb (a key includes the version). ``None`` when
+    the settings differ."""
+    settings = saved["settings"]
+    ours = {json.dumps(whole_numbers(s.values), sort_keys=True): s.values for s in grid.settings}
+    theirs = {json.dumps(whole_numbers(s["values"]), sort_keys=True): s["values"] for s in settings}
+    if len(settings) != len(grid.settings) or set(ours) != set(theirs):
+        return None
+    for same, values in ours.items():
+        for name in sorted(set(values) | set(theirs[same]), key=str):
+            before, now = (json.dumps(v.get(name), sort_keys=True) for v in (theirs[same], values))
+            if before != now:
+                return (
+                    f"holds this grid's settings with a number written another way ({name} = {before} "
+                    f"there, {now} here), which gives them other keys; write it as the saved sweep does "
+                    "to resume it"
+                )
+    versions = saved.get("versions")
+    version = versions.get("mlcb") if isinstance(versions, dict) else None
+    ours_version = provenance.versions()["mlcb"]
+    by = f" by mlcb {version}, this is {ours_version}" if version != ours_version else ""
+    return (
+        f"holds this grid's settings saved under other keys{by} (a setting's key includes mlcb's version "
+        "and the code of one's own experts and policies, whose numbers may differ)"
+    )
 
 
 def _empty(path: Path) -> None:

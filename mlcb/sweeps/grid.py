@@ -136,6 +136,27 @@ def _describe_values(values: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in values.items()) or "the shared setting"
 
 
+def _table(group: str, value: Any) -> dict:
+    """A copy of the parameters ``group`` (``env_params`` or ``policy_params``) of a setting: a
+    table, or an ``InputError`` naming the group and what it got (was Python's own "'int' object
+    is not iterable")."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(
+            f"{group} must be a table of parameters ({group} = {{NAME = value}}, or "
+            f'"{group}.NAME" = value), got {validation.shown(value)}'
+        )
+    return dict(value)
+
+
+def _once(key: str, twice: bool, other: str) -> None:
+    """An ``InputError`` when the parameter ``key`` of a setting is also given ``other``: one of
+    the two would be dropped without a word."""
+    if twice:
+        raise InputError(f"{key} is given twice, as {key} and {other}; set it in one place")
+
+
 def build_config(preset_name: str, values: dict, replications: int, label: str | None = None) -> Any:
     """The :class:`~mlcb.config.SimulationConfig` of the preset ``preset_name`` with the setting
     ``values`` (grid fields), ``replications`` and ``label``; raises ``ValueError`` on a bad
@@ -147,14 +168,15 @@ def build_config(preset_name: str, values: dict, replications: int, label: str |
     rest.pop("label", None)  # a setting's own name: given to the description as label
     budget = rest.pop("budget", None)
     calibration = rest.pop("calibration", None)
-    env_params = dict(rest.pop("env_params", None) or {})
-    policy_params = dict(rest.pop("policy_params", None) or {})
+    tables = {group: _table(group, rest.pop(group, None)) for group in ("env_params", "policy_params")}
     for key in list(rest):
-        if key.startswith("env_params."):
-            env_params[key.split(".", 1)[1]] = rest.pop(key)
-        elif key.startswith("policy_params."):
-            policy_params[key.split(".", 1)[1]] = rest.pop(key)
+        group, dot, name = key.partition(".")
+        if dot and group in tables:
+            _once(key, name in tables[group], f"in the table {group}")
+            tables[group][name] = rest.pop(key)
+    env_params, policy_params = tables["env_params"], tables["policy_params"]
     if "n_experts" in rest:
+        _once("n_experts", "n_experts" in env_params, "as env_params.n_experts")
         env_params["n_experts"] = rest.pop("n_experts")
     fields = {"env_params": env_params, "replications": replications, "label": label, **rest}
     if policy_params:
@@ -280,6 +302,7 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
     settings: list[Setting] = []
     labels: dict[str, str] = {}
     keys_seen: dict[str, str] = {}
+    written: dict[str, str] = {}
     needed = 0
     bar = None
     if progress and len(combos) >= PROGRESS_FROM and not _live():  # a log: one line, no bar
@@ -300,7 +323,7 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
                 where = f"grid setting {_describe_values(combo)}" if combo else "grid: the shared setting"
                 raise InputError(f"{where} is invalid: {message}") from None
             needed += frame_bytes(config)
-            settings.append(_setting(values, config, combo, labels, keys_seen))
+            settings.append(_setting(values, config, combo, labels, keys_seen, written))
             if bar is not None:
                 bar.update()
     finally:
@@ -324,8 +347,32 @@ def _check_count(count: int, parts: list[str]) -> None:
         )
 
 
-def _setting(values: dict, config: Any, combo: dict, labels: dict, keys_seen: dict) -> Setting:
-    """The :class:`Setting` of one combination, its label and key checked against the others'."""
+def whole_numbers(value: Any) -> Any:
+    """``value`` (plain JSON data) with every float that holds a whole number written as an int:
+    what two ways of writing one number (``2`` and ``2.0``) have in common.
+
+    A setting's key digests its values as written, so ``n_arms = 2`` and ``n_arms = 2.0`` are
+    two keys; the keys are kept as they are (a sweep saved under them resumes), and this form
+    only tells such settings apart from settings that differ in their numbers.
+
+    Examples
+    --------
+    >>> whole_numbers({"n_arms": 2.0, "noise": [0.5, 1.0], "flag": True})
+    {'n_arms': 2, 'noise': [0.5, 1], 'flag': True}
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [whole_numbers(item) for item in value]
+    return value
+
+
+def _setting(values: dict, config: Any, combo: dict, labels: dict, keys_seen: dict, written: dict) -> Setting:
+    """The :class:`Setting` of one combination, its label and key checked against the others',
+    and its values against the others' written another way (``2`` and ``2.0``: two keys for one
+    setting, its replications run and saved twice)."""
     label = str(config.label)
     if label in labels:
         raise InputError(
@@ -336,7 +383,14 @@ def _setting(values: dict, config: Any, combo: dict, labels: dict, keys_seen: di
         raise InputError(
             f"grid: settings {keys_seen[key]} and {_describe_values(combo)} are the same setting"
         )
-    labels[label] = keys_seen[key] = _describe_values(combo)
+    same = json.dumps(whole_numbers(config.identity().value), sort_keys=True)
+    if same in written:
+        raise InputError(
+            f"grid: settings {written[same]} and {_describe_values(combo)} are the same setting with a "
+            "number written two ways (such as 2 and 2.0), which would run it twice under two keys; "
+            "write each value one way"
+        )
+    labels[label] = keys_seen[key] = written[same] = _describe_values(combo)
     return Setting(json.loads(json.dumps(values)), config)
 
 
