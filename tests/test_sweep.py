@@ -394,6 +394,35 @@ def test_a_directory_of_another_sweep_is_refused(reference, tmp_path):
     assert replaced.computed == 4 and replaced.result.settings[1] == "mlcb M=1 K=6"
 
 
+def test_the_part_of_the_millionth_replication_is_the_sweeps_own(tmp_path):
+    """A setting of 10**6 replications (the most allowed) ends in the part ``block-999999-1000000``,
+    seven digits: it was never found again (recomputed at every rerun, left out by ``load``) and
+    counted as a file of one's own, so the sweep could not be resumed at all."""
+    from mlcb.sweeps import parts
+
+    grid = sweeps.make_grid(
+        {
+            "preset": "trap",
+            "name": "big",
+            "horizon": 50,
+            "replications": 10**6,
+            "block": 10**6,
+            "checkpoints": 5,
+            "n_experts": 4,
+        }
+    )
+    setting = grid.settings[0]
+    last = sweeps.Task(setting.label, setting.key, 10**6 - 1, 10**6)
+    assert last.name == "block-999999-1000000"
+    root = tmp_path / "big"
+    parts.write_part(root, last, sweeps.run_task(sweeps.payload(grid, last)))
+    (root / "sweep.json").write_text(json.dumps(sweeps._metadata(grid, set(), [], [])))
+    done, todo = parts.plan(root, grid)
+    assert done == [last] and [(t.first, t.stop) for t in todo] == [(0, 10**6 - 1)]
+    assert parts.foreign_entries(root, sweeps.own_files()) == []
+    assert sweeps.load(root).replications["replication"].tolist() == [10**6 - 1]
+
+
 def test_a_sweep_of_the_same_settings_under_other_keys_says_why(reference, tmp_path):
     """A saved sweep whose keys are not the grid's, though its settings are the grid's, is named
     for what differs: a number written another way (``2`` saved, ``2.0`` now: the key digests the

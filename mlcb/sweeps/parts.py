@@ -35,6 +35,9 @@ from mlcb.validation import InputError
 
 #: The sweep's Parquet dataset, below its directory.
 DATA = "data"
+#: A part's name, ``block-<first>-<stop>`` (:attr:`mlcb.sweeps.grid.Task.name`): six digits each,
+#: seven for the stop 1,000,000 of a setting's largest number of replications.
+PART_NAME = r"block-(\d{6,7})-(\d{6,7})"
 
 
 def part_files(root: Path, key: str, name: str) -> dict[str, Path]:
@@ -72,7 +75,7 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     the file."""
     from mlcb.config import checkpoint_grid
 
-    match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
+    match = re.fullmatch(PART_NAME, name)
     if match is None:
         raise InputError(f"{name}: not a part name")
     first, stop = int(match[1]), int(match[2])
@@ -131,7 +134,7 @@ def choose(names: list[str], replications: int) -> list[tuple[int, int, str]]:
     """Non-overlapping parts inside ``[0, replications)``, earliest first."""
     spans = []
     for name in names:
-        match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
+        match = re.fullmatch(PART_NAME, name)
         if match and 0 <= int(match[1]) < int(match[2]) <= replications:
             spans.append((int(match[1]), int(match[2]), name))
     chosen: list = []
@@ -178,8 +181,8 @@ def plan(root: Path, grid: Grid, check: bool = True) -> tuple[list[Task], list[T
 _FRAME_FOLDER = re.compile(r"(curves|experts|replications|settings)(\.corrupt(-\d+-\d+)?)?")
 _KEY_FOLDER = re.compile(r"key=[0-9a-f]+(\.corrupt(-\d+-\d+)?)?")
 _PART = re.compile(
-    r"block-\d{6}-\d{6}\.(parquet|json)(\.corrupt(-\d+-\d+)?)?"
-    r"|\.block-\d{6}-\d{6}\.(parquet|json)\.\d+-[0-9a-f]{8}\.tmp"
+    r"block-\d{6,7}-\d{6,7}\.(parquet|json)(\.corrupt(-\d+-\d+)?)?"
+    r"|\.block-\d{6,7}-\d{6,7}\.(parquet|json)\.\d+-[0-9a-f]{8}\.tmp"
 )
 _TEMPORARY = re.compile(r"\..+\.\d+-[0-9a-f]{8}\.tmp")
 
