@@ -11,6 +11,7 @@ replications.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -56,8 +57,10 @@ class Setting:
     def label(self) -> str:
         return str(self.config.label)
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
+        """The setting's key, digested once: a sweep names it in every task and part (a million
+        replications in blocks of one digested it a million times while planning)."""
         return self.config.key()
 
 
