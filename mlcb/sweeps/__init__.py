@@ -258,8 +258,9 @@ def sweep(
     executor : {"local", "dask"}
         ``local``: worker processes of this machine. ``dask``: a Dask cluster at ``scheduler``, or
         a LocalCluster on 127.0.0.1 started and closed by the sweep.
-    scheduler : str, optional
-        A Dask scheduler address (``tcp://host:8786``); only with ``executor="dask"``.
+    scheduler : str, Dask cluster or Client, optional
+        A Dask scheduler address (``tcp://host:8786``), or a cluster or ``distributed.Client``
+        already started, whose scheduler gets the tasks; only with ``executor="dask"``.
     workers : int, optional
         Processes of the local executor or of the LocalCluster (default: all cores).
     block : int, optional
@@ -288,6 +289,7 @@ def sweep(
 
     started = time.perf_counter()
     grid = _as_grid(grid, block)
+    scheduler = _address(scheduler)
     workers = _check_options(executor, scheduler, timeout, workers)
     say = echo or (lambda _line: None)
     store = Store(out, grid.name)
@@ -328,6 +330,19 @@ def _as_grid(grid: Any, block: int | None) -> Grid:
         return grid
     size = validation.integer("block", block, maximum=10**6)
     return Grid(grid.name, grid.preset, grid.replications, size, grid.settings, grid.description)
+
+
+def _address(scheduler: Any) -> Any:
+    """The scheduler's address when ``scheduler`` is a Dask cluster (``LocalCluster``,
+    dask-jobqueue's ``SLURMCluster``: its ``scheduler_address``) or a ``distributed.Client`` (the
+    address it is connected to), which a notebook holds rather than the address; anything else
+    as given (:func:`_check_options` checks it)."""
+    if isinstance(scheduler, str) or scheduler is None:
+        return scheduler
+    address = getattr(scheduler, "scheduler_address", None)
+    if address is None and type(scheduler).__name__ == "Client":
+        address = getattr(getattr(scheduler, "scheduler", None), "address", None)
+    return address if isinstance(address, str) and address else scheduler
 
 
 def _check_options(executor: Any, scheduler: Any, timeout: Any, workers: Any) -> int:
