@@ -339,6 +339,17 @@ def test_cli_rejects_a_bad_grid_in_one_line(tmp_path, capsys):
             {"preset": "trap", "n_experts": 4, "settings": [{"env_params": {"n_experts": 6}}]},
             "n_experts is given twice",
         ),
+        # A parameter of one policy given to a grid of several: where it goes instead.
+        (
+            {
+                "preset": "trap",
+                "grid": {"policy": ["mlcb", "limited-advice"], "policy_params.eta_scale": [0.5]},
+            },
+            "grid setting policy='mlcb', policy_params.eta_scale=0.5 is invalid: policy_params: MLCB has no "
+            "parameter 'eta_scale'; its parameters: bonus_scale, bounds, authors_c, top_m, selection (a "
+            "parameter that one policy of the grid takes goes in [[settings]] tables, one per setting, "
+            "instead of [grid])",
+        ),
         # One setting with a number written two ways: two keys, its replications run twice.
         (
             {"preset": "trap", "grid": {"env_params.n_arms": [2, 2.0]}},

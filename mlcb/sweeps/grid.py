@@ -324,6 +324,15 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
             except (ValueError, TypeError) as error:
                 message = str(error).splitlines()[0] if str(error) else type(error).__name__
                 where = f"grid setting {_describe_values(combo)}" if combo else "grid: the shared setting"
+                if (
+                    message.startswith("policy_params:")
+                    and "has no parameter" in message
+                    and "policy" in varied
+                ):
+                    message += (
+                        " (a parameter that one policy of the grid takes goes in [[settings]] tables, "
+                        "one per setting, instead of [grid])"
+                    )
                 raise InputError(f"{where} is invalid: {message}") from None
             needed += frame_bytes(config)
             settings.append(_setting(values, config, combo, labels, keys_seen, written))
