@@ -462,6 +462,10 @@ def test_a_sweep_of_the_same_settings_under_other_keys_says_why(reference, tmp_p
         ValueError, match="holds this grid's settings saved under other keys by mlcb 0.0.1, this is "
     ):
         mlcb.sweep(GRID, out=tmp_path / "old")
+    meta["settings"][0]["values"] = [1]  # a description damaged there: no comparison, no traceback
+    (tmp_path / "old" / "small" / "sweep.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="holds a sweep of other settings; pass --overwrite"):
+        mlcb.sweep(GRID, out=tmp_path / "old")
     assert sorted(p.name for p in (tmp_path / "small").iterdir()) == ["sweep.json"]
 
 

@@ -192,6 +192,8 @@ def _rewritten(saved: dict, grid: Grid) -> str | None:
     named; or the very values, keyed by another mlcb (a key includes the version). ``None`` when
     the settings differ."""
     settings = saved["settings"]
+    if not all(isinstance(s, dict) and isinstance(s.get("values"), dict) for s in settings):
+        return None
     ours = {json.dumps(whole_numbers(s.values), sort_keys=True): s.values for s in grid.settings}
     theirs = {json.dumps(whole_numbers(s["values"]), sort_keys=True): s["values"] for s in settings}
     if len(settings) != len(grid.settings) or set(ours) != set(theirs):
