@@ -394,6 +394,25 @@ def test_bad_options_are_refused_before_any_work(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_switches_and_callbacks_are_checked_before_any_work(reference, tmp_path):
+    """``overwrite="no"`` is a true string: it replaced another sweep. A callback that is no
+    function failed only when the first task had finished. Both are refused first."""
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    other = {**GRID, "grid": {"budget": [1, 3], "n_experts": [4, 6]}}
+    with pytest.raises(ValueError, match="^overwrite must be True or False, got 'no'$"):
+        mlcb.sweep(other, out=tmp_path, overwrite="no")
+    with pytest.raises(ValueError, match="^progress must be True or False, got 'yes'$"):
+        mlcb.sweep(other, out=tmp_path, progress="yes")
+    with pytest.raises(TypeError, match="^on_part must be a function or None, got int 3$"):
+        mlcb.sweep({**GRID, "name": "fresh"}, out=tmp_path, on_part=3)
+    with pytest.raises(TypeError, match="^echo must be a function or None, got str 'print'$"):
+        mlcb.sweep({**GRID, "name": "fresh"}, out=tmp_path, executor="dask", echo="print")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small"]
+    assert json.loads((tmp_path / "small" / "sweep.json").read_text())["grid"] == GRID
+
+
 def test_a_directory_of_another_sweep_is_refused(reference, tmp_path):
     import shutil
 

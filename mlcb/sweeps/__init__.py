@@ -290,6 +290,7 @@ def sweep(
     from mlcb.storage.store import Store
 
     started = time.perf_counter()
+    _check_switches(overwrite=overwrite, progress=progress, on_part=on_part, echo=echo)
     grid = _as_grid(grid, block)
     scheduler = _address(scheduler)
     workers = _check_options(executor, scheduler, timeout, workers)
@@ -332,6 +333,20 @@ def _as_grid(grid: Any, block: int | None) -> Grid:
         return grid
     size = validation.integer("block", block, maximum=10**6)
     return Grid(grid.name, grid.preset, grid.replications, size, grid.settings, grid.description)
+
+
+def _check_switches(**given: Any) -> None:
+    """``overwrite`` and ``progress`` must be True or False (``overwrite="no"``, a true string,
+    would have replaced another sweep), ``on_part`` and ``echo`` a function or None (one that is
+    not was called, and failed, only once a task had finished): checked before any work."""
+    for name in ("overwrite", "progress"):
+        validation.flag(name, given[name])
+    for name in ("on_part", "echo"):
+        value = given[name]
+        if value is not None and not callable(value):
+            raise InputTypeError(
+                f"{name} must be a function or None, got {type(value).__name__} {validation.shown(value)}"
+            )
 
 
 def _address(scheduler: Any) -> Any:
