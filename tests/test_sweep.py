@@ -57,6 +57,26 @@ def test_grid_expands_into_the_product_in_order():
     assert len(grid.tasks()) == 12
 
 
+def test_planning_a_sweep_digests_each_key_once(monkeypatch, tmp_path):
+    """Every task names its setting's key and every payload looks its setting up by key: the key
+    is digested once per setting, and the look-up is a table (a digest per access and a scan of
+    the settings per task made a grid of 2,000 settings in 40,000 tasks wait minutes before its
+    first task)."""
+    from mlcb.config import SimulationConfig
+    from mlcb.sweeps import parts
+
+    grid = sweeps.make_grid({**GRID, "block": 1})
+    digested = []
+    real = SimulationConfig.key
+    monkeypatch.setattr(SimulationConfig, "key", lambda self: digested.append(self) or real(self))
+    tasks = grid.tasks()
+    payloads = [sweeps.payload(grid, task) for task in tasks]
+    assert parts.plan(tmp_path, grid)[1] == tasks
+    assert len(tasks) == 20 and len(digested) == 4
+    assert [p["key"] for p in payloads] == [t.key for t in tasks]
+    assert all(grid.setting(t.key).values == p["values"] for t, p in zip(tasks, payloads))
+
+
 def test_explicit_settings_and_labels():
     grid = sweeps.make_grid(
         {

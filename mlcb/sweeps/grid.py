@@ -75,6 +75,15 @@ class Grid:
     settings: tuple[Setting, ...]
     description: dict = field(default_factory=dict)
 
+    @functools.cached_property
+    def _by_key(self) -> dict[str, Setting]:
+        return {s.key: s for s in self.settings}
+
+    def setting(self, key: str) -> Setting:
+        """The setting whose key is ``key`` (looked up in a table made once: a sweep asks for
+        every task's, and a scan per task grew with settings times tasks)."""
+        return self._by_key[key]
+
     def tasks(self) -> list[Task]:
         """Every task of the grid, ``block`` replications each (a fresh sweep's plan)."""
         return [
