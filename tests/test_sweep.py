@@ -77,6 +77,44 @@ def test_planning_a_sweep_digests_each_key_once(monkeypatch, tmp_path):
     assert all(grid.setting(t.key).values == p["values"] for t, p in zip(tasks, payloads))
 
 
+def test_a_grid_of_many_varied_fields_labels_every_setting_within_the_limit():
+    """Varying several fields made labels of more than 120 characters, refused as "label must be
+    1 to 120 printable characters" though the researcher wrote none. A long label names the
+    parameters without their table, and one still too long is cut and ends with the start of
+    its key; short labels are as before (saved parts carry them)."""
+    from mlcb.validation import MAX_LABEL
+
+    many = {
+        "env_params.n_arms": [20, 30],
+        "delta": [0.012345678901234567, 0.2],
+        "policy_params.bonus_scale": [0.123456789012345, 1],
+        "calibration": ["practical", "theory"],
+    }
+    grid = sweeps.make_grid({"preset": "trap", "replications": 1, "grid": many})
+    labels = [s.label for s in grid.settings]
+    assert len(set(labels)) == len(labels) == 16 and max(map(len, labels)) <= MAX_LABEL
+    assert labels[:2] == [
+        "mlcb M=1 n_arms=20 delta=0.012345678901234567 bonus_scale=0.123456789012345 calibration=practical",
+        "mlcb M=1 env_params.n_arms=20 delta=0.012345678901234567 policy_params.bonus_scale=0.123456789012345 "
+        "calibration=theory",
+    ]
+    seeds = [10**60, 10**60 + 1]
+    long = {"seed": seeds, "delta": [0.12345678912345678, 0.2], "policy_params.bonus_scale": [1 / 9, 1]}
+    grid = sweeps.make_grid({"preset": "trap", "replications": 1, "grid": long})
+    labels = [s.label for s in grid.settings]
+    assert len(set(labels)) == 8 and max(map(len, labels)) == MAX_LABEL
+    assert (
+        labels[0]
+        == f"mlcb M=1 seed={seeds[0]} delta=0.12345678912345678 bonus_... {grid.settings[0].key[:8]}"
+    )
+    assert labels[3] == f"mlcb M=1 seed={seeds[0]} delta=0.2 policy_params.bonus_scale=1"
+    short = sweeps.make_grid({"preset": "trap", "replications": 1, "grid": {"env_params.n_arms": [2, 3]}})
+    assert [s.label for s in short.settings] == [
+        "mlcb M=1 env_params.n_arms=2",
+        "mlcb M=1 env_params.n_arms=3",
+    ]
+
+
 def test_explicit_settings_and_labels():
     grid = sweeps.make_grid(
         {

@@ -209,15 +209,25 @@ def _value_of(key: str, values: dict, config: Any) -> Any:
 
 def _label(values: dict, varied: list[str], config: Any) -> str:
     """A setting's label: the one its ``[[settings]]`` table gives, else its policy, budget and
-    the values the grid varies."""
+    the values the grid varies (``mlcb M=2 K=10 env_params.n_arms=4``).
+
+    A grid that varies many fields would make a label longer than a label may be
+    (:data:`~mlcb.validation.MAX_LABEL` characters; it was refused as if the researcher had
+    written it). Such a label names the parameters without their table (``n_arms=4``) and, if
+    that is still too long, is cut and ends with the start of the setting's key, which tells it
+    from the others. Labels that fit are as they always were (saved parts carry them)."""
     if "label" in values:
         return validation.label("label", values["label"])
-    parts = [str(config.policy), f"M={config.budget}"]
-    for key in varied:
-        if key in ("policy", "budget"):
-            continue
-        parts.append(f"{_SHORT.get(key, key)}={_value_of(key, values, config)}")
-    return " ".join(parts)
+    head = [str(config.policy), f"M={config.budget}"]
+    shown = [(key, _value_of(key, values, config)) for key in varied if key not in ("policy", "budget")]
+    label = " ".join(head + [f"{_SHORT.get(key, key)}={value}" for key, value in shown])
+    if len(label) <= validation.MAX_LABEL:
+        return label
+    label = " ".join(head + [f"{_SHORT.get(key, key.split('.')[-1])}={value}" for key, value in shown])
+    if len(label) <= validation.MAX_LABEL:
+        return label
+    tail = f"... {config.key()[:8]}"
+    return label[: validation.MAX_LABEL - len(tail)].rstrip() + tail
 
 
 #: The most settings a grid may hold (validating one takes about a millisecond).
