@@ -304,13 +304,10 @@ class SmoothCORRAL(BasePolicy):
     def __post_init__(self) -> None:
         validation.choice("schedule", self.schedule, SCHEDULES)
         if self.horizon is not None:
-            if (
-                isinstance(self.horizon, bool)
-                or not isinstance(self.horizon, (int, np.integer))
-                or self.horizon < 1
-            ):
+            whole = validation.whole_number(self.horizon)  # 1e4 is 10,000, as every count
+            if whole is None or whole < 1:
                 raise InputError(f"horizon must be None or an integer >= 1, got {self.horizon!r}")
-            if self.horizon > MAX_ROUNDS:
+            if whole > MAX_ROUNDS:
                 raise InputError(
                     f"horizon must be None or an integer in [1, {MAX_ROUNDS:_}], got {self.horizon!r}"
                 )
