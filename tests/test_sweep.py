@@ -476,8 +476,13 @@ def test_a_directory_of_another_sweep_is_refused(reference, tmp_path):
 
     shutil.copytree(reference.path, tmp_path / "small")
     other = {**GRID, "grid": {"budget": [1, 3], "n_experts": [4, 6]}}
-    with pytest.raises(ValueError, match="holds a sweep of other settings; pass --overwrite"):
+    with pytest.raises(ValueError, match="holds a sweep of other settings; pass --overwrite") as caught:
         mlcb.sweep(other, out=tmp_path)
+    # Two of its settings (M=1) are the new grid's: --overwrite would delete their parts too.
+    assert str(caught.value).endswith(
+        "or choose another --out (2 of its settings are this grid's: --overwrite deletes their finished "
+        "parts too; to keep them, run the settings that differ as a grid of their own, with another name)"
+    )
     replaced = mlcb.sweep({**other, "replications": 1}, out=tmp_path, overwrite=True, workers=2)
     assert replaced.computed == 4 and replaced.result.settings[1] == "mlcb M=1 K=6"
 

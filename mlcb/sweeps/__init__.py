@@ -161,11 +161,20 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
         raise InputError(f"{path} is {what}, not a sweep directory; move it away or choose another --out")
     keys = {s.key for s in grid.settings}
     why = None
+    note = ""
     if is_sweep(path):
         try:
             saved = result_files.read_json(path / SWEEP_FILE)
-            if {s["key"] for s in saved["settings"]} != keys:
+            saved_keys = {s["key"] for s in saved["settings"]}
+            if saved_keys != keys:
                 why = _rewritten(saved, grid) or "holds a sweep of other settings"
+                shared = len(saved_keys & keys)
+                if shared and why == "holds a sweep of other settings":
+                    note = (
+                        f" ({shared} of its settings are this grid's: --overwrite deletes their finished "
+                        "parts too; to keep them, run the settings that differ as a grid of their own, "
+                        "with another name)"
+                    )
         except (ValueError, KeyError, TypeError) as error:
             why = f"holds a damaged {SWEEP_FILE} ({first_line(error)})"
     elif any(path.iterdir()):
@@ -182,7 +191,7 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
             "did not write: move them away, or choose another --out"
         )
     if why is not None and not overwrite:
-        raise InputError(f"{path} {why}; pass --overwrite to replace it, or choose another --out")
+        raise InputError(f"{path} {why}; pass --overwrite to replace it, or choose another --out{note}")
     return removing
 
 
