@@ -207,6 +207,33 @@ def test_rerun_skips_done_parts_and_recomputes_missing_and_damaged(reference, tm
     assert (third.computed, third.skipped) == (0, 12)
 
 
+def test_a_renamed_setting_keeps_its_parts(tmp_path):
+    """A label names a setting and is no part of its key: renaming a ``[[settings]]`` table's
+    label and running the same sweep again reads the finished parts under the new name. They
+    were set aside as damaged ("rows of another setting than 'renamed'") and recomputed."""
+    import warnings
+
+    named = {
+        "preset": "trap",
+        "name": "named",
+        "horizon": 200,
+        "replications": 2,
+        "checkpoints": 5,
+        "settings": [{"budget": 1, "label": "first"}, {"budget": 2}],
+    }
+    before = mlcb.sweep(named, out=tmp_path, workers=1)
+    renamed = {**named, "settings": [{"budget": 1, "label": "renamed"}, {"budget": 2}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CorruptPartWarning)
+        after = mlcb.sweep(renamed, out=tmp_path, workers=1)
+    assert (after.computed, after.skipped) == (0, 4)
+    assert after.result.settings == ["renamed", "mlcb M=2"]
+    assert after.result.metadata["settings"]["renamed"]["config"]["label"] == "renamed"
+    for name in FRAMES:
+        expected = getattr(before.result, name).replace({"setting": {"first": "renamed"}})
+        pd.testing.assert_frame_equal(getattr(after.result, name), expected)
+
+
 def test_a_damaged_part_is_one_line_on_the_command_line(reference, tmp_path):
     """What `mlcb sweep` prints about a damaged part it recomputes: one line naming the file and
     what was done, no line of mlcb's source."""

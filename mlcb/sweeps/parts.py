@@ -84,6 +84,10 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     if not isinstance(meta, dict) or meta.get("key") != setting.key:
         raise InputError(f"{files['settings']}: does not describe the setting {setting.label!r}")
     result_files.check_setting(files["settings"], setting.label, meta)
+    # The label the part was written under: a setting renamed since (its label is a name, no part
+    # of its key) keeps its parts, read under its new name (they were set aside as damaged).
+    written = meta["config"].get("label") if isinstance(meta.get("config"), dict) else None
+    written = written if isinstance(written, str) else setting.label
     config = setting.config
     points = len(checkpoint_grid(config.horizon, config.checkpoints))
     count = stop - first
@@ -95,12 +99,18 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
         result_files.check_values(path, frame, frame_name)
         if len(frame) != rows[frame_name]:
             raise InputError(f"{path}: {len(frame)} rows, expected {rows[frame_name]}")
-        if not (frame["setting"] == setting.label).all():
-            raise InputError(f"{path}: rows of another setting than {setting.label!r}")
+        if not (frame["setting"] == written).all():
+            raise InputError(f"{path}: rows of another setting than {written!r}")
+        if written != setting.label:
+            frame["setting"] = frame["setting"].replace(written, setting.label)
         reps = frame["replication"].to_numpy()
         if reps.min() != first or reps.max() != stop - 1 or len(np.unique(reps)) != count:
             raise InputError(f"{path}: replications differ from the block's {first}-{stop - 1}")
         frames[frame_name] = frame
+    if written != setting.label:
+        meta["config"]["label"] = setting.label
+        if isinstance(meta.get("grid"), dict) and "label" in meta["grid"]:
+            meta["grid"]["label"] = setting.label
     return frames, meta
 
 
