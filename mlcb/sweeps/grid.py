@@ -347,6 +347,7 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
                     message.startswith("policy_params:")
                     and "has no parameter" in message
                     and "policy" in varied
+                    and table is not None
                 ):
                     message += (
                         " (a parameter that one policy of the grid takes goes in [[settings]] tables, "
