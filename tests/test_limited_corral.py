@@ -235,6 +235,16 @@ def test_bad_parameters_raise(name, params, message):
         make(name, **params)
 
 
+def test_corrals_horizon_is_a_whole_number_however_written():
+    """``horizon = 1e4`` (how TOML writes it in floats) is 10,000, as every other count of the
+    package: the same master; it was refused as not an integer."""
+    written = make("smooth-corral", horizon=1e4).build(3, 1, 0.1, 100, np.zeros(3))
+    plain = make("smooth-corral", horizon=10_000).build(3, 1, 0.1, 100, np.zeros(3))
+    assert written[0] == plain[0]
+    for a, b in zip(written[1], plain[1]):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_bad_config_raises():
     with pytest.raises(ValueError, match="loss_feed"):
         mlcb.engine.build(

@@ -327,3 +327,29 @@ def test_cli_compare_runs_the_practitioners_set(tmp_path, capsys):
     out = capsys.readouterr().out
     assert all(name in out for name in policies.PRACTITIONERS)
     assert main(["compare", "trap", "--set", "nothing", "--out", str(tmp_path)]) != 0
+
+
+def _count_fields(name: str) -> list[str]:
+    """The fields of the policy registered as ``name`` that count rounds, updates or steps (an
+    int, or an int or None)."""
+    import dataclasses
+
+    cls = policies.registry.entry(name).load()
+    return [f.name for f in dataclasses.fields(cls) if str(f.type) in ("int", "int | None")]
+
+
+@pytest.mark.parametrize("name", policies.names())
+def test_every_count_of_a_policy_is_bounded_before_the_run(name):
+    """A count beyond what the kernels' 64-bit integers hold (``burn_in = 10**30``) is refused
+    with the field and its range when the policy is made; it was accepted, then failed as the run
+    started with Numba's "non-precise type pyobject" or "int too large to convert to C long".
+    The largest count allowed builds."""
+    from mlcb.policies.base import MAX_ROUNDS, MAX_STEPS
+
+    for field in _count_fields(name):
+        largest = MAX_STEPS if field == "steps" else MAX_ROUNDS
+        with pytest.raises(ValueError, match=rf"{field} must be .*in \[[01], {largest:_}\], got 10{{30}}"):
+            policies.make(name, **{field: 10**30})
+        with pytest.raises(ValueError, match=rf"{field} must be .*in \[[01], {largest:_}\]"):
+            policies.make(name, **{field: largest + 1})
+        policies.make(name, **{field: largest}).build(10, 1, 0.1, 100, np.zeros(10))

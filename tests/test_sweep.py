@@ -57,6 +57,64 @@ def test_grid_expands_into_the_product_in_order():
     assert len(grid.tasks()) == 12
 
 
+def test_planning_a_sweep_digests_each_key_once(monkeypatch, tmp_path):
+    """Every task names its setting's key and every payload looks its setting up by key: the key
+    is digested once per setting, and the look-up is a table (a digest per access and a scan of
+    the settings per task made a grid of 2,000 settings in 40,000 tasks wait minutes before its
+    first task)."""
+    from mlcb.config import SimulationConfig
+    from mlcb.sweeps import parts
+
+    grid = sweeps.make_grid({**GRID, "block": 1})
+    digested = []
+    real = SimulationConfig.key
+    monkeypatch.setattr(SimulationConfig, "key", lambda self: digested.append(self) or real(self))
+    tasks = grid.tasks()
+    payloads = [sweeps.payload(grid, task) for task in tasks]
+    assert parts.plan(tmp_path, grid)[1] == tasks
+    assert len(tasks) == 20 and len(digested) == 4
+    assert [p["key"] for p in payloads] == [t.key for t in tasks]
+    assert all(grid.setting(t.key).values == p["values"] for t, p in zip(tasks, payloads))
+
+
+def test_a_grid_of_many_varied_fields_labels_every_setting_within_the_limit():
+    """Varying several fields made labels of more than 120 characters, refused as "label must be
+    1 to 120 printable characters" though the researcher wrote none. A long label names the
+    parameters without their table, and one still too long is cut and ends with the start of
+    its key; short labels are as before (saved parts carry them)."""
+    from mlcb.validation import MAX_LABEL
+
+    many = {
+        "env_params.n_arms": [20, 30],
+        "delta": [0.012345678901234567, 0.2],
+        "policy_params.bonus_scale": [0.123456789012345, 1],
+        "calibration": ["practical", "theory"],
+    }
+    grid = sweeps.make_grid({"preset": "trap", "replications": 1, "grid": many})
+    labels = [s.label for s in grid.settings]
+    assert len(set(labels)) == len(labels) == 16 and max(map(len, labels)) <= MAX_LABEL
+    assert labels[:2] == [
+        "mlcb M=1 n_arms=20 delta=0.012345678901234567 bonus_scale=0.123456789012345 calibration=practical",
+        "mlcb M=1 env_params.n_arms=20 delta=0.012345678901234567 policy_params.bonus_scale=0.123456789012345 "
+        "calibration=theory",
+    ]
+    seeds = [10**60, 10**60 + 1]
+    long = {"seed": seeds, "delta": [0.12345678912345678, 0.2], "policy_params.bonus_scale": [1 / 9, 1]}
+    grid = sweeps.make_grid({"preset": "trap", "replications": 1, "grid": long})
+    labels = [s.label for s in grid.settings]
+    assert len(set(labels)) == 8 and max(map(len, labels)) == MAX_LABEL
+    assert (
+        labels[0]
+        == f"mlcb M=1 seed={seeds[0]} delta=0.12345678912345678 bonus_... {grid.settings[0].key[:8]}"
+    )
+    assert labels[3] == f"mlcb M=1 seed={seeds[0]} delta=0.2 policy_params.bonus_scale=1"
+    short = sweeps.make_grid({"preset": "trap", "replications": 1, "grid": {"env_params.n_arms": [2, 3]}})
+    assert [s.label for s in short.settings] == [
+        "mlcb M=1 env_params.n_arms=2",
+        "mlcb M=1 env_params.n_arms=3",
+    ]
+
+
 def test_explicit_settings_and_labels():
     grid = sweeps.make_grid(
         {
@@ -147,6 +205,54 @@ def test_rerun_skips_done_parts_and_recomputes_missing_and_damaged(reference, tm
     assert_same(reference.result, again.result)
     third = mlcb.sweep(GRID, out=out, workers=2)
     assert (third.computed, third.skipped) == (0, 12)
+
+
+def test_a_killed_local_worker_changes_nothing(reference, tmp_path):
+    """SIGKILL one of the local executor's two worker processes after the first part arrives:
+    the pool is started again for the unfinished tasks and every part equals the undisturbed
+    sweep's (as the Dask test checks for a Dask worker)."""
+    import multiprocessing
+    import os
+
+    killed = []
+
+    def kill_one(task):
+        workers = multiprocessing.active_children()
+        if not killed and workers:
+            os.kill(workers[0].pid, signal.SIGKILL)
+            killed.append(task)
+
+    outcome = mlcb.sweep(GRID, out=tmp_path, workers=2, on_part=kill_one)
+    assert killed, "no worker was killed"
+    assert outcome.computed == 12 and outcome.failed == []
+    assert_same(reference.result, outcome.result)
+
+
+def test_a_renamed_setting_keeps_its_parts(tmp_path):
+    """A label names a setting and is no part of its key: renaming a ``[[settings]]`` table's
+    label and running the same sweep again reads the finished parts under the new name. They
+    were set aside as damaged ("rows of another setting than 'renamed'") and recomputed."""
+    import warnings
+
+    named = {
+        "preset": "trap",
+        "name": "named",
+        "horizon": 200,
+        "replications": 2,
+        "checkpoints": 5,
+        "settings": [{"budget": 1, "label": "first"}, {"budget": 2}],
+    }
+    before = mlcb.sweep(named, out=tmp_path, workers=1)
+    renamed = {**named, "settings": [{"budget": 1, "label": "renamed"}, {"budget": 2}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CorruptPartWarning)
+        after = mlcb.sweep(renamed, out=tmp_path, workers=1)
+    assert (after.computed, after.skipped) == (0, 4)
+    assert after.result.settings == ["renamed", "mlcb M=2"]
+    assert after.result.metadata["settings"]["renamed"]["config"]["label"] == "renamed"
+    for name in FRAMES:
+        expected = getattr(before.result, name).replace({"setting": {"first": "renamed"}})
+        pd.testing.assert_frame_equal(getattr(after.result, name), expected)
 
 
 def test_a_damaged_part_is_one_line_on_the_command_line(reference, tmp_path):
@@ -314,10 +420,70 @@ def test_cli_rejects_a_bad_grid_in_one_line(tmp_path, capsys):
         ),
         ({"preset": "trap", "settings": [{"budget": 1}, {"budget": 1}]}, "share the label"),
         ({"preset": "trap", "name": "../x"}, "name"),
+        # The parameters' tables: not a table (was "'int' object is not iterable"); a parameter
+        # given twice, of which one was dropped without a word.
+        (
+            {"preset": "trap", "env_params": 3},
+            "grid: the shared setting is invalid: env_params must be a table of parameters (env_params = "
+            '{NAME = value}, or "env_params.NAME" = value), got 3',
+        ),
+        (
+            {"preset": "trap", "grid": {"policy_params": [{"bonus_scale": 0.5}, [1]]}},
+            "grid setting policy_params=[1] is invalid: policy_params must be a table of parameters",
+        ),
+        (
+            {"preset": "trap", "grid": {"n_experts": [4, 6], "env_params.n_experts": [5]}},
+            "grid setting n_experts=4, env_params.n_experts=5 is invalid: n_experts is given twice, as "
+            "n_experts and as env_params.n_experts; set it in one place",
+        ),
+        (
+            {"preset": "trap", "env_params": {"n_arms": 2}, "grid": {"env_params.n_arms": [3, 4]}},
+            "grid setting env_params.n_arms=3 is invalid: env_params.n_arms is given twice, as "
+            "env_params.n_arms and in the table env_params; set it in one place",
+        ),
+        (
+            {"preset": "trap", "n_experts": 4, "settings": [{"env_params": {"n_experts": 6}}]},
+            "n_experts is given twice",
+        ),
+        # A parameter of one policy given to a grid of several: where it goes instead.
+        (
+            {
+                "preset": "trap",
+                "grid": {"policy": ["mlcb", "limited-advice"], "policy_params.eta_scale": [0.5]},
+            },
+            "grid setting policy='mlcb', policy_params.eta_scale=0.5 is invalid: policy_params: MLCB has no "
+            "parameter 'eta_scale'; its parameters: bonus_scale, bounds, authors_c, top_m, selection (a "
+            "parameter that one policy of the grid takes goes in [[settings]] tables, one per setting, "
+            "instead of [grid])",
+        ),
+        # One setting with a number written two ways: two keys, its replications run twice.
+        (
+            {"preset": "trap", "grid": {"env_params.n_arms": [2, 2.0]}},
+            "grid: settings env_params.n_arms=2 and env_params.n_arms=2.0 are the same setting with a "
+            "number written two ways (such as 2 and 2.0), which would run it twice under two keys; "
+            "write each value one way",
+        ),
+        (
+            {
+                "preset": "trap",
+                "policy": "limited-advice",
+                "grid": {"policy_params": [{"eta_scale": 1}, {"eta_scale": 1.0}]},
+            },
+            "are the same setting with a number written two ways",
+        ),
+        # A count beyond the kernels' integers (was Numba's "non-precise type pyobject" as the
+        # run started): named with its range before any work.
+        (
+            {"preset": "trap", "policy": "bandit-ucb1", "grid": {"policy_params.burn_in": [100, 10**30]}},
+            "grid setting policy_params.burn_in=1000000000000000000000000000000 is invalid: policy_params: "
+            "burn_in must be an integer in [0, 10_000_000_000]",
+        ),
     ],
 )
 def test_bad_grids_are_refused(grid, message, tmp_path):
-    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("(", r"\(")):
+    import re
+
+    with pytest.raises(ValueError, match=re.escape(message)):
         mlcb.sweep(grid, out=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
@@ -334,15 +500,103 @@ def test_bad_options_are_refused_before_any_work(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_switches_and_callbacks_are_checked_before_any_work(reference, tmp_path):
+    """``overwrite="no"`` is a true string: it replaced another sweep. A callback that is no
+    function failed only when the first task had finished. Both are refused first."""
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    other = {**GRID, "grid": {"budget": [1, 3], "n_experts": [4, 6]}}
+    with pytest.raises(ValueError, match="^overwrite must be True or False, got 'no'$"):
+        mlcb.sweep(other, out=tmp_path, overwrite="no")
+    with pytest.raises(ValueError, match="^progress must be True or False, got 'yes'$"):
+        mlcb.sweep(other, out=tmp_path, progress="yes")
+    with pytest.raises(TypeError, match="^on_part must be a function or None, got int 3$"):
+        mlcb.sweep({**GRID, "name": "fresh"}, out=tmp_path, on_part=3)
+    with pytest.raises(TypeError, match="^echo must be a function or None, got str 'print'$"):
+        mlcb.sweep({**GRID, "name": "fresh"}, out=tmp_path, executor="dask", echo="print")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small"]
+    assert json.loads((tmp_path / "small" / "sweep.json").read_text())["grid"] == GRID
+
+
 def test_a_directory_of_another_sweep_is_refused(reference, tmp_path):
     import shutil
 
     shutil.copytree(reference.path, tmp_path / "small")
     other = {**GRID, "grid": {"budget": [1, 3], "n_experts": [4, 6]}}
-    with pytest.raises(ValueError, match="holds a sweep of other settings; pass --overwrite"):
+    with pytest.raises(ValueError, match="holds a sweep of other settings; pass --overwrite") as caught:
         mlcb.sweep(other, out=tmp_path)
+    # Two of its settings (M=1) are the new grid's: --overwrite would delete their parts too.
+    assert str(caught.value).endswith(
+        "or choose another --out (2 of its settings are this grid's: --overwrite deletes their finished "
+        "parts too; to keep them, run the settings that differ as a grid of their own, with another name)"
+    )
     replaced = mlcb.sweep({**other, "replications": 1}, out=tmp_path, overwrite=True, workers=2)
     assert replaced.computed == 4 and replaced.result.settings[1] == "mlcb M=1 K=6"
+
+
+def test_the_part_of_the_millionth_replication_is_the_sweeps_own(tmp_path):
+    """A setting of 10**6 replications (the most allowed) ends in the part ``block-999999-1000000``,
+    seven digits: it was never found again (recomputed at every rerun, left out by ``load``) and
+    counted as a file of one's own, so the sweep could not be resumed at all."""
+    from mlcb.sweeps import parts
+
+    grid = sweeps.make_grid(
+        {
+            "preset": "trap",
+            "name": "big",
+            "horizon": 50,
+            "replications": 10**6,
+            "block": 10**6,
+            "checkpoints": 5,
+            "n_experts": 4,
+        }
+    )
+    setting = grid.settings[0]
+    last = sweeps.Task(setting.label, setting.key, 10**6 - 1, 10**6)
+    assert last.name == "block-999999-1000000"
+    root = tmp_path / "big"
+    parts.write_part(root, last, sweeps.run_task(sweeps.payload(grid, last)))
+    (root / "sweep.json").write_text(json.dumps(sweeps._metadata(grid, set(), [], [])))
+    done, todo = parts.plan(root, grid)
+    assert done == [last] and [(t.first, t.stop) for t in todo] == [(0, 10**6 - 1)]
+    assert parts.foreign_entries(root, sweeps.own_files()) == []
+    assert sweeps.load(root).replications["replication"].tolist() == [10**6 - 1]
+
+
+def test_a_sweep_of_the_same_settings_under_other_keys_says_why(reference, tmp_path):
+    """A saved sweep whose keys are not the grid's, though its settings are the grid's, is named
+    for what differs: a number written another way (``2`` saved, ``2.0`` now: the key digests the
+    value as written, so no saved part would be reused), or the mlcb version that keyed it. It
+    said "holds a sweep of other settings" and offered --overwrite, which discards the parts."""
+    import shutil
+
+    written = {**GRID, "replications": 1, "grid": {"env_params.n_arms": [2, 3]}}
+    saved = sweeps.make_grid(written)
+    (tmp_path / "small").mkdir()
+    (tmp_path / "small" / "sweep.json").write_text(json.dumps(sweeps._metadata(saved, set(), [], [])))
+    rewritten = {**written, "grid": {"env_params.n_arms": [2.0, 3]}}
+    with pytest.raises(ValueError) as caught:
+        mlcb.sweep(rewritten, out=tmp_path)
+    assert str(caught.value) == (
+        f"{tmp_path / 'small'} holds this grid's settings with a number written another way "
+        "(env_params.n_arms = 2 there, 2.0 here), which gives them other keys; write it as the saved "
+        "sweep does to resume it; pass --overwrite to replace it, or choose another --out"
+    )
+    shutil.copytree(reference.path, tmp_path / "old" / "small")
+    meta = json.loads((tmp_path / "old" / "small" / "sweep.json").read_text())
+    meta["versions"]["mlcb"] = "0.0.1"
+    meta["settings"][0]["key"] = "0" * 16
+    (tmp_path / "old" / "small" / "sweep.json").write_text(json.dumps(meta))
+    with pytest.raises(
+        ValueError, match="holds this grid's settings saved under other keys by mlcb 0.0.1, this is "
+    ):
+        mlcb.sweep(GRID, out=tmp_path / "old")
+    meta["settings"][0]["values"] = [1]  # a description damaged there: no comparison, no traceback
+    (tmp_path / "old" / "small" / "sweep.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="holds a sweep of other settings; pass --overwrite"):
+        mlcb.sweep(GRID, out=tmp_path / "old")
+    assert sorted(p.name for p in (tmp_path / "small").iterdir()) == ["sweep.json"]
 
 
 # --- issue 36, items 3 and 5: overwrite replaces only mlcb's files; the sweep's folders checked -----

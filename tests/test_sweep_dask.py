@@ -36,6 +36,28 @@ def test_local_cluster_of_two_workers_equals_the_local_executor(tmp_path):
     assert "dashboard http://127.0.0.1:" in lines[0]
 
 
+def test_a_cluster_or_a_client_is_taken_for_its_scheduler(tmp_path):
+    """A notebook holds a cluster or a ``Client``, not an address: either, given as
+    ``scheduler``, sends the tasks to its scheduler (both were refused as "scheduler must be an
+    address"), and the client given stays open for its owner."""
+    grid = {**GRID, "name": "held", "replications": 2, "grid": {"budget": [1, 2]}}
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        lines: list[str] = []
+        by_cluster = mlcb.sweep(
+            grid, out=tmp_path / "cluster", executor="dask", scheduler=cluster, echo=lines.append
+        )
+        by_client = mlcb.sweep(grid, out=tmp_path / "client", executor="dask", scheduler=client)
+        assert client.status == "running" and client.submit(sum, [1, 2]).result() == 3
+    assert len(lines) == 1 and lines[0].startswith(f"dask: scheduler {cluster.scheduler_address}; ")
+    assert by_cluster.computed == by_client.computed == 2 and not by_client.failed
+    assert_same(by_cluster.result, by_client.result)
+
+
 def test_a_killed_worker_changes_nothing(tmp_path):
     """SIGKILL one of two worker processes after the first part arrives: the scheduler runs its
     tasks again elsewhere and every part equals the undisturbed sweep's."""

@@ -36,7 +36,7 @@ from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import uniform, ziggurat_normal
 from mlcb.policies import _heap
-from mlcb.policies.base import BasePolicy, check_unit
+from mlcb.policies.base import MAX_ROUNDS, BasePolicy, check_unit
 from mlcb.policies.selection import (
     BLOCK,
     column_minima,
@@ -299,8 +299,8 @@ class BanditEpsilonGreedy(_LearnerBandit):
         Exponential decay ``>= 0`` of the exploration probability per round (river's
         ``decay``, default 0: constant).
     burn_in : int
-        Updates ``>= 0`` every expert receives, cyclically, before the bandit rule starts
-        (river's default 100).
+        Updates every expert receives, cyclically, before the bandit rule starts, in
+        ``[0, 10**10]`` (:data:`~mlcb.policies.base.MAX_ROUNDS`; river's default 100).
 
     Notes
     -----
@@ -325,7 +325,7 @@ class BanditEpsilonGreedy(_LearnerBandit):
     def __post_init__(self) -> None:
         check_unit("epsilon", self.epsilon)
         validation.non_negative("decay", self.decay)
-        validation.integer("burn_in", self.burn_in, minimum=0)
+        validation.integer("burn_in", self.burn_in, minimum=0, maximum=MAX_ROUNDS)
 
     def _numbers(self) -> tuple[float, float, float, float]:
         return float(self.epsilon), float(self.decay), 0.0, 0.0
@@ -351,7 +351,7 @@ class BanditUCB1(_LearnerBandit):
     c : float
         Exploration constant ``> 0``; 2 is UCB1's ``sqrt(2 ln N / n)``.
     burn_in : int
-        Cyclic updates ``>= 0`` per expert before the index rule (river's default 100).
+        Cyclic updates per expert before the index rule, in ``[0, 10**10]`` (river's default 100).
 
     Notes
     -----
@@ -378,7 +378,7 @@ class BanditUCB1(_LearnerBandit):
 
     def __post_init__(self) -> None:
         validation.positive("c", self.c)
-        validation.integer("burn_in", self.burn_in, minimum=0)
+        validation.integer("burn_in", self.burn_in, minimum=0, maximum=MAX_ROUNDS)
 
     def _numbers(self) -> tuple[float, float, float, float]:
         return 0.0, 0.0, float(self.c), 0.0
@@ -409,7 +409,7 @@ class BanditThompson(_LearnerBandit):
     scale : float
         Standard-deviation multiplier ``> 0`` of the posterior (1 in Agrawal and Goyal).
     burn_in : int
-        Cyclic updates ``>= 0`` per expert before sampling (river's default 100).
+        Cyclic updates per expert before sampling, in ``[0, 10**10]`` (river's default 100).
 
     Notes
     -----
@@ -434,7 +434,7 @@ class BanditThompson(_LearnerBandit):
 
     def __post_init__(self) -> None:
         validation.positive("scale", self.scale)
-        validation.integer("burn_in", self.burn_in, minimum=0)
+        validation.integer("burn_in", self.burn_in, minimum=0, maximum=MAX_ROUNDS)
 
     def _numbers(self) -> tuple[float, float, float, float]:
         return 0.0, 0.0, 0.0, float(self.scale)

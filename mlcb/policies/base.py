@@ -12,6 +12,15 @@ from typing import Any, ClassVar
 
 from mlcb import validation
 
+#: The largest count of rounds or updates a policy parameter may give (a horizon, burn-in updates
+#: per expert): the longest horizon of a simulation. Beyond it a count no longer fits the
+#: compiled kernels' 64-bit integers once multiplied by the pool's size (was Numba's "non-precise
+#: type pyobject" or Python's "int too large to convert to C long" while the run started).
+MAX_ROUNDS = 10**10
+#: The largest budget of training steps a policy parameter may give: the steps of the longest
+#: horizon with 100,000 experts trained every round, far below the 64-bit limit even doubled.
+MAX_STEPS = 10**15
+
 
 class BasePolicy:
     """The class attributes of the policy contract (:class:`mlcb.contracts.Policy`), at their

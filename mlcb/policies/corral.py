@@ -38,7 +38,7 @@ from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import draw, uniform
-from mlcb.policies.base import BasePolicy
+from mlcb.policies.base import MAX_ROUNDS, BasePolicy
 from mlcb.validation import InputError
 
 #: Codes of ``loss_feed``: the loss that the master's update sees.
@@ -249,8 +249,9 @@ class SmoothCORRAL(BasePolicy):
     Parameters
     ----------
     horizon : int or None
-        ``T`` of ``schedule="run"``, ``>= 1``; default ``None``: the run's horizon (CORRAL needs
-        ``T``; the M-LCB authors passed the run's). Must be ``None`` with ``"doubling"``.
+        ``T`` of ``schedule="run"``, in ``[1, 10**10]`` (:data:`~mlcb.policies.base.MAX_ROUNDS`);
+        default ``None``: the run's horizon (CORRAL needs ``T``; the M-LCB authors passed the
+        run's). Must be ``None`` with ``"doubling"``.
     schedule : {"run", "doubling"}
         ``"run"`` (default): one CORRAL master tuned for ``T`` for the whole run (it keeps its
         constants if the run is longer). ``"doubling"`` [ours, docs/baselines.md §2]: epochs of
@@ -303,12 +304,13 @@ class SmoothCORRAL(BasePolicy):
     def __post_init__(self) -> None:
         validation.choice("schedule", self.schedule, SCHEDULES)
         if self.horizon is not None:
-            if (
-                isinstance(self.horizon, bool)
-                or not isinstance(self.horizon, (int, np.integer))
-                or self.horizon < 1
-            ):
+            whole = validation.whole_number(self.horizon)  # 1e4 is 10,000, as every count
+            if whole is None or whole < 1:
                 raise InputError(f"horizon must be None or an integer >= 1, got {self.horizon!r}")
+            if whole > MAX_ROUNDS:
+                raise InputError(
+                    f"horizon must be None or an integer in [1, {MAX_ROUNDS:_}], got {self.horizon!r}"
+                )
             if self.schedule == "doubling":
                 raise InputError(
                     f"horizon must be None with schedule='doubling' (epochs start at "

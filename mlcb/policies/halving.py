@@ -21,7 +21,7 @@ import numpy as np
 from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
-from mlcb.policies.base import BasePolicy
+from mlcb.policies.base import MAX_STEPS, BasePolicy
 
 
 @kernel
@@ -171,7 +171,8 @@ class SuccessiveHalving(BasePolicy):
     variant : {"once", "doubling"}
         One bracket with a fixed budget, or doubling brackets (anytime).
     steps : int
-        Training steps ``>= 0`` of the (first) bracket; 0 picks the default above.
+        Training steps of the (first) bracket, in ``[0, 10**15]`` (:data:`~mlcb.policies.base.MAX_STEPS`);
+        0 picks the default above.
 
     Notes
     -----
@@ -197,7 +198,7 @@ class SuccessiveHalving(BasePolicy):
 
     def __post_init__(self) -> None:
         validation.choice("variant", self.variant, _HALVING_VARIANTS)
-        validation.integer("steps", self.steps, minimum=0)
+        validation.integer("steps", self.steps, minimum=0, maximum=MAX_STEPS)
 
     def build(
         self, n_experts: int, budget: int, delta: float, horizon: int, optimal: np.ndarray

@@ -62,7 +62,16 @@ from mlcb.sweeps.executors import (
     run_dask,
     run_local,
 )
-from mlcb.sweeps.grid import FIELDS, Grid, Setting, Task, build_config, load_grid, make_grid
+from mlcb.sweeps.grid import (
+    FIELDS,
+    Grid,
+    Setting,
+    Task,
+    build_config,
+    load_grid,
+    make_grid,
+    whole_numbers,
+)
 from mlcb.sweeps.parts import (
     DATA,
     FRAMES,
@@ -152,11 +161,20 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
         raise InputError(f"{path} is {what}, not a sweep directory; move it away or choose another --out")
     keys = {s.key for s in grid.settings}
     why = None
+    note = ""
     if is_sweep(path):
         try:
             saved = result_files.read_json(path / SWEEP_FILE)
-            if {s["key"] for s in saved["settings"]} != keys:
-                why = "holds a sweep of other settings"
+            saved_keys = {s["key"] for s in saved["settings"]}
+            if saved_keys != keys:
+                why = _rewritten(saved, grid) or "holds a sweep of other settings"
+                shared = len(saved_keys & keys)
+                if shared and why == "holds a sweep of other settings":
+                    note = (
+                        f" ({shared} of its settings are this grid's: --overwrite deletes their finished "
+                        "parts too; to keep them, run the settings that differ as a grid of their own, "
+                        "with another name)"
+                    )
         except (ValueError, KeyError, TypeError) as error:
             why = f"holds a damaged {SWEEP_FILE} ({first_line(error)})"
     elif any(path.iterdir()):
@@ -173,8 +191,39 @@ def _check_directory(path: Path, grid: Grid, overwrite: bool) -> bool:
             "did not write: move them away, or choose another --out"
         )
     if why is not None and not overwrite:
-        raise InputError(f"{path} {why}; pass --overwrite to replace it, or choose another --out")
+        raise InputError(f"{path} {why}; pass --overwrite to replace it, or choose another --out{note}")
     return removing
+
+
+def _rewritten(saved: dict, grid: Grid) -> str | None:
+    """Why a saved sweep (``sweep.json``) whose keys are not the grid's holds the grid's settings
+    all the same: their values with a number written another way (``2`` there, ``2.0`` here),
+    named; or the very values, keyed by another mlcb (a key includes the version). ``None`` when
+    the settings differ."""
+    settings = saved["settings"]
+    if not all(isinstance(s, dict) and isinstance(s.get("values"), dict) for s in settings):
+        return None
+    ours = {json.dumps(whole_numbers(s.values), sort_keys=True): s.values for s in grid.settings}
+    theirs = {json.dumps(whole_numbers(s["values"]), sort_keys=True): s["values"] for s in settings}
+    if len(settings) != len(grid.settings) or set(ours) != set(theirs):
+        return None
+    for same, values in ours.items():
+        for name in sorted(set(values) | set(theirs[same]), key=str):
+            before, now = (json.dumps(v.get(name), sort_keys=True) for v in (theirs[same], values))
+            if before != now:
+                return (
+                    f"holds this grid's settings with a number written another way ({name} = {before} "
+                    f"there, {now} here), which gives them other keys; write it as the saved sweep does "
+                    "to resume it"
+                )
+    versions = saved.get("versions")
+    version = versions.get("mlcb") if isinstance(versions, dict) else None
+    ours_version = provenance.versions()["mlcb"]
+    by = f" by mlcb {version}, this is {ours_version}" if version != ours_version else ""
+    return (
+        f"holds this grid's settings saved under other keys{by} (a setting's key includes mlcb's version "
+        "and the code of one's own experts and policies, whose numbers may differ)"
+    )
 
 
 def _empty(path: Path) -> None:
@@ -220,8 +269,9 @@ def sweep(
     executor : {"local", "dask"}
         ``local``: worker processes of this machine. ``dask``: a Dask cluster at ``scheduler``, or
         a LocalCluster on 127.0.0.1 started and closed by the sweep.
-    scheduler : str, optional
-        A Dask scheduler address (``tcp://host:8786``); only with ``executor="dask"``.
+    scheduler : str, Dask cluster or Client, optional
+        A Dask scheduler address (``tcp://host:8786``), or a cluster or ``distributed.Client``
+        already started, whose scheduler gets the tasks; only with ``executor="dask"``.
     workers : int, optional
         Processes of the local executor or of the LocalCluster (default: all cores).
     block : int, optional
@@ -249,7 +299,9 @@ def sweep(
     from mlcb.storage.store import Store
 
     started = time.perf_counter()
+    _check_switches(overwrite=overwrite, progress=progress, on_part=on_part, echo=echo)
     grid = _as_grid(grid, block)
+    scheduler = _address(scheduler)
     workers = _check_options(executor, scheduler, timeout, workers)
     say = echo or (lambda _line: None)
     store = Store(out, grid.name)
@@ -290,6 +342,33 @@ def _as_grid(grid: Any, block: int | None) -> Grid:
         return grid
     size = validation.integer("block", block, maximum=10**6)
     return Grid(grid.name, grid.preset, grid.replications, size, grid.settings, grid.description)
+
+
+def _check_switches(**given: Any) -> None:
+    """``overwrite`` and ``progress`` must be True or False (``overwrite="no"``, a true string,
+    would have replaced another sweep), ``on_part`` and ``echo`` a function or None (one that is
+    not was called, and failed, only once a task had finished): checked before any work."""
+    for name in ("overwrite", "progress"):
+        validation.flag(name, given[name])
+    for name in ("on_part", "echo"):
+        value = given[name]
+        if value is not None and not callable(value):
+            raise InputTypeError(
+                f"{name} must be a function or None, got {type(value).__name__} {validation.shown(value)}"
+            )
+
+
+def _address(scheduler: Any) -> Any:
+    """The scheduler's address when ``scheduler`` is a Dask cluster (``LocalCluster``,
+    dask-jobqueue's ``SLURMCluster``: its ``scheduler_address``) or a ``distributed.Client`` (the
+    address it is connected to), which a notebook holds rather than the address; anything else
+    as given (:func:`_check_options` checks it)."""
+    if isinstance(scheduler, str) or scheduler is None:
+        return scheduler
+    address = getattr(scheduler, "scheduler_address", None)
+    if address is None and type(scheduler).__name__ == "Client":
+        address = getattr(getattr(scheduler, "scheduler", None), "address", None)
+    return address if isinstance(address, str) and address else scheduler
 
 
 def _check_options(executor: Any, scheduler: Any, timeout: Any, workers: Any) -> int:

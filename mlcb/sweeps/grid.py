@@ -11,6 +11,7 @@ replications.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -56,8 +57,10 @@ class Setting:
     def label(self) -> str:
         return str(self.config.label)
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
+        """The setting's key, digested once: a sweep names it in every task and part (a million
+        replications in blocks of one digested it a million times while planning)."""
         return self.config.key()
 
 
@@ -71,6 +74,15 @@ class Grid:
     block: int
     settings: tuple[Setting, ...]
     description: dict = field(default_factory=dict)
+
+    @functools.cached_property
+    def _by_key(self) -> dict[str, Setting]:
+        return {s.key: s for s in self.settings}
+
+    def setting(self, key: str) -> Setting:
+        """The setting whose key is ``key`` (looked up in a table made once: a sweep asks for
+        every task's, and a scan per task grew with settings times tasks)."""
+        return self._by_key[key]
 
     def tasks(self) -> list[Task]:
         """Every task of the grid, ``block`` replications each (a fresh sweep's plan)."""
@@ -136,6 +148,27 @@ def _describe_values(values: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in values.items()) or "the shared setting"
 
 
+def _table(group: str, value: Any) -> dict:
+    """A copy of the parameters ``group`` (``env_params`` or ``policy_params``) of a setting: a
+    table, or an ``InputError`` naming the group and what it got (was Python's own "'int' object
+    is not iterable")."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(
+            f"{group} must be a table of parameters ({group} = {{NAME = value}}, or "
+            f'"{group}.NAME" = value), got {validation.shown(value)}'
+        )
+    return dict(value)
+
+
+def _once(key: str, twice: bool, other: str) -> None:
+    """An ``InputError`` when the parameter ``key`` of a setting is also given ``other``: one of
+    the two would be dropped without a word."""
+    if twice:
+        raise InputError(f"{key} is given twice, as {key} and {other}; set it in one place")
+
+
 def build_config(preset_name: str, values: dict, replications: int, label: str | None = None) -> Any:
     """The :class:`~mlcb.config.SimulationConfig` of the preset ``preset_name`` with the setting
     ``values`` (grid fields), ``replications`` and ``label``; raises ``ValueError`` on a bad
@@ -147,14 +180,15 @@ def build_config(preset_name: str, values: dict, replications: int, label: str |
     rest.pop("label", None)  # a setting's own name: given to the description as label
     budget = rest.pop("budget", None)
     calibration = rest.pop("calibration", None)
-    env_params = dict(rest.pop("env_params", None) or {})
-    policy_params = dict(rest.pop("policy_params", None) or {})
+    tables = {group: _table(group, rest.pop(group, None)) for group in ("env_params", "policy_params")}
     for key in list(rest):
-        if key.startswith("env_params."):
-            env_params[key.split(".", 1)[1]] = rest.pop(key)
-        elif key.startswith("policy_params."):
-            policy_params[key.split(".", 1)[1]] = rest.pop(key)
+        group, dot, name = key.partition(".")
+        if dot and group in tables:
+            _once(key, name in tables[group], f"in the table {group}")
+            tables[group][name] = rest.pop(key)
+    env_params, policy_params = tables["env_params"], tables["policy_params"]
     if "n_experts" in rest:
+        _once("n_experts", "n_experts" in env_params, "as env_params.n_experts")
         env_params["n_experts"] = rest.pop("n_experts")
     fields = {"env_params": env_params, "replications": replications, "label": label, **rest}
     if policy_params:
@@ -175,15 +209,25 @@ def _value_of(key: str, values: dict, config: Any) -> Any:
 
 def _label(values: dict, varied: list[str], config: Any) -> str:
     """A setting's label: the one its ``[[settings]]`` table gives, else its policy, budget and
-    the values the grid varies."""
+    the values the grid varies (``mlcb M=2 K=10 env_params.n_arms=4``).
+
+    A grid that varies many fields would make a label longer than a label may be
+    (:data:`~mlcb.validation.MAX_LABEL` characters; it was refused as if the researcher had
+    written it). Such a label names the parameters without their table (``n_arms=4``) and, if
+    that is still too long, is cut and ends with the start of the setting's key, which tells it
+    from the others. Labels that fit are as they always were (saved parts carry them)."""
     if "label" in values:
         return validation.label("label", values["label"])
-    parts = [str(config.policy), f"M={config.budget}"]
-    for key in varied:
-        if key in ("policy", "budget"):
-            continue
-        parts.append(f"{_SHORT.get(key, key)}={_value_of(key, values, config)}")
-    return " ".join(parts)
+    head = [str(config.policy), f"M={config.budget}"]
+    shown = [(key, _value_of(key, values, config)) for key in varied if key not in ("policy", "budget")]
+    label = " ".join(head + [f"{_SHORT.get(key, key)}={value}" for key, value in shown])
+    if len(label) <= validation.MAX_LABEL:
+        return label
+    label = " ".join(head + [f"{_SHORT.get(key, key.split('.')[-1])}={value}" for key, value in shown])
+    if len(label) <= validation.MAX_LABEL:
+        return label
+    tail = f"... {config.key()[:8]}"
+    return label[: validation.MAX_LABEL - len(tail)].rstrip() + tail
 
 
 #: The most settings a grid may hold (validating one takes about a millisecond).
@@ -280,6 +324,7 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
     settings: list[Setting] = []
     labels: dict[str, str] = {}
     keys_seen: dict[str, str] = {}
+    written: dict[str, str] = {}
     needed = 0
     bar = None
     if progress and len(combos) >= PROGRESS_FROM and not _live():  # a log: one line, no bar
@@ -298,9 +343,19 @@ def make_grid(data: dict, name: str | None = None, progress: bool = False) -> Gr
             except (ValueError, TypeError) as error:
                 message = str(error).splitlines()[0] if str(error) else type(error).__name__
                 where = f"grid setting {_describe_values(combo)}" if combo else "grid: the shared setting"
+                if (
+                    message.startswith("policy_params:")
+                    and "has no parameter" in message
+                    and "policy" in varied
+                    and table is not None
+                ):
+                    message += (
+                        " (a parameter that one policy of the grid takes goes in [[settings]] tables, "
+                        "one per setting, instead of [grid])"
+                    )
                 raise InputError(f"{where} is invalid: {message}") from None
             needed += frame_bytes(config)
-            settings.append(_setting(values, config, combo, labels, keys_seen))
+            settings.append(_setting(values, config, combo, labels, keys_seen, written))
             if bar is not None:
                 bar.update()
     finally:
@@ -324,8 +379,32 @@ def _check_count(count: int, parts: list[str]) -> None:
         )
 
 
-def _setting(values: dict, config: Any, combo: dict, labels: dict, keys_seen: dict) -> Setting:
-    """The :class:`Setting` of one combination, its label and key checked against the others'."""
+def whole_numbers(value: Any) -> Any:
+    """``value`` (plain JSON data) with every float that holds a whole number written as an int:
+    what two ways of writing one number (``2`` and ``2.0``) have in common.
+
+    A setting's key digests its values as written, so ``n_arms = 2`` and ``n_arms = 2.0`` are
+    two keys; the keys are kept as they are (a sweep saved under them resumes), and this form
+    only tells such settings apart from settings that differ in their numbers.
+
+    Examples
+    --------
+    >>> whole_numbers({"n_arms": 2.0, "noise": [0.5, 1.0], "flag": True})
+    {'n_arms': 2, 'noise': [0.5, 1], 'flag': True}
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [whole_numbers(item) for item in value]
+    return value
+
+
+def _setting(values: dict, config: Any, combo: dict, labels: dict, keys_seen: dict, written: dict) -> Setting:
+    """The :class:`Setting` of one combination, its label and key checked against the others',
+    and its values against the others' written another way (``2`` and ``2.0``: two keys for one
+    setting, its replications run and saved twice)."""
     label = str(config.label)
     if label in labels:
         raise InputError(
@@ -336,7 +415,14 @@ def _setting(values: dict, config: Any, combo: dict, labels: dict, keys_seen: di
         raise InputError(
             f"grid: settings {keys_seen[key]} and {_describe_values(combo)} are the same setting"
         )
-    labels[label] = keys_seen[key] = _describe_values(combo)
+    same = json.dumps(whole_numbers(config.identity().value), sort_keys=True)
+    if same in written:
+        raise InputError(
+            f"grid: settings {written[same]} and {_describe_values(combo)} are the same setting with a "
+            "number written two ways (such as 2 and 2.0), which would run it twice under two keys; "
+            "write each value one way"
+        )
+    labels[label] = keys_seen[key] = written[same] = _describe_values(combo)
     return Setting(json.loads(json.dumps(values)), config)
 
 

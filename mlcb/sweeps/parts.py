@@ -35,6 +35,9 @@ from mlcb.validation import InputError
 
 #: The sweep's Parquet dataset, below its directory.
 DATA = "data"
+#: A part's name, ``block-<first>-<stop>`` (:attr:`mlcb.sweeps.grid.Task.name`): six digits each,
+#: seven for the stop 1,000,000 of a setting's largest number of replications.
+PART_NAME = r"block-(\d{6,7})-(\d{6,7})"
 
 
 def part_files(root: Path, key: str, name: str) -> dict[str, Path]:
@@ -72,7 +75,7 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     the file."""
     from mlcb.config import checkpoint_grid
 
-    match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
+    match = re.fullmatch(PART_NAME, name)
     if match is None:
         raise InputError(f"{name}: not a part name")
     first, stop = int(match[1]), int(match[2])
@@ -81,6 +84,10 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     if not isinstance(meta, dict) or meta.get("key") != setting.key:
         raise InputError(f"{files['settings']}: does not describe the setting {setting.label!r}")
     result_files.check_setting(files["settings"], setting.label, meta)
+    # The label the part was written under: a setting renamed since (its label is a name, no part
+    # of its key) keeps its parts, read under its new name (they were set aside as damaged).
+    written = meta["config"].get("label") if isinstance(meta.get("config"), dict) else None
+    written = written if isinstance(written, str) else setting.label
     config = setting.config
     points = len(checkpoint_grid(config.horizon, config.checkpoints))
     count = stop - first
@@ -92,12 +99,18 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
         result_files.check_values(path, frame, frame_name)
         if len(frame) != rows[frame_name]:
             raise InputError(f"{path}: {len(frame)} rows, expected {rows[frame_name]}")
-        if not (frame["setting"] == setting.label).all():
-            raise InputError(f"{path}: rows of another setting than {setting.label!r}")
+        if not (frame["setting"] == written).all():
+            raise InputError(f"{path}: rows of another setting than {written!r}")
+        if written != setting.label:
+            frame["setting"] = frame["setting"].replace(written, setting.label)
         reps = frame["replication"].to_numpy()
         if reps.min() != first or reps.max() != stop - 1 or len(np.unique(reps)) != count:
             raise InputError(f"{path}: replications differ from the block's {first}-{stop - 1}")
         frames[frame_name] = frame
+    if written != setting.label:
+        meta["config"]["label"] = setting.label
+        if isinstance(meta.get("grid"), dict) and "label" in meta["grid"]:
+            meta["grid"]["label"] = setting.label
     return frames, meta
 
 
@@ -131,7 +144,7 @@ def choose(names: list[str], replications: int) -> list[tuple[int, int, str]]:
     """Non-overlapping parts inside ``[0, replications)``, earliest first."""
     spans = []
     for name in names:
-        match = re.fullmatch(r"block-(\d{6})-(\d{6})", name)
+        match = re.fullmatch(PART_NAME, name)
         if match and 0 <= int(match[1]) < int(match[2]) <= replications:
             spans.append((int(match[1]), int(match[2]), name))
     chosen: list = []
@@ -178,8 +191,8 @@ def plan(root: Path, grid: Grid, check: bool = True) -> tuple[list[Task], list[T
 _FRAME_FOLDER = re.compile(r"(curves|experts|replications|settings)(\.corrupt(-\d+-\d+)?)?")
 _KEY_FOLDER = re.compile(r"key=[0-9a-f]+(\.corrupt(-\d+-\d+)?)?")
 _PART = re.compile(
-    r"block-\d{6}-\d{6}\.(parquet|json)(\.corrupt(-\d+-\d+)?)?"
-    r"|\.block-\d{6}-\d{6}\.(parquet|json)\.\d+-[0-9a-f]{8}\.tmp"
+    r"block-\d{6,7}-\d{6,7}\.(parquet|json)(\.corrupt(-\d+-\d+)?)?"
+    r"|\.block-\d{6,7}-\d{6,7}\.(parquet|json)\.\d+-[0-9a-f]{8}\.tmp"
 )
 _TEMPORARY = re.compile(r"\..+\.\d+-[0-9a-f]{8}\.tmp")
 

@@ -20,7 +20,7 @@ from mlcb.validation import InputError
 
 def payload(grid: Grid, task: Task) -> dict:
     """``task`` of ``grid`` as the plain data :func:`run_task` takes."""
-    setting = next(s for s in grid.settings if s.key == task.key)
+    setting = grid.setting(task.key)
     return {
         "preset": grid.preset,
         "values": setting.values,
