@@ -3,6 +3,9 @@ adapter, the clustered stream, the preset and life without torch."""
 
 from __future__ import annotations
 
+import dataclasses
+import fractions
+import math
 import re
 import subprocess
 import sys
@@ -236,16 +239,57 @@ def test_clustered_env_rejects_bad_parameters(params, message):
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"top_k": 3, "n_experts": 2}, r"top_k must be in \[1, n_experts=2\]"),
-        ({"lr": 0}, r"lr must be a number in \(0, inf\]"),
-        ({"optimizer": "rmsprop"}, "optimizer must be one of"),
-        ({"backend": "jit"}, "backend must be one of"),
-        ({"ema": 2}, r"ema must be a number in \[0.0, 1.0\]"),
+        ({"top_k": 3, "n_experts": 2}, "top_k must be in [1, n_experts=2], got 3"),
+        ({"lr": 0}, "lr must be a finite number > 0, got 0"),
+        # the range the message gave, (0, inf], held inf, which was refused
+        ({"lr": math.inf}, "lr must be a finite number > 0, got inf"),
+        ({"weight_decay": -1.0}, "weight_decay must be a finite number >= 0, got -1.0"),
+        ({"beta": math.nan}, "beta must be a finite number > 0, got nan"),
+        ({"ema": 2}, "ema must be a number in [0, 1], got 2"),
+        # a bool was taken for 1 by balance and init_scale (True is an int to Python)
+        ({"balance": True}, "balance must be a finite number >= 0, got True"),
+        ({"init_scale": np.True_}, "init_scale must be a finite number > 0, got np.True_"),
+        (
+            {"optimizer": "Adam"},
+            "optimizer must be one of ('adam', 'sgd'), got 'Adam' (did you mean 'adam'?)",
+        ),
+        ({"backend": "jit"}, "backend must be one of ('bmm', 'vmap'), got 'jit'"),
+        ({"dtype": "float16"}, "dtype must be one of ('float32', 'float64'), got 'float16'"),
+        ({"threads": 0}, "threads must be an integer >= 1, got 0"),
+        # refused when the member is made, not when a pool is first built
+        ({"device": "mps"}, "device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got 'mps'"),
+        ({"device": None}, "device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got None"),
+        ({"device": "cuda:x"}, "device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got 'cuda:x'"),
     ],
 )
 def test_moe_expert_rejects_bad_parameters(params, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=re.escape(message) + "$"):
         MoEExpert(**params)
+    if "top_k" not in params:  # the fields a module of one's own shares are checked the same way
+        shared = {f.name for f in dataclasses.fields(ModuleExpert)}
+        if set(params) <= shared:
+            with pytest.raises(ValueError, match=re.escape(message) + "$"):
+                ModuleExpert(factory=_small_module, **params)
+
+
+def test_numbers_of_any_real_type_are_taken_and_kept_as_python_floats():
+    """A NumPy float32 step size (a sweep over np.linspace(...).astype(np.float32)) was refused as
+    'lr must be a number in (0, inf], got np.float32(0.01)'; torch's device and dtype objects were
+    refused though they name what the strings name."""
+    expert = MoEExpert(
+        lr=np.float32(0.25), balance=fractions.Fraction(1, 4), ema=np.float64(0.5), n_experts=np.int64(2),
+        device=torch.device("cpu"), dtype=torch.float64,
+    )  # fmt: skip
+    assert (expert.lr, expert.balance, expert.ema, expert.n_experts) == (0.25, 0.25, 0.5, 2)
+    assert all(type(value) in (int, float) for value in (expert.lr, expert.balance, expert.ema))
+    assert (expert.device, expert.dtype) == ("cpu", "float64")
+    assert MoEExpert(device=torch.device("cuda", 1)).device == "cuda:1"
+    # ints and floats are kept as given: the setting's key is made from the fields as they are
+    assert type(MoEExpert(lr=1).lr) is int
+    module = ModuleExpert(factory=_small_module, lr=np.float32(0.5), device=torch.device("cpu"))
+    assert (type(module.lr), module.device) == (float, "cpu")
+    with pytest.raises(ValueError, match=re.escape("architecture must be 1 to 120 printable characters")):
+        ModuleExpert(factory=_small_module, architecture="two\nlines")
 
 
 def test_pool_rejects_other_streams_and_mixed_devices():
