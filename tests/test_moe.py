@@ -181,6 +181,35 @@ def test_batched_pool_equals_members_one_by_one_through_the_python_adapter(pool,
     np.testing.assert_array_equal(batched.experts["trained"], single.experts["trained"])
 
 
+def test_the_one_member_adapter_refuses_what_it_cannot_run_before_any_round():
+    """TorchLearner took any spec and smoothing it was given, and met another stream, a device
+    torch does not see or a module that does not fit only in its first training step: 'learn
+    raised AttributeError: 'GLMEnvParams' object has no attribute 'holdout_target''."""
+    with pytest.raises(ValueError, match=re.escape("spec must be an MoEExpert or a ModuleExpert, got None")):
+        TorchLearner(None)
+    with pytest.raises(
+        ValueError,
+        match=re.escape("smoothing must be one of ('ema', 'last'), got 'Ema' (did you mean 'ema'?)"),
+    ):
+        TorchLearner(MoEExpert(), "Ema")
+    wide = ModuleExpert(factory=lambda i, o: torch.nn.Linear(i, o + 1), device="cpu")
+    cases = [
+        ("mlcb/GLM-v0", MoEExpert(device="cpu"),
+         "TorchLearner of MoEExpert: torch networks run on the clustered stream (mlcb/Clustered-v0); GLMEnv has no 'input_dim'"),
+        ("mlcb/Clustered-v0", wide, "TorchLearner of ModuleExpert: the module must map (B, 4) to (B, 1), got output "
+         "shape (2, 2)"),
+    ]  # fmt: skip
+    if not torch.cuda.is_available():
+        cases.append(
+            ("mlcb/Clustered-v0", MoEExpert(device="cuda"), "TorchLearner of MoEExpert: device 'cuda' was asked for "
+             "but torch sees no CUDA device; use 'auto' or 'cpu'")
+        )  # fmt: skip
+    for env, spec, message in cases:
+        learners = [TorchLearner(spec), TorchLearner(MoEExpert(device="cpu"))]
+        with pytest.raises(ValueError, match=re.escape(message) + "$"):
+            mlcb.simulate(env=env, experts=learners, budget=1, horizon=5, replications=1)
+
+
 # --- the stream ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_gymnasium_env_reproduces_the_engines_stream(task):

@@ -30,6 +30,44 @@ __all__ = ["MOES", "MoEFamily"]
 PARAMETER_COPIES = 5
 
 
+#: What a torch network reads of its stream (the clustered one, :mod:`envs.clustered`).
+STREAM_ATTRIBUTES = ("input_dim", "output_dim", "task", "scale", "noise", "targets")
+
+
+def check_stream(env: Any, who: str) -> None:
+    """An :class:`InputError` starting with ``who`` unless ``env`` is a stream torch networks run
+    on: one with :data:`STREAM_ATTRIBUTES` (the clustered stream)."""
+    for attribute in STREAM_ATTRIBUTES:
+        if not hasattr(env, attribute):
+            raise InputError(
+                f"{who}: torch networks run on the clustered stream (mlcb/Clustered-v0); "
+                f"{type(env).__name__} has no {attribute!r}"
+            )
+
+
+def check_module(spec: ModuleExpert, env: Any, who: str) -> None:
+    """An :class:`InputError` starting with ``who`` unless ``spec``'s factory builds a module that
+    maps ``(B, input_dim)`` to ``(B, output_dim)`` on ``env``: built and run on a batch of zeros,
+    any error of the user's factory or module named with its type and text."""
+    torch = require_torch()
+    try:
+        module = spec.build_module(env.input_dim, env.output_dim, 0)
+        out = module(torch.zeros((2, env.input_dim), dtype=torch.float64))
+    except InputError as error:
+        raise InputError(f"{who}: {error}") from None
+    except Exception as error:  # the user's factory or module: named, with its error
+        raise InputError(
+            f"{who}: building the module and running it on a batch of zeros raised "
+            f"{type(error).__name__}: {error}"
+        ) from error
+    out = out[0] if isinstance(out, tuple) else out
+    if tuple(out.shape) != (2, env.output_dim):
+        raise InputError(
+            f"{who}: the module must map (B, {env.input_dim}) to (B, {env.output_dim}), "
+            f"got output shape {tuple(out.shape)}"
+        )
+
+
 class MoEFamily(Family):
     """Pools of torch networks on the clustered stream (:class:`mlcb.contracts.ExpertFamily`).
 
@@ -47,13 +85,8 @@ class MoEFamily(Family):
         """A ``ValueError`` (a :class:`MissingTorch` without torch) unless the pool can run on
         ``env``: the clustered stream, one device, dtype, thread count and MoE backend for the
         pool, and modules of one's own that map ``(B, input_dim)`` to ``(B, output_dim)``."""
-        torch = require_torch()
-        for attribute in ("input_dim", "output_dim", "task", "scale", "noise", "targets"):
-            if not hasattr(env, attribute):
-                raise InputError(
-                    f"experts: torch network pools run on the clustered stream (mlcb/Clustered-v0); "
-                    f"{type(env).__name__} has no {attribute!r}"
-                )
+        require_torch()
+        check_stream(env, "experts")
         for name in ("device", "dtype", "threads"):
             values = {getattr(e, name) for e in experts}
             if len(values) > 1:
@@ -68,22 +101,7 @@ class MoEFamily(Family):
         resolve_device(experts[0].device)
         for k, spec in enumerate(experts):
             if isinstance(spec, ModuleExpert):
-                try:
-                    module = spec.build_module(env.input_dim, env.output_dim, 0)
-                    out = module(torch.zeros((2, env.input_dim), dtype=torch.float64))
-                except InputError as error:
-                    raise InputError(f"experts[{k}]: {error}") from None
-                except Exception as error:  # the user's factory or module: named, with its error
-                    raise InputError(
-                        f"experts[{k}]: building the module and running it on a batch of zeros raised "
-                        f"{type(error).__name__}: {error}"
-                    ) from error
-                out = out[0] if isinstance(out, tuple) else out
-                if tuple(out.shape) != (2, env.output_dim):
-                    raise InputError(
-                        f"experts[{k}]: the module must map (B, {env.input_dim}) to (B, {env.output_dim}), "
-                        f"got output shape {tuple(out.shape)}"
-                    )
+                check_module(spec, env, f"experts[{k}]")
 
     def held_bytes(self, experts: list, env: Any) -> tuple[int, str]:
         """The bytes the MoE members' parameters take in one replication, and what they are, for
