@@ -452,18 +452,21 @@ def test_readme_own_module_example_runs(capsys):
 
 
 def test_networks_beyond_memory_are_refused_before_anything_is_built(monkeypatch):
-    """MoEExpert(hidden=10**12) went on to torch's allocator ("can't allocate memory", reported as
-    a bug in mlcb on the command line)."""
+    """MoEExpert(hidden=10**7) went on to torch's allocator ("can't allocate memory", reported as
+    a bug in mlcb on the command line). The estimate counts the peak of a training step and the
+    hidden units of a deployed network on the held-out points (every sub-expert is evaluated)."""
     import mlcb
     from mlcb.engine import sizes
 
     monkeypatch.setattr(sizes, "machine_memory", lambda: 10**9)
     pool = [MoEExpert(hidden=10**7), MoEExpert()]
     with pytest.raises(
-        ValueError, match=re.escape("experts: this setting needs about 9.6 GB of memory (2 mixture")
+        ValueError, match=re.escape("experts: this setting needs about 89.9 GB of memory (2 mixture")
     ):
         mlcb.engine.build(
-            mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=tuple(pool), budget=1, horizon=5)
+            mlcb.SimulationConfig(
+                env="mlcb/Clustered-v0", experts=tuple(pool), budget=1, horizon=5, replications=1
+            )
         )
     mlcb.engine.build(
         mlcb.SimulationConfig(
@@ -480,9 +483,37 @@ def test_networks_beyond_memory_are_refused_before_anything_is_built(monkeypatch
 
     mixed = (MoEExpert(hidden=10**7), Constant())
     with pytest.raises(
-        ValueError, match=re.escape("experts: this setting needs about 4.8 GB of memory (1 mixture")
+        ValueError,
+        match=re.escape(
+            "experts: this setting needs about 86.1 GB of memory (1 mixture-of-experts network of"
+        ),
     ):
-        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=mixed, budget=1, horizon=5))
+        mlcb.engine.build(
+            mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=mixed, budget=1, horizon=5, replications=1)
+        )
+
+
+def test_the_memory_check_counts_the_replications_run_at_once_in_one_pool(monkeypatch):
+    """The check counted one replication, but the engine runs up to 16 in one pool: a setting
+    that fit once passed and then failed in torch's allocator (under a 8 GB limit, two members of
+    2,000 sub-experts of width 2,000 at R = 16)."""
+    from mlcb.engine import sizes
+
+    monkeypatch.setattr(sizes, "machine_memory", lambda: 10**9)
+    pool = (MoEExpert(n_experts=64, hidden=1024),) * 2
+
+    def build(replications):
+        config = mlcb.SimulationConfig(
+            env="mlcb/Clustered-v0", experts=pool, budget=1, horizon=5, replications=replications
+        )
+        return mlcb.engine.build(config)
+
+    build(4)  # about 0.6 GB
+    message = (
+        "for one replication; 16 replications run at once, in one pool), more than this machine's 1.0 GB"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        build(40)  # blocks of 16
 
 
 def test_a_module_of_ones_own_that_fails_is_named_before_any_work():

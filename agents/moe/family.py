@@ -25,9 +25,17 @@ from mlcb.validation import InputError
 __all__ = ["MOES", "MoEFamily"]
 
 
-#: Copies of a network's parameters a replication holds: the weights, their gradients, the
-#: optimizer's two moments and the smoothed (averaged) weights.
-PARAMETER_COPIES = 5
+#: Copies of a network's parameters a replication holds at the peak of a training step,
+#: measured on the CPU: the weights, the optimizer's two moments and the smoothed (averaged)
+#: weights, the float64 draws they are made from, and the gradients and temporaries of a step that
+#: trains every member at once (the warm start).
+PARAMETER_COPIES = 16
+#: Copies held between steps: the weights, the two moments and the average.
+STATE_COPIES = 4
+#: Copies of a deployed network's hidden units (``n_experts x hidden`` per point: every
+#: sub-expert is evaluated) held at once while it is scored on the round's point and the held-out
+#: ones, beside the :data:`STATE_COPIES`.
+HIDDEN_COPIES = 2
 
 
 #: What a torch network reads of its stream (the clustered one, :mod:`envs.clustered`).
@@ -104,30 +112,46 @@ class MoEFamily(Family):
                 check_module(spec, env, f"experts[{k}]")
 
     def held_bytes(self, experts: list, env: Any) -> tuple[int, str]:
-        """The bytes the MoE members' parameters take in one replication, and what they are, for
-        the setting's memory check (:class:`mlcb.config.SimulationConfig` refuses what cannot fit
-        before anything is built): the members are padded to the largest ``n_experts`` and
-        ``hidden`` of the pool, each parameter held :data:`PARAMETER_COPIES` times."""
-        members = [e for e in experts if isinstance(e, MoEExpert)]
-        if not members:
-            return 0, ""
-        most_experts = max(e.n_experts for e in members)
-        most_hidden = max(e.hidden for e in members)
-        shapes = moe_shapes(env.input_dim, most_experts, most_hidden, env.output_dim)
-        per_member = sum(math.prod(shape) for shape in shapes.values())
-        itemsize = 8 if members[0].dtype == "float64" else 4
-        why = (
-            f"{len(members)} mixture-of-experts networks of {per_member:,} parameters (n_experts = "
-            f"{most_experts:,}, hidden = {most_hidden:,}), each held about {PARAMETER_COPIES} times, for "
-            "one replication"
-        )
-        return len(members) * per_member * PARAMETER_COPIES * itemsize, why
+        """The bytes the MoE members take in one replication, and what they are, for the
+        setting's memory check (:func:`mlcb.engine.problem.build` refuses what cannot fit before
+        anything is built, counting every replication the engine runs in one pool at once):
+        :func:`needed_bytes`."""
+        return needed_bytes(experts, env)
 
     def batched_pool(
         self, experts: list, env: Any, batch: Any, delta: float, smoothing: str, horizon: int
     ) -> MoEPool:
         """The batched pool of every replication of ``batch``."""
         return MoEPool(experts, env, batch, delta, smoothing)
+
+
+def needed_bytes(experts: list, env: Any) -> tuple[int, str]:
+    """The bytes the MoE members of one replication take at most, and what they are (``(0, "")``
+    without MoE members; a module of one's own is not counted): the members padded to the largest
+    ``n_experts`` and ``hidden`` of the pool, the larger of their training step's peak (each
+    parameter held :data:`PARAMETER_COPIES` times) and their deployment's (:data:`STATE_COPIES`
+    times, beside a deployed network's hidden units on the round's point and the stream's
+    ``holdout`` held-out ones)."""
+    members = [e for e in experts if isinstance(e, MoEExpert)]
+    if not members:
+        return 0, ""
+    most_experts = max(e.n_experts for e in members)
+    most_hidden = max(e.hidden for e in members)
+    shapes = moe_shapes(env.input_dim, most_experts, most_hidden, env.output_dim)
+    per_member = sum(math.prod(shape) for shape in shapes.values())
+    points = 1 + int(getattr(env, "holdout", 0))
+    itemsize = 8 if members[0].dtype == "float64" else 4
+    parameters = len(members) * per_member
+    hidden = points * most_experts * most_hidden * HIDDEN_COPIES
+    needed = max(parameters * PARAMETER_COPIES, parameters * STATE_COPIES + hidden)
+    why = (
+        f"{len(members)} mixture-of-experts network{'s' if len(members) > 1 else ''} of {per_member:,} "
+        f"parameters (n_experts = "
+        f"{most_experts:,}, hidden = {most_hidden:,}), held about {PARAMETER_COPIES} times while they "
+        f"train, or a deployed network's hidden units on {points:,} points beside them, for one "
+        "replication"
+    )
+    return needed * itemsize, why
 
 
 #: The family of :class:`MoEExpert` and :class:`ModuleExpert` members.
