@@ -210,6 +210,43 @@ def test_the_one_member_adapter_refuses_what_it_cannot_run_before_any_round():
             mlcb.simulate(env=env, experts=learners, budget=1, horizon=5, replications=1)
 
 
+class _NoBias(torch.nn.Module):
+    def __init__(self, input_dim, output_dim):
+        super().__init__()
+        self.linear = torch.nn.Linear(input_dim, output_dim, bias=False)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+class _Penalised(_NoBias):
+    """An L2 penalty of 0.3 on the weights, as the aux beside the outputs."""
+
+    def forward(self, x):
+        return self.linear(x), 0.5 * 0.3 * (self.linear.weight**2).sum()
+
+
+def test_the_aux_a_module_returns_is_added_to_its_training_loss():
+    """ModuleExpert says the scalar aux a module returns beside its outputs is added to the
+    training loss, but the batched pool and TorchLearner weighted it by a balance the member does
+    not have (0): a module with a penalty trained exactly as one without. A penalty of 0.3 on the
+    weights now trains as SGD's weight decay of 0.3, in the pool and one by one."""
+    settings = dict(
+        env="mlcb/Clustered-v0", policy="full-budget", budget=1, horizon=10, replications=1, seed=1
+    )
+    member = dict(optimizer="sgd", lr=0.05, device="cpu", dtype="float64")
+    decayed = ModuleExpert(factory=_NoBias, weight_decay=0.3, **member)
+    penalised = ModuleExpert(factory=_Penalised, **member)
+    plain = ModuleExpert(factory=_NoBias, **member)
+    for wrap in (list, lambda pool: [TorchLearner(e) for e in pool]):
+        curves = [
+            mlcb.simulate(experts=wrap([e, e]), **settings).curves["pseudo_regret"]
+            for e in (decayed, penalised, plain)
+        ]
+        np.testing.assert_allclose(curves[0], curves[1], rtol=1e-12)
+        assert not np.allclose(curves[1], curves[2], rtol=1e-6)
+
+
 # --- the stream ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_gymnasium_env_reproduces_the_engines_stream(task):

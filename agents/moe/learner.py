@@ -21,7 +21,7 @@ from agents.moe.network import (
     split_output,
     training_losses,
 )
-from agents.moe.specs import ModuleExpert, MoEExpert
+from agents.moe.specs import ModuleExpert, MoEExpert, aux_weight
 from agents.moe.torch_support import require_torch, resolve_device
 from mlcb import validation
 from mlcb.validation import InputError
@@ -121,7 +121,7 @@ class TorchLearner:
         torch = self.torch
         out, aux = split_output(self.net(self._tensor(data.x)[None]), self._tensor(0.0))
         smooth, stream = training_losses(out, self._tensor([data.y]), self.task, self.scale)
-        total = smooth.sum() + getattr(self.spec, "balance", 0.0) * aux
+        total = smooth.sum() + aux_weight(self.spec) * aux
         self.optimizer.zero_grad()
         total.backward()
         self.optimizer.step()

@@ -38,6 +38,13 @@ BACKENDS = ("bmm", "vmap")
 DTYPES = ("float32", "float64")
 
 
+def aux_weight(spec: Any) -> float:
+    """The weight of a member's auxiliary loss in its training loss: ``balance`` for an
+    :class:`MoEExpert` (its load-balancing term), 1 for a :class:`ModuleExpert` (the ``aux`` its
+    module returns is added as it is; a module that returns outputs alone adds zero)."""
+    return float(spec.balance) if isinstance(spec, MoEExpert) else 1.0
+
+
 def _check_common(spec: Any) -> None:
     """The fields every member shares, checked (and kept as plain Python values) on construction:
     step size, weight decay, smoothing decay and rate constant, optimizer, dtype, threads and
