@@ -574,3 +574,41 @@ def test_a_module_of_ones_own_that_fails_is_named_before_any_work():
     for factory, message in cases:
         with pytest.raises(ValueError, match=re.escape(message)):
             mlcb.engine.build(mlcb.SimulationConfig(**fields(factory)))
+
+
+class _Returns(torch.nn.Module):
+    """A linear module whose forward returns ``self.shape(outputs)``."""
+
+    def __init__(self, input_dim, output_dim, shape):
+        super().__init__()
+        self.linear, self.shape = torch.nn.Linear(input_dim, output_dim), shape
+
+    def forward(self, x):
+        return self.shape(self.linear(x))
+
+
+def test_a_module_the_pool_cannot_train_is_named_before_any_work():
+    """Modules that passed the check on a batch of zeros and then stopped the run in its first
+    training step (a RuntimeError from torch.func.vmap, reported as a bug of mlcb on the command
+    line): dropout (a random operation), .item(); or that trained wrongly without a word: an aux
+    of one value per sample was broadcast against the members' losses."""
+    import functools
+
+    cases = [
+        (lambda y: torch.nn.functional.dropout(y, 0.5),
+         "experts[0]: the pool runs the module under torch.func.vmap, which raised RuntimeError: vmap: called random operation while in randomness error mode."),
+        (lambda y: y * y.sum().item(), "experts[0]: the pool runs the module under torch.func.vmap, which raised "
+         "RuntimeError: vmap: It looks like you're calling .item() on a Tensor."),
+        (lambda y: (y, y.sum(-1)), "experts[0]: the aux the module returns beside its outputs must be a scalar, got shape (2,)"),
+        (lambda y: (y, 0.0, 1.0), "experts[0]: the module must return a tensor of outputs or a pair (outputs, aux), got a tuple of 3"),
+        (lambda y: [y], "experts[0]: the module must return a tensor of outputs or a pair (outputs, aux), got a list"),
+    ]  # fmt: skip
+    good = ModuleExpert(functools.partial(_Returns, shape=lambda y: (y, 0.0)), device="cpu")
+    for shape, message in cases:
+        spec = ModuleExpert(functools.partial(_Returns, shape=shape), device="cpu")
+        config = mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(spec, good), budget=1, horizon=5)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            mlcb.engine.build(config)
+    mlcb.engine.build(
+        mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(good, good), budget=1, horizon=5)
+    )

@@ -16,10 +16,11 @@ import math
 from typing import Any
 
 from agents.family import Family
-from agents.moe.network import moe_shapes
+from agents.moe.network import moe_shapes, split_output
 from agents.moe.pool import MoEPool
 from agents.moe.specs import ModuleExpert, MoEExpert
 from agents.moe.torch_support import require_torch, resolve_device
+from mlcb import validation
 from mlcb.validation import InputError
 
 __all__ = ["MOES", "MoEFamily"]
@@ -55,12 +56,14 @@ def check_stream(env: Any, who: str) -> None:
 
 def check_module(spec: ModuleExpert, env: Any, who: str) -> None:
     """An :class:`InputError` starting with ``who`` unless ``spec``'s factory builds a module that
-    maps ``(B, input_dim)`` to ``(B, output_dim)`` on ``env``: built and run on a batch of zeros,
-    any error of the user's factory or module named with its type and text."""
+    the pool can train on ``env``: built and run on a batch of zeros, it returns outputs of shape
+    ``(B, output_dim)`` for inputs ``(B, input_dim)``, or a pair of them and a scalar ``aux``, and
+    it runs under ``torch.func.vmap`` as the pool runs it (no random operation such as dropout, no
+    ``.item()``). Any error of the user's factory or module is named with its type and text."""
     torch = require_torch()
     try:
         module = spec.build_module(env.input_dim, env.output_dim, 0)
-        out = module(torch.zeros((2, env.input_dim), dtype=torch.float64))
+        result = module(torch.zeros((2, env.input_dim), dtype=torch.float64))
     except InputError as error:
         raise InputError(f"{who}: {error}") from None
     except Exception as error:  # the user's factory or module: named, with its error
@@ -68,12 +71,34 @@ def check_module(spec: ModuleExpert, env: Any, who: str) -> None:
             f"{who}: building the module and running it on a batch of zeros raised "
             f"{type(error).__name__}: {error}"
         ) from error
-    out = out[0] if isinstance(out, tuple) else out
+    pair = isinstance(result, tuple)
+    out, aux = result if pair and len(result) == 2 else (result, 0.0)
+    if not isinstance(out, torch.Tensor):
+        raise InputError(
+            f"{who}: the module must return a tensor of outputs or a pair (outputs, aux), got "
+            f"{'a tuple of ' + str(len(result)) if pair else 'a ' + type(result).__name__}"
+        )
     if tuple(out.shape) != (2, env.output_dim):
         raise InputError(
             f"{who}: the module must map (B, {env.input_dim}) to (B, {env.output_dim}), "
             f"got output shape {tuple(out.shape)}"
         )
+    scalar = validation.is_real(aux) or (isinstance(aux, torch.Tensor) and aux.dim() == 0)
+    if not scalar:
+        got = f"shape {tuple(aux.shape)}" if isinstance(aux, torch.Tensor) else type(aux).__name__
+        raise InputError(f"{who}: the aux the module returns beside its outputs must be a scalar, got {got}")
+    try:  # one member, stacked, as the pool runs a group of them
+        stacked = {name: p.detach().unsqueeze(0) for name, p in module.named_parameters()}
+        inputs = torch.zeros((1, 2, env.input_dim), dtype=torch.float64)
+        torch.func.vmap(lambda f, x: split_output(torch.func.functional_call(module, f, (x,)), x))(
+            stacked, inputs
+        )
+    except Exception as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise InputError(
+            f"{who}: the pool runs the module under torch.func.vmap, which raised "
+            f"{type(error).__name__}: {first}"
+        ) from error
 
 
 class MoEFamily(Family):
