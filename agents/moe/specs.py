@@ -243,7 +243,12 @@ class ModuleExpert(_Member):
         if self.architecture == "":  # names the factory in results and in the setting's key
             label = f"{getattr(self.factory, '__module__', '?')}:{getattr(self.factory, '__qualname__', '?')}"
             object.__setattr__(self, "architecture", label)
-        validation.label("architecture", self.architecture)
+        if not (isinstance(self.architecture, str) and self.architecture.isprintable()):  # any length:
+            # the label made of a factory's module and qualified name may be long
+            raise InputError(
+                f"architecture must be a string of printable characters (no line breaks or control "
+                f"codes), got {validation.shown(self.architecture)}"
+            )
         _check_common(self)
 
     def build_module(self, input_dim: int, output_dim: int, seed: int) -> Any:
