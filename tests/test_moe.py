@@ -478,6 +478,21 @@ def test_without_torch_one_line_message_and_everything_else_works(tmp_path):
     assert out.stderr.strip().splitlines() == [f"mlcb: error: {TORCH_MESSAGE}"]
 
 
+def test_the_defaults_the_page_states_are_the_members_defaults():
+    """docs/moe.md wrote MoEExpert's signature with placeholders and without init_scale; it now
+    states the defaults (the first of two choices), and they must stay the dataclass's."""
+    from pathlib import Path
+
+    page = (Path(__file__).parents[1] / "docs" / "moe.md").read_text(encoding="utf-8")
+    signature = re.search(r"`MoEExpert\((.*?)\)`", page, re.S).group(1)
+    stated = dict(item.strip().split("=", 1) for item in signature.replace("\n", " ").split(","))
+    defaults = {f.name: f.default for f in dataclasses.fields(MoEExpert)}
+    assert set(stated) == set(defaults)
+    for name, text in stated.items():
+        first = text.split("|")[0].strip('"')
+        assert type(defaults[name])(first) == defaults[name], name
+
+
 def test_readme_own_module_example_runs(capsys):
     from tests.test_readme import _example
 
