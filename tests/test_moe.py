@@ -467,6 +467,13 @@ def test_without_torch_one_line_message_and_everything_else_works(tmp_path):
         else:
             raise SystemExit("no error")
         assert main(["run", "moe", "-T", "5", "-R", "1", "--out", {str(tmp_path)!r}]) == 2
+        adapters = [agents.moe.TorchLearner(agents.moe.MoEExpert())] * 2
+        try:  # the one-member adapter says the same, before any round
+            mlcb.simulate(env="mlcb/Clustered-v0", experts=adapters, budget=1, horizon=5, replications=1)
+        except ImportError as error:
+            assert str(error) == {TORCH_MESSAGE!r}, error
+        else:
+            raise SystemExit("no error from the adapter")
         result = mlcb.simulate(preset="glm", budget=1, horizon=50, replications=1)
         assert result.summary()["regret"].notna().all()
         print("ok")

@@ -67,6 +67,7 @@ class TorchLearner:
         line, a stream other than the clustered one, a device torch does not see and a module of
         one's own that does not fit the stream (the checks the batched pool makes of its members),
         which would otherwise stop the run at its first training step."""
+        require_torch()  # without torch, the one line saying what to install, as it is
         who = f"TorchLearner of {type(self.spec).__name__}"
         check_stream(env, who)
         try:
