@@ -247,6 +247,20 @@ def test_the_aux_a_module_returns_is_added_to_its_training_loss():
         assert not np.allclose(curves[1], curves[2], rtol=1e-6)
 
 
+def test_a_factory_that_returns_one_module_every_time_shares_no_weights():
+    """ModuleExpert(factory=lambda i, o: net) trained the user's own net in place in the one-member
+    adapter, one set of weights for every member and replication (results unlike the pool's), and
+    the pool turned the user's net to float64."""
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    before = [p.detach().clone() for p in net.parameters()]
+    spec = ModuleExpert(factory=lambda i, o: net, device="cpu", dtype="float64")
+    settings = dict(env="mlcb/Clustered-v0", budget=1, horizon=20, replications=2, seed=0)
+    batched = mlcb.simulate(experts=[spec, spec], **settings)
+    single = mlcb.simulate(experts=[TorchLearner(spec), TorchLearner(spec)], **settings)
+    np.testing.assert_allclose(batched.curves["regret"], single.curves["regret"], rtol=1e-9, atol=1e-9)
+    assert all(p.dtype == torch.float32 and torch.equal(p, b) for p, b in zip(net.parameters(), before))
+
+
 # --- the stream ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_gymnasium_env_reproduces_the_engines_stream(task):

@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -253,7 +254,10 @@ class ModuleExpert(_Member):
 
     def build_module(self, input_dim: int, output_dim: int, seed: int) -> Any:
         """The module, its parameters initialised under ``seed`` (torch's global generator is
-        saved and restored around the constructor, so nothing outside changes)."""
+        saved and restored around the constructor, so nothing outside changes), as a float64 copy
+        of what the factory returns: a factory may hand out one module of one's own every time,
+        and it is then neither converted nor trained in place, nor shared between members and
+        replications."""
         torch = require_torch()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
@@ -266,7 +270,7 @@ class ModuleExpert(_Member):
             raise InputError(
                 f"factory's module {type(module).__name__} has buffers; members must hold parameters only"
             )
-        return module.to(torch.float64)
+        return copy.deepcopy(module).to(torch.float64)
 
     def initial_parameters(self, input_dim: int, output_dim: int, seed: int) -> dict:
         module = self.build_module(input_dim, output_dim, seed)
