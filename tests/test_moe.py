@@ -3,6 +3,9 @@ adapter, the clustered stream, the preset and life without torch."""
 
 from __future__ import annotations
 
+import dataclasses
+import fractions
+import math
 import re
 import subprocess
 import sys
@@ -178,6 +181,86 @@ def test_batched_pool_equals_members_one_by_one_through_the_python_adapter(pool,
     np.testing.assert_array_equal(batched.experts["trained"], single.experts["trained"])
 
 
+def test_the_one_member_adapter_refuses_what_it_cannot_run_before_any_round():
+    """TorchLearner took any spec and smoothing it was given, and met another stream, a device
+    torch does not see or a module that does not fit only in its first training step: 'learn
+    raised AttributeError: 'GLMEnvParams' object has no attribute 'holdout_target''."""
+    with pytest.raises(ValueError, match=re.escape("spec must be an MoEExpert or a ModuleExpert, got None")):
+        TorchLearner(None)
+    with pytest.raises(
+        ValueError,
+        match=re.escape("smoothing must be one of ('ema', 'last'), got 'Ema' (did you mean 'ema'?)"),
+    ):
+        TorchLearner(MoEExpert(), "Ema")
+    wide = ModuleExpert(factory=lambda i, o: torch.nn.Linear(i, o + 1), device="cpu")
+    cases = [
+        ("mlcb/GLM-v0", MoEExpert(device="cpu"),
+         "TorchLearner of MoEExpert: torch networks run on the clustered stream (mlcb/Clustered-v0); GLMEnv has no 'input_dim'"),
+        ("mlcb/Clustered-v0", wide, "TorchLearner of ModuleExpert: the module must map (B, 4) to (B, 1), got output "
+         "shape (2, 2)"),
+    ]  # fmt: skip
+    if not torch.cuda.is_available():
+        cases.append(
+            ("mlcb/Clustered-v0", MoEExpert(device="cuda"), "TorchLearner of MoEExpert: device 'cuda' was asked for "
+             "but torch sees no CUDA device; use 'auto' or 'cpu'")
+        )  # fmt: skip
+    for env, spec, message in cases:
+        learners = [TorchLearner(spec), TorchLearner(MoEExpert(device="cpu"))]
+        with pytest.raises(ValueError, match=re.escape(message) + "$"):
+            mlcb.simulate(env=env, experts=learners, budget=1, horizon=5, replications=1)
+
+
+class _NoBias(torch.nn.Module):
+    def __init__(self, input_dim, output_dim):
+        super().__init__()
+        self.linear = torch.nn.Linear(input_dim, output_dim, bias=False)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+class _Penalised(_NoBias):
+    """An L2 penalty of 0.3 on the weights, as the aux beside the outputs."""
+
+    def forward(self, x):
+        return self.linear(x), 0.5 * 0.3 * (self.linear.weight**2).sum()
+
+
+def test_the_aux_a_module_returns_is_added_to_its_training_loss():
+    """ModuleExpert says the scalar aux a module returns beside its outputs is added to the
+    training loss, but the batched pool and TorchLearner weighted it by a balance the member does
+    not have (0): a module with a penalty trained exactly as one without. A penalty of 0.3 on the
+    weights now trains as SGD's weight decay of 0.3, in the pool and one by one."""
+    settings = dict(
+        env="mlcb/Clustered-v0", policy="full-budget", budget=1, horizon=10, replications=1, seed=1
+    )
+    member = dict(optimizer="sgd", lr=0.05, device="cpu", dtype="float64")
+    decayed = ModuleExpert(factory=_NoBias, weight_decay=0.3, **member)
+    penalised = ModuleExpert(factory=_Penalised, **member)
+    plain = ModuleExpert(factory=_NoBias, **member)
+    for wrap in (list, lambda pool: [TorchLearner(e) for e in pool]):
+        curves = [
+            mlcb.simulate(experts=wrap([e, e]), **settings).curves["pseudo_regret"]
+            for e in (decayed, penalised, plain)
+        ]
+        np.testing.assert_allclose(curves[0], curves[1], rtol=1e-12)
+        assert not np.allclose(curves[1], curves[2], rtol=1e-6)
+
+
+def test_a_factory_that_returns_one_module_every_time_shares_no_weights():
+    """ModuleExpert(factory=lambda i, o: net) trained the user's own net in place in the one-member
+    adapter, one set of weights for every member and replication (results unlike the pool's), and
+    the pool turned the user's net to float64."""
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    before = [p.detach().clone() for p in net.parameters()]
+    spec = ModuleExpert(factory=lambda i, o: net, device="cpu", dtype="float64")
+    settings = dict(env="mlcb/Clustered-v0", budget=1, horizon=20, replications=2, seed=0)
+    batched = mlcb.simulate(experts=[spec, spec], **settings)
+    single = mlcb.simulate(experts=[TorchLearner(spec), TorchLearner(spec)], **settings)
+    np.testing.assert_allclose(batched.curves["regret"], single.curves["regret"], rtol=1e-9, atol=1e-9)
+    assert all(p.dtype == torch.float32 and torch.equal(p, b) for p, b in zip(net.parameters(), before))
+
+
 # --- the stream ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_gymnasium_env_reproduces_the_engines_stream(task):
@@ -236,16 +319,59 @@ def test_clustered_env_rejects_bad_parameters(params, message):
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"top_k": 3, "n_experts": 2}, r"top_k must be in \[1, n_experts=2\]"),
-        ({"lr": 0}, r"lr must be a number in \(0, inf\]"),
-        ({"optimizer": "rmsprop"}, "optimizer must be one of"),
-        ({"backend": "jit"}, "backend must be one of"),
-        ({"ema": 2}, r"ema must be a number in \[0.0, 1.0\]"),
+        ({"top_k": 3, "n_experts": 2}, "top_k must be in [1, n_experts=2], got 3"),
+        ({"lr": 0}, "lr must be a finite number > 0, got 0"),
+        # the range the message gave, (0, inf], held inf, which was refused
+        ({"lr": math.inf}, "lr must be a finite number > 0, got inf"),
+        ({"weight_decay": -1.0}, "weight_decay must be a finite number >= 0, got -1.0"),
+        ({"beta": math.nan}, "beta must be a finite number > 0, got nan"),
+        ({"ema": 2}, "ema must be a number in [0, 1], got 2"),
+        # a bool was taken for 1 by balance and init_scale (True is an int to Python)
+        ({"balance": True}, "balance must be a finite number >= 0, got True"),
+        ({"init_scale": np.True_}, "init_scale must be a finite number > 0, got np.True_"),
+        (
+            {"optimizer": "Adam"},
+            "optimizer must be one of ('adam', 'sgd'), got 'Adam' (did you mean 'adam'?)",
+        ),
+        ({"backend": "jit"}, "backend must be one of ('bmm', 'vmap'), got 'jit'"),
+        ({"dtype": "float16"}, "dtype must be one of ('float32', 'float64'), got 'float16'"),
+        ({"threads": 0}, "threads must be an integer >= 1, got 0"),
+        # refused when the member is made, not when a pool is first built
+        ({"device": "mps"}, "device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got 'mps'"),
+        ({"device": None}, "device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got None"),
+        ({"device": "cuda:x"}, "device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got 'cuda:x'"),
     ],
 )
 def test_moe_expert_rejects_bad_parameters(params, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=re.escape(message) + "$"):
         MoEExpert(**params)
+    if "top_k" not in params:  # the fields a module of one's own shares are checked the same way
+        shared = {f.name for f in dataclasses.fields(ModuleExpert)}
+        if set(params) <= shared:
+            with pytest.raises(ValueError, match=re.escape(message) + "$"):
+                ModuleExpert(factory=_small_module, **params)
+
+
+def test_numbers_of_any_real_type_are_taken_and_kept_as_python_floats():
+    """A NumPy float32 step size (a sweep over np.linspace(...).astype(np.float32)) was refused as
+    'lr must be a number in (0, inf], got np.float32(0.01)'; torch's device and dtype objects were
+    refused though they name what the strings name."""
+    expert = MoEExpert(
+        lr=np.float32(0.25), balance=fractions.Fraction(1, 4), ema=np.float64(0.5), n_experts=np.int64(2),
+        device=torch.device("cpu"), dtype=torch.float64,
+    )  # fmt: skip
+    assert (expert.lr, expert.balance, expert.ema, expert.n_experts) == (0.25, 0.25, 0.5, 2)
+    assert all(type(value) in (int, float) for value in (expert.lr, expert.balance, expert.ema))
+    assert (expert.device, expert.dtype) == ("cpu", "float64")
+    assert MoEExpert(device=torch.device("cuda", 1)).device == "cuda:1"
+    # ints and floats are kept as given: the setting's key is made from the fields as they are
+    assert type(MoEExpert(lr=1).lr) is int
+    module = ModuleExpert(factory=_small_module, lr=np.float32(0.5), device=torch.device("cpu"))
+    assert (type(module.lr), module.device) == (float, "cpu")
+    with pytest.raises(ValueError, match=re.escape("architecture must be a string of printable characters")):
+        ModuleExpert(factory=_small_module, architecture="two\nlines")
+    long = ModuleExpert(factory=_small_module, architecture="x" * 500)  # a factory's name may be long
+    assert dataclasses.replace(long, device="cpu").architecture == "x" * 500
 
 
 def test_pool_rejects_other_streams_and_mixed_devices():
@@ -355,6 +481,13 @@ def test_without_torch_one_line_message_and_everything_else_works(tmp_path):
         else:
             raise SystemExit("no error")
         assert main(["run", "moe", "-T", "5", "-R", "1", "--out", {str(tmp_path)!r}]) == 2
+        adapters = [agents.moe.TorchLearner(agents.moe.MoEExpert())] * 2
+        try:  # the one-member adapter says the same, before any round
+            mlcb.simulate(env="mlcb/Clustered-v0", experts=adapters, budget=1, horizon=5, replications=1)
+        except ImportError as error:
+            assert str(error) == {TORCH_MESSAGE!r}, error
+        else:
+            raise SystemExit("no error from the adapter")
         result = mlcb.simulate(preset="glm", budget=1, horizon=50, replications=1)
         assert result.summary()["regret"].notna().all()
         print("ok")
@@ -364,6 +497,21 @@ def test_without_torch_one_line_message_and_everything_else_works(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
     assert out.stderr.strip().splitlines() == [f"mlcb: error: {TORCH_MESSAGE}"]
+
+
+def test_the_defaults_the_page_states_are_the_members_defaults():
+    """docs/moe.md wrote MoEExpert's signature with placeholders and without init_scale; it now
+    states the defaults (the first of two choices), and they must stay the dataclass's."""
+    from pathlib import Path
+
+    page = (Path(__file__).parents[1] / "docs" / "moe.md").read_text(encoding="utf-8")
+    signature = re.search(r"`MoEExpert\((.*?)\)`", page, re.S).group(1)
+    stated = dict(item.strip().split("=", 1) for item in signature.replace("\n", " ").split(","))
+    defaults = {f.name: f.default for f in dataclasses.fields(MoEExpert)}
+    assert set(stated) == set(defaults)
+    for name, text in stated.items():
+        first = text.split("|")[0].strip('"')
+        assert type(defaults[name])(first) == defaults[name], name
 
 
 def test_readme_own_module_example_runs(capsys):
@@ -379,18 +527,21 @@ def test_readme_own_module_example_runs(capsys):
 
 
 def test_networks_beyond_memory_are_refused_before_anything_is_built(monkeypatch):
-    """MoEExpert(hidden=10**12) went on to torch's allocator ("can't allocate memory", reported as
-    a bug in mlcb on the command line)."""
+    """MoEExpert(hidden=10**7) went on to torch's allocator ("can't allocate memory", reported as
+    a bug in mlcb on the command line). The estimate counts the peak of a training step and the
+    hidden units of a deployed network on the held-out points (every sub-expert is evaluated)."""
     import mlcb
     from mlcb.engine import sizes
 
     monkeypatch.setattr(sizes, "machine_memory", lambda: 10**9)
     pool = [MoEExpert(hidden=10**7), MoEExpert()]
     with pytest.raises(
-        ValueError, match=re.escape("experts: this setting needs about 9.6 GB of memory (2 mixture")
+        ValueError, match=re.escape("experts: this setting needs about 89.9 GB of memory (2 mixture")
     ):
         mlcb.engine.build(
-            mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=tuple(pool), budget=1, horizon=5)
+            mlcb.SimulationConfig(
+                env="mlcb/Clustered-v0", experts=tuple(pool), budget=1, horizon=5, replications=1
+            )
         )
     mlcb.engine.build(
         mlcb.SimulationConfig(
@@ -407,9 +558,37 @@ def test_networks_beyond_memory_are_refused_before_anything_is_built(monkeypatch
 
     mixed = (MoEExpert(hidden=10**7), Constant())
     with pytest.raises(
-        ValueError, match=re.escape("experts: this setting needs about 4.8 GB of memory (1 mixture")
+        ValueError,
+        match=re.escape(
+            "experts: this setting needs about 86.1 GB of memory (1 mixture-of-experts network of"
+        ),
     ):
-        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=mixed, budget=1, horizon=5))
+        mlcb.engine.build(
+            mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=mixed, budget=1, horizon=5, replications=1)
+        )
+
+
+def test_the_memory_check_counts_the_replications_run_at_once_in_one_pool(monkeypatch):
+    """The check counted one replication, but the engine runs up to 16 in one pool: a setting
+    that fit once passed and then failed in torch's allocator (under a 8 GB limit, two members of
+    2,000 sub-experts of width 2,000 at R = 16)."""
+    from mlcb.engine import sizes
+
+    monkeypatch.setattr(sizes, "machine_memory", lambda: 10**9)
+    pool = (MoEExpert(n_experts=64, hidden=1024),) * 2
+
+    def build(replications):
+        config = mlcb.SimulationConfig(
+            env="mlcb/Clustered-v0", experts=pool, budget=1, horizon=5, replications=replications
+        )
+        return mlcb.engine.build(config)
+
+    build(4)  # about 0.6 GB
+    message = (
+        "for one replication; 16 replications run at once, in one pool), more than this machine's 1.0 GB"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        build(40)  # blocks of 16
 
 
 def test_a_module_of_ones_own_that_fails_is_named_before_any_work():
@@ -433,3 +612,41 @@ def test_a_module_of_ones_own_that_fails_is_named_before_any_work():
     for factory, message in cases:
         with pytest.raises(ValueError, match=re.escape(message)):
             mlcb.engine.build(mlcb.SimulationConfig(**fields(factory)))
+
+
+class _Returns(torch.nn.Module):
+    """A linear module whose forward returns ``self.shape(outputs)``."""
+
+    def __init__(self, input_dim, output_dim, shape):
+        super().__init__()
+        self.linear, self.shape = torch.nn.Linear(input_dim, output_dim), shape
+
+    def forward(self, x):
+        return self.shape(self.linear(x))
+
+
+def test_a_module_the_pool_cannot_train_is_named_before_any_work():
+    """Modules that passed the check on a batch of zeros and then stopped the run in its first
+    training step (a RuntimeError from torch.func.vmap, reported as a bug of mlcb on the command
+    line): dropout (a random operation), .item(); or that trained wrongly without a word: an aux
+    of one value per sample was broadcast against the members' losses."""
+    import functools
+
+    cases = [
+        (lambda y: torch.nn.functional.dropout(y, 0.5),
+         "experts[0]: the pool runs the module under torch.func.vmap, which raised RuntimeError: vmap: called random operation while in randomness error mode."),
+        (lambda y: y * y.sum().item(), "experts[0]: the pool runs the module under torch.func.vmap, which raised "
+         "RuntimeError: vmap: It looks like you're calling .item() on a Tensor."),
+        (lambda y: (y, y.sum(-1)), "experts[0]: the aux the module returns beside its outputs must be a scalar, got shape (2,)"),
+        (lambda y: (y, 0.0, 1.0), "experts[0]: the module must return a tensor of outputs or a pair (outputs, aux), got a tuple of 3"),
+        (lambda y: [y], "experts[0]: the module must return a tensor of outputs or a pair (outputs, aux), got a list"),
+    ]  # fmt: skip
+    good = ModuleExpert(functools.partial(_Returns, shape=lambda y: (y, 0.0)), device="cpu")
+    for shape, message in cases:
+        spec = ModuleExpert(functools.partial(_Returns, shape=shape), device="cpu")
+        config = mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(spec, good), budget=1, horizon=5)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            mlcb.engine.build(config)
+    mlcb.engine.build(
+        mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(good, good), budget=1, horizon=5)
+    )

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.moe.family import MOES
+from agents.moe.family import MOES, check_module, check_stream
 from agents.moe.network import (
     ADAM_BETAS,
     ADAM_EPS,
@@ -21,8 +21,9 @@ from agents.moe.network import (
     split_output,
     training_losses,
 )
-from agents.moe.specs import MoEExpert
+from agents.moe.specs import ModuleExpert, MoEExpert, aux_weight
 from agents.moe.torch_support import require_torch, resolve_device
+from mlcb import validation
 from mlcb.validation import InputError
 
 __all__ = ["TorchLearner"]
@@ -45,8 +46,9 @@ class TorchLearner:
     heuristic = True
 
     def __init__(self, spec: Any, smoothing: str = "ema", seed: int = 0) -> None:
-        if smoothing not in MOES.smoothing:
-            raise InputError(f"smoothing must be one of {MOES.smoothing}, got {smoothing!r}")
+        if not isinstance(spec, (MoEExpert, ModuleExpert)):
+            raise InputError(f"spec must be an MoEExpert or a ModuleExpert, got {validation.shown(spec)}")
+        validation.choice("smoothing", smoothing, MOES.smoothing)
         self.spec, self.smoothing, self.seed = spec, smoothing, int(seed)
         self.net: Any = None  # the torch module, built by reset
 
@@ -59,7 +61,21 @@ class TorchLearner:
 
     def optimal_loss(self, env: Any, env_params: Any) -> float:
         """The Bayes loss of the stream, the reference of the batched pool's family (a Python
-        expert's default would be the best expert in hindsight, :mod:`mlcb.engine.hindsight`)."""
+        expert's default would be the best expert in hindsight, :mod:`mlcb.engine.hindsight`).
+
+        Asked when a replication is built, before its first round: so it first refuses, in one
+        line, a stream other than the clustered one, a device torch does not see and a module of
+        one's own that does not fit the stream (the checks the batched pool makes of its members),
+        which would otherwise stop the run at its first training step."""
+        require_torch()  # without torch, the one line saying what to install, as it is
+        who = f"TorchLearner of {type(self.spec).__name__}"
+        check_stream(env, who)
+        try:
+            resolve_device(self.spec.device)
+        except InputError as error:
+            raise InputError(f"{who}: {error}") from None
+        if isinstance(self.spec, ModuleExpert):
+            check_module(self.spec, env, who)
         return float(env.optimal_loss(env_params, 0))
 
     def _build(self, data: Any) -> None:
@@ -106,7 +122,7 @@ class TorchLearner:
         torch = self.torch
         out, aux = split_output(self.net(self._tensor(data.x)[None]), self._tensor(0.0))
         smooth, stream = training_losses(out, self._tensor([data.y]), self.task, self.scale)
-        total = smooth.sum() + getattr(self.spec, "balance", 0.0) * aux
+        total = smooth.sum() + aux_weight(self.spec) * aux
         self.optimizer.zero_grad()
         total.backward()
         self.optimizer.step()

@@ -26,7 +26,7 @@ from agents.moe.network import (
     split_output,
     training_losses,
 )
-from agents.moe.specs import MoEExpert
+from agents.moe.specs import MoEExpert, aux_weight
 from agents.moe.torch_support import CPUThreads, require_torch, resolve_device
 from mlcb.learners import power_rate
 
@@ -84,7 +84,7 @@ class _Group:
         self.weight_decay = column([s.weight_decay for s in specs])
         self.ema = column([s.ema for s in specs])
         self.adam = torch.tensor([s.optimizer == "adam" for s in specs], device=device)
-        self.balance = column([getattr(s, "balance", 0.0) for s in specs])
+        self.balance = column([aux_weight(s) for s in specs])
 
     def forward(self, params: Any, x: Any, local: Any) -> tuple[Any, Any]:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -25,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from agents.moe.network import moe_shapes
-from agents.moe.torch_support import require_torch
+from agents.moe.torch_support import DEVICE_FORMS, DEVICE_MESSAGE, require_torch
 from agents.rates import Counts, Rate
 from mlcb import validation
 from mlcb.learners import power_rate
@@ -38,25 +39,69 @@ BACKENDS = ("bmm", "vmap")
 DTYPES = ("float32", "float64")
 
 
+def aux_weight(spec: Any) -> float:
+    """The weight of a member's auxiliary loss in its training loss: ``balance`` for an
+    :class:`MoEExpert` (its load-balancing term), 1 for a :class:`ModuleExpert` (the ``aux`` its
+    module returns is added as it is; a module that returns outputs alone adds zero)."""
+    return float(spec.balance) if isinstance(spec, MoEExpert) else 1.0
+
+
 def _check_common(spec: Any) -> None:
-    checks = (
-        ("lr", spec.lr, 0.0, math.inf),
-        ("weight_decay", spec.weight_decay, 0.0, math.inf),
-        ("ema", spec.ema, 0.0, 1.0),
-        ("beta", spec.beta, 0.0, math.inf),
-    )
-    for name, value, low, high in checks:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        if not (ok and low <= value <= high and (name not in ("lr", "beta") or value > 0)):
-            bound = f"(0, {high}]" if name in ("lr", "beta") else f"[{low}, {high}]"
-            raise InputError(f"{name} must be a number in {bound}, got {value!r}")
-    if spec.optimizer not in OPTIMIZERS:
-        raise InputError(f"optimizer must be one of {OPTIMIZERS}, got {spec.optimizer!r}")
-    if spec.dtype not in DTYPES:
-        raise InputError(f"dtype must be one of {DTYPES}, got {spec.dtype!r}")
+    """The fields every member shares, checked (and kept as plain Python values) on construction:
+    step size, weight decay, smoothing decay and rate constant, optimizer, dtype, threads and
+    device."""
+    _number(spec, "lr", validation.positive)
+    _number(spec, "weight_decay", validation.non_negative)
+    _number(spec, "ema", _unit_interval)
+    _number(spec, "beta", validation.positive)
+    validation.choice("optimizer", spec.optimizer, OPTIMIZERS)
+    _dtype(spec)
     _positive_int(spec, "threads")
-    if not isinstance(spec.device, str):
-        raise InputError(f"device must be a string ('auto', 'cpu', 'cuda'), got {spec.device!r}")
+    _device(spec)
+
+
+def _number(spec: Any, name: str, check: Any) -> None:
+    """``spec.name`` checked by ``check(name, value)`` (a real number, NumPy's included, never a
+    bool), and kept as a Python float unless it is one already or an int: a NumPy ``float32`` or a
+    ``Fraction`` becomes the float torch and the setting's description take, while ``1`` and
+    ``0.01`` stay as given (the setting's key is made from the fields as they are)."""
+    value = getattr(spec, name)
+    number = check(name, value)
+    if type(value) not in (int, float):
+        object.__setattr__(spec, name, number)
+
+
+def _unit_interval(name: str, value: Any) -> float:
+    """``value`` as a float in ``[0, 1]``, else an :class:`InputError` naming ``name``."""
+    if not (validation.is_real(value) and 0 <= value <= 1):
+        raise InputError(f"{name} must be a number in [0, 1], got {validation.shown(value)}")
+    return float(value)
+
+
+def _torch_object(value: Any, kind: str) -> bool:
+    """Whether ``value`` is a ``torch.device`` or ``torch.dtype`` (``kind``), told without
+    importing torch (a member is made, and checked, without it)."""
+    return type(value).__name__ == kind and type(value).__module__ == "torch"
+
+
+def _dtype(spec: Any) -> None:
+    """``spec.dtype`` checked against :data:`DTYPES`; ``torch.float32`` is kept as ``"float32"``."""
+    if _torch_object(spec.dtype, "dtype"):
+        object.__setattr__(spec, "dtype", str(spec.dtype).removeprefix("torch."))
+    if spec.dtype not in DTYPES:
+        raise InputError(f"dtype must be one of {DTYPES}, got {validation.shown(spec.dtype)}")
+
+
+def _device(spec: Any) -> None:
+    """``spec.device`` checked against :data:`DEVICE_FORMS`; a ``torch.device`` is kept as its
+    string (``torch.device("cuda", 1)``: ``"cuda:1"``). Whether torch sees the device is asked
+    when a pool is built (:func:`agents.moe.torch_support.resolve_device`)."""
+    device = spec.device
+    if _torch_object(device, "device"):
+        device = str(device)
+        object.__setattr__(spec, "device", device)
+    if not (isinstance(device, str) and DEVICE_FORMS.fullmatch(device)):
+        raise InputError(DEVICE_MESSAGE + validation.shown(device))
 
 
 def _positive_int(spec: Any, name: str) -> None:
@@ -111,7 +156,9 @@ class MoEExpert(_Member):
         ``"bmm"`` (grouped batched matrix products) or ``"vmap"`` (``torch.func.vmap`` of the
         one-member function); the same numbers, only the speed differs.
     device, dtype : str
-        ``"auto"``/``"cpu"``/``"cuda"``; ``"float32"`` or ``"float64"`` (the same for a pool).
+        ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` (a ``torch.device`` is kept as its
+        string); ``"float32"`` or ``"float64"`` (``torch.float32``, ``torch.float64`` too), the
+        same for every member of a pool.
     threads : int
         torch's CPU threads while the pool works (restored after each call). The default is 1:
         the tensors of one round are small, and more threads mostly cost synchronisation.
@@ -139,16 +186,9 @@ class MoEExpert(_Member):
         _positive_int(self, "top_k")
         if self.top_k > self.n_experts:
             raise InputError(f"top_k must be in [1, n_experts={self.n_experts}], got {self.top_k!r}")
-        if not (isinstance(self.balance, (int, float)) and math.isfinite(self.balance) and self.balance >= 0):
-            raise InputError(f"balance must be a finite number >= 0, got {self.balance!r}")
-        if not (
-            isinstance(self.init_scale, (int, float))
-            and math.isfinite(self.init_scale)
-            and self.init_scale > 0
-        ):
-            raise InputError(f"init_scale must be a finite number > 0, got {self.init_scale!r}")
-        if self.backend not in BACKENDS:
-            raise InputError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
+        _number(self, "balance", validation.non_negative)
+        _number(self, "init_scale", validation.positive)
+        validation.choice("backend", self.backend, BACKENDS)
         _check_common(self)
 
     def initial_parameters(self, input_dim: int, output_dim: int, generator: Any) -> dict:
@@ -201,14 +241,23 @@ class ModuleExpert(_Member):
                 "factory must be a callable factory(input_dim, output_dim) -> torch.nn.Module, "
                 f"got {self.factory!r}"
             )
-        if not self.architecture:  # names the factory in results and in the setting's key
+        if self.architecture == "":  # names the factory in results and in the setting's key
             label = f"{getattr(self.factory, '__module__', '?')}:{getattr(self.factory, '__qualname__', '?')}"
             object.__setattr__(self, "architecture", label)
+        if not (isinstance(self.architecture, str) and self.architecture.isprintable()):  # any length:
+            # the label made of a factory's module and qualified name may be long
+            raise InputError(
+                f"architecture must be a string of printable characters (no line breaks or control "
+                f"codes), got {validation.shown(self.architecture)}"
+            )
         _check_common(self)
 
     def build_module(self, input_dim: int, output_dim: int, seed: int) -> Any:
         """The module, its parameters initialised under ``seed`` (torch's global generator is
-        saved and restored around the constructor, so nothing outside changes)."""
+        saved and restored around the constructor, so nothing outside changes), as a float64 copy
+        of what the factory returns: a factory may hand out one module of one's own every time,
+        and it is then neither converted nor trained in place, nor shared between members and
+        replications."""
         torch = require_torch()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
@@ -221,7 +270,7 @@ class ModuleExpert(_Member):
             raise InputError(
                 f"factory's module {type(module).__name__} has buffers; members must hold parameters only"
             )
-        return module.to(torch.float64)
+        return copy.deepcopy(module).to(torch.float64)
 
     def initial_parameters(self, input_dim: int, output_dim: int, seed: int) -> dict:
         module = self.build_module(input_dim, output_dim, seed)

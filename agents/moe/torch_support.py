@@ -11,14 +11,29 @@ Examples
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from mlcb.validation import InputError
+from mlcb.validation import InputError, shown
 
-__all__ = ["TORCH_MESSAGE", "CPUThreads", "MissingTorch", "require_torch", "resolve_device"]
+__all__ = [
+    "DEVICE_FORMS",
+    "DEVICE_MESSAGE",
+    "TORCH_MESSAGE",
+    "CPUThreads",
+    "MissingTorch",
+    "require_torch",
+    "resolve_device",
+]
 
 #: What to install when torch is missing (one line).
 TORCH_MESSAGE = "mixture-of-experts pools need torch: pip install 'mlcb[torch]'"
+
+#: What a member's ``device`` may be (any other is refused on construction, before any work):
+#: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` (and ``"cpu:N"``, which torch reads as the CPU).
+DEVICE_FORMS = re.compile(r"auto|(cpu|cuda)(:[0-9]+)?")
+#: The start of the message that refuses a device of another form (here and in :func:`resolve_device`).
+DEVICE_MESSAGE = "device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got "
 
 
 class MissingTorch(ImportError, InputError):
@@ -45,7 +60,7 @@ def resolve_device(device: str) -> Any:
     except (RuntimeError, TypeError):
         chosen = None
     if chosen is None or chosen.type not in ("cpu", "cuda"):  # torch knows more kinds (mps, meta...)
-        raise InputError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+        raise InputError(DEVICE_MESSAGE + shown(device))
     if chosen.type == "cuda" and not torch.cuda.is_available():
         raise InputError(
             f"device {device!r} was asked for but torch sees no CUDA device; use 'auto' or 'cpu'"

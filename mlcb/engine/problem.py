@@ -21,6 +21,11 @@ from mlcb.validation import InputError, InputTypeError
 
 #: The round loops: ``"auto"`` takes the compiled one whenever it can run the problem.
 ENGINES = ("auto", "compiled", "python")
+#: Replications the Python engine advances together by default, in one pool
+#: (:mod:`mlcb.engine.python_loop`): enough to amortise one compiled call per round, few enough
+#: that a failure loses little and progress is reported often. The memory check of a family that
+#: counts its own parameters counts them for this many replications.
+DEFAULT_BLOCK = 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,7 +145,8 @@ def build(config: SimulationConfig) -> Problem:
     their sizes before anything is allocated), the environment's id and parameters, whether it can
     run the setting's horizon (``check_horizon``, where the environment has one), the policy's
     name and parameters, the memory of the environment built and of the pool's parameters
-    (``held_bytes``, where the family counts them), whether the experts can face the environment
+    (``held_bytes``, where the family counts them: for each of the replications the Python engine
+    runs at once, in one pool), whether the experts can face the environment
     (``family.check``), and the memory of the replications in flight beside the frames
     (:meth:`Problem.estimate`: the pool's and the policy's arrays measured on a few experts and
     extrapolated to the pool). Each failure is an :class:`~mlcb.validation.InputError` naming
@@ -187,8 +193,11 @@ def build(config: SimulationConfig) -> Problem:
     family.check(experts, env)
     held = getattr(family, "held_bytes", None)  # a family that counts its own parameters
     if callable(held):
-        needed, why = held(experts, env)
-        sizes.check_size("experts", needed, why)
+        needed, why = held(experts, env)  # for one replication; a block of them share one pool
+        together = min(config.replications, DEFAULT_BLOCK)
+        if together > 1 and needed:
+            why = f"{why}; {together} replications run at once, in one pool"
+        sizes.check_size("experts", needed * together, why)
     problem = Problem(config, env, policy, family)
     if problem.n_experts >= sizes.PROBE_FROM:  # a pool whose arrays may outgrow the frames
         size = problem.estimate()

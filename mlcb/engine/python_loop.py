@@ -37,17 +37,13 @@ from mlcb.engine import replications as _replications
 from mlcb.engine.batch import Batch
 from mlcb.engine.learners import LearnerPool
 from mlcb.engine.mixed import MixedPool
-from mlcb.engine.problem import Problem
+from mlcb.engine.problem import DEFAULT_BLOCK, Problem
 from mlcb.errors import class_name
 from mlcb.kernels import begin_round, deploy, select, train
 from mlcb.kernels.jit import JIT_DISABLED, JIT_OPTIONS, jit, uncached
 from mlcb.learners import LearnerFamily, MixedFamily
 from mlcb.storage.replications import ReferenceStore, Replication, load_parts
 from mlcb.validation import InputTypeError
-
-#: Replications advanced together by default: enough to amortise one compiled call per round,
-#: few enough that a failure loses little and progress is reported often.
-DEFAULT_BLOCK = 16
 
 
 def _compiled(function: Callable) -> tuple[Callable, Callable]:
