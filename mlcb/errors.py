@@ -91,12 +91,23 @@ class ExpertLossError(ExpertError, ValueError):
         )
 
 
+#: What a Python expert's own code may raise that the engine reports as an :class:`ExpertError`
+#: naming the expert: any ``Exception``, and ``SystemExit`` (a learner that calls ``sys.exit()``
+#: must not end the run, or the command, without a word). ``KeyboardInterrupt`` is left alone: an
+#: interrupt stays an interrupt, and what finished is kept.
+EXPERT_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
+
 def raised(
     error: BaseException, method: str, expert: int, expert_class: str, replication: int | None, round_: int
 ) -> ExpertError:
-    """An :class:`ExpertError` for an exception raised inside ``expert``'s ``method``."""
+    """An :class:`ExpertError` for an exception raised inside ``expert``'s ``method`` (one of
+    :data:`EXPERT_FAULTS`): ``learn raised ZeroDivisionError: division by zero``, ``learn raised
+    SystemExit: 3``, or the type alone when the exception says nothing (``sys.exit()``)."""
+    detail = str(error)
+    problem = f"{method} raised {type(error).__name__}"
     return ExpertError(
-        f"{method} raised {type(error).__name__}: {error}",
+        f"{problem}: {detail}" if detail else problem,
         expert=expert,
         expert_class=expert_class,
         replication=replication,

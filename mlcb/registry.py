@@ -309,7 +309,7 @@ def load_plugin(name: str) -> types.ModuleType:
         if error.name is not None and (name == error.name or name.startswith(error.name + ".")):
             raise InputError(f"plugin {name!r}: no such module (is its directory on PYTHONPATH?)") from error
         raise InputError(f"plugin {name!r} failed to import: {error}") from error
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # a module that parses arguments or exits on import
         raise InputError(f"plugin {name!r} failed to import: {type(error).__name__}: {error}") from error
     _PLUGINS[name] = module
     return module
@@ -330,7 +330,7 @@ def load_entry_points(group: str = PLUGIN_GROUP) -> list[str]:
             target = entry_point.load()
             if not isinstance(target, types.ModuleType) and callable(target):
                 target()
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             raise InputError(
                 f"plugin entry point {entry_point.name!r} ({entry_point.value}) of group {group!r} failed: "
                 f"{type(error).__name__}: {error}"

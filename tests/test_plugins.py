@@ -308,9 +308,15 @@ def test_toml_family_errors_are_one_line(isolated, tmp_path, capsys, family, mes
         ("my/plugin.py", "is not a module name such as my_families"),
         ("broken", "failed to import: ZeroDivisionError: division by zero"),
         ("needs", "failed to import: No module named 'missing_dependency_xyz'"),
+        # A module that exits on import (a script's sys.exit at its top level) ended the command
+        # with its own exit status and no word.
+        ("exits", "plugin 'plugin_"),
     ],
 )
 def test_plugin_errors_are_one_line(isolated, capsys, plugin, message):
+    if plugin == "exits":
+        plugin = isolated("import sys\n\nsys.exit(3)\n")
+        message = f"plugin {plugin!r} failed to import: SystemExit: 3"
     if plugin == "broken":
         plugin = isolated("x = 1 / 0\n")
     elif plugin == "needs":
