@@ -531,6 +531,39 @@ def test_the_regret_reference_pass_holds_losses_to_the_runs_rule_and_names_the_p
     )
 
 
+def test_learner_classes_that_differ_in_what_their_methods_close_over_are_told_apart():
+    """A class made by a function (its methods read the function's variables) or differing in a
+    method's default: the regret reference kept for one was reused for the other (a regret of 35
+    where the fresh run gives 0), and a resumed run would reuse its parts."""
+    from mlcb.engine import hindsight
+
+    def learner(prediction):
+        class Constant:
+            def learn(self, data, scale=1.0):
+                return data.loss(prediction * scale)
+
+            def deploy(self, data):
+                return data.loss(prediction)
+
+        return Constant
+
+    def run(prediction):
+        return mlcb.simulate(
+            env="mlcb/GLM-v0", experts=[learner(prediction)(), learner(prediction)()], budget=1,
+            horizon=50, replications=1, seed=0,
+        ).final()["regret"].to_numpy()  # fmt: skip
+
+    hindsight.clear()
+    run(0.0)
+    after = run(3.0)
+    hindsight.clear()
+    np.testing.assert_array_equal(after, run(3.0))
+    configs = [
+        mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=(learner(p)(),) * 2, budget=1) for p in (0.0, 3.0)
+    ]
+    assert configs[0].key() != configs[1].key()
+
+
 def test_finished_replications_are_kept_and_a_rerun_resumes(tmp_path, monkeypatch):
     from mlcb.kernels.seeding import stream_keys
     from mlcb.learners import seed_of
