@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import sys
+import threading
 
 import numpy as np
 import pytest
 
 from mlcb import engine, policies, presets
+from mlcb.testing import ConformanceError, check_expert
 from mlcb.testing.twins import core as twin
 
 # Each policy module brings a pure-Python twin; importing registers it.
@@ -118,3 +121,76 @@ def test_documented(name):
     doc = type(policy).__doc__ or ""
     assert len(doc) > 200, f"{name}: the class docstring should cite its paper and state its parameters"
     assert "Parameters" in doc
+
+
+# --- check_expert on Python learners whose own code fails ------------------------------------------
+class _FirstArm:
+    """Plays arm 0; ``fault`` names what goes wrong (nothing by default)."""
+
+    def __init__(self, fault: str = "") -> None:
+        self.fault, self.steps = fault, 0
+
+    def learn(self, data):
+        self.steps += 1
+        if self.fault == "learn" and self.steps == 3:
+            raise ZeroDivisionError("boom")
+        if self.fault == "exit" and self.steps == 2:
+            sys.exit(3)
+        if self.fault == "0d":  # a 0-d array is a number to the engine (docs/python-experts.md)
+            return np.array(data.loss(0)), np.array(1.0)
+        return data.loss(0)
+
+    def deploy(self, data):
+        if self.fault == "deploy":
+            raise KeyError("arm")
+        if self.fault == "0d":
+            return np.array(data.loss(0)), np.array(data.mean(0))
+        return data.loss(0), data.mean(0)
+
+
+class _SpawnFails(_FirstArm):
+    def spawn(self, seed):
+        raise RuntimeError("no copies")
+
+
+class _Locked(_FirstArm):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
+
+class _OptimalFails(_FirstArm):
+    def optimal_loss(self, env, env_params):
+        raise AttributeError("no optimum")
+
+
+@pytest.mark.parametrize(
+    "expert, message",
+    [
+        (_FirstArm("learn"), "expert _FirstArm: learn(data) at round 2 fails: ZeroDivisionError: boom"),
+        (_FirstArm("deploy"), "expert _FirstArm: deploy(data) at round 0 fails: KeyError: 'arm'"),
+        (_FirstArm("exit"), "expert _FirstArm: learn(data) at round 1 fails: SystemExit: 3"),
+        (_SpawnFails(), "expert _SpawnFails: spawn(0) fails: RuntimeError: no copies"),
+        (
+            _Locked(),
+            "expert _Locked: has no spawn(seed), and copy.deepcopy, which the engine uses to make each "
+            "replication's copy, fails: TypeError: cannot pickle '_thread.lock' object; define spawn(seed) "
+            "to return a fresh copy",
+        ),
+        (
+            _OptimalFails(),
+            "expert _OptimalFails: optimal_loss(env, env_params) fails: AttributeError: no optimum",
+        ),
+    ],
+)
+def test_check_expert_reports_a_failure_of_the_learners_own_code(expert, message):
+    """The learner's exceptions (a sys.exit() too) come out as a ConformanceError naming the method
+    and the round, not as its bare traceback (nor the end of the program)."""
+    with pytest.raises(ConformanceError) as caught:
+        check_expert(expert, "mlcb/Trap-v0", rounds=5, simulate=False)
+    assert str(caught.value) == message
+
+
+def test_check_expert_takes_what_the_engine_takes_as_a_loss():
+    """0-d arrays are numbers to the engine; the check failed such a learner."""
+    assert check_expert(_FirstArm("0d"), "mlcb/Trap-v0", rounds=5, simulate=False)
