@@ -50,6 +50,13 @@ class ExpertError(RuntimeError):
         super().__init__(f"expert {expert} ({expert_class}), {where}: {problem}")
 
 
+class PolicyError(RuntimeError):
+    """A meta-policy's ``select`` gave what the engine cannot index with (a training set larger
+    than its buffer, an expert index outside the pool, a deployed expert outside ``[-1, K)``):
+    the run stops at that round, naming the policy, rather than read or write outside its arrays.
+    What finished is kept, as for an :class:`ExpertError`."""
+
+
 class Fault(RuntimeError):
     """A fault of the machine or of a cluster, neither of mlcb nor of its input (a Dask scheduler
     that went away): the command line says what happened in one line, with exit status 1, and

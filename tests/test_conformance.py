@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import sys
 import threading
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import pytest
 
+import agents
+import mlcb
 from mlcb import engine, policies, presets
+from mlcb.errors import PolicyError
+from mlcb.kernels import implements, kernel
 from mlcb.testing import ConformanceError, check_expert
 from mlcb.testing.twins import core as twin
 
@@ -194,3 +200,78 @@ def test_check_expert_reports_a_failure_of_the_learners_own_code(expert, message
 def test_check_expert_takes_what_the_engine_takes_as_a_loss():
     """0-d arrays are numbers to the engine; the check failed such a learner."""
     assert check_expert(_FirstArm("0d"), "mlcb/Trap-v0", rounds=5, simulate=False)
+
+
+# --- the engines refuse a selection they cannot index with -----------------------------------------
+class _BreakingParams(NamedTuple):
+    n_experts: int
+    budget: int
+    mode: int
+
+
+class _BreakingState(NamedTuple):
+    pass
+
+
+_FAR_INDEX, _TOO_MANY, _FAR_DEPLOYED, _BELOW_DEPLOYED = range(4)
+
+
+@implements("select", _BreakingParams)
+@kernel
+def _breaking_select(params, state, stats, t, key, selected, widths):
+    """Trains experts 0 .. M - 1 and deploys expert 0, but from round 3 on breaks the contract."""
+    for j in range(params.budget):
+        selected[j] = j
+        widths[j] = math.nan
+    if t < 3:
+        return params.budget, 0
+    if params.mode == _FAR_INDEX:
+        selected[1] = params.n_experts
+    if params.mode == _TOO_MANY:
+        return params.budget + 1, 0
+    if params.mode == _FAR_DEPLOYED:
+        return params.budget, params.n_experts
+    if params.mode == _BELOW_DEPLOYED:
+        return params.budget, -2
+    return params.budget, 0
+
+
+@dataclasses.dataclass(frozen=True)
+class BreakingPolicy:
+    """A policy of one's own that breaks the selection contract from round 3 on (``mode``)."""
+
+    mode: int = _FAR_INDEX
+
+    has_certificate: ClassVar[bool] = False
+
+    def build(self, n_experts, budget, delta, horizon, optimal):
+        return _BreakingParams(n_experts, budget, self.mode), _BreakingState()
+
+
+@pytest.mark.parametrize("engine_name", ["compiled", "python"])
+@pytest.mark.parametrize(
+    "mode, problem",
+    [
+        (_FAR_INDEX, "select put expert 6 in the training set, not an index in [0, 6)"),
+        (_TOO_MANY, "select returned n_selected = 3, outside [0, 2] (selection_size = 2)"),
+        (_FAR_DEPLOYED, "select deployed 6; deploy an expert index in [0, 6) or -1 (Top-M)"),
+        (_BELOW_DEPLOYED, "select deployed -2; deploy an expert index in [0, 6) or -1 (Top-M)"),
+    ],
+)
+def test_the_engines_stop_a_policy_whose_selection_they_cannot_index_with(
+    monkeypatch, engine_name, mode, problem
+):
+    """Such a policy crashed the process (an index past the training set's buffer or the pool) or
+    ran on numbers read from outside the arrays (a deployed expert K or -2: no error, a regret of
+    -35); each engine now stops at the round, naming the policy."""
+    monkeypatch.setattr(policies.registry, "_entries", dict(policies.registry._entries))
+    policies.register("breaking-selection", f"{__name__}:BreakingPolicy")
+    with pytest.raises(PolicyError) as caught:
+        mlcb.simulate(
+            **SMALL_TRAP, env="mlcb/Trap-v0", experts=[agents.make("ucb1")] * 6, policy="breaking-selection",
+            policy_params={"mode": mode}, budget=2, horizon=10, replications=1, engine=engine_name,
+        )  # fmt: skip
+    assert str(caught.value) == (
+        f"policy breaking-selection (replication 0, round 3): {problem}; mlcb.testing.check_policy checks a "
+        "policy against its contract"
+    )
