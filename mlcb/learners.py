@@ -122,7 +122,7 @@ def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.n
 
 def _states_own(expert: Any, env: Any) -> bool:
     """Whether ``expert`` states its ``L_k*`` on ``env``: it has ``optimal_loss`` and, where it
-    says when (``states_optimal_loss(env)``, the river adapters: on real data), it does here."""
+    says when (``states_optimal_loss(env)``: on some environments only), it does here."""
     if not callable(getattr(expert, "optimal_loss", None)):
         return False
     states = getattr(expert, "states_optimal_loss", None)
@@ -137,12 +137,7 @@ def _own_optimal_loss(expert: Any, index: int, env: Any, env_params: Any) -> flo
         value = expert.optimal_loss(env, env_params)
     except EXPERT_FAULTS as error:
         raise raised(error, "optimal_loss", index, class_name(expert), None, 0) from error
-    number = None
-    if not isinstance(value, (str, bytes, np.str_, np.bytes_)) and value is not None:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = None
+    number = _number_or_none(value)
     if number is None or not 0.0 <= number <= 1.0:
         raise ExpertError(
             f"optimal_loss(env, env_params) returned {shown(value)}; L_k*, the least expected loss of its "
@@ -153,6 +148,30 @@ def _own_optimal_loss(expert: Any, index: int, env: Any, env_params: Any) -> flo
             round_=0,
         )
     return number
+
+
+def _environments_optimal_loss(env: Any, env_params: Any, k: int) -> float:
+    """The environment's ``optimal_loss(env_params, k)``: a number in ``[0, 1]``, else an
+    :class:`~mlcb.validation.InputError` naming the environment (``None`` was a bare ``TypeError``,
+    ``nan`` made every regret ``nan``); ``mlcb.testing.check_env`` checks the same."""
+    value = env.optimal_loss(env_params, k)
+    number = _number_or_none(value)
+    if number is None or not 0.0 <= number <= 1.0:
+        raise InputError(
+            f"environment {type(env).__name__}: optimal_loss(params, {k}) returned {shown(value)}; the least "
+            "expected loss of an expert must be a number in [0, 1]"
+        )
+    return number
+
+
+def _number_or_none(value: Any) -> float | None:
+    """``float(value)`` for a number (a 0-d array too), ``None`` for anything else (a string, ``None``)."""
+    if value is None or isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def seed_of(key: Any) -> int:
@@ -256,7 +275,7 @@ class LearnerFamily:
             if _states_own(expert, env):
                 values.append(_own_optimal_loss(expert, k, env, env_params))
             else:
-                values.append(float(env.optimal_loss(env_params, k)))
+                values.append(_environments_optimal_loss(env, env_params, k))
         return np.array(values)
 
     @staticmethod

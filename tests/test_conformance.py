@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 import agents
+import envs
 import mlcb
 from mlcb import engine, policies, presets
 from mlcb.errors import PolicyError
 from mlcb.kernels import implements, kernel
-from mlcb.testing import ConformanceError, check_expert
+from mlcb.testing import ConformanceError, check_env, check_expert
 from mlcb.testing.twins import core as twin
 
 # Each policy module brings a pure-Python twin; importing registers it.
@@ -275,3 +276,48 @@ def test_the_engines_stop_a_policy_whose_selection_they_cannot_index_with(
         f"policy breaking-selection (replication 0, round 3): {problem}; mlcb.testing.check_policy checks a "
         "policy against its contract"
     )
+
+
+# --- check_env on an environment whose own code fails ------------------------------------------------
+_GLM = type(envs.make("mlcb/GLM-v0"))
+
+
+class _FailingGLM(_GLM):
+    """The GLM stream whose ``fault`` method raises (or exits)."""
+
+    def __init__(self, fault: str, **params) -> None:
+        super().__init__(**params)
+        self.fault = fault
+
+    def build(self, seed, replication, horizon):
+        if self.fault == "build":
+            sys.exit(5)
+        return super().build(seed, replication, horizon)
+
+    def optimal_loss(self, params, expert):
+        if self.fault == "optimal_loss":
+            raise ZeroDivisionError("no optimum")
+        return super().optimal_loss(params, expert)
+
+    def round_data(self, params, state, t, expert):
+        if self.fault == "round_data" and t == 2:
+            raise KeyError("no row")
+        return super().round_data(params, state, t, expert)
+
+
+@pytest.mark.parametrize(
+    "fault, message",
+    [
+        ("build", "environment _FailingGLM: build(0, 0, 3) fails: SystemExit: 5"),
+        (
+            "optimal_loss",
+            "environment _FailingGLM: optimal_loss(params, 0) fails: ZeroDivisionError: no optimum",
+        ),
+        ("round_data", "environment _FailingGLM: round_data(params, state, 2, 0) fails: KeyError: 'no row'"),
+    ],
+)
+def test_check_env_reports_a_failure_of_the_environments_own_code(fault, message):
+    with pytest.raises(ConformanceError) as caught:
+        check_env(_FailingGLM(fault), gymnasium=False)
+    assert str(caught.value) == message
+

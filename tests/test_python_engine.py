@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import agents
+import envs
 import mlcb
 from mlcb import engine, policies, presets
 from mlcb.config import checkpoint_grid
@@ -529,6 +530,53 @@ def test_the_regret_reference_pass_holds_losses_to_the_runs_rule_and_names_the_p
     assert str(caught.value).startswith(f"expert 2 (Mean), replication 0, round 0: {message}"), str(
         caught.value
     )
+
+
+_GLM = type(envs.make("mlcb/GLM-v0"))
+
+
+class BrokenGLM(_GLM):
+    """The GLM stream with an environment's fault of one's own: ``fault`` says which."""
+
+    def __init__(self, fault: str = "round_data", **params) -> None:
+        super().__init__(**params)
+        self.fault = fault
+
+    def round_data(self, params, state, t, expert):
+        if self.fault == "round_data" and t == 2:
+            raise KeyError("no row")
+        return super().round_data(params, state, t, expert)
+
+    def optimal_loss(self, params, expert):
+        return {"optimal-none": None, "optimal-nan": math.nan}.get(self.fault, 0.5)
+
+
+@pytest.mark.parametrize(
+    "fault, pool, error, message",
+    [
+        # the environment's round_data raising was reported as the learner's own fault
+        ("round_data", [StatedMean(), StatedMean()], ExpertError,
+         "expert 1 (StatedMean), replication 0, round 2: the environment's round_data (for deploy) raised "
+         "KeyError: 'no row'"),
+        ("round_data", [Mean(), Mean()], ExpertError,
+         "expert 0 (Mean), replication 0, round 2: the environment's round_data (for learn, regret reference) "
+         "raised KeyError: 'no row'"),
+        # None was a bare TypeError; nan made the regret nan where the environment's L_k* is read
+        ("optimal-none", [Mean(), Mean()], InputError,
+         "environment BrokenGLM: optimal_loss(params, 0) returned None; the least expected loss of an expert "
+         "must be a number in [0, 1]"),
+        ("optimal-nan", [Mean(), Mean()], InputError, "environment BrokenGLM: optimal_loss(params, 0) returned nan"),
+    ],
+)  # fmt: skip
+def test_an_environments_own_faults_are_its_own(monkeypatch, fault, pool, error, message):
+    monkeypatch.setattr(envs.registry, "_entries", dict(envs.registry._entries))
+    envs.register("test/BrokenGLM-v0", f"{__name__}:BrokenGLM")
+    with pytest.raises(error) as caught:
+        mlcb.simulate(
+            env="test/BrokenGLM-v0", env_params={"fault": fault}, experts=pool, policy="round-robin", budget=1,
+            horizon=5, replications=1, seed=0,
+        )  # fmt: skip
+    assert str(caught.value).startswith(message), str(caught.value)
 
 
 def test_learner_classes_that_differ_in_what_their_methods_close_over_are_told_apart():

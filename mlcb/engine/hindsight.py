@@ -307,6 +307,27 @@ def _training_loss(out: Any, index: int, expert: Any, replication: int, t: int) 
     return number
 
 
+def _round_data(
+    env: Any,
+    params: Any,
+    state: Any,
+    t: int,
+    k: int,
+    who: int,
+    experts: list,
+    named: list[int],
+    replication: int,
+) -> Any:
+    """The environment's round data asked for expert ``k``; what it raises is the environment's
+    fault, located by the expert ``experts[who]`` (pool index ``named[who]``) it was asked for,
+    the replication and the round."""
+    try:
+        return env.round_data(params, state, t, k)
+    except EXPERT_FAULTS as error:
+        where = "the environment's round_data (for learn, regret reference)"
+        raise raised(error, where, named[who], class_name(experts[who]), replication, t) from error
+
+
 def _python_pass(
     indices: list[int],
     experts: list,
@@ -326,10 +347,12 @@ def _python_pass(
     shared = bool(getattr(env, "round_data_shared", False))  # one object per round for every expert
     for t in range(int(horizon) + 1):
         begin_round(params, state, t)
-        data = env.round_data(params, state, t, 0) if shared else None
+        first = indices[0]
+        data = _round_data(env, params, state, t, 0, first, experts, named, replication) if shared else None
         for k, learner in copies.items():
+            item = data if shared else _round_data(env, params, state, t, k, k, experts, named, replication)
             try:
-                out = learner.learn(data if shared else env.round_data(params, state, t, k))
+                out = learner.learn(item)
             except ExpertError:
                 raise
             except EXPERT_FAULTS as error:

@@ -136,7 +136,13 @@ class LearnerPool:
         try:
             return self._round_data(params, state, t, k)
         except EXPERT_FAULTS as error:
-            raise raised(error, method, k, self._classes[k], self._replications[r], t) from error
+            raise self._round_data_fault(error, method, k, r, t) from error
+
+    def _round_data_fault(self, error: BaseException, method: str, k: int, r: int, t: int) -> ExpertError:
+        """The environment's ``round_data`` failed when asked for expert ``k``'s ``method``: the
+        fault is the environment's, located by the expert, replication and round it was asked for."""
+        where = f"the environment's round_data (for {method})"
+        return raised(error, where, k, self._classes[k], self._replications[r], t)
 
     def _shared_round(self, t: int, rows: list, counts: list, method: str) -> list:
         """Every replication's round data at ``t`` (an environment whose round data is shared by
@@ -272,8 +278,14 @@ class LearnerPool:
         for r, (learners, data, row, count, t_row, t_count, steps, params, state) in enumerate(block):
             for j in range(count):
                 k = row[j]
+                item = data
+                if item is None:
+                    try:
+                        item = fetch(params, state, t, k)
+                    except EXPERT_FAULTS as error:
+                        raise self._round_data_fault(error, "deploy", k, r, t) from error
                 try:
-                    out = learners[k].deploy(fetch(params, state, t, k) if data is None else data)
+                    out = learners[k].deploy(item)
                 except ExpertError:
                     raise
                 except EXPERT_FAULTS as error:
@@ -290,8 +302,14 @@ class LearnerPool:
                     self._store_slowly(d_loss, d_value, i, loss, value, "deploy", out, k, r, t)
             for j in range(t_count):
                 k = t_row[j]
+                item = data
+                if item is None:
+                    try:
+                        item = fetch(params, state, t, k)
+                    except EXPERT_FAULTS as error:
+                        raise self._round_data_fault(error, "learn", k, r, t) from error
                 try:
-                    out = learners[k].learn(fetch(params, state, t, k) if data is None else data)
+                    out = learners[k].learn(item)
                 except ExpertError:
                     raise
                 except EXPERT_FAULTS as error:

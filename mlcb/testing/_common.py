@@ -99,6 +99,8 @@ def _raising(what: str, fix: str | None = None, *, first_line: bool = False) -> 
     line with ``first_line``: Numba's typing errors run over many lines)."""
     try:
         yield
+    except ConformanceError:  # a check inside found a violation: it says so itself
+        raise
     except (Exception, SystemExit) as error:  # noqa: BLE001 (a user's code, Numba's typing errors; sys.exit)
         detail = _first_line(error) if first_line else str(error)
         suffix = f"; {fix}" if fix else ""
