@@ -321,3 +321,48 @@ def test_check_env_reports_a_failure_of_the_environments_own_code(fault, message
         check_env(_FailingGLM(fault), gymnasium=False)
     assert str(caught.value) == message
 
+
+class _HandsOnItsList(_FirstArm):
+    """spawn forgets to copy: every replication's copy appends to one list."""
+
+    def __init__(self, played=None) -> None:
+        super().__init__()
+        self.played = [] if played is None else played
+
+    def spawn(self, seed):
+        return _HandsOnItsList(self.played)
+
+    def learn(self, data):
+        self.played.append(1)
+        return data.loss(len(self.played) % 2)
+
+
+class _CountsInItsClass(_FirstArm):
+    """A class attribute as state: every deep copy shares it."""
+
+    counts = [0]
+
+    def learn(self, data):
+        self.counts[0] += 1
+        return data.loss(self.counts[0] % 2)
+
+
+@pytest.mark.parametrize(
+    ("expert", "made"),
+    [
+        (_HandsOnItsList(), "spawn(0), played side by side on the same rounds, return other losses than one copy "
+         "played alone: spawn(0) is not deterministic, or"),
+        (_CountsInItsClass(), "copy.deepcopy, played side by side on the same rounds, return other losses than one "
+         "copy played alone:"),
+    ],
+)  # fmt: skip
+def test_check_expert_fails_copies_that_share_state(expert, made):
+    """Copies sharing state made every replication's numbers depend on the others'; one passed the
+    check, the other failed it blaming deploy."""
+    with pytest.raises(ConformanceError) as caught:
+        check_expert(expert, "mlcb/Trap-v0", rounds=10, simulate=False)
+    assert str(caught.value) == (
+        f"expert {type(expert).__name__}: two copies made by {made} the copies share state (a class attribute, "
+        "a list or array handed to every copy, a global random generator); give every copy its own state, "
+        "seeded from spawn(seed)"
+    )

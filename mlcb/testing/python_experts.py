@@ -212,6 +212,10 @@ def _check_python_expert(who, expert, env, seed, rounds, n_experts) -> None:
             _fail(who, f"spawn({s}) changed the expert it was called on; spawn must only make a copy")
         return child
 
+    # every replication's copy holds its own state (before the other checks, whose messages would
+    # blame deploy for what is state shared between copies)
+    _check_copies_are_independent(who, fresh, env, seed, rounds)
+
     # learn and deploy, round after round, with every check
     learner = fresh(seed)
     stream = _Stream(who, env, seed)
@@ -288,6 +292,35 @@ def _check_python_expert(who, expert, env, seed, rounds, n_experts) -> None:
         with _raising(f"{who}: optimal_loss(env, env_params) fails"):
             value = optimal(env, params)
         _check_unit(who, _number(value), "optimal_loss(env, env_params)", "an optimal loss")
+
+
+def _check_copies_are_independent(who: str, fresh: Any, env: Any, seed: int, rounds: int) -> None:
+    """Two fresh copies played in lockstep on the same rounds (deploy then learn, one copy after
+    the other, as the engine plays the copies of several replications) must each return what one
+    copy played alone returns: the engine runs replications side by side, so copies that share
+    state (a class attribute, a list that ``spawn`` hands on, a global random generator) would
+    make every replication's numbers depend on the others'."""
+    alone = _replay(who, fresh(seed), env, seed, rounds)
+    first, second = fresh(seed), fresh(seed)
+    stream = _Stream(who, env, seed)
+    played: tuple[list, list] = ([], [])
+    for t in range(rounds):
+        data = stream.next()
+        for learner, outputs in zip((first, second), played):
+            outputs.append(_call(who, learner, "deploy", data, t))
+            outputs.append(_call(who, learner, "learn", data, t))
+    for outputs in played:
+        if not _outputs_equal(alone, outputs):
+            spawned = callable(getattr(first, "spawn", None))
+            made = f"spawn({seed})" if spawned else "copy.deepcopy"
+            either = f"spawn({seed}) is not deterministic, or " if spawned else ""
+            _fail(
+                who,
+                f"two copies made by {made}, played side by side on the same rounds, return other losses "
+                f"than one copy played alone: {either}the copies share state (a class attribute, a list or "
+                "array handed to every copy, a global random generator); give every copy its own state, "
+                "seeded from spawn(seed)",
+            )
 
 
 def _check_deploy_leaves_learning(who, before, after, env, seed, t, horizon=10) -> None:
