@@ -218,9 +218,20 @@ class Registry:
         """Build the object registered as ``name`` with its defaults updated by ``params``; a
         ``ValueError`` or ``TypeError`` its constructor raises for ``params`` comes out as an
         :class:`~mlcb.validation.InputError` (an ``InputTypeError`` for a ``TypeError``) with the
-        same message."""
+        same message. A registered default that the class takes no parameter for is refused
+        naming the registration (the caller, who passed none of it, cannot fix it)."""
         entry = self.entry(name)
-        return build(entry.load(), {**entry.defaults, **params})
+        factory = entry.load()
+        try:  # a default the class does not take is the registration's fault, not the caller's
+            check_parameters(
+                factory, {key: value for key, value in entry.defaults.items() if key not in params}
+            )
+        except InputTypeError as error:
+            raise InputTypeError(
+                f"{self.kind} {shown(name)} is registered as {shown(entry.entry_point, 80)} with a default "
+                f"it does not take: {error} (fix the plugin's register call)"
+            ) from None
+        return build(factory, {**entry.defaults, **params})
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries

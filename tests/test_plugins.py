@@ -23,6 +23,7 @@ import agents
 from mlcb import cli, policies, registry
 from mlcb.config.toml import load_toml
 from mlcb.storage.results import load as mlcb_load
+from mlcb.validation import InputTypeError
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "compiled-families.md"
@@ -569,3 +570,43 @@ def test_a_name_with_control_characters_is_refused_and_summaries_are_listed_esca
     assert cli.main(["list", "--plugin", name]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "calm             a\\x1b[2Jb" in out
+
+
+def test_a_registered_default_the_class_does_not_take_names_the_registration(isolated, tmp_path, capsys):
+    """A plugin's register call with a misspelt default: the error blamed the caller
+    ("policy_params: MLCB has no parameter 'bonus_scal'" for a run that gave no policy_params)."""
+    agents.register("wide-typo", "agents.bandits:UCB1", cc=4.0)
+    with pytest.raises(InputTypeError) as caught:
+        agents.make("wide-typo")
+    assert str(caught.value) == (
+        "expert 'wide-typo' is registered as 'agents.bandits:UCB1' with a default it does not take: UCB1 has no "
+        "parameter 'cc'; its parameters: c, rate, rate_coef, rate_scale (fix the plugin's register call)"
+    )
+    with pytest.raises(
+        InputTypeError, match=r"^UCB1 has no parameters 'cc', 'd'; "
+    ):  # the caller's own key: theirs
+        agents.make("wide-typo", d=1.0, cc=1.0)
+    name = isolated(
+        'from mlcb import policies\n\npolicies.register("typo-mlcb", "mlcb.policies.m_lcb:MLCB", bonus_scal=2)\n'
+    )
+    assert (
+        cli.main(
+            [
+                "run",
+                "trap",
+                "--policy",
+                "typo-mlcb",
+                "--budget",
+                "2",
+                "--plugin",
+                name,
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 2
+    )
+    assert (
+        "policy 'typo-mlcb' is registered as 'mlcb.policies.m_lcb:MLCB' with a default it does not take"
+        in (capsys.readouterr().err)
+    )
