@@ -278,6 +278,16 @@ def test_the_engines_stop_a_policy_whose_selection_they_cannot_index_with(
     )
 
 
+def test_the_compiled_loop_checks_the_selections_of_policies_of_ones_own_only():
+    """The check after every select is a sixth of a round's instructions on the trap: the compiled
+    loop keeps it for a policy of one's own, and leaves it out for mlcb's policies, whose
+    selections test_testing's conformance checks hold to the contract."""
+    from mlcb.engine.replications import checks_selection
+
+    assert not any(checks_selection(policies.make(name)) for name in policies.names())
+    assert checks_selection(BreakingPolicy())
+
+
 # --- check_env on an environment whose own code fails ------------------------------------------------
 _GLM = type(envs.make("mlcb/GLM-v0"))
 

@@ -116,18 +116,26 @@ def build_common(
         keys.policy,
         keys.deploy,
     )
-    record = new_record(checkpoints, n_experts, width, min(trace_rounds, horizon), order)
+    record = new_record(
+        checkpoints, n_experts, width, min(trace_rounds, horizon), order, checks_selection(problem.policy)
+    )
     stats = new_stats(n_experts)
     return Built(env_params, env_state, keys, policy_params, policy_state, stats, accounting, record)
 
 
 def new_record(
-    checkpoints: np.ndarray, n_experts: int, width: int, trace_rounds: int, order: np.ndarray
+    checkpoints: np.ndarray,
+    n_experts: int,
+    width: int,
+    trace_rounds: int,
+    order: np.ndarray,
+    checked: bool = True,
 ) -> compiled_loop.Record:
     """A zeroed :class:`~mlcb.engine.compiled_loop.Record` of one replication: ``checkpoints``
     (C,), ``n_experts`` K, ``width`` the most experts trained in a round, ``trace_rounds`` rounds
     of trace, ``order`` the pool index of each expert in identity order (:func:`identity_order`;
-    stored empty when it is ``0 .. K-1``)."""
+    stored empty when it is ``0 .. K-1``), ``checked`` whether the round loop checks the policy's
+    every selection (:func:`checks_selection`)."""
     c = len(checkpoints)
     ordered = bool(np.any(order != np.arange(n_experts)))
     return compiled_loop.Record(
@@ -152,8 +160,16 @@ def new_record(
         exceeded=np.zeros(1, dtype=np.int64),
         error=np.zeros(4),
         order=order if ordered else np.zeros(0, dtype=np.int64),
-        paths=compiled_loop.LoopPaths(ordered=ordered),
+        paths=compiled_loop.LoopPaths(ordered=ordered, checked=bool(checked)),
     )
+
+
+def checks_selection(policy: Any) -> bool:
+    """Whether the compiled round loop checks every selection of ``policy``
+    (:func:`~mlcb.engine.compiled_loop.selection_fault`): for a policy of one's own, not for the
+    policies mlcb ships (:mod:`mlcb.policies`), whose selections its tests check, since the check
+    is a sixth of a round's instructions on the trap."""
+    return not type(policy).__module__.startswith("mlcb.policies")
 
 
 class CompiledReplication(NamedTuple):
