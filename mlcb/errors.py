@@ -50,6 +50,13 @@ class ExpertError(RuntimeError):
         super().__init__(f"expert {expert} ({expert_class}), {where}: {problem}")
 
 
+class PolicyError(RuntimeError):
+    """A meta-policy's ``select`` gave what the engine cannot index with (a training set larger
+    than its buffer, an expert index outside the pool, a deployed expert outside ``[-1, K)``):
+    the run stops at that round, naming the policy, rather than read or write outside its arrays.
+    What finished is kept, as for an :class:`ExpertError`."""
+
+
 class Fault(RuntimeError):
     """A fault of the machine or of a cluster, neither of mlcb nor of its input (a Dask scheduler
     that went away): the command line says what happened in one line, with exit status 1, and
@@ -91,12 +98,23 @@ class ExpertLossError(ExpertError, ValueError):
         )
 
 
+#: What a Python expert's own code may raise that the engine reports as an :class:`ExpertError`
+#: naming the expert: any ``Exception``, and ``SystemExit`` (a learner that calls ``sys.exit()``
+#: must not end the run, or the command, without a word). ``KeyboardInterrupt`` is left alone: an
+#: interrupt stays an interrupt, and what finished is kept.
+EXPERT_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
+
 def raised(
     error: BaseException, method: str, expert: int, expert_class: str, replication: int | None, round_: int
 ) -> ExpertError:
-    """An :class:`ExpertError` for an exception raised inside ``expert``'s ``method``."""
+    """An :class:`ExpertError` for an exception raised inside ``expert``'s ``method`` (one of
+    :data:`EXPERT_FAULTS`): ``learn raised ZeroDivisionError: division by zero``, ``learn raised
+    SystemExit: 3``, or the type alone when the exception says nothing (``sys.exit()``)."""
+    detail = str(error)
+    problem = f"{method} raised {type(error).__name__}"
     return ExpertError(
-        f"{method} raised {type(error).__name__}: {error}",
+        f"{problem}: {detail}" if detail else problem,
         expert=expert,
         expert_class=expert_class,
         replication=replication,

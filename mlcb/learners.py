@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from mlcb.errors import class_name
-from mlcb.validation import InputError
+from mlcb.errors import EXPERT_FAULTS, ExpertError, class_name, raised
+from mlcb.validation import InputError, shown
 
 #: The default rate of a Python expert that declares none: ``(beta, alpha) = (1, 1/2)``.
 DEFAULT_RATE = (1.0, 0.5)
@@ -97,7 +97,14 @@ def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.n
     True
     """
     counts = np.asarray(n, dtype=np.float64)
-    values = np.asarray(_rate_spec(expert, index)(counts, delta_prime), dtype=np.float64)
+    rate = _rate_spec(expert, index)
+    try:
+        values = np.asarray(rate(counts, delta_prime), dtype=np.float64)
+    except EXPERT_FAULTS as error:
+        raise InputError(
+            f"experts[{index}]: rate of {class_name(expert)} raised {type(error).__name__}: {error}; it is "
+            "called as rate(n, delta_prime) with an array of counts n and must return their rates"
+        ) from error
     if values.shape != counts.shape:
         raise InputError(
             f"experts[{index}]: rate of {class_name(expert)} returned shape {values.shape} for counts of "
@@ -115,11 +122,56 @@ def rate_values(expert: Any, n: Any, delta_prime: float, index: int = 0) -> np.n
 
 def _states_own(expert: Any, env: Any) -> bool:
     """Whether ``expert`` states its ``L_k*`` on ``env``: it has ``optimal_loss`` and, where it
-    says when (``states_optimal_loss(env)``, the river adapters: on real data), it does here."""
+    says when (``states_optimal_loss(env)``: on some environments only), it does here."""
     if not callable(getattr(expert, "optimal_loss", None)):
         return False
     states = getattr(expert, "states_optimal_loss", None)
     return bool(states(env)) if callable(states) else True
+
+
+def _own_optimal_loss(expert: Any, index: int, env: Any, env_params: Any) -> float:
+    """``expert.optimal_loss(env, env_params)``, its ``L_k*``: a number in ``[0, 1]`` (the least
+    expected loss of its model class), else an :class:`~mlcb.errors.ExpertError` naming the
+    expert (a ``nan`` or a value outside ``[0, 1]`` would make every regret ``nan`` or wrong)."""
+    try:
+        value = expert.optimal_loss(env, env_params)
+    except EXPERT_FAULTS as error:
+        raise raised(error, "optimal_loss", index, class_name(expert), None, 0) from error
+    number = _number_or_none(value)
+    if number is None or not 0.0 <= number <= 1.0:
+        raise ExpertError(
+            f"optimal_loss(env, env_params) returned {shown(value)}; L_k*, the least expected loss of its "
+            "model class, must be a number in [0, 1]",
+            expert=index,
+            expert_class=class_name(expert),
+            replication=None,
+            round_=0,
+        )
+    return number
+
+
+def _environments_optimal_loss(env: Any, env_params: Any, k: int) -> float:
+    """The environment's ``optimal_loss(env_params, k)``: a number in ``[0, 1]``, else an
+    :class:`~mlcb.validation.InputError` naming the environment (``None`` was a bare ``TypeError``,
+    ``nan`` made every regret ``nan``); ``mlcb.testing.check_env`` checks the same."""
+    value = env.optimal_loss(env_params, k)
+    number = _number_or_none(value)
+    if number is None or not 0.0 <= number <= 1.0:
+        raise InputError(
+            f"environment {type(env).__name__}: optimal_loss(params, {k}) returned {shown(value)}; the least "
+            "expected loss of an expert must be a number in [0, 1]"
+        )
+    return number
+
+
+def _number_or_none(value: Any) -> float | None:
+    """``float(value)`` for a number (a 0-d array too), ``None`` for anything else (a string, ``None``)."""
+    if value is None or isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def seed_of(key: Any) -> int:
@@ -128,10 +180,35 @@ def seed_of(key: Any) -> int:
     return int(key) & 0xFFFFFFFF
 
 
-def spawn(expert: Any, seed: int) -> Any:
-    """A fresh copy of ``expert`` for one replication: ``expert.spawn(seed)`` or a deep copy."""
+def spawn(expert: Any, seed: int, index: int = 0, replication: int | None = None) -> Any:
+    """A fresh copy of ``expert`` (``experts[index]``) for replication ``replication``:
+    ``expert.spawn(seed)`` or a deep copy. What goes wrong is an :class:`~mlcb.errors.ExpertError`
+    naming the expert (at round 0, before its first update): ``spawn`` raised, or returned
+    something without ``learn`` and ``deploy``; or the expert has no ``spawn`` and cannot be deep
+    copied (it holds a lock, a file, a connection), when the message says to define ``spawn``."""
     make = getattr(expert, "spawn", None)
-    return make(seed) if callable(make) else copy.deepcopy(expert)
+    try:
+        copied = make(seed) if callable(make) else copy.deepcopy(expert)
+    except EXPERT_FAULTS as error:
+        if callable(make):
+            raise raised(error, "spawn", index, class_name(expert), replication, 0) from error
+        raise ExpertError(
+            f"it has no spawn(seed), and copy.deepcopy, which makes each replication's copy, raised "
+            f"{type(error).__name__}: {error}; define spawn(seed) to return a fresh copy",
+            expert=index,
+            expert_class=class_name(expert),
+            replication=replication,
+            round_=0,
+        ) from error
+    if not (callable(getattr(copied, "learn", None)) and callable(getattr(copied, "deploy", None))):
+        raise ExpertError(
+            f"spawn(seed) returned {shown(copied)}, not a learner with learn(data) and deploy(data)",
+            expert=index,
+            expert_class=class_name(expert),
+            replication=replication,
+            round_=0,
+        )
+    return copied
 
 
 _GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
@@ -195,8 +272,10 @@ class LearnerFamily:
         replaces those :meth:`in_hindsight` by the best expert in hindsight)."""
         values = []
         for k, expert in enumerate(experts):
-            own = expert.optimal_loss if _states_own(expert, env) else None
-            values.append(float(own(env, env_params)) if own else float(env.optimal_loss(env_params, k)))
+            if _states_own(expert, env):
+                values.append(_own_optimal_loss(expert, k, env, env_params))
+            else:
+                values.append(_environments_optimal_loss(env, env_params, k))
         return np.array(values)
 
     @staticmethod

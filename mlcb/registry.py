@@ -218,9 +218,20 @@ class Registry:
         """Build the object registered as ``name`` with its defaults updated by ``params``; a
         ``ValueError`` or ``TypeError`` its constructor raises for ``params`` comes out as an
         :class:`~mlcb.validation.InputError` (an ``InputTypeError`` for a ``TypeError``) with the
-        same message."""
+        same message. A registered default that the class takes no parameter for is refused
+        naming the registration (the caller, who passed none of it, cannot fix it)."""
         entry = self.entry(name)
-        return build(entry.load(), {**entry.defaults, **params})
+        factory = entry.load()
+        try:  # a default the class does not take is the registration's fault, not the caller's
+            check_parameters(
+                factory, {key: value for key, value in entry.defaults.items() if key not in params}
+            )
+        except InputTypeError as error:
+            raise InputTypeError(
+                f"{self.kind} {shown(name)} is registered as {shown(entry.entry_point, 80)} with a default "
+                f"it does not take: {error} (fix the plugin's register call)"
+            ) from None
+        return build(factory, {**entry.defaults, **params})
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -309,7 +320,7 @@ def load_plugin(name: str) -> types.ModuleType:
         if error.name is not None and (name == error.name or name.startswith(error.name + ".")):
             raise InputError(f"plugin {name!r}: no such module (is its directory on PYTHONPATH?)") from error
         raise InputError(f"plugin {name!r} failed to import: {error}") from error
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # a module that parses arguments or exits on import
         raise InputError(f"plugin {name!r} failed to import: {type(error).__name__}: {error}") from error
     _PLUGINS[name] = module
     return module
@@ -330,7 +341,7 @@ def load_entry_points(group: str = PLUGIN_GROUP) -> list[str]:
             target = entry_point.load()
             if not isinstance(target, types.ModuleType) and callable(target):
                 target()
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             raise InputError(
                 f"plugin entry point {entry_point.name!r} ({entry_point.value}) of group {group!r} failed: "
                 f"{type(error).__name__}: {error}"

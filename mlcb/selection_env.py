@@ -50,7 +50,8 @@ class BudgetedSelectionEnv(gym.Env):
         Passed to the preset (``horizon``, ``seed``, ``env_params``, ``experts``, ...).
     replication : int
         The replication of the simulation that ``reset(seed=...)`` plays (default 0); a
-        ``reset()`` without a seed plays the next one.
+        ``reset()`` without a seed plays the next one, and ``reset(options={"replication": r})``
+        replication ``r``.
     warm_start : bool
         Train every expert once before the first step, as M-LCB's warm start (default True).
 
@@ -177,12 +178,27 @@ class BudgetedSelectionEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start an episode: replication ``replication`` of the simulation seeded ``seed``, or,
-        without a seed, the next replication of the current one."""
+        without a seed, the next replication of the current one; ``options={"replication": r}``
+        plays replication ``r`` instead (as the package's environments read it). Any other option
+        is refused by name: it would be ignored."""
+        from mlcb import validation
+
+        options = {} if options is None else options
+        if not isinstance(options, dict) or set(options) - {"replication"}:
+            raise InputError(
+                f"options may hold only 'replication' (the replication to play, an integer >= 0), got "
+                f"{validation.shown(options)}"
+            )
+        asked = options.get("replication")
+        if asked is not None:
+            asked = validation.integer("options['replication']", asked, minimum=0)
         super().reset(seed=seed)
         if seed is not None:
             self._seed, self._episode = int(seed), self.replication
         else:
             self._episode = self.replication if self._episode is None else self._episode + 1
+        if asked is not None:
+            self._episode = asked
         self._build(self._seed, int(self._episode))
         return self._observation(), self._info()
 

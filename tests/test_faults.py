@@ -21,6 +21,7 @@ import pytest
 import agents
 import envs
 import mlcb
+import mlcb.config.toml
 from mlcb import cli, policies, validation
 from mlcb.config import SimulationConfig
 from mlcb.errors import CertificateWarning, ExpertError

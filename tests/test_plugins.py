@@ -23,6 +23,7 @@ import agents
 from mlcb import cli, policies, registry
 from mlcb.config.toml import load_toml
 from mlcb.storage.results import load as mlcb_load
+from mlcb.validation import InputTypeError
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "compiled-families.md"
@@ -308,9 +309,15 @@ def test_toml_family_errors_are_one_line(isolated, tmp_path, capsys, family, mes
         ("my/plugin.py", "is not a module name such as my_families"),
         ("broken", "failed to import: ZeroDivisionError: division by zero"),
         ("needs", "failed to import: No module named 'missing_dependency_xyz'"),
+        # A module that exits on import (a script's sys.exit at its top level) ended the command
+        # with its own exit status and no word.
+        ("exits", "plugin 'plugin_"),
     ],
 )
 def test_plugin_errors_are_one_line(isolated, capsys, plugin, message):
+    if plugin == "exits":
+        plugin = isolated("import sys\n\nsys.exit(3)\n")
+        message = f"plugin {plugin!r} failed to import: SystemExit: 3"
     if plugin == "broken":
         plugin = isolated("x = 1 / 0\n")
     elif plugin == "needs":
@@ -563,3 +570,43 @@ def test_a_name_with_control_characters_is_refused_and_summaries_are_listed_esca
     assert cli.main(["list", "--plugin", name]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "calm             a\\x1b[2Jb" in out
+
+
+def test_a_registered_default_the_class_does_not_take_names_the_registration(isolated, tmp_path, capsys):
+    """A plugin's register call with a misspelt default: the error blamed the caller
+    ("policy_params: MLCB has no parameter 'bonus_scal'" for a run that gave no policy_params)."""
+    agents.register("wide-typo", "agents.bandits:UCB1", cc=4.0)
+    with pytest.raises(InputTypeError) as caught:
+        agents.make("wide-typo")
+    assert str(caught.value) == (
+        "expert 'wide-typo' is registered as 'agents.bandits:UCB1' with a default it does not take: UCB1 has no "
+        "parameter 'cc'; its parameters: c, rate, rate_coef, rate_scale (fix the plugin's register call)"
+    )
+    with pytest.raises(
+        InputTypeError, match=r"^UCB1 has no parameters 'cc', 'd'; "
+    ):  # the caller's own key: theirs
+        agents.make("wide-typo", d=1.0, cc=1.0)
+    name = isolated(
+        'from mlcb import policies\n\npolicies.register("typo-mlcb", "mlcb.policies.m_lcb:MLCB", bonus_scal=2)\n'
+    )
+    assert (
+        cli.main(
+            [
+                "run",
+                "trap",
+                "--policy",
+                "typo-mlcb",
+                "--budget",
+                "2",
+                "--plugin",
+                name,
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 2
+    )
+    assert (
+        "policy 'typo-mlcb' is registered as 'mlcb.policies.m_lcb:MLCB' with a default it does not take"
+        in (capsys.readouterr().err)
+    )

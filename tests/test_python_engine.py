@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import threading
 
 import numpy as np
@@ -12,6 +13,7 @@ import pandas as pd
 import pytest
 
 import agents
+import envs
 import mlcb
 from mlcb import engine, policies, presets
 from mlcb.config import checkpoint_grid
@@ -305,6 +307,10 @@ class Faulty(GreedyArms):
         if self._armed():
             if self.fault == "raise":
                 raise ZeroDivisionError("boom")
+            if self.fault == "exit":
+                sys.exit(3)
+            if self.fault == "interrupt":
+                raise KeyboardInterrupt
             if self.fault == "nan":
                 return math.nan
             if self.fault == "large":
@@ -331,6 +337,8 @@ class Faulty(GreedyArms):
             return loss, -0.5
         if self._armed() and self.fault == "deployed-none":
             return None
+        if self._armed() and self.fault == "deployed-exit":
+            sys.exit()
         if self._armed() and self.fault == "deployed-string":
             return "0.3", expected
         return loss, expected
@@ -344,6 +352,10 @@ def _faulty_pool(fault: str, victims=None) -> list:
     "fault, error, message",
     [
         ("raise", ExpertError, r"learn raised ZeroDivisionError: boom"),
+        # A learner's sys.exit() is its fault, named as any other (it used to end the run, and the
+        # command, with the learner's exit status and no word).
+        ("exit", ExpertError, r"learn raised SystemExit: 3$"),
+        ("deployed-exit", ExpertError, r"deploy raised SystemExit$"),
         ("nan", ExpertLossError, r"training loss is nan; losses must be numbers in \[0, 1\]"),
         ("large", ExpertLossError, r"training loss is 1.5"),
         ("shape", ExpertError, r"learn must return a loss .* or a pair \(loss, rate\), got \("),
@@ -371,6 +383,233 @@ def test_a_faulty_python_expert_is_named_with_its_replication_and_round(fault, e
             replications=2,
             seed=0,
         )
+
+
+def test_an_interrupt_inside_a_learner_stays_an_interrupt():
+    with pytest.raises(KeyboardInterrupt):
+        mlcb.simulate(
+            env="mlcb/Trap-v0", experts=_faulty_pool("interrupt"), budget=4, policy="round-robin",
+            horizon=400, replications=1, seed=0,
+        )  # fmt: skip
+
+
+class Locked(GreedyArms):
+    """Holds a lock: no deep copy, so each replication's copy needs a spawn (it has none)."""
+
+    spawn = None
+
+    def __init__(self) -> None:
+        super().__init__(0.1)
+        self.lock = threading.Lock()
+
+
+class SpawnsNothing(GreedyArms):
+    def spawn(self, seed):
+        return None
+
+
+class SpawnExits(GreedyArms):
+    def spawn(self, seed):
+        sys.exit("no copies")
+
+
+class WarmUpdates(GreedyArms):
+    def __init__(self, updates) -> None:
+        super().__init__(0.1)
+        self.warm_updates = updates
+
+    def spawn(self, seed):
+        return WarmUpdates(self.warm_updates)
+
+
+class StatesOptimal(GreedyArms):
+    def __init__(self, value) -> None:
+        super().__init__(0.1)
+        self.value = value
+
+    def optimal_loss(self, env, env_params):
+        if self.value == "raise":
+            raise KeyError("no such arm")
+        return self.value
+
+
+@pytest.mark.filterwarnings("ignore:experts.3.. Locked holds a random generator")
+@pytest.mark.parametrize(
+    "expert, message",
+    [
+        (
+            Locked(),
+            "replication 0, round 0: it has no spawn(seed), and copy.deepcopy, which makes each replication's "
+            "copy, raised TypeError: cannot pickle '_thread.lock' object; define spawn(seed) to return a fresh copy",
+        ),
+        (
+            SpawnsNothing(),
+            "replication 0, round 0: spawn(seed) returned None, not a learner with learn(data) and deploy(data)",
+        ),
+        (SpawnExits(), "replication 0, round 0: spawn raised SystemExit: no copies"),
+        (
+            WarmUpdates("2"),
+            "replication 0, round 0: warm_updates, the updates its warm-start learn made, must be an integer "
+            ">= 1, got '2'",
+        ),
+        (WarmUpdates(0), "replication 0, round 0: warm_updates, the updates its warm-start learn made, must be "
+         "an integer >= 1, got 0"),
+        (
+            StatesOptimal(None),
+            "round 0: optimal_loss(env, env_params) returned None; L_k*, the least expected loss of its model "
+            "class, must be a number in [0, 1]",
+        ),
+        (StatesOptimal(math.nan), "round 0: optimal_loss(env, env_params) returned nan; L_k*"),
+        (StatesOptimal(1.5), "round 0: optimal_loss(env, env_params) returned 1.5; L_k*"),
+        (StatesOptimal("raise"), "round 0: optimal_loss raised KeyError: 'no such arm'"),
+    ],
+)  # fmt: skip
+def test_a_python_experts_own_hooks_are_named_when_they_fail(expert, message):
+    """What the engine calls of a learner besides learn and deploy (spawn or its deep copy,
+    warm_updates, optimal_loss) fails with the expert named, not a bare traceback of its code,
+    and an L_k* that is no number in [0, 1] is refused (it made every regret nan, or wrong)."""
+    pool = [GreedyArms(0.1)] * 3 + [expert] + [GreedyArms(0.2)] * 6
+    with pytest.raises(ExpertError) as caught:
+        mlcb.simulate(env="mlcb/Trap-v0", experts=pool, budget=2, horizon=20, replications=1, seed=0)
+    assert str(caught.value).startswith(f"expert 3 ({type(expert).__name__}), {message}"), str(caught.value)
+
+
+def test_a_rate_callable_that_raises_is_named_before_work():
+    class Raising(GreedyArms):
+        def rate(self, n, delta_prime):
+            raise ZeroDivisionError("no rate")
+
+    with pytest.raises(InputError) as caught:
+        mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/Trap-v0", experts=(Raising(),) * 10, budget=2))
+    assert str(caught.value).startswith("experts[0]: rate of ")
+    assert "Raising raised ZeroDivisionError: no rate; it is called as rate(n, delta_prime)" in str(
+        caught.value
+    )
+
+
+class Mean:
+    """Predicts the running mean of y on the GLM stream (whose reference is the best in hindsight)."""
+
+    def __init__(self, bad="") -> None:
+        self.total, self.n, self.bad = 0.0, 0, bad  # bad: what learn returns in place of its loss
+
+    def learn(self, data):
+        loss = data.loss(self.total / max(self.n, 1))
+        self.total, self.n = self.total + data.y, self.n + 1
+        return loss if self.bad == "" else self.bad
+
+    def deploy(self, data):
+        return data.loss(self.total / max(self.n, 1))
+
+
+class StatedMean(Mean):
+    def optimal_loss(self, env, env_params):
+        return 0.1
+
+
+@pytest.mark.parametrize(
+    "bad, error, message",
+    [
+        (None, ExpertError, "learn (regret reference) must return a loss (a number in [0, 1]) or a pair (loss, rate), "
+         "got None"),
+        ("0.3", ExpertError, "learn (regret reference) must return a loss (a number in [0, 1]) or a pair (loss, rate), "
+         "got '0.3'"),
+        (math.nan, ExpertLossError, "training loss (regret reference) is nan; losses must be numbers in [0, 1]"),
+        (1.5, ExpertLossError, "training loss (regret reference) is 1.5; losses must be numbers in [0, 1]"),
+    ],
+)  # fmt: skip
+def test_the_regret_reference_pass_holds_losses_to_the_runs_rule_and_names_the_pool_index(
+    bad, error, message
+):
+    """The best-in-hindsight pass runs before the run: a learner's bad loss there is named as the
+    run names it (None was a bare TypeError, a string was read as a number), as its index in the
+    whole pool (the pass sees only the experts that state no L_k*: it named expert 0)."""
+    pool = [StatedMean(), StatedMean(), Mean(bad)]
+    with pytest.raises(error) as caught:
+        mlcb.simulate(env="mlcb/GLM-v0", experts=pool, budget=1, horizon=20, replications=1, seed=0)
+    assert str(caught.value).startswith(f"expert 2 (Mean), replication 0, round 0: {message}"), str(
+        caught.value
+    )
+
+
+_GLM = type(envs.make("mlcb/GLM-v0"))
+
+
+class BrokenGLM(_GLM):
+    """The GLM stream with an environment's fault of one's own: ``fault`` says which."""
+
+    def __init__(self, fault: str = "round_data", **params) -> None:
+        super().__init__(**params)
+        self.fault = fault
+
+    def round_data(self, params, state, t, expert):
+        if self.fault == "round_data" and t == 2:
+            raise KeyError("no row")
+        return super().round_data(params, state, t, expert)
+
+    def optimal_loss(self, params, expert):
+        return {"optimal-none": None, "optimal-nan": math.nan}.get(self.fault, 0.5)
+
+
+@pytest.mark.parametrize(
+    "fault, pool, error, message",
+    [
+        # the environment's round_data raising was reported as the learner's own fault
+        ("round_data", [StatedMean(), StatedMean()], ExpertError,
+         "expert 1 (StatedMean), replication 0, round 2: the environment's round_data (for deploy) raised "
+         "KeyError: 'no row'"),
+        ("round_data", [Mean(), Mean()], ExpertError,
+         "expert 0 (Mean), replication 0, round 2: the environment's round_data (for learn, regret reference) "
+         "raised KeyError: 'no row'"),
+        # None was a bare TypeError; nan made the regret nan where the environment's L_k* is read
+        ("optimal-none", [Mean(), Mean()], InputError,
+         "environment BrokenGLM: optimal_loss(params, 0) returned None; the least expected loss of an expert "
+         "must be a number in [0, 1]"),
+        ("optimal-nan", [Mean(), Mean()], InputError, "environment BrokenGLM: optimal_loss(params, 0) returned nan"),
+    ],
+)  # fmt: skip
+def test_an_environments_own_faults_are_its_own(monkeypatch, fault, pool, error, message):
+    monkeypatch.setattr(envs.registry, "_entries", dict(envs.registry._entries))
+    envs.register("test/BrokenGLM-v0", f"{__name__}:BrokenGLM")
+    with pytest.raises(error) as caught:
+        mlcb.simulate(
+            env="test/BrokenGLM-v0", env_params={"fault": fault}, experts=pool, policy="round-robin", budget=1,
+            horizon=5, replications=1, seed=0,
+        )  # fmt: skip
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_learner_classes_that_differ_in_what_their_methods_close_over_are_told_apart():
+    """A class made by a function (its methods read the function's variables) or differing in a
+    method's default: the regret reference kept for one was reused for the other (a regret of 35
+    where the fresh run gives 0), and a resumed run would reuse its parts."""
+    from mlcb.engine import hindsight
+
+    def learner(prediction):
+        class Constant:
+            def learn(self, data, scale=1.0):
+                return data.loss(prediction * scale)
+
+            def deploy(self, data):
+                return data.loss(prediction)
+
+        return Constant
+
+    def run(prediction):
+        return mlcb.simulate(
+            env="mlcb/GLM-v0", experts=[learner(prediction)(), learner(prediction)()], budget=1,
+            horizon=50, replications=1, seed=0,
+        ).final()["regret"].to_numpy()  # fmt: skip
+
+    hindsight.clear()
+    run(0.0)
+    after = run(3.0)
+    hindsight.clear()
+    np.testing.assert_array_equal(after, run(3.0))
+    configs = [
+        mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=(learner(p)(),) * 2, budget=1) for p in (0.0, 3.0)
+    ]
+    assert configs[0].key() != configs[1].key()
 
 
 def test_finished_replications_are_kept_and_a_rerun_resumes(tmp_path, monkeypatch):

@@ -241,3 +241,24 @@ def test_a_loss_outside_the_unit_interval_is_the_engines_error():
     ):
         for _ in range(10):
             env.step({"train": [2], "deploy": 2})
+
+
+def test_reset_options_choose_the_replication_and_nothing_else_is_taken_silently():
+    """``options={"replication": r}`` plays replication ``r`` (as the package's environments read
+    it); it, and any other option, was ignored without a word (replication 0 was played)."""
+    env = BudgetedSelectionEnv(preset="trap", budget=2, horizon=8)
+    third = BudgetedSelectionEnv(preset="trap", budget=2, horizon=8, replication=3)
+
+    def losses(environment, **reset):
+        environment.reset(**reset)
+        return [environment.step({"train": [0, 1], "deploy": 0})[1] for _ in range(8)]
+
+    assert losses(env, seed=0, options={"replication": 3}) == losses(third, seed=0)
+    assert losses(env, seed=0, options={}) == losses(env, seed=0)
+    with pytest.raises(ValueError) as caught:
+        env.reset(seed=0, options={"replicaton": 3})
+    assert str(caught.value) == (
+        "options may hold only 'replication' (the replication to play, an integer >= 0), got {'replicaton': 3}"
+    )
+    with pytest.raises(ValueError, match=r"options\['replication'\] must be an integer >= 0, got -1"):
+        env.reset(seed=0, options={"replication": -1})

@@ -635,6 +635,7 @@ CHECKING_TESTS = (
     "test_faults.py",
     "test_identity.py",
     "test_plugins.py",
+    "test_conformance.py",
     "test_river.py",
     "test_river_cost.py",
     "test_selection_env.py",

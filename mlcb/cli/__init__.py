@@ -693,7 +693,7 @@ def main(argv: list[str] | None = None) -> int:
     ``MLCB_TRACEBACK=1`` shows the traceback of every error.
     """
     args = _parser().parse_args(argv)
-    from mlcb.errors import ExpertError, Fault, load_fault, os_fault
+    from mlcb.errors import ExpertError, Fault, PolicyError, load_fault, os_fault
 
     command = {
         "run": _run,
@@ -709,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _load_plugins(args)
         return command(args)
-    except ExpertError as error:  # a fault inside an expert: located, and nothing finished is lost
+    except (ExpertError, PolicyError) as error:  # a fault of an expert or a policy: located, nothing lost
         _say(f"error: {error}; {kept}", error)
         return 1
     except Fault as error:  # of the machine or the cluster: what happened, and what is kept

@@ -34,7 +34,10 @@ from mlcb.kernels.constants import Constants
 from mlcb.kernels.jit import JIT_DISABLED, KERNEL_OPTIONS, jit, kernel, nonnegative, uncached
 
 #: Error codes written to ``Record.error[0]``.
-OK, BAD_TRAINING_LOSS, BAD_DEPLOYED_LOSS, BAD_EXPECTED_LOSS = 0, 1, 2, 3
+OK, BAD_TRAINING_LOSS, BAD_DEPLOYED_LOSS, BAD_EXPECTED_LOSS, BAD_SELECTION = 0, 1, 2, 3, 4
+#: What a :data:`BAD_SELECTION` is about (``Record.error[2]``): the count ``select`` returned, an
+#: index it wrote into the training set, or the expert it deployed.
+SELECTED_COUNT, SELECTED_INDEX, DEPLOYED_INDEX = 0, 1, 2
 
 
 class Accounting(NamedTuple):
@@ -54,6 +57,7 @@ class LoopPaths(Constants):
     """The round loop's own paths, as compile-time constants (:mod:`mlcb.kernels.constants`)."""
 
     ordered: bool  # ``Record.order`` is not the identity (a relabelled pool)
+    checked: bool  # the policy's selection is checked after every select (a policy of one's own)
 
 
 class Record(NamedTuple):
@@ -122,6 +126,32 @@ def _fail(record, code, t, k, value):
     record.error[2] = pool_index(record.order, k)
     record.error[3] = value
     return code
+
+
+@kernel
+def selection_fault(record, n_experts, t, n_selected, chosen):
+    """Whether a policy's ``select`` gave what the engine can index with: ``0 <= n_selected <=``
+    the width of ``record.selected``, indices in ``[0, n_experts)``, a deployed expert in ``[-1,
+    n_experts)``; :data:`BAD_SELECTION` in the error slot (what was wrong and its value), else
+    :data:`OK`. A policy that broke this made the engine read and write outside its arrays (a
+    crash, or numbers read from elsewhere); :func:`mlcb.testing.check_policy` checks more."""
+    if n_selected < 0 or n_selected > record.selected.shape[0]:
+        return _selection_failed(record, t, SELECTED_COUNT, n_selected)
+    for j in range(n_selected):
+        if record.selected[j] < 0 or record.selected[j] >= n_experts:
+            return _selection_failed(record, t, SELECTED_INDEX, record.selected[j])
+    if chosen < -1 or chosen >= n_experts:
+        return _selection_failed(record, t, DEPLOYED_INDEX, chosen)
+    return OK
+
+
+@kernel
+def _selection_failed(record, t, what, value):
+    record.error[0] = BAD_SELECTION
+    record.error[1] = t
+    record.error[2] = what
+    record.error[3] = value
+    return BAD_SELECTION
 
 
 #: The kernels' options without a cache on disk (the accounting kernels, and the uncached twins
@@ -421,6 +451,12 @@ def run_rounds(
         n_selected, chosen = select(
             policy_params, policy_state, stats, t, accounting.policy_key, selected, record.widths
         )
+        # A policy of one's own is held to indices the loop can use; mlcb's own policies, whose
+        # selections the test suite checks, are not: the check costs 55 to 85 instructions a round.
+        if record.paths.checked:
+            code = selection_fault(record, stats.shape[0], t, n_selected, chosen)
+            if code != OK:
+                break
         # Deploy before training: the smoothed decision uses the history strictly before t.
         if chosen >= 0:
             k = record_index(record, chosen)

@@ -33,13 +33,14 @@ from typing import Any
 import numpy as np
 
 from mlcb.contracts import BuildContext, family_of
-from mlcb.errors import ExpertError, class_name, raised
+from mlcb.errors import EXPERT_FAULTS, ExpertError, ExpertLossError, class_name, raised
 from mlcb.kernels import begin_round, train
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.seeding import stream_keys
 from mlcb.learners import seed_of, spawn
 from mlcb.storage import identity
 from mlcb.storage.replications import ReferenceStore
+from mlcb.validation import shown
 
 #: Values kept in memory: (stream, horizon, expert, expert's key, extras) -> mean loss.
 _CACHE: OrderedDict = OrderedDict()
@@ -87,6 +88,7 @@ def optimal_losses(
             stream=problem.stream(seed),
             expert_ids=None if ids is None else [ids[k] for k in todo],
             store=store,
+            pool_indices=todo,
         )
     return values
 
@@ -124,6 +126,7 @@ def losses(
     stream: str | None = None,
     expert_ids: list[str | None] | None = None,
     store: ReferenceStore | None = None,
+    pool_indices: list[int] | None = None,
 ) -> np.ndarray:
     """Each expert's mean training loss over rounds ``1 .. horizon`` when a copy of it is trained
     on every round ``0 .. horizon`` of replication ``replication`` of ``env`` seeded ``seed``.
@@ -151,6 +154,9 @@ def losses(
         whose stream or expert cannot be identified is computed and not kept.
     store : ReferenceStore, optional
         Where the run keeps values on disk (:class:`mlcb.storage.replications.ReferenceStore`).
+    pool_indices : list of int, optional
+        Each expert's index in the run's pool, which a fault names (default: its position in
+        ``experts``; the engine passes only the experts whose reference is this one).
 
     Examples
     --------
@@ -204,7 +210,8 @@ def losses(
                 _smoothing(member, smoothing),
             )  # fmt: skip
         elif mine:
-            out[mine] = _python_pass(mine, experts, env, seed, replication, horizon, keys)
+            named = list(range(n)) if pool_indices is None else [int(i) for i in pool_indices]
+            out[mine] = _python_pass(mine, experts, env, seed, replication, horizon, keys, named)
     new = {name: float(out[k]) for k, name in wanted.items() if name is not None and name not in kept}
     with _LOCK:
         for name, value in new.items():
@@ -272,30 +279,89 @@ def _compiled_pass(
     return totals / max(int(horizon), 1)
 
 
+def _training_loss(out: Any, index: int, expert: Any, replication: int, t: int) -> float:
+    """The loss in what ``learn`` returned in the reference pass (a loss, or a pair ``(loss,
+    rate)``), held to the run's own rule: a number (a 0-d array too) in ``[0, 1]``; else the
+    fault the run would report, naming the expert (index ``index`` of the pool)."""
+    loss = out[0] if out.__class__ is tuple and len(out) == 2 else out
+    number = None
+    refused = (str, bytes, np.str_, np.bytes_, tuple, list)
+    if not (loss is None or isinstance(loss, refused)):
+        if not isinstance(loss, np.ndarray) or (loss.ndim == 0 and loss.dtype.kind in "biuf"):
+            try:
+                number = float(loss)
+            except (TypeError, ValueError):
+                number = None
+    if number is None:
+        raise ExpertError(
+            f"learn (regret reference) must return a loss (a number in [0, 1]) or a pair (loss, rate), "
+            f"got {shown(out)}",
+            expert=index,
+            expert_class=class_name(expert),
+            replication=replication,
+            round_=t,
+        )
+    if not 0.0 <= number <= 1.0:
+        what = "training loss (regret reference)"
+        raise ExpertLossError(what, t, index, number, class_name(expert), replication)
+    return number
+
+
+def _round_data(
+    env: Any,
+    params: Any,
+    state: Any,
+    t: int,
+    k: int,
+    who: int,
+    experts: list,
+    named: list[int],
+    replication: int,
+) -> Any:
+    """The environment's round data asked for expert ``k``; what it raises is the environment's
+    fault, located by the expert ``experts[who]`` (pool index ``named[who]``) it was asked for,
+    the replication and the round."""
+    try:
+        return env.round_data(params, state, t, k)
+    except EXPERT_FAULTS as error:
+        where = "the environment's round_data (for learn, regret reference)"
+        raise raised(error, where, named[who], class_name(experts[who]), replication, t) from error
+
+
 def _python_pass(
-    indices: list[int], experts: list, env: Any, seed: int, replication: int, horizon: int, keys: np.ndarray
+    indices: list[int],
+    experts: list,
+    env: Any,
+    seed: int,
+    replication: int,
+    horizon: int,
+    keys: np.ndarray,
+    named: list[int],
 ) -> np.ndarray:
     """The references of the Python experts ``experts[indices]``: a fresh copy of each (spawned
-    from its key, as the run's own) trained on every round ``0 .. horizon``."""
-    copies = {k: spawn(experts[k], seed_of(keys[k])) for k in indices}
+    from its key, as the run's own) trained on every round ``0 .. horizon``; a fault names
+    ``experts[k]`` as expert ``named[k]`` of the pool."""
+    copies = {k: spawn(experts[k], seed_of(keys[k]), named[k], replication) for k in indices}
     totals = dict.fromkeys(copies, 0.0)
     params, state = env.build(seed, replication, horizon)
     shared = bool(getattr(env, "round_data_shared", False))  # one object per round for every expert
     for t in range(int(horizon) + 1):
         begin_round(params, state, t)
-        data = env.round_data(params, state, t, 0) if shared else None
+        first = indices[0]
+        data = _round_data(env, params, state, t, 0, first, experts, named, replication) if shared else None
         for k, learner in copies.items():
+            item = data if shared else _round_data(env, params, state, t, k, k, experts, named, replication)
             try:
-                out = learner.learn(data if shared else env.round_data(params, state, t, k))
+                out = learner.learn(item)
             except ExpertError:
                 raise
-            except Exception as error:
+            except EXPERT_FAULTS as error:
                 raise raised(
-                    error, "learn (regret reference)", k, class_name(experts[k]), replication, t
+                    error, "learn (regret reference)", named[k], class_name(experts[k]), replication, t
                 ) from error
-            loss = out[0] if isinstance(out, tuple) else out
+            loss = _training_loss(out, named[k], experts[k], replication, t)
             if t > 0:
-                totals[k] += float(loss)
+                totals[k] += loss
     with _LOCK:
         PASSES["python"] += 1
     return np.array([totals[k] / max(int(horizon), 1) for k in indices])

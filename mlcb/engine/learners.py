@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from mlcb.engine.batch import Batch
-from mlcb.errors import ExpertError, class_name, raised
+from mlcb.errors import EXPERT_FAULTS, ExpertError, class_name, raised
 from mlcb.learners import rate_values, seed_of, spawn
+from mlcb.validation import shown
 
 
 class _Cells:
@@ -105,8 +106,8 @@ class LearnerPool:
         self._round_at = -1
         self._written: dict[int, _Cells] = {}  # the engine's output arrays, by identity
         self.learners = [
-            [spawn(expert, seed_of(keys[k])) for k, expert in enumerate(experts)]
-            for keys in batch.expert_keys
+            [spawn(expert, seed_of(keys[k]), k, replication) for k, expert in enumerate(experts)]
+            for keys, replication in zip(batch.expert_keys, self._replications)
         ]
         self._steps = [[0] * n_experts for _ in batch.replications]
         tables: dict[int, _RateTable] = {}
@@ -134,8 +135,14 @@ class LearnerPool:
         params, state = self._params[r], self._states[r]
         try:
             return self._round_data(params, state, t, k)
-        except Exception as error:
-            raise raised(error, method, k, self._classes[k], self._replications[r], t) from error
+        except EXPERT_FAULTS as error:
+            raise self._round_data_fault(error, method, k, r, t) from error
+
+    def _round_data_fault(self, error: BaseException, method: str, k: int, r: int, t: int) -> ExpertError:
+        """The environment's ``round_data`` failed when asked for expert ``k``'s ``method``: the
+        fault is the environment's, located by the expert, replication and round it was asked for."""
+        where = f"the environment's round_data (for {method})"
+        return raised(error, where, k, self._classes[k], self._replications[r], t)
 
     def _shared_round(self, t: int, rows: list, counts: list, method: str) -> list:
         """Every replication's round data at ``t`` (an environment whose round data is shared by
@@ -230,6 +237,20 @@ class LearnerPool:
         where = "learn returned the rate" if out.__class__ is tuple else f"its rate at count {n} is"
         raise self._fault(f"{where} {rate!r}; rates must be finite numbers >= 0", k, r, t)
 
+    def _warm_updates(self, learner: Any, k: int, r: int) -> int:
+        """How many updates replication ``r``'s expert ``k`` says its warm-start ``learn`` made
+        (``warm_updates``, default 1): an integer >= 1, else a fault naming the expert."""
+        updates = getattr(learner, "warm_updates", 1)
+        if isinstance(updates, (bool, np.bool_)) or not isinstance(updates, (int, np.integer)) or updates < 1:
+            raise self._fault(
+                f"warm_updates, the updates its warm-start learn made, must be an integer >= 1, got "
+                f"{shown(updates)}",
+                k,
+                r,
+                0,
+            )
+        return int(updates)
+
     def _play(self, t: int, deploying: tuple | None, training: tuple | None) -> None:
         """Deploy (``deploying``: the engine's selected, counts, losses, expected losses) and then
         train (``training``: selected, counts, losses, rates) every replication's experts."""
@@ -257,11 +278,17 @@ class LearnerPool:
         for r, (learners, data, row, count, t_row, t_count, steps, params, state) in enumerate(block):
             for j in range(count):
                 k = row[j]
+                item = data
+                if item is None:
+                    try:
+                        item = fetch(params, state, t, k)
+                    except EXPERT_FAULTS as error:
+                        raise self._round_data_fault(error, "deploy", k, r, t) from error
                 try:
-                    out = learners[k].deploy(fetch(params, state, t, k) if data is None else data)
+                    out = learners[k].deploy(item)
                 except ExpertError:
                     raise
-                except Exception as error:
+                except EXPERT_FAULTS as error:
                     raise raised(error, "deploy", k, self._classes[k], self._replications[r], t) from error
                 if out.__class__ is tuple and len(out) == 2:
                     loss, value = out
@@ -275,14 +302,20 @@ class LearnerPool:
                     self._store_slowly(d_loss, d_value, i, loss, value, "deploy", out, k, r, t)
             for j in range(t_count):
                 k = t_row[j]
+                item = data
+                if item is None:
+                    try:
+                        item = fetch(params, state, t, k)
+                    except EXPERT_FAULTS as error:
+                        raise self._round_data_fault(error, "learn", k, r, t) from error
                 try:
-                    out = learners[k].learn(fetch(params, state, t, k) if data is None else data)
+                    out = learners[k].learn(item)
                 except ExpertError:
                     raise
-                except Exception as error:
+                except EXPERT_FAULTS as error:
                     raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
                 # A learner that made several updates in the warm start says how many.
-                n = steps[k] = steps[k] + (int(getattr(learners[k], "warm_updates", 1)) if warm else 1)
+                n = steps[k] = steps[k] + (self._warm_updates(learners[k], k, r) if warm else 1)
                 if out.__class__ is tuple and len(out) == 2:
                     loss, rate = out
                 else:

@@ -167,6 +167,8 @@ def _advance(envs, policies, accountings, records, stats, ints, floats, t_finish
             n, k = select(
                 policy[0], policy[1], row, t_begin, accounting.policy_key, record.selected, record.widths
             )
+            if compiled_loop.selection_fault(record, row.shape[0], t_begin, n, k) != compiled_loop.OK:
+                return r
             # The pool is called with its own indices (record.order: see mlcb.engine.compiled_loop).
             order = record.order
             for j in range(width):
@@ -374,7 +376,10 @@ def _run_block(
 
     def fail(position: int) -> None:
         _replications.raise_for_error(
-            built[position].record, block[position], lambda k: pool.describe(position, k)
+            built[position].record,
+            block[position],
+            lambda k: pool.describe(position, k),
+            problem.config.policy,
         )
 
     # One typed list per kind of state, not one of (env, policy, accounting, record) tuples: each

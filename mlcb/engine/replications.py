@@ -23,7 +23,7 @@ import numpy as np
 from mlcb.contracts import BuildContext, selection_size
 from mlcb.engine import compiled_loop, hindsight
 from mlcb.engine.problem import Problem
-from mlcb.errors import ExpertLossError, class_name
+from mlcb.errors import ExpertLossError, PolicyError, class_name
 from mlcb.kernels.seeding import StreamKeys, stream_keys
 from mlcb.kernels.stats import new_stats
 from mlcb.storage.replications import ReferenceStore, Replication, load_parts, part_path
@@ -116,18 +116,26 @@ def build_common(
         keys.policy,
         keys.deploy,
     )
-    record = new_record(checkpoints, n_experts, width, min(trace_rounds, horizon), order)
+    record = new_record(
+        checkpoints, n_experts, width, min(trace_rounds, horizon), order, checks_selection(problem.policy)
+    )
     stats = new_stats(n_experts)
     return Built(env_params, env_state, keys, policy_params, policy_state, stats, accounting, record)
 
 
 def new_record(
-    checkpoints: np.ndarray, n_experts: int, width: int, trace_rounds: int, order: np.ndarray
+    checkpoints: np.ndarray,
+    n_experts: int,
+    width: int,
+    trace_rounds: int,
+    order: np.ndarray,
+    checked: bool = True,
 ) -> compiled_loop.Record:
     """A zeroed :class:`~mlcb.engine.compiled_loop.Record` of one replication: ``checkpoints``
     (C,), ``n_experts`` K, ``width`` the most experts trained in a round, ``trace_rounds`` rounds
     of trace, ``order`` the pool index of each expert in identity order (:func:`identity_order`;
-    stored empty when it is ``0 .. K-1``)."""
+    stored empty when it is ``0 .. K-1``), ``checked`` whether the round loop checks the policy's
+    every selection (:func:`checks_selection`)."""
     c = len(checkpoints)
     ordered = bool(np.any(order != np.arange(n_experts)))
     return compiled_loop.Record(
@@ -152,8 +160,16 @@ def new_record(
         exceeded=np.zeros(1, dtype=np.int64),
         error=np.zeros(4),
         order=order if ordered else np.zeros(0, dtype=np.int64),
-        paths=compiled_loop.LoopPaths(ordered=ordered),
+        paths=compiled_loop.LoopPaths(ordered=ordered, checked=bool(checked)),
     )
+
+
+def checks_selection(policy: Any) -> bool:
+    """Whether the compiled round loop checks every selection of ``policy``
+    (:func:`~mlcb.engine.compiled_loop.selection_fault`): for a policy of one's own, not for the
+    policies mlcb ships (:mod:`mlcb.policies`), whose selections its tests check, since the check
+    is a sixth of a round's instructions on the trap."""
+    return not type(policy).__module__.startswith("mlcb.policies")
 
 
 class CompiledReplication(NamedTuple):
@@ -235,13 +251,20 @@ _FAULTS = {
 
 
 def raise_for_error(
-    record: compiled_loop.Record, replication: int | None = None, describe: Callable[[int], str] | None = None
+    record: compiled_loop.Record,
+    replication: int | None = None,
+    describe: Callable[[int], str] | None = None,
+    policy: str = "",
 ) -> None:
     """Turn the kernel's error slot into an :class:`ExpertLossError` naming the expert (index and,
-    with ``describe(k)``, class), the replication and the round."""
+    with ``describe(k)``, class), the replication and the round; or, for a selection that the
+    engine cannot index with (:func:`~mlcb.engine.compiled_loop.selection_fault`), a
+    :class:`~mlcb.errors.PolicyError` naming the policy ``policy``."""
     code = int(record.error[0])
     if code == compiled_loop.OK:
         return
+    if code == compiled_loop.BAD_SELECTION:
+        raise _selection_error(record, replication, policy)
     expert = int(record.error[2])
     raise ExpertLossError(
         _FAULTS[code],
@@ -250,6 +273,23 @@ def raise_for_error(
         float(record.error[3]),
         describe(expert) if describe else "?",
         replication,
+    )
+
+
+def _selection_error(record: compiled_loop.Record, replication: int | None, policy: str) -> PolicyError:
+    """The :class:`~mlcb.errors.PolicyError` of a selection the engine cannot index with."""
+    t, what, value = int(record.error[1]), int(record.error[2]), int(record.error[3])
+    n_experts, width = record.warm_losses.shape[0], record.selected.shape[0]
+    if what == compiled_loop.SELECTED_COUNT:
+        problem = f"returned n_selected = {value}, outside [0, {width}] (selection_size = {width})"
+    elif what == compiled_loop.SELECTED_INDEX:
+        problem = f"put expert {value} in the training set, not an index in [0, {n_experts})"
+    else:
+        problem = f"deployed {value}; deploy an expert index in [0, {n_experts}) or -1 (Top-M)"
+    where = f"round {t}" if replication is None else f"replication {replication}, round {t}"
+    return PolicyError(
+        f"policy {policy or '?'} ({where}): select {problem}; mlcb.testing.check_policy checks a policy "
+        "against its contract"
     )
 
 
@@ -335,7 +375,7 @@ def run_replication(
     report = None if on_rounds is None else functools.partial(on_rounds, replication)
     # The warm start is the round loop's round 0: one compiled kernel per setting, not two.
     play_rounds(arguments, run_rounds, horizon, report, getattr(problem.policy, "warm_start", True))
-    raise_for_error(record, replication, lambda k: class_name(problem.experts[k]))
+    raise_for_error(record, replication, lambda k: class_name(problem.experts[k]), problem.config.policy)
     return collect_replication(record, arguments.accounting, replication)
 
 

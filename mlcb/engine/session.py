@@ -372,7 +372,9 @@ class Session:
         params, state = policy.build(n_experts, budget, delta, horizon, optimal)
         width = _replications.selection_size(policy, n_experts, budget)
         accounting = compiled_loop.Accounting(optimal, 0.0, 0, 0.0, int(budget), keys.policy, keys.deploy)
-        record = _replications.new_record(np.zeros(0, dtype=np.int64), n_experts, width, 0, order)
+        record = _replications.new_record(
+            np.zeros(0, dtype=np.int64), n_experts, width, 0, order, _replications.checks_selection(policy)
+        )
         built = _replications.Built(None, None, keys, params, state, new_stats(n_experts), accounting, record)
         return cls(
             policy,

@@ -197,6 +197,17 @@ def function_code(function: types.FunctionType, seen: set[int] | None = None) ->
     for name in sorted(_names_read(function.__code__)):
         if name in namespace:
             parts.append(f"{name}={_global(namespace[name], seen)}")
+    # What the code reads besides its module: its default arguments, and the variables it closes
+    # over (a class made by a function of one's own, ``def make(lr): class Learner: ...``, whose
+    # methods read ``lr``): two such classes differ by these alone.
+    parts += [f"default={_global(value, seen)}" for value in function.__defaults__ or ()]
+    keywords = sorted((function.__kwdefaults__ or {}).items())
+    parts += [f"{key}={_global(value, seen)}" for key, value in keywords]
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+        try:
+            parts.append(f"{name}={_global(cell.cell_contents, seen)}")
+        except ValueError:  # an empty cell (a name assigned later)
+            parts.append(f"{name}=<empty>")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 

@@ -94,15 +94,18 @@ def _first_line(error: BaseException) -> str:
 
 @contextlib.contextmanager
 def _raising(what: str, fix: str | None = None, *, first_line: bool = False) -> Iterator[None]:
-    """Any exception the object's code raises inside becomes a :class:`ConformanceError`:
-    ``what: Type: message; fix`` (only the message's first line with ``first_line``: Numba's
-    typing errors run over many lines)."""
+    """Any exception the object's code raises inside (a ``SystemExit`` too, not an interrupt)
+    becomes a :class:`ConformanceError`: ``what: Type: message; fix`` (only the message's first
+    line with ``first_line``: Numba's typing errors run over many lines)."""
     try:
         yield
-    except Exception as error:  # noqa: BLE001 (a user's code, or Numba's typing errors, of many classes)
+    except ConformanceError:  # a check inside found a violation: it says so itself
+        raise
+    except (Exception, SystemExit) as error:  # noqa: BLE001 (a user's code, Numba's typing errors; sys.exit)
         detail = _first_line(error) if first_line else str(error)
         suffix = f"; {fix}" if fix else ""
-        raise ConformanceError(f"{what}: {type(error).__name__}: {detail}{suffix}") from error
+        named = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+        raise ConformanceError(f"{what}: {named}{suffix}") from error
 
 
 def _resolve(kind: str, argument: str, value: Any, params: dict | None, make: Callable[..., Any]) -> Any:

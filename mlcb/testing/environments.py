@@ -60,13 +60,15 @@ class _Stream:
 
     def __init__(self, who: str, env: Any, seed: int, k: int = 0) -> None:
         self.who, self.env, self.k = who, env, k
-        self.params, self.state = env.build(seed, 0, PROBE_HORIZON)
+        with _raising(f"{who}: the environment's build({seed}, 0, {PROBE_HORIZON}) fails"):
+            self.params, self.state = env.build(seed, 0, PROBE_HORIZON)
         self.t = -1
 
     def next(self) -> Any:
         self.t += 1
         _begin(self.who, self.params, self.state, self.t)
-        return self.env.round_data(self.params, self.state, self.t, self.k)
+        with _raising(f"{self.who}: the environment's round_data(params, state, {self.t}, {self.k}) fails"):
+            return self.env.round_data(self.params, self.state, self.t, self.k)
 
 
 def _resolve_env(env: Any, env_params: dict | None) -> tuple[Any, str]:
@@ -187,19 +189,24 @@ def check_env(
         if not callable(getattr(env, method, None)):
             _fail(who, f"has no method {method}; see mlcb.contracts.Environment")
 
-    # build
-    first, second = _check_build(
-        lambda: env.build(seed, 0, rounds),
-        f"{who}.build",
-        f"build({seed}, 0, {rounds})",
-        f"{who}.build({seed}, 0, {rounds})",
-        "return (params, state) NamedTuples of NumPy arrays and scalars",
-        repeatable="between two calls with the same (seed, replication); draw everything from the "
-        "streams of mlcb.kernels.seeding (instance_rng, stream_keys) keyed by (seed, replication), "
-        "never from global or unseeded generators",
-    )
-    if _build_difference(first, env.build(seed, 1, rounds)) is None:
-        if _build_difference(first, env.build(seed + 1, 0, rounds)) is not None:
+    # build (what the environment's own code raises, a sys.exit() too, is a failure naming the call)
+    with _raising(f"{who}: build({seed}, 0, {rounds}) fails"):
+        first, second = _check_build(
+            lambda: env.build(seed, 0, rounds),
+            f"{who}.build",
+            f"build({seed}, 0, {rounds})",
+            f"{who}.build({seed}, 0, {rounds})",
+            "return (params, state) NamedTuples of NumPy arrays and scalars",
+            repeatable="between two calls with the same (seed, replication); draw everything from the "
+            "streams of mlcb.kernels.seeding (instance_rng, stream_keys) keyed by (seed, replication), "
+            "never from global or unseeded generators",
+        )
+    with _raising(f"{who}: build({seed}, 1, {rounds}) fails"):
+        other_replication = env.build(seed, 1, rounds)
+    if _build_difference(first, other_replication) is None:
+        with _raising(f"{who}: build({seed + 1}, 0, {rounds}) fails"):
+            other_seed = env.build(seed + 1, 0, rounds)
+        if _build_difference(first, other_seed) is not None:
             _fail(
                 f"{who}.build",
                 f"build({seed}, 0, {rounds}) and build({seed}, 1, {rounds}) are equal although build "
@@ -210,7 +217,9 @@ def check_env(
     # optimal_loss
     params, state = first
     for k in _expert_indices(n_experts):
-        _check_unit(f"{who}", env.optimal_loss(params, k), f"optimal_loss(params, {k})", "an optimal loss")
+        with _raising(f"{who}: optimal_loss(params, {k}) fails"):
+            value = env.optimal_loss(params, k)
+        _check_unit(f"{who}", value, f"optimal_loss(params, {k})", "an optimal loss")
 
     # round_data after begin_round, deterministic
     experts = _expert_indices(n_experts)[:3]
@@ -220,7 +229,8 @@ def check_env(
         for t in range(rounds + 1):
             _begin(f"{who}", params, state, t)
             for k in experts:
-                data = env.round_data(params, state, t, k)
+                with _raising(f"{who}: round_data(params, state, {t}, {k}) fails"):
+                    data = env.round_data(params, state, t, k)
                 _check_round_data(who, data, t, k)
                 seen.append(_round_fingerprint(data))
         prints.append(seen)

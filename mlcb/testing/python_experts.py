@@ -130,21 +130,32 @@ def _outputs_equal(a: list, b: list) -> bool:
     )
 
 
-def _call(learner: Any, method: str, data: Any) -> Any:
-    out = getattr(learner, method)(data)
+def _number(value: Any) -> Any:
+    """``value`` as a float where the engine reads it as a number (Python's and NumPy's numbers, a
+    0-d numeric array); anything else as it is, for :func:`_parse` to judge."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        return float(value)
+    return float(value) if _is_real(value) else value
+
+
+def _call(who: str, learner: Any, method: str, data: Any, t: int) -> Any:
+    """``learner.method(data)`` at round ``t``; what it raises becomes a :class:`ConformanceError`
+    naming the method and the round."""
+    with _raising(f"{who}: {method}(data) at round {t} fails"):
+        out = getattr(learner, method)(data)
     if type(out) is tuple:
-        return tuple(float(v) if _is_real(v) else v for v in out)
-    return float(out) if _is_real(out) else out
+        return tuple(_number(v) for v in out)
+    return _number(out)
 
 
 def _replay(who: str, learner: Any, env: Any, seed: int, rounds: int) -> list:
     """Outputs of deploy then learn, round after round, as the engine calls them."""
     stream = _Stream(who, env, seed)
     outputs = []
-    for _ in range(rounds):
+    for t in range(rounds):
         data = stream.next()
-        outputs.append(_call(learner, "deploy", data))
-        outputs.append(_call(learner, "learn", data))
+        outputs.append(_call(who, learner, "deploy", data, t))
+        outputs.append(_call(who, learner, "learn", data, t))
     return outputs
 
 
@@ -184,9 +195,15 @@ def _check_python_expert(who, expert, env, seed, rounds, n_experts) -> None:
 
     def fresh(s: int) -> Any:
         if spawn is None:
-            return copy.deepcopy(expert)
+            with _raising(
+                f"{who}: has no spawn(seed), and copy.deepcopy, which the engine uses to make each "
+                "replication's copy, fails",
+                "define spawn(seed) to return a fresh copy",
+            ):
+                return copy.deepcopy(expert)
         before = _rng_free_pickle(expert)
-        child = expert.spawn(s)
+        with _raising(f"{who}: spawn({s}) fails"):
+            child = expert.spawn(s)
         if child is expert:
             _fail(who, f"spawn({s}) returned the expert itself; return a fresh, untrained copy")
         if not (callable(getattr(child, "learn", None)) and callable(getattr(child, "deploy", None))):
@@ -194,6 +211,10 @@ def _check_python_expert(who, expert, env, seed, rounds, n_experts) -> None:
         if before is not None and _rng_free_pickle(expert) != before:
             _fail(who, f"spawn({s}) changed the expert it was called on; spawn must only make a copy")
         return child
+
+    # every replication's copy holds its own state (before the other checks, whose messages would
+    # blame deploy for what is state shared between copies)
+    _check_copies_are_independent(who, fresh, env, seed, rounds)
 
     # learn and deploy, round after round, with every check
     learner = fresh(seed)
@@ -206,7 +227,7 @@ def _check_python_expert(who, expert, env, seed, rounds, n_experts) -> None:
             twin = copy.deepcopy(learner) if t in (1, rounds // 2) else None
         except Exception:  # noqa: BLE001 (a learner that cannot be copied: judged by its snapshot)
             twin = None
-        out = _call(learner, "deploy", data)
+        out = _call(who, learner, "deploy", data, t)
         _, expected = _parse(who, out, "deploy", t, "expected_loss")
         if expected is not None:
             _check_unit(who, expected, f"deploy(data) at round {t}", "an expected loss", allow_nan=True)
@@ -220,8 +241,13 @@ def _check_python_expert(who, expert, env, seed, rounds, n_experts) -> None:
             )
         reference.append(out)
         if twin is not None:
-            _check_deploy_leaves_learning(who, twin, copy.deepcopy(learner), env, seed, t)
-        learned = _call(learner, "learn", data)
+            try:
+                after = copy.deepcopy(learner)
+            except Exception:  # noqa: BLE001 (no longer copyable after deploy: judged by its snapshot)
+                after = None
+            if after is not None:
+                _check_deploy_leaves_learning(who, twin, after, env, seed, t)
+        learned = _call(who, learner, "learn", data, t)
         _, rate_now = _parse(who, learned, "learn", t, "rate")
         if rate_now is not None:
             if not (_is_real(rate_now) and math.isfinite(rate_now) and rate_now >= 0):
@@ -247,9 +273,10 @@ def _check_python_expert(who, expert, env, seed, rounds, n_experts) -> None:
                 f"spawn({seed}) is not deterministic: two copies spawned with the same seed give different "
                 "losses on the same data; seed every random stream of the copy from the seed",
             )
-        trained = expert.spawn(seed)
+        trained = fresh(seed)
         _replay(who, trained, env, seed, rounds)
-        child = trained.spawn(seed)
+        with _raising(f"{who}: spawn({seed}) of a trained copy fails"):
+            child = trained.spawn(seed)
         if not _outputs_equal(reference, _replay(who, child, env, seed, rounds)):
             _fail(
                 who,
@@ -262,7 +289,38 @@ def _check_python_expert(who, expert, env, seed, rounds, n_experts) -> None:
     optimal = getattr(expert, "optimal_loss", None)
     if callable(optimal):
         params, _ = env.build(seed, 0, PROBE_HORIZON)
-        _check_unit(who, optimal(env, params), "optimal_loss(env, env_params)", "an optimal loss")
+        with _raising(f"{who}: optimal_loss(env, env_params) fails"):
+            value = optimal(env, params)
+        _check_unit(who, _number(value), "optimal_loss(env, env_params)", "an optimal loss")
+
+
+def _check_copies_are_independent(who: str, fresh: Any, env: Any, seed: int, rounds: int) -> None:
+    """Two fresh copies played in lockstep on the same rounds (deploy then learn, one copy after
+    the other, as the engine plays the copies of several replications) must each return what one
+    copy played alone returns: the engine runs replications side by side, so copies that share
+    state (a class attribute, a list that ``spawn`` hands on, a global random generator) would
+    make every replication's numbers depend on the others'."""
+    alone = _replay(who, fresh(seed), env, seed, rounds)
+    first, second = fresh(seed), fresh(seed)
+    stream = _Stream(who, env, seed)
+    played: tuple[list, list] = ([], [])
+    for t in range(rounds):
+        data = stream.next()
+        for learner, outputs in zip((first, second), played):
+            outputs.append(_call(who, learner, "deploy", data, t))
+            outputs.append(_call(who, learner, "learn", data, t))
+    for outputs in played:
+        if not _outputs_equal(alone, outputs):
+            spawned = callable(getattr(first, "spawn", None))
+            made = f"spawn({seed})" if spawned else "copy.deepcopy"
+            either = f"spawn({seed}) is not deterministic, or " if spawned else ""
+            _fail(
+                who,
+                f"two copies made by {made}, played side by side on the same rounds, return other losses "
+                f"than one copy played alone: {either}the copies share state (a class attribute, a list or "
+                "array handed to every copy, a global random generator); give every copy its own state, "
+                "seeded from spawn(seed)",
+            )
 
 
 def _check_deploy_leaves_learning(who, before, after, env, seed, t, horizon=10) -> None:
@@ -273,8 +331,8 @@ def _check_deploy_leaves_learning(who, before, after, env, seed, t, horizon=10) 
         for _ in range(t):
             stream.next()
     for step in range(horizon):
-        one = _call(before, "learn", streams[0].next())
-        two = _call(after, "learn", streams[1].next())
+        one = _call(who, before, "learn", streams[0].next(), t + step)
+        two = _call(who, after, "learn", streams[1].next(), t + step)
         if not _outputs_equal([one], [two]) or (
             step == horizon - 1 and _rng_free_pickle(before) != _rng_free_pickle(after)
         ):
