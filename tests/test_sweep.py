@@ -207,27 +207,6 @@ def test_rerun_skips_done_parts_and_recomputes_missing_and_damaged(reference, tm
     assert (third.computed, third.skipped) == (0, 12)
 
 
-def test_a_killed_local_worker_changes_nothing(reference, tmp_path):
-    """SIGKILL one of the local executor's two worker processes after the first part arrives:
-    the pool is started again for the unfinished tasks and every part equals the undisturbed
-    sweep's (as the Dask test checks for a Dask worker)."""
-    import multiprocessing
-    import os
-
-    killed = []
-
-    def kill_one(task):
-        workers = multiprocessing.active_children()
-        if not killed and workers:
-            os.kill(workers[0].pid, signal.SIGKILL)
-            killed.append(task)
-
-    outcome = mlcb.sweep(GRID, out=tmp_path, workers=2, on_part=kill_one)
-    assert killed, "no worker was killed"
-    assert outcome.computed == 12 and outcome.failed == []
-    assert_same(reference.result, outcome.result)
-
-
 def test_a_renamed_setting_keeps_its_parts(tmp_path):
     """A label names a setting and is no part of its key: renaming a ``[[settings]]`` table's
     label and running the same sweep again reads the finished parts under the new name. They
