@@ -135,6 +135,8 @@ def _own_optimal_loss(expert: Any, index: int, env: Any, env_params: Any) -> flo
     expert (a ``nan`` or a value outside ``[0, 1]`` would make every regret ``nan`` or wrong)."""
     try:
         value = expert.optimal_loss(env, env_params)
+    except InputError:  # the expert's own check of the setting (a stream it cannot run): as it says
+        raise
     except EXPERT_FAULTS as error:
         raise raised(error, "optimal_loss", index, class_name(expert), None, 0) from error
     number = _number_or_none(value)

@@ -42,7 +42,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mlcb.paper.section import NOT_PUBLISHED, SIZES, VERDICTS, Claim, Row, Section, Table, save_figure
+from mlcb.paper.section import (
+    NOT_PUBLISHED,
+    SIZES,
+    UNRECORDED,
+    VERDICTS,
+    Claim,
+    Row,
+    Section,
+    Table,
+    code,
+    save_figure,
+)
 from mlcb.validation import InputError, shown
 
 __all__ = [
@@ -55,6 +66,8 @@ __all__ = [
     "Row",
     "Section",
     "Table",
+    "UNRECORDED",
+    "code",
     "reproduce",
     "save_figure",
 ]
@@ -217,27 +230,6 @@ def reproduce(
             for key in EXPERIMENTS
         }
         return page.write(root, {k: v for k, v in finished.items() if v is not None}, size=size, seed=seed)
-
-
-#: What the page and ``mlcb paper`` say of a section saved before sections recorded their code.
-UNRECORDED = "code of an unrecorded version"
-
-
-def code() -> str:
-    """The code that computes a section now, as a section records it and the page shows it:
-    ``mlcb 0.1.0, revision 2db1b475fc61...`` (the git revision, with ``-dirty`` for uncommitted
-    changes, where the package runs from a checkout; the version alone where it is installed).
-
-    Examples
-    --------
-    >>> code().startswith("mlcb ")
-    True
-    """
-    from mlcb._version import __version__
-    from mlcb.storage.provenance import git_revision
-
-    revision = git_revision()
-    return f"mlcb {__version__}" + (f", revision {revision}" if revision else "")
 
 
 def _at_once(

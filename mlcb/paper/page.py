@@ -216,8 +216,8 @@ def render(sections: dict[str, tuple[Section, float, str | None]], size: str, se
     """The page of ``sections`` (key -> (section, seconds it took, the code that computed it or
     ``None`` where unrecorded)), as a string. A section computed by other code than this (a kept
     section of an earlier version) says so beside its numbers, and the page's head counts them."""
-    from mlcb.paper import UNRECORDED, code
     from mlcb.paper.measure import RULES
+    from mlcb.paper.section import UNRECORDED, code
 
     toc = "".join(
         f'<li><a href="#{html.escape(key)}">{html.escape(section.title)}</a>: '

@@ -298,3 +298,24 @@ def plan(sizes: dict[str, dict[str, Any]], size: str, overrides: dict[str, Any])
     if unknown:
         raise InputError(f"unknown size override(s) {', '.join(unknown)}; known: {', '.join(sizes[size])}")
     return {**sizes[size], **overrides}
+
+
+#: What the page and ``mlcb paper`` say of a section saved before sections recorded their code.
+UNRECORDED = "code of an unrecorded version"
+
+
+def code() -> str:
+    """The code that computes a section now, as a section records it and the page shows it:
+    ``mlcb 0.1.0, revision 2db1b475fc61...`` (the git revision, with ``-dirty`` for uncommitted
+    changes, where the package runs from a checkout; the version alone where it is installed).
+
+    Examples
+    --------
+    >>> code().startswith("mlcb ")
+    True
+    """
+    from mlcb._version import __version__
+    from mlcb.storage.provenance import git_revision
+
+    revision = git_revision()
+    return f"mlcb {__version__}" + (f", revision {revision}" if revision else "")
