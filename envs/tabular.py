@@ -594,7 +594,7 @@ def _rounded_integers(column: Any) -> bool:
     return bool(np.any(whole & (np.abs(values) >= 2.0**53)))
 
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INTEGER = re.compile(r"[+-]?[0-9]{1,4000}")  # (Python reads at most 4,300 digits as an int)
 
 
 def _integer_texts(column: Any) -> Any:
