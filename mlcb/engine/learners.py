@@ -271,19 +271,11 @@ class LearnerPool:
             shared = [None] * len(idle)  # the data is asked for expert by expert
         warm = t == 0
         tables = self._rates
-        fetch = self._round_data  # when the data is not shared: asked for each expert's call
-        block = zip(
-            self.learners, shared, d_rows, d_counts, t_rows, t_counts, self._steps, self._params, self._states
-        )
-        for r, (learners, data, row, count, t_row, t_count, steps, params, state) in enumerate(block):
+        block = zip(self.learners, shared, d_rows, d_counts, t_rows, t_counts, self._steps)
+        for r, (learners, data, row, count, t_row, t_count, steps) in enumerate(block):
             for j in range(count):
                 k = row[j]
-                item = data
-                if item is None:
-                    try:
-                        item = fetch(params, state, t, k)
-                    except EXPERT_FAULTS as error:
-                        raise self._round_data_fault(error, "deploy", k, r, t) from error
+                item = self._fetch(r, t, k, "deploy") if data is None else data  # not shared: per call
                 try:
                     out = learners[k].deploy(item)
                 except ExpertError:
@@ -302,12 +294,7 @@ class LearnerPool:
                     self._store_slowly(d_loss, d_value, i, loss, value, "deploy", out, k, r, t)
             for j in range(t_count):
                 k = t_row[j]
-                item = data
-                if item is None:
-                    try:
-                        item = fetch(params, state, t, k)
-                    except EXPERT_FAULTS as error:
-                        raise self._round_data_fault(error, "learn", k, r, t) from error
+                item = self._fetch(r, t, k, "learn") if data is None else data
                 try:
                     out = learners[k].learn(item)
                 except ExpertError:
