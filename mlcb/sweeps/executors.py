@@ -4,8 +4,8 @@ Both executors take the tasks as plain data (:mod:`mlcb.sweeps.worker`) and call
 ``on_result(index, output)`` or ``on_error(index, error)`` as each task finishes, in any order.
 
 ``local``
-    A process pool of this machine; a pool broken by a dying worker is started again for the
-    tasks that had not finished.
+    Worker processes of this machine, each with a pipe of its own; the task of a worker that dies
+    is started again in a new one (up to four times), the other workers going on.
 ``dask``
     A ``distributed.Client``, connected to a scheduler address or to a ``LocalCluster`` started
     on 127.0.0.1 for the sweep. The scheduler runs the tasks of a worker that dies again
@@ -19,9 +19,11 @@ name resolves on a worker as it does where the sweep was validated.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import contextlib
 import multiprocessing
+import multiprocessing.connection
 import os
 import time
 import warnings
@@ -59,16 +61,6 @@ def _start_method() -> str:
 PARENT_POLL = 0.2
 
 
-def _start_worker(parent: int, given: dict) -> None:
-    """Worker initializer: end with the parent (:func:`_exit_with_parent`), and register what the
-    parent registered (:func:`mlcb.sweeps.worker.register_as`): the installed ``mlcb.plugins``
-    entry points, the modules named with ``--plugin`` and every registered name (a forked worker
-    has them already; a spawned one, where the parent runs other threads or on a platform without
-    fork, imports the plugins again, from the parent's ``sys.path``)."""
-    _exit_with_parent(parent)
-    register_as(given)
-
-
 def _exit_with_parent(parent: int) -> None:
     """Worker initializer: end this worker when ``parent`` is gone.
 
@@ -88,42 +80,147 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="mlcb-exit-with-parent", daemon=True).start()
 
 
-def run_local(payloads: list[dict], workers: int, on_result: Callable, on_error: Callable) -> None:
-    """Run ``payloads`` in ``workers`` processes; a pool broken by a dying worker is started again
-    (up to three times) for the tasks that had not finished. The workers end with this process,
-    however it ends (:func:`_exit_with_parent`)."""
-    from concurrent.futures.process import BrokenProcessPool
+#: Times a task is started before a worker that dies while running it fails it.
+STARTS = 4
 
-    pending = list(range(len(payloads)))
-    context = multiprocessing.get_context(_start_method())
-    for _attempt in range(4):
-        broken = []
-        with concurrent.futures.ProcessPoolExecutor(
-            min(workers, len(pending)),
-            mp_context=context,
-            initializer=_start_worker,
-            initargs=(os.getpid(), registrations()),
-        ) as pool:
-            futures = {pool.submit(run_task, payloads[i]): i for i in pending}
-            try:
-                for future in concurrent.futures.as_completed(futures):
-                    index = futures[future]
-                    error = future.exception()
-                    if isinstance(error, BrokenProcessPool):
-                        broken.append(index)
-                    elif error is not None:
-                        on_error(index, error)
-                    else:
-                        on_result(index, future.result())
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
-        if not broken:
+
+def run_local(
+    payloads: list[dict], workers: int, on_result: Callable, on_error: Callable, task: Callable = run_task
+) -> None:
+    """Run ``payloads`` in ``workers`` processes of this machine, ``task(payload)`` in each.
+
+    Each worker has a pipe of its own to this process, and the pipes and the workers' process
+    sentinels are waited on together: a worker that dies (killed, out of memory, a crash in
+    compiled code), even while it writes its result, is seen at once, its task is started again
+    in a new worker (up to :data:`STARTS` times in all, then the task fails naming how its workers
+    ended) and the other workers go on. (A ``concurrent.futures.ProcessPoolExecutor`` shares one
+    result pipe among its workers: a worker killed while writing a large result left half a
+    message in it, and the pool waited for the rest forever.) The workers end with this process,
+    however it ends (:func:`_exit_with_parent`)."""
+    context: Any = multiprocessing.get_context(_start_method())
+    given = registrations()
+    todo = collections.deque(range(len(payloads)))
+    starts: collections.Counter[int] = collections.Counter()
+    running: dict[Any, tuple[Any, int | None]] = {}  # connection -> (process, task index)
+
+    def start_worker() -> None:
+        ours, theirs = context.Pipe()
+        process = context.Process(
+            target=_worker, args=(theirs, os.getpid(), given, task), name="mlcb-sweep-worker"
+        )
+        process.start()
+        theirs.close()  # the worker holds the only other end: its death is an end of file here
+        running[ours] = (process, None)
+
+    def hand_out(connection: Any) -> None:
+        process, _ = running[connection]
+        index = todo.popleft()
+        starts[index] += 1
+        running[connection] = (process, index)
+        try:
+            connection.send((index, payloads[index]))
+        except OSError:  # it died before this task reached it: seen below, as any death
+            starts[index] -= 1
+
+    def ended(connection: Any) -> None:
+        """The worker of ``connection`` is gone: its task is started again, or fails."""
+        process, index = running.pop(connection)
+        connection.close()
+        process.join(5)
+        if process.exitcode is None:  # alive without its pipe
+            process.kill()
+            process.join()
+        if index is None:
             return
-        pending = sorted(broken)
-    for index in pending:
-        on_error(index, RuntimeError("worker processes kept dying"))
+        if starts[index] < STARTS:
+            todo.appendleft(index)
+        else:
+            on_error(index, RuntimeError(f"its worker process died {STARTS} times (last: {_how(process)})"))
+
+    try:
+        for _ in range(min(workers, len(todo))):
+            start_worker()
+        for connection in list(running):
+            hand_out(connection)
+        while running:
+            sentinels = {process.sentinel: connection for connection, (process, _) in running.items()}
+            for ready in multiprocessing.connection.wait([*running, *sentinels]):
+                connection = sentinels.get(ready, ready)
+                if connection not in running:  # its pipe and its sentinel were both ready
+                    continue
+                try:
+                    outcome, index, value = connection.recv()
+                except (EOFError, OSError):  # dead, or died while writing its result
+                    ended(connection)
+                    if todo:
+                        start_worker()
+                        hand_out(list(running)[-1])
+                    continue
+                except Exception as error:  # a result this process cannot read back
+                    outcome, index, value = "error", running[connection][1], error
+                running[connection] = (running[connection][0], None)
+                (on_result if outcome == "result" else on_error)(index, value)
+                if todo:
+                    hand_out(connection)
+                else:
+                    with contextlib.suppress(OSError):
+                        connection.send(None)  # done: the worker leaves
+    finally:
+        for connection, (process, _) in running.items():
+            process.kill()
+            process.join()
+            connection.close()
+
+
+def _how(process: Any) -> str:
+    """How the worker ``process`` ended, in words: ``killed by SIGKILL``, ``exit code 1``."""
+    import signal
+
+    code = process.exitcode
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
+def _worker(connection: Any, parent: int, given: dict, task: Callable) -> None:
+    """A worker process of :func:`run_local`: ends with ``parent`` (:func:`_exit_with_parent`),
+    registers what the parent registered (:func:`mlcb.sweeps.worker.register_as`: the installed
+    ``mlcb.plugins`` entry points, the ``--plugin`` modules and every registered name; a forked
+    worker has them already, a spawned one, where the parent runs other threads or on a platform
+    without fork, imports the plugins again from the parent's ``sys.path``), then runs the tasks
+    it is sent, one at a time, and sends back ``("result", index, output)`` or ``("error",
+    index, exception)``, until it is sent ``None``."""
+    import pickle
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interruption is the parent's to handle
+    _exit_with_parent(parent)
+    while True:
+        try:
+            message = connection.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        index, payload = message
+        try:
+            register_as(given)
+            reply = ("result", index, task(payload))
+        except BaseException as error:  # SystemExit included: the task's failure, not the worker's
+            try:  # what the parent can read back, or the error in one line
+                pickle.loads(pickle.dumps(error))
+            except Exception:
+                error = RuntimeError(first_line(error))
+            reply = ("error", index, error)
+        try:
+            connection.send(reply)
+        except OSError:
+            return
+        except Exception as error:  # an output that cannot be sent (pickled)
+            connection.send(
+                ("error", index, RuntimeError(f"its output cannot be sent back: {first_line(error)}"))
+            )
 
 
 def _unreachable(scheduler: str, timeout: float, error: BaseException) -> str:
