@@ -89,6 +89,41 @@ class Environment(Protocol):
     def round_data(self, params: Any, state: Any, t: int, expert: int) -> Any: ...
 
 
+def build_env(env: Environment, seed: int, replication: int, horizon: int) -> tuple[Any, Any]:
+    """``env.build(seed, replication, horizon)``, held to the contract: a pair ``(params,
+    state)``. An environment of one's own that fails there (raises, or calls ``sys.exit()``), or
+    returns something else, is an :class:`~mlcb.validation.InputError` of one line naming the
+    environment and the call, before any expert is asked anything (its own ``AttributeError`` or
+    ``TypeError`` a round later, or a traceback blamed on mlcb, said nothing of where the fault
+    was). An ``InputError`` it raises, a lack of memory and a fault of the machine (a full disk)
+    pass as they are; an interruption stays an interruption."""
+    from mlcb.errors import EXPERT_FAULTS, os_fault
+    from mlcb.validation import shown
+
+    call = (
+        f"environment {type(env).__name__}: build(seed={seed}, replication={replication}, horizon={horizon})"
+    )
+    try:
+        built = env.build(seed, replication, horizon)
+    except (InputError, MemoryError):
+        raise
+    except EXPERT_FAULTS as error:
+        if os_fault(error) is not None:
+            raise
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise InputError(
+            f"{call} raised {type(error).__name__}" + (f": {detail}" if detail else "")
+        ) from error
+    if not isinstance(built, (tuple, list)) or len(built) != 2:
+        got = (
+            f"a {type(built).__name__} of {len(built)}"
+            if isinstance(built, (tuple, list))
+            else f"{type(built).__name__} {shown(built)}"
+        )
+        raise InputError(f"{call} must return a pair (params, state), got {got}")
+    return built[0], built[1]
+
+
 @runtime_checkable
 class ExpertFamily(Protocol):
     """One family of experts: how a pool of its specifications is built, rated and judged.

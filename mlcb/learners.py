@@ -155,8 +155,18 @@ def _own_optimal_loss(expert: Any, index: int, env: Any, env_params: Any) -> flo
 def _environments_optimal_loss(env: Any, env_params: Any, k: int) -> float:
     """The environment's ``optimal_loss(env_params, k)``: a number in ``[0, 1]``, else an
     :class:`~mlcb.validation.InputError` naming the environment (``None`` was a bare ``TypeError``,
-    ``nan`` made every regret ``nan``); ``mlcb.testing.check_env`` checks the same."""
-    value = env.optimal_loss(env_params, k)
+    ``nan`` made every regret ``nan``), as is an exception it raises (a traceback blamed on mlcb
+    before); ``mlcb.testing.check_env`` checks the same."""
+    try:
+        value = env.optimal_loss(env_params, k)
+    except (InputError, MemoryError):
+        raise
+    except EXPERT_FAULTS as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise InputError(
+            f"environment {type(env).__name__}: optimal_loss(params, {k}) raised {type(error).__name__}"
+            + (f": {detail}" if detail else "")
+        ) from error
     number = _number_or_none(value)
     if number is None or not 0.0 <= number <= 1.0:
         raise InputError(

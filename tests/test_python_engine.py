@@ -547,7 +547,17 @@ class BrokenGLM(_GLM):
             raise KeyError("no row")
         return super().round_data(params, state, t, expert)
 
+    def build(self, seed, replication, horizon):
+        built = super().build(seed, replication, horizon)
+        if self.fault == "build-exits":
+            sys.exit(4)
+        if self.fault == "build-raises":
+            raise LookupError("no such cohort")
+        return {"build-none": None, "build-three": (*built, 0)}.get(self.fault, built)
+
     def optimal_loss(self, params, expert):
+        if self.fault == "optimal-raises":
+            raise ZeroDivisionError("no optimum")
         return {"optimal-none": None, "optimal-nan": math.nan}.get(self.fault, 0.5)
 
 
@@ -566,6 +576,20 @@ class BrokenGLM(_GLM):
          "environment BrokenGLM: optimal_loss(params, 0) returned None; the least expected loss of an expert "
          "must be a number in [0, 1]"),
         ("optimal-nan", [Mean(), Mean()], InputError, "environment BrokenGLM: optimal_loss(params, 0) returned nan"),
+        # the environment's own code failing, or a build that is no pair: its own error a round
+        # later, or a traceback that called it a bug of mlcb; sys.exit() ended the command unsaid
+        ("optimal-raises", [Mean(), Mean()], InputError,
+         "environment BrokenGLM: optimal_loss(params, 0) raised ZeroDivisionError: no optimum"),
+        ("build-exits", [Mean(), Mean()], InputError,
+         "environment BrokenGLM: build(seed=0, replication=0, horizon=5) raised SystemExit: 4"),
+        ("build-raises", [Mean(), Mean()], InputError,
+         "environment BrokenGLM: build(seed=0, replication=0, horizon=5) raised LookupError: no such cohort"),
+        ("build-none", [Mean(), Mean()], InputError,
+         "environment BrokenGLM: build(seed=0, replication=0, horizon=5) must return a pair (params, state), "
+         "got NoneType None"),
+        ("build-three", [Mean(), Mean()], InputError,
+         "environment BrokenGLM: build(seed=0, replication=0, horizon=5) must return a pair (params, state), "
+         "got a tuple of 3"),
     ],
 )  # fmt: skip
 def test_an_environments_own_faults_are_its_own(monkeypatch, fault, pool, error, message):

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from mlcb.contracts import BuildContext, family_of
+from mlcb.contracts import BuildContext, build_env, family_of
 from mlcb.errors import EXPERT_FAULTS, ExpertError, ExpertLossError, class_name, raised
 from mlcb.kernels import begin_round, train
 from mlcb.kernels.jit import kernel
@@ -178,7 +178,7 @@ def losses(
         keys = stream_keys(seed, replication, n, getattr(env, "streams", None)).experts
     keys = np.asarray(keys, dtype=np.uint64)
     if env_params is None:
-        env_params, _ = env.build(seed, replication, horizon)
+        env_params, _ = build_env(env, seed, replication, horizon)
     if stream is None:
         stream = stream_identity(env, env_params)
     if expert_ids is None:
@@ -271,7 +271,7 @@ def _compiled_pass(
         members, env, env_params, delta, keys[indices], smoothing, horizon, seed, replication
     )
     pool_params, pool_state = family.build_pool(context)
-    _, env_state = env.build(seed, replication, horizon)  # a fresh state: the run's own is untouched
+    _, env_state = build_env(env, seed, replication, horizon)  # a fresh state: the run's own is untouched
     totals = np.zeros(len(members))
     _reference_pass(env_params, env_state, pool_params, pool_state, int(horizon), totals)
     with _LOCK:
@@ -343,7 +343,7 @@ def _python_pass(
     ``experts[k]`` as expert ``named[k]`` of the pool."""
     copies = {k: spawn(experts[k], seed_of(keys[k]), named[k], replication) for k in indices}
     totals = dict.fromkeys(copies, 0.0)
-    params, state = env.build(seed, replication, horizon)
+    params, state = build_env(env, seed, replication, horizon)
     shared = bool(getattr(env, "round_data_shared", False))  # one object per round for every expert
     for t in range(int(horizon) + 1):
         begin_round(params, state, t)

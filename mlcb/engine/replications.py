@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from mlcb.contracts import BuildContext, selection_size
+from mlcb.contracts import BuildContext, build_env, selection_size
 from mlcb.engine import compiled_loop, hindsight
 from mlcb.engine.problem import Problem
 from mlcb.errors import ExpertLossError, PolicyError, class_name
@@ -93,7 +93,7 @@ def build_common(
     identities = getattr(problem.env, "streams", None)
     keys = stream_keys(seed, replication, n_experts, identities)
     order = identity_order(n_experts, identities)
-    env_params, env_state = problem.env.build(seed, replication, horizon)
+    env_params, env_state = build_env(problem.env, seed, replication, horizon)
     if hindsight_pass:
         pool_optimal = hindsight.optimal_losses(
             problem, env_params, seed, replication, horizon, keys.experts, references

@@ -228,7 +228,7 @@ def replication_bytes(problem: Any) -> int:
     the policy's state and the pool's, both measured on pools of :data:`PROBES` experts and
     extrapolated to ``K`` (Python experts, copied per replication, are not counted: their size
     is theirs)."""
-    from mlcb.contracts import BuildContext, selection_size
+    from mlcb.contracts import BuildContext, build_env, selection_size
 
     k, points = problem.n_experts, len(problem.checkpoints)
     budget, horizon, delta = problem.budget, problem.horizon, problem.delta
@@ -245,7 +245,7 @@ def replication_bytes(problem: Any) -> int:
     total = fixed + _measured(policy, k)
     build_pool = getattr(problem.family, "build_pool", None)
     if callable(build_pool):
-        env_params, _ = problem.env.build(problem.seed, 0, horizon)
+        env_params, _ = build_env(problem.env, problem.seed, 0, horizon)
         experts = tuple(problem.experts)
 
         def pool(n: int) -> Any:
