@@ -104,6 +104,12 @@ registry.register(
     summary="bandit gradient descent (Flaxman et al. 2005), bounded convex losses, alpha = 5/6",
     environments=("mlcb/ConvexBandit-v0",),
 )
+registry.register(
+    "moe",
+    "agents.moe:MoEExpert",
+    summary="a mixture-of-experts network of torch, trained online on the clustered stream (needs torch)",
+    environments=("mlcb/Clustered-v0",),
+)
 
 
 def register(

@@ -650,3 +650,22 @@ def test_a_module_the_pool_cannot_train_is_named_before_any_work():
     mlcb.engine.build(
         mlcb.SimulationConfig(env="mlcb/Clustered-v0", experts=(good, good), budget=1, horizon=5)
     )
+
+
+def test_a_setting_file_names_moe_members_as_the_page_shows(tmp_path):
+    """``family = "moe"`` in a TOML setting file (the page's example): the members it names, with
+    their parameters, on the clustered stream; an unknown parameter is named."""
+    from pathlib import Path
+
+    from mlcb.config.toml import load_toml
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "moe.md").read_text()
+    (block,) = re.findall(r"```toml\n(.*?)```", page, flags=re.DOTALL)
+    path = tmp_path / "members.toml"
+    path.write_text(block)
+    _, (config,) = load_toml(path)
+    assert config.env == "mlcb/Clustered-v0"
+    assert config.experts == (MoEExpert(n_experts=1, hidden=4, lr=0.05), MoEExpert(n_experts=8, hidden=32))
+    path.write_text(block.replace("hidden = 32", "hiden = 32"))
+    with pytest.raises(ValueError, match="hiden"):
+        load_toml(path)

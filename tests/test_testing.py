@@ -61,6 +61,9 @@ def test_registered_expert_family_conforms(name):
         assert check_expert(agents.make(name), "mlcb/RealData-v0", env_params=env_params)
     elif name.startswith("bco"):
         assert check_expert(agents.make(name), "mlcb/ConvexBandit-v0", rounds=20)
+    elif name == "moe":  # torch networks of the clustered stream
+        pytest.importorskip("torch")
+        assert check_expert(agents.make(name, hidden=4), "mlcb/Clustered-v0", rounds=20)
     else:
         assert check_expert(agents.make(name), "mlcb/Trap-v0", env_params={"n_experts": 4})
 
