@@ -97,7 +97,7 @@ def build_env(env: Environment, seed: int, replication: int, horizon: int) -> tu
     ``TypeError`` a round later, or a traceback blamed on mlcb, said nothing of where the fault
     was). An ``InputError`` it raises, a lack of memory and a fault of the machine (a full disk)
     pass as they are; an interruption stays an interruption."""
-    from mlcb.errors import EXPERT_FAULTS, os_fault
+    from mlcb.errors import EXPERT_FAULTS, first_line, os_fault
     from mlcb.validation import shown
 
     call = (
@@ -110,10 +110,7 @@ def build_env(env: Environment, seed: int, replication: int, horizon: int) -> tu
     except EXPERT_FAULTS as error:
         if os_fault(error) is not None:
             raise
-        detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise InputError(
-            f"{call} raised {type(error).__name__}" + (f": {detail}" if detail else "")
-        ) from error
+        raise InputError(f"{call} raised {first_line(error)}") from error
     if not isinstance(built, (tuple, list)) or len(built) != 2:
         got = (
             f"a {type(built).__name__} of {len(built)}"

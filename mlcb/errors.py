@@ -105,6 +105,17 @@ class ExpertLossError(ExpertError, ValueError):
 EXPERT_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
 
 
+def first_line(error: BaseException) -> str:
+    """``error`` in one line: its type and the first line of its message, or its type alone when
+    it says nothing (``sys.exit()``).
+
+    >>> first_line(ZeroDivisionError("no optimum\\nat round 3")), first_line(SystemExit())
+    ('ZeroDivisionError: no optimum', 'SystemExit')
+    """
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+
+
 def raised(
     error: BaseException, method: str, expert: int, expert_class: str, replication: int | None, round_: int
 ) -> ExpertError:

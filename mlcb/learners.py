@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from mlcb.errors import EXPERT_FAULTS, ExpertError, class_name, raised
+from mlcb.errors import EXPERT_FAULTS, ExpertError, class_name, first_line, raised
 from mlcb.validation import InputError, shown
 
 #: The default rate of a Python expert that declares none: ``(beta, alpha) = (1, 1/2)``.
@@ -162,10 +162,8 @@ def _environments_optimal_loss(env: Any, env_params: Any, k: int) -> float:
     except (InputError, MemoryError):
         raise
     except EXPERT_FAULTS as error:
-        detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise InputError(
-            f"environment {type(env).__name__}: optimal_loss(params, {k}) raised {type(error).__name__}"
-            + (f": {detail}" if detail else "")
+            f"environment {type(env).__name__}: optimal_loss(params, {k}) raised {first_line(error)}"
         ) from error
     number = _number_or_none(value)
     if number is None or not 0.0 <= number <= 1.0:

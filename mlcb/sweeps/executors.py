@@ -30,6 +30,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from mlcb.errors import first_line
 from mlcb.sweeps.worker import register_as, registrations, run_registered, run_task
 from mlcb.validation import InputError
 
@@ -37,12 +38,6 @@ EXECUTORS = ("local", "dask")
 #: Seconds to wait for a Dask scheduler before giving up.
 CONNECT_TIMEOUT = 10.0
 DASK_HINT = "the dask executor needs dask.distributed: pip install 'mlcb[dask]'"
-
-
-def first_line(error: BaseException) -> str:
-    """``error`` in one line: its type and the first line of its message."""
-    text = str(error).strip()
-    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
 
 
 def _start_method() -> str:
