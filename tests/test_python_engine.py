@@ -413,6 +413,23 @@ class SpawnExits(GreedyArms):
         sys.exit("no copies")
 
 
+class SpawnsItself(GreedyArms):
+    def spawn(self, seed):  # reseeds and hands out the one object
+        self.rng = np.random.default_rng(seed)
+        return self
+
+
+class SpawnsOne(GreedyArms):
+    """Hands out one copy it keeps, whoever asks."""
+
+    kept: GreedyArms | None = None
+
+    def spawn(self, seed):
+        if SpawnsOne.kept is None:
+            SpawnsOne.kept = GreedyArms(0.1)
+        return SpawnsOne.kept
+
+
 class WarmUpdates(GreedyArms):
     def __init__(self, updates) -> None:
         super().__init__(0.1)
@@ -448,6 +465,13 @@ class StatesOptimal(GreedyArms):
         ),
         (SpawnExits(), "replication 0, round 0: spawn raised SystemExit: no copies"),
         (
+            SpawnsItself(0.1),
+            "replication 0, round 0: spawn(seed) returned the expert itself, not a fresh copy: every "
+            "replication, and the pass that computes the best expert in hindsight, would train that one "
+            "object, and results would depend on what ran before; return a new learner "
+            "(type(self)(..., seed=seed))",
+        ),
+        (
             WarmUpdates("2"),
             "replication 0, round 0: warm_updates, the updates its warm-start learn made, must be an integer "
             ">= 1, got '2'",
@@ -472,6 +496,19 @@ def test_a_python_experts_own_hooks_are_named_when_they_fail(expert, message):
     with pytest.raises(ExpertError) as caught:
         mlcb.simulate(env="mlcb/Trap-v0", experts=pool, budget=2, horizon=20, replications=1, seed=0)
     assert str(caught.value).startswith(f"expert 3 ({type(expert).__name__}), {message}"), str(caught.value)
+
+
+def test_a_spawn_that_hands_out_one_object_to_several_holders_is_named():
+    """Two replications (or two experts) holding one learner would each train it: the results
+    would depend on the order the engine calls them in. The second holder is named."""
+    pool = [GreedyArms(0.1)] * 3 + [SpawnsOne(0.1)] + [GreedyArms(0.2)] * 6
+    with pytest.raises(ExpertError) as caught:
+        mlcb.simulate(env="mlcb/Trap-v0", experts=pool, budget=2, horizon=20, replications=2, seed=0)
+    assert str(caught.value) == (
+        "expert 3 (SpawnsOne), replication 1, round 0: "
+        "spawn(seed) returned the object it had returned for expert 3 of replication 0"
+        "; each call must return a fresh copy, or both would train that one object"
+    )
 
 
 def test_a_rate_callable_that_raises_is_named_before_work():

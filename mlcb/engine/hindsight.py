@@ -37,7 +37,7 @@ from mlcb.errors import EXPERT_FAULTS, ExpertError, ExpertLossError, class_name,
 from mlcb.kernels import begin_round, train
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.seeding import stream_keys
-from mlcb.learners import seed_of, spawn
+from mlcb.learners import check_distinct, seed_of, spawn
 from mlcb.storage import identity
 from mlcb.storage.replications import ReferenceStore
 from mlcb.validation import shown
@@ -342,6 +342,8 @@ def _python_pass(
     from its key, as the run's own) trained on every round ``0 .. horizon``; a fault names
     ``experts[k]`` as expert ``named[k]`` of the pool."""
     copies = {k: spawn(experts[k], seed_of(keys[k]), named[k], replication) for k in indices}
+    classes = [class_name(experts[k]) for k in indices]
+    check_distinct([list(copies.values())], classes, [replication], [named[k] for k in indices])
     totals = dict.fromkeys(copies, 0.0)
     params, state = env.build(seed, replication, horizon)
     shared = bool(getattr(env, "round_data_shared", False))  # one object per round for every expert

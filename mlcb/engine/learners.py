@@ -14,7 +14,7 @@ import numpy as np
 
 from mlcb.engine.batch import Batch
 from mlcb.errors import EXPERT_FAULTS, ExpertError, class_name, raised
-from mlcb.learners import rate_values, seed_of, spawn
+from mlcb.learners import check_distinct, rate_values, seed_of, spawn
 from mlcb.validation import shown
 
 
@@ -109,6 +109,7 @@ class LearnerPool:
             [spawn(expert, seed_of(keys[k]), k, replication) for k, expert in enumerate(experts)]
             for keys, replication in zip(batch.expert_keys, self._replications)
         ]
+        check_distinct(self.learners, self._classes, self._replications)
         self._steps = [[0] * n_experts for _ in batch.replications]
         tables: dict[int, _RateTable] = {}
         self._tables = [
