@@ -4,6 +4,9 @@ resumed run reuse it."""
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 import pytest
 
@@ -106,6 +109,29 @@ def test_values_follow_the_horizon_the_expert_and_its_random_stream():
     np.testing.assert_array_equal(short, again)
     other = hindsight.losses(_pool(), env, 0, 1, 30)  # another replication: another stream
     assert not np.array_equal(short, other)
+
+
+class Scaled(RunningMean):
+    """Predicts ``scale(running mean)``: what it predicts is decided by a ``functools.partial``."""
+
+    def __init__(self, scale) -> None:
+        super().__init__()
+        self.scale = scale
+
+    def _guess(self) -> float:
+        return self.scale(self.total / max(self.n, 1))
+
+
+def test_experts_that_differ_only_in_state_kept_in_c_get_references_of_their_own():
+    """Two partials told apart by their arguments only: the second pool's reference was the
+    first's, read from the cache, as a partial's arguments are no attribute of it."""
+    fields = dict(env="mlcb/GLM-v0", horizon=HORIZON, replications=1, seed=7)
+    one = mlcb.simulate(experts=[Scaled(functools.partial(operator.mul, 1.0))], **fields)
+    zero = mlcb.simulate(experts=[Scaled(functools.partial(operator.mul, 0.0))], **fields)
+    hindsight.clear()
+    alone = mlcb.simulate(experts=[Scaled(functools.partial(operator.mul, 0.0))], **fields)
+    np.testing.assert_array_equal(zero.replications["best_loss"], alone.replications["best_loss"])
+    assert not np.array_equal(one.replications["best_loss"], zero.replications["best_loss"])
 
 
 def test_a_pool_of_stated_references_runs_no_pass():
