@@ -8,6 +8,7 @@ through the batched interface of the Python engine (:mod:`mlcb.engine.python_loo
 from __future__ import annotations
 
 import math
+from array import array
 from typing import Any
 
 import numpy as np
@@ -56,17 +57,19 @@ class _Cells:
 
 
 class _RateTable:
-    """``U(n, delta')`` of one expert at ``n = 0, 1, ...`` as a list, extended by doubling."""
+    """``U(n, delta')`` of one expert at ``n = 0, 1, ...``, extended by doubling: an array of
+    doubles (8 bytes a count, where a list of floats took 32: the table grows with the expert's
+    updates, up to the horizon) whose items read as Python floats, as fast as a list's."""
 
     def __init__(self, expert: Any, delta_prime: float, index: int) -> None:
         self.expert, self.delta_prime, self.index = expert, delta_prime, index
-        self.values: list[float] = []
+        self.values = array("d")
 
-    def extend(self, n: int) -> list[float]:
+    def extend(self, n: int) -> array:
         """The table, long enough to hold ``U(n)``."""
         if n >= len(self.values):
             counts = np.maximum(np.arange(max(1024, 2 * n), dtype=np.float64), 1.0)
-            self.values = rate_values(self.expert, counts, self.delta_prime, self.index).tolist()
+            self.values = array("d", rate_values(self.expert, counts, self.delta_prime, self.index).tobytes())
         return self.values
 
 
