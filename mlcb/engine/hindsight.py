@@ -350,9 +350,18 @@ def _python_pass(
     for t in range(int(horizon) + 1):
         begin_round(params, state, t)
         first = indices[0]
-        data = _round_data(env, params, state, t, 0, first, experts, named, replication) if shared else None
+        # Asked for each expert by its index in the pool, as the run asks (LearnerPool).
+        data = (
+            _round_data(env, params, state, t, named[first], first, experts, named, replication)
+            if shared
+            else None
+        )
         for k, learner in copies.items():
-            item = data if shared else _round_data(env, params, state, t, k, k, experts, named, replication)
+            item = (
+                data
+                if shared
+                else _round_data(env, params, state, t, named[k], k, experts, named, replication)
+            )
             try:
                 out = learner.learn(item)
             except ExpertError:

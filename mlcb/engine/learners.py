@@ -97,6 +97,9 @@ class LearnerPool:
         n_experts = len(experts)
         delta_prime = delta / (2.0 * n_experts)
         self._classes = [class_name(e) for e in experts]
+        # Each member's index in the whole pool (a pool that mixes families holds its Python
+        # experts in a sub-pool): what faults name and what the environment's round data is asked for.
+        self._index = list(range(n_experts)) if batch.indices is None else [int(i) for i in batch.indices]
         self._replications = list(batch.replications)
         self._params, self._states = list(batch.env_params), list(batch.env_states)
         self._round_data = env.round_data
@@ -109,14 +112,14 @@ class LearnerPool:
         self._round_at = -1
         self._written: dict[int, _Cells] = {}  # the engine's output arrays, by identity
         self.learners = [
-            [spawn(expert, seed_of(keys[k]), k, replication) for k, expert in enumerate(experts)]
+            [spawn(expert, seed_of(keys[k]), self._index[k], replication) for k, expert in enumerate(experts)]
             for keys, replication in zip(batch.expert_keys, self._replications)
         ]
-        check_distinct(self.learners, self._classes, self._replications)
+        check_distinct(self.learners, self._classes, self._replications, self._index)
         self._steps = [[0] * n_experts for _ in batch.replications]
         tables: dict[int, _RateTable] = {}
         self._tables = [
-            tables.setdefault(id(expert), _RateTable(expert, delta_prime, k))
+            tables.setdefault(id(expert), _RateTable(expert, delta_prime, self._index[k]))
             for k, expert in enumerate(experts)
         ]
         self._rates = [table.extend(1) for table in self._tables]
@@ -126,7 +129,11 @@ class LearnerPool:
 
     def _fault(self, problem: str, k: int, r: int, t: int) -> ExpertError:
         return ExpertError(
-            problem, expert=k, expert_class=self._classes[k], replication=self._replications[r], round_=t
+            problem,
+            expert=self._index[k],
+            expert_class=self._classes[k],
+            replication=self._replications[r],
+            round_=t,
         )
 
     def warm_updates(self, r: int, k: int) -> int:
@@ -138,7 +145,7 @@ class LearnerPool:
         """Replication ``r``'s round data at ``t`` (shared by its experts), asked as for ``k``."""
         params, state = self._params[r], self._states[r]
         try:
-            return self._round_data(params, state, t, k)
+            return self._round_data(params, state, t, self._index[k])
         except EXPERT_FAULTS as error:
             raise self._round_data_fault(error, method, k, r, t) from error
 
@@ -146,7 +153,7 @@ class LearnerPool:
         """The environment's ``round_data`` failed when asked for expert ``k``'s ``method``: the
         fault is the environment's, located by the expert, replication and round it was asked for."""
         where = f"the environment's round_data (for {method})"
-        return raised(error, where, k, self._classes[k], self._replications[r], t)
+        return raised(error, where, self._index[k], self._classes[k], self._replications[r], t)
 
     def _shared_round(self, t: int, rows: list, counts: list, method: str) -> list:
         """Every replication's round data at ``t`` (an environment whose round data is shared by
@@ -285,7 +292,9 @@ class LearnerPool:
                 except ExpertError:
                     raise
                 except EXPERT_FAULTS as error:
-                    raise raised(error, "deploy", k, self._classes[k], self._replications[r], t) from error
+                    raise raised(
+                        error, "deploy", self._index[k], self._classes[k], self._replications[r], t
+                    ) from error
                 if out.__class__ is tuple and len(out) == 2:
                     loss, value = out
                 else:
@@ -304,7 +313,9 @@ class LearnerPool:
                 except ExpertError:
                     raise
                 except EXPERT_FAULTS as error:
-                    raise raised(error, "learn", k, self._classes[k], self._replications[r], t) from error
+                    raise raised(
+                        error, "learn", self._index[k], self._classes[k], self._replications[r], t
+                    ) from error
                 # A learner that made several updates in the warm start says how many.
                 n = steps[k] = steps[k] + (self._warm_updates(learners[k], k, r) if warm else 1)
                 if out.__class__ is tuple and len(out) == 2:
