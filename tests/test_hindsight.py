@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -132,6 +133,29 @@ def test_experts_that_differ_only_in_state_kept_in_c_get_references_of_their_own
     alone = mlcb.simulate(experts=[Scaled(functools.partial(operator.mul, 0.0))], **fields)
     np.testing.assert_array_equal(zero.replications["best_loss"], alone.replications["best_loss"])
     assert not np.array_equal(one.replications["best_loss"], zero.replications["best_loss"])
+
+
+class Step(NamedTuple):
+    loss: float
+    rate: float
+
+
+class NamedSteps(RunningMean):
+    def learn(self, data):
+        return Step(super().learn(data), 1.0)
+
+
+class PlainSteps(RunningMean):
+    def learn(self, data):
+        return super().learn(data), 1.0
+
+
+def test_a_named_tuple_from_learn_is_its_pair_in_the_pass_too():
+    fields = dict(env="mlcb/GLM-v0", horizon=HORIZON, replications=1, seed=8, budget=1)
+    plain = mlcb.simulate(experts=[PlainSteps(1.0), PlainSteps(0.5)], **fields)
+    named = mlcb.simulate(experts=[NamedSteps(1.0), NamedSteps(0.5)], **fields)
+    np.testing.assert_array_equal(plain.replications["best_loss"], named.replications["best_loss"])
+    np.testing.assert_array_equal(plain.curves["regret"], named.curves["regret"])
 
 
 def test_a_pool_of_stated_references_runs_no_pass():

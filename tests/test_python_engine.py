@@ -7,6 +7,7 @@ import math
 import re
 import sys
 import threading
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -717,6 +718,41 @@ def test_numpy_scalars_and_0d_arrays_are_numbers_like_floats():
     kinds = mlcb.simulate(experts=[ScalarKinds(eps) for eps in (0.05, 0.1, 0.2, 0.3, 0.4)] * 2, **fields)
     np.testing.assert_array_equal(plain.curves["regret"], kinds.curves["regret"])
     np.testing.assert_array_equal(plain.curves["pseudo_regret"], kinds.curves["pseudo_regret"])
+
+
+class Pair(NamedTuple):
+    first: float
+    second: float
+
+
+class PlainPairs(GreedyArms):
+    """GreedyArms returning ``(loss, rate)`` from ``learn``, as plain tuples or as ``Pair``."""
+
+    named = False
+
+    def spawn(self, seed: int) -> PlainPairs:
+        return type(self)(self.epsilon, seed)
+
+    def learn(self, data):
+        pair = (super().learn(data), 2.0 + self.epsilon)
+        return Pair(*pair) if self.named else pair
+
+    def deploy(self, data):
+        pair = super().deploy(data)
+        return Pair(*pair) if self.named else pair
+
+
+class NamedPairs(PlainPairs):
+    named = True
+
+
+def test_a_named_tuple_pair_is_the_pair_it_holds():
+    """``return Step(loss=..., rate=...)`` (a NamedTuple) was refused as "not a loss or a pair"."""
+    fields = dict(env="mlcb/Trap-v0", budget=2, horizon=100, replications=2, seed=4)
+    plain = mlcb.simulate(experts=[PlainPairs(eps) for eps in (0.05, 0.1, 0.2, 0.3, 0.4)] * 2, **fields)
+    named = mlcb.simulate(experts=[NamedPairs(eps) for eps in (0.05, 0.1, 0.2, 0.3, 0.4)] * 2, **fields)
+    np.testing.assert_array_equal(plain.curves["regret"], named.curves["regret"])
+    np.testing.assert_array_equal(plain.curves["certificate"], named.curves["certificate"])
 
 
 def test_a_deployed_value_that_is_not_a_number_is_named():

@@ -283,7 +283,7 @@ def _training_loss(out: Any, index: int, expert: Any, replication: int, t: int) 
     """The loss in what ``learn`` returned in the reference pass (a loss, or a pair ``(loss,
     rate)``), held to the run's own rule: a number (a 0-d array too) in ``[0, 1]``; else the
     fault the run would report, naming the expert (index ``index`` of the pool)."""
-    loss = out[0] if out.__class__ is tuple and len(out) == 2 else out
+    loss = out[0] if isinstance(out, tuple) and len(out) == 2 else out  # a NamedTuple too
     number = None
     refused = (str, bytes, np.str_, np.bytes_, tuple, list)
     if not (loss is None or isinstance(loss, refused)):

@@ -232,8 +232,11 @@ class LearnerPool:
         r: int,
         t: int,
     ) -> None:
-        """Where a flat memoryview refused a value: store through the arrays, or name the expert
-        whose ``method`` returned something that is not a number."""
+        """Where a flat memoryview refused a value: store through the arrays (a pair of a tuple
+        class of one's own, a ``NamedTuple``, as the plain pair it is), or name the expert whose
+        ``method`` returned something that is not a number."""
+        if isinstance(out, tuple) and out.__class__ is not tuple and len(out) == 2:
+            a, b = out
         if not (first.store(i, a) and second.store(i, b)):
             raise self._fault(
                 f"{method} must return a loss (a number in [0, 1]) or {self._RETURNS[method]}, got {out!r}",
@@ -245,7 +248,7 @@ class LearnerPool:
     def _bad_rate(self, out: Any, rate: float, n: int, k: int, r: int, t: int) -> None:
         """Name the expert whose rate (returned by ``learn``, or its ``rate`` at count ``n``) is
         not a finite number >= 0."""
-        where = "learn returned the rate" if out.__class__ is tuple else f"its rate at count {n} is"
+        where = "learn returned the rate" if isinstance(out, tuple) else f"its rate at count {n} is"
         raise self._fault(f"{where} {rate!r}; rates must be finite numbers >= 0", k, r, t)
 
     def _warm_updates(self, learner: Any, k: int, r: int) -> int:
