@@ -101,6 +101,19 @@ def test_a_damaged_reference_file_is_computed_again(tmp_path):
     np.testing.assert_array_equal(first.replications["best_loss"], again.replications["best_loss"])
 
 
+def test_a_kept_reference_outside_zero_one_is_computed_again(tmp_path):
+    """A reference is a mean loss: a kept value of 5 (an edited file) was read into every regret."""
+    import json
+
+    fields = dict(env="mlcb/GLM-v0", horizon=HORIZON, replications=1, seed=6, parts=tmp_path)
+    first = mlcb.simulate(experts=_pool(), budget=1, **fields)
+    for path in (tmp_path / "hindsight").glob("*.json"):
+        path.write_text(json.dumps(dict.fromkeys(json.loads(path.read_text()), 5.0)))
+    hindsight.clear()
+    again = mlcb.simulate(experts=_pool(), budget=2, **fields)
+    np.testing.assert_array_equal(first.replications["best_loss"], again.replications["best_loss"])
+
+
 def test_values_follow_the_horizon_the_expert_and_its_random_stream():
     env = mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=_pool())).env
     short = hindsight.losses(_pool(), env, 0, 0, 30)
