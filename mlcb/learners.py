@@ -218,7 +218,43 @@ def spawn(expert: Any, seed: int, index: int = 0, replication: int | None = None
             replication=replication,
             round_=0,
         )
+    if copied is expert:
+        raise ExpertError(
+            "spawn(seed) returned the expert itself, not a fresh copy: every replication, and the pass "
+            "that computes the best expert in hindsight, would train that one object, and results would "
+            "depend on what ran before; return a new learner (type(self)(..., seed=seed))",
+            expert=index,
+            expert_class=class_name(expert),
+            replication=replication,
+            round_=0,
+        )
     return copied
+
+
+def check_distinct(
+    copies: list[list], classes: list[str], replications: list[int | None], indices: list[int] | None = None
+) -> None:
+    """An :class:`~mlcb.errors.ExpertError` where two of ``copies`` are one object: ``copies[r][j]``
+    is replication ``replications[r]``'s copy (made by :func:`spawn`) of the expert of class
+    ``classes[j]`` and pool index ``indices[j]`` (default ``j``). A ``spawn`` that hands out a
+    learner it keeps (a cached instance) would have every holder train that one object."""
+    held: dict[int, tuple[int, int]] = {}
+    named = list(range(len(classes))) if indices is None else list(indices)
+    for r, row in enumerate(copies):
+        for j, copied in enumerate(row):
+            first = held.setdefault(id(copied), (r, j))
+            if first != (r, j):
+                other = f"expert {named[first[1]]}"
+                if replications[first[0]] is not None and first[0] != r:
+                    other += f" of replication {replications[first[0]]}"
+                raise ExpertError(
+                    f"spawn(seed) returned the object it had returned for {other}; each call must return "
+                    "a fresh copy, or both would train that one object",
+                    expert=named[j],
+                    expert_class=classes[j],
+                    replication=replications[r],
+                    round_=0,
+                )
 
 
 _GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)

@@ -4,6 +4,10 @@ resumed run reuse it."""
 
 from __future__ import annotations
 
+import functools
+import operator
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -97,6 +101,19 @@ def test_a_damaged_reference_file_is_computed_again(tmp_path):
     np.testing.assert_array_equal(first.replications["best_loss"], again.replications["best_loss"])
 
 
+def test_a_kept_reference_outside_zero_one_is_computed_again(tmp_path):
+    """A reference is a mean loss: a kept value of 5 (an edited file) was read into every regret."""
+    import json
+
+    fields = dict(env="mlcb/GLM-v0", horizon=HORIZON, replications=1, seed=6, parts=tmp_path)
+    first = mlcb.simulate(experts=_pool(), budget=1, **fields)
+    for path in (tmp_path / "hindsight").glob("*.json"):
+        path.write_text(json.dumps(dict.fromkeys(json.loads(path.read_text()), 5.0)))
+    hindsight.clear()
+    again = mlcb.simulate(experts=_pool(), budget=2, **fields)
+    np.testing.assert_array_equal(first.replications["best_loss"], again.replications["best_loss"])
+
+
 def test_values_follow_the_horizon_the_expert_and_its_random_stream():
     env = mlcb.engine.build(mlcb.SimulationConfig(env="mlcb/GLM-v0", experts=_pool())).env
     short = hindsight.losses(_pool(), env, 0, 0, 30)
@@ -106,6 +123,52 @@ def test_values_follow_the_horizon_the_expert_and_its_random_stream():
     np.testing.assert_array_equal(short, again)
     other = hindsight.losses(_pool(), env, 0, 1, 30)  # another replication: another stream
     assert not np.array_equal(short, other)
+
+
+class Scaled(RunningMean):
+    """Predicts ``scale(running mean)``: what it predicts is decided by a ``functools.partial``."""
+
+    def __init__(self, scale) -> None:
+        super().__init__()
+        self.scale = scale
+
+    def _guess(self) -> float:
+        return self.scale(self.total / max(self.n, 1))
+
+
+def test_experts_that_differ_only_in_state_kept_in_c_get_references_of_their_own():
+    """Two partials told apart by their arguments only: the second pool's reference was the
+    first's, read from the cache, as a partial's arguments are no attribute of it."""
+    fields = dict(env="mlcb/GLM-v0", horizon=HORIZON, replications=1, seed=7)
+    one = mlcb.simulate(experts=[Scaled(functools.partial(operator.mul, 1.0))], **fields)
+    zero = mlcb.simulate(experts=[Scaled(functools.partial(operator.mul, 0.0))], **fields)
+    hindsight.clear()
+    alone = mlcb.simulate(experts=[Scaled(functools.partial(operator.mul, 0.0))], **fields)
+    np.testing.assert_array_equal(zero.replications["best_loss"], alone.replications["best_loss"])
+    assert not np.array_equal(one.replications["best_loss"], zero.replications["best_loss"])
+
+
+class Step(NamedTuple):
+    loss: float
+    rate: float
+
+
+class NamedSteps(RunningMean):
+    def learn(self, data):
+        return Step(super().learn(data), 1.0)
+
+
+class PlainSteps(RunningMean):
+    def learn(self, data):
+        return super().learn(data), 1.0
+
+
+def test_a_named_tuple_from_learn_is_its_pair_in_the_pass_too():
+    fields = dict(env="mlcb/GLM-v0", horizon=HORIZON, replications=1, seed=8, budget=1)
+    plain = mlcb.simulate(experts=[PlainSteps(1.0), PlainSteps(0.5)], **fields)
+    named = mlcb.simulate(experts=[NamedSteps(1.0), NamedSteps(0.5)], **fields)
+    np.testing.assert_array_equal(plain.replications["best_loss"], named.replications["best_loss"])
+    np.testing.assert_array_equal(plain.curves["regret"], named.curves["regret"])
 
 
 def test_a_pool_of_stated_references_runs_no_pass():

@@ -10,6 +10,10 @@ cannot be established refuses to resume, saying how to give it.
 
 from __future__ import annotations
 
+import collections
+import datetime
+import functools
+import operator
 import shutil
 import threading
 import warnings
@@ -209,6 +213,10 @@ class WithRate(FixedArm):
             self._held = rate
 
 
+class Window(collections.deque):
+    """A container of one's own over a C one: its items are no attribute."""
+
+
 def _rate(scale: float):
     return lambda n, delta_prime: scale * np.sqrt(n)
 
@@ -222,8 +230,17 @@ def _rate(scale: float):
         (WithRate(0, np.array([1.0, 2.0])), WithRate(0, np.array([1.0, 3.0]))),  # an array's bytes
         (WithRate(0, np.random.default_rng(1)), WithRate(0, np.random.default_rng(2))),  # a state
         (WithRate(0, {"a": [1, (2, 3)]}), WithRate(0, {"a": [1, (2, 4)]})),  # nested values
+        # State kept in C, which no attribute shows (partials had one key whatever they held):
+        (
+            WithRate(0, functools.partial(operator.mul, 1.0)),
+            WithRate(0, functools.partial(operator.mul, 0.0)),
+        ),
+        (WithRate(0, collections.deque([0.1], maxlen=3)), WithRate(0, collections.deque([0.2], maxlen=3))),
+        (WithRate(0, Window([0.1])), WithRate(0, Window([0.2]))),  # a subclass of one's own
+        (WithRate(0, [0.1].append), WithRate(0, [0.2].append)),  # a built-in method's object
+        (WithRate(0, datetime.date(2024, 1, 1)), WithRate(0, datetime.date(2024, 1, 2))),
     ],
-    ids=["closure", "code", "array", "generator", "nested"],
+    ids=["closure", "code", "array", "generator", "nested", "partial", "deque", "subclass", "method", "date"],
 )
 def test_every_value_an_expert_holds_decides_the_key(first, second):
     assert describe(first).problems == [] and describe(second).problems == []

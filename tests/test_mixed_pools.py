@@ -14,6 +14,7 @@ import mlcb
 from mlcb import engine
 from mlcb.config import checkpoint_grid
 from mlcb.engine import python_loop
+from mlcb.errors import ExpertError
 from mlcb.kernels.seeding import stream_keys
 from mlcb.learners import HINDSIGHT, seed_of
 from mlcb.storage.results import DEFAULT_REFERENCE
@@ -64,6 +65,45 @@ def test_a_compiled_family_beside_python_learners_runs_on_the_python_engine():
     assert result.final()["regret"].notna().all()
     again = mlcb.simulate(**fields)
     np.testing.assert_array_equal(result.curves["regret"], again.curves["regret"])
+
+
+class Faulty(Ridge):
+    """States its L_k* (no best-in-hindsight pass), and fails at its third update."""
+
+    def __init__(self) -> None:
+        super().__init__(1.0)
+        self.updates = 0
+
+    def optimal_loss(self, env, env_params) -> float:
+        return 0.0
+
+    def learn(self, data) -> float:
+        self.updates += 1
+        if self.updates == 3:
+            raise ZeroDivisionError("third update")
+        return super().learn(data)
+
+
+def test_a_python_member_of_a_mixed_pool_is_named_and_served_by_its_index_in_the_pool(monkeypatch):
+    """The Python members run in a pool of their own: their faults named them, and the
+    environment's round data was asked for them, by their index among the Python members (1 for
+    the pool's expert 3)."""
+    from envs.glm import GLMEnv
+
+    asked: set[int] = set()
+    round_data = GLMEnv.round_data
+
+    def spy(self, params, state, t, expert):
+        asked.add(expert)
+        return round_data(self, params, state, t, expert)
+
+    monkeypatch.setattr(GLMEnv, "round_data", spy)
+    pool = [_ogd("logcosh"), Ridge(1.0), _ogd("affine"), Faulty()]
+    with pytest.raises(ExpertError) as caught:
+        mlcb.simulate(env="mlcb/GLM-v0", experts=pool, budget=2, horizon=50, replications=1, seed=1)
+    assert str(caught.value).startswith("expert 3 (Faulty), replication 0, round ")
+    assert str(caught.value).endswith(": learn raised ZeroDivisionError: third update")
+    assert asked == {1, 3}
 
 
 def _mean_training_losses(experts: list, rounds: int = 60) -> np.ndarray:

@@ -7,6 +7,7 @@ import math
 import re
 import sys
 import threading
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -415,6 +416,23 @@ class SpawnExits(GreedyArms):
         sys.exit("no copies")
 
 
+class SpawnsItself(GreedyArms):
+    def spawn(self, seed):  # reseeds and hands out the one object
+        self.rng = np.random.default_rng(seed)
+        return self
+
+
+class SpawnsOne(GreedyArms):
+    """Hands out one copy it keeps, whoever asks."""
+
+    kept: GreedyArms | None = None
+
+    def spawn(self, seed):
+        if SpawnsOne.kept is None:
+            SpawnsOne.kept = GreedyArms(0.1)
+        return SpawnsOne.kept
+
+
 class WarmUpdates(GreedyArms):
     def __init__(self, updates) -> None:
         super().__init__(0.1)
@@ -450,6 +468,13 @@ class StatesOptimal(GreedyArms):
         ),
         (SpawnExits(), "replication 0, round 0: spawn raised SystemExit: no copies"),
         (
+            SpawnsItself(0.1),
+            "replication 0, round 0: spawn(seed) returned the expert itself, not a fresh copy: every "
+            "replication, and the pass that computes the best expert in hindsight, would train that one "
+            "object, and results would depend on what ran before; return a new learner "
+            "(type(self)(..., seed=seed))",
+        ),
+        (
             WarmUpdates("2"),
             "replication 0, round 0: warm_updates, the updates its warm-start learn made, must be an integer "
             ">= 1, got '2'",
@@ -474,6 +499,19 @@ def test_a_python_experts_own_hooks_are_named_when_they_fail(expert, message):
     with pytest.raises(ExpertError) as caught:
         mlcb.simulate(env="mlcb/Trap-v0", experts=pool, budget=2, horizon=20, replications=1, seed=0)
     assert str(caught.value).startswith(f"expert 3 ({type(expert).__name__}), {message}"), str(caught.value)
+
+
+def test_a_spawn_that_hands_out_one_object_to_several_holders_is_named():
+    """Two replications (or two experts) holding one learner would each train it: the results
+    would depend on the order the engine calls them in. The second holder is named."""
+    pool = [GreedyArms(0.1)] * 3 + [SpawnsOne(0.1)] + [GreedyArms(0.2)] * 6
+    with pytest.raises(ExpertError) as caught:
+        mlcb.simulate(env="mlcb/Trap-v0", experts=pool, budget=2, horizon=20, replications=2, seed=0)
+    assert str(caught.value) == (
+        "expert 3 (SpawnsOne), replication 1, round 0: "
+        "spawn(seed) returned the object it had returned for expert 3 of replication 0"
+        "; each call must return a fresh copy, or both would train that one object"
+    )
 
 
 def test_a_rate_callable_that_raises_is_named_before_work():
@@ -706,6 +744,41 @@ def test_numpy_scalars_and_0d_arrays_are_numbers_like_floats():
     kinds = mlcb.simulate(experts=[ScalarKinds(eps) for eps in (0.05, 0.1, 0.2, 0.3, 0.4)] * 2, **fields)
     np.testing.assert_array_equal(plain.curves["regret"], kinds.curves["regret"])
     np.testing.assert_array_equal(plain.curves["pseudo_regret"], kinds.curves["pseudo_regret"])
+
+
+class Pair(NamedTuple):
+    first: float
+    second: float
+
+
+class PlainPairs(GreedyArms):
+    """GreedyArms returning ``(loss, rate)`` from ``learn``, as plain tuples or as ``Pair``."""
+
+    named = False
+
+    def spawn(self, seed: int) -> PlainPairs:
+        return type(self)(self.epsilon, seed)
+
+    def learn(self, data):
+        pair = (super().learn(data), 2.0 + self.epsilon)
+        return Pair(*pair) if self.named else pair
+
+    def deploy(self, data):
+        pair = super().deploy(data)
+        return Pair(*pair) if self.named else pair
+
+
+class NamedPairs(PlainPairs):
+    named = True
+
+
+def test_a_named_tuple_pair_is_the_pair_it_holds():
+    """``return Step(loss=..., rate=...)`` (a NamedTuple) was refused as "not a loss or a pair"."""
+    fields = dict(env="mlcb/Trap-v0", budget=2, horizon=100, replications=2, seed=4)
+    plain = mlcb.simulate(experts=[PlainPairs(eps) for eps in (0.05, 0.1, 0.2, 0.3, 0.4)] * 2, **fields)
+    named = mlcb.simulate(experts=[NamedPairs(eps) for eps in (0.05, 0.1, 0.2, 0.3, 0.4)] * 2, **fields)
+    np.testing.assert_array_equal(plain.curves["regret"], named.curves["regret"])
+    np.testing.assert_array_equal(plain.curves["certificate"], named.curves["certificate"])
 
 
 def test_a_deployed_value_that_is_not_a_number_is_named():

@@ -36,6 +36,11 @@ class Batch:
     deploy_keys : ndarray
         (R,) uint64 stream keys of the deployments' randomness (smoothing draws).
     seed, horizon : int
+    indices : list of int, optional
+        Each expert's index in the whole pool, where the pool is one family's share of a pool
+        that mixes families (:class:`mlcb.engine.mixed.MixedPool`); ``None``: ``0 .. K-1``. A
+        pool names its experts by these in errors, and asks the environment's round data for
+        them by these (``round_data(params, state, t, indices[k])``).
     """
 
     env: Environment
@@ -46,6 +51,7 @@ class Batch:
     deploy_keys: np.ndarray
     seed: int
     horizon: int
+    indices: list | None = None
 
     def __len__(self) -> int:
         return len(self.replications)

@@ -37,7 +37,7 @@ from mlcb.errors import EXPERT_FAULTS, ExpertError, ExpertLossError, class_name,
 from mlcb.kernels import begin_round, train
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.seeding import stream_keys
-from mlcb.learners import seed_of, spawn
+from mlcb.learners import check_distinct, seed_of, spawn
 from mlcb.storage import identity
 from mlcb.storage.replications import ReferenceStore
 from mlcb.validation import shown
@@ -283,7 +283,7 @@ def _training_loss(out: Any, index: int, expert: Any, replication: int, t: int) 
     """The loss in what ``learn`` returned in the reference pass (a loss, or a pair ``(loss,
     rate)``), held to the run's own rule: a number (a 0-d array too) in ``[0, 1]``; else the
     fault the run would report, naming the expert (index ``index`` of the pool)."""
-    loss = out[0] if out.__class__ is tuple and len(out) == 2 else out
+    loss = out[0] if isinstance(out, tuple) and len(out) == 2 else out  # a NamedTuple too
     number = None
     refused = (str, bytes, np.str_, np.bytes_, tuple, list)
     if not (loss is None or isinstance(loss, refused)):
@@ -342,15 +342,26 @@ def _python_pass(
     from its key, as the run's own) trained on every round ``0 .. horizon``; a fault names
     ``experts[k]`` as expert ``named[k]`` of the pool."""
     copies = {k: spawn(experts[k], seed_of(keys[k]), named[k], replication) for k in indices}
+    classes = [class_name(experts[k]) for k in indices]
+    check_distinct([list(copies.values())], classes, [replication], [named[k] for k in indices])
     totals = dict.fromkeys(copies, 0.0)
     params, state = build_env(env, seed, replication, horizon)
     shared = bool(getattr(env, "round_data_shared", False))  # one object per round for every expert
     for t in range(int(horizon) + 1):
         begin_round(params, state, t)
         first = indices[0]
-        data = _round_data(env, params, state, t, 0, first, experts, named, replication) if shared else None
+        # Asked for each expert by its index in the pool, as the run asks (LearnerPool).
+        data = (
+            _round_data(env, params, state, t, named[first], first, experts, named, replication)
+            if shared
+            else None
+        )
         for k, learner in copies.items():
-            item = data if shared else _round_data(env, params, state, t, k, k, experts, named, replication)
+            item = (
+                data
+                if shared
+                else _round_data(env, params, state, t, named[k], k, experts, named, replication)
+            )
             try:
                 out = learner.learn(item)
             except ExpertError:

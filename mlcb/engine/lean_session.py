@@ -32,6 +32,7 @@ Statistics (what ``L_k`` is), from the trained experts' losses only, as the pape
 from __future__ import annotations
 
 import math
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,6 +44,22 @@ from mlcb.validation import InputError
 
 #: What a lean session's statistics are (module docstring).
 STATISTICS = ("trained", "recent")
+
+
+def rate_table(rate: Callable[[np.ndarray], np.ndarray], n: int, name: str) -> array:
+    """``min(n, U(n))`` at ``n = 0, 1, ...`` (0 read as 1), long enough to hold ``U(n)``: twice
+    that, so that a table extended as counts grow is built ``log n`` times. An array of doubles,
+    8 bytes a count (a list of floats took 32; the table grows with an expert's updates), whose
+    items read as Python floats. ``rate`` must give one rate per count (an
+    :class:`~mlcb.validation.InputError` naming ``name`` otherwise)."""
+    counts = np.maximum(np.arange(max(1024, 2 * n), dtype=np.float64), 1.0)
+    rates = np.minimum(counts, np.asarray(rate(counts), dtype=np.float64))
+    if rates.shape != counts.shape:
+        raise InputError(
+            f"{name}: its rate function returned shape {rates.shape} for counts of shape {counts.shape}; "
+            "it must give one rate per count"
+        )
+    return array("d", rates.tobytes())
 
 
 class LeanSession:
@@ -97,8 +114,9 @@ class LeanSession:
         self._identity = list(identities) if identities is not None else list(range(n))
         self._names = list(names) if names is not None else [f"expert {k}" for k in range(n)]
         self._rates = list(rates)
-        self._tables: list[list[float]] = [[] for _ in range(n)]
-        self._hoeffding: list[float] = [math.inf]
+        # Functions of a count, as arrays of doubles (8 bytes a count; a list of floats took 32).
+        self._tables = [array("d") for _ in range(n)]
+        self._hoeffding = array("d", [math.inf])
         self._log_k = math.log(4.0 * n / self.delta)
         self.n = [0] * n  # updates
         self.loss_sum = [0.0] * n  # every training loss ("trained": L_k = loss_sum / n)
@@ -123,9 +141,8 @@ class LeanSession:
     # --- functions of a count ---------------------------------------------------------------------
     def _rate(self, k: int, n: int) -> float:
         table = self._tables[k]
-        if n >= len(table):  # min(n, U(n)) at n = 0, 1, ...: extended by doubling, as the engine's
-            counts = np.maximum(np.arange(max(1024, 2 * n), dtype=np.float64), 1.0)
-            table[:] = np.minimum(counts, np.asarray(self._rates[k](counts), dtype=np.float64)).tolist()
+        if n >= len(table):
+            table = self._tables[k] = rate_table(self._rates[k], n, self._names[k])
         return table[n]
 
     def _width(self, n: int) -> float:

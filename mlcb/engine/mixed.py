@@ -42,7 +42,9 @@ class MixedPool:
                 self._where[k] = (g, j)
             members = [experts[k] for k in group]
             sub_batch = dataclasses.replace(
-                batch, expert_keys=[np.asarray(keys)[group] for keys in batch.expert_keys]
+                batch,
+                expert_keys=[np.asarray(keys)[group] for keys in batch.expert_keys],
+                indices=list(group),
             )
             # A sub-pool reads its members' rates at delta / (2 * its size): scaled so that this
             # is the whole pool's delta' = delta / 2K.

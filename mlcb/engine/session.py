@@ -41,6 +41,7 @@ statistics the smallest mean loss).
 from __future__ import annotations
 
 import math
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -50,6 +51,7 @@ import numpy as np
 from mlcb import kernels, validation
 from mlcb.engine import compiled_loop
 from mlcb.engine import replications as _replications
+from mlcb.engine.lean_session import rate_table
 from mlcb.engine.python_loop import _compiled, _pick
 from mlcb.errors import ExpertError, ExpertLossError
 from mlcb.kernels import observe
@@ -148,16 +150,16 @@ AGENT = _Agent()
 
 # --- rates and windows --------------------------------------------------------------------------
 class _RateTable:
-    """``U(n)`` of one expert at ``n = 0, 1, ...`` as a list, extended by doubling."""
+    """``U(n)`` of one expert at ``n = 0, 1, ...``, extended by doubling
+    (:func:`mlcb.engine.lean_session.rate_table`)."""
 
-    def __init__(self, rate: Callable[[np.ndarray], np.ndarray]) -> None:
-        self.rate = rate
-        self.values: list[float] = []
+    def __init__(self, rate: Callable[[np.ndarray], np.ndarray], name: str) -> None:
+        self.rate, self.name = rate, name
+        self.values = array("d")
 
     def __call__(self, n: int) -> float:
         if n >= len(self.values):
-            counts = np.maximum(np.arange(max(1024, 2 * n), dtype=np.float64), 1.0)
-            self.values = np.minimum(counts, np.asarray(self.rate(counts), dtype=np.float64)).tolist()
+            self.values = rate_table(self.rate, n, self.name)
         return self.values[n]
 
 
@@ -267,7 +269,9 @@ class Session:
         self._position = [0] * n  # pool index -> position
         for i, k in enumerate(self._order):
             self._position[k] = i
-        self._tables = [_RateTable(rate) for rate in rates] if rates is not None else None
+        self._tables = (
+            [_RateTable(rate, f"rates[{k}]") for k, rate in enumerate(rates)] if rates is not None else None
+        )
         self._windows = [_Window(int(window)) for _ in range(n)] if statistics == "pool" else None
         width = self.record.selected.shape[0]
         self._io = np.zeros((3, max(width, n)))

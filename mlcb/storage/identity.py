@@ -10,7 +10,10 @@ digest of its code and of what the names it reads refer to (helpers, constants, 
 own), so that editing an expert's ``learn``, or a helper it calls, makes another setting. An object's
 parameters are what its ``get_params()`` returns (scikit-learn's hook, which river models also
 have as ``_get_params()``: the documented way to say what decides its numbers), else every
-attribute it holds, private ones included, each described in turn.
+attribute it holds, private ones included, each described in turn, and what its own reduction
+(``__reduce_ex__``, as ``pickle`` and ``copy`` read it) gives beyond them: the state an object
+keeps in C, which no attribute shows (a ``functools.partial``'s function and arguments, a
+``deque``'s items, a ``datetime``'s value). The reduction is only read, never run.
 
 An object that cannot be described (no attributes and of no kind known here: a lock, an open
 file, a C object) leaves the description incomplete; :func:`describe` then reports where, and a
@@ -31,6 +34,7 @@ False
 
 from __future__ import annotations
 
+import copyreg
 import dataclasses
 import enum
 import functools
@@ -42,6 +46,7 @@ import random
 import sys
 import sysconfig
 import types
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -325,6 +330,37 @@ def parameters(obj: Any) -> tuple[dict[str, Any] | None, str]:
     return (found, "attributes") if has else (None, "")
 
 
+#: What a built-in function's ``__self__`` is when it is no method of an object.
+_UNBOUND = (type(None), types.ModuleType)
+#: The callable of the default reduction of a plain object (``copyreg.__newobj__``).
+_NEW_OBJECT = getattr(copyreg, "__newobj__", None)
+
+
+def _rebuilt(value: Any) -> list | None:
+    """What ``value``'s own ``__reduce_ex__`` gives to rebuild it (the callable, its arguments,
+    the state, the items), where that is more than the default of a plain object (its class, and
+    its attributes, which :func:`parameters` reads anyway): the state of an object kept in C, which
+    no attribute shows (a ``functools.partial``'s function and arguments, a ``deque``'s items, a
+    ``datetime``'s value, a bound built-in method's object). Only read, never run; ``None`` when
+    the object gives nothing more (or cannot be reduced: a lock, an open file)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # itertools' reduction (3.12)
+            reducer = copyreg.dispatch_table.get(type(value))  # a reduction registered for the class
+            reduced = reducer(value) if reducer is not None else value.__reduce_ex__(4)
+        if not isinstance(reduced, tuple) or len(reduced) < 2 or reduced[0] is getattr:
+            return None  # a global's name, or an attribute of one (a method, a descriptor)
+        parts = list(reduced) + [None] * (5 - len(reduced))
+        default = parts[0] is _NEW_OBJECT and parts[1] == (type(value),)
+        if default and parts[3] is None and parts[4] is None:
+            return None
+        items = None if parts[3] is None else list(parts[3])
+        entries = None if parts[4] is None else [list(entry) for entry in parts[4]]
+    except Exception:  # noqa: BLE001 - an object that refuses to be reduced keeps its description
+        return None
+    return [label(parts[0]), list(parts[1]), parts[2], items, entries]
+
+
 class _Describer:
     """One description: the problems met, the objects on the way (cycles) and those seen."""
 
@@ -403,15 +439,21 @@ class _Describer:
             if described is not None:
                 return described
         params, source = parameters(value)
-        if params is None:
+        # Without a hook, what its attributes do not show: the state an object keeps in C (a
+        # functools.partial's function and arguments, a deque's items, a datetime's value).
+        rebuilt = _rebuilt(value) if source in ("attributes", "") else None
+        if params is None and rebuilt is None:
             return self.problem(
                 where, f"holds a {label(value)} object, which has neither parameters nor attributes"
             )
         out: dict[str, Any] = {"class": label(value), **origin(type(value))}
-        out[source] = {
-            str(name): self.describe(item, f"{where}.{name}" if where else str(name), depth + 1)
-            for name, item in sorted(params.items(), key=lambda kv: str(kv[0]))
-        }
+        if params is not None:
+            out[source] = {
+                str(name): self.describe(item, f"{where}.{name}" if where else str(name), depth + 1)
+                for name, item in sorted(params.items(), key=lambda kv: str(kv[0]))
+            }
+        if rebuilt is not None:
+            out["rebuilt"] = self.describe(rebuilt, where, depth + 1)
         return out
 
     def _array_like(self, value: Any, where: str, depth: int) -> Any:
@@ -454,6 +496,10 @@ class _Describer:
                 "self": self.describe(value.__self__, f"{where}.__self__", depth + 1),
             }
         out: dict[str, Any] = {"function": label(value), **origin(value)}
+        bound = getattr(value, "__self__", None)
+        if isinstance(value, types.BuiltinMethodType) and not isinstance(bound, _UNBOUND):
+            # A built-in method bound to an object (a list's append, a deque's popleft): by that object.
+            out["self"] = self.describe(bound, f"{where}.__self__", depth + 1)
         code = getattr(value, "__code__", None)
         if isinstance(code, types.CodeType) and "code" in out:
             if value.__defaults__:

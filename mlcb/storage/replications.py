@@ -307,7 +307,8 @@ class ReferenceStore:
         return self.folder / f"{name}.json"
 
     def read(self, name: str) -> dict[str, float]:
-        """The values kept under ``name`` (``{}`` where there are none or the file is damaged)."""
+        """The values kept under ``name`` (``{}`` where there are none or the file is damaged;
+        a value that is no number in ``[0, 1]`` is left out)."""
         try:
             with open_regular(self._path(name)) as handle:
                 data = json.loads(handle.read())
@@ -315,10 +316,12 @@ class ReferenceStore:
             return {}
         if not isinstance(data, dict):
             return {}
+        # A reference is a mean loss, in [0, 1]: anything else (an edited or damaged file) is
+        # computed again, never read into every regret of the run.
         return {
             str(key): float(value)
             for key, value in data.items()
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
         }
 
     def write(self, name: str, values: dict[str, float]) -> None:
