@@ -74,7 +74,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.family import CompiledFamily, rate_values
+from agents.family import CompiledFamily, overflowed_norm, rate_values
 from envs.convex import ConvexBanditEnv, expected_loss_at, loss_at
 from mlcb import validation
 from mlcb.contracts import BuildContext
@@ -269,7 +269,10 @@ def _train(params, state, env_params, env_state, k, t):
         squared += w * w
     radius = params.radius[k]
     if squared > radius * radius:
-        shrink = radius / math.sqrt(squared)
+        norm = math.sqrt(squared)
+        if norm == math.inf:  # a step so large that the squares overflow
+            norm = overflowed_norm(state.weights[k : k + 1, :d])
+        shrink = radius / norm
         for i in range(d):
             state.weights[k, i] *= shrink
     state.steps[k] = j

@@ -44,7 +44,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.family import CompiledFamily, rate_values
+from agents.family import CompiledFamily, overflowed_norm, rate_values
 from agents.rates import Counts, Rate
 from envs.glm import expected_loss, square_loss
 from envs.links import LINK_NAMES, link_derivative, link_index, link_value
@@ -111,6 +111,8 @@ def _train(params, state, env_params, env_state, k, t):
         squared += w * w
     norm = math.sqrt(squared)
     if norm > expert.radius:
+        if norm == math.inf:  # a step so large that the squares overflow
+            norm = overflowed_norm(state.weights[k : k + 1])
         shrink = expert.radius / norm
         for i in range(d):
             state.weights[k, i] *= shrink

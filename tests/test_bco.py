@@ -347,6 +347,28 @@ def test_kernel_steps_by_hand():
     assert expected == pytest.approx(0.5 * (1 + np.array([0.5, 0.2]) @ mean), abs=1e-12)
 
 
+def _weights(expert, env, rounds=6):
+    env_params, env_state = env.build(0, 0, rounds)
+    keys = np.array([123], dtype=np.uint64)
+    params, state = BCO_FAMILY.build_pool(
+        BuildContext([expert], env, env_params, 0.1, keys, "average", rounds)
+    )
+    for j in range(1, rounds + 1):
+        kernels.begin_round(env_params, env_state, j)
+        kernels.train(params, state, env_params, env_state, 0, j)
+    return state.weights[0].copy()
+
+
+def test_a_step_whose_squares_overflow_is_still_projected_onto_the_ball():
+    """On a ball of radius 1e60 a step of scale 1e100 overflows ``|w|^2``: the iterate is projected
+    onto the sphere as with a smaller step that does not overflow (it fell to the centre)."""
+    env = envs.make(ENV, radius=1e60)
+    large = _weights(BCO(radius=1e60, step_scale=1e70), env)
+    huge = _weights(BCO(radius=1e60, step_scale=1e100), env)
+    assert np.linalg.norm(large) == pytest.approx(1e60)
+    np.testing.assert_allclose(huge, large, rtol=1e-12)
+
+
 def test_bad_smoothing_is_refused():
     with pytest.raises(ValueError, match="smoothing"):
         mlcb.simulate(_config(smoothing="counts"))

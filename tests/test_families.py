@@ -10,11 +10,11 @@ import agents
 import envs
 import mlcb
 from agents.bandits import BANDITS, UCB1, BanditFamily, EpsilonGreedy, ThompsonSampling
-from agents.family import BanditEnvironmentFamily, CompiledFamily, Family, rate_values
+from agents.family import BanditEnvironmentFamily, CompiledFamily, Family, overflowed_norm, rate_values
 from agents.glm import GLMS, GLMFamily, OnlineGradientDescent
 from agents.rates import expert_rate
 from envs.links import LINK_NAMES
-from mlcb import engine, presets
+from mlcb import engine, kernels, presets
 from mlcb.contracts import BuildContext, ExpertFamily, family_of
 
 #: The links whose loss is convex on the GLM stream with a small feature radius, not on the default.
@@ -108,6 +108,38 @@ def test_glm_rates_match_the_compiled_pool():
         coef = 1.5 * env.lipschitz(expert.link, expert.radius) * 2 * expert.radius
         sampling = np.sqrt(0.5 * n * np.log(2.0 * n * n / (config.delta / 20)))
         np.testing.assert_allclose(rates[k], np.minimum(n, coef * np.sqrt(n) + sampling), rtol=1e-13)
+
+
+def test_the_norm_of_an_overflowed_projection():
+    """Finite entries whose squares overflow: the norm at the scale of the largest; infinite
+    entries: their limit direction, written into the array, finite ones 0."""
+    finite = np.array([[3e200, -4e200]])
+    assert overflowed_norm(finite) == pytest.approx(5e200, rel=1e-15)
+    np.testing.assert_array_equal(finite, [[3e200, -4e200]])
+    infinite = np.array([[np.inf, 2.0], [-np.inf, 1e300]])
+    assert overflowed_norm(infinite) == pytest.approx(np.sqrt(2.0), rel=1e-15)
+    np.testing.assert_array_equal(infinite, [[1.0, 0.0], [-1.0, 0.0]])
+
+
+def _glm_weights(expert, rounds=6):
+    """The iterate of one OGD expert driven by hand on the default GLM stream."""
+    env = envs.make("mlcb/GLM-v0")
+    env_params, env_state = env.build(0, 0, rounds)
+    context = BuildContext((expert,), env, env_params, 0.1, np.ones(1, np.uint64), "average", rounds)
+    params, state = GLMS.build_pool(context)
+    for t in range(1, rounds + 1):
+        kernels.begin_round(env_params, env_state, t)
+        kernels.train(params, state, env_params, env_state, 0, t)
+    return state.weights[0].copy()
+
+
+def test_a_glm_step_whose_squares_overflow_is_still_projected_onto_the_ball():
+    """A step so large that ``|w|^2`` overflows projects onto the sphere, as a large step whose
+    squares do not (it fell to the centre: ``radius / inf = 0``)."""
+    large = _glm_weights(OnlineGradientDescent(link="affine", step_scale=1e100))
+    huge = _glm_weights(OnlineGradientDescent(link="affine", step_scale=1e200))
+    assert np.linalg.norm(large) == pytest.approx(1.0)
+    np.testing.assert_allclose(huge, large, rtol=1e-12)
 
 
 def test_glm_authors_rate_is_one_common_rate_in_the_streams_loss_units():
