@@ -398,6 +398,16 @@ class BCOFamily(CompiledFamily):
 BCO_FAMILY = BCOFamily()
 
 
+#: The largest ``radius`` and ``step_scale`` a BCO expert takes, and the smallest radius of its
+#: first perturbation, ``perturbation * shrink * radius``: within them the one-point gradient
+#: estimate ``d / delta_j`` and the step ``eta_j (1 - a_j) d / delta_j`` (about ``step_scale R /
+#: sqrt(j)``) stay finite at every round of the longest horizon. Beyond them they overflow,
+#: ``inf * 0`` makes the iterate ``nan``, and the stream, which clamps its losses to [0, 1],
+#: charges the expert 0 every round: silently, an expert that looks perfect.
+LARGEST = validation.LARGEST
+SMALLEST_PERTURBATION = 1.0 / validation.LARGEST
+
+
 def _in_unit_interval(name: str, value: Any) -> float:
     if not (validation.is_real(value) and 0.0 < value <= 1.0):
         raise InputError(f"{name} must be a number in (0, 1], got {value!r}")
@@ -415,13 +425,15 @@ class BCO:
     dim : int
         ``d``, the expert's coordinates (the first ``d`` of the stream's).
     radius : float
-        ``R``, the radius of its ball.
+        ``R`` in ``(0, 1e100]``, the radius of its ball.
     shrink : float
         ``a_1`` in ``(0, 1]``: the shrink schedule is ``a_j = shrink j^(-1/4)`` or ``j^(-1/6)``.
     perturbation : float
         In ``(0, 1]``: ``delta_j = perturbation a_j R`` (times ``j^(-1/6)`` in the bounded case).
+        The first radius ``delta_1 = perturbation shrink R`` must be at least ``1e-100``
+        (:data:`SMALLEST_PERTURBATION`): the gradient estimate divides by ``delta_j``.
     step_scale : float
-        Multiplier of the step schedule (the rate accounts for it).
+        In ``(0, 1e100]``: multiplier of the step schedule (the rate accounts for it).
     rate_scale : float
         Multiplier of the rate; anything but 1 makes the expert heuristic.
 
@@ -450,6 +462,19 @@ class BCO:
         _in_unit_interval("perturbation", self.perturbation)
         validation.positive("step_scale", self.step_scale)
         validation.positive("rate_scale", self.rate_scale)
+        for name in ("radius", "step_scale"):
+            value = getattr(self, name)
+            if value > LARGEST:
+                raise InputError(
+                    f"{name} must be a finite number in (0, {LARGEST:g}], got {value!r}: beyond it the "
+                    "expert's steps overflow"
+                )
+        first = float(self.perturbation) * float(self.shrink) * float(self.radius)
+        if first < SMALLEST_PERTURBATION:
+            raise InputError(
+                f"perturbation * shrink * radius (the first perturbation's radius) must be at least "
+                f"{SMALLEST_PERTURBATION:g}, got {first!r}: the gradient estimate divides by it"
+            )
 
     @property
     def alpha(self) -> float:

@@ -257,6 +257,13 @@ def test_environment_conforms_and_reproduces_the_engine_draw():
         (lambda: BCO(shrink=1.5), r"shrink must be a number in \(0, 1\]"),
         (lambda: BCO(perturbation=0.0), r"perturbation must be a number in \(0, 1\]"),
         (lambda: BCO(step_scale=0.0), r"step_scale must be a finite number > 0"),
+        (lambda: BCO(step_scale=1e300), r"step_scale must be a finite number in \(0, 1e\+100\], got 1e\+300"),
+        (lambda: BCO(radius=1e200), r"radius must be a finite number in \(0, 1e\+100\], got 1e\+200"),
+        (
+            lambda: BCO(perturbation=1e-308),
+            r"perturbation \* shrink \* radius \(the first perturbation's radius\) must be at least 1e-100",
+        ),
+        (lambda: BCO(perturbation=1e-60, shrink=1e-60), r"must be at least 1e-100, got 1e-120"),
         (lambda: BCO(rate_scale=math.nan), r"rate_scale must be a finite number > 0"),
         (lambda: bco_rate(0, 0.01), r"n must hold integers >= 1"),
         (lambda: bco_rate(10, 1.5), r"delta_prime must be a number in \(0, 1\)"),
@@ -347,12 +354,14 @@ def test_kernel_steps_by_hand():
     assert expected == pytest.approx(0.5 * (1 + np.array([0.5, 0.2]) @ mean), abs=1e-12)
 
 
-def _weights(expert, env, rounds=6):
+def _weights(expert, env, rounds=6, start=0):
+    """The iterate of one expert driven by hand for ``rounds`` rounds from its count ``start``."""
     env_params, env_state = env.build(0, 0, rounds)
     keys = np.array([123], dtype=np.uint64)
     params, state = BCO_FAMILY.build_pool(
         BuildContext([expert], env, env_params, 0.1, keys, "average", rounds)
     )
+    state.steps[0] = start
     for j in range(1, rounds + 1):
         kernels.begin_round(env_params, env_state, j)
         kernels.train(params, state, env_params, env_state, 0, j)
@@ -367,6 +376,21 @@ def test_a_step_whose_squares_overflow_is_still_projected_onto_the_ball():
     huge = _weights(BCO(radius=1e60, step_scale=1e100), env)
     assert np.linalg.norm(large) == pytest.approx(1e60)
     np.testing.assert_allclose(huge, large, rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["lipschitz", "bounded"])
+@pytest.mark.parametrize("start", [0, 10**10])
+def test_the_extreme_schedules_allowed_keep_the_iterate_finite(case, start):
+    """At the bounds of the parameters (the largest ball and step, the smallest first perturbation)
+    the iterate stays finite from the first count to the longest horizon's (it became nan below
+    them: the stream then charged the expert 0 every round)."""
+    env = envs.make(ENV, radius=1e100)
+    extremes = [
+        BCO(case=case, perturbation=1e-50, shrink=1e-50),
+        BCO(case=case, radius=1e100, step_scale=1e100, perturbation=1e-100, shrink=1e-100),
+    ]
+    for expert in extremes:
+        assert np.all(np.isfinite(_weights(expert, env, start=start)))
 
 
 def test_bad_smoothing_is_refused():
