@@ -26,7 +26,9 @@ The square loss through a link is convex in ``w`` only for some links, and only 
 is not, the rate is *heuristic* and results say so. The family :data:`GLMS` decides this on the
 environment being run.
 The gradient is that of the unclipped loss ``(f - y)^2 / B^2`` (the clipping at 1 has negligible
-probability by the choice of ``B``).
+probability by the choice of ``B``, which the stream sizes for balls of radius at most its
+``weight_radius``: an expert whose larger ball lets its link pass ``B`` is heuristic too,
+:func:`beyond_scale`).
 
 Smoothing: ``"average"`` deploys the average of the expert's past training iterates (valid for
 convex losses, the default), ``"uniform"`` one past iterate drawn uniformly (general; keeps every
@@ -46,6 +48,7 @@ import numpy as np
 
 from agents.family import CompiledFamily, overflowed_norm, rate_values
 from agents.rates import Counts, Rate
+from envs import glm_math
 from envs.glm import expected_loss, square_loss
 from envs.links import LINK_NAMES, link_derivative, link_index, link_value
 from mlcb import validation
@@ -198,9 +201,11 @@ class GLMFamily(CompiledFamily):
 
     def heuristic(self, experts: list, env: Any) -> list[bool]:
         """Whether each expert's rate is outside the theory on ``env``: a loss not convex on this
-        stream (:meth:`envs.glm.GLMEnv.convex`), a rescaled step or rate, or the authors' rate."""
+        stream (:meth:`envs.glm.GLMEnv.convex`), a ball on which the loss may pass the stream's
+        scale (:func:`beyond_scale`), a rescaled step or rate, or the authors' rate."""
         return [
             not env.convex(e.link, e.radius)
+            or beyond_scale(e, env)
             or e.step_scale != 1.0
             or e.rate_scale != 1.0
             or e.rate != "theory"
@@ -214,6 +219,37 @@ class GLMFamily(CompiledFamily):
 
 #: The GLM family (:class:`GLMFamily`).
 GLMS = GLMFamily()
+
+
+def beyond_scale(expert: Any, env: Any) -> bool:
+    """Whether ``expert``'s prediction error ``|f(w . x) - y|`` can pass the stream's loss scale
+    ``B`` on its ball: the stream sizes ``B`` for balls of radius at most its ``weight_radius``
+    (:func:`envs.glm_math.loss_scale`), and an expert with a larger ``radius`` may reach past it
+    with its link (``square``, ``exp``, ``cubic`` at radius 1.5 on the default stream, ``affine``
+    at 5). Its loss is then clipped at 1 (not convex) and its gradients pass the bound ``G = 2 L_f
+    R_x / B`` the rate is computed with: the rate is no bound on its regret.
+
+    Examples
+    --------
+    >>> import envs
+    >>> env = envs.make("mlcb/GLM-v0")
+    >>> [beyond_scale(OnlineGradientDescent(link="square", radius=r), env) for r in (1.0, 1.5)]
+    [False, True]
+    """
+    sized = getattr(env, "weight_radius", None)
+    if sized is None or expert.radius <= sized:  # within what B was sized for: every link's range
+        return False
+    stream = (float(env.radius), int(env.target_link), float(env.target_norm[1]), float(env.noise))
+    return _link_scale(link_index(expert.link), float(expert.radius), stream) > env.scale
+
+
+@functools.lru_cache(maxsize=256)
+def _link_scale(link: int, radius: float, stream: tuple) -> float:
+    """The largest ``|f(z) - y|`` of ``link`` on a ball of ``radius`` on the stream ``stream``
+    (``R_x``, the target link, the largest target norm and the noise: what
+    :func:`envs.glm_math.loss_scale` reads of it)."""
+    radius_x, target_link, target_norm, noise = stream
+    return float(glm_math.loss_scale([link], radius_x, radius, target_link, target_norm, noise))
 
 
 @dataclass(frozen=True)

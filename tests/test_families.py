@@ -72,6 +72,16 @@ def test_glm_heuristic_flags_on_both_radii():
     assert GLMS.heuristic(rescaled, envs.make("mlcb/GLM-v0")) == [True, True]
 
 
+def test_a_glm_ball_on_which_the_loss_passes_the_streams_scale_is_heuristic():
+    """The stream's scale B bounds |f - y| for balls up to its weight_radius (1): the affine link
+    stays within it at radius 3 (2 * 3 + 1.9 < B = 5.16) and passes it at 10, where the loss is
+    clipped and its gradients pass the rate's G: the rate is then no bound (it was flagged valid)."""
+    env = envs.make("mlcb/GLM-v0")
+    pool = [OnlineGradientDescent(link="affine", radius=r) for r in (1.0, 3.0, 10.0)]
+    assert GLMS.heuristic(pool, env) == [False, False, True]
+    assert GLMS.heuristic(pool, envs.make("mlcb/GLM-v0", weight_radius=10.0)) == [False, False, False]
+
+
 def test_bandit_heuristic_flags():
     env = envs.make("mlcb/Trap-v0", n_experts=5)
     pool = [
