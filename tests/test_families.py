@@ -82,6 +82,26 @@ def test_a_glm_ball_on_which_the_loss_passes_the_streams_scale_is_heuristic():
     assert GLMS.heuristic(pool, envs.make("mlcb/GLM-v0", weight_radius=10.0)) == [False, False, False]
 
 
+@pytest.mark.parametrize(
+    ("name", "field", "held"),
+    [
+        ("epsilon-greedy", "alpha", np.float32(0.5)),
+        ("epsilon-greedy", "alpha", np.float64(0.25)),
+        ("epsilon-greedy", "c", np.int64(2)),
+        ("ucb1", "c", np.float32(2.5)),
+        ("robust-ucb", "eps", np.float32(0.5)),
+        ("kl-ucb", "c", np.int64(3)),
+        ("hedge", "rate_scale", np.float32(2.0)),
+        ("bco", "shrink", np.float32(0.5)),
+        ("ogd", "radius", np.float32(0.5)),
+    ],
+)
+def test_numpy_scalars_are_taken_as_the_numbers_they_hold(name, field, held):
+    """A parameter given as a NumPy scalar (read from an array, a data frame) is the number it
+    holds, for every family's real parameters (epsilon-greedy's alpha refused np.float32)."""
+    assert agents.make(name, **{field: held}) == agents.make(name, **{field: float(held)})
+
+
 def test_bandit_heuristic_flags():
     env = envs.make("mlcb/Trap-v0", n_experts=5)
     pool = [
