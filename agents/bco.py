@@ -51,8 +51,10 @@ around ``x_j``), so the centres' losses are bounded by the same upper confidence
 bounds the played points', with no exploration paid at deployment (a deployed decision does not
 learn). ``"average"`` (the default) deploys the average of the past centres (convex losses,
 Jensen), ``"uniform"`` one past centre drawn uniformly (keeps them all: memory grows with the
-horizon), ``"last"`` the current centre ``x_{n+1}`` (outside the theory). An expert deployed before
-its first training round deploys its current centre, the origin.
+horizon, and a pool trained past the horizon it was built for is refused,
+:data:`agents.family.UNIFORM_FULL`), ``"last"`` the current centre ``x_{n+1}`` (outside the
+theory). An expert deployed before its first training round deploys its current centre, the
+origin.
 
 Examples
 --------
@@ -74,7 +76,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.family import CompiledFamily, overflowed_norm, rate_values
+from agents.family import UNIFORM_FULL, CompiledFamily, overflowed_norm, rate_values
 from envs.convex import ConvexBanditEnv, expected_loss_at, loss_at
 from mlcb import validation
 from mlcb.contracts import BuildContext
@@ -252,6 +254,8 @@ def _train(params, state, env_params, env_state, k, t):
         squared += g * g
     norm = math.sqrt(squared)
     keep = state.history.shape[1] > 0
+    if keep and j > state.history.shape[1]:  # (a session driven past its horizon)
+        raise InputError(UNIFORM_FULL)
     for i in range(d):
         u = state.direction[k, i] / norm if norm > 0.0 else (1.0 if i == 0 else 0.0)
         state.direction[k, i] = u

@@ -54,7 +54,14 @@ from mlcb.contracts import FAMILY_ATTRIBUTE, BuildContext
 from mlcb.kernels.jit import cold_kernel, jit
 from mlcb.validation import InputError
 
-__all__ = ["BanditEnvironmentFamily", "CompiledFamily", "Family", "overflowed_norm", "rate_values"]
+__all__ = [
+    "UNIFORM_FULL",
+    "BanditEnvironmentFamily",
+    "CompiledFamily",
+    "Family",
+    "overflowed_norm",
+    "rate_values",
+]
 
 
 class Family:
@@ -295,6 +302,16 @@ def rate_values(rate: Callable, n: Counts, coefficients: tuple, delta_prime: flo
     flat = counts.reshape(-1).astype(np.int64)
     values = _over_counts(rate)(tuple(coefficients), flat, float(delta_prime)).reshape(counts.shape)
     return values[()] if values.ndim == 0 else values
+
+
+#: The error of a pool whose ``"uniform"`` smoothing keeps every training iterate (or centre) of
+#: its experts in an array sized for the horizon it was built for, when it is trained more often
+#: (a session driven past its horizon): the iterate would be written past the array's end.
+UNIFORM_FULL = (
+    "smoothing 'uniform' keeps every past iterate of an expert, with room for the horizon its pool "
+    "was built for and the warm start: this pool was trained more often; build it for a longer "
+    "horizon, or use smoothing 'average'"
+)
 
 
 # --- the norm of a projection whose sum of squares overflowed --------------------------------------

@@ -32,7 +32,9 @@ probability by the choice of ``B``, which the stream sizes for balls of radius a
 
 Smoothing: ``"average"`` deploys the average of the expert's past training iterates (valid for
 convex losses, the default), ``"uniform"`` one past iterate drawn uniformly (general; keeps every
-iterate, so memory grows with the horizon), ``"last"`` the current iterate (outside the theory).
+iterate, so memory grows with the horizon, and a pool trained past the horizon it was built for,
+as a session driven beyond it would, is refused: :data:`agents.family.UNIFORM_FULL`), ``"last"``
+the current iterate (outside the theory).
 All experts of a replication start from one shared random point of norm ``init_norm``; an expert
 deployed before its first training round deploys that point.
 """
@@ -46,7 +48,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.family import CompiledFamily, overflowed_norm, rate_values
+from agents.family import UNIFORM_FULL, CompiledFamily, overflowed_norm, rate_values
 from agents.rates import Counts, Rate
 from envs import glm_math
 from envs.glm import expected_loss, square_loss
@@ -103,6 +105,8 @@ def _train(params, state, env_params, env_state, k, t):
     coefficient /= env_params.scale * env_params.scale
     eta = expert.step / math.sqrt(j)
     keep = state.history.shape[1] > 0
+    if keep and j > state.history.shape[1]:  # (a session driven past its horizon)
+        raise InputError(UNIFORM_FULL)
     squared = 0.0
     for i in range(d):
         w = state.weights[k, i]

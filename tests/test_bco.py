@@ -393,6 +393,21 @@ def test_the_extreme_schedules_allowed_keep_the_iterate_finite(case, start):
         assert np.all(np.isfinite(_weights(expert, env, start=start)))
 
 
+def test_a_uniform_pool_trained_past_its_horizon_is_refused_not_written_past_its_history():
+    """ "uniform" keeps every centre in room for the horizon (and the warm start): a pool trained
+    more often (a session driven past its horizon) is refused; it wrote past the array's end."""
+    env = envs.make(ENV)
+    env_params, env_state = env.build(0, 0, 3)
+    context = BuildContext([BCO()], env, env_params, 0.1, np.ones(1, np.uint64), "uniform", 3)
+    params, state = BCO_FAMILY.build_pool(context)
+    assert state.history.shape[1] == 5
+    for j in range(5):
+        kernels.train(params, state, env_params, env_state, 0, j)
+    with pytest.raises(ValueError, match="smoothing 'uniform' keeps every past iterate of an expert"):
+        kernels.train(params, state, env_params, env_state, 0, 5)
+    assert state.steps[0] == 5
+
+
 def test_bad_smoothing_is_refused():
     with pytest.raises(ValueError, match="smoothing"):
         mlcb.simulate(_config(smoothing="counts"))

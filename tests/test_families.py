@@ -172,6 +172,23 @@ def test_a_glm_step_whose_squares_overflow_is_still_projected_onto_the_ball():
     np.testing.assert_allclose(huge, large, rtol=1e-12)
 
 
+def test_a_uniform_glm_pool_trained_past_its_horizon_is_refused_not_written_past_its_history():
+    """ "uniform" keeps every iterate in room for the horizon (and the warm start): a pool trained
+    more often (a session driven past its horizon) is refused; it wrote past the array's end."""
+    env = envs.make("mlcb/GLM-v0")
+    env_params, env_state = env.build(0, 0, 3)
+    context = BuildContext(
+        (OnlineGradientDescent(),), env, env_params, 0.1, np.ones(1, np.uint64), "uniform", 3
+    )
+    params, state = GLMS.build_pool(context)
+    for t in range(5):
+        kernels.begin_round(env_params, env_state, t)
+        kernels.train(params, state, env_params, env_state, 0, t)
+    with pytest.raises(ValueError, match="smoothing 'uniform' keeps every past iterate of an expert"):
+        kernels.train(params, state, env_params, env_state, 0, 5)
+    assert state.steps[0] == 5
+
+
 def test_glm_authors_rate_is_one_common_rate_in_the_streams_loss_units():
     """rate="authors": the authors' 3 D G sqrt(n) (D = G = 0.1) on their loss (y_hat - y)^2 / 2,
     that is 0.06 / B^2 sqrt(n) on the stream's (y_hat - y)^2 / B^2, the same for every link, in the
