@@ -202,7 +202,8 @@ def bco_rate(
     dim : int
         ``d``, the expert's dimension.
     lipschitz : float
-        The Lipschitz constant of the expected loss on the expert's ball.
+        The Lipschitz constant of the expected loss on the expert's ball, ``>= 0``; ``inf`` (the
+        default: unknown) only in the bounded case, which does not read it.
     radius : float
         ``R``, the radius of the ball.
     shrink, perturbation, step_scale, rate_scale : float
@@ -231,9 +232,14 @@ def bco_rate(
         step_scale=step_scale,
         rate_scale=rate_scale,
     )
-    lam = validation.positive("lipschitz", lipschitz) * radius if math.isfinite(lipschitz) else math.inf
-    if expert.case == "lipschitz" and not math.isfinite(lam):
-        raise InputError("lipschitz must be a finite number > 0 in the Lipschitz case, got inf")
+    # (0 is a Lipschitz constant: a flat expected loss, as the family computes it on such a stream)
+    known = validation.is_real(lipschitz) and lipschitz >= 0
+    if not (known or (expert.case == "bounded" and lipschitz == math.inf)):
+        allowed = "a finite number >= 0" + (
+            " (or inf in the bounded case)" if expert.case == "lipschitz" else " or inf"
+        )
+        raise InputError(f"lipschitz must be {allowed}, got {validation.shown(lipschitz)}")
+    lam = float(lipschitz) * float(radius) if known else math.inf
     return expert.rate_function(counts.astype(np.int64), lam, float(delta_prime))
 
 

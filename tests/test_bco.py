@@ -109,6 +109,17 @@ def test_rate_is_the_formula_at_hand_computed_values():
     assert (scaled - base) * 1e9 == pytest.approx(2 / math.sqrt(3) * 2 * 0.5 * 10**4.5, rel=1e-9)
 
 
+def test_rate_of_a_flat_loss_is_the_familys():
+    """A flat expected loss has Lipschitz constant 0, as the family computes it on such a stream:
+    bco_rate takes it and gives the family's rate (it refused 0, and took nan in the bounded case,
+    and a string raised a TypeError)."""
+    flat = envs.make(ENV, theta=[0.0, 0.0], curvature=0.0)
+    n = np.array([1, 10, 10**4, 10**8])
+    np.testing.assert_array_equal(
+        bco_rate(n, 0.005, "lipschitz", 2, lipschitz=0.0), BCO_FAMILY.rates([BCO()], flat, n, 0.005)[0]
+    )
+
+
 def test_rate_values_of_the_docs():
     """docs/rates.md §9 quotes U(n)/n at delta' = 0.005 for d = 2 (L_lip R = 0.5)."""
     n = np.array([10**6, 10**7, 10**8, 10**9])
@@ -267,7 +278,13 @@ def test_environment_conforms_and_reproduces_the_engine_draw():
         (lambda: BCO(rate_scale=math.nan), r"rate_scale must be a finite number > 0"),
         (lambda: bco_rate(0, 0.01), r"n must hold integers >= 1"),
         (lambda: bco_rate(10, 1.5), r"delta_prime must be a number in \(0, 1\)"),
-        (lambda: bco_rate(10, 0.01, "lipschitz"), r"lipschitz must be a finite number > 0"),
+        (
+            lambda: bco_rate(10, 0.01, "lipschitz"),
+            r"lipschitz must be a finite number >= 0 \(or inf in the bounded case\), got inf",
+        ),
+        (lambda: bco_rate(10, 0.01, "bounded", lipschitz=math.nan), r"lipschitz must be .* or inf, got nan"),
+        (lambda: bco_rate(10, 0.01, lipschitz="0.5"), r"lipschitz must be .*, got '0.5'"),
+        (lambda: bco_rate(10, 0.01, lipschitz=-math.inf), r"lipschitz must be .*, got -inf"),
     ],
 )
 def test_bad_parameters_name_the_parameter_and_range(make, message):
