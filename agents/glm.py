@@ -28,7 +28,8 @@ environment being run.
 The gradient is that of the unclipped loss ``(f - y)^2 / B^2`` (the clipping at 1 has negligible
 probability by the choice of ``B``, which the stream sizes for balls of radius at most its
 ``weight_radius``: an expert whose larger ball lets its link pass ``B`` is heuristic too,
-:func:`beyond_scale`).
+:func:`beyond_scale`, and one whose errors there pass what a float can square is refused,
+:func:`reach`).
 
 Smoothing: ``"average"`` deploys the average of the expert's past training iterates (valid for
 convex losses, the default), ``"uniform"`` one past iterate drawn uniformly (general; keeps every
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
@@ -184,12 +186,24 @@ class GLMFamily(CompiledFamily):
     smoothing = ("average", "uniform", "last")
 
     def check_environment(self, experts: list, env: Any) -> None:
-        """A ``ValueError`` unless ``env`` is a GLM stream."""
+        """A ``ValueError`` unless ``env`` is a GLM stream on which every expert's squared error
+        is a float (:func:`reach`)."""
         needed = ("lipschitz", "convex", "optimal_loss_of", "initial_weights")
         if getattr(env, "dim", None) is None or not all(callable(getattr(env, m, None)) for m in needed):
             raise InputError(
                 f"experts: GLM experts need a GLM stream (e.g. mlcb/GLM-v0), got {type(env).__name__}"
             )
+        for k, expert in enumerate(experts):
+            if getattr(type(expert), "family", None) is not self:
+                continue  # (named by Family.check, which runs this first)
+            largest = reach(expert, env)
+            if not math.isfinite(largest * largest):
+                raise InputError(
+                    f"experts[{k}]: link {LINK_NAMES[link_index(expert.link)]!r} on a ball of radius "
+                    f"{expert.radius:g} reaches prediction errors of {largest:.3g} on this stream, "
+                    "whose square float64 cannot hold (its losses, gradients and L_k* overflow); lower "
+                    "the expert's radius"
+                )
 
     def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
         """``L_k*`` of every expert: the least expected loss of its link on its ball."""
@@ -243,17 +257,31 @@ def beyond_scale(expert: Any, env: Any) -> bool:
     sized = getattr(env, "weight_radius", None)
     if sized is None or expert.radius <= sized:  # within what B was sized for: every link's range
         return False
+    return reach(expert, env) > env.scale
+
+
+def reach(expert: Any, env: Any) -> float:
+    """The largest prediction error ``|f(w . x) - y|`` of ``expert`` on its ball on the GLM stream
+    ``env`` (:func:`envs.glm_math.loss_scale` for its link alone; ``inf`` past the largest float),
+    or the stream's scale ``B`` where the ball is within its ``weight_radius`` (``B`` bounds every
+    link's error there) or the stream does not say what it was sized for."""
+    sized = getattr(env, "weight_radius", None)
+    if sized is None or expert.radius <= sized:
+        return float(getattr(env, "scale", 1.0))
     stream = (float(env.radius), int(env.target_link), float(env.target_norm[1]), float(env.noise))
-    return _link_scale(link_index(expert.link), float(expert.radius), stream) > env.scale
+    return _link_scale(link_index(expert.link), float(expert.radius), stream)
 
 
 @functools.lru_cache(maxsize=256)
 def _link_scale(link: int, radius: float, stream: tuple) -> float:
     """The largest ``|f(z) - y|`` of ``link`` on a ball of ``radius`` on the stream ``stream``
     (``R_x``, the target link, the largest target norm and the noise: what
-    :func:`envs.glm_math.loss_scale` reads of it)."""
+    :func:`envs.glm_math.loss_scale` reads of it); ``inf`` where it passes the largest float."""
     radius_x, target_link, target_norm, noise = stream
-    return float(glm_math.loss_scale([link], radius_x, radius, target_link, target_norm, noise))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = float(glm_math.loss_scale([link], radius_x, radius, target_link, target_norm, noise))
+    return value if math.isfinite(value) else math.inf
 
 
 @dataclass(frozen=True)

@@ -229,6 +229,12 @@ def test_bad_expert_parameters(make, message):
             "step_scale must be a finite number in (0, 1e+100], got 1e+300: beyond it the expert's steps overflow",
         ),
         (
+            lambda: mlcb.simulate(
+                env="mlcb/GLM-v0", experts=[agents.make("ogd", link="exp", radius=180)] * 2
+            ),
+            "experts[0]: link 'exp' on a ball of radius 180 reaches prediction errors of 9.44e+155 on this stream, whose square float64 cannot hold (its losses, gradients and L_k* overflow); lower the expert's radius",
+        ),
+        (
             lambda: bco_rate(10, 0.01, lipschitz="x"),
             "lipschitz must be a finite number >= 0 (or inf in the bounded case), got 'x'",
         ),

@@ -102,6 +102,22 @@ def test_numpy_scalars_are_taken_as_the_numbers_they_hold(name, field, held):
     assert agents.make(name, **{field: held}) == agents.make(name, **{field: float(held)})
 
 
+def test_a_glm_ball_whose_squared_errors_overflow_is_refused():
+    """Past the stream's weight_radius a link's errors grow with the ball: where their square is no
+    float (exp at radius 180 on the default stream, affine at 1e200) the losses, gradients and L_k*
+    overflowed (a negative pseudo-regret); such an expert is refused, naming it, before any work."""
+    env = envs.make("mlcb/GLM-v0")
+    GLMS.check([OnlineGradientDescent(link="exp", radius=170.0)], env)
+    for k, expert in (
+        (0, OnlineGradientDescent(link="exp", radius=180.0)),
+        (1, OnlineGradientDescent(radius=1e200)),
+    ):
+        with pytest.raises(
+            ValueError, match=rf"experts\[{k}\]: link '\w+' on a ball of radius .* whose square"
+        ):
+            GLMS.check([OnlineGradientDescent()] * k + [expert], env)
+
+
 def test_bandit_heuristic_flags():
     env = envs.make("mlcb/Trap-v0", n_experts=5)
     pool = [
