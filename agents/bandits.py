@@ -198,7 +198,7 @@ class EpsilonGreedy(_TheoryOrAuthors):
     code: ClassVar[int] = EPSILON_GREEDY_FAMILY
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
+        if not (validation.is_real(self.alpha) and 0 < self.alpha < 1):
             raise InputError(f"alpha must be a number in (0, 1), got {self.alpha!r}")
         self._check_rate()
 

@@ -51,8 +51,10 @@ around ``x_j``), so the centres' losses are bounded by the same upper confidence
 bounds the played points', with no exploration paid at deployment (a deployed decision does not
 learn). ``"average"`` (the default) deploys the average of the past centres (convex losses,
 Jensen), ``"uniform"`` one past centre drawn uniformly (keeps them all: memory grows with the
-horizon), ``"last"`` the current centre ``x_{n+1}`` (outside the theory). An expert deployed before
-its first training round deploys its current centre, the origin.
+horizon, and a pool trained past the horizon it was built for is refused,
+:data:`agents.family.UNIFORM_FULL`), ``"last"`` the current centre ``x_{n+1}`` (outside the
+theory). An expert deployed before its first training round deploys its current centre, the
+origin.
 
 Examples
 --------
@@ -74,7 +76,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.family import CompiledFamily, rate_values
+from agents.family import UNIFORM_FULL, CompiledFamily, overflowed_norm, rate_values
 from envs.convex import ConvexBanditEnv, expected_loss_at, loss_at
 from mlcb import validation
 from mlcb.contracts import BuildContext
@@ -200,7 +202,8 @@ def bco_rate(
     dim : int
         ``d``, the expert's dimension.
     lipschitz : float
-        The Lipschitz constant of the expected loss on the expert's ball.
+        The Lipschitz constant of the expected loss on the expert's ball, ``>= 0``; ``inf`` (the
+        default: unknown) only in the bounded case, which does not read it.
     radius : float
         ``R``, the radius of the ball.
     shrink, perturbation, step_scale, rate_scale : float
@@ -229,9 +232,14 @@ def bco_rate(
         step_scale=step_scale,
         rate_scale=rate_scale,
     )
-    lam = validation.positive("lipschitz", lipschitz) * radius if math.isfinite(lipschitz) else math.inf
-    if expert.case == "lipschitz" and not math.isfinite(lam):
-        raise InputError("lipschitz must be a finite number > 0 in the Lipschitz case, got inf")
+    # (0 is a Lipschitz constant: a flat expected loss, as the family computes it on such a stream)
+    known = validation.is_real(lipschitz) and lipschitz >= 0
+    if not (known or (expert.case == "bounded" and lipschitz == math.inf)):
+        allowed = "a finite number >= 0" + (
+            " (or inf in the bounded case)" if expert.case == "lipschitz" else " or inf"
+        )
+        raise InputError(f"lipschitz must be {allowed}, got {validation.shown(lipschitz)}")
+    lam = float(lipschitz) * float(radius) if known else math.inf
     return expert.rate_function(counts.astype(np.int64), lam, float(delta_prime))
 
 
@@ -252,6 +260,8 @@ def _train(params, state, env_params, env_state, k, t):
         squared += g * g
     norm = math.sqrt(squared)
     keep = state.history.shape[1] > 0
+    if keep and j > state.history.shape[1]:  # (a session driven past its horizon)
+        raise InputError(UNIFORM_FULL)
     for i in range(d):
         u = state.direction[k, i] / norm if norm > 0.0 else (1.0 if i == 0 else 0.0)
         state.direction[k, i] = u
@@ -269,7 +279,10 @@ def _train(params, state, env_params, env_state, k, t):
         squared += w * w
     radius = params.radius[k]
     if squared > radius * radius:
-        shrink = radius / math.sqrt(squared)
+        norm = math.sqrt(squared)
+        if norm == math.inf:  # a step so large that the squares overflow
+            norm = overflowed_norm(state.weights[k : k + 1, :d])
+        shrink = radius / norm
         for i in range(d):
             state.weights[k, i] *= shrink
     state.steps[k] = j
@@ -395,6 +408,16 @@ class BCOFamily(CompiledFamily):
 BCO_FAMILY = BCOFamily()
 
 
+#: The largest ``radius`` and ``step_scale`` a BCO expert takes, and the smallest radius of its
+#: first perturbation, ``perturbation * shrink * radius``: within them the one-point gradient
+#: estimate ``d / delta_j`` and the step ``eta_j (1 - a_j) d / delta_j`` (about ``step_scale R /
+#: sqrt(j)``) stay finite at every round of the longest horizon. Beyond them they overflow,
+#: ``inf * 0`` makes the iterate ``nan``, and the stream, which clamps its losses to [0, 1],
+#: charges the expert 0 every round: silently, an expert that looks perfect.
+LARGEST = validation.LARGEST
+SMALLEST_PERTURBATION = 1.0 / validation.LARGEST
+
+
 def _in_unit_interval(name: str, value: Any) -> float:
     if not (validation.is_real(value) and 0.0 < value <= 1.0):
         raise InputError(f"{name} must be a number in (0, 1], got {value!r}")
@@ -412,13 +435,15 @@ class BCO:
     dim : int
         ``d``, the expert's coordinates (the first ``d`` of the stream's).
     radius : float
-        ``R``, the radius of its ball.
+        ``R`` in ``(0, 1e100]``, the radius of its ball.
     shrink : float
         ``a_1`` in ``(0, 1]``: the shrink schedule is ``a_j = shrink j^(-1/4)`` or ``j^(-1/6)``.
     perturbation : float
         In ``(0, 1]``: ``delta_j = perturbation a_j R`` (times ``j^(-1/6)`` in the bounded case).
+        The first radius ``delta_1 = perturbation shrink R`` must be at least ``1e-100``
+        (:data:`SMALLEST_PERTURBATION`): the gradient estimate divides by ``delta_j``.
     step_scale : float
-        Multiplier of the step schedule (the rate accounts for it).
+        In ``(0, 1e100]``: multiplier of the step schedule (the rate accounts for it).
     rate_scale : float
         Multiplier of the rate; anything but 1 makes the expert heuristic.
 
@@ -447,6 +472,19 @@ class BCO:
         _in_unit_interval("perturbation", self.perturbation)
         validation.positive("step_scale", self.step_scale)
         validation.positive("rate_scale", self.rate_scale)
+        for name in ("radius", "step_scale"):
+            value = getattr(self, name)
+            if value > LARGEST:
+                raise InputError(
+                    f"{name} must be a finite number in (0, {LARGEST:g}], got {value!r}: beyond it the "
+                    "expert's steps overflow"
+                )
+        first = float(self.perturbation) * float(self.shrink) * float(self.radius)
+        if first < SMALLEST_PERTURBATION:
+            raise InputError(
+                f"perturbation * shrink * radius (the first perturbation's radius) must be at least "
+                f"{SMALLEST_PERTURBATION:g}, got {first!r}: the gradient estimate divides by it"
+            )
 
     @property
     def alpha(self) -> float:

@@ -84,7 +84,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from agents.family import CompiledFamily
+from agents.family import CompiledFamily, overflowed_norm
 from mlcb import validation
 from mlcb.contracts import BuildContext
 from mlcb.kernels import implements, smoothing
@@ -194,6 +194,8 @@ def _train(params, state, env_params, env_state, k, t):
                 squared += w * w
         norm = math.sqrt(squared)
         if norm > expert.radius:
+            if norm == math.inf:  # a step so large that the squares overflow
+                norm = overflowed_norm(weights[: params.n_classes, : d + 1])
             shrink = expert.radius / norm
             for c in range(params.n_classes):
                 for i in range(d + 1):

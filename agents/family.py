@@ -42,6 +42,7 @@ agents.hedge.HEDGE_FAMILY
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -50,10 +51,17 @@ import numpy as np
 
 from agents.rates import Counts, Rate, check_counts
 from mlcb.contracts import FAMILY_ATTRIBUTE, BuildContext
-from mlcb.kernels.jit import jit
+from mlcb.kernels.jit import cold_kernel, jit
 from mlcb.validation import InputError
 
-__all__ = ["BanditEnvironmentFamily", "CompiledFamily", "Family", "rate_values"]
+__all__ = [
+    "UNIFORM_FULL",
+    "BanditEnvironmentFamily",
+    "CompiledFamily",
+    "Family",
+    "overflowed_norm",
+    "rate_values",
+]
 
 
 class Family:
@@ -294,3 +302,51 @@ def rate_values(rate: Callable, n: Counts, coefficients: tuple, delta_prime: flo
     flat = counts.reshape(-1).astype(np.int64)
     values = _over_counts(rate)(tuple(coefficients), flat, float(delta_prime)).reshape(counts.shape)
     return values[()] if values.ndim == 0 else values
+
+
+#: The error of a pool whose ``"uniform"`` smoothing keeps every training iterate (or centre) of
+#: its experts in an array sized for the horizon it was built for, when it is trained more often
+#: (a session driven past its horizon): the iterate would be written past the array's end.
+UNIFORM_FULL = (
+    "smoothing 'uniform' keeps every past iterate of an expert, with room for the horizon its pool "
+    "was built for and the warm start: this pool was trained more often; build it for a longer "
+    "horizon, or use smoothing 'average'"
+)
+
+
+# --- the norm of a projection whose sum of squares overflowed --------------------------------------
+@cold_kernel
+def overflowed_norm(matrix):
+    """The Frobenius norm of the 2-d array ``matrix``, for a kernel that projects an iterate onto a
+    ball and found its sum of squares infinite: a step so large that the squares overflow while
+    the entries are finite (or not). Without it the projection's factor ``radius / inf`` is 0,
+    and the iterate that should land on the sphere falls to the centre (or to ``nan``, ``inf *
+    0``).
+
+    The norm is computed at the scale of the largest entry, ``largest * sqrt(sum (x / largest)^2)``.
+    Where some entries are infinite, the direction is their limit: each infinite entry becomes
+    ``+-1`` and every finite one 0, written into ``matrix``, and the norm is that of the result
+    (the caller's ``radius / norm`` then puts it on the sphere); ``nan`` entries stay ``nan``.
+    Called only where ``sqrt(sum of squares)`` is infinite, so that every finite projection is
+    computed as before, bit for bit.
+    """
+    largest = 0.0
+    for r in range(matrix.shape[0]):
+        for i in range(matrix.shape[1]):
+            largest = max(largest, abs(matrix[r, i]))
+    squared = 0.0
+    if largest == math.inf:
+        for r in range(matrix.shape[0]):
+            for i in range(matrix.shape[1]):
+                value = matrix[r, i]
+                if abs(value) == math.inf:
+                    matrix[r, i] = math.copysign(1.0, value)
+                    squared += 1.0
+                elif value == value:
+                    matrix[r, i] = 0.0
+        return math.sqrt(squared)
+    for r in range(matrix.shape[0]):
+        for i in range(matrix.shape[1]):
+            scaled = matrix[r, i] / largest
+            squared += scaled * scaled
+    return largest * math.sqrt(squared)

@@ -109,6 +109,17 @@ def test_rate_is_the_formula_at_hand_computed_values():
     assert (scaled - base) * 1e9 == pytest.approx(2 / math.sqrt(3) * 2 * 0.5 * 10**4.5, rel=1e-9)
 
 
+def test_rate_of_a_flat_loss_is_the_familys():
+    """A flat expected loss has Lipschitz constant 0, as the family computes it on such a stream:
+    bco_rate takes it and gives the family's rate (it refused 0, and took nan in the bounded case,
+    and a string raised a TypeError)."""
+    flat = envs.make(ENV, theta=[0.0, 0.0], curvature=0.0)
+    n = np.array([1, 10, 10**4, 10**8])
+    np.testing.assert_array_equal(
+        bco_rate(n, 0.005, "lipschitz", 2, lipschitz=0.0), BCO_FAMILY.rates([BCO()], flat, n, 0.005)[0]
+    )
+
+
 def test_rate_values_of_the_docs():
     """docs/rates.md §9 quotes U(n)/n at delta' = 0.005 for d = 2 (L_lip R = 0.5)."""
     n = np.array([10**6, 10**7, 10**8, 10**9])
@@ -257,10 +268,23 @@ def test_environment_conforms_and_reproduces_the_engine_draw():
         (lambda: BCO(shrink=1.5), r"shrink must be a number in \(0, 1\]"),
         (lambda: BCO(perturbation=0.0), r"perturbation must be a number in \(0, 1\]"),
         (lambda: BCO(step_scale=0.0), r"step_scale must be a finite number > 0"),
+        (lambda: BCO(step_scale=1e300), r"step_scale must be a finite number in \(0, 1e\+100\], got 1e\+300"),
+        (lambda: BCO(radius=1e200), r"radius must be a finite number in \(0, 1e\+100\], got 1e\+200"),
+        (
+            lambda: BCO(perturbation=1e-308),
+            r"perturbation \* shrink \* radius \(the first perturbation's radius\) must be at least 1e-100",
+        ),
+        (lambda: BCO(perturbation=1e-60, shrink=1e-60), r"must be at least 1e-100, got 1e-120"),
         (lambda: BCO(rate_scale=math.nan), r"rate_scale must be a finite number > 0"),
         (lambda: bco_rate(0, 0.01), r"n must hold integers >= 1"),
         (lambda: bco_rate(10, 1.5), r"delta_prime must be a number in \(0, 1\)"),
-        (lambda: bco_rate(10, 0.01, "lipschitz"), r"lipschitz must be a finite number > 0"),
+        (
+            lambda: bco_rate(10, 0.01, "lipschitz"),
+            r"lipschitz must be a finite number >= 0 \(or inf in the bounded case\), got inf",
+        ),
+        (lambda: bco_rate(10, 0.01, "bounded", lipschitz=math.nan), r"lipschitz must be .* or inf, got nan"),
+        (lambda: bco_rate(10, 0.01, lipschitz="0.5"), r"lipschitz must be .*, got '0.5'"),
+        (lambda: bco_rate(10, 0.01, lipschitz=-math.inf), r"lipschitz must be .*, got -inf"),
     ],
 )
 def test_bad_parameters_name_the_parameter_and_range(make, message):
@@ -345,6 +369,60 @@ def test_kernel_steps_by_hand():
     loss, expected = kernels.deploy(params, state, env_params, env_state, 0, 41, np.uint64(9), 0)
     mean = np.mean(centres, axis=0)
     assert expected == pytest.approx(0.5 * (1 + np.array([0.5, 0.2]) @ mean), abs=1e-12)
+
+
+def _weights(expert, env, rounds=6, start=0):
+    """The iterate of one expert driven by hand for ``rounds`` rounds from its count ``start``."""
+    env_params, env_state = env.build(0, 0, rounds)
+    keys = np.array([123], dtype=np.uint64)
+    params, state = BCO_FAMILY.build_pool(
+        BuildContext([expert], env, env_params, 0.1, keys, "average", rounds)
+    )
+    state.steps[0] = start
+    for j in range(1, rounds + 1):
+        kernels.begin_round(env_params, env_state, j)
+        kernels.train(params, state, env_params, env_state, 0, j)
+    return state.weights[0].copy()
+
+
+def test_a_step_whose_squares_overflow_is_still_projected_onto_the_ball():
+    """On a ball of radius 1e60 a step of scale 1e100 overflows ``|w|^2``: the iterate is projected
+    onto the sphere as with a smaller step that does not overflow (it fell to the centre)."""
+    env = envs.make(ENV, radius=1e60)
+    large = _weights(BCO(radius=1e60, step_scale=1e70), env)
+    huge = _weights(BCO(radius=1e60, step_scale=1e100), env)
+    assert np.linalg.norm(large) == pytest.approx(1e60)
+    np.testing.assert_allclose(huge, large, rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["lipschitz", "bounded"])
+@pytest.mark.parametrize("start", [0, 10**10])
+def test_the_extreme_schedules_allowed_keep_the_iterate_finite(case, start):
+    """At the bounds of the parameters (the largest ball and step, the smallest first perturbation)
+    the iterate stays finite from the first count to the longest horizon's (it became nan below
+    them: the stream then charged the expert 0 every round)."""
+    env = envs.make(ENV, radius=1e100)
+    extremes = [
+        BCO(case=case, perturbation=1e-50, shrink=1e-50),
+        BCO(case=case, radius=1e100, step_scale=1e100, perturbation=1e-100, shrink=1e-100),
+    ]
+    for expert in extremes:
+        assert np.all(np.isfinite(_weights(expert, env, start=start)))
+
+
+def test_a_uniform_pool_trained_past_its_horizon_is_refused_not_written_past_its_history():
+    """ "uniform" keeps every centre in room for the horizon (and the warm start): a pool trained
+    more often (a session driven past its horizon) is refused; it wrote past the array's end."""
+    env = envs.make(ENV)
+    env_params, env_state = env.build(0, 0, 3)
+    context = BuildContext([BCO()], env, env_params, 0.1, np.ones(1, np.uint64), "uniform", 3)
+    params, state = BCO_FAMILY.build_pool(context)
+    assert state.history.shape[1] == 5
+    for j in range(5):
+        kernels.train(params, state, env_params, env_state, 0, j)
+    with pytest.raises(ValueError, match="smoothing 'uniform' keeps every past iterate of an expert"):
+        kernels.train(params, state, env_params, env_state, 0, 5)
+    assert state.steps[0] == 5
 
 
 def test_bad_smoothing_is_refused():

@@ -114,6 +114,27 @@ def test_the_projection_binds_and_deploy_changes_nothing():
     assert np.linalg.norm(state.weights[0]) == pytest.approx(0.5)
 
 
+def test_a_step_whose_squares_overflow_is_still_projected_onto_the_ball():
+    """A step so large that ``|W|^2`` overflows projects onto the sphere, as a large step whose
+    squares do not (the weights fell to 0: ``radius / inf``, and every prediction to class 0)."""
+    env = RealDataEnv("segments", order="shuffle")
+    env_params, env_state = env.build(0, 0, 20)
+
+    def weights(step):
+        pool = (OnlineSoftmax(step=step, radius=2.0),)
+        params, state = CLASSIFIERS.build_pool(
+            BuildContext(pool, env, env_params, 0.1, np.zeros(1, np.uint64), "last", 20)
+        )
+        for t in range(20):
+            kernels.begin_round(env_params, env_state, t)
+            kernels.train(params, state, env_params, env_state, 0, t)
+        return state.weights[0].copy()
+
+    large, huge = weights(1e100), weights(1e300)
+    assert np.linalg.norm(large) == pytest.approx(2.0)
+    np.testing.assert_allclose(huge, large, rtol=1e-12)
+
+
 def test_rates_are_what_train_returns_and_the_coefficient_is_pinned():
     env = RealDataEnv("segments", order="shuffle")
     pool = _pool()

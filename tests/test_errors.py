@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
@@ -12,10 +13,12 @@ import pytest
 import agents
 import envs
 import mlcb
-from mlcb import engine, presets
+from agents.bco import BCO_FAMILY, bco_rate
+from mlcb import engine, kernels, presets
 from mlcb.cli import main
 from mlcb.config import SimulationConfig
 from mlcb.config.toml import load_toml
+from mlcb.contracts import BuildContext
 from mlcb.errors import ExpertLossError
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
@@ -212,6 +215,49 @@ def test_bad_pools(no_work):
 def test_bad_expert_parameters(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: agents.make("bco", perturbation=1e-308),
+            "perturbation * shrink * radius (the first perturbation's radius) must be at least 1e-100, got 1e-308: the gradient estimate divides by it",
+        ),
+        (
+            lambda: agents.make("bco", step_scale=1e300),
+            "step_scale must be a finite number in (0, 1e+100], got 1e+300: beyond it the expert's steps overflow",
+        ),
+        (
+            lambda: mlcb.simulate(
+                env="mlcb/GLM-v0", experts=[agents.make("ogd", link="exp", radius=180)] * 2
+            ),
+            "experts[0]: link 'exp' on a ball of radius 180 reaches prediction errors of 9.44e+155 on this stream, whose square float64 cannot hold (its losses, gradients and L_k* overflow); lower the expert's radius",
+        ),
+        (
+            lambda: bco_rate(10, 0.01, lipschitz="x"),
+            "lipschitz must be a finite number >= 0 (or inf in the bounded case), got 'x'",
+        ),
+    ],
+)
+def test_bad_expert_parameters_quoted_whole(make, message):
+    """Messages with brackets, matched as they are written (docs/bad-inputs.md quotes them)."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make()
+
+
+def test_a_uniform_pool_trained_past_its_horizon_is_refused():
+    """A pool with smoothing 'uniform' keeps every past iterate in room for its horizon: trained more
+    often (a session driven past its horizon) it is refused (it wrote past the array's end)."""
+    env = envs.make("mlcb/ConvexBandit-v0")
+    env_params, env_state = env.build(0, 0, 1)
+    context = BuildContext([agents.make("bco")], env, env_params, 0.1, np.ones(1, np.uint64), "uniform", 1)
+    params, state = BCO_FAMILY.build_pool(context)
+    for t in range(3):
+        kernels.train(params, state, env_params, env_state, 0, t)
+    message = "smoothing 'uniform' keeps every past iterate of an expert, with room for the horizon its pool was built for and the warm start: this pool was trained more often; build it for a longer horizon, or use smoothing 'average'"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        kernels.train(params, state, env_params, env_state, 0, 3)
 
 
 def test_cli_reports_one_line_and_fails(capsys, no_work):

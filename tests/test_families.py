@@ -10,11 +10,11 @@ import agents
 import envs
 import mlcb
 from agents.bandits import BANDITS, UCB1, BanditFamily, EpsilonGreedy, ThompsonSampling
-from agents.family import BanditEnvironmentFamily, CompiledFamily, Family, rate_values
+from agents.family import BanditEnvironmentFamily, CompiledFamily, Family, overflowed_norm, rate_values
 from agents.glm import GLMS, GLMFamily, OnlineGradientDescent
 from agents.rates import expert_rate
 from envs.links import LINK_NAMES
-from mlcb import engine, presets
+from mlcb import engine, kernels, presets
 from mlcb.contracts import BuildContext, ExpertFamily, family_of
 
 #: The links whose loss is convex on the GLM stream with a small feature radius, not on the default.
@@ -72,6 +72,52 @@ def test_glm_heuristic_flags_on_both_radii():
     assert GLMS.heuristic(rescaled, envs.make("mlcb/GLM-v0")) == [True, True]
 
 
+def test_a_glm_ball_on_which_the_loss_passes_the_streams_scale_is_heuristic():
+    """The stream's scale B bounds |f - y| for balls up to its weight_radius (1): the affine link
+    stays within it at radius 3 (2 * 3 + 1.9 < B = 5.16) and passes it at 10, where the loss is
+    clipped and its gradients pass the rate's G: the rate is then no bound (it was flagged valid)."""
+    env = envs.make("mlcb/GLM-v0")
+    pool = [OnlineGradientDescent(link="affine", radius=r) for r in (1.0, 3.0, 10.0)]
+    assert GLMS.heuristic(pool, env) == [False, False, True]
+    assert GLMS.heuristic(pool, envs.make("mlcb/GLM-v0", weight_radius=10.0)) == [False, False, False]
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "held"),
+    [
+        ("epsilon-greedy", "alpha", np.float32(0.5)),
+        ("epsilon-greedy", "alpha", np.float64(0.25)),
+        ("epsilon-greedy", "c", np.int64(2)),
+        ("ucb1", "c", np.float32(2.5)),
+        ("robust-ucb", "eps", np.float32(0.5)),
+        ("kl-ucb", "c", np.int64(3)),
+        ("hedge", "rate_scale", np.float32(2.0)),
+        ("bco", "shrink", np.float32(0.5)),
+        ("ogd", "radius", np.float32(0.5)),
+    ],
+)
+def test_numpy_scalars_are_taken_as_the_numbers_they_hold(name, field, held):
+    """A parameter given as a NumPy scalar (read from an array, a data frame) is the number it
+    holds, for every family's real parameters (epsilon-greedy's alpha refused np.float32)."""
+    assert agents.make(name, **{field: held}) == agents.make(name, **{field: float(held)})
+
+
+def test_a_glm_ball_whose_squared_errors_overflow_is_refused():
+    """Past the stream's weight_radius a link's errors grow with the ball: where their square is no
+    float (exp at radius 180 on the default stream, affine at 1e200) the losses, gradients and L_k*
+    overflowed (a negative pseudo-regret); such an expert is refused, naming it, before any work."""
+    env = envs.make("mlcb/GLM-v0")
+    GLMS.check([OnlineGradientDescent(link="exp", radius=170.0)], env)
+    for k, expert in (
+        (0, OnlineGradientDescent(link="exp", radius=180.0)),
+        (1, OnlineGradientDescent(radius=1e200)),
+    ):
+        with pytest.raises(
+            ValueError, match=rf"experts\[{k}\]: link '\w+' on a ball of radius .* whose square"
+        ):
+            GLMS.check([OnlineGradientDescent()] * k + [expert], env)
+
+
 def test_bandit_heuristic_flags():
     env = envs.make("mlcb/Trap-v0", n_experts=5)
     pool = [
@@ -108,6 +154,55 @@ def test_glm_rates_match_the_compiled_pool():
         coef = 1.5 * env.lipschitz(expert.link, expert.radius) * 2 * expert.radius
         sampling = np.sqrt(0.5 * n * np.log(2.0 * n * n / (config.delta / 20)))
         np.testing.assert_allclose(rates[k], np.minimum(n, coef * np.sqrt(n) + sampling), rtol=1e-13)
+
+
+def test_the_norm_of_an_overflowed_projection():
+    """Finite entries whose squares overflow: the norm at the scale of the largest; infinite
+    entries: their limit direction, written into the array, finite ones 0."""
+    finite = np.array([[3e200, -4e200]])
+    assert overflowed_norm(finite) == pytest.approx(5e200, rel=1e-15)
+    np.testing.assert_array_equal(finite, [[3e200, -4e200]])
+    infinite = np.array([[np.inf, 2.0], [-np.inf, 1e300]])
+    assert overflowed_norm(infinite) == pytest.approx(np.sqrt(2.0), rel=1e-15)
+    np.testing.assert_array_equal(infinite, [[1.0, 0.0], [-1.0, 0.0]])
+
+
+def _glm_weights(expert, rounds=6):
+    """The iterate of one OGD expert driven by hand on the default GLM stream."""
+    env = envs.make("mlcb/GLM-v0")
+    env_params, env_state = env.build(0, 0, rounds)
+    context = BuildContext((expert,), env, env_params, 0.1, np.ones(1, np.uint64), "average", rounds)
+    params, state = GLMS.build_pool(context)
+    for t in range(1, rounds + 1):
+        kernels.begin_round(env_params, env_state, t)
+        kernels.train(params, state, env_params, env_state, 0, t)
+    return state.weights[0].copy()
+
+
+def test_a_glm_step_whose_squares_overflow_is_still_projected_onto_the_ball():
+    """A step so large that ``|w|^2`` overflows projects onto the sphere, as a large step whose
+    squares do not (it fell to the centre: ``radius / inf = 0``)."""
+    large = _glm_weights(OnlineGradientDescent(link="affine", step_scale=1e100))
+    huge = _glm_weights(OnlineGradientDescent(link="affine", step_scale=1e200))
+    assert np.linalg.norm(large) == pytest.approx(1.0)
+    np.testing.assert_allclose(huge, large, rtol=1e-12)
+
+
+def test_a_uniform_glm_pool_trained_past_its_horizon_is_refused_not_written_past_its_history():
+    """ "uniform" keeps every iterate in room for the horizon (and the warm start): a pool trained
+    more often (a session driven past its horizon) is refused; it wrote past the array's end."""
+    env = envs.make("mlcb/GLM-v0")
+    env_params, env_state = env.build(0, 0, 3)
+    context = BuildContext(
+        (OnlineGradientDescent(),), env, env_params, 0.1, np.ones(1, np.uint64), "uniform", 3
+    )
+    params, state = GLMS.build_pool(context)
+    for t in range(5):
+        kernels.begin_round(env_params, env_state, t)
+        kernels.train(params, state, env_params, env_state, 0, t)
+    with pytest.raises(ValueError, match="smoothing 'uniform' keeps every past iterate of an expert"):
+        kernels.train(params, state, env_params, env_state, 0, 5)
+    assert state.steps[0] == 5
 
 
 def test_glm_authors_rate_is_one_common_rate_in_the_streams_loss_units():
