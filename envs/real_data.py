@@ -470,7 +470,7 @@ class RealDataEnv(gym.Env):
         """An :class:`~mlcb.validation.InputError` unless a run of ``horizon`` rounds fits the
         data set: read once (``"shuffle"``), rounds ``0 .. horizon`` and the warm start's extra
         rows are distinct rows, so ``horizon + warm_start <= n_rows``."""
-        n_rows = len(self.table.rows)
+        n_rows = len(self.table)
         if self.order == "shuffle" and int(horizon) + self.warm_start > n_rows:
             raise InputError(
                 f"horizon must be at most n_rows - warm_start = {n_rows - self.warm_start} for "
@@ -484,7 +484,7 @@ class RealDataEnv(gym.Env):
         ``horizon`` rounds, a fresh state."""
         horizon = validation.integer("horizon", horizon)
         key = stream_keys(seed, replication, 0).env
-        n_rows = len(self.table.rows)
+        n_rows = len(self.table)
         table = self.table
         if self.order == "shuffle":
             order = _read_only(permutation(int(key), n_rows))

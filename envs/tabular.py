@@ -43,6 +43,7 @@ import hashlib
 import io
 import os
 import re
+import threading
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -62,6 +63,10 @@ MISSING_TEXTS = frozenset(
     ("#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",
      "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
 )  # fmt: skip
+
+
+#: Builds :attr:`Table.rows` once when threads ask for it together.
+_ROWS_LOCK = threading.Lock()
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -101,7 +106,7 @@ class Table:
         What was done to the data (constant columns kept or dropped, rows dropped, labels mapped).
     """
 
-    __slots__ = ("name", "feature_names", "rows", "x", "y", "classes", "labels", "source", "notes", "digest")
+    __slots__ = ("name", "feature_names", "_rows", "x", "y", "classes", "labels", "source", "notes", "digest")
 
     def __init__(
         self,
@@ -120,7 +125,7 @@ class Table:
         index = {c: i for i, c in enumerate(self.classes)}
         self.labels = _read_only(np.array([index[v] for v in self.y], dtype=np.int64))
         names = self.feature_names
-        self.rows = tuple(dict(zip(names, values)) for values in self.x.tolist())
+        self._rows: tuple | None = None
         self.source = str(source)
         self.notes = tuple(notes)
         digest = hashlib.sha256()
@@ -128,6 +133,20 @@ class Table:
         digest.update(self.x.tobytes())
         digest.update(self.labels.tobytes())
         self.digest = digest.hexdigest()
+
+    @property
+    def rows(self) -> tuple:
+        """Every row as ``{feature name: float}``, built once, on first use (one tuple for every
+        thread: the round data of Python experts share its dicts)."""
+        rows = self._rows
+        if rows is None:
+            with _ROWS_LOCK:
+                rows = self._rows
+                if rows is None:
+                    names = self.feature_names
+                    rows = tuple(dict(zip(names, values)) for values in self.x.tolist())
+                    self._rows = rows
+        return rows
 
     @property
     def n_features(self) -> int:
@@ -563,7 +582,10 @@ def read_csv(
         frame[label] = _integer_texts(exact[label])
     frame = frame.dropna(how="all").reset_index(drop=True)  # a line of empty fields is no row
     found = {}  # the first text in each column that pandas reads as a missing value, for messages
-    for j in named:
+    # (only a column pandas found a missing value in can hold one: the others are not scanned)
+    for j, missed in zip(named, frame.isna().any(axis=0).tolist()):
+        if not missed:
+            continue
         cell = next((c.strip() for row in text.rows if (c := row[j]).strip() in MISSING_TEXTS), None)
         if cell is not None:
             found[text.header[j]] = cell

@@ -528,3 +528,11 @@ def test_a_workbook_or_a_legacy_encoding_given_as_csv_says_what_to_save(
         "which a CSV file must be; save it as UTF-8 (a spreadsheet's 'CSV UTF-8')"
     )
     assert not (tmp_path / "results").exists()
+
+
+def test_a_tables_rows_as_dicts_are_built_on_first_use_only():
+    # A dict per row takes far more memory than the row in x; compiled experts read x alone.
+    table = from_arrays([[0.0, 1.0], [1.0, 3.0], [2.0, 2.0], [3.0, 0.0]], [0, 1, 0, 1])
+    assert table._rows is None and len(table) == 4
+    rows = table.rows
+    assert rows is table.rows and rows[3] == {"x0": 3.0, "x1": 0.0}
