@@ -109,7 +109,7 @@ class RealDataParams(NamedTuple):
 
     key: np.uint64  # the rows' stream
     n_rows: int
-    horizon: int  # T, the rounds of the run (the warm start's extra rows follow them)
+    horizon: int  # T, the rounds of the run
     x: np.ndarray = _read_only(np.zeros((0, 0)))  # (n, d) float64 features, read-only
     labels: np.ndarray = _read_only(np.zeros(0, dtype=np.int64))  # (n,) int64 class index
     order: np.ndarray = _read_only(np.zeros(0, dtype=np.int64))  # (n,) permutation; (0,): bootstrap
@@ -376,7 +376,8 @@ class RealDataEnv(gym.Env):
         round-0 data carries ``W`` rows (``SupervisedRound.warm``: the round's own row, then
         ``W - 1`` rows no later round uses: for ``"bootstrap"`` those drawn from the
         replication's stream at the counters ``(0, j)``, ``j = 1 .. W - 1``; for ``"shuffle"``
-        those at positions ``T + 1 .. T + W - 1`` of the permutation, ``T`` the run's horizon);
+        those at the last ``W - 1`` positions ``n - W + 1 .. n - 1`` of the permutation of the
+        ``n`` rows, which rounds ``0 .. T`` never reach; neither depends on the run's horizon);
         experts that learn them all count ``W`` updates, as the river selectors' warm start does
         (:mod:`mlcb.river`). Later rounds are unchanged.
     order : {"bootstrap", "shuffle"}
@@ -463,7 +464,9 @@ class RealDataEnv(gym.Env):
         self._params: RealDataParams | None = None
         self._state: RealDataState | None = None
         self._round = 0
-        self._last: dict[int, SupervisedRound] = {}  # by id(state): the last round data given
+        # By id(state): the last round data given and the stream key it was made on (an id is
+        # reused once its state is gone, and round 0's warm rows depend on the key)
+        self._last: dict[int, tuple[int, SupervisedRound]] = {}
 
     # --- what the engine uses -------------------------------------------------------------
     def check_horizon(self, horizon: int) -> None:
@@ -504,13 +507,16 @@ class RealDataEnv(gym.Env):
         """The labelled row of round ``t`` (after ``begin_round``); one object per replication and
         round, shared by the experts deployed and trained in it."""
         row = state.row.item(0)
-        last = self._last.get(id(state))
-        if last is not None and last.t == t and last.row == row:
-            return last  # the same (row, round): the same data, whichever state it came from
+        key = int(params.key)
+        cached = self._last.get(id(state))
+        if cached is not None:
+            last_key, last = cached
+            if last.t == t and last.row == row and last_key == key:
+                return last  # the same stream, round and row: the same data
         data = self._data(params, row, t)
         if len(self._last) > 4096:
             self._last.clear()
-        self._last[id(state)] = data
+        self._last[id(state)] = (key, data)
         return data
 
     def round_data_block(self, params: list, states: list, t: int) -> list[SupervisedRound]:
@@ -534,7 +540,10 @@ class RealDataEnv(gym.Env):
             n = params.n_rows
             if params.order.shape[0] > 0:
                 size = params.order.shape[0]
-                extra = [int(params.order[(params.horizon + j) % size]) for j in range(1, self.warm_start)]
+                # the permutation's last W - 1 positions: no round 0 .. T meets them (T + W <= n),
+                # and they do not move with the horizon, so neither does anything the run meets
+                first = size - self.warm_start
+                extra = [int(params.order[(first + j) % size]) for j in range(1, self.warm_start)]
             else:
                 extra = [min(int(uniform(params.key, 0, j) * n), n - 1) for j in range(1, self.warm_start)]
             rows = [row] + extra
