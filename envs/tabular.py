@@ -278,6 +278,17 @@ def _numeric_column(column: str, values: Any) -> np.ndarray:
     import pandas as pd
 
     series = pd.Series(values)
+    kind = series.dtype
+    if isinstance(kind, pd.CategoricalDtype):
+        kind = kind.categories.dtype
+    if kind.kind in "mM" or isinstance(kind, (pd.DatetimeTZDtype, pd.PeriodDtype, pd.IntervalDtype)):
+        # pandas would give a count of some unit since some origin, which the dtype alone fixes
+        # (nanoseconds or seconds, 1970 or the period's): a number no one chose, and read from a
+        # CSV file the same column is text, refused above
+        raise InputError(
+            f"column {shown(column)} holds dates, times or intervals ({kind}), not numbers; encode "
+            "them as numbers of your choosing (e.g. days since a date) or leave it out with columns=[...]"
+        )
     if pd.api.types.is_bool_dtype(series.dtype):
         return series.to_numpy(dtype=np.float64)
     if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_complex_dtype(series.dtype):

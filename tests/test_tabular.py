@@ -536,3 +536,23 @@ def test_a_tables_rows_as_dicts_are_built_on_first_use_only():
     assert table._rows is None and len(table) == 4
     rows = table.rows
     assert rows is table.rows and rows[3] == {"x0": 3.0, "x1": 0.0}
+
+
+def test_a_column_of_dates_or_times_is_refused_not_counted_in_some_unit():
+    # pandas would make it nanoseconds (or seconds, or months) since 1970, as its dtype says.
+    frame = _frame(6).drop(columns="flag")
+    columns = {
+        "when": pd.date_range("2020-01-01", periods=6),
+        "lag": pd.to_timedelta(range(6), unit="s"),
+        "month": pd.period_range("2020-01", periods=6, freq="M"),
+        "zoned": pd.date_range("2020-01-01", periods=6, tz="UTC"),
+    }
+    for name, values in columns.items():
+        with pytest.raises(ValueError, match=rf"column '{name}' holds dates, times or intervals \(") as error:
+            from_frame(frame.assign(**{name: values}), "y")
+        assert "not numbers; encode them as numbers of your choosing (e.g. days since a date)" in str(
+            error.value
+        )
+    message = "column 'x0' holds dates, times or intervals (datetime64[s]), not numbers"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        from_arrays(np.array([[1.0, 0], [2.0, 0], [3.0, 0], [4.0, 0]]).astype("datetime64[s]"), [0, 1, 0, 1])
