@@ -17,10 +17,11 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
+from envs._stream import reset_request
 from mlcb import validation
 from mlcb.kernels.jit import kernel, njit, nonnegative
 from mlcb.kernels.random import uniform
-from mlcb.kernels.seeding import instance_key, reset_request, stream_keys
+from mlcb.kernels.seeding import instance_key, stream_keys
 from mlcb.validation import InputError
 
 

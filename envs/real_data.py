@@ -63,12 +63,13 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
+from envs._stream import reset_request
 from envs.tabular import CONSTANT, MISSING, Table, is_path, read_csv
 from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import uniform
-from mlcb.kernels.seeding import check_seed, reset_request, stream_keys
+from mlcb.kernels.seeding import check_seed, stream_keys
 from mlcb.validation import InputError
 
 #: The bundled data sets: name -> the package they come with.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import warnings
@@ -275,3 +276,22 @@ def test_register_names_an_environment_for_make_names_and_gymnasium():
         ValueError, match=r"unknown environment 'test/TrapOfThree-v0'; registered environment"
     ):
         envs.make(name)
+
+
+def test_reset_options_are_checked_before_a_replication_is_replayed():
+    # A misspelt key or a fractional replication would replay replication 0 or 1, silently.
+    made = [envs.make(name) for name in ("mlcb/Trap-v0", "mlcb/GLM-v0", "mlcb/ConvexBandit-v0")]
+    made.append(envs.make("mlcb/RealData-v0", dataset="ctg"))
+    for env in made:
+        for options, message in (
+            (
+                {"replicaton": 3},
+                "options may hold only 'replication' (the replication to replay, an integer >= 0)",
+            ),
+            ({"replication": 1.7}, "options['replication'] must be an integer >= 0, got 1.7"),
+            ({"replication": -1}, "options['replication'] must be an integer >= 0, got -1"),
+            ({"horizon": 0}, "options['horizon'] must be an integer >= 1, got 0"),
+        ):
+            with pytest.raises(ValueError, match=re.escape(message)):
+                env.reset(seed=0, options=options)
+        env.reset(seed=0, options={"replication": 2.0, "horizon": 10})  # whole numbers as floats
