@@ -47,7 +47,7 @@ from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import normal, uniform
 from mlcb.kernels.seeding import instance_rng, stream_keys
-from mlcb.validation import InputError
+from mlcb.validation import InputError, shown
 
 REGRESSION, CLASSIFICATION = 0, 1
 TASKS = {"regression": REGRESSION, "classification": CLASSIFICATION}
@@ -206,15 +206,25 @@ def stream_loss(params: ClusteredEnvParams, prediction: Any, y: float) -> float:
     (regression) or half Brier score (classification)."""
     q = np.asarray(prediction, dtype=np.float64).reshape(-1)
     if params.task == REGRESSION:
+        if q.shape != (1,):
+            raise InputError(f"prediction must be one number (the regression's y_hat), got shape {q.shape}")
         return float(min(1.0, ((q[0] - y) / params.scale) ** 2))
     n_classes = params.holdout_target.shape[1]
     if q.shape[0] != n_classes:
         raise InputError(
             f"prediction must be a probability vector of {n_classes} classes, got shape {q.shape}"
         )
+    # Only a probability vector keeps the half Brier score in [0, 1]: scores or logits would
+    # give a loss of any size (or nan), and rewards out of range. (The tolerance lets a float32
+    # softmax through; the clipping at 1 absorbs what it adds.)
+    if not (np.all(q >= 0.0) and q.sum() <= 1.0 + 1e-6):
+        raise InputError(
+            f"prediction must be a probability vector of {n_classes} classes (entries in [0, 1] "
+            f"summing to 1), got {shown(prediction)}"
+        )
     onehot = np.zeros(q.shape[0])
     onehot[int(y)] = 1.0
-    return float(0.5 * ((q - onehot) ** 2).sum())
+    return float(min(1.0, 0.5 * ((q - onehot) ** 2).sum()))
 
 
 def _positive_int(name: str, value: Any, low: int) -> int:

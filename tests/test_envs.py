@@ -295,3 +295,22 @@ def test_reset_options_are_checked_before_a_replication_is_replayed():
             with pytest.raises(ValueError, match=re.escape(message)):
                 env.reset(seed=0, options=options)
         env.reset(seed=0, options={"replication": 2.0, "horizon": 10})  # whole numbers as floats
+
+
+def test_a_clustered_prediction_that_no_loss_in_0_1_can_score_is_refused():
+    # Logits or scores as a classification's prediction gave a half Brier score of 8 (or nan).
+    env = envs.make("mlcb/Clustered-v0", task="classification")
+    env.reset(seed=0)
+    message = "prediction must be a probability vector of 3 classes (entries in [0, 1] summing to 1), got"
+    for action in ([5.0, 0.0, 0.0], [0.5, 0.5, 0.5], [-0.5, 1.0, 0.5]):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            env.step(np.array(action))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        env.action_loss(np.array([np.nan, 0.0, 1.0]), 2.0)  # a Python expert's, as data.loss gets it
+    softmax = np.exp(np.array([0.3, -1.2, 2.0], dtype=np.float32))
+    _, reward, *_ = env.step(softmax / softmax.sum())  # a float32 softmax, summing to 1 within 1e-7
+    assert 0.0 <= -reward <= 1.0
+    regression = envs.make("mlcb/Clustered-v0")
+    regression.reset(seed=0)
+    with pytest.raises(ValueError, match=re.escape("prediction must be one number (the regression's y_hat)")):
+        regression.action_loss(np.array([0.1, 0.2]), 0.0)
