@@ -249,13 +249,28 @@ class BanditExpertsEnv(gym.Env):
         return 0, -float(losses[expert, arm]), False, False, info
 
     def expected_loss(self, expert: int, decision: Any) -> float:
-        """Expected loss ``L(u)`` of expert ``expert``'s decision: an arm index or a distribution."""
+        """Expected loss ``L(u)`` of expert ``expert``'s decision: one of its ``m_k`` arms (an
+        index), or weights over them (``m_k`` numbers >= 0, not all 0, normalised here).
+
+        Both are checked: a negative or fractional index would otherwise name another arm (or,
+        for ``expert``, another expert) as NumPy's indexing reads it."""
         if self._params is None:
             raise RuntimeError("call reset() first")
-        means = self._params.loss_means[expert, : self.n_arms[expert]]
+        k = self._expert(expert)
+        n_arms = int(self.n_arms[k])
+        means = self._params.loss_means[k, :n_arms]
         if np.ndim(decision) == 0:
-            return float(means[int(decision)])
-        weights = np.asarray(decision, dtype=float)
+            return float(means[validation.index("decision (an arm)", decision, n_arms)])
+        try:
+            weights = np.asarray(decision, dtype=float)
+        except (TypeError, ValueError):
+            weights = np.full(0, np.nan)
+        if not (weights.shape == (n_arms,) and np.all(np.isfinite(weights)) and np.all(weights >= 0)
+                and weights.sum() > 0):  # fmt: skip
+            raise InputError(
+                f"decision must be an arm index in [0, {n_arms}) or {n_arms} weights >= 0 over expert "
+                f"{k}'s arms, not all 0, got {validation.shown(decision)}"
+            )
         return float(weights @ means / weights.sum())
 
 

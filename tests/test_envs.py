@@ -314,3 +314,21 @@ def test_a_clustered_prediction_that_no_loss_in_0_1_can_score_is_refused():
     regression.reset(seed=0)
     with pytest.raises(ValueError, match=re.escape("prediction must be one number (the regression's y_hat)")):
         regression.action_loss(np.array([0.1, 0.2]), 0.0)
+
+
+def test_a_bandit_decisions_expected_loss_is_checked_not_read_from_another_arm():
+    # -1 read the last expert or arm, 1.7 arm 1, negative weights gave inf and all-zero ones nan.
+    env = envs.make("mlcb/BanditExperts-v0", reward_means=PADDED)
+    env.reset(seed=0)
+    assert env.expected_loss(0, [1, 3]) == pytest.approx(0.25 * 0.8 + 0.75 * 0.6)
+    for expert, decision, message in (
+        (-1, 0, "expert must be an integer in [0, 3), got -1"),
+        (0, -1, "decision (an arm) must be an integer in [0, 2), got -1"),
+        (0, 1.7, "decision (an arm) must be an integer in [0, 2), got 1.7"),
+        (2, 1, "decision (an arm) must be an integer in [0, 1), got 1"),  # a padded arm is none
+        (0, [1, -1], "decision must be an arm index in [0, 2) or 2 weights >= 0 over expert 0's arms"),
+        (0, [0, 0], "decision must be an arm index in [0, 2) or 2 weights >= 0 over expert 0's arms"),
+        (1, [1, 1], "decision must be an arm index in [0, 3) or 3 weights >= 0 over expert 1's arms"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            env.expected_loss(expert, decision)
