@@ -132,6 +132,14 @@ def _begin_round(params, state, t):
 
 
 @njit
+def _rows_into(params, state, out):
+    """``out[t]``: the row ``begin_round`` draws at round ``t``, for every ``t < len(out)``."""
+    for t in range(out.shape[0]):
+        _begin_round(params, state, t)
+        out[t] = state.row[0]
+
+
+@njit
 def _shuffle(key, n):
     """Fisher-Yates over ``0 .. n - 1`` with the uniforms of stream ``key`` at ``(i, 1)``."""
     order = np.arange(n)
@@ -553,12 +561,11 @@ class RealDataEnv(gym.Env):
         return SupervisedRound(self.table, row, t)
 
     def rows(self, params: RealDataParams, rounds: int) -> np.ndarray:
-        """The row indices of rounds ``0 .. rounds - 1`` (what ``begin_round`` draws)."""
-        state = RealDataState(np.zeros(1, dtype=np.int64))
+        """The row indices of rounds ``0 .. rounds - 1`` (what ``begin_round`` draws), in one
+        compiled loop (a call per round from Python took 5 s per million rounds)."""
+        rounds = validation.integer("rounds", rounds, minimum=0)
         out = np.empty(rounds, dtype=np.int64)
-        for t in range(rounds):
-            _begin_round(params, state, t)
-            out[t] = state.row[0]
+        _rows_into(params, RealDataState(np.zeros(1, dtype=np.int64)), out)
         return out
 
     def stream(self, seed: int, replication: int, rounds: int):
