@@ -567,6 +567,7 @@ def read_csv(
         return _READ[key]
     # The file's structure, checked as every table mlcb reads is: no header, a column name twice,
     # a row cut short or run on, a cell beyond any table's, not UTF-8, binary data.
+    _check_not_binary(file)
     text = validation.read_table("path", file)
     shown_name = validation.printable(file.name)
     if not text.rows:
@@ -615,6 +616,36 @@ def read_csv(
         _READ.clear()
     _READ[key] = table
     return table
+
+
+#: How files of other formats begin, and what a message calls them: given as a CSV path, each
+#: was "not UTF-8 text" and told to be saved as UTF-8.
+OTHER_FORMATS = {
+    b"PAR1": "a Parquet file",
+    b"ARROW1": "an Arrow (Feather) file",
+    b"\x89HDF\r\n\x1a\n": "an HDF5 file",
+    b"\x1f\x8b": "a gzip-compressed file",
+    b"BZh": "a bzip2-compressed file",
+    b"\xfd7zXZ\x00": "an xz-compressed file",
+    b"\x28\xb5\x2f\xfd": "a zstd-compressed file",
+}
+
+
+def _check_not_binary(file: Path) -> None:
+    """A ``ValueError`` naming the format of a file that is no text but a table of another kind
+    (:data:`OTHER_FORMATS`) or a Python pickle (which nothing here unpickles), with what to do."""
+    with open(file, "rb") as stream:
+        start = stream.read(8)
+    name = printable(file.name)
+    kind = next((what for magic, what in OTHER_FORMATS.items() if start.startswith(magic)), None)
+    if kind is not None:
+        what = "decompress it" if "compressed" in kind else "save it as CSV"
+        raise InputError(
+            f"path: {name} is {kind}, not a CSV file: {what}, or read it with pandas and give the "
+            "frame (envs.tabular.from_frame(frame, label))"
+        )
+    if len(start) >= 2 and start[0] == 0x80 and 2 <= start[1] <= 5:
+        raise InputError(f"path: {name} is a Python pickle, not a CSV file; a pickle is never loaded here")
 
 
 def _rounded_integers(column: Any) -> bool:

@@ -556,3 +556,26 @@ def test_a_column_of_dates_or_times_is_refused_not_counted_in_some_unit():
     message = "column 'x0' holds dates, times or intervals (datetime64[s]), not numbers"
     with pytest.raises(ValueError, match=re.escape(message)):
         from_arrays(np.array([[1.0, 0], [2.0, 0], [3.0, 0], [4.0, 0]]).astype("datetime64[s]"), [0, 1, 0, 1])
+
+
+def test_a_binary_table_or_a_compressed_file_is_named_not_called_bad_utf8(tmp_path):
+    # A Parquet file or a .csv.gz given as a dataset path was "not UTF-8 text; save it as UTF-8".
+    frame = _frame(6)
+    cases = {
+        "mine.parquet": (
+            lambda path: frame.to_parquet(path),
+            "is a Parquet file, not a CSV file: save it as CSV",
+        ),
+        "mine.csv.gz": (
+            lambda path: frame.to_csv(path, index=False),
+            "is a gzip-compressed file, not a CSV file",
+        ),
+        "mine.pkl": (
+            lambda path: frame.to_pickle(path),
+            "is a Python pickle, not a CSV file; a pickle is never",
+        ),
+    }
+    for name, (write, message) in cases.items():
+        write(tmp_path / name)
+        with pytest.raises(ValueError, match=re.escape(f"path: {name} {message}")):
+            RealDataEnv(dataset=str(tmp_path / name), label="y")
