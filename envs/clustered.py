@@ -219,8 +219,8 @@ def stream_loss(params: ClusteredEnvParams, prediction: Any, y: float) -> float:
     # softmax through; the clipping at 1 absorbs what it adds.)
     if not (np.all(q >= 0.0) and q.sum() <= 1.0 + 1e-6):
         raise InputError(
-            f"prediction must be a probability vector of {n_classes} classes (entries in [0, 1] "
-            f"summing to 1), got {shown(prediction)}"
+            f"prediction must be a probability vector of {n_classes} classes (entries >= 0 "
+            f"summing to at most 1), got {shown(prediction)}"
         )
     onehot = np.zeros(q.shape[0])
     onehot[int(y)] = 1.0
@@ -285,9 +285,11 @@ class ClusteredEnv(FeatureStreamEnv):
         The size of ``x`` and of a prediction (1 for regression, ``n_classes`` otherwise).
 
     The Gymnasium interface predicts one round at a time: the observation is ``x_t``, the action
-    a prediction (shape (1,) or a probability vector of shape (n_classes,)), the reward minus the
-    loss, and ``info`` holds ``y_t``. ``reset(seed=s, options={"replication": r})`` reproduces
-    replication ``r`` of a simulation with seed ``s``.
+    a prediction (shape (1,); for classification a probability vector of shape (n_classes,), in
+    the action space ``Box(0, 1)``, whose other points are read as weights over the classes and
+    normalised), the reward minus the loss, and ``info`` holds ``y_t``.
+    ``reset(seed=s, options={"replication": r})`` reproduces replication ``r`` of a simulation
+    with seed ``s``.
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -324,7 +326,9 @@ class ClusteredEnv(FeatureStreamEnv):
         self.input_dim = self.dim
         self.output_dim = 1 if self.task == REGRESSION else self.n_classes
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (self.dim,), dtype=np.float64)
-        self.action_space = gym.spaces.Box(-np.inf, np.inf, (self.output_dim,), dtype=np.float64)
+        # (classification: probability vectors, and weights over the classes that step normalises)
+        low, high = (-np.inf, np.inf) if self.task == REGRESSION else (0.0, 1.0)
+        self.action_space = gym.spaces.Box(low, high, (self.output_dim,), dtype=np.float64)
         self._params: ClusteredEnvParams | None = None
         self._state: ClusteredEnvState | None = None
         self._round = 0
@@ -405,5 +409,11 @@ class ClusteredEnv(FeatureStreamEnv):
     _begin_round = staticmethod(_begin_round)
 
     def action_loss(self, action, y: float) -> float:
-        """The stream loss of a prediction (:func:`stream_loss`)."""
+        """The stream loss of a prediction (:func:`stream_loss`); for classification, weights
+        >= 0 that do not sum to 1 (any other point of the action space) are normalised first."""
+        if self.task == CLASSIFICATION:
+            q = np.asarray(action, dtype=np.float64).reshape(-1)
+            total = float(q.sum())
+            if np.all(q >= 0.0) and total > 0.0 and abs(total - 1.0) > 1e-6:
+                action = q / total
         return stream_loss(cast(ClusteredEnvParams, self._params), action, y)  # set by reset

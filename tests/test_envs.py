@@ -16,6 +16,7 @@ from gymnasium.utils.env_checker import check_env
 
 import envs
 from envs.bandit import arm_loss
+from envs.clustered import ClusteredRound
 from envs.glm import _begin_round, square_loss
 from mlcb import engine, presets
 from mlcb.contracts import Environment
@@ -181,7 +182,13 @@ def test_importing_envs_does_not_import_agents():
 # --- the Environment contract ---------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "params"),
-    [("mlcb/Trap-v0", {}), ("mlcb/BanditExperts-v0", {"reward_means": PADDED}), ("mlcb/GLM-v0", {})],
+    [
+        ("mlcb/Trap-v0", {}),
+        ("mlcb/BanditExperts-v0", {"reward_means": PADDED}),
+        ("mlcb/GLM-v0", {}),
+        ("mlcb/Clustered-v0", {"task": "classification"}),  # (actions sampled from its space)
+        ("mlcb/ConvexBandit-v0", {}),
+    ],
 )
 def test_environments_meet_the_contract(name, params):
     env = envs.make(name, **params)
@@ -228,7 +235,13 @@ def test_glm_round_data_is_the_engine_draw():
 # --- Gymnasium's own checker ----------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "params"),
-    [("mlcb/Trap-v0", {}), ("mlcb/BanditExperts-v0", {"reward_means": PADDED}), ("mlcb/GLM-v0", {})],
+    [
+        ("mlcb/Trap-v0", {}),
+        ("mlcb/BanditExperts-v0", {"reward_means": PADDED}),
+        ("mlcb/GLM-v0", {}),
+        ("mlcb/Clustered-v0", {"task": "classification"}),  # (actions sampled from its space)
+        ("mlcb/ConvexBandit-v0", {}),
+    ],
 )
 def test_gymnasium_check_env(name, params):
     with warnings.catch_warnings():
@@ -301,12 +314,16 @@ def test_a_clustered_prediction_that_no_loss_in_0_1_can_score_is_refused():
     # Logits or scores as a classification's prediction gave a half Brier score of 8 (or nan).
     env = envs.make("mlcb/Clustered-v0", task="classification")
     env.reset(seed=0)
-    message = "prediction must be a probability vector of 3 classes (entries in [0, 1] summing to 1), got"
-    for action in ([5.0, 0.0, 0.0], [0.5, 0.5, 0.5], [-0.5, 1.0, 0.5]):
+    message = "prediction must be a probability vector of 3 classes (entries >= 0 summing to at most 1), got"
+    data = ClusteredRound(*env.build(0, 0, 10), 1)  # what a Python expert scores its prediction with
+    for prediction in ([5.0, 0.0, 0.0], [0.5, 0.5, 0.5], [-0.5, 1.0, 0.5], [np.nan, 0.0, 1.0]):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            data.loss(prediction)
+    for action in ([-0.5, 1.0, 0.5], [2.0, -1.0, 0.0]):  # outside the action space Box(0, 1)
         with pytest.raises(ValueError, match=re.escape(message)):
             env.step(np.array(action))
-    with pytest.raises(ValueError, match=re.escape(message)):
-        env.action_loss(np.array([np.nan, 0.0, 1.0]), 2.0)  # a Python expert's, as data.loss gets it
+    # A point of the action space is weights over the classes: [0.5, 0.5, 0.5] is uniform.
+    assert env.action_loss(np.array([0.5, 0.5, 0.5]), 1.0) == env.action_loss(np.full(3, 1 / 3), 1.0)
     softmax = np.exp(np.array([0.3, -1.2, 2.0], dtype=np.float32))
     _, reward, *_ = env.step(softmax / softmax.sum())  # a float32 softmax, summing to 1 within 1e-7
     assert 0.0 <= -reward <= 1.0
