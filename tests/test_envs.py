@@ -186,8 +186,6 @@ def test_importing_envs_does_not_import_agents():
         ("mlcb/Trap-v0", {}),
         ("mlcb/BanditExperts-v0", {"reward_means": PADDED}),
         ("mlcb/GLM-v0", {}),
-        ("mlcb/Clustered-v0", {"task": "classification"}),  # (actions sampled from its space)
-        ("mlcb/ConvexBandit-v0", {}),
     ],
 )
 def test_environments_meet_the_contract(name, params):
