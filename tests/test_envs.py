@@ -347,3 +347,22 @@ def test_a_bandit_decisions_expected_loss_is_checked_not_read_from_another_arm()
     ):
         with pytest.raises(ValueError, match=re.escape(message)):
             env.expected_loss(expert, decision)
+
+
+def test_a_glm_decision_beyond_the_ball_the_loss_scale_covers_is_refused():
+    # An OGD expert of radius 2 on the default stream (weight_radius 1) had its losses clipped at 1
+    # while its expected loss was not: 0.315 for a decision whose losses average 0.133 (exp link).
+    env = envs.make("mlcb/GLM-v0")
+    params, state = env.build(0, 0, 10)
+    message = (
+        "radius must be a number in (0, 1] (the stream's weight_radius, the ball its loss scale is sized for)"
+    )
+    for call in (env.optimal_loss_of, lambda _, link, radius: env.lipschitz(link, radius)):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            call(params, "exp", 2.0)
+    data = env.round_data(params, state, 1, 0)
+    with pytest.raises(ValueError, match=re.escape("weights must have a norm of at most weight_radius = 1")):
+        data.expected_loss("exp", 2.0 * params.direction)
+    assert data.expected_loss("exp", params.direction) < 1.0  # on the ball's edge: allowed
+    wide = envs.make("mlcb/GLM-v0", weight_radius=2.0)
+    assert wide.optimal_loss_of(wide.build(0, 0, 10)[0], "exp", 2.0) < 1.0
