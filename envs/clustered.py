@@ -338,9 +338,10 @@ class ClusteredEnv(FeatureStreamEnv):
         """The numbers the arrays of one replication hold (:meth:`build`) for these parameters
         (defaults filled in), so that a setting sized beyond memory is refused before any work
         (:func:`mlcb.engine.sizes.check_environment_size`); ``None`` when a size is not a positive
-        integer (the constructor names it)."""
+        integer (the constructor names it). A whole number written as a float (``holdout =
+        1e9`` in TOML) counts as the integer it is, as the constructor reads it."""
         given = [params.get(name) for name in ("clusters", "dim", "hidden", "n_classes", "holdout")]
-        sizes = [v for v in given if type(v) is int and v >= 1]
+        sizes = [v for v in map(validation.whole_number, given) if v is not None and v >= 1]
         if len(sizes) != len(given):
             return None
         c, d, h, n_classes, holdout = sizes

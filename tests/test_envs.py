@@ -366,3 +366,12 @@ def test_a_glm_decision_beyond_the_ball_the_loss_scale_covers_is_refused():
     assert data.expected_loss("exp", params.direction) < 1.0  # on the ball's edge: allowed
     wide = envs.make("mlcb/GLM-v0", weight_radius=2.0)
     assert wide.optimal_loss_of(wide.build(0, 0, 10)[0], "exp", 2.0) < 1.0
+
+
+def test_a_clustered_stream_sized_beyond_memory_is_refused_however_its_sizes_are_written():
+    # holdout = 1e12 (how TOML and the command line may write a whole number) skipped the check.
+    from mlcb.engine.sizes import check_environment_size
+
+    for holdout in (10**12, 1e12):
+        with pytest.raises(ValueError, match=r"env_params of mlcb/Clustered-v0: this setting needs about "):
+            check_environment_size("mlcb/Clustered-v0", {"holdout": holdout})
