@@ -57,6 +57,7 @@ best member's losses when trained every round, both on the same stream in the sa
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -568,12 +569,22 @@ class RealDataEnv(gym.Env):
         _rows_into(params, RealDataState(np.zeros(1, dtype=np.int64)), out)
         return out
 
-    def stream(self, seed: int, replication: int, rounds: int):
-        """``(features, label)`` of rounds ``0 .. rounds - 1`` of replication ``replication``."""
-        params, _ = self.build(check_seed(seed), replication, rounds)
+    def stream(self, seed: int, replication: int, rounds: int) -> Iterator[tuple[dict, Any]]:
+        """``(features, label)`` of rounds ``0 .. rounds - 1`` of replication ``replication``.
+
+        Checked when called, not when first iterated: a data set read once (``"shuffle"``) has
+        ``n_rows`` rounds at most (past them the permutation would start over and repeat rows)."""
+        rounds = validation.integer("rounds", rounds, minimum=0)
+        replication = validation.integer("replication", replication, minimum=0)
+        n_rows = len(self.table)
+        if self.order == "shuffle" and rounds > n_rows:
+            raise InputError(
+                f"rounds must be at most n_rows = {n_rows} for order='shuffle' on {self.table.name!r} "
+                f"(read once, without repeats), got {rounds}"
+            )
+        params, _ = self.build(check_seed(seed), replication, max(rounds, 1))
         table = self.table
-        for row in self.rows(params, rounds).tolist():
-            yield table.rows[row], table.y[row]
+        return ((table.rows[row], table.y[row]) for row in self.rows(params, rounds).tolist())
 
     # --- Gymnasium interface -------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):

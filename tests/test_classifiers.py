@@ -427,3 +427,13 @@ def test_the_family_runs_as_python_with_the_jit_disabled():
         experts=mixed_pool(18, 5), budget=2, horizon=60, replications=2, seed=3,
     )  # fmt: skip
     np.testing.assert_array_equal(interpreted, result.final()[["regret", "top_m_regret"]].to_numpy())
+
+
+def test_a_stream_read_once_is_not_read_past_its_rows():
+    # stream() on a shuffled data set started the permutation over past n_rows, repeating rows.
+    env = RealDataEnv("segments", order="shuffle")
+    n = len(env.table)
+    assert len({id(features) for features, _ in env.stream(0, 0, n)}) == n  # every row once
+    with pytest.raises(ValueError, match=rf"rounds must be at most n_rows = {n} for order='shuffle'"):
+        env.stream(0, 0, n + 1)  # refused when called, before any row
+    assert len(list(RealDataEnv("segments").stream(0, 0, n + 1))) == n + 1  # drawn with replacement
