@@ -170,13 +170,19 @@ class BanditExpertsEnv(gym.Env):
         if np.any(n_arms < 1) or np.any(finite & (np.cumsum(~finite, axis=1) > 0)):
             raise InputError("reward_means: each expert needs >= 1 arm; nan only as trailing padding")
         ids = np.arange(means.shape[0]) if streams is None else np.asarray(streams)
+        # An arm's draw is at slot identity * m + arm, an int64: a larger identity would wrap
+        # around (or, as a uint64 past 2**63, turn negative) and share another arm's draws.
+        largest = (2**63 - 1) // means.shape[1] - 1
         if (
             ids.shape != (means.shape[0],)
             or ids.dtype.kind not in "iu"
             or np.any(ids < 0)
+            or np.any(ids > largest)
             or len(np.unique(ids)) != len(ids)
         ):
-            raise InputError(f"streams must be {means.shape[0]} distinct integers >= 0, got {streams!r}")
+            raise InputError(
+                f"streams must be {means.shape[0]} distinct integers in [0, {largest}], got {streams!r}"
+            )
         self.streams = ids.astype(np.int64)
         self.reward_means = means
         self.n_arms = n_arms.astype(np.int64)

@@ -103,8 +103,15 @@ def test_glm_optimal_losses_put_the_target_link_first():
 def test_bad_environment_parameters():
     with pytest.raises(ValueError, match=r"reward_means must lie in \[0, 1\]"):
         envs.BanditExpertsEnv([[0.5, 1.5]])
-    with pytest.raises(ValueError, match=r"streams must be 2 distinct integers >= 0"):
+    with pytest.raises(
+        ValueError, match=r"streams must be 2 distinct integers in \[0, 4611686018427387902\]"
+    ):
         envs.BanditExpertsEnv([[0.5, 0.5], [0.1, 0.2]], streams=[1, 1])
+    # An identity whose arms' slots (identity * m + arm, int64) would wrap around, or a uint64
+    # past 2**63 that int64 reads as negative, shared another expert's draws.
+    for streams in ([2**62, 0], np.array([2**63, 1], dtype=np.uint64)):
+        with pytest.raises(ValueError, match=r"streams must be 2 distinct integers in \[0, "):
+            envs.BanditExpertsEnv([[0.5, 0.5], [0.1, 0.2]], streams=streams)
     with pytest.raises(ValueError, match=r"n_arms must be an integer >= 2"):
         envs.TrapEnv(n_arms=1)
     with pytest.raises(ValueError, match=r"dim must be an integer >= 2"):
