@@ -80,6 +80,10 @@ class Table:
 
     Build one with :func:`from_frame`, :func:`from_arrays` or :func:`read_csv` (or
     :func:`envs.warfarin.read`); the data sets bundled with ``mlcb/RealData-v0`` are tables too.
+    Built directly, ``Table(name, feature_names, x, y)`` checks what any stream relies on (a 2-D
+    ``x`` of finite numbers, one name per column, one label per row, labels of one kind, at
+    least 2 classes) and raises one ``ValueError`` line otherwise; the readers' other checks
+    (missing values, constant columns, rare classes) are theirs.
     A table is immutable: copies are the table itself, and it is described in a setting's record
     by its name, shape and the SHA-256 of its content (:attr:`digest`), so two settings on
     different data never share a key.
@@ -119,9 +123,25 @@ class Table:
     ) -> None:
         self.name = str(name)
         self.feature_names = tuple(str(f) for f in feature_names)
-        self.x = _read_only(np.ascontiguousarray(x, dtype=np.float64))
+        self.x = _read_only(_checked_features(x, self.feature_names))
         self.y = tuple(y)
-        self.classes = tuple(sorted(set(self.y)))
+        if len(self.y) != self.x.shape[0]:
+            raise InputError(
+                f"Table: y must hold one label per row of x ({self.x.shape[0]} rows), got {len(self.y)}"
+            )
+        try:
+            self.classes = tuple(sorted(set(self.y)))
+        except TypeError:
+            kinds = ", ".join(sorted({type(v).__name__ for v in self.y}))
+            raise InputError(
+                f"Table: y must hold labels of one kind that can be sorted (numbers, text or booleans), got "
+                f"labels of kind(s) {kinds}"
+            ) from None
+        if len(self.classes) < 2:
+            only = shown_list(self.classes) or "none"
+            raise InputError(
+                f"Table: y has {len(self.classes)} class ({only}); a classification stream needs at least 2"
+            )
         index = {c: i for i, c in enumerate(self.classes)}
         self.labels = _read_only(np.array([index[v] for v in self.y], dtype=np.int64))
         names = self.feature_names
@@ -196,6 +216,34 @@ class Table:
         return {
             c: int(n) for c, n in zip(self.classes, np.bincount(self.labels, minlength=len(self.classes)))
         }
+
+
+def _checked_features(x: Any, names: tuple) -> np.ndarray:
+    """``x`` as a C-contiguous float64 array of shape ``(rows, len(names))`` of finite numbers,
+    or a ``ValueError`` saying what is wrong: a table built directly (not by :func:`from_frame`)
+    is checked too, since the compiled experts index its rows without bounds checks."""
+    try:
+        array = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"Table: x must be a 2-D array of numbers (rows, features), got {shown(x)}"
+        ) from None
+    if array.ndim != 2 or array.shape[0] < 1 or array.shape[1] < 1:
+        raise InputError(
+            f"Table: x must be a 2-D array of shape (rows, features), both >= 1, got shape {array.shape}"
+        )
+    if len(names) != array.shape[1]:
+        raise InputError(
+            f"Table: feature_names must name the {array.shape[1]} columns of x, got {len(names)} name(s)"
+        )
+    bad = np.argwhere(~np.isfinite(array))
+    if bad.size:
+        row, column = (int(v) for v in bad[0])
+        raise InputError(
+            f"Table: x has {float(array[row, column])!r} at row {row}, column {shown(names[column])}; "
+            "every value must be a finite number"
+        )
+    return array
 
 
 # --- building tables ---------------------------------------------------------------------------------

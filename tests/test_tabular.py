@@ -579,3 +579,36 @@ def test_a_binary_table_or_a_compressed_file_is_named_not_called_bad_utf8(tmp_pa
         write(tmp_path / name)
         with pytest.raises(ValueError, match=re.escape(f"path: {name} {message}")):
             RealDataEnv(dataset=str(tmp_path / name), label="y")
+
+
+def test_a_table_built_directly_is_checked_as_the_readers_check_theirs():
+    # Table(...) took three rows with two labels (compiled experts would read past the labels),
+    # two names for one column, nan features and a single class without a word.
+    good = ("t", ("a",), [[0.0], [1.0]], (0, 1))
+    assert Table(*good).classes == (0, 1)
+    cases = [
+        (
+            ("t", ("a",), [[0.0], [1.0], [2.0]], (0, 1)),
+            "Table: y must hold one label per row of x (3 rows), got 2",
+        ),
+        (
+            ("t", ("a", "b"), [[0.0], [1.0]], (0, 1)),
+            "Table: feature_names must name the 1 columns of x, got 2 name(s)",
+        ),
+        (
+            ("t", ("a",), [[np.nan], [1.0]], (0, 1)),
+            "Table: x has nan at row 0, column 'a'; every value must be a",
+        ),
+        (
+            ("t", ("a",), [[0.0], [1.0]], (0, 0)),
+            "Table: y has 1 class (0); a classification stream needs at least 2",
+        ),
+        (("t", ("a",), [[0.0], [1.0]], (0, "b")), "Table: y must hold labels of one kind that can be sorted"),
+        (
+            ("t", ("a",), [0.0, 1.0], (0, 1)),
+            "Table: x must be a 2-D array of shape (rows, features), both >= 1",
+        ),
+    ]
+    for args, message in cases:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            Table(*args)
