@@ -12,7 +12,29 @@ from typing import Any, ClassVar
 import gymnasium as gym
 
 from mlcb import validation
-from mlcb.kernels.seeding import reset_request
+from mlcb.kernels import seeding
+from mlcb.validation import InputError
+
+#: The options a Gymnasium ``reset`` of the package's environments reads (:func:`reset_request`).
+RESET_OPTIONS = ("replication", "horizon")
+
+
+def reset_request(seed: Any, options: Any) -> tuple[int, int, int]:
+    """The ``(seed, replication, horizon)`` that ``reset(seed=..., options=...)`` asks for (the
+    arguments of the environment's ``build``), checked: ``options`` is ``None`` or a dict of
+    ``"replication"`` (an integer >= 0, default 0) and ``"horizon"`` (an integer >= 1, default 1).
+    A misspelt key or a fractional replication would otherwise replay another replication
+    than the one asked for, silently."""
+    if options is not None and (not isinstance(options, dict) or set(options) - set(RESET_OPTIONS)):
+        raise InputError(
+            "options may hold only 'replication' (the replication to replay, an integer >= 0) and "
+            f"'horizon' (the run's rounds, an integer >= 1), got {validation.shown(options)}"
+        )
+    options = options or {}
+    replication = validation.integer("options['replication']", options.get("replication", 0), minimum=0)
+    horizon = validation.integer("options['horizon']", options.get("horizon", 1))
+    seed, _, _ = seeding.reset_request(seed, None)
+    return seed, replication, horizon
 
 
 class FeatureRound:

@@ -17,10 +17,11 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
+from envs._stream import reset_request
 from mlcb import validation
 from mlcb.kernels.jit import kernel, njit, nonnegative
 from mlcb.kernels.random import uniform
-from mlcb.kernels.seeding import instance_key, reset_request, stream_keys
+from mlcb.kernels.seeding import instance_key, stream_keys
 from mlcb.validation import InputError
 
 
@@ -169,13 +170,19 @@ class BanditExpertsEnv(gym.Env):
         if np.any(n_arms < 1) or np.any(finite & (np.cumsum(~finite, axis=1) > 0)):
             raise InputError("reward_means: each expert needs >= 1 arm; nan only as trailing padding")
         ids = np.arange(means.shape[0]) if streams is None else np.asarray(streams)
+        # An arm's draw is at slot identity * m + arm, an int64: a larger identity would wrap
+        # around (or, as a uint64 past 2**63, turn negative) and share another arm's draws.
+        largest = (2**63 - 1) // means.shape[1] - 1
         if (
             ids.shape != (means.shape[0],)
             or ids.dtype.kind not in "iu"
             or np.any(ids < 0)
+            or np.any(ids > largest)
             or len(np.unique(ids)) != len(ids)
         ):
-            raise InputError(f"streams must be {means.shape[0]} distinct integers >= 0, got {streams!r}")
+            raise InputError(
+                f"streams must be {means.shape[0]} distinct integers in [0, {largest}], got {streams!r}"
+            )
         self.streams = ids.astype(np.int64)
         self.reward_means = means
         self.n_arms = n_arms.astype(np.int64)
@@ -248,13 +255,28 @@ class BanditExpertsEnv(gym.Env):
         return 0, -float(losses[expert, arm]), False, False, info
 
     def expected_loss(self, expert: int, decision: Any) -> float:
-        """Expected loss ``L(u)`` of expert ``expert``'s decision: an arm index or a distribution."""
+        """Expected loss ``L(u)`` of expert ``expert``'s decision: one of its ``m_k`` arms (an
+        index), or weights over them (``m_k`` numbers >= 0, not all 0, normalised here).
+
+        Both are checked: a negative or fractional index would otherwise name another arm (or,
+        for ``expert``, another expert) as NumPy's indexing reads it."""
         if self._params is None:
             raise RuntimeError("call reset() first")
-        means = self._params.loss_means[expert, : self.n_arms[expert]]
+        k = self._expert(expert)
+        n_arms = int(self.n_arms[k])
+        means = self._params.loss_means[k, :n_arms]
         if np.ndim(decision) == 0:
-            return float(means[int(decision)])
-        weights = np.asarray(decision, dtype=float)
+            return float(means[validation.index("decision (an arm)", decision, n_arms)])
+        try:
+            weights = np.asarray(decision, dtype=float)
+        except (TypeError, ValueError):
+            weights = np.full(0, np.nan)
+        if not (weights.shape == (n_arms,) and np.all(np.isfinite(weights)) and np.all(weights >= 0)
+                and weights.sum() > 0):  # fmt: skip
+            raise InputError(
+                f"decision must be an arm index in [0, {n_arms}) or {n_arms} weights >= 0 over expert "
+                f"{k}'s arms, not all 0, got {validation.shown(decision)}"
+            )
         return float(weights @ means / weights.sum())
 
 

@@ -44,10 +44,10 @@ import numpy as np
 from envs._stream import FeatureRound, FeatureStreamEnv
 from mlcb import validation
 from mlcb.kernels import implements
-from mlcb.kernels.jit import kernel
+from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import normal, uniform
 from mlcb.kernels.seeding import instance_rng, stream_keys
-from mlcb.validation import InputError
+from mlcb.validation import InputError, shown
 
 REGRESSION, CLASSIFICATION = 0, 1
 TASKS = {"regression": REGRESSION, "classification": CLASSIFICATION}
@@ -101,6 +101,14 @@ def _logits(params, x, out):
         a = math.tanh(z)
         for o in range(out.shape[0]):
             out[o] += a * params.w2[best, j, o]
+
+
+@njit
+def _logits_rows(params, x, out):
+    """:func:`_logits` of every row of ``x`` into the rows of ``out``, in one compiled loop (a
+    call per row from Python made a large held-out sample slow to build)."""
+    for n in range(x.shape[0]):
+        _logits(params, x[n], out[n])
 
 
 @kernel
@@ -206,15 +214,25 @@ def stream_loss(params: ClusteredEnvParams, prediction: Any, y: float) -> float:
     (regression) or half Brier score (classification)."""
     q = np.asarray(prediction, dtype=np.float64).reshape(-1)
     if params.task == REGRESSION:
+        if q.shape != (1,):
+            raise InputError(f"prediction must be one number (the regression's y_hat), got shape {q.shape}")
         return float(min(1.0, ((q[0] - y) / params.scale) ** 2))
     n_classes = params.holdout_target.shape[1]
     if q.shape[0] != n_classes:
         raise InputError(
             f"prediction must be a probability vector of {n_classes} classes, got shape {q.shape}"
         )
+    # Only a probability vector keeps the half Brier score in [0, 1]: scores or logits would
+    # give a loss of any size (or nan), and rewards out of range. (The tolerance lets a float32
+    # softmax through; the clipping at 1 absorbs what it adds.)
+    if not (np.all(q >= 0.0) and q.sum() <= 1.0 + 1e-6):
+        raise InputError(
+            f"prediction must be a probability vector of {n_classes} classes (entries >= 0 "
+            f"summing to at most 1), got {shown(prediction)}"
+        )
     onehot = np.zeros(q.shape[0])
     onehot[int(y)] = 1.0
-    return float(0.5 * ((q - onehot) ** 2).sum())
+    return float(min(1.0, 0.5 * ((q - onehot) ** 2).sum()))
 
 
 def _positive_int(name: str, value: Any, low: int) -> int:
@@ -275,9 +293,11 @@ class ClusteredEnv(FeatureStreamEnv):
         The size of ``x`` and of a prediction (1 for regression, ``n_classes`` otherwise).
 
     The Gymnasium interface predicts one round at a time: the observation is ``x_t``, the action
-    a prediction (shape (1,) or a probability vector of shape (n_classes,)), the reward minus the
-    loss, and ``info`` holds ``y_t``. ``reset(seed=s, options={"replication": r})`` reproduces
-    replication ``r`` of a simulation with seed ``s``.
+    a prediction (shape (1,); for classification a probability vector of shape (n_classes,), in
+    the action space ``Box(0, 1)``, whose other points are read as weights over the classes and
+    normalised), the reward minus the loss, and ``info`` holds ``y_t``.
+    ``reset(seed=s, options={"replication": r})`` reproduces replication ``r`` of a simulation
+    with seed ``s``.
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -314,7 +334,9 @@ class ClusteredEnv(FeatureStreamEnv):
         self.input_dim = self.dim
         self.output_dim = 1 if self.task == REGRESSION else self.n_classes
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (self.dim,), dtype=np.float64)
-        self.action_space = gym.spaces.Box(-np.inf, np.inf, (self.output_dim,), dtype=np.float64)
+        # (classification: probability vectors, and weights over the classes that step normalises)
+        low, high = (-np.inf, np.inf) if self.task == REGRESSION else (0.0, 1.0)
+        self.action_space = gym.spaces.Box(low, high, (self.output_dim,), dtype=np.float64)
         self._params: ClusteredEnvParams | None = None
         self._state: ClusteredEnvState | None = None
         self._round = 0
@@ -324,9 +346,10 @@ class ClusteredEnv(FeatureStreamEnv):
         """The numbers the arrays of one replication hold (:meth:`build`) for these parameters
         (defaults filled in), so that a setting sized beyond memory is refused before any work
         (:func:`mlcb.engine.sizes.check_environment_size`); ``None`` when a size is not a positive
-        integer (the constructor names it)."""
+        integer (the constructor names it). A whole number written as a float (``holdout =
+        1e9`` in TOML) counts as the integer it is, as the constructor reads it."""
         given = [params.get(name) for name in ("clusters", "dim", "hidden", "n_classes", "holdout")]
-        sizes = [v for v in given if type(v) is int and v >= 1]
+        sizes = [v for v in map(validation.whole_number, given) if v is not None and v >= 1]
         if len(sizes) != len(given):
             return None
         c, d, h, n_classes, holdout = sizes
@@ -373,10 +396,9 @@ class ClusteredEnv(FeatureStreamEnv):
     def targets(self, params: ClusteredEnvParams, x: Any) -> np.ndarray:
         """``f(x)`` (N, 1) for regression, the label distribution ``p(x)`` (N, n_classes) for
         classification, at the rows of ``x``."""
-        x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+        x = np.ascontiguousarray(np.atleast_2d(np.asarray(x, dtype=np.float64)))
         logits = np.empty((x.shape[0], self.output_dim))
-        for n in range(x.shape[0]):
-            _logits(params, np.ascontiguousarray(x[n]), logits[n])
+        _logits_rows(params, x, logits)
         if self.task == REGRESSION:
             return np.tanh(logits)
         p = np.full(logits.shape, self.label_noise / self.n_classes)
@@ -395,5 +417,11 @@ class ClusteredEnv(FeatureStreamEnv):
     _begin_round = staticmethod(_begin_round)
 
     def action_loss(self, action, y: float) -> float:
-        """The stream loss of a prediction (:func:`stream_loss`)."""
+        """The stream loss of a prediction (:func:`stream_loss`); for classification, weights
+        >= 0 that do not sum to 1 (any other point of the action space) are normalised first."""
+        if self.task == CLASSIFICATION:
+            q = np.asarray(action, dtype=np.float64).reshape(-1)
+            total = float(q.sum())
+            if np.all(q >= 0.0) and total > 0.0 and abs(total - 1.0) > 1e-6:
+                action = q / total
         return stream_loss(cast(ClusteredEnvParams, self._params), action, y)  # set by reset

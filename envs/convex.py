@@ -42,11 +42,12 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
+from envs._stream import reset_request
 from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel
 from mlcb.kernels.random import uniform
-from mlcb.kernels.seeding import reset_request, stream_keys
+from mlcb.kernels.seeding import stream_keys
 from mlcb.validation import InputError
 
 __all__ = [

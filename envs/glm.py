@@ -46,6 +46,7 @@ class GLMEnvParams(NamedTuple):
     key: np.uint64
     nodes: np.ndarray  # (Q, 3) quadrature nodes (x1, x2) and weights of (x . e1, x . e2)
     target_values: np.ndarray  # (Q,) f_target(|w*| x1_q)
+    weight_radius: float = 1.0  # r, the radius of the decisions the scale B is sized for
 
 
 class GLMEnvState(NamedTuple):
@@ -106,11 +107,24 @@ def _is_convex(link: int, bound: float, low: float, high: float) -> bool:
     return bool(glm_math.is_convex_loss(link, bound, low, high))
 
 
+#: Why a decision beyond the stream's ``weight_radius`` is refused, and what to do.
+_BEYOND = (
+    "beyond it losses are clipped at 1, which the exact expected loss leaves out, so that it "
+    "would overstate the loss (and pseudo-regret); give env_params a larger weight_radius"
+)
+
+
 def _decision_loss(params: GLMEnvParams, link: str | int, weights: Any) -> float:
     """``L(w)`` of the decision ``(link, w)`` on the instance ``params``."""
     w = np.asarray(weights, dtype=float).reshape(-1)
     if w.shape != params.direction.shape:
         raise InputError(f"weights must have shape {params.direction.shape}, got {np.shape(weights)}")
+    norm = float(np.linalg.norm(w))
+    if not norm <= params.weight_radius * (1.0 + 1e-9):
+        raise InputError(
+            f"weights must have a norm of at most weight_radius = {params.weight_radius:g} (the ball "
+            f"the stream's loss scale is sized for), got {norm:g}; {_BEYOND}"
+        )
     along = float(w @ params.direction)
     across = math.sqrt(max(float(w @ w) - along * along, 0.0))
     return float(expected_loss(params, link_index(link), along, across))
@@ -172,7 +186,9 @@ class GLMEnv(FeatureStreamEnv):
     target_norm : (float, float)
         Range of ``|w*|`` (uniform per replication).
     weight_radius : float
-        Radius ``r`` of the experts' parameter ball, used to size the loss scale ``B``.
+        Radius ``r`` of the experts' parameter ball, used to size the loss scale ``B``: a model
+        of a larger ball (an OGD expert's ``radius``) is refused, since its losses would be
+        clipped at 1, which the exact expected loss leaves out.
     quadrature : (int, int)
         Radial and angular nodes of the expected-loss quadrature.
 
@@ -278,6 +294,7 @@ class GLMEnv(FeatureStreamEnv):
             key=stream_keys(seed, replication, 0).env,
             nodes=self._nodes,
             target_values=link_values(self.target_link, norm * self._nodes[:, 0]),
+            weight_radius=self.weight_radius,
         )
         return params, GLMEnvState(np.zeros(self.dim), np.zeros(1))
 
@@ -300,19 +317,30 @@ class GLMEnv(FeatureStreamEnv):
     def optimal_loss_of(self, params: GLMEnvParams, link: str | int, radius: float) -> float:
         """``min_{||w|| <= radius} L(w)`` of the link ``link`` on this replication."""
         instance = (self.dim, self.radius, self.noise, self.target_link, self.quadrature, self.scale)
-        return _optimal_loss(instance, link_index(link), float(params.target_norm), float(radius))
+        radius = self._within(radius)
+        return _optimal_loss(instance, link_index(link), float(params.target_norm), radius)
 
     def lipschitz(self, link: str | int, radius: float) -> float:
         """``G = 2 L_f R_x / B``: the largest gradient norm of the loss on the ball ``||w|| <= radius``."""
-        bound = float(radius) * self.radius
+        bound = self._within(radius) * self.radius
         return 2.0 * glm_math.lipschitz(link_index(link), bound) * self.radius / self.scale
 
     def convex(self, link: str | int, radius: float) -> bool:
         """Whether the loss of ``f_link(w . x)`` is convex in ``w`` on ``||w|| <= radius`` for every
         target this stream can draw (then projected OGD's regret bound holds)."""
-        bound = float(radius) * self.radius
+        bound = self._within(radius) * self.radius
         low, high = self._target_range()
         return _is_convex(link_index(link), bound, low, high)
+
+    def _within(self, radius: Any) -> float:
+        """``radius`` (a model's ball) if it lies in ``(0, weight_radius]``: the loss scale ``B``
+        bounds every loss of a decision in the ball of ``weight_radius`` only."""
+        if not (validation.is_real(radius) and 0 < radius <= self.weight_radius * (1.0 + 1e-12)):
+            raise InputError(
+                f"radius must be a number in (0, {self.weight_radius:g}] (the stream's weight_radius, "
+                f"the ball its loss scale is sized for), got {radius!r}; {_BEYOND}"
+            )
+        return float(radius)
 
     def _target_range(self) -> tuple[float, float]:
         from envs.links import link_values

@@ -46,9 +46,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from envs._stream import reset_request
 from envs.bandit import BanditEnvParams, BanditEnvState, BanditExpertsEnv, _shuffle_arms
 from mlcb import validation
-from mlcb.kernels.seeding import check_seed, instance_key, instance_rng, reset_request, stream_keys
+from mlcb.kernels.seeding import check_seed, instance_key, instance_rng, stream_keys
 from mlcb.validation import InputError
 
 __all__ = [

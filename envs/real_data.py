@@ -57,18 +57,20 @@ best member's losses when trained every round, both on the same stream in the sa
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 
+from envs._stream import reset_request
 from envs.tabular import CONSTANT, MISSING, Table, is_path, read_csv
 from mlcb import validation
 from mlcb.kernels import implements
 from mlcb.kernels.jit import kernel, njit
 from mlcb.kernels.random import uniform
-from mlcb.kernels.seeding import check_seed, reset_request, stream_keys
+from mlcb.kernels.seeding import check_seed, stream_keys
 from mlcb.validation import InputError
 
 #: The bundled data sets: name -> the package they come with.
@@ -109,7 +111,7 @@ class RealDataParams(NamedTuple):
 
     key: np.uint64  # the rows' stream
     n_rows: int
-    horizon: int  # T, the rounds of the run (the warm start's extra rows follow them)
+    horizon: int  # T, the rounds of the run
     x: np.ndarray = _read_only(np.zeros((0, 0)))  # (n, d) float64 features, read-only
     labels: np.ndarray = _read_only(np.zeros(0, dtype=np.int64))  # (n,) int64 class index
     order: np.ndarray = _read_only(np.zeros(0, dtype=np.int64))  # (n,) permutation; (0,): bootstrap
@@ -128,6 +130,14 @@ def _begin_round(params, state, t):
         return
     row = np.int64(uniform(params.key, t, 0) * params.n_rows)
     state.row[0] = min(row, params.n_rows - 1)
+
+
+@njit
+def _rows_into(params, state, out):
+    """``out[t]``: the row ``begin_round`` draws at round ``t``, for every ``t < len(out)``."""
+    for t in range(out.shape[0]):
+        _begin_round(params, state, t)
+        out[t] = state.row[0]
 
 
 @njit
@@ -376,7 +386,8 @@ class RealDataEnv(gym.Env):
         round-0 data carries ``W`` rows (``SupervisedRound.warm``: the round's own row, then
         ``W - 1`` rows no later round uses: for ``"bootstrap"`` those drawn from the
         replication's stream at the counters ``(0, j)``, ``j = 1 .. W - 1``; for ``"shuffle"``
-        those at positions ``T + 1 .. T + W - 1`` of the permutation, ``T`` the run's horizon);
+        those at the last ``W - 1`` positions ``n - W + 1 .. n - 1`` of the permutation of the
+        ``n`` rows, which rounds ``0 .. T`` never reach; neither depends on the run's horizon);
         experts that learn them all count ``W`` updates, as the river selectors' warm start does
         (:mod:`mlcb.river`). Later rounds are unchanged.
     order : {"bootstrap", "shuffle"}
@@ -463,14 +474,16 @@ class RealDataEnv(gym.Env):
         self._params: RealDataParams | None = None
         self._state: RealDataState | None = None
         self._round = 0
-        self._last: dict[int, SupervisedRound] = {}  # by id(state): the last round data given
+        # By id(state): the last round data given and the stream key it was made on (an id is
+        # reused once its state is gone, and round 0's warm rows depend on the key)
+        self._last: dict[int, tuple[int, SupervisedRound]] = {}
 
     # --- what the engine uses -------------------------------------------------------------
     def check_horizon(self, horizon: int) -> None:
         """An :class:`~mlcb.validation.InputError` unless a run of ``horizon`` rounds fits the
         data set: read once (``"shuffle"``), rounds ``0 .. horizon`` and the warm start's extra
         rows are distinct rows, so ``horizon + warm_start <= n_rows``."""
-        n_rows = len(self.table.rows)
+        n_rows = len(self.table)
         if self.order == "shuffle" and int(horizon) + self.warm_start > n_rows:
             raise InputError(
                 f"horizon must be at most n_rows - warm_start = {n_rows - self.warm_start} for "
@@ -484,7 +497,7 @@ class RealDataEnv(gym.Env):
         ``horizon`` rounds, a fresh state."""
         horizon = validation.integer("horizon", horizon)
         key = stream_keys(seed, replication, 0).env
-        n_rows = len(self.table.rows)
+        n_rows = len(self.table)
         table = self.table
         if self.order == "shuffle":
             order = _read_only(permutation(int(key), n_rows))
@@ -504,13 +517,16 @@ class RealDataEnv(gym.Env):
         """The labelled row of round ``t`` (after ``begin_round``); one object per replication and
         round, shared by the experts deployed and trained in it."""
         row = state.row.item(0)
-        last = self._last.get(id(state))
-        if last is not None and last.t == t and last.row == row:
-            return last  # the same (row, round): the same data, whichever state it came from
+        key = int(params.key)
+        cached = self._last.get(id(state))
+        if cached is not None:
+            last_key, last = cached
+            if last.t == t and last.row == row and last_key == key:
+                return last  # the same stream, round and row: the same data
         data = self._data(params, row, t)
         if len(self._last) > 4096:
             self._last.clear()
-        self._last[id(state)] = data
+        self._last[id(state)] = (key, data)
         return data
 
     def round_data_block(self, params: list, states: list, t: int) -> list[SupervisedRound]:
@@ -534,7 +550,10 @@ class RealDataEnv(gym.Env):
             n = params.n_rows
             if params.order.shape[0] > 0:
                 size = params.order.shape[0]
-                extra = [int(params.order[(params.horizon + j) % size]) for j in range(1, self.warm_start)]
+                # the permutation's last W - 1 positions: no round 0 .. T meets them (T + W <= n),
+                # and they do not move with the horizon, so neither does anything the run meets
+                first = size - self.warm_start
+                extra = [int(params.order[(first + j) % size]) for j in range(1, self.warm_start)]
             else:
                 extra = [min(int(uniform(params.key, 0, j) * n), n - 1) for j in range(1, self.warm_start)]
             rows = [row] + extra
@@ -543,20 +562,29 @@ class RealDataEnv(gym.Env):
         return SupervisedRound(self.table, row, t)
 
     def rows(self, params: RealDataParams, rounds: int) -> np.ndarray:
-        """The row indices of rounds ``0 .. rounds - 1`` (what ``begin_round`` draws)."""
-        state = RealDataState(np.zeros(1, dtype=np.int64))
+        """The row indices of rounds ``0 .. rounds - 1`` (what ``begin_round`` draws), in one
+        compiled loop (a call per round from Python took 5 s per million rounds)."""
+        rounds = validation.integer("rounds", rounds, minimum=0)
         out = np.empty(rounds, dtype=np.int64)
-        for t in range(rounds):
-            _begin_round(params, state, t)
-            out[t] = state.row[0]
+        _rows_into(params, RealDataState(np.zeros(1, dtype=np.int64)), out)
         return out
 
-    def stream(self, seed: int, replication: int, rounds: int):
-        """``(features, label)`` of rounds ``0 .. rounds - 1`` of replication ``replication``."""
-        params, _ = self.build(check_seed(seed), replication, rounds)
+    def stream(self, seed: int, replication: int, rounds: int) -> Iterator[tuple[dict, Any]]:
+        """``(features, label)`` of rounds ``0 .. rounds - 1`` of replication ``replication``.
+
+        Checked when called, not when first iterated: a data set read once (``"shuffle"``) has
+        ``n_rows`` rounds at most (past them the permutation would start over and repeat rows)."""
+        rounds = validation.integer("rounds", rounds, minimum=0)
+        replication = validation.integer("replication", replication, minimum=0)
+        n_rows = len(self.table)
+        if self.order == "shuffle" and rounds > n_rows:
+            raise InputError(
+                f"rounds must be at most n_rows = {n_rows} for order='shuffle' on {self.table.name!r} "
+                f"(read once, without repeats), got {rounds}"
+            )
+        params, _ = self.build(check_seed(seed), replication, max(rounds, 1))
         table = self.table
-        for row in self.rows(params, rounds).tolist():
-            yield table.rows[row], table.y[row]
+        return ((table.rows[row], table.y[row]) for row in self.rows(params, rounds).tolist())
 
     # --- Gymnasium interface -------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):

@@ -43,6 +43,7 @@ import hashlib
 import io
 import os
 import re
+import threading
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -64,6 +65,10 @@ MISSING_TEXTS = frozenset(
 )  # fmt: skip
 
 
+#: Builds :attr:`Table.rows` once when threads ask for it together.
+_ROWS_LOCK = threading.Lock()
+
+
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.setflags(write=False)
     return array
@@ -75,6 +80,10 @@ class Table:
 
     Build one with :func:`from_frame`, :func:`from_arrays` or :func:`read_csv` (or
     :func:`envs.warfarin.read`); the data sets bundled with ``mlcb/RealData-v0`` are tables too.
+    Built directly, ``Table(name, feature_names, x, y)`` checks what any stream relies on (a 2-D
+    ``x`` of finite numbers, one name per column, one label per row, labels of one kind, at
+    least 2 classes) and raises one ``ValueError`` line otherwise; the readers' other checks
+    (missing values, constant columns, rare classes) are theirs.
     A table is immutable: copies are the table itself, and it is described in a setting's record
     by its name, shape and the SHA-256 of its content (:attr:`digest`), so two settings on
     different data never share a key.
@@ -101,7 +110,7 @@ class Table:
         What was done to the data (constant columns kept or dropped, rows dropped, labels mapped).
     """
 
-    __slots__ = ("name", "feature_names", "rows", "x", "y", "classes", "labels", "source", "notes", "digest")
+    __slots__ = ("name", "feature_names", "_rows", "x", "y", "classes", "labels", "source", "notes", "digest")
 
     def __init__(
         self,
@@ -114,13 +123,29 @@ class Table:
     ) -> None:
         self.name = str(name)
         self.feature_names = tuple(str(f) for f in feature_names)
-        self.x = _read_only(np.ascontiguousarray(x, dtype=np.float64))
+        self.x = _read_only(_checked_features(x, self.feature_names))
         self.y = tuple(y)
-        self.classes = tuple(sorted(set(self.y)))
+        if len(self.y) != self.x.shape[0]:
+            raise InputError(
+                f"Table: y must hold one label per row of x ({self.x.shape[0]} rows), got {len(self.y)}"
+            )
+        try:
+            self.classes = tuple(sorted(set(self.y)))
+        except TypeError:
+            kinds = ", ".join(sorted({type(v).__name__ for v in self.y}))
+            raise InputError(
+                f"Table: y must hold labels of one kind that can be sorted (numbers, text or booleans), got "
+                f"labels of kind(s) {kinds}"
+            ) from None
+        if len(self.classes) < 2:
+            only = shown_list(self.classes) or "none"
+            raise InputError(
+                f"Table: y has {len(self.classes)} class ({only}); a classification stream needs at least 2"
+            )
         index = {c: i for i, c in enumerate(self.classes)}
         self.labels = _read_only(np.array([index[v] for v in self.y], dtype=np.int64))
         names = self.feature_names
-        self.rows = tuple(dict(zip(names, values)) for values in self.x.tolist())
+        self._rows: tuple | None = None
         self.source = str(source)
         self.notes = tuple(notes)
         digest = hashlib.sha256()
@@ -128,6 +153,20 @@ class Table:
         digest.update(self.x.tobytes())
         digest.update(self.labels.tobytes())
         self.digest = digest.hexdigest()
+
+    @property
+    def rows(self) -> tuple:
+        """Every row as ``{feature name: float}``, built once, on first use (one tuple for every
+        thread: the round data of Python experts share its dicts)."""
+        rows = self._rows
+        if rows is None:
+            with _ROWS_LOCK:
+                rows = self._rows
+                if rows is None:
+                    names = self.feature_names
+                    rows = tuple(dict(zip(names, values)) for values in self.x.tolist())
+                    self._rows = rows
+        return rows
 
     @property
     def n_features(self) -> int:
@@ -177,6 +216,34 @@ class Table:
         return {
             c: int(n) for c, n in zip(self.classes, np.bincount(self.labels, minlength=len(self.classes)))
         }
+
+
+def _checked_features(x: Any, names: tuple) -> np.ndarray:
+    """``x`` as a C-contiguous float64 array of shape ``(rows, len(names))`` of finite numbers,
+    or a ``ValueError`` saying what is wrong: a table built directly (not by :func:`from_frame`)
+    is checked too, since the compiled experts index its rows without bounds checks."""
+    try:
+        array = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"Table: x must be a 2-D array of numbers (rows, features), got {shown(x)}"
+        ) from None
+    if array.ndim != 2 or array.shape[0] < 1 or array.shape[1] < 1:
+        raise InputError(
+            f"Table: x must be a 2-D array of shape (rows, features), both >= 1, got shape {array.shape}"
+        )
+    if len(names) != array.shape[1]:
+        raise InputError(
+            f"Table: feature_names must name the {array.shape[1]} columns of x, got {len(names)} name(s)"
+        )
+    bad = np.argwhere(~np.isfinite(array))
+    if bad.size:
+        row, column = (int(v) for v in bad[0])
+        raise InputError(
+            f"Table: x has {float(array[row, column])!r} at row {row}, column {shown(names[column])}; "
+            "every value must be a finite number"
+        )
+    return array
 
 
 # --- building tables ---------------------------------------------------------------------------------
@@ -259,6 +326,17 @@ def _numeric_column(column: str, values: Any) -> np.ndarray:
     import pandas as pd
 
     series = pd.Series(values)
+    kind = series.dtype
+    if isinstance(kind, pd.CategoricalDtype):
+        kind = kind.categories.dtype
+    if kind.kind in "mM" or isinstance(kind, (pd.DatetimeTZDtype, pd.PeriodDtype, pd.IntervalDtype)):
+        # pandas would give a count of some unit since some origin, which the dtype alone fixes
+        # (nanoseconds or seconds, 1970 or the period's): a number no one chose, and read from a
+        # CSV file the same column is text, refused above
+        raise InputError(
+            f"column {shown(column)} holds dates, times or intervals ({kind}), not numbers; encode "
+            "them as numbers of your choosing (e.g. days since a date) or leave it out with columns=[...]"
+        )
     if pd.api.types.is_bool_dtype(series.dtype):
         return series.to_numpy(dtype=np.float64)
     if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_complex_dtype(series.dtype):
@@ -537,6 +615,7 @@ def read_csv(
         return _READ[key]
     # The file's structure, checked as every table mlcb reads is: no header, a column name twice,
     # a row cut short or run on, a cell beyond any table's, not UTF-8, binary data.
+    _check_not_binary(file)
     text = validation.read_table("path", file)
     shown_name = validation.printable(file.name)
     if not text.rows:
@@ -563,7 +642,10 @@ def read_csv(
         frame[label] = _integer_texts(exact[label])
     frame = frame.dropna(how="all").reset_index(drop=True)  # a line of empty fields is no row
     found = {}  # the first text in each column that pandas reads as a missing value, for messages
-    for j in named:
+    # (only a column pandas found a missing value in can hold one: the others are not scanned)
+    for j, missed in zip(named, frame.isna().any(axis=0).tolist()):
+        if not missed:
+            continue
         cell = next((c.strip() for row in text.rows if (c := row[j]).strip() in MISSING_TEXTS), None)
         if cell is not None:
             found[text.header[j]] = cell
@@ -582,6 +664,36 @@ def read_csv(
         _READ.clear()
     _READ[key] = table
     return table
+
+
+#: How files of other formats begin, and what a message calls them: given as a CSV path, each
+#: was "not UTF-8 text" and told to be saved as UTF-8.
+OTHER_FORMATS = {
+    b"PAR1": "a Parquet file",
+    b"ARROW1": "an Arrow (Feather) file",
+    b"\x89HDF\r\n\x1a\n": "an HDF5 file",
+    b"\x1f\x8b": "a gzip-compressed file",
+    b"BZh": "a bzip2-compressed file",
+    b"\xfd7zXZ\x00": "an xz-compressed file",
+    b"\x28\xb5\x2f\xfd": "a zstd-compressed file",
+}
+
+
+def _check_not_binary(file: Path) -> None:
+    """A ``ValueError`` naming the format of a file that is no text but a table of another kind
+    (:data:`OTHER_FORMATS`) or a Python pickle (which nothing here unpickles), with what to do."""
+    with open(file, "rb") as stream:
+        start = stream.read(8)
+    name = printable(file.name)
+    kind = next((what for magic, what in OTHER_FORMATS.items() if start.startswith(magic)), None)
+    if kind is not None:
+        what = "decompress it" if "compressed" in kind else "save it as CSV"
+        raise InputError(
+            f"path: {name} is {kind}, not a CSV file: {what}, or read it with pandas and give the "
+            "frame (envs.tabular.from_frame(frame, label))"
+        )
+    if len(start) >= 2 and start[0] == 0x80 and 2 <= start[1] <= 5:
+        raise InputError(f"path: {name} is a Python pickle, not a CSV file; a pickle is never loaded here")
 
 
 def _rounded_integers(column: Any) -> bool:

@@ -331,6 +331,36 @@ def test_a_shuffled_warm_start_uses_rows_no_round_meets():
     assert not set(warm[1:]) & set(env.rows(params, 101).tolist())
 
 
+def test_a_warm_start_does_not_move_with_the_horizon():
+    # The first rounds of a longer run are those of a shorter one, round 0's warm rows included.
+    n = len(load("segments"))
+    for order in ("shuffle", "bootstrap"):
+        env = RealDataEnv("segments", warm_start=20, order=order)
+        warms = []
+        for horizon in (100, n - 20):  # the longest run the shuffled order allows
+            params, state = env.build(2, 0, horizon)
+            kernels.begin_round(params, state, 0)
+            warms.append([sample.row for sample in env.round_data(params, state, 0, 0).warm])
+            if order == "shuffle":  # (read once: no round meets them)
+                assert not set(warms[-1][1:]) & set(env.rows(params, horizon + 1).tolist())
+        assert warms[0] == warms[1]
+
+
+def test_round_data_of_another_replication_on_the_same_state_is_its_own():
+    # A state's identity is reused once it is gone: round 0 of another stream is built anew.
+    env = RealDataEnv("segments", warm_start=5)
+    state = env.build(0, 0, 100)[1]
+    warms = []
+    for replication in (0, 1):
+        params = env.build(0, replication, 100)[0]
+        state.row[0] = 7
+        warms.append([sample.row for sample in env.round_data(params, state, 0, 0).warm])
+        assert warms[-1][1:] == [
+            min(int(uniform(params.key, 0, j) * len(env.table)), 2_309) for j in range(1, 5)
+        ]
+    assert warms[0] != warms[1]
+
+
 class Recorder:
     """A Python expert that notes the row it meets each round (class-wide, per tag)."""
 
@@ -418,3 +448,13 @@ def test_the_family_runs_as_python_with_the_jit_disabled():
         experts=mixed_pool(18, 5), budget=2, horizon=60, replications=2, seed=3,
     )  # fmt: skip
     np.testing.assert_array_equal(interpreted, result.final()[["regret", "top_m_regret"]].to_numpy())
+
+
+def test_a_stream_read_once_is_not_read_past_its_rows():
+    # stream() on a shuffled data set started the permutation over past n_rows, repeating rows.
+    env = RealDataEnv("segments", order="shuffle")
+    n = len(env.table)
+    assert len({id(features) for features, _ in env.stream(0, 0, n)}) == n  # every row once
+    with pytest.raises(ValueError, match=rf"rounds must be at most n_rows = {n} for order='shuffle'"):
+        env.stream(0, 0, n + 1)  # refused when called, before any row
+    assert len(list(RealDataEnv("segments").stream(0, 0, n + 1))) == n + 1  # drawn with replacement

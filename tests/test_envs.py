@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import warnings
@@ -15,6 +16,7 @@ from gymnasium.utils.env_checker import check_env
 
 import envs
 from envs.bandit import arm_loss
+from envs.clustered import ClusteredRound
 from envs.glm import _begin_round, square_loss
 from mlcb import engine, presets
 from mlcb.contracts import Environment
@@ -101,8 +103,15 @@ def test_glm_optimal_losses_put_the_target_link_first():
 def test_bad_environment_parameters():
     with pytest.raises(ValueError, match=r"reward_means must lie in \[0, 1\]"):
         envs.BanditExpertsEnv([[0.5, 1.5]])
-    with pytest.raises(ValueError, match=r"streams must be 2 distinct integers >= 0"):
+    with pytest.raises(
+        ValueError, match=r"streams must be 2 distinct integers in \[0, 4611686018427387902\]"
+    ):
         envs.BanditExpertsEnv([[0.5, 0.5], [0.1, 0.2]], streams=[1, 1])
+    # An identity whose arms' slots (identity * m + arm, int64) would wrap around, or a uint64
+    # past 2**63 that int64 reads as negative, shared another expert's draws.
+    for streams in ([2**62, 0], np.array([2**63, 1], dtype=np.uint64)):
+        with pytest.raises(ValueError, match=r"streams must be 2 distinct integers in \[0, "):
+            envs.BanditExpertsEnv([[0.5, 0.5], [0.1, 0.2]], streams=streams)
     with pytest.raises(ValueError, match=r"n_arms must be an integer >= 2"):
         envs.TrapEnv(n_arms=1)
     with pytest.raises(ValueError, match=r"dim must be an integer >= 2"):
@@ -180,7 +189,11 @@ def test_importing_envs_does_not_import_agents():
 # --- the Environment contract ---------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "params"),
-    [("mlcb/Trap-v0", {}), ("mlcb/BanditExperts-v0", {"reward_means": PADDED}), ("mlcb/GLM-v0", {})],
+    [
+        ("mlcb/Trap-v0", {}),
+        ("mlcb/BanditExperts-v0", {"reward_means": PADDED}),
+        ("mlcb/GLM-v0", {}),
+    ],
 )
 def test_environments_meet_the_contract(name, params):
     env = envs.make(name, **params)
@@ -227,7 +240,13 @@ def test_glm_round_data_is_the_engine_draw():
 # --- Gymnasium's own checker ----------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "params"),
-    [("mlcb/Trap-v0", {}), ("mlcb/BanditExperts-v0", {"reward_means": PADDED}), ("mlcb/GLM-v0", {})],
+    [
+        ("mlcb/Trap-v0", {}),
+        ("mlcb/BanditExperts-v0", {"reward_means": PADDED}),
+        ("mlcb/GLM-v0", {}),
+        ("mlcb/Clustered-v0", {"task": "classification"}),  # (actions sampled from its space)
+        ("mlcb/ConvexBandit-v0", {}),
+    ],
 )
 def test_gymnasium_check_env(name, params):
     with warnings.catch_warnings():
@@ -275,3 +294,91 @@ def test_register_names_an_environment_for_make_names_and_gymnasium():
         ValueError, match=r"unknown environment 'test/TrapOfThree-v0'; registered environment"
     ):
         envs.make(name)
+
+
+def test_reset_options_are_checked_before_a_replication_is_replayed():
+    # A misspelt key or a fractional replication would replay replication 0 or 1, silently.
+    made = [envs.make(name) for name in ("mlcb/Trap-v0", "mlcb/GLM-v0", "mlcb/ConvexBandit-v0")]
+    made.append(envs.make("mlcb/RealData-v0", dataset="ctg"))
+    for env in made:
+        for options, message in (
+            (
+                {"replicaton": 3},
+                "options may hold only 'replication' (the replication to replay, an integer >= 0)",
+            ),
+            ({"replication": 1.7}, "options['replication'] must be an integer >= 0, got 1.7"),
+            ({"replication": -1}, "options['replication'] must be an integer >= 0, got -1"),
+            ({"horizon": 0}, "options['horizon'] must be an integer >= 1, got 0"),
+        ):
+            with pytest.raises(ValueError, match=re.escape(message)):
+                env.reset(seed=0, options=options)
+        env.reset(seed=0, options={"replication": 2.0, "horizon": 10})  # whole numbers as floats
+
+
+def test_a_clustered_prediction_that_no_loss_in_0_1_can_score_is_refused():
+    # Logits or scores as a classification's prediction gave a half Brier score of 8 (or nan).
+    env = envs.make("mlcb/Clustered-v0", task="classification")
+    env.reset(seed=0)
+    message = "prediction must be a probability vector of 3 classes (entries >= 0 summing to at most 1), got"
+    data = ClusteredRound(*env.build(0, 0, 10), 1)  # what a Python expert scores its prediction with
+    for prediction in ([5.0, 0.0, 0.0], [0.5, 0.5, 0.5], [-0.5, 1.0, 0.5], [np.nan, 0.0, 1.0]):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            data.loss(prediction)
+    for action in ([-0.5, 1.0, 0.5], [2.0, -1.0, 0.0]):  # outside the action space Box(0, 1)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            env.step(np.array(action))
+    # A point of the action space is weights over the classes: [0.5, 0.5, 0.5] is uniform.
+    assert env.action_loss(np.array([0.5, 0.5, 0.5]), 1.0) == env.action_loss(np.full(3, 1 / 3), 1.0)
+    softmax = np.exp(np.array([0.3, -1.2, 2.0], dtype=np.float32))
+    _, reward, *_ = env.step(softmax / softmax.sum())  # a float32 softmax, summing to 1 within 1e-7
+    assert 0.0 <= -reward <= 1.0
+    regression = envs.make("mlcb/Clustered-v0")
+    regression.reset(seed=0)
+    with pytest.raises(ValueError, match=re.escape("prediction must be one number (the regression's y_hat)")):
+        regression.action_loss(np.array([0.1, 0.2]), 0.0)
+
+
+def test_a_bandit_decisions_expected_loss_is_checked_not_read_from_another_arm():
+    # -1 read the last expert or arm, 1.7 arm 1, negative weights gave inf and all-zero ones nan.
+    env = envs.make("mlcb/BanditExperts-v0", reward_means=PADDED)
+    env.reset(seed=0)
+    assert env.expected_loss(0, [1, 3]) == pytest.approx(0.25 * 0.8 + 0.75 * 0.6)
+    for expert, decision, message in (
+        (-1, 0, "expert must be an integer in [0, 3), got -1"),
+        (0, -1, "decision (an arm) must be an integer in [0, 2), got -1"),
+        (0, 1.7, "decision (an arm) must be an integer in [0, 2), got 1.7"),
+        (2, 1, "decision (an arm) must be an integer in [0, 1), got 1"),  # a padded arm is none
+        (0, [1, -1], "decision must be an arm index in [0, 2) or 2 weights >= 0 over expert 0's arms"),
+        (0, [0, 0], "decision must be an arm index in [0, 2) or 2 weights >= 0 over expert 0's arms"),
+        (1, [1, 1], "decision must be an arm index in [0, 3) or 3 weights >= 0 over expert 1's arms"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            env.expected_loss(expert, decision)
+
+
+def test_a_glm_decision_beyond_the_ball_the_loss_scale_covers_is_refused():
+    # An OGD expert of radius 2 on the default stream (weight_radius 1) had its losses clipped at 1
+    # while its expected loss was not: 0.315 for a decision whose losses average 0.133 (exp link).
+    env = envs.make("mlcb/GLM-v0")
+    params, state = env.build(0, 0, 10)
+    message = (
+        "radius must be a number in (0, 1] (the stream's weight_radius, the ball its loss scale is sized for)"
+    )
+    for call in (env.optimal_loss_of, lambda _, link, radius: env.lipschitz(link, radius)):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            call(params, "exp", 2.0)
+    data = env.round_data(params, state, 1, 0)
+    with pytest.raises(ValueError, match=re.escape("weights must have a norm of at most weight_radius = 1")):
+        data.expected_loss("exp", 2.0 * params.direction)
+    assert data.expected_loss("exp", params.direction) < 1.0  # on the ball's edge: allowed
+    wide = envs.make("mlcb/GLM-v0", weight_radius=2.0)
+    assert wide.optimal_loss_of(wide.build(0, 0, 10)[0], "exp", 2.0) < 1.0
+
+
+def test_a_clustered_stream_sized_beyond_memory_is_refused_however_its_sizes_are_written():
+    # holdout = 1e12 (how TOML and the command line may write a whole number) skipped the check.
+    from mlcb.engine.sizes import check_environment_size
+
+    for holdout in (10**12, 1e12):
+        with pytest.raises(ValueError, match=r"env_params of mlcb/Clustered-v0: this setting needs about "):
+            check_environment_size("mlcb/Clustered-v0", {"holdout": holdout})

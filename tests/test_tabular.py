@@ -528,3 +528,87 @@ def test_a_workbook_or_a_legacy_encoding_given_as_csv_says_what_to_save(
         "which a CSV file must be; save it as UTF-8 (a spreadsheet's 'CSV UTF-8')"
     )
     assert not (tmp_path / "results").exists()
+
+
+def test_a_tables_rows_as_dicts_are_built_on_first_use_only():
+    # A dict per row takes far more memory than the row in x; compiled experts read x alone.
+    table = from_arrays([[0.0, 1.0], [1.0, 3.0], [2.0, 2.0], [3.0, 0.0]], [0, 1, 0, 1])
+    assert table._rows is None and len(table) == 4
+    rows = table.rows
+    assert rows is table.rows and rows[3] == {"x0": 3.0, "x1": 0.0}
+
+
+def test_a_column_of_dates_or_times_is_refused_not_counted_in_some_unit():
+    # pandas would make it nanoseconds (or seconds, or months) since 1970, as its dtype says.
+    frame = _frame(6).drop(columns="flag")
+    columns = {
+        "when": pd.date_range("2020-01-01", periods=6),
+        "lag": pd.to_timedelta(range(6), unit="s"),
+        "month": pd.period_range("2020-01", periods=6, freq="M"),
+        "zoned": pd.date_range("2020-01-01", periods=6, tz="UTC"),
+    }
+    for name, values in columns.items():
+        with pytest.raises(ValueError, match=rf"column '{name}' holds dates, times or intervals \(") as error:
+            from_frame(frame.assign(**{name: values}), "y")
+        assert "not numbers; encode them as numbers of your choosing (e.g. days since a date)" in str(
+            error.value
+        )
+    message = "column 'x0' holds dates, times or intervals (datetime64[s]), not numbers"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        from_arrays(np.array([[1.0, 0], [2.0, 0], [3.0, 0], [4.0, 0]]).astype("datetime64[s]"), [0, 1, 0, 1])
+
+
+def test_a_binary_table_or_a_compressed_file_is_named_not_called_bad_utf8(tmp_path):
+    # A Parquet file or a .csv.gz given as a dataset path was "not UTF-8 text; save it as UTF-8".
+    frame = _frame(6)
+    cases = {
+        "mine.parquet": (
+            lambda path: frame.to_parquet(path),
+            "is a Parquet file, not a CSV file: save it as CSV",
+        ),
+        "mine.csv.gz": (
+            lambda path: frame.to_csv(path, index=False),
+            "is a gzip-compressed file, not a CSV file",
+        ),
+        "mine.pkl": (
+            lambda path: frame.to_pickle(path),
+            "is a Python pickle, not a CSV file; a pickle is never",
+        ),
+    }
+    for name, (write, message) in cases.items():
+        write(tmp_path / name)
+        with pytest.raises(ValueError, match=re.escape(f"path: {name} {message}")):
+            RealDataEnv(dataset=str(tmp_path / name), label="y")
+
+
+def test_a_table_built_directly_is_checked_as_the_readers_check_theirs():
+    # Table(...) took three rows with two labels (compiled experts would read past the labels),
+    # two names for one column, nan features and a single class without a word.
+    good = ("t", ("a",), [[0.0], [1.0]], (0, 1))
+    assert Table(*good).classes == (0, 1)
+    cases = [
+        (
+            ("t", ("a",), [[0.0], [1.0], [2.0]], (0, 1)),
+            "Table: y must hold one label per row of x (3 rows), got 2",
+        ),
+        (
+            ("t", ("a", "b"), [[0.0], [1.0]], (0, 1)),
+            "Table: feature_names must name the 1 columns of x, got 2 name(s)",
+        ),
+        (
+            ("t", ("a",), [[np.nan], [1.0]], (0, 1)),
+            "Table: x has nan at row 0, column 'a'; every value must be a",
+        ),
+        (
+            ("t", ("a",), [[0.0], [1.0]], (0, 0)),
+            "Table: y has 1 class (0); a classification stream needs at least 2",
+        ),
+        (("t", ("a",), [[0.0], [1.0]], (0, "b")), "Table: y must hold labels of one kind that can be sorted"),
+        (
+            ("t", ("a",), [0.0, 1.0], (0, 1)),
+            "Table: x must be a 2-D array of shape (rows, features), both >= 1",
+        ),
+    ]
+    for args, message in cases:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            Table(*args)
