@@ -27,9 +27,7 @@ is not, the rate is *heuristic* and results say so. The family :data:`GLMS` deci
 environment being run.
 The gradient is that of the unclipped loss ``(f - y)^2 / B^2`` (the clipping at 1 has negligible
 probability by the choice of ``B``, which the stream sizes for balls of radius at most its
-``weight_radius``: an expert whose larger ball lets its link pass ``B`` is heuristic too,
-:func:`beyond_scale`, and one whose errors there pass what a float can square is refused,
-:func:`reach`).
+``weight_radius``: an expert of a larger ball is refused, :meth:`GLMFamily.check_environment`).
 
 Smoothing: ``"average"`` deploys the average of the expert's past training iterates (valid for
 convex losses, the default), ``"uniform"`` one past iterate drawn uniformly (general; keeps every
@@ -44,7 +42,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
@@ -52,7 +49,6 @@ import numpy as np
 
 from agents.family import UNIFORM_FULL, CompiledFamily, overflowed_norm, rate_values
 from agents.rates import Counts, Rate
-from envs import glm_math
 from envs.glm import expected_loss, square_loss
 from envs.links import LINK_NAMES, link_derivative, link_index, link_value
 from mlcb import validation
@@ -186,24 +182,22 @@ class GLMFamily(CompiledFamily):
     smoothing = ("average", "uniform", "last")
 
     def check_environment(self, experts: list, env: Any) -> None:
-        """A ``ValueError`` unless ``env`` is a GLM stream on which every expert's squared error
-        is a float (:func:`reach`)."""
+        """A ``ValueError`` unless ``env`` is a GLM stream whose loss scale is sized for every
+        expert's ball (:meth:`envs.glm.GLMEnv.within`: beyond its ``weight_radius`` the losses
+        would be clipped, which the exact expected loss and the rate's gradient bound leave out)."""
         needed = ("lipschitz", "convex", "optimal_loss_of", "initial_weights")
         if getattr(env, "dim", None) is None or not all(callable(getattr(env, m, None)) for m in needed):
             raise InputError(
                 f"experts: GLM experts need a GLM stream (e.g. mlcb/GLM-v0), got {type(env).__name__}"
             )
+        within = getattr(env, "within", None)
         for k, expert in enumerate(experts):
-            if getattr(type(expert), "family", None) is not self:
+            if getattr(type(expert), "family", None) is not self or within is None:
                 continue  # (named by Family.check, which runs this first)
-            largest = reach(expert, env)
-            if not math.isfinite(largest * largest):
-                raise InputError(
-                    f"experts[{k}]: link {LINK_NAMES[link_index(expert.link)]!r} on a ball of radius "
-                    f"{expert.radius:g} reaches prediction errors of {largest:.3g} on this stream, "
-                    "whose square float64 cannot hold (its losses, gradients and L_k* overflow); lower "
-                    "the expert's radius"
-                )
+            try:
+                within(expert.radius)
+            except InputError as error:
+                raise InputError(f"experts[{k}]: {error}") from None
 
     def optimal_losses(self, experts: list, env: Any, env_params: Any) -> np.ndarray:
         """``L_k*`` of every expert: the least expected loss of its link on its ball."""
@@ -219,11 +213,9 @@ class GLMFamily(CompiledFamily):
 
     def heuristic(self, experts: list, env: Any) -> list[bool]:
         """Whether each expert's rate is outside the theory on ``env``: a loss not convex on this
-        stream (:meth:`envs.glm.GLMEnv.convex`), a ball on which the loss may pass the stream's
-        scale (:func:`beyond_scale`), a rescaled step or rate, or the authors' rate."""
+        stream (:meth:`envs.glm.GLMEnv.convex`), a rescaled step or rate, or the authors' rate."""
         return [
             not env.convex(e.link, e.radius)
-            or beyond_scale(e, env)
             or e.step_scale != 1.0
             or e.rate_scale != 1.0
             or e.rate != "theory"
@@ -237,51 +229,6 @@ class GLMFamily(CompiledFamily):
 
 #: The GLM family (:class:`GLMFamily`).
 GLMS = GLMFamily()
-
-
-def beyond_scale(expert: Any, env: Any) -> bool:
-    """Whether ``expert``'s prediction error ``|f(w . x) - y|`` can pass the stream's loss scale
-    ``B`` on its ball: the stream sizes ``B`` for balls of radius at most its ``weight_radius``
-    (:func:`envs.glm_math.loss_scale`), and an expert with a larger ``radius`` may reach past it
-    with its link (``square``, ``exp``, ``cubic`` at radius 1.5 on the default stream, ``affine``
-    at 5). Its loss is then clipped at 1 (not convex) and its gradients pass the bound ``G = 2 L_f
-    R_x / B`` the rate is computed with: the rate is no bound on its regret.
-
-    Examples
-    --------
-    >>> import envs
-    >>> env = envs.make("mlcb/GLM-v0")
-    >>> [beyond_scale(OnlineGradientDescent(link="square", radius=r), env) for r in (1.0, 1.5)]
-    [False, True]
-    """
-    sized = getattr(env, "weight_radius", None)
-    if sized is None or expert.radius <= sized:  # within what B was sized for: every link's range
-        return False
-    return reach(expert, env) > env.scale
-
-
-def reach(expert: Any, env: Any) -> float:
-    """The largest prediction error ``|f(w . x) - y|`` of ``expert`` on its ball on the GLM stream
-    ``env`` (:func:`envs.glm_math.loss_scale` for its link alone; ``inf`` past the largest float),
-    or the stream's scale ``B`` where the ball is within its ``weight_radius`` (``B`` bounds every
-    link's error there) or the stream does not say what it was sized for."""
-    sized = getattr(env, "weight_radius", None)
-    if sized is None or expert.radius <= sized:
-        return float(getattr(env, "scale", 1.0))
-    stream = (float(env.radius), int(env.target_link), float(env.target_norm[1]), float(env.noise))
-    return _link_scale(link_index(expert.link), float(expert.radius), stream)
-
-
-@functools.lru_cache(maxsize=256)
-def _link_scale(link: int, radius: float, stream: tuple) -> float:
-    """The largest ``|f(z) - y|`` of ``link`` on a ball of ``radius`` on the stream ``stream``
-    (``R_x``, the target link, the largest target norm and the noise: what
-    :func:`envs.glm_math.loss_scale` reads of it); ``inf`` where it passes the largest float."""
-    radius_x, target_link, target_norm, noise = stream
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        value = float(glm_math.loss_scale([link], radius_x, radius, target_link, target_norm, noise))
-    return value if math.isfinite(value) else math.inf
 
 
 @dataclass(frozen=True)

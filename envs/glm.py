@@ -317,24 +317,26 @@ class GLMEnv(FeatureStreamEnv):
     def optimal_loss_of(self, params: GLMEnvParams, link: str | int, radius: float) -> float:
         """``min_{||w|| <= radius} L(w)`` of the link ``link`` on this replication."""
         instance = (self.dim, self.radius, self.noise, self.target_link, self.quadrature, self.scale)
-        radius = self._within(radius)
+        radius = self.within(radius)
         return _optimal_loss(instance, link_index(link), float(params.target_norm), radius)
 
     def lipschitz(self, link: str | int, radius: float) -> float:
         """``G = 2 L_f R_x / B``: the largest gradient norm of the loss on the ball ``||w|| <= radius``."""
-        bound = self._within(radius) * self.radius
+        bound = self.within(radius) * self.radius
         return 2.0 * glm_math.lipschitz(link_index(link), bound) * self.radius / self.scale
 
     def convex(self, link: str | int, radius: float) -> bool:
         """Whether the loss of ``f_link(w . x)`` is convex in ``w`` on ``||w|| <= radius`` for every
         target this stream can draw (then projected OGD's regret bound holds)."""
-        bound = self._within(radius) * self.radius
+        bound = self.within(radius) * self.radius
         low, high = self._target_range()
         return _is_convex(link_index(link), bound, low, high)
 
-    def _within(self, radius: Any) -> float:
-        """``radius`` (a model's ball) if it lies in ``(0, weight_radius]``: the loss scale ``B``
-        bounds every loss of a decision in the ball of ``weight_radius`` only."""
+    def within(self, radius: Any) -> float:
+        """``radius`` (a model's ball) if it lies in ``(0, weight_radius]``, else an
+        :class:`~mlcb.validation.InputError` naming the limit: the loss scale ``B`` bounds every
+        loss of a decision in the ball of ``weight_radius`` only (the GLM experts' family checks
+        each expert's ball with it before any work)."""
         if not (validation.is_real(radius) and 0 < radius <= self.weight_radius * (1.0 + 1e-12)):
             raise InputError(
                 f"radius must be a number in (0, {self.weight_radius:g}] (the stream's weight_radius, "

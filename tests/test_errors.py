@@ -232,7 +232,7 @@ def test_bad_expert_parameters(make, message):
             lambda: mlcb.simulate(
                 env="mlcb/GLM-v0", experts=[agents.make("ogd", link="exp", radius=180)] * 2
             ),
-            "experts[0]: link 'exp' on a ball of radius 180 reaches prediction errors of 9.44e+155 on this stream, whose square float64 cannot hold (its losses, gradients and L_k* overflow); lower the expert's radius",
+            "experts[0]: radius must be a number in (0, 1] (the stream's weight_radius, the ball its loss scale is sized for), got 180; beyond it losses are clipped at 1",
         ),
         (
             lambda: bco_rate(10, 0.01, lipschitz="x"),

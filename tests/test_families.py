@@ -72,16 +72,6 @@ def test_glm_heuristic_flags_on_both_radii():
     assert GLMS.heuristic(rescaled, envs.make("mlcb/GLM-v0")) == [True, True]
 
 
-def test_a_glm_ball_on_which_the_loss_passes_the_streams_scale_is_heuristic():
-    """The stream's scale B bounds |f - y| for balls up to its weight_radius (1): the affine link
-    stays within it at radius 3 (2 * 3 + 1.9 < B = 5.16) and passes it at 10, where the loss is
-    clipped and its gradients pass the rate's G: the rate is then no bound (it was flagged valid)."""
-    env = envs.make("mlcb/GLM-v0")
-    pool = [OnlineGradientDescent(link="affine", radius=r) for r in (1.0, 3.0, 10.0)]
-    assert GLMS.heuristic(pool, env) == [False, False, True]
-    assert GLMS.heuristic(pool, envs.make("mlcb/GLM-v0", weight_radius=10.0)) == [False, False, False]
-
-
 @pytest.mark.parametrize(
     ("name", "field", "held"),
     [
@@ -102,20 +92,27 @@ def test_numpy_scalars_are_taken_as_the_numbers_they_hold(name, field, held):
     assert agents.make(name, **{field: held}) == agents.make(name, **{field: float(held)})
 
 
-def test_a_glm_ball_whose_squared_errors_overflow_is_refused():
-    """Past the stream's weight_radius a link's errors grow with the ball: where their square is no
-    float (exp at radius 180 on the default stream, affine at 1e200) the losses, gradients and L_k*
-    overflowed (a negative pseudo-regret); such an expert is refused, naming it, before any work."""
+def test_a_glm_ball_beyond_the_streams_weight_radius_is_refused_before_any_work():
+    """The stream sizes its loss scale B for balls up to its weight_radius (1 by default). A larger
+    ball let the link pass B: losses clipped at 1 that the exact expected loss leaves out (a
+    pseudo-regret overstated), gradients past the rate's bound, and at radius 180 with the exp link
+    squares float64 cannot hold (a negative pseudo-regret). Such an expert is refused by index;
+    a stream sized for it takes it."""
     env = envs.make("mlcb/GLM-v0")
-    GLMS.check([OnlineGradientDescent(link="exp", radius=170.0)], env)
+    GLMS.check([OnlineGradientDescent(link="exp", radius=1.0)], env)
     for k, expert in (
         (0, OnlineGradientDescent(link="exp", radius=180.0)),
+        (1, OnlineGradientDescent(radius=1.5)),
         (1, OnlineGradientDescent(radius=1e200)),
     ):
         with pytest.raises(
-            ValueError, match=rf"experts\[{k}\]: link '\w+' on a ball of radius .* whose square"
+            ValueError,
+            match=rf"experts\[{k}\]: radius must be a number in \(0, 1\] \(the stream's weight_radius",
         ):
             GLMS.check([OnlineGradientDescent()] * k + [expert], env)
+    wide = envs.make("mlcb/GLM-v0", weight_radius=3.0)
+    GLMS.check([OnlineGradientDescent(link="affine", radius=r) for r in (1.0, 3.0)], wide)
+    assert GLMS.heuristic([OnlineGradientDescent(link="affine", radius=3.0)], wide) == [False]
 
 
 def test_bandit_heuristic_flags():
