@@ -352,8 +352,12 @@ def test_a_setting_too_large_for_any_machine_is_refused_at_once_with_the_estimat
     assert expected in text and "more than this machine's " in text
 
 
-def test_environment_parameters_too_large_are_refused_before_the_environment_is_built(monkeypatch, capsys):
-    """``n_arms = 10**8``: the trap's reward means alone are 8 GB, built before anything checked."""
+@pytest.mark.parametrize("n_arms", [10**8, 1e8], ids=["int", "whole-float"])
+def test_environment_parameters_too_large_are_refused_before_the_environment_is_built(
+    monkeypatch, capsys, n_arms
+):
+    """``n_arms = 10**8``: the trap's reward means alone are 8 GB, built before anything checked;
+    written ``1e8`` (as TOML and the command line may write it), it was not counted at all."""
     import envs.bandit
     from mlcb.engine import sizes
 
@@ -364,7 +368,9 @@ def test_environment_parameters_too_large_are_refused_before_the_environment_is_
 
     monkeypatch.setattr(envs.bandit, "trap_reward_means", never)
     with pytest.raises(InputError) as caught:
-        mlcb.engine.build(SimulationConfig(experts=(agents.make("ucb1"),) * 10, env_params={"n_arms": 10**8}))
+        mlcb.engine.build(
+            SimulationConfig(experts=(agents.make("ucb1"),) * 10, env_params={"n_arms": n_arms})
+        )
     assert str(caught.value) == (
         "env_params of mlcb/Trap-v0: this setting needs about 64.0 GB of memory (n_experts = 10 x n_arms = "
         "100,000,000 numbers of 8 bytes, held about 8 times while built and run), more than this machine's "

@@ -121,10 +121,12 @@ def check_environment_size(env: str, params: dict[str, Any]) -> None:
     cells = 1
     named = []
     for name in SIZE_PARAMETERS:
-        given = params.get(name, signature.parameters[name].default if name in signature.parameters else None)
-        if validation.is_real(given) and isinstance(given, int) and given > 1:
-            cells *= int(given)
-            named.append(f"{name} = {int(given):,}")
+        if name not in signature.parameters:  # not this environment's: named when it is made
+            continue
+        size = validation.whole_number(params.get(name, signature.parameters[name].default))
+        if size is not None and size > 1:  # (1e9 as 10**9: whole numbers however written)
+            cells *= size
+            named.append(f"{name} = {size:,}")
     own = getattr(target, "held_numbers", None)  # an environment that counts its own arrays
     if callable(own):
         merged = {
