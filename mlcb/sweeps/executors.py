@@ -98,7 +98,8 @@ def run_local(
     starts: collections.Counter[int] = collections.Counter()
     running: dict[Any, tuple[Any, int | None]] = {}  # connection -> (process, task index)
 
-    def start_worker() -> None:
+    def start_worker() -> Any:
+        """A new worker, idle; returns this process's end of its pipe."""
         ours, theirs = context.Pipe()
         process = context.Process(
             target=_worker, args=(theirs, os.getpid(), given, task), name="mlcb-sweep-worker"
@@ -106,6 +107,7 @@ def run_local(
         process.start()
         theirs.close()  # the worker holds the only other end: its death is an end of file here
         running[ours] = (process, None)
+        return ours
 
     def hand_out(connection: Any) -> None:
         process, _ = running[connection]
@@ -148,8 +150,7 @@ def run_local(
                 except (EOFError, OSError):  # dead, or died while writing its result
                     ended(connection)
                     if todo:
-                        start_worker()
-                        hand_out(list(running)[-1])
+                        hand_out(start_worker())
                     continue
                 except Exception as error:  # a result this process cannot read back
                     outcome, index, value = "error", running[connection][1], error
