@@ -400,13 +400,15 @@ def test_a_section_whose_figure_another_run_drew_over_is_computed_again(tiny, tm
 
 
 def _at_tiny_size(out) -> str:
-    """A script that runs `mlcb paper --out OUT -q` at the tiny size, in a process of its own."""
+    """A script that runs the program `mlcb paper --out OUT -q` at the tiny size, in a process of
+    its own."""
     return (
         "import importlib, sys\n"
         f"for name, size in {TINY!r}.items():\n"
         "    importlib.import_module(name).SIZES['quick'] = size\n"
-        "from mlcb.cli import main\n"
-        f"sys.exit(main(['paper', '--out', {str(out)!r}, '-q']))\n"
+        "from mlcb.cli import program\n"
+        f"sys.argv = ['mlcb', 'paper', '--out', {str(out)!r}, '-q']\n"
+        "sys.exit(program())\n"
     )
 
 
@@ -436,7 +438,8 @@ def test_an_interrupted_page_resumes_to_the_uninterrupted_ones(page, tmp_path):
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     finished = sorted(p.name for p in (out / "sections").glob("*.json"))
-    assert process.returncode == 130 and 0 < len(finished) < len(RUNNABLE), (process.returncode, finished)
+    assert process.returncode == 130, (process.returncode, err)
+    assert 0 < len(finished) < len(RUNNABLE), finished
     assert err == (
         f"mlcb: interrupted; finished sections are kept in {out / 'sections'}, the same command resumes "
         "from them (a section in progress starts over)\n"
@@ -452,6 +455,30 @@ def test_an_interrupted_page_resumes_to_the_uninterrupted_ones(page, tmp_path):
     strip = re.compile(r"written [0-9: -]+|\([0-9,]+ s\)")
     texts = (strip.sub("", (o / "index.html").read_text()) for o in (out, whole))
     assert next(texts) == next(texts)
+
+
+@pytest.mark.parametrize("running", [True, False])
+def test_the_program_ends_at_once_while_interrupted_sections_run(running):
+    """An interrupted `mlcb paper` leaves sections running in threads (compiled code cannot be
+    stopped); Python's shutdown beside them could abort the process (an exit status of -6 after
+    the message, on a loaded machine), so the program ends without it, its output flushed. Without
+    such a thread the program ends as any other."""
+    import subprocess
+    import sys
+
+    code = (
+        "import atexit, sys, threading, time\n"
+        "import mlcb.paper\n"
+        "from mlcb.cli import startup\n"
+        "atexit.register(print, 'shut down')\n"
+        f"if {running}:\n"
+        "    name = mlcb.paper.SECTION_THREAD + 'trap'\n"
+        "    threading.Thread(target=time.sleep, args=(60,), name=name, daemon=True).start()\n"
+        "print('interrupted', end='')\n"
+        "sys.exit(startup.end(130))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (130, "interrupted" if running else "interruptedshut down\n")
 
 
 def test_sections_run_at_once_give_the_numbers_of_one_run_alone(page, tiny, tmp_path):

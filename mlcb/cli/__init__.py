@@ -31,6 +31,7 @@ from mlcb.cli.output import LIST_SECTIONS
 from mlcb.cli.output import list_names as _list
 from mlcb.cli.output import print_summary as _print_summary
 from mlcb.cli.output import seconds as _number
+from mlcb.cli.startup import end as _end
 from mlcb.cli.startup import import_figures as _import_figures
 from mlcb.cli.startup import pause_collector as _pause_collector
 from mlcb.cli.startup import resume_collector as _resume_collector
@@ -762,12 +763,14 @@ def main(argv: list[str] | None = None) -> int:
 def program() -> int:
     """The ``mlcb`` program (the console script and ``python -m mlcb.cli``): :func:`main` in a
     process of its own, with Python's cycle collector paused while the command starts
-    (:func:`mlcb.cli.startup.pause_collector`)."""
+    (:func:`mlcb.cli.startup.pause_collector`), ended at once where an interrupt left sections
+    of ``mlcb paper`` running (:func:`mlcb.cli.startup.end`)."""
     _pause_collector()
     try:
-        return main()
+        code = main()
     finally:
         _resume_collector()
+    return _end(code)
 
 
 def _bug(error: BaseException) -> int:

@@ -1,10 +1,12 @@
-"""The ``mlcb`` program's start-up: Python's cycle collector paused while a command imports what
-it needs and reads its input, then what start-up built frozen out of the collector's sight
-(docs/design.md, "Start-up")."""
+"""The ``mlcb`` program's start-up and end: Python's cycle collector paused while a command imports
+what it needs and reads its input, then what start-up built frozen out of the collector's sight
+(docs/design.md, "Start-up"); and an interrupted ``mlcb paper`` ended without Python's shutdown."""
 
 from __future__ import annotations
 
 import gc
+import os
+import sys
 
 #: Set while :func:`mlcb.cli.program` has paused the cycle collector and not resumed it yet.
 _PAUSED: list[bool] = []
@@ -45,3 +47,23 @@ def import_figures() -> None:
     from mlcb.plot import _look
 
     _look.seaborn()
+
+
+def end(code: int) -> int:
+    """``code``, or, where an interrupted ``mlcb paper`` left sections running in threads of this
+    process, the end of the process at once with ``code`` (:func:`mlcb.cli.program` only).
+
+    Those threads run compiled code, which cannot be stopped, and the finished sections are already
+    saved (a section in progress starts over on the next run). Python's own shutdown with such
+    threads still running can abort the process (SIGABRT: the command's exit status then says
+    "killed" after it printed that it was interrupted), so the program flushes its output and
+    leaves without that shutdown."""
+    paper = sys.modules.get("mlcb.paper")
+    if paper is None or not paper.sections_running():
+        return code
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone away, or a stream closed: nothing to flush
+            pass
+    os._exit(code)

@@ -232,6 +232,18 @@ def reproduce(
         return page.write(root, {k: v for k, v in finished.items() if v is not None}, size=size, seed=seed)
 
 
+#: The start of the name of each thread in which :func:`reproduce` runs a section (then its key).
+SECTION_THREAD = "mlcb-paper-"
+
+
+def sections_running() -> bool:
+    """Whether a section that :func:`reproduce` started still runs in a thread of this process: after
+    an interrupt, the sections in progress go on until their compiled code returns (it cannot be
+    stopped), and ``mlcb paper`` ends its process at once rather than wait for them
+    (:func:`mlcb.cli.startup.end`)."""
+    return any(t.is_alive() and t.name.startswith(SECTION_THREAD) for t in threading.enumerate())
+
+
 def _at_once(
     keys: list[str], compute: Callable[[str], dict[str, Any]], save: Callable[[str, dict[str, Any]], None]
 ) -> None:
@@ -255,7 +267,7 @@ def _at_once(
             finished.put((key, None, error))
 
     for key in keys:
-        threading.Thread(target=work, args=(key,), name=f"mlcb-paper-{key}", daemon=True).start()
+        threading.Thread(target=work, args=(key,), name=f"{SECTION_THREAD}{key}", daemon=True).start()
     errors: dict[str, BaseException] = {}
     for _ in keys:
         key, record, error = finished.get()
