@@ -274,6 +274,8 @@ def resolve(
             f"dataset must be one of {', '.join(DATASETS)}, a Table (envs.tabular) or the path of a CSV "
             f"file, got {dataset!r}"
         )
+    if isinstance(dataset, str) and dataset.startswith("~"):
+        dataset = str(Path(dataset).expanduser())  # as a setting file's path is read (and pandas reads one)
     validation.regular_file("dataset", dataset)  # no such file, or a folder, a pipe, a device: by name
     if missing not in MISSING:
         raise InputError(f"missing must be one of {MISSING}, got {missing!r}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -263,3 +264,54 @@ def test_a_horizon_given_to_the_environment_is_refused_naming_its_home():
         mlcb.simulate(preset="ctg", env_params={"horizon": 300}, horizon=300, replications=1)
     assert "RealDataEnv has no parameter 'horizon'" in str(raised.value)
     assert "(the horizon is the setting's own: horizon=... in Python" in str(raised.value)
+
+
+def _csv(path: Path) -> Path:
+    """A small two-class CSV file at ``path``."""
+    rng = np.random.default_rng(0)
+    rows = [f"{a:.3f},{b:.3f},{c:.3f},{int(a + b > 1)}" for a, b, c in rng.random((40, 3))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("a,b,c,y\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_a_setting_files_data_path_is_read_from_its_folder(tmp_path, monkeypatch):
+    """A relative ``dataset`` in a setting or grid file means the file beside it, wherever the
+    command runs (it was read from the working directory: the same file meant other data, or none,
+    from another folder); ``~`` is the home folder. A path given on the command line stays the
+    working directory's."""
+    from mlcb.config.toml import load_toml
+    from mlcb.sweeps.grid import load_grid
+    from mlcb.validation import InputError
+
+    study = tmp_path / "study"
+    data = _csv(study / "data" / "mine.csv")
+    setting = study / "setting.toml"
+    setting.write_text(
+        'env = "mlcb/RealData-v0"\nhorizon = 30\nenv_params = { dataset = "data/mine.csv", label = "y" }\n'
+        '[[experts]]\nfamily = "ucb1"\ncount = 2\n'
+    )
+    grid = study / "grid.toml"
+    grid.write_text(
+        'preset = "ctg"\nhorizon = 30\nreplications = 1\n"env_params.label" = "y"\n'
+        '[grid]\n"env_params.dataset" = ["data/mine.csv", "~/elsewhere.csv"]\n'
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    _csv(tmp_path / "home" / "elsewhere.csv")
+    _, (config,) = load_toml(setting)
+    assert config.env_params["dataset"] == str(data)
+    settings = load_grid(grid).settings
+    assert [s.config.env_params["dataset"] for s in settings] == [
+        str(data),
+        str(tmp_path / "home" / "elsewhere.csv"),
+    ]
+    # given with the command line's --data, a relative path is the working directory's
+    _csv(elsewhere / "data" / "mine.csv")
+    _, (given,) = load_toml(setting, env_params={"dataset": "data/mine.csv"})
+    assert given.env_params["dataset"] == "data/mine.csv"
+    data.unlink()
+    with pytest.raises(InputError, match=re.escape(f"dataset: no such file '{data}'")):
+        mlcb.simulate(load_toml(setting)[1][0])

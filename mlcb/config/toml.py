@@ -38,7 +38,9 @@ def load_toml(path: str | Path, **fields: Any) -> SettingFile:
     stem) and one or more ``[[experts]]`` tables: ``family`` (a registered expert name, see
     ``mlcb list``, or the ``"module:Class"`` entry point of one), ``count`` (how many such
     experts, default 1) and the family's parameters. ``budget`` may be a list: one setting each
-    (a ``label`` then names each with its budget: ``"{label} M={budget}"``).
+    (a ``label`` then names each with its budget: ``"{label} M={budget}"``). A relative
+    ``env_params.dataset`` path is read from the file's folder, wherever the command runs
+    (:func:`mlcb.validation.data_paths_from`); one given in ``fields`` from the working directory.
     Names resolve only to what is registered (built in, or by a plugin module loaded first, e.g.
     with ``--plugin``); nothing named in the file is imported. docs/command-line.md describes the
     format.
@@ -81,6 +83,7 @@ def load_toml(path: str | Path, **fields: Any) -> SettingFile:
     ('two-ucb', [1, 2], 2)
     """
     path, data = validation.read_toml("target", path)
+    data = validation.data_paths_from(path, data)
     allowed = {f.name for f in dataclasses.fields(SimulationConfig)} | set(FILE_KEYS)
     unknown = sorted(set(data) - allowed)
     if unknown:
