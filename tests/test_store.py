@@ -677,6 +677,32 @@ def _huge_number(path: Path) -> None:
     )
 
 
+def _a_whole_number(number: str):
+    """Round 10 of the worst case written as ``number``: every whole number beyond 64 bits is
+    refused alike, from 2**63 (19 digits, once let through) to one of more digits than Python
+    reads by default (once a message about Python's own limit). The number is written as text:
+    Python does not write so long a number itself."""
+
+    def edit(path: Path) -> None:
+        _edit_metadata(path, lambda meta: meta["settings"]["mlcb M=1"]["theory"]["rounds"].__setitem__(0, -1))
+        text = (path / "metadata.json").read_text()
+        (path / "metadata.json").write_text(text.replace("[-1,", f"[{number},", 1))
+
+    return edit
+
+
+def _moved_onto(frame: pd.DataFrame, column: str, source, target) -> pd.DataFrame:
+    """The rows of setting 'mlcb M=1' at ``column == source`` moved to ``target``."""
+    moved = (frame["setting"] == "mlcb M=1") & (frame[column] == source)
+    return frame.assign(**{column: frame[column].where(~moved, target)})
+
+
+def _a_row_onto_another(frame: pd.DataFrame) -> pd.DataFrame:
+    """Replication 0's row at round 2 moved onto round 3: the counts of rows and of rounds hold."""
+    moved = (frame["setting"] == "mlcb M=1") & (frame["replication"] == 0) & (frame["round"] == 2)
+    return frame.assign(round=frame["round"].where(~moved, 3))
+
+
 def _a_setting_more(meta: dict) -> None:
     meta["settings"]["ghost"] = meta["settings"]["mlcb M=1"]
 
@@ -716,6 +742,14 @@ def _budget_of_rows(frame: pd.DataFrame) -> pd.DataFrame:
             "metadata.json: 'versions' must be an object, got ['mlcb 0.1']",
         ),
         (_huge_number, "is larger than a 64-bit integer"),
+        (
+            _a_whole_number("9300000000000000000"),
+            "the whole number 9300000000000000000 is larger than a 64-bit",
+        ),
+        (
+            _a_whole_number("1" + "0" * 5000),
+            "the whole number 100000000000...0000 (5,001 digits) is larger than",
+        ),
         # Rows that disagree with the metadata, or within a setting.
         (
             lambda p: _edit_metadata(p, _a_setting_more),
@@ -737,6 +771,26 @@ def _budget_of_rows(frame: pd.DataFrame) -> pd.DataFrame:
             lambda p: _edit_frame(p, "curves", lambda f: f.assign(round=f["round"] * 2)),
             "curves.parquet: setting 'mlcb M=1' is recorded from round 2 to 600, its metadata says rounds 1",
         ),
+        # A row moved onto another's place: every count holds, the means would not.
+        (
+            lambda p: _edit_frame(p, "curves", _a_row_onto_another),
+            "curves.parquet: setting 'mlcb M=1' has two rows at replication 0, round 3; a result holds one",
+        ),
+        (
+            lambda p: _edit_frame(p, "experts", lambda f: _moved_onto(f, "expert", 1, 0)),
+            "experts.parquet: setting 'mlcb M=1' has two rows at replication 0, round 1, expert 0; a result "
+            "holds one",
+        ),
+        (
+            lambda p: _edit_frame(p, "experts", lambda f: _moved_onto(f, "replication", 0, 7)),
+            "experts.parquet: setting 'mlcb M=1' has rows at replication 7, which curves.parquet does not hold"
+            "; the frames of a result share their replications",
+        ),
+        (
+            lambda p: _edit_frame(p, "experts", lambda f: _moved_onto(f, "round", 300, 299)),
+            "experts.parquet: setting 'mlcb M=1' has rows at checkpoint 299, which curves.parquet does not "
+            "hold; the frames of a result share their checkpoints",
+        ),
     ],
     ids=[
         "reference-list",
@@ -746,11 +800,17 @@ def _budget_of_rows(frame: pd.DataFrame) -> pd.DataFrame:
         "horizon-string",
         "versions-list",
         "huge-number",
+        "number-past-64-bits",
+        "number-past-python-digits",
         "setting-without-rows",
         "budget-disagrees",
         "best-expert-outside-pool",
         "deployed-too-often",
         "rounds-past-horizon",
+        "curves-row-onto-another",
+        "experts-row-onto-another",
+        "experts-other-replication",
+        "experts-other-checkpoint",
     ],
 )
 def test_a_result_with_foreign_contents_is_one_line_naming_the_file(saved, tmp_path, capsys, damage, message):
