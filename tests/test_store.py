@@ -163,6 +163,23 @@ def _bad_shape(path: Path) -> None:
         np.savez(handle, **arrays)
 
 
+def _of_another_setting(path: Path) -> None:
+    """The part replaced by replication 1 of another seed: arrays of the very same shapes and
+    index, once read as this setting's (the resumed numbers were then another setting's)."""
+    other = path.parent.parent.parent / "other-parts"
+    mlcb.simulate(preset="trap", budget=2, parts=other, **{**SMALL, "seed": SMALL["seed"] + 1})
+    (folder,) = other.iterdir()
+    path.write_bytes((folder / path.name).read_bytes())
+
+
+def _unrecorded(path: Path) -> None:
+    """The part without the setting it was made for, as an earlier mlcb wrote it."""
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data if name != "setting"}
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
 def _linked(path: Path) -> None:
     """The part replaced by a link to a valid copy of it outside the parts directory."""
     outside = path.parent.parent / "elsewhere.npz"
@@ -171,7 +188,9 @@ def _linked(path: Path) -> None:
     path.symlink_to(outside)
 
 
-@pytest.mark.parametrize("damage", [_truncate, _empty, _garbage, _mislabel, _bad_shape, _linked])
+@pytest.mark.parametrize(
+    "damage", [_truncate, _empty, _garbage, _mislabel, _bad_shape, _of_another_setting, _unrecorded, _linked]
+)
 def test_a_corrupt_part_is_named_set_aside_and_recomputed(tmp_path, monkeypatch, damage):
     full = mlcb.simulate(preset="trap", budget=2, parts=tmp_path / "parts", **SMALL)
     (folder,) = (tmp_path / "parts").iterdir()
@@ -185,6 +204,28 @@ def test_a_corrupt_part_is_named_set_aside_and_recomputed(tmp_path, monkeypatch,
     _assert_same(resumed, full)
     assert (folder / "replication-000001.npz.corrupt").is_file()
     assert engine.Replication.load(victim).index == 1  # recomputed and kept again
+
+
+def test_a_part_names_the_setting_it_was_made_for(tmp_path):
+    """A part records its folder's name, its setting's key: copied into another setting's
+    folder, it is refused by name, though its arrays have the very shapes of that setting's."""
+    grid = checkpoint_grid(300)
+    replication = engine.run_replications(
+        engine.build(presets.get("trap").config(1, horizon=300, replications=1)), 0, [0], 300, grid
+    )[0]
+    made = tmp_path / "0123456789abcdef" / "replication-000000.npz"
+    made.parent.mkdir()
+    replication.save(made)
+    assert engine.Replication.load(made, len(grid), 10).index == 0
+    copied = tmp_path / "fedcba9876543210" / made.name
+    copied.parent.mkdir()
+    copied.write_bytes(made.read_bytes())
+    with pytest.raises(ValueError) as caught:
+        engine.Replication.load(copied, len(grid), 10)
+    assert str(caught.value) == (
+        f"{copied}: not a valid replication part (made for setting '0123456789abcdef', not "
+        "'fedcba9876543210' of its folder)"
+    )
 
 
 def test_a_corrupt_part_is_one_line_on_the_command_line(tmp_path):
