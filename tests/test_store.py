@@ -812,6 +812,15 @@ def _budget_of_rows(frame: pd.DataFrame) -> pd.DataFrame:
             lambda p: _edit_frame(p, "curves", lambda f: f.assign(round=f["round"] * 2)),
             "curves.parquet: setting 'mlcb M=1' is recorded from round 2 to 600, its metadata says rounds 1",
         ),
+        # The sizes a setting records beside its config (a sweep's do), taken by the figures.
+        (
+            _edit_setting("n_experts", 99),
+            "metadata.json: setting 'mlcb M=1' has n_experts 99, its config says 10",
+        ),
+        (
+            _edit_setting("horizon", 3000),
+            "metadata.json: setting 'mlcb M=1' has horizon 3,000, its config says 300",
+        ),
         # A row moved onto another's place: every count holds, the means would not.
         (
             lambda p: _edit_frame(p, "curves", _a_row_onto_another),
@@ -848,6 +857,8 @@ def _budget_of_rows(frame: pd.DataFrame) -> pd.DataFrame:
         "best-expert-outside-pool",
         "deployed-too-often",
         "rounds-past-horizon",
+        "experts-disagree-with-config",
+        "horizon-disagrees-with-config",
         "curves-row-onto-another",
         "experts-row-onto-another",
         "experts-other-replication",
@@ -900,3 +911,4 @@ def test_a_folder_of_results_or_a_sweep_given_for_a_result_says_what_to_read(sav
     assert "grid is a sweep, not a saved mlcb result of one run: read it with mlcb.sweeps.load(" in str(
         caught.value
     )
+

@@ -297,6 +297,9 @@ def check_rows(path: Path, frames: list, metadata: dict) -> None:
             )
         pool = config.get("experts")
         k = len(pool) if isinstance(pool, list) else None
+        _check_sizes(path, label, settings[label], k, horizon)
+        said = settings[label].get("n_experts")
+        k = said if k is None and _is_whole(said, 1) else k
         mine = experts[experts["setting"] == label]
         _refuse_twice(path / "experts.parquet", label, mine, ["replication", "round", "expert"])
         for column, what in (("replication", "replication"), ("round", "checkpoint")):
@@ -331,6 +334,20 @@ def check_rows(path: Path, frames: list, metadata: dict) -> None:
                 f"{int(row['deployed'])} times by round {int(row['round'])}, more than once a round"
             )
         _check_setting_columns(path, label, config, {"curves": group, "experts": mine, "replications": rows})
+
+
+def _check_sizes(path: Path, label: str, setting: dict, pool: int | None, horizon: Any) -> None:
+    """An ``InputError`` naming ``metadata.json`` when the setting's own ``n_experts`` or
+    ``horizon`` (a sweep's settings record both) differs from its config's pool or horizon: the
+    figures take K from the first (the theorem's curve is drawn with it) and T from the frames."""
+    for name, said, recorded in (
+        ("n_experts", setting.get("n_experts"), pool),
+        ("horizon", setting.get("horizon"), horizon),
+    ):
+        if _is_whole(said, 1) and _is_whole(recorded, 1) and said != recorded:
+            raise InputError(
+                f"{path / METADATA}: setting {label!r} has {name} {said:,}, its config says {recorded:,}"
+            )
 
 
 def _refuse_twice(file: Path, label: str, frame: Any, keys: list[str]) -> None:
