@@ -912,3 +912,22 @@ def test_a_folder_of_results_or_a_sweep_given_for_a_result_says_what_to_read(sav
         caught.value
     )
 
+
+@pytest.mark.parametrize("target", ["loop", "missing"], ids=["loop-of-links", "missing-target"])
+def test_a_link_that_leads_nowhere_is_named_as_such(saved, tmp_path, capsys, target):
+    """A result, an --out or a figure folder that is a link round a loop, or to a missing path,
+    was 'no such folder' or 'cannot create the directory (File exists)': the line names the link
+    and says what it is, for the reader of results and for every writer."""
+    link = tmp_path / "loop"
+    link.symlink_to(target)
+    said = f"{link}: a symbolic link that leads to nothing (to a missing path, or round a loop of links)"
+    with pytest.raises(FileNotFoundError, match="leads to nothing"):
+        mlcb.load(link)
+    with pytest.raises(ValueError) as caught:
+        store.Store(link / "deeper", "trap")
+    assert str(caught.value) == f"--out {said}"
+    assert _one_line_error(capsys, main(["show", str(link)])) == f"mlcb: error: {said}"
+    assert (
+        _one_line_error(capsys, main(["plot", str(saved), "--out", str(link)]))
+        == f"mlcb: error: --out {said}"
+    )

@@ -543,12 +543,18 @@ def _not_a_result(path: Path) -> str:
     return f"{path} is not a saved mlcb result (missing {list(NAMES)})"
 
 
+#: What a symbolic link that leads to nothing is, in words.
+DANGLING = "a symbolic link that leads to nothing (to a missing path, or round a loop of links)"
+
+
 def read(path: str | Path) -> tuple[list, dict]:
     """The frames (curves, experts, replications) and the metadata of the result saved in
     ``path``, all checked (see the module docstring). A directory holding none of the files is a
     ``FileNotFoundError``; any other problem a ``ValueError`` naming the file."""
     path = validation.path("path", path)
     if not path.exists():
+        if path.is_symlink():
+            raise InputNotFound(f"{path}: {DANGLING}")
         raise InputNotFound(f"{path}: no such folder (a saved mlcb result is a folder, e.g. results/trap)")
     if not path.is_dir():
         raise InputNotFound(f"{path} is a file, not a saved mlcb result (a folder, e.g. results/trap)")

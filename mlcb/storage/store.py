@@ -87,6 +87,9 @@ def make_directory(path: Path, where: str = "") -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
+        dangling = next((p for p in (path, *path.parents) if p.is_symlink() and not p.exists()), None)
+        if dangling is not None:
+            raise InputError(f"{where}{dangling}: {result_files.DANGLING}") from None
         raise InputError(f"{where}{path}: cannot create the directory ({error.strerror})") from None
 
 
