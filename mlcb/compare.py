@@ -178,7 +178,23 @@ def comparison_configs(preset: str, entries: Iterable[Any] | None = None, **opti
             )
     if not configs:
         raise InputError("budget: none of the requested budgets is in the comparison")
+    _refuse_repeated(configs)
     return configs
+
+
+def _refuse_repeated(configs: list) -> None:
+    """An ``InputError`` when two settings of a comparison share a label (one policy at one budget
+    in two entries): a result holds each setting once, and the refusal, which came only when the
+    runs were joined, now comes before the first one starts."""
+    seen: set[str] = set()
+    for config in configs:
+        if config.label in seen:
+            raise InputError(
+                f"entries: policy {config.policy!r} at budget {config.budget} is named twice (setting "
+                f"{str(config.label)!r}); give each policy and budget once, or run the variants as two "
+                "comparisons with distinct label= and join them with mlcb.Result.concat"
+            )
+        seen.add(config.label)
 
 
 def compare(

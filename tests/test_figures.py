@@ -146,6 +146,28 @@ def test_the_budget_figure_keeps_pools_told_apart_by_their_labels_only():
     plt.close(grid.figure)
 
 
+def test_the_budget_figure_never_joins_two_budgets_into_one_line_against_t():
+    """Two pools at one budget and horizon, one of them also at another budget and horizon: named
+    by their labels without 'T=...', the two settings of pool A (M=1 at T=40, M=2 at T=80) were
+    one line against T, the theorem's curve drawn with the first one's M. They are two points."""
+    pools = {"A": [agents.make("ucb1")] * 10, "B": [agents.make("ucb1", c=3.0)] * 10}
+    settings = [("A", 1, 40), ("B", 1, 40), ("A", 2, 80)]
+    result = mlcb.Result.concat(
+        [
+            mlcb.simulate(
+                preset="trap", experts=pools[name], budget=m, horizon=t, label=f"{name} T={t}", replications=1
+            )
+            for name, m, t in settings
+        ]
+    )
+    grid = plot.budget(result)
+    against_t = grid.axes.ravel()[1]
+    texts = [" ".join(t.get_text().split()) for t in against_t.get_legend().get_texts()]
+    assert {"M=1 A", "M=2 A", "B"} <= set(texts) and "A" not in texts, texts
+    assert all(len(set(line.get_xdata())) == 1 for line in _drawn(against_t))  # no line joins two T
+    plt.close(grid.figure)
+
+
 def test_figure_arguments_of_the_wrong_kind_are_refused(equal_experts):
     with pytest.raises(TypeError) as caught:
         plot.theory(equal_experts, settings="mlcb M=1")  # was read as the settings 'm', 'l', ...

@@ -121,3 +121,18 @@ def test_a_figure_takes_a_result_or_its_folder_and_names_anything_else(result, t
             plot.draw(wrong, "regret")
     with pytest.raises(FileNotFoundError, match="no such folder"):
         plot.panels(tmp_path / "absent")
+
+
+def test_figures_write_the_characters_their_font_lacks_as_escapes():
+    """Two labels in a script the figures' font lacks were drawn as the same row of empty boxes:
+    the figures' copy writes each such character as its escape, so the labels stay apart; what
+    the font draws (accents, Greek, a check mark) and the page's copy are left as they are."""
+    runs = [
+        mlcb.simulate(preset="trap", budget=m, horizon=50, replications=1, label=label)
+        for m, label in ((1, "日本 é α ✓"), (2, "中国 é α ✓"))
+    ]
+    result = mlcb.Result.concat(runs)
+    shown = outputs.displayable(result, figure=True)
+    assert shown.settings == ["\\u65e5\\u672c é α ✓", "\\u4e2d\\u56fd é α ✓"]
+    assert set(shown.curves["setting"]) == set(shown.settings)
+    assert outputs.displayable(result) is result

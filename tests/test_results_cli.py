@@ -580,6 +580,9 @@ def _relabelled(result, tmp_path, label: str):
         ("mlcb M=1\x1b[2J\x1b]0;owned\x07\r\u202e", r"mlcb M=1\x1b[2J\x1b]0;owned\x07\r\u202e"),
         ("cost $x^$ and $$", "cost $x^$ and $$"),  # matplotlib read it as mathematics, and failed
         ("\u0007bell\x9b31m\ufeff", r"\x07bell\x9b31m\ufeff"),
+        # Characters the figures' font lacks: once an empty box each and a warning per character
+        # and figure; the page shows them as they are, the figures as their escapes.
+        ("M=1 \u65e5\u672c\u8a9e \u2713 \U0001f600", "M=1 \u65e5\u672c\u8a9e \u2713 \U0001f600"),
     ],
 )
 def test_report_and_plot_show_a_hostile_label_escaped_without_a_warning(

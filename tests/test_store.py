@@ -163,6 +163,23 @@ def _bad_shape(path: Path) -> None:
         np.savez(handle, **arrays)
 
 
+def _of_another_setting(path: Path) -> None:
+    """The part replaced by replication 1 of another seed: arrays of the very same shapes and
+    index, once read as this setting's (the resumed numbers were then another setting's)."""
+    other = path.parent.parent.parent / "other-parts"
+    mlcb.simulate(preset="trap", budget=2, parts=other, **{**SMALL, "seed": SMALL["seed"] + 1})
+    (folder,) = other.iterdir()
+    path.write_bytes((folder / path.name).read_bytes())
+
+
+def _unrecorded(path: Path) -> None:
+    """The part without the setting it was made for, as an earlier mlcb wrote it."""
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data if name != "setting"}
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
 def _linked(path: Path) -> None:
     """The part replaced by a link to a valid copy of it outside the parts directory."""
     outside = path.parent.parent / "elsewhere.npz"
@@ -171,7 +188,9 @@ def _linked(path: Path) -> None:
     path.symlink_to(outside)
 
 
-@pytest.mark.parametrize("damage", [_truncate, _empty, _garbage, _mislabel, _bad_shape, _linked])
+@pytest.mark.parametrize(
+    "damage", [_truncate, _empty, _garbage, _mislabel, _bad_shape, _of_another_setting, _unrecorded, _linked]
+)
 def test_a_corrupt_part_is_named_set_aside_and_recomputed(tmp_path, monkeypatch, damage):
     full = mlcb.simulate(preset="trap", budget=2, parts=tmp_path / "parts", **SMALL)
     (folder,) = (tmp_path / "parts").iterdir()
@@ -185,6 +204,28 @@ def test_a_corrupt_part_is_named_set_aside_and_recomputed(tmp_path, monkeypatch,
     _assert_same(resumed, full)
     assert (folder / "replication-000001.npz.corrupt").is_file()
     assert engine.Replication.load(victim).index == 1  # recomputed and kept again
+
+
+def test_a_part_names_the_setting_it_was_made_for(tmp_path):
+    """A part records its folder's name, its setting's key: copied into another setting's
+    folder, it is refused by name, though its arrays have the very shapes of that setting's."""
+    grid = checkpoint_grid(300)
+    replication = engine.run_replications(
+        engine.build(presets.get("trap").config(1, horizon=300, replications=1)), 0, [0], 300, grid
+    )[0]
+    made = tmp_path / "0123456789abcdef" / "replication-000000.npz"
+    made.parent.mkdir()
+    replication.save(made)
+    assert engine.Replication.load(made, len(grid), 10).index == 0
+    copied = tmp_path / "fedcba9876543210" / made.name
+    copied.parent.mkdir()
+    copied.write_bytes(made.read_bytes())
+    with pytest.raises(ValueError) as caught:
+        engine.Replication.load(copied, len(grid), 10)
+    assert str(caught.value) == (
+        f"{copied}: not a valid replication part (made for setting '0123456789abcdef', not "
+        "'fedcba9876543210' of its folder)"
+    )
 
 
 def test_a_corrupt_part_is_one_line_on_the_command_line(tmp_path):
@@ -677,6 +718,32 @@ def _huge_number(path: Path) -> None:
     )
 
 
+def _a_whole_number(number: str):
+    """Round 10 of the worst case written as ``number``: every whole number beyond 64 bits is
+    refused alike, from 2**63 (19 digits, once let through) to one of more digits than Python
+    reads by default (once a message about Python's own limit). The number is written as text:
+    Python does not write so long a number itself."""
+
+    def edit(path: Path) -> None:
+        _edit_metadata(path, lambda meta: meta["settings"]["mlcb M=1"]["theory"]["rounds"].__setitem__(0, -1))
+        text = (path / "metadata.json").read_text()
+        (path / "metadata.json").write_text(text.replace("[-1,", f"[{number},", 1))
+
+    return edit
+
+
+def _moved_onto(frame: pd.DataFrame, column: str, source, target) -> pd.DataFrame:
+    """The rows of setting 'mlcb M=1' at ``column == source`` moved to ``target``."""
+    moved = (frame["setting"] == "mlcb M=1") & (frame[column] == source)
+    return frame.assign(**{column: frame[column].where(~moved, target)})
+
+
+def _a_row_onto_another(frame: pd.DataFrame) -> pd.DataFrame:
+    """Replication 0's row at round 2 moved onto round 3: the counts of rows and of rounds hold."""
+    moved = (frame["setting"] == "mlcb M=1") & (frame["replication"] == 0) & (frame["round"] == 2)
+    return frame.assign(round=frame["round"].where(~moved, 3))
+
+
 def _a_setting_more(meta: dict) -> None:
     meta["settings"]["ghost"] = meta["settings"]["mlcb M=1"]
 
@@ -716,6 +783,14 @@ def _budget_of_rows(frame: pd.DataFrame) -> pd.DataFrame:
             "metadata.json: 'versions' must be an object, got ['mlcb 0.1']",
         ),
         (_huge_number, "is larger than a 64-bit integer"),
+        (
+            _a_whole_number("9300000000000000000"),
+            "the whole number 9300000000000000000 is larger than a 64-bit",
+        ),
+        (
+            _a_whole_number("1" + "0" * 5000),
+            "the whole number 100000000000...0000 (5,001 digits) is larger than",
+        ),
         # Rows that disagree with the metadata, or within a setting.
         (
             lambda p: _edit_metadata(p, _a_setting_more),
@@ -737,6 +812,35 @@ def _budget_of_rows(frame: pd.DataFrame) -> pd.DataFrame:
             lambda p: _edit_frame(p, "curves", lambda f: f.assign(round=f["round"] * 2)),
             "curves.parquet: setting 'mlcb M=1' is recorded from round 2 to 600, its metadata says rounds 1",
         ),
+        # The sizes a setting records beside its config (a sweep's do), taken by the figures.
+        (
+            _edit_setting("n_experts", 99),
+            "metadata.json: setting 'mlcb M=1' has n_experts 99, its config says 10",
+        ),
+        (
+            _edit_setting("horizon", 3000),
+            "metadata.json: setting 'mlcb M=1' has horizon 3,000, its config says 300",
+        ),
+        # A row moved onto another's place: every count holds, the means would not.
+        (
+            lambda p: _edit_frame(p, "curves", _a_row_onto_another),
+            "curves.parquet: setting 'mlcb M=1' has two rows at replication 0, round 3; a result holds one",
+        ),
+        (
+            lambda p: _edit_frame(p, "experts", lambda f: _moved_onto(f, "expert", 1, 0)),
+            "experts.parquet: setting 'mlcb M=1' has two rows at replication 0, round 1, expert 0; a result "
+            "holds one",
+        ),
+        (
+            lambda p: _edit_frame(p, "experts", lambda f: _moved_onto(f, "replication", 0, 7)),
+            "experts.parquet: setting 'mlcb M=1' has rows at replication 7, which curves.parquet does not hold"
+            "; the frames of a result share their replications",
+        ),
+        (
+            lambda p: _edit_frame(p, "experts", lambda f: _moved_onto(f, "round", 300, 299)),
+            "experts.parquet: setting 'mlcb M=1' has rows at checkpoint 299, which curves.parquet does not "
+            "hold; the frames of a result share their checkpoints",
+        ),
     ],
     ids=[
         "reference-list",
@@ -746,11 +850,19 @@ def _budget_of_rows(frame: pd.DataFrame) -> pd.DataFrame:
         "horizon-string",
         "versions-list",
         "huge-number",
+        "number-past-64-bits",
+        "number-past-python-digits",
         "setting-without-rows",
         "budget-disagrees",
         "best-expert-outside-pool",
         "deployed-too-often",
         "rounds-past-horizon",
+        "experts-disagree-with-config",
+        "horizon-disagrees-with-config",
+        "curves-row-onto-another",
+        "experts-row-onto-another",
+        "experts-other-replication",
+        "experts-other-checkpoint",
     ],
 )
 def test_a_result_with_foreign_contents_is_one_line_naming_the_file(saved, tmp_path, capsys, damage, message):
@@ -798,4 +910,24 @@ def test_a_folder_of_results_or_a_sweep_given_for_a_result_says_what_to_read(sav
         mlcb.load(tmp_path / "grid")
     assert "grid is a sweep, not a saved mlcb result of one run: read it with mlcb.sweeps.load(" in str(
         caught.value
+    )
+
+
+@pytest.mark.parametrize("target", ["loop", "missing"], ids=["loop-of-links", "missing-target"])
+def test_a_link_that_leads_nowhere_is_named_as_such(saved, tmp_path, capsys, target):
+    """A result, an --out or a figure folder that is a link round a loop, or to a missing path,
+    was 'no such folder' or 'cannot create the directory (File exists)': the line names the link
+    and says what it is, for the reader of results and for every writer."""
+    link = tmp_path / "loop"
+    link.symlink_to(target)
+    said = f"{link}: a symbolic link that leads to nothing (to a missing path, or round a loop of links)"
+    with pytest.raises(FileNotFoundError, match="leads to nothing"):
+        mlcb.load(link)
+    with pytest.raises(ValueError) as caught:
+        store.Store(link / "deeper", "trap")
+    assert str(caught.value) == f"--out {said}"
+    assert _one_line_error(capsys, main(["show", str(link)])) == f"mlcb: error: {said}"
+    assert (
+        _one_line_error(capsys, main(["plot", str(saved), "--out", str(link)]))
+        == f"mlcb: error: --out {said}"
     )

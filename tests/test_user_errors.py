@@ -527,6 +527,11 @@ def test_compare_takes_one_budget_as_an_int():
         ({"entries": [("mlcb", 2)]}, None, None),
         ({"entries": [("mlcb", (1, 1))]}, ValueError, r"entries: budgets of 'mlcb' must be .*repeated: 1"),
         ({"entries": [("mlcb",)]}, ValueError, r"entries: each must be an Entry or \(policy, budgets"),
+        (
+            {"entries": [("mlcb", (1, 2)), ("mlcb", (2,))]},
+            ValueError,
+            r"entries: policy 'mlcb' at budget 2 is named twice \(setting 'mlcb M=2'\); give each policy",
+        ),
         ({"entries": [(5, (1,))]}, ValueError, r"entries: a policy must be a name \(str\), got 5"),
         ({"entries": [("mlcb", (1,), "x")]}, ValueError, r"entries: policy_params of 'mlcb' must be a dict"),
         (

@@ -562,7 +562,8 @@ def _lines(table: pd.DataFrame, others: list[str], dimension: str) -> pd.Series:
     values ``others`` that vary (the policy alone where none does); where two settings would then
     share a point (pools of one's own at one budget, told apart by their labels only), by each
     setting's label with its ``dimension=value`` left out, so that no setting is averaged into
-    another's point."""
+    another's point, and prefixed by its values of ``others`` where a line named so would join
+    settings that differ in them (two budgets drawn as one line against T)."""
     if others:
         line = table[others].astype(str).agg(functools.partial(_line_label, tuple(others)), axis=1)
     else:
@@ -574,7 +575,11 @@ def _lines(table: pd.DataFrame, others: list[str], dimension: str) -> pd.Series:
         token = rf"(?<!\S){dimension}\s*=\s*{int(row[dimension])}(?!\S)"
         return " ".join(re.sub(token, " ", str(row["setting"])).split()) or str(row["setting"])
 
-    return table.apply(without, axis=1)
+    named = table.apply(without, axis=1)
+    if not others:
+        return named
+    mixed = table.assign(named=named).groupby("named")[others].nunique().max(axis=1) > 1
+    return named.where(~named.isin(mixed[mixed].index), line + " " + named)
 
 
 def _shape(dimension: str, x: np.ndarray, row: pd.Series) -> np.ndarray | None:

@@ -26,6 +26,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -136,10 +137,38 @@ def draw(result: Any, name: str) -> Any:
 
 
 def _display(text: str, figure: bool) -> str:
-    """``text`` as it is displayed: control characters escaped; for a figure, ``$`` too (matplotlib
-    reads the text between two ``$`` as mathematical notation, and fails on some)."""
+    """``text`` as it is displayed: control characters escaped; for a figure, each character the
+    figures' fonts cannot draw too (:func:`_drawable`), and ``$`` (matplotlib reads the text
+    between two ``$`` as mathematical notation, and fails on some)."""
     text = printable(text)
-    return text.replace("$", "\\$") if figure else text
+    return _drawable(text).replace("$", "\\$") if figure else text
+
+
+def _drawable(text: str) -> str:
+    """``text`` with each character that the figures' fonts lack written as its escape
+    (``\\u65e5``): matplotlib drew it as an empty box, the same for every such character (two
+    labels in another script then read alike in a legend), and printed a warning of two lines for
+    each character and figure."""
+    drawn = _font_characters()
+    if drawn is None or all(ord(c) in drawn for c in text):
+        return text
+    return "".join(c if ord(c) in drawn else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+@functools.lru_cache(maxsize=1)
+def _font_characters() -> frozenset[int] | None:
+    """The characters the fonts of the figures' style can draw (the font matplotlib chooses and
+    those it falls back on), or ``None`` where they cannot be told (then none is escaped)."""
+    try:
+        from matplotlib import font_manager
+
+        from mlcb.plot._look import style
+
+        with style():
+            paths = font_manager.fontManager._find_fonts_by_props(font_manager.FontProperties())
+        return frozenset(code for path in paths for code in font_manager.get_font(path).get_charmap())
+    except Exception:  # another matplotlib: draw the text as it is, as before
+        return None
 
 
 def _display_text(value: Any, figure: bool) -> Any:

@@ -27,7 +27,7 @@ import numpy as np
 from mlcb.errors import CorruptPartWarning
 from mlcb.storage.result_files import open_regular, read_json
 from mlcb.storage.store import REFERENCES, aside_name, write_file
-from mlcb.validation import InputError
+from mlcb.validation import InputError, shown
 
 
 @dataclass
@@ -65,12 +65,16 @@ class Replication:
     def save(self, path: Path) -> None:
         """Write to ``path`` (``.npz``) atomically and durably: into a unique temporary name,
         flushed and fsync'ed, then ``os.replace``'d; a reader never sees half a file, and
-        concurrent writers never share a temporary file."""
+        concurrent writers never share a temporary file. The part records the name of its
+        folder, its setting's key, which :meth:`load` checks: a part copied into the folder of
+        another setting is never read as one of its replications."""
+        path = Path(path)
         arrays = {name: getattr(self, name) for name in self._ARRAYS}
         write_file(
-            Path(path),
+            path,
             lambda handle: np.savez(
                 handle,
+                setting=np.str_(path.parent.name),
                 index=self.index,
                 best_expert=self.best_expert,
                 best_loss=self.best_loss,
@@ -89,8 +93,10 @@ class Replication:
     ) -> Replication:
         """Read a part written by :meth:`save` (never unpickling anything) and validate it: every
         array present with the shapes of its setting (``checkpoints`` C, ``n_experts`` K and
-        ``trace_rounds`` where given), its stored index equal to the file name's. Any problem is a
-        ``ValueError`` naming the file."""
+        ``trace_rounds`` where given), its stored index equal to the file name's and its stored
+        setting the name of its folder (a part of another setting, another seed or horizon, say,
+        copied there has arrays of the very same shapes). Any problem is a ``ValueError`` naming
+        the file."""
         path = Path(path)
         handle = open_regular(path)  # a link or no regular file: a ValueError naming it
         try:
@@ -107,12 +113,15 @@ class Replication:
                         raise InputError(f"missing arrays {missing}")
                     arrays = {name: data[name] for name in cls._ARRAYS}
                     scalars = {name: data[name] for name in ("index", "best_expert", "best_loss", "exceeded")}
+                    setting = data["setting"] if "setting" in data else None
         except ValueError as error:
             raise InputError(f"{path}: not a valid replication part ({_first_line(error)})") from None
         except Exception as error:  # zip, pickle, EOF and OS errors of a damaged file
             what = f"{type(error).__name__}: {_first_line(error)}"
             raise InputError(f"{path}: not a valid replication part ({what})") from None
         problem = _shape_problem(scalars, arrays, checkpoints, n_experts, trace_rounds)
+        if problem is None:
+            problem = _setting_problem(setting, path.parent.name)
         if problem is None:
             stem = path.name.split(".")[0]
             expected = stem.removeprefix("replication-")
@@ -131,6 +140,17 @@ class Replication:
             exceeded=bool(scalars["exceeded"]),
             **arrays,
         )
+
+
+def _setting_problem(setting: np.ndarray | None, folder: str) -> str | None:
+    """What is wrong with the setting a part records, read in the folder ``folder``, or ``None``."""
+    if setting is None:
+        return "it records no setting (written by an earlier mlcb)"
+    if setting.shape != () or setting.dtype.kind != "U":
+        return f"setting must be a string, got {setting.dtype} {setting.shape}"
+    if str(setting) != folder:
+        return f"made for setting {shown(str(setting), 40)}, not {shown(folder, 40)} of its folder"
+    return None
 
 
 def _first_line(error: BaseException) -> str:

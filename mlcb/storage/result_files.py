@@ -142,7 +142,8 @@ LARGEST_WHOLE = 2**63 - 1
 
 def _whole(text: str) -> int:
     """A JSON whole number, refused (a ``ValueError``) beyond :data:`LARGEST_WHOLE` in size."""
-    if len(text.lstrip("-")) > 19 and abs(int(text)) > LARGEST_WHOLE:
+    digits = len(text.lstrip("-"))  # JSON has no leading zeros: 20 digits or more is too large
+    if digits > 19 or (digits == 19 and abs(int(text)) > LARGEST_WHOLE):
         shown = text if len(text) <= 24 else f"{text[:12]}...{text[-4:]} ({len(text.lstrip('-')):,} digits)"
         raise InputError(f"the whole number {shown} is larger than a 64-bit integer")
     return int(text)
@@ -266,7 +267,8 @@ def check_rows(path: Path, frames: list, metadata: dict) -> None:
     from round 1 to the horizon (``config.horizon``), ``R * C`` rows of curves, ``R * C * K`` of
     experts (``K`` experts, ``expert < K``, none deployed more often than once a round) and ``R``
     of replications (``best_expert < K``), and one policy, budget and calibration, those of its
-    ``config``."""
+    ``config``. Each row is there once: one per replication and checkpoint in curves, one per
+    replication, checkpoint and expert in experts, on the replications and checkpoints of curves."""
     curves, experts, replications = frames
     settings = metadata["settings"]
     for label, group in curves.groupby("setting", sort=False):
@@ -280,6 +282,7 @@ def check_rows(path: Path, frames: list, metadata: dict) -> None:
                 f"{path / 'curves.parquet'}: setting {label!r} holds {runs} replication(s), its metadata "
                 f"says {declared}"
             )
+        _refuse_twice(path / "curves.parquet", label, group, ["replication", "round"])
         if len(group) != runs * points:
             raise InputError(
                 f"{path / 'curves.parquet'}: setting {label!r} has {len(group)} rows, expected {runs} "
@@ -294,7 +297,18 @@ def check_rows(path: Path, frames: list, metadata: dict) -> None:
             )
         pool = config.get("experts")
         k = len(pool) if isinstance(pool, list) else None
+        _check_sizes(path, label, settings[label], k, horizon)
+        said = settings[label].get("n_experts")
+        k = said if k is None and _is_whole(said, 1) else k
         mine = experts[experts["setting"] == label]
+        _refuse_twice(path / "experts.parquet", label, mine, ["replication", "round", "expert"])
+        for column, what in (("replication", "replication"), ("round", "checkpoint")):
+            stray = sorted(set(mine[column]) - set(group[column]))
+            if stray:
+                raise InputError(
+                    f"{path / 'experts.parquet'}: setting {label!r} has rows at {what} {int(stray[0]):,}, "
+                    f"which curves.parquet does not hold; the frames of a result share their {what}s"
+                )
         expected = runs * points * (k if k is not None else max(1, mine["expert"].nunique()))
         if len(mine) != expected or (k is not None and len(mine) and int(mine["expert"].max()) >= k):
             raise InputError(
@@ -320,6 +334,31 @@ def check_rows(path: Path, frames: list, metadata: dict) -> None:
                 f"{int(row['deployed'])} times by round {int(row['round'])}, more than once a round"
             )
         _check_setting_columns(path, label, config, {"curves": group, "experts": mine, "replications": rows})
+
+
+def _check_sizes(path: Path, label: str, setting: dict, pool: int | None, horizon: Any) -> None:
+    """An ``InputError`` naming ``metadata.json`` when the setting's own ``n_experts`` or
+    ``horizon`` (a sweep's settings record both) differs from its config's pool or horizon: the
+    figures take K from the first (the theorem's curve is drawn with it) and T from the frames."""
+    for name, said, recorded in (
+        ("n_experts", setting.get("n_experts"), pool),
+        ("horizon", setting.get("horizon"), horizon),
+    ):
+        if _is_whole(said, 1) and _is_whole(recorded, 1) and said != recorded:
+            raise InputError(
+                f"{path / METADATA}: setting {label!r} has {name} {said:,}, its config says {recorded:,}"
+            )
+
+
+def _refuse_twice(file: Path, label: str, frame: Any, keys: list[str]) -> None:
+    """An ``InputError`` naming ``file`` when two rows of setting ``label`` share the values of
+    ``keys`` (a replication recorded twice at one checkpoint, say): the counts of rows alone
+    would not tell a row moved onto another's place, and the mean over the rows would be wrong."""
+    twice = frame.duplicated(keys)
+    if twice.any():
+        row = frame[twice].iloc[0]
+        at = ", ".join(f"{key} {int(row[key]):,}" for key in keys)
+        raise InputError(f"{file}: setting {label!r} has two rows at {at}; a result holds one")
 
 
 def _plain(value: Any) -> Any:
@@ -504,12 +543,18 @@ def _not_a_result(path: Path) -> str:
     return f"{path} is not a saved mlcb result (missing {list(NAMES)})"
 
 
+#: What a symbolic link that leads to nothing is, in words.
+DANGLING = "a symbolic link that leads to nothing (to a missing path, or round a loop of links)"
+
+
 def read(path: str | Path) -> tuple[list, dict]:
     """The frames (curves, experts, replications) and the metadata of the result saved in
     ``path``, all checked (see the module docstring). A directory holding none of the files is a
     ``FileNotFoundError``; any other problem a ``ValueError`` naming the file."""
     path = validation.path("path", path)
     if not path.exists():
+        if path.is_symlink():
+            raise InputNotFound(f"{path}: {DANGLING}")
         raise InputNotFound(f"{path}: no such folder (a saved mlcb result is a folder, e.g. results/trap)")
     if not path.is_dir():
         raise InputNotFound(f"{path} is a file, not a saved mlcb result (a folder, e.g. results/trap)")

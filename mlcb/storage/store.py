@@ -17,8 +17,9 @@ Parts
     Every finished replication is kept as ``OUT/NAME/.parts/<setting key>/replication-N.npz``
     (written under a unique temporary name, fsync'ed, then ``os.replace``'d), and survives the
     replacement of the result. A run removes only the parts of its own settings, and only after
-    its result is saved. A part that cannot be read, has arrays of the wrong shape for its setting
-    or whose stored index differs from its file name is named in a warning, renamed
+    its result is saved. A part that cannot be read, has arrays of the wrong shape for its setting,
+    or whose stored index or setting key differs from its file's or its folder's name is named in
+    a warning, renamed
     ``*.corrupt`` and recomputed (:func:`mlcb.engine.load_parts`).
 Overwrite is a decision, and replaces only what mlcb wrote
     :meth:`Store.check_experiment` refuses an ``OUT/NAME`` that holds a different experiment (other
@@ -86,6 +87,9 @@ def make_directory(path: Path, where: str = "") -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
+        dangling = next((p for p in (path, *path.parents) if p.is_symlink() and not p.exists()), None)
+        if dangling is not None:
+            raise InputError(f"{where}{dangling}: {result_files.DANGLING}") from None
         raise InputError(f"{where}{path}: cannot create the directory ({error.strerror})") from None
 
 
