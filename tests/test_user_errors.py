@@ -198,6 +198,41 @@ TOML_CASES = [
         "checkpoints must be an integer in [1, 100_000]",
     ),
     ("calibration-int", "calibration = 3\n" + SETTING + EXPERTS, [], "calibration must be a string"),
+    (
+        "calibration-control-codes",  # recorded and shown as a label is: checked as one
+        'calibration = "a\\u001b[31mb"\n' + SETTING + EXPERTS,
+        [],
+        "calibration must be 1 to 120 printable characters (no line breaks, tabs or control codes), "
+        "not blank, got 'a\\x1b[31mb'",
+    ),
+    (
+        "calibration-option-on-a-file",  # was dropped without a word: the result said "custom"
+        SETTING + EXPERTS,
+        ["--calibration", "practical"],
+        "calibration: --calibration picks a preset's constants; setting.toml is a setting file, which "
+        "sets its own: write them in the file (policy_params, the experts' parameters) and name them "
+        "with its calibration key",
+    ),
+    (
+        "smoothing-empty",  # was taken for the family's default
+        'smoothing = ""\n' + SETTING + EXPERTS,
+        [],
+        "smoothing must be one of ('counts', 'average', 'uniform', 'last') for bandit experts, got ''",
+    ),
+    *[  # several budgets: the labels were " M=1", " M=2"
+        (f"label-{name}-several-budgets", text + SETTING + EXPERTS, extra, message)
+        for name, text, extra, message in [
+            (
+                "empty",
+                'label = ""\nbudget = [1, 2]\n',
+                [],
+                "label must be 1 to 120 printable characters (no line breaks, tabs or control codes), "
+                "not blank, got ''",
+            ),
+            ("option-blank", "", ["--setting-label", " ", "--budget", "1", "2"], "not blank, got ' '"),
+            ("option-tab", "", ["--setting-label", "a\tb", "--budget", "1", "2"], "not blank, got 'a\\tb'"),
+        ]
+    ],
     ("not-toml", "horizon = = 1\n", [], "setting.toml: not valid TOML: Invalid value (at line 1, column 11)"),
 ]
 
@@ -232,6 +267,16 @@ COMMAND_CASES = [
         "run-replications-huge",
         ["run", "trap", "--replications", str(MAX_REPLICATIONS + 1)],
         "replications must be an integer in [1, 1_000_000]",
+    ),
+    (
+        "run-calibration-empty",  # was taken for the preset's default
+        ["run", "trap", "--calibration", ""],
+        "calibration must be one of ['authors', 'authors-rates', 'practical', 'theory'] for preset 'trap', got ''",
+    ),
+    (
+        "run-setting-label-empty",  # the trap's three budgets: was " M=1", " M=2", " M=4"
+        ["run", "trap", "--setting-label", ""],
+        "label must be 1 to 120 printable characters (no line breaks, tabs or control codes), not blank, got ''",
     ),
     (
         "compare-policy-unknown",
@@ -369,6 +414,40 @@ def test_config_refuses_with_the_parameter_named(changes, error, message):
     (what needs the environment or the policy), before any work."""
     with pytest.raises(error, match=message):
         mlcb.engine.build(_config(**changes))
+
+
+def test_only_none_means_a_default_through_every_door(no_work):
+    """An empty calibration or smoothing was taken for the default (a grid could list "" and
+    "theory" as two settings), and a calibration that is no string was Python's "unhashable
+    type"; each is now refused by name, the same way from Python, a grid and the command line
+    (the cases above)."""
+    from mlcb import presets
+    from mlcb.sweeps.grid import make_grid
+
+    names = "calibration must be one of ['authors', 'authors-rates', 'practical', 'theory'] for preset 'trap', got "
+    grid = {"preset": "trap", "horizon": 100, "replications": 1}
+    for given, shown in (("", "''"), (["theory"], "['theory']"), ({"a": 1}, "{'a': 1}")):
+        for call in (
+            lambda given=given: presets.get("trap").config(1, given),
+            lambda given=given: mlcb.simulate(preset="trap", calibration=given, horizon=100, replications=1),
+            lambda given=given: comparison_configs("trap", calibration=given, horizon=100),
+        ):
+            with pytest.raises(ValueError) as caught:
+                call()
+            assert str(caught.value) == names + shown
+        with pytest.raises(ValueError) as caught:
+            make_grid({**grid, "grid": {"calibration": [given]}})
+        assert str(caught.value).endswith(" is invalid: " + names + shown)
+    with pytest.raises(ValueError) as caught:
+        make_grid({**grid, "smoothing": ""})
+    assert str(caught.value) == (
+        "grid: the shared setting is invalid: smoothing must be one of ('counts', 'average', "
+        "'uniform', 'last') for bandit experts, got ''"
+    )
+    with pytest.raises(ValueError, match=r"^calibration must be 1 to 120 printable characters .*, got ' '$"):
+        _config(calibration=" ")
+    assert _config(smoothing=None).smoothing == "counts"
+    assert presets.get("trap").config(1, None).calibration == "theory"
 
 
 def test_config_bounds_are_inclusive(monkeypatch):

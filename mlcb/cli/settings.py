@@ -68,6 +68,12 @@ def _target_configs(args: argparse.Namespace) -> tuple[str, list]:
     if args.target.endswith(".toml"):
         from mlcb.config.toml import load_toml
 
+        if getattr(args, "calibration", None) is not None:  # was dropped without a word
+            raise InputError(
+                f"calibration: --calibration picks a preset's constants; {Path(args.target).name} is a "
+                "setting file, which sets its own: write them in the file (policy_params, the experts' "
+                "parameters) and name them with its calibration key"
+            )
         fields = overrides(args)
         if data_params(args):  # --data and --label update the file's env_params
             check_data_target(toml_env(args.target), Path(args.target).name, args)

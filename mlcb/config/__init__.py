@@ -262,6 +262,7 @@ class SimulationConfig:
                 )
         if not isinstance(self.calibration, str):
             raise InputError(f"calibration must be a string (a label), got {self.calibration!r}")
+        validation.label("calibration", self.calibration)  # shown and saved as a label is
         object.__setattr__(self, "experts", _pool(self.experts))
         for name, maximum in (
             ("horizon", MAX_HORIZON),
@@ -273,7 +274,7 @@ class SimulationConfig:
         object.__setattr__(self, "budget", validation.budget(self.budget, len(self.experts)))
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "delta", validation.open_unit("delta", self.delta))
-        smoothing = self.smoothing or family.smoothing[0]
+        smoothing = family.smoothing[0] if self.smoothing is None else self.smoothing  # ("": refused)
         allowed = tuple(family.smoothing)
         if smoothing not in allowed:
             raise InputError(
