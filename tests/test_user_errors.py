@@ -358,6 +358,32 @@ def test_cli_refuses_in_a_fresh_process(case_id, tmp_path):
     _assert_refused(done.returncode, done.stdout, done.stderr, expected, results)
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--timeout", "nan"], "timeout must be a number of seconds in (0, 3600], got nan"),
+        (
+            ["--scheduler", "tcp://127.0.0.1:9"],
+            "scheduler: an address is only used with executor 'dask' (--executor dask)",
+        ),
+        (["--workers", "0"], "workers must be an integer >= 1, got 0"),
+        (["--block", "1e7"], "block must be an integer in [1, 1_000_000], got 10000000"),
+        (["--executor", "slurm"], "executor must be one of ('local', 'dask'), got 'slurm'"),
+    ],
+    ids=lambda value: value[0] if isinstance(value, list) else "",
+)
+def test_sweep_options_are_refused_before_its_first_line(option, message, tmp_path, capsys):
+    """A sweep printed its first line (its settings and replications, as when it starts) and then
+    refused its options; now the options are checked with the grid, before anything is said."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text('preset = "trap"\nhorizon = 100\nreplications = 1\n')
+    status = main(["sweep", str(grid), "--out", str(tmp_path / "out"), "--quiet", *option])
+    captured = capsys.readouterr()
+    assert (status, captured.out) == (2, "")
+    assert captured.err == f"mlcb: error: {message}\n"
+    assert not (tmp_path / "out").exists()
+
+
 def test_default_name_from_the_file_must_be_plain(tmp_path, capsys, no_work):
     setting = tmp_path / "my setting.toml"
     setting.write_text(SETTING + EXPERTS)

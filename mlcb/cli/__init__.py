@@ -534,13 +534,15 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    """Validate the whole grid, then run its tasks (:func:`mlcb.sweeps.sweep`); failed tasks are
-    listed with their settings and the status is 1."""
-    from mlcb import sweeps
+    """Validate the whole grid and the options, then run its tasks (:func:`mlcb.sweeps.sweep`);
+    failed tasks are listed with their settings and the status is 1."""
+    from mlcb import sweeps, validation
 
     grid = sweeps.load_grid(args.grid, progress=not args.quiet)  # every setting validated before work
-    if args.executor not in sweeps.EXECUTORS:
-        raise InputError(f"executor must be one of {sweeps.EXECUTORS}, got {args.executor!r}")
+    # The executor's options too, before the sweep's first line (a refusal came after it).
+    sweeps._check_options(args.executor, args.scheduler, args.timeout, args.workers)
+    if args.block is not None:
+        validation.integer("block", args.block, maximum=10**6)
     _resume_collector()
     print(f"sweep {grid.name}: {len(grid.settings)} setting(s) x {grid.replications} replication(s)")
     outcome = sweeps.sweep(
