@@ -214,6 +214,13 @@ TOML_CASES = [
         "with its calibration key",
     ),
     (
+        "delta-below-a-normal-delta-prime",  # delta / 2K was 0: a ZeroDivisionError, a bug's traceback
+        "delta = 5e-324\n" + SETTING + EXPERTS,
+        [],
+        "delta must be a number in (0, 1) whose delta / 2K is a normal float64 (the experts' rates are "
+        "read there): at least 8.9e-308 for K = 2 experts, got 5e-324",
+    ),
+    (
         "smoothing-empty",  # was taken for the family's default
         'smoothing = ""\n' + SETTING + EXPERTS,
         [],
@@ -433,6 +440,11 @@ def _config(**changes):
         ({"env_params": [("reward_means", [[0.5]])]}, ValueError, r"env_params must be a dict"),
         ({"policy_params": "fast"}, ValueError, r"policy_params must be a dict"),
         ({"calibration": None}, ValueError, r"calibration must be a string"),
+        (
+            {"delta": 1e-310},
+            ValueError,
+            r"whose delta / 2K is a normal float64 .*: at least 8.9e-308 for K = 2",
+        ),
     ],
 )
 def test_config_refuses_with_the_parameter_named(changes, error, message):

@@ -21,6 +21,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -274,6 +275,7 @@ class SimulationConfig:
         object.__setattr__(self, "budget", validation.budget(self.budget, len(self.experts)))
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "delta", validation.open_unit("delta", self.delta))
+        _check_delta_prime(self.delta, len(self.experts))
         smoothing = family.smoothing[0] if self.smoothing is None else self.smoothing  # ("": refused)
         allowed = tuple(family.smoothing)
         if smoothing not in allowed:
@@ -381,6 +383,19 @@ class SimulationConfig:
                 "told from another; give the expert's class a get_params() method that returns what decides "
                 "its numbers as plain values (numbers, strings, lists, dicts, arrays), or run without parts"
             )
+
+
+def _check_delta_prime(delta: float, n_experts: int) -> None:
+    """An :class:`~mlcb.validation.InputError` when ``delta' = delta / (2K)``, the level at which
+    the experts' rates are read, is no normal float64: a ``delta`` of ``5e-324`` made it 0, and a
+    rate divided by it stopped the run with a ``ZeroDivisionError``. A tiny ``delta'`` that is
+    normal is taken (the rates may then be infinite, which the certificate reports)."""
+    if delta / (2.0 * n_experts) < sys.float_info.min:
+        lowest = 2.0 * n_experts * sys.float_info.min
+        raise InputError(
+            f"delta must be a number in (0, 1) whose delta / 2K is a normal float64 (the experts' rates "
+            f"are read there): at least {lowest:.3g} for K = {n_experts:,} experts, got {delta!r}"
+        )
 
 
 class _DefaultLabel(str):
