@@ -391,6 +391,48 @@ def test_sweep_options_are_refused_before_its_first_line(option, message, tmp_pa
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["run", "trap", "--budget", "1", "-M", "2", "4"],
+            "argument --budget/-M: given twice; give it once with every value: -M 1 2 4",
+        ),
+        (
+            ["run", "trap", "-T", "100", "--horizon", "1e6"],
+            "argument --horizon/-T: given twice (100 and 1000000); give it once",
+        ),
+        (
+            ["compare", "trap", "--out", "a", "-o", "b"],
+            "argument --out/-o: given twice ('a' and 'b'); give it once",
+        ),
+        (
+            ["sweep", "grid.toml", "-w", "1", "--workers", "2"],
+            "argument --workers/-w: given twice (1 and 2); give it once",
+        ),
+        (
+            ["paper", "--only", "trap", "--only", "glm"],
+            "argument --only: given twice; give it once with every value: --only trap glm",
+        ),
+    ],
+    ids=lambda value: "-".join(value[:2]) if isinstance(value, list) else "",
+)
+def test_an_option_given_twice_is_refused(argv, message, capsys, no_work):
+    """argparse kept the last of an option given twice: ``--budget 1 --budget 2`` ran budget 2
+    alone, the first value dropped without a word. Flags and ``--plugin`` may repeat."""
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    assert capsys.readouterr().err == f"mlcb: error: {message}\n"
+
+
+def test_flags_and_plugins_may_repeat():
+    from mlcb.cli import _parser
+
+    args = _parser().parse_args(["run", "trap", "-q", "--quiet", "--plugin", "a", "--plugin", "b", "-T", "5"])
+    assert (args.quiet, args.plugins, args.horizon) == (True, ["a", "b"], 5)
+
+
 def test_default_name_from_the_file_must_be_plain(tmp_path, capsys, no_work):
     setting = tmp_path / "my setting.toml"
     setting.write_text(SETTING + EXPERTS)

@@ -36,7 +36,7 @@ from mlcb.cli.startup import import_figures as _import_figures
 from mlcb.cli.startup import pause_collector as _pause_collector
 from mlcb.cli.startup import resume_collector as _resume_collector
 from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
-from mlcb.validation import EXACT_FLOAT, InputError, parse_whole_number, printable, whole_beyond_exact
+from mlcb.validation import EXACT_FLOAT, InputError, parse_whole_number, printable, shown, whole_beyond_exact
 
 
 def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -56,9 +56,43 @@ def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParse
     )
 
 
+class _Once(argparse._StoreAction):
+    """An option that takes a value, refused when it is given twice: ``--budget 1 --budget 2``
+    ran budget 2 alone, ``-T 100 ... -T 1e6`` the last horizon, the first dropped without a word."""
+
+    #: The attribute of the parsed arguments that holds the options given so far.
+    GIVEN = "_options_given"
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        given = namespace.__dict__.setdefault(self.GIVEN, set())
+        if option_string is not None and self.dest in given:
+            before = getattr(namespace, self.dest)
+            if isinstance(before, list) and isinstance(values, list):  # several values: all at once
+                both = " ".join(printable(str(value)) for value in [*before, *values])
+                raise argparse.ArgumentError(
+                    self, f"given twice; give it once with every value: {option_string} {both}"
+                )
+            raise argparse.ArgumentError(
+                self, f"given twice ({_as_given(before)} and {_as_given(values)}); give it once"
+            )
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _as_given(value: Any) -> str:
+    """An option's value as a message shows it (a path as its text)."""
+    return shown(str(value) if isinstance(value, Path) else value)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the command line's error format: one line ``mlcb: error: ...``, status 2
-    (``--help`` still shows the usage)."""
+    (``--help`` still shows the usage); an option that takes a value may be given once
+    (:class:`_Once`)."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> Any:
+        if "action" not in kwargs and args and str(args[0]).startswith("-"):
+            kwargs["action"] = _Once
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(2, f"mlcb: error: {message}\n")
