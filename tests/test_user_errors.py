@@ -426,6 +426,39 @@ def test_an_option_given_twice_is_refused(argv, message, capsys, no_work):
     assert capsys.readouterr().err == f"mlcb: error: {message}\n"
 
 
+@pytest.mark.parametrize(
+    ("command", "target", "message"),
+    [
+        (
+            "run",
+            "Setting.TOML",
+            "target: 'Setting.TOML' is no preset; mlcb run takes a preset (see `mlcb list`) or a TOML "
+            "setting file, whose name ends in .toml",
+        ),
+        ("run", "folder", "target: 'folder' is no preset; mlcb run takes a preset"),
+        (
+            "compare",
+            "setting.toml",
+            "target: 'setting.toml' is no preset; mlcb compare takes a preset (see `mlcb list`); a "
+            "setting file runs with 'mlcb run FILE', a grid with 'mlcb sweep FILE'",
+        ),
+        ("compare", "folder", "target: 'folder' is no preset; mlcb compare takes a preset"),
+    ],
+)
+def test_a_path_given_for_a_preset_says_what_the_command_takes(
+    command, target, message, tmp_path, monkeypatch, capsys, no_work
+):
+    """A setting file whose name does not end in .toml, a folder or a file given to `mlcb
+    compare` was an "unknown preset", as if misspelt."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    if target != "folder":
+        (tmp_path / target).write_text(SETTING + EXPERTS)
+    status = main([command, target, "--out", str(tmp_path / "out"), "--quiet"])
+    captured = capsys.readouterr()
+    _assert_refused(status, captured.out, captured.err, message, tmp_path / "out")
+
+
 def test_flags_and_plugins_may_repeat():
     from mlcb.cli import _parser
 

@@ -464,13 +464,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from mlcb import presets, validation
+    from mlcb import validation
     from mlcb.compare import comparison_configs
 
     fields = settings.overrides(args)
     if args.budget is not None:
         fields["budget"] = validation.budgets("budget", args.budget)
-    preset = presets.get(args.target)
+    preset = settings.preset_named(args.target, "compare")
     settings.check_data_target(preset.env, f"preset {args.target!r}", args)
     if preset.env == "mlcb/RealData-v0" and settings.data_params(args):
         fields["env_params"] = settings.data_params(args)
@@ -481,7 +481,7 @@ def _compare(args: argparse.Namespace) -> int:
     )
     configs = settings.with_device(configs, getattr(args, "device", None))
     suffix = f"-{entry_set}" if entry_set else ""
-    return _simulate_all(args, f"{presets.get(args.target).name}-comparison{suffix}", configs)
+    return _simulate_all(args, f"{preset.name}-comparison{suffix}", configs)
 
 
 def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
