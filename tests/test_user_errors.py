@@ -221,6 +221,19 @@ TOML_CASES = [
         "read there): at least 8.9e-308 for K = 2 experts, got 5e-324",
     ),
     (
+        "seed-beyond-64-bits",  # was run and saved, and the result could not be read back
+        "seed = 99999999999999999999999\n" + SETTING + EXPERTS,
+        [],
+        "seed must be a whole number within 64 bits (at most 2**63 - 1 = 9_223_372_036_854_775_807: a "
+        "saved result holds no larger one), got 99999999999999999999999",
+    ),
+    (
+        "expert-parameter-beyond-64-bits",
+        SETTING + _expert(family='"epsilon-greedy"', count="2", c="99999999999999999999999"),
+        [],
+        "experts[0].c must be a whole number within 64 bits",
+    ),
+    (
         "smoothing-empty",  # was taken for the family's default
         'smoothing = ""\n' + SETTING + EXPERTS,
         [],
@@ -561,6 +574,34 @@ def test_only_none_means_a_default_through_every_door(no_work):
         _config(calibration=" ")
     assert _config(smoothing=None).smoothing == "counts"
     assert presets.get("trap").config(1, None).calibration == "theory"
+
+
+def test_a_whole_number_beyond_64_bits_is_refused_through_every_door(no_work):
+    """A saved result holds whole numbers within 64 bits and refuses larger ones when read: a
+    setting that held one (a seed of 2**64, a parameter from TOML or Python) ran, was saved and
+    could not be read back. Every door refuses it by its place, before any work."""
+    from mlcb import presets
+    from mlcb.sweeps.grid import make_grid
+
+    tail = " must be a whole number within 64 bits (at most 2**63 - 1 = 9_223_372_036_854_775_807: a saved result holds no larger one), got "
+    with pytest.raises(ValueError) as caught:
+        mlcb.simulate(preset="trap", seed=2**63, horizon=100, replications=1)
+    assert str(caught.value) == "seed" + tail + str(2**63)
+    with pytest.raises(ValueError) as caught:
+        _config(experts=[agents.make("ucb1"), agents.make("epsilon-greedy", c=2**70)])
+    assert str(caught.value) == "experts[1].c" + tail + str(2**70)
+    with pytest.raises(ValueError) as caught:
+        presets.get("trap").config(1, policy_params={"bonus_scale": [1, -(2**64)]})
+    assert str(caught.value) == "policy_params.bonus_scale[1]" + tail + str(-(2**64))
+    grid = {"preset": "trap", "horizon": 100, "replications": 1}
+    with pytest.raises(ValueError) as caught:
+        make_grid({**grid, "grid": {"policy_params.bonus_scale": [2, 2**64]}})
+    assert str(caught.value) == (
+        "grid setting policy_params.bonus_scale=18446744073709551616 is invalid: policy_params.bonus_scale"
+        + tail
+        + str(2**64)
+    )
+    assert _config(seed=2**63 - 1).seed == 2**63 - 1
 
 
 def test_config_bounds_are_inclusive(monkeypatch):

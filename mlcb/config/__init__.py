@@ -283,6 +283,7 @@ class SimulationConfig:
                 f"smoothing must be one of {allowed} for {family.name} experts, got {smoothing!r}"
             )
         object.__setattr__(self, "smoothing", smoothing)
+        _check_whole_numbers(self)
         if self.label is None or isinstance(self.label, _DefaultLabel):  # (again, for a copy)
             object.__setattr__(self, "label", _DefaultLabel(f"{self.policy} M={self.budget}"))
         else:
@@ -382,6 +383,64 @@ class SimulationConfig:
                 f"{self.label}: cannot resume from saved parts: {problems[0]}, so this setting cannot be "
                 "told from another; give the expert's class a get_params() method that returns what decides "
                 "its numbers as plain values (numbers, strings, lists, dicts, arrays), or run without parts"
+            )
+
+
+#: The largest whole number a setting may hold (a signed 64-bit integer): what a saved result's
+#: files hold and what mlcb reads back from them.
+LARGEST_WHOLE = 2**63 - 1
+
+
+def _beyond_64_bits(value: Any, where: str, depth: int = 0) -> tuple[str, int] | None:
+    """The first whole number in ``value`` (plain data: dicts, lists, tuples) beyond
+    :data:`LARGEST_WHOLE` in size, with where it is; ``None`` when there is none."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (where, value) if abs(value) > LARGEST_WHOLE else None
+    if depth > 8:
+        return None
+    items: Any = ()
+    if isinstance(value, dict):
+        items = ((f"{where}.{key}", item) for key, item in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{where}[{index}]", item) for index, item in enumerate(value))
+    for place, item in items:
+        found = _beyond_64_bits(item, place, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _own_values(expert: Any) -> dict[str, Any]:
+    """An expert's parameters as it holds them, without describing nested objects (what a file
+    or a call can give it): a dataclass's fields, else its public attributes."""
+    if dataclasses.is_dataclass(expert):
+        return {f.name: getattr(expert, f.name) for f in dataclasses.fields(expert)}
+    attributes = getattr(expert, "__dict__", None)
+    return (
+        {k: v for k, v in attributes.items() if not k.startswith("_")} if isinstance(attributes, dict) else {}
+    )
+
+
+def _check_whole_numbers(config: SimulationConfig) -> None:
+    """An :class:`~mlcb.validation.InputError` naming a whole number of the setting (its seed, a
+    parameter of its environment, its policy or an expert) beyond 64 bits: the run went through,
+    and its saved result could not be read back (TOML and Python both hold such numbers)."""
+    seen: set[int] = set()
+    places: list[tuple[str, Any]] = [
+        ("seed", config.seed),
+        ("env_params", config.env_params),
+        ("policy_params", config.policy_params),
+    ]
+    for index, expert in enumerate(config.experts):
+        if id(expert) not in seen:  # a pool repeats a few experts
+            seen.add(id(expert))
+            places.append((f"experts[{index}]", _own_values(expert)))
+    for where, value in places:
+        found = _beyond_64_bits(value, where)
+        if found is not None:
+            raise InputError(
+                f"{found[0]} must be a whole number within 64 bits (at most 2**63 - 1 = "
+                f"{LARGEST_WHOLE:_}: a saved result holds no larger one), got {found[1]}"
             )
 
 
