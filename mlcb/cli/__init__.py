@@ -411,7 +411,9 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     parser.add_argument(
         "--calibration",
         "-c",
-        help="theory (default), practical, authors or authors-rates (the last two: trap only)",
+        help="the preset's constants: theory (the default but for warfarin-scaling's k15), practical, "
+        "authors or authors-rates (the last two: trap only), ...; `mlcb list presets` lists each "
+        "preset's (a setting file sets its own)",
     )
     parser.add_argument("--delta", type=float, help="confidence delta in (0, 1)")
     parser.add_argument(
