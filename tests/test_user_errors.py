@@ -604,6 +604,13 @@ def test_a_whole_number_beyond_64_bits_is_refused_through_every_door(no_work):
     assert _config(seed=2**63 - 1).seed == 2**63 - 1
 
 
+def test_mlcb_paper_refuses_a_seed_beyond_64_bits_before_making_its_folder(tmp_path, capsys, no_work):
+    out = tmp_path / "paper"
+    assert main(["paper", "--seed", str(2**64), "--out", str(out), "--only", "trap", "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith("mlcb: error: seed must be a whole number within 64 bits")
+    assert not out.exists()
+
+
 def test_config_bounds_are_inclusive(monkeypatch):
     from mlcb.engine import sizes
 

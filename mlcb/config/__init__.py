@@ -436,12 +436,19 @@ def _check_whole_numbers(config: SimulationConfig) -> None:
             seen.add(id(expert))
             places.append((f"experts[{index}]", _own_values(expert)))
     for where, value in places:
-        found = _beyond_64_bits(value, where)
-        if found is not None:
-            raise InputError(
-                f"{found[0]} must be a whole number within 64 bits (at most 2**63 - 1 = "
-                f"{LARGEST_WHOLE:_}: a saved result holds no larger one), got {found[1]}"
-            )
+        check_within_64_bits(where, value)
+
+
+def check_within_64_bits(name: str, value: Any) -> None:
+    """An :class:`~mlcb.validation.InputError` naming the first whole number in ``value`` (plain
+    data) beyond 64 bits, which no saved result holds (``name``, or its place inside ``value``:
+    ``policy_params.bonus_scale``)."""
+    found = _beyond_64_bits(value, name)
+    if found is not None:
+        raise InputError(
+            f"{found[0]} must be a whole number within 64 bits (at most 2**63 - 1 = "
+            f"{LARGEST_WHOLE:_}: a saved result holds no larger one), got {found[1]}"
+        )
 
 
 def _check_delta_prime(delta: float, n_experts: int) -> None:
