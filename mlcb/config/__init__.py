@@ -410,15 +410,24 @@ def _beyond_64_bits(value: Any, where: str, depth: int = 0) -> tuple[str, int] |
     return None
 
 
-def _own_values(expert: Any) -> dict[str, Any]:
-    """An expert's parameters as it holds them, without describing nested objects (what a file
-    or a call can give it): a dataclass's fields, else its public attributes."""
-    if dataclasses.is_dataclass(expert):
-        return {f.name: getattr(expert, f.name) for f in dataclasses.fields(expert)}
-    attributes = getattr(expert, "__dict__", None)
-    return (
-        {k: v for k, v in attributes.items() if not k.startswith("_")} if isinstance(attributes, dict) else {}
-    )
+def _own_values(expert: Any) -> Any:
+    """An expert's parameters as its saved description holds them (:func:`expert_to_dict`),
+    without describing nested objects: a dataclass's fields, else what its ``get_params()``
+    returns, else its public attributes (``{}`` where reading them fails, as the description
+    never fails)."""
+    try:
+        if dataclasses.is_dataclass(expert):
+            return {f.name: getattr(expert, f.name) for f in dataclasses.fields(expert)}
+        if callable(getattr(expert, "get_params", None)):
+            return dict(expert.get_params())
+        attributes = getattr(expert, "__dict__", None)
+        return (
+            {k: v for k, v in attributes.items() if not k.startswith("_")}
+            if isinstance(attributes, dict)
+            else {}
+        )
+    except Exception:
+        return {}
 
 
 def _check_whole_numbers(config: SimulationConfig) -> None:
