@@ -107,11 +107,13 @@ class Preset:
     ) -> SimulationConfig:
         """The :class:`SimulationConfig` of this preset at ``budget``, fields overridden."""
         check_field_names(fields, f"preset {self.name!r}", "budget, calibration and ")
-        name = calibration or self.default_calibration
-        if name not in self.calibrations:
+        # Only None means the default: an empty name was taken for it, and a name that is no
+        # string (a list, a table) was Python's own "unhashable type" error.
+        name = self.default_calibration if calibration is None else calibration
+        if not isinstance(name, str) or name not in self.calibrations:
             raise InputError(
                 f"calibration must be one of {sorted(self.calibrations)} for preset {self.name!r}, "
-                f"got {name!r}{did_you_mean(name, self.calibrations)}"
+                f"got {validation.shown(name)}{did_you_mean(name, self.calibrations)}"
             )
         chosen = self.calibrations[name]
         for table in ("env_params", "policy_params"):

@@ -98,16 +98,23 @@ def test_a_grid_of_many_varied_fields_labels_every_setting_within_the_limit():
         "mlcb M=1 env_params.n_arms=20 delta=0.012345678901234567 policy_params.bonus_scale=0.123456789012345 "
         "calibration=theory",
     ]
-    seeds = [10**60, 10**60 + 1]
-    long = {"seed": seeds, "delta": [0.12345678912345678, 0.2], "policy_params.bonus_scale": [1 / 9, 1]}
+    seeds = [2**63 - 2, 2**63 - 1]  # the longest a setting holds (a larger one is refused)
+    long = {
+        "seed": seeds,
+        "env_params.n_arms": [20, 30],
+        "delta": [0.12345678912345678, 0.2],
+        "policy_params.bonus_scale": [1 / 9, 1],
+        "calibration": ["practical", "theory"],
+    }
     grid = sweeps.make_grid({"preset": "trap", "replications": 1, "grid": long})
     labels = [s.label for s in grid.settings]
-    assert len(set(labels)) == 8 and max(map(len, labels)) == MAX_LABEL
-    assert (
-        labels[0]
-        == f"mlcb M=1 seed={seeds[0]} delta=0.12345678912345678 bonus_... {grid.settings[0].key[:8]}"
+    assert len(set(labels)) == 32 and max(map(len, labels)) == MAX_LABEL
+    head = f"mlcb M=1 seed={seeds[0]} n_arms=20 delta=0.12345678912345678 bonus_scale=0.1111111111111111"
+    assert labels[0] == f"{head} calibra... {grid.settings[0].key[:8]}"
+    assert labels[1] == f"{head} calibration=theory"
+    assert labels[6] == (
+        f"mlcb M=1 seed={seeds[0]} env_params.n_arms=20 delta=0.2 policy_params.bonus_scale=1 calibration=practical"
     )
-    assert labels[3] == f"mlcb M=1 seed={seeds[0]} delta=0.2 policy_params.bonus_scale=1"
     short = sweeps.make_grid({"preset": "trap", "replications": 1, "grid": {"env_params.n_arms": [2, 3]}})
     assert [s.label for s in short.settings] == [
         "mlcb M=1 env_params.n_arms=2",
@@ -453,8 +460,8 @@ def test_cli_rejects_a_bad_grid_in_one_line(tmp_path, capsys):
         # A count beyond the kernels' integers (was Numba's "non-precise type pyobject" as the
         # run started): named with its range before any work.
         (
-            {"preset": "trap", "policy": "bandit-ucb1", "grid": {"policy_params.burn_in": [100, 10**30]}},
-            "grid setting policy_params.burn_in=1000000000000000000000000000000 is invalid: policy_params: "
+            {"preset": "trap", "policy": "bandit-ucb1", "grid": {"policy_params.burn_in": [100, 10**18]}},
+            "grid setting policy_params.burn_in=1000000000000000000 is invalid: policy_params: "
             "burn_in must be an integer in [0, 10_000_000_000]",
         ),
     ],

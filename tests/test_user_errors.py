@@ -198,6 +198,61 @@ TOML_CASES = [
         "checkpoints must be an integer in [1, 100_000]",
     ),
     ("calibration-int", "calibration = 3\n" + SETTING + EXPERTS, [], "calibration must be a string"),
+    (
+        "calibration-control-codes",  # recorded and shown as a label is: checked as one
+        'calibration = "a\\u001b[31mb"\n' + SETTING + EXPERTS,
+        [],
+        "calibration must be 1 to 120 printable characters (no line breaks, tabs or control codes), "
+        "not blank, got 'a\\x1b[31mb'",
+    ),
+    (
+        "calibration-option-on-a-file",  # was dropped without a word: the result said "custom"
+        SETTING + EXPERTS,
+        ["--calibration", "practical"],
+        "calibration: --calibration picks a preset's constants; setting.toml is a setting file, which "
+        "sets its own: write them in the file (policy_params, the experts' parameters) and name them "
+        "with its calibration key",
+    ),
+    (
+        "delta-below-a-normal-delta-prime",  # delta / 2K was 0: a ZeroDivisionError, a bug's traceback
+        "delta = 5e-324\n" + SETTING + EXPERTS,
+        [],
+        "delta must be a number in (0, 1) whose delta / 2K is a normal float64 (the experts' rates are "
+        "read there): at least 8.9e-308 for K = 2 experts, got 5e-324",
+    ),
+    (
+        "seed-beyond-64-bits",  # was run and saved, and the result could not be read back
+        "seed = 99999999999999999999999\n" + SETTING + EXPERTS,
+        [],
+        "seed must be a whole number within 64 bits (at most 2**63 - 1 = 9_223_372_036_854_775_807: a "
+        "saved result holds no larger one), got 99999999999999999999999",
+    ),
+    (
+        "expert-parameter-beyond-64-bits",
+        SETTING + _expert(family='"epsilon-greedy"', count="2", c="99999999999999999999999"),
+        [],
+        "experts[0].c must be a whole number within 64 bits",
+    ),
+    (
+        "smoothing-empty",  # was taken for the family's default
+        'smoothing = ""\n' + SETTING + EXPERTS,
+        [],
+        "smoothing must be one of ('counts', 'average', 'uniform', 'last') for bandit experts, got ''",
+    ),
+    *[  # several budgets: the labels were " M=1", " M=2"
+        (f"label-{name}-several-budgets", text + SETTING + EXPERTS, extra, message)
+        for name, text, extra, message in [
+            (
+                "empty",
+                'label = ""\nbudget = [1, 2]\n',
+                [],
+                "label must be 1 to 120 printable characters (no line breaks, tabs or control codes), "
+                "not blank, got ''",
+            ),
+            ("option-blank", "", ["--setting-label", " ", "--budget", "1", "2"], "not blank, got ' '"),
+            ("option-tab", "", ["--setting-label", "a\tb", "--budget", "1", "2"], "not blank, got 'a\\tb'"),
+        ]
+    ],
     ("not-toml", "horizon = = 1\n", [], "setting.toml: not valid TOML: Invalid value (at line 1, column 11)"),
 ]
 
@@ -232,6 +287,16 @@ COMMAND_CASES = [
         "run-replications-huge",
         ["run", "trap", "--replications", str(MAX_REPLICATIONS + 1)],
         "replications must be an integer in [1, 1_000_000]",
+    ),
+    (
+        "run-calibration-empty",  # was taken for the preset's default
+        ["run", "trap", "--calibration", ""],
+        "calibration must be one of ['authors', 'authors-rates', 'practical', 'theory'] for preset 'trap', got ''",
+    ),
+    (
+        "run-setting-label-empty",  # the trap's three budgets: was " M=1", " M=2", " M=4"
+        ["run", "trap", "--setting-label", ""],
+        "label must be 1 to 120 printable characters (no line breaks, tabs or control codes), not blank, got ''",
     ),
     (
         "compare-policy-unknown",
@@ -313,6 +378,107 @@ def test_cli_refuses_in_a_fresh_process(case_id, tmp_path):
     _assert_refused(done.returncode, done.stdout, done.stderr, expected, results)
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--timeout", "nan"], "timeout must be a number of seconds in (0, 3600], got nan"),
+        (
+            ["--scheduler", "tcp://127.0.0.1:9"],
+            "scheduler: an address is only used with executor 'dask' (--executor dask)",
+        ),
+        (["--workers", "0"], "workers must be an integer >= 1, got 0"),
+        (["--block", "1e7"], "block must be an integer in [1, 1_000_000], got 10000000"),
+        (["--executor", "slurm"], "executor must be one of ('local', 'dask'), got 'slurm'"),
+    ],
+    ids=lambda value: value[0] if isinstance(value, list) else "",
+)
+def test_sweep_options_are_refused_before_its_first_line(option, message, tmp_path, capsys):
+    """A sweep printed its first line (its settings and replications, as when it starts) and then
+    refused its options; now the options are checked with the grid, before anything is said."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text('preset = "trap"\nhorizon = 100\nreplications = 1\n')
+    status = main(["sweep", str(grid), "--out", str(tmp_path / "out"), "--quiet", *option])
+    captured = capsys.readouterr()
+    assert (status, captured.out) == (2, "")
+    assert captured.err == f"mlcb: error: {message}\n"
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["run", "trap", "--budget", "1", "-M", "2", "4"],
+            "argument --budget/-M: given twice; give it once with every value: -M 1 2 4",
+        ),
+        (
+            ["run", "trap", "-T", "100", "--horizon", "1e6"],
+            "argument --horizon/-T: given twice (100 and 1000000); give it once",
+        ),
+        (
+            ["compare", "trap", "--out", "a", "-o", "b"],
+            "argument --out/-o: given twice ('a' and 'b'); give it once",
+        ),
+        (
+            ["sweep", "grid.toml", "-w", "1", "--workers", "2"],
+            "argument --workers/-w: given twice (1 and 2); give it once",
+        ),
+        (
+            ["paper", "--only", "trap", "--only", "glm"],
+            "argument --only: given twice; give it once with every value: --only trap glm",
+        ),
+    ],
+    ids=lambda value: "-".join(value[:2]) if isinstance(value, list) else "",
+)
+def test_an_option_given_twice_is_refused(argv, message, capsys, no_work):
+    """argparse kept the last of an option given twice: ``--budget 1 --budget 2`` ran budget 2
+    alone, the first value dropped without a word. Flags and ``--plugin`` may repeat."""
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    assert capsys.readouterr().err == f"mlcb: error: {message}\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "target", "message"),
+    [
+        (
+            "run",
+            "Setting.TOML",
+            "target: 'Setting.TOML' is no preset; mlcb run takes a preset (see `mlcb list`) or a TOML "
+            "setting file, whose name ends in .toml",
+        ),
+        ("run", "folder", "target: 'folder' is no preset; mlcb run takes a preset"),
+        (
+            "compare",
+            "setting.toml",
+            "target: 'setting.toml' is no preset; mlcb compare takes a preset (see `mlcb list`); a "
+            "setting file runs with 'mlcb run FILE', a grid with 'mlcb sweep FILE'",
+        ),
+        ("compare", "folder", "target: 'folder' is no preset; mlcb compare takes a preset"),
+    ],
+)
+def test_a_path_given_for_a_preset_says_what_the_command_takes(
+    command, target, message, tmp_path, monkeypatch, capsys, no_work
+):
+    """A setting file whose name does not end in .toml, a folder or a file given to `mlcb
+    compare` was an "unknown preset", as if misspelt."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    if target != "folder":
+        (tmp_path / target).write_text(SETTING + EXPERTS)
+    status = main([command, target, "--out", str(tmp_path / "out"), "--quiet"])
+    captured = capsys.readouterr()
+    _assert_refused(status, captured.out, captured.err, message, tmp_path / "out")
+
+
+def test_flags_and_plugins_may_repeat():
+    from mlcb.cli import _parser
+
+    args = _parser().parse_args(["run", "trap", "-q", "--quiet", "--plugin", "a", "--plugin", "b", "-T", "5"])
+    assert (args.quiet, args.plugins, args.horizon) == (True, ["a", "b"], 5)
+
+
 def test_default_name_from_the_file_must_be_plain(tmp_path, capsys, no_work):
     setting = tmp_path / "my setting.toml"
     setting.write_text(SETTING + EXPERTS)
@@ -362,6 +528,11 @@ def _config(**changes):
         ({"env_params": [("reward_means", [[0.5]])]}, ValueError, r"env_params must be a dict"),
         ({"policy_params": "fast"}, ValueError, r"policy_params must be a dict"),
         ({"calibration": None}, ValueError, r"calibration must be a string"),
+        (
+            {"delta": 1e-310},
+            ValueError,
+            r"whose delta / 2K is a normal float64 .*: at least 8.9e-308 for K = 2",
+        ),
     ],
 )
 def test_config_refuses_with_the_parameter_named(changes, error, message):
@@ -369,6 +540,75 @@ def test_config_refuses_with_the_parameter_named(changes, error, message):
     (what needs the environment or the policy), before any work."""
     with pytest.raises(error, match=message):
         mlcb.engine.build(_config(**changes))
+
+
+def test_only_none_means_a_default_through_every_door(no_work):
+    """An empty calibration or smoothing was taken for the default (a grid could list "" and
+    "theory" as two settings), and a calibration that is no string was Python's "unhashable
+    type"; each is now refused by name, the same way from Python, a grid and the command line
+    (the cases above)."""
+    from mlcb import presets
+    from mlcb.sweeps.grid import make_grid
+
+    names = "calibration must be one of ['authors', 'authors-rates', 'practical', 'theory'] for preset 'trap', got "
+    grid = {"preset": "trap", "horizon": 100, "replications": 1}
+    for given, shown in (("", "''"), (["theory"], "['theory']"), ({"a": 1}, "{'a': 1}")):
+        for call in (
+            lambda given=given: presets.get("trap").config(1, given),
+            lambda given=given: mlcb.simulate(preset="trap", calibration=given, horizon=100, replications=1),
+            lambda given=given: comparison_configs("trap", calibration=given, horizon=100),
+        ):
+            with pytest.raises(ValueError) as caught:
+                call()
+            assert str(caught.value) == names + shown
+        with pytest.raises(ValueError) as caught:
+            make_grid({**grid, "grid": {"calibration": [given]}})
+        assert str(caught.value).endswith(" is invalid: " + names + shown)
+    with pytest.raises(ValueError) as caught:
+        make_grid({**grid, "smoothing": ""})
+    assert str(caught.value) == (
+        "grid: the shared setting is invalid: smoothing must be one of ('counts', 'average', "
+        "'uniform', 'last') for bandit experts, got ''"
+    )
+    with pytest.raises(ValueError, match=r"^calibration must be 1 to 120 printable characters .*, got ' '$"):
+        _config(calibration=" ")
+    assert _config(smoothing=None).smoothing == "counts"
+    assert presets.get("trap").config(1, None).calibration == "theory"
+
+
+def test_a_whole_number_beyond_64_bits_is_refused_through_every_door(no_work):
+    """A saved result holds whole numbers within 64 bits and refuses larger ones when read: a
+    setting that held one (a seed of 2**64, a parameter from TOML or Python) ran, was saved and
+    could not be read back. Every door refuses it by its place, before any work."""
+    from mlcb import presets
+    from mlcb.sweeps.grid import make_grid
+
+    tail = " must be a whole number within 64 bits (at most 2**63 - 1 = 9_223_372_036_854_775_807: a saved result holds no larger one), got "
+    with pytest.raises(ValueError) as caught:
+        mlcb.simulate(preset="trap", seed=2**63, horizon=100, replications=1)
+    assert str(caught.value) == "seed" + tail + str(2**63)
+    with pytest.raises(ValueError) as caught:
+        _config(experts=[agents.make("ucb1"), agents.make("epsilon-greedy", c=2**70)])
+    assert str(caught.value) == "experts[1].c" + tail + str(2**70)
+    with pytest.raises(ValueError) as caught:
+        presets.get("trap").config(1, policy_params={"bonus_scale": [1, -(2**64)]})
+    assert str(caught.value) == "policy_params.bonus_scale[1]" + tail + str(-(2**64))
+    grid = {"preset": "trap", "horizon": 100, "replications": 1}
+    with pytest.raises(ValueError) as caught:
+        make_grid({**grid, "grid": {"policy_params.bonus_scale": [2, 2**64]}})
+    assert str(caught.value) == (
+        "grid setting policy_params.bonus_scale=18446744073709551616 is invalid: policy_params.bonus_scale"
+        + tail
+        + str(2**64)
+    )
+    assert _config(seed=2**63 - 1).seed == 2**63 - 1
+
+
+def test_mlcb_paper_refuses_a_seed_beyond_64_bits_before_making_its_folder(tmp_path, capsys, no_work):
+    out = tmp_path / "paper"
+    assert main(["paper", "--seed", str(2**64), "--out", str(out), "--only", "trap", "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith("mlcb: error: seed must be a whole number within 64 bits")
+    assert not out.exists()
 
 
 def test_config_bounds_are_inclusive(monkeypatch):

@@ -36,7 +36,7 @@ from mlcb.cli.startup import import_figures as _import_figures
 from mlcb.cli.startup import pause_collector as _pause_collector
 from mlcb.cli.startup import resume_collector as _resume_collector
 from mlcb.cli.texts import COMMAND_EXAMPLES, EXAMPLES, TOML_DOCS
-from mlcb.validation import EXACT_FLOAT, InputError, parse_whole_number, printable, whole_beyond_exact
+from mlcb.validation import EXACT_FLOAT, InputError, parse_whole_number, printable, shown, whole_beyond_exact
 
 
 def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParser:
@@ -56,9 +56,43 @@ def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParse
     )
 
 
+class _Once(argparse._StoreAction):
+    """An option that takes a value, refused when it is given twice: ``--budget 1 --budget 2``
+    ran budget 2 alone, ``-T 100 ... -T 1e6`` the last horizon, the first dropped without a word."""
+
+    #: The attribute of the parsed arguments that holds the options given so far.
+    GIVEN = "_options_given"
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        given = namespace.__dict__.setdefault(self.GIVEN, set())
+        if option_string is not None and self.dest in given:
+            before = getattr(namespace, self.dest)
+            if isinstance(before, list) and isinstance(values, list):  # several values: all at once
+                both = " ".join(printable(str(value)) for value in [*before, *values])
+                raise argparse.ArgumentError(
+                    self, f"given twice; give it once with every value: {option_string} {both}"
+                )
+            raise argparse.ArgumentError(
+                self, f"given twice ({_as_given(before)} and {_as_given(values)}); give it once"
+            )
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _as_given(value: Any) -> str:
+    """An option's value as a message shows it (a path as its text)."""
+    return shown(str(value) if isinstance(value, Path) else value)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the command line's error format: one line ``mlcb: error: ...``, status 2
-    (``--help`` still shows the usage)."""
+    (``--help`` still shows the usage); an option that takes a value may be given once
+    (:class:`_Once`)."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> Any:
+        if "action" not in kwargs and args and str(args[0]).startswith("-"):
+            kwargs["action"] = _Once
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(2, f"mlcb: error: {message}\n")
@@ -377,7 +411,9 @@ def _common_options(parser: argparse.ArgumentParser, budgets_help: str) -> None:
     parser.add_argument(
         "--calibration",
         "-c",
-        help="theory (default), practical, authors or authors-rates (the last two: trap only)",
+        help="the preset's constants: theory (the default but for warfarin-scaling's k15), practical, "
+        "authors or authors-rates (the last two: trap only), ...; `mlcb list presets` lists each "
+        "preset's (a setting file sets its own)",
     )
     parser.add_argument("--delta", type=float, help="confidence delta in (0, 1)")
     parser.add_argument(
@@ -430,13 +466,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from mlcb import presets, validation
+    from mlcb import validation
     from mlcb.compare import comparison_configs
 
     fields = settings.overrides(args)
     if args.budget is not None:
         fields["budget"] = validation.budgets("budget", args.budget)
-    preset = presets.get(args.target)
+    preset = settings.preset_named(args.target, "compare")
     settings.check_data_target(preset.env, f"preset {args.target!r}", args)
     if preset.env == "mlcb/RealData-v0" and settings.data_params(args):
         fields["env_params"] = settings.data_params(args)
@@ -447,7 +483,7 @@ def _compare(args: argparse.Namespace) -> int:
     )
     configs = settings.with_device(configs, getattr(args, "device", None))
     suffix = f"-{entry_set}" if entry_set else ""
-    return _simulate_all(args, f"{presets.get(args.target).name}-comparison{suffix}", configs)
+    return _simulate_all(args, f"{preset.name}-comparison{suffix}", configs)
 
 
 def _simulate_all(args: argparse.Namespace, name: str, configs: list) -> int:
@@ -534,13 +570,15 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    """Validate the whole grid, then run its tasks (:func:`mlcb.sweeps.sweep`); failed tasks are
-    listed with their settings and the status is 1."""
-    from mlcb import sweeps
+    """Validate the whole grid and the options, then run its tasks (:func:`mlcb.sweeps.sweep`);
+    failed tasks are listed with their settings and the status is 1."""
+    from mlcb import sweeps, validation
 
     grid = sweeps.load_grid(args.grid, progress=not args.quiet)  # every setting validated before work
-    if args.executor not in sweeps.EXECUTORS:
-        raise InputError(f"executor must be one of {sweeps.EXECUTORS}, got {args.executor!r}")
+    # The executor's options too, before the sweep's first line (a refusal came after it).
+    sweeps._check_options(args.executor, args.scheduler, args.timeout, args.workers)
+    if args.block is not None:
+        validation.integer("block", args.block, maximum=10**6)
     _resume_collector()
     print(f"sweep {grid.name}: {len(grid.settings)} setting(s) x {grid.replications} replication(s)")
     outcome = sweeps.sweep(
@@ -584,10 +622,12 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _paper(args: argparse.Namespace) -> int:
+    from mlcb.config import check_within_64_bits
     from mlcb.paper import reproduce
 
     if args.threads is not None and args.threads < 1:
         raise InputError(f"threads must be an integer >= 1, got {args.threads!r}")
+    check_within_64_bits("seed", args.seed)  # before OUT/sections is made, as every setting checks it
     _resume_collector()
     index = reproduce(
         "paper" if args.full else "quick",

@@ -68,15 +68,21 @@ def _target_configs(args: argparse.Namespace) -> tuple[str, list]:
     if args.target.endswith(".toml"):
         from mlcb.config.toml import load_toml
 
+        if getattr(args, "calibration", None) is not None:  # was dropped without a word
+            raise InputError(
+                f"calibration: --calibration picks a preset's constants; {Path(args.target).name} is a "
+                "setting file, which sets its own: write them in the file (policy_params, the experts' "
+                "parameters) and name them with its calibration key"
+            )
         fields = overrides(args)
         if data_params(args):  # --data and --label update the file's env_params
             check_data_target(toml_env(args.target), Path(args.target).name, args)
             fields["env_params"] = data_params(args)
         return load_toml(args.target, budget=args.budget, **fields)
-    from mlcb import presets, validation
+    from mlcb import validation
     from mlcb.config.toml import budget_label
 
-    preset = presets.get(args.target)
+    preset = preset_named(args.target, "run")
     budgets = list(preset.budgets) if args.budget is None else validation.budgets("budget", args.budget)
     fields = overrides(args)
     label = fields.pop("label", None)
@@ -87,6 +93,24 @@ def _target_configs(args: argparse.Namespace) -> tuple[str, list]:
         preset.config(m, args.calibration, label=budget_label(label, m, len(budgets)), **fields)
         for m in budgets
     ]
+
+
+def preset_named(target: str, command: str) -> Any:
+    """The preset ``target`` names (:func:`mlcb.presets.get`); a target that is no preset but a
+    path (a file whose name does not end in ``.toml``, a folder, a device) or names a TOML file is
+    refused saying what ``command`` reads (it was "unknown preset", as if misspelt)."""
+    from mlcb import presets
+    from mlcb.validation import shown
+
+    if target not in presets.PRESETS and (target.lower().endswith(".toml") or Path(target).exists()):
+        reads = (
+            "a preset (see `mlcb list`) or a TOML setting file, whose name ends in .toml"
+            if command == "run"
+            else "a preset (see `mlcb list`); a setting file runs with 'mlcb run FILE', a grid with "
+            "'mlcb sweep FILE'"
+        )
+        raise InputError(f"target: {shown(target)} is no preset; mlcb {command} takes {reads}")
+    return presets.get(target)
 
 
 def toml_env(path: str) -> str:

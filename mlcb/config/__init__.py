@@ -21,6 +21,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -262,6 +263,7 @@ class SimulationConfig:
                 )
         if not isinstance(self.calibration, str):
             raise InputError(f"calibration must be a string (a label), got {self.calibration!r}")
+        validation.label("calibration", self.calibration)  # shown and saved as a label is
         object.__setattr__(self, "experts", _pool(self.experts))
         for name, maximum in (
             ("horizon", MAX_HORIZON),
@@ -273,13 +275,15 @@ class SimulationConfig:
         object.__setattr__(self, "budget", validation.budget(self.budget, len(self.experts)))
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "delta", validation.open_unit("delta", self.delta))
-        smoothing = self.smoothing or family.smoothing[0]
+        _check_delta_prime(self.delta, len(self.experts))
+        smoothing = family.smoothing[0] if self.smoothing is None else self.smoothing  # ("": refused)
         allowed = tuple(family.smoothing)
         if smoothing not in allowed:
             raise InputError(
                 f"smoothing must be one of {allowed} for {family.name} experts, got {smoothing!r}"
             )
         object.__setattr__(self, "smoothing", smoothing)
+        _check_whole_numbers(self)
         if self.label is None or isinstance(self.label, _DefaultLabel):  # (again, for a copy)
             object.__setattr__(self, "label", _DefaultLabel(f"{self.policy} M={self.budget}"))
         else:
@@ -380,6 +384,93 @@ class SimulationConfig:
                 "told from another; give the expert's class a get_params() method that returns what decides "
                 "its numbers as plain values (numbers, strings, lists, dicts, arrays), or run without parts"
             )
+
+
+#: The largest whole number a setting may hold (a signed 64-bit integer): what a saved result's
+#: files hold and what mlcb reads back from them.
+LARGEST_WHOLE = 2**63 - 1
+
+
+def _beyond_64_bits(value: Any, where: str, depth: int = 0) -> tuple[str, int] | None:
+    """The first whole number in ``value`` (plain data: dicts, lists, tuples) beyond
+    :data:`LARGEST_WHOLE` in size, with where it is; ``None`` when there is none."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (where, value) if abs(value) > LARGEST_WHOLE else None
+    if depth > 8:
+        return None
+    items: Any = ()
+    if isinstance(value, dict):
+        items = ((f"{where}.{key}", item) for key, item in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{where}[{index}]", item) for index, item in enumerate(value))
+    for place, item in items:
+        found = _beyond_64_bits(item, place, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _own_values(expert: Any) -> Any:
+    """An expert's parameters as its saved description holds them (:func:`expert_to_dict`),
+    without describing nested objects: a dataclass's fields, else what its ``get_params()``
+    returns, else its public attributes (``{}`` where reading them fails, as the description
+    never fails)."""
+    try:
+        if dataclasses.is_dataclass(expert):
+            return {f.name: getattr(expert, f.name) for f in dataclasses.fields(expert)}
+        if callable(getattr(expert, "get_params", None)):
+            return dict(expert.get_params())
+        attributes = getattr(expert, "__dict__", None)
+        return (
+            {k: v for k, v in attributes.items() if not k.startswith("_")}
+            if isinstance(attributes, dict)
+            else {}
+        )
+    except Exception:
+        return {}
+
+
+def _check_whole_numbers(config: SimulationConfig) -> None:
+    """An :class:`~mlcb.validation.InputError` naming a whole number of the setting (its seed, a
+    parameter of its environment, its policy or an expert) beyond 64 bits: the run went through,
+    and its saved result could not be read back (TOML and Python both hold such numbers)."""
+    seen: set[int] = set()
+    places: list[tuple[str, Any]] = [
+        ("seed", config.seed),
+        ("env_params", config.env_params),
+        ("policy_params", config.policy_params),
+    ]
+    for index, expert in enumerate(config.experts):
+        if id(expert) not in seen:  # a pool repeats a few experts
+            seen.add(id(expert))
+            places.append((f"experts[{index}]", _own_values(expert)))
+    for where, value in places:
+        check_within_64_bits(where, value)
+
+
+def check_within_64_bits(name: str, value: Any) -> None:
+    """An :class:`~mlcb.validation.InputError` naming the first whole number in ``value`` (plain
+    data) beyond 64 bits, which no saved result holds (``name``, or its place inside ``value``:
+    ``policy_params.bonus_scale``)."""
+    found = _beyond_64_bits(value, name)
+    if found is not None:
+        raise InputError(
+            f"{found[0]} must be a whole number within 64 bits (at most 2**63 - 1 = "
+            f"{LARGEST_WHOLE:_}: a saved result holds no larger one), got {found[1]}"
+        )
+
+
+def _check_delta_prime(delta: float, n_experts: int) -> None:
+    """An :class:`~mlcb.validation.InputError` when ``delta' = delta / (2K)``, the level at which
+    the experts' rates are read, is no normal float64: a ``delta`` of ``5e-324`` made it 0, and a
+    rate divided by it stopped the run with a ``ZeroDivisionError``. A tiny ``delta'`` that is
+    normal is taken (the rates may then be infinite, which the certificate reports)."""
+    if delta / (2.0 * n_experts) < sys.float_info.min:
+        lowest = 2.0 * n_experts * sys.float_info.min
+        raise InputError(
+            f"delta must be a number in (0, 1) whose delta / 2K is a normal float64 (the experts' rates "
+            f"are read there): at least {lowest:.3g} for K = {n_experts:,} experts, got {delta!r}"
+        )
 
 
 class _DefaultLabel(str):

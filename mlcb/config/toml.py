@@ -141,15 +141,21 @@ def _grid_hint(unknown: list[str]) -> str:
 def budget_label(label: Any, budget: int, count: int) -> Any:
     """The label of the setting at ``budget`` among ``count`` budgets named ``label``: the label
     itself for one budget, ``"{label} M={budget}"`` for several (so that they stay distinct);
-    ``None`` (the default label) stays ``None``. A label that is not text is left for the setting
-    to refuse.
+    ``None`` (the default label) stays ``None``. The label given is checked first
+    (:func:`mlcb.validation.label`), so that an empty or blank one is refused with several budgets
+    as with one (it made the labels ``" M=1"``, ``" M=2"``).
 
     >>> budget_label("ridge pool", 2, 3), budget_label("ridge pool", 2, 1), budget_label(None, 2, 3)
     ('ridge pool M=2', 'ridge pool', None)
+    >>> budget_label("", 2, 3)
+    Traceback (most recent call last):
+    ...
+    mlcb.validation.InputError: label must be 1 to 120 printable characters ..., got ''
     """
-    if label is None or count == 1 or not isinstance(label, str):
-        return label
-    return f"{label} M={budget}"
+    if label is None:
+        return None
+    label = validation.label("label", label)
+    return label if count == 1 else f"{label} M={budget}"
 
 
 def _toml_experts(tables: Any) -> tuple:
