@@ -609,6 +609,12 @@ def test_mlcb_paper_refuses_a_seed_beyond_64_bits_before_making_its_folder(tmp_p
     assert main(["paper", "--seed", str(2**64), "--out", str(out), "--only", "trap", "--quiet"]) == 2
     assert capsys.readouterr().err.startswith("mlcb: error: seed must be a whole number within 64 bits")
     assert not out.exists()
+    from mlcb.paper import reproduce  # and from Python
+    from mlcb.validation import InputError
+
+    with pytest.raises(InputError, match="seed must be a whole number within 64 bits"):
+        reproduce("quick", out, seed=2**64, only="trap")
+    assert not out.exists()
 
 
 def test_config_bounds_are_inclusive(monkeypatch):

@@ -622,12 +622,10 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _paper(args: argparse.Namespace) -> int:
-    from mlcb.config import check_within_64_bits
     from mlcb.paper import reproduce
 
     if args.threads is not None and args.threads < 1:
         raise InputError(f"threads must be an integer >= 1, got {args.threads!r}")
-    check_within_64_bits("seed", args.seed)  # before OUT/sections is made, as every setting checks it
     _resume_collector()
     index = reproduce(
         "paper" if args.full else "quick",

@@ -141,6 +141,7 @@ def reproduce(
         instead of a stand-in. A section saved with other data is computed again.
     """
     from mlcb import validation
+    from mlcb.config import check_within_64_bits
     from mlcb.kernels.seeding import check_seed
     from mlcb.paper import page
     from mlcb.storage.store import lock
@@ -148,6 +149,7 @@ def reproduce(
     validation.choice("size", size, SIZES)
     names = _check_names(only)
     check_seed(seed)
+    check_within_64_bits("seed", seed)  # before OUT/sections is made, as every setting checks it
     validation.flag("overwrite", overwrite)
     validation.flag("progress", progress)
     if str(out).strip() == "":
