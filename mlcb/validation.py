@@ -374,51 +374,6 @@ def path(name: str, value: Any) -> Path:
     return Path(value)
 
 
-def data_paths_from(file: Path, data: dict) -> dict:
-    """``data``, the table of the setting or grid file ``file``, with every relative ``dataset``
-    path of its environment parameters read from the file's folder (and ``~`` expanded), so that
-    a file means the same data wherever the command runs: an ``env_params`` table's ``dataset``,
-    a grid's ``env_params.dataset`` (a value or a list of them), in the file's base, its
-    ``[grid]`` and each of its ``[[settings]]``. Bundled data set names (no ``/`` and no suffix,
-    ``"ctg"``) and absolute paths are left as they are.
-
-    Examples
-    --------
-    >>> data_paths_from(Path("/studies/a/setting.toml"), {"env_params": {"dataset": "mine.csv"}})
-    {'env_params': {'dataset': '/studies/a/mine.csv'}}
-    >>> data_paths_from(Path("/studies/a/grid.toml"), {"grid": {"env_params.dataset": ["ctg", "../b.csv"]}})
-    {'grid': {'env_params.dataset': ['ctg', '/studies/a/../b.csv']}}
-    """
-    folder = Path(os.path.abspath(file)).parent
-
-    def resolved(value: Any) -> Any:
-        if isinstance(value, list):
-            return [resolved(item) for item in value]
-        if not isinstance(value, str) or not value:
-            return value
-        from envs.tabular import is_path
-
-        if not is_path(value) and not value.startswith("~"):
-            return value
-        return str(folder / Path(value).expanduser())
-
-    def walk(table: dict) -> dict:
-        out = {}
-        for key, value in table.items():
-            if key == "env_params" and isinstance(value, dict) and "dataset" in value:
-                value = {**value, "dataset": resolved(value["dataset"])}
-            elif key == "env_params.dataset":
-                value = resolved(value)
-            elif isinstance(value, dict):
-                value = walk(value)
-            elif isinstance(value, list) and all(isinstance(item, dict) for item in value):
-                value = [walk(item) for item in value]
-            out[key] = value
-        return out
-
-    return walk(data)
-
-
 def _kind(mode: int) -> str | None:
     """What a file of ``mode`` is when it is not a regular file: a folder, a named pipe, a device."""
     for test, kind in (

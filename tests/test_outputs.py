@@ -132,7 +132,9 @@ def test_figures_write_the_characters_their_font_lacks_as_escapes():
         for m, label in ((1, "日本 é α ✓"), (2, "中国 é α ✓"))
     ]
     result = mlcb.Result.concat(runs)
-    shown = outputs.displayable(result, figure=True)
+    from mlcb.plot._look import font_characters
+
+    shown = outputs.displayable(result, figure=True, characters=font_characters())
     assert shown.settings == ["\\u65e5\\u672c é α ✓", "\\u4e2d\\u56fd é α ✓"]
     assert set(shown.curves["setting"]) == set(shown.settings)
     assert outputs.displayable(result) is result

@@ -8,6 +8,7 @@ plugin module loaded first), and nothing named in a file is imported.
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,7 +41,7 @@ def load_toml(path: str | Path, **fields: Any) -> SettingFile:
     experts, default 1) and the family's parameters. ``budget`` may be a list: one setting each
     (a ``label`` then names each with its budget: ``"{label} M={budget}"``). A relative
     ``env_params.dataset`` path is read from the file's folder, wherever the command runs
-    (:func:`mlcb.validation.data_paths_from`); one given in ``fields`` from the working directory.
+    (:func:`data_paths_from`); one given in ``fields`` from the working directory.
     Names resolve only to what is registered (built in, or by a plugin module loaded first, e.g.
     with ``--plugin``); nothing named in the file is imported. docs/command-line.md describes the
     format.
@@ -83,7 +84,7 @@ def load_toml(path: str | Path, **fields: Any) -> SettingFile:
     ('two-ucb', [1, 2], 2)
     """
     path, data = validation.read_toml("target", path)
-    data = validation.data_paths_from(path, data)
+    data = data_paths_from(path, data)
     allowed = {f.name for f in dataclasses.fields(SimulationConfig)} | set(FILE_KEYS)
     unknown = sorted(set(data) - allowed)
     if unknown:
@@ -121,6 +122,51 @@ def load_toml(path: str | Path, **fields: Any) -> SettingFile:
             for m in budgets
         ],
     )
+
+
+def data_paths_from(file: Path, data: dict) -> dict:
+    """``data``, the table of the setting or grid file ``file``, with every relative ``dataset``
+    path of its environment parameters read from the file's folder (and ``~`` expanded), so that
+    a file means the same data wherever the command runs: an ``env_params`` table's ``dataset``,
+    a grid's ``env_params.dataset`` (a value or a list of them), in the file's base, its
+    ``[grid]`` and each of its ``[[settings]]``. Bundled data set names (no ``/`` and no suffix,
+    ``"ctg"``) and absolute paths are left as they are.
+
+    Examples
+    --------
+    >>> data_paths_from(Path("/studies/a/setting.toml"), {"env_params": {"dataset": "mine.csv"}})
+    {'env_params': {'dataset': '/studies/a/mine.csv'}}
+    >>> data_paths_from(Path("/studies/a/grid.toml"), {"grid": {"env_params.dataset": ["ctg", "../b.csv"]}})
+    {'grid': {'env_params.dataset': ['ctg', '/studies/a/../b.csv']}}
+    """
+    folder = Path(os.path.abspath(file)).parent
+
+    def resolved(value: Any) -> Any:
+        if isinstance(value, list):
+            return [resolved(item) for item in value]
+        if not isinstance(value, str) or not value:
+            return value
+        from envs.tabular import is_path
+
+        if not is_path(value) and not value.startswith("~"):
+            return value
+        return str(folder / Path(value).expanduser())
+
+    def walk(table: dict) -> dict:
+        out = {}
+        for key, value in table.items():
+            if key == "env_params" and isinstance(value, dict) and "dataset" in value:
+                value = {**value, "dataset": resolved(value["dataset"])}
+            elif key == "env_params.dataset":
+                value = resolved(value)
+            elif isinstance(value, dict):
+                value = walk(value)
+            elif isinstance(value, list) and all(isinstance(item, dict) for item in value):
+                value = [walk(item) for item in value]
+            out[key] = value
+        return out
+
+    return walk(data)
 
 
 #: Keys of a sweep's grid file (:mod:`mlcb.sweeps.grid`) that a setting file does not have.

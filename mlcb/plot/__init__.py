@@ -738,7 +738,7 @@ def draw(result: Result | str | os.PathLike[str], kind: str) -> Any:
     result = _result(result)
     if not isinstance(kind, str) or kind not in outputs.FIGURES:
         raise InputError(f"kind must be one of {tuple(names())}, got {kind!r}")
-    return outputs.draw(result, kind)
+    return outputs.draw(result, kind, characters=look.font_characters())
 
 
 __all__ = [

@@ -99,6 +99,22 @@ def style() -> Iterator[None]:
         yield
 
 
+@functools.lru_cache(maxsize=1)
+def font_characters() -> frozenset[int] | None:
+    """The characters the figures' fonts can draw (the font matplotlib chooses under
+    :func:`style` and those it falls back on), or ``None`` where they cannot be told (then every
+    character is drawn as it is). The figures write any other as its escape
+    (:func:`mlcb.storage.outputs.displayable`)."""
+    try:
+        from matplotlib import font_manager
+
+        with style():
+            paths = font_manager.fontManager._find_fonts_by_props(font_manager.FontProperties())
+        return frozenset(code for path in paths for code in font_manager.get_font(path).get_charmap())
+    except Exception:  # another matplotlib: draw the text as it is
+        return None
+
+
 def colours(count: int) -> list[Any]:
     """``count`` distinguishable colours: seaborn's default palette (ten colours), ``tab20`` (ten
     hues, dark and light) up to twenty, evenly spaced hues (``husl``) beyond, so that no two

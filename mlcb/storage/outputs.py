@@ -26,9 +26,8 @@ True
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -129,86 +128,72 @@ def check_writers(names: Iterable[str]) -> list[str]:
     return chosen
 
 
-def draw(result: Any, name: str) -> Any:
+def draw(result: Any, name: str, characters: frozenset[int] | None = None) -> Any:
     """The Figure of the registered figure ``name`` for ``result``, drawn from the copy of it that
-    figures show (:func:`displayable` with ``figure=True``): no control character of a label
-    reaches a font, and no ``$`` starts matplotlib's mathematical notation."""
-    return FIGURES.entry(name).load()(displayable(result, figure=True))
+    figures show (:func:`displayable` with ``figure=True`` and the fonts' ``characters``): no
+    control character of a label reaches a font, nor one the fonts lack, and no ``$`` starts
+    matplotlib's mathematical notation."""
+    return FIGURES.entry(name).load()(displayable(result, figure=True, characters=characters))
 
 
-def _display(text: str, figure: bool) -> str:
-    """``text`` as it is displayed: control characters escaped; for a figure, each character the
-    figures' fonts cannot draw too (:func:`_drawable`), and ``$`` (matplotlib reads the text
-    between two ``$`` as mathematical notation, and fails on some)."""
-    text = printable(text)
-    return _drawable(text).replace("$", "\\$") if figure else text
+def _shower(figure: bool, characters: frozenset[int] | None) -> Callable[[str], str]:
+    """How a text is displayed: control characters escaped; for a figure, each character outside
+    ``characters`` (what the figures' fonts can draw, where known) too, and ``$`` (matplotlib
+    reads the text between two ``$`` as mathematical notation, and fails on some). A character
+    the fonts lack was drawn as an empty box, the same for every such character (two labels in
+    another script then read alike in a legend), with a warning of two lines for each character
+    and figure."""
+
+    def show(text: str) -> str:
+        text = printable(text)
+        if not figure:
+            return text
+        if characters is not None and not all(ord(c) in characters for c in text):
+            text = "".join(
+                c if ord(c) in characters else c.encode("unicode_escape").decode("ascii") for c in text
+            )
+        return text.replace("$", "\\$")
+
+    return show
 
 
-def _drawable(text: str) -> str:
-    """``text`` with each character that the figures' fonts lack written as its escape
-    (``\\u65e5``): matplotlib drew it as an empty box, the same for every such character (two
-    labels in another script then read alike in a legend), and printed a warning of two lines for
-    each character and figure."""
-    drawn = _font_characters()
-    if drawn is None or all(ord(c) in drawn for c in text):
-        return text
-    return "".join(c if ord(c) in drawn else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-@functools.lru_cache(maxsize=1)
-def _font_characters() -> frozenset[int] | None:
-    """The characters the fonts of the figures' style can draw (the font matplotlib chooses and
-    those it falls back on), or ``None`` where they cannot be told (then none is escaped)."""
-    try:
-        from matplotlib import font_manager
-
-        from mlcb.plot._look import style
-
-        with style():
-            paths = font_manager.fontManager._find_fonts_by_props(font_manager.FontProperties())
-        return frozenset(code for path in paths for code in font_manager.get_font(path).get_charmap())
-    except Exception:  # another matplotlib: draw the text as it is, as before
-        return None
-
-
-def _display_text(value: Any, figure: bool) -> Any:
-    """A JSON value (metadata) with every string in it displayable (:func:`_display`), keys too."""
+def _display_text(value: Any, show: Callable[[str], str]) -> Any:
+    """A JSON value (metadata) with every string in it as ``show`` displays it, keys too."""
     if isinstance(value, str):
-        return _display(value, figure)
+        return show(value)
     if isinstance(value, dict):
-        return {
-            _display(k, figure) if isinstance(k, str) else k: _display_text(v, figure)
-            for k, v in value.items()
-        }
+        return {show(k) if isinstance(k, str) else k: _display_text(v, show) for k, v in value.items()}
     if isinstance(value, list):
-        return [_display_text(v, figure) for v in value]
+        return [_display_text(v, show) for v in value]
     return value
 
 
-def _needs_display(value: Any, figure: bool) -> bool:
+def _needs_display(value: Any, show: Callable[[str], str]) -> bool:
     if isinstance(value, str):
-        return _display(value, figure) != value
+        return show(value) != value
     if isinstance(value, dict):
-        return any(_needs_display(k, figure) or _needs_display(v, figure) for k, v in value.items())
+        return any(_needs_display(k, show) or _needs_display(v, show) for k, v in value.items())
     if isinstance(value, list):
-        return any(_needs_display(v, figure) for v in value)
+        return any(_needs_display(v, show) for v in value)
     return False
 
 
-def displayable(result: Any, figure: bool = False) -> Any:
+def displayable(result: Any, figure: bool = False, characters: frozenset[int] | None = None) -> Any:
     """``result`` as figures and reports show it: where a setting's label or any other text of
     it (a frame's text column, the metadata) holds a control or format character (a terminal
     escape, a carriage return, a bidirectional override: a hand-edited file's, say), a copy in
     which each is written as its escape (:func:`mlcb.validation.printable`), so that no font is
     asked for a glyph it lacks and no warning carries the raw character; with ``figure``, a copy
-    in which each ``$`` is escaped too (matplotlib's text is never read as mathematical notation).
-    Otherwise ``result`` itself. Two labels that would read the same are told apart by a suffix;
-    the numbers are the result's own. Anything but a :class:`~mlcb.storage.results.Result` is
-    returned as it is (a result is told by its frames and its metadata: this module imports no
-    results module).
+    in which each ``$`` is escaped too (matplotlib's text is never read as mathematical notation),
+    and each character outside ``characters`` (those the figures' fonts can draw,
+    :func:`mlcb.plot._look.font_characters`; ``None``: all). Otherwise ``result`` itself. Two
+    labels that would read the same are told apart by a suffix; the numbers are the result's own.
+    Anything but a :class:`~mlcb.storage.results.Result` is returned as it is (a result is told by
+    its frames and its metadata: this module imports no results module).
     """
     import pandas as pd
 
+    show = _shower(figure, characters)
     given = {name: getattr(result, name, None) for name in result_files.FRAMES}
     frames = {name: f for name, f in given.items() if isinstance(f, pd.DataFrame)}
     if len(frames) < len(given) or not isinstance(getattr(result, "metadata", None), dict):
@@ -224,11 +209,11 @@ def displayable(result: Any, figure: bool = False) -> Any:
     changed = {
         key: values
         for key, values in texts.items()
-        if any(_needs_display(v, figure) for v in _distinct(values))
+        if any(_needs_display(v, show) for v in _distinct(values))
     }
-    if not changed and not _needs_display(result.metadata, figure):
+    if not changed and not _needs_display(result.metadata, show):
         return result
-    labels = {label: _display(label, figure) for label in result.settings}
+    labels = {label: show(label) for label in result.settings}
     seen: dict[str, int] = {}
     for label, shown_label in labels.items():  # keep the labels distinct
         count = seen.get(shown_label, 0)
@@ -241,13 +226,13 @@ def displayable(result: Any, figure: bool = False) -> Any:
         for (where, column), values in changed.items():
             if where == name:
                 mapping = labels if column == "setting" else {}
-                frame[column] = values.map(lambda v, m=mapping: m.get(v, _display_text(v, figure)))
+                frame[column] = values.map(lambda v, m=mapping: m.get(v, _display_text(v, show)))
         copies[name] = frame
-    metadata = {k: _display_text(v, figure) for k, v in result.metadata.items() if k != "settings"}
+    metadata = {k: _display_text(v, show) for k, v in result.metadata.items() if k != "settings"}
     settings = result.metadata.get("settings")
     if isinstance(settings, dict):
         metadata["settings"] = {
-            labels.get(k, _display(str(k), figure)): _display_text(v, figure) for k, v in settings.items()
+            labels.get(k, show(str(k))): _display_text(v, show) for k, v in settings.items()
         }
     return type(result)(copies["curves"], copies["experts"], copies["replications"], metadata=metadata)
 

@@ -429,4 +429,6 @@ def _setting(values: dict, config: Any, combo: dict, labels: dict, keys_seen: di
 def load_grid(path: str | Path, progress: bool = False) -> Grid:
     """Read and validate a grid TOML file (:func:`make_grid`); the file's stem is the default name."""
     path, data = read_toml("grid", path)
-    return make_grid(validation.data_paths_from(path, data), name=path.stem, progress=progress)
+    from mlcb.config.toml import data_paths_from
+
+    return make_grid(data_paths_from(path, data), name=path.stem, progress=progress)
