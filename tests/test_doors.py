@@ -289,7 +289,7 @@ def test_a_setting_files_data_path_is_read_from_its_folder(tmp_path, monkeypatch
     setting = study / "setting.toml"
     setting.write_text(
         'env = "mlcb/RealData-v0"\nhorizon = 30\nenv_params = { dataset = "data/mine.csv", label = "y" }\n'
-        '[[experts]]\nfamily = "ucb1"\ncount = 2\n'
+        '[[experts]]\nfamily = "perceptron"\ncount = 2\n'
     )
     grid = study / "grid.toml"
     grid.write_text(
