@@ -56,6 +56,7 @@ best member's losses when trained every round, both on the same stream in the sa
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -269,7 +270,9 @@ def resolve(
             where = "a Table" if isinstance(dataset, Table) else f"the bundled data set {dataset!r}"
             raise InputError(f"{what} applies to a file (dataset = a path), not to {where}")
         return dataset if isinstance(dataset, Table) else load(dataset)
-    if not is_path(dataset):
+    # A name with neither a separator nor a suffix is a path where one exists ('--data somefolder'
+    # was refused as no bundled name, rather than named as the folder it is).
+    if not is_path(dataset) and not (isinstance(dataset, str) and dataset and os.path.exists(dataset)):
         raise InputError(
             f"dataset must be one of {', '.join(DATASETS)}, a Table (envs.tabular) or the path of a CSV "
             f"file, got {dataset!r}"

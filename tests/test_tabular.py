@@ -254,6 +254,20 @@ def test_environment_parameters_that_do_not_apply_are_refused():
             RealDataEnv(**params)
 
 
+def test_a_name_without_a_suffix_that_exists_is_read_as_the_path_it_is(tmp_path, monkeypatch):
+    """``--data somefolder`` was refused as no bundled name ('dataset must be one of ...'): a
+    name that exists is a path, so a folder is named as one, and a CSV file without a suffix is
+    read; a name that neither is bundled nor exists is refused as before."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "somefolder").mkdir()
+    _frame().to_csv(tmp_path / "mydata", index=False)
+    with pytest.raises(ValueError, match=re.escape("dataset: somefolder is a folder, not a regular file")):
+        RealDataEnv(dataset="somefolder", label="y")
+    assert RealDataEnv(dataset="mydata", label="y").table.n_features == from_frame(_frame(), "y").n_features
+    with pytest.raises(ValueError, match="dataset must be one of ctg, ctg-35"):
+        RealDataEnv(dataset="nosuch", label="y")
+
+
 def test_a_csv_given_by_its_path_is_part_of_the_key_by_its_content(tmp_path):
     """The same path holding other data is another setting (a resume never reuses the parts of
     the old file); the same content under another name or after a rewrite is the same."""
