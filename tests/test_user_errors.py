@@ -472,6 +472,14 @@ def test_a_path_given_for_a_preset_says_what_the_command_takes(
     _assert_refused(status, captured.out, captured.err, message, tmp_path / "out")
 
 
+def test_a_preset_name_too_long_for_a_path_is_an_unknown_preset(capsys, no_work):
+    """Looking whether the target is a path raised on a name longer than a file name may be
+    (Errno 36), which the command line reported as a bug of mlcb."""
+    long = "a" * 300
+    assert main(["run", long, "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith(f"mlcb: error: unknown preset '{long}'")
+
+
 def test_flags_and_plugins_may_repeat():
     from mlcb.cli import _parser
 

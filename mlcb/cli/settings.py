@@ -4,6 +4,7 @@ them (``--budget``, ``--horizon``, ``--setting-label``, ``--data``, ``--device``
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,8 @@ def preset_named(target: str, command: str) -> Any:
     from mlcb import presets
     from mlcb.validation import shown
 
-    if target not in presets.PRESETS and (target.lower().endswith(".toml") or Path(target).exists()):
+    # (os.path.exists: a name too long for a path is no path; Path.exists raised on it)
+    if target not in presets.PRESETS and (target.lower().endswith(".toml") or os.path.exists(target)):
         reads = (
             "a preset (see `mlcb list`) or a TOML setting file, whose name ends in .toml"
             if command == "run"
