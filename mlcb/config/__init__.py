@@ -32,6 +32,7 @@ from mlcb import validation
 from mlcb.kernels.seeding import check_seed
 from mlcb.storage import identity
 from mlcb.storage.identity import Described
+from mlcb.storage.result_files import LARGEST_WHOLE
 from mlcb.validation import InputError, InputTypeError
 
 #: The largest horizon ``T``: the engines count rounds, pulls and updates in int64 and feed
@@ -101,16 +102,22 @@ def _described(value: Any, depth: int = 0) -> Any:
     return _class_label(value)
 
 
-def _parameters(obj: Any, depth: int) -> dict[str, Any] | None:
-    """An object's parameters (dataclass fields, ``get_params()``, or public attributes), or
-    ``None`` when it exposes none."""
+def _own_items(obj: Any) -> dict[Any, Any] | None:
+    """An object's own parameters, undescribed (dataclass fields, ``get_params()``, or public
+    attributes), or ``None`` when it exposes none."""
     if dataclasses.is_dataclass(obj):
-        items = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    elif callable(getattr(obj, "get_params", None)):
-        items = dict(obj.get_params())
-    elif isinstance(getattr(obj, "__dict__", None), dict):
-        items = {k: v for k, v in vars(obj).items() if not k.startswith("_")}
-    else:
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if callable(getattr(obj, "get_params", None)):
+        return dict(obj.get_params())
+    if isinstance(getattr(obj, "__dict__", None), dict):
+        return {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+    return None
+
+
+def _parameters(obj: Any, depth: int) -> dict[str, Any] | None:
+    """An object's parameters (:func:`_own_items`), described, or ``None`` when it exposes none."""
+    items = _own_items(obj)
+    if items is None:
         return None
     return {str(key): _described(value, depth) for key, value in items.items()}
 
@@ -386,11 +393,6 @@ class SimulationConfig:
             )
 
 
-#: The largest whole number a setting may hold (a signed 64-bit integer): what a saved result's
-#: files hold and what mlcb reads back from them.
-LARGEST_WHOLE = 2**63 - 1
-
-
 def _beyond_64_bits(value: Any, where: str, depth: int = 0) -> tuple[str, int] | None:
     """The first whole number in ``value`` (plain data: dicts, lists, tuples) beyond
     :data:`LARGEST_WHOLE` in size, with where it is; ``None`` when there is none."""
@@ -412,20 +414,10 @@ def _beyond_64_bits(value: Any, where: str, depth: int = 0) -> tuple[str, int] |
 
 def _own_values(expert: Any) -> Any:
     """An expert's parameters as its saved description holds them (:func:`expert_to_dict`),
-    without describing nested objects: a dataclass's fields, else what its ``get_params()``
-    returns, else its public attributes (``{}`` where reading them fails, as the description
-    never fails)."""
+    without describing nested objects (:func:`_own_items`; ``{}`` where reading them fails, as
+    the description never fails)."""
     try:
-        if dataclasses.is_dataclass(expert):
-            return {f.name: getattr(expert, f.name) for f in dataclasses.fields(expert)}
-        if callable(getattr(expert, "get_params", None)):
-            return dict(expert.get_params())
-        attributes = getattr(expert, "__dict__", None)
-        return (
-            {k: v for k, v in attributes.items() if not k.startswith("_")}
-            if isinstance(attributes, dict)
-            else {}
-        )
+        return _own_items(expert) or {}
     except Exception:
         return {}
 
