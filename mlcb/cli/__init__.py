@@ -497,7 +497,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
     grid = sweeps.load_grid(args.grid, progress=not args.quiet)  # every setting validated before work
     # The executor's options too, before the sweep's first line (a refusal came after it).
-    sweeps._check_options(args.executor, args.scheduler, args.timeout, args.workers)
+    sweeps.check_options(args.executor, args.scheduler, args.timeout, args.workers)
     if args.block is not None:
         validation.integer("block", args.block, maximum=10**6)
     _resume_collector()

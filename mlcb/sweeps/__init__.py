@@ -302,7 +302,7 @@ def sweep(
     _check_switches(overwrite=overwrite, progress=progress, on_part=on_part, echo=echo)
     grid = _as_grid(grid, block)
     scheduler = _address(scheduler)
-    workers = _check_options(executor, scheduler, timeout, workers)
+    workers = check_options(executor, scheduler, timeout, workers)
     say = echo or (lambda _line: None)
     store = Store(out, grid.name)
     root = store.path
@@ -362,7 +362,7 @@ def _address(scheduler: Any) -> Any:
     """The scheduler's address when ``scheduler`` is a Dask cluster (``LocalCluster``,
     dask-jobqueue's ``SLURMCluster``: its ``scheduler_address``) or a ``distributed.Client`` (the
     address it is connected to), which a notebook holds rather than the address; anything else
-    as given (:func:`_check_options` checks it)."""
+    as given (:func:`check_options` checks it)."""
     if isinstance(scheduler, str) or scheduler is None:
         return scheduler
     address = getattr(scheduler, "scheduler_address", None)
@@ -371,8 +371,9 @@ def _address(scheduler: Any) -> Any:
     return address if isinstance(address, str) and address else scheduler
 
 
-def _check_options(executor: Any, scheduler: Any, timeout: Any, workers: Any) -> int:
-    """Check the executor's options before anything runs; returns the number of workers."""
+def check_options(executor: Any, scheduler: Any, timeout: Any, workers: Any) -> int:
+    """Check the executor's options before anything runs (the command line too, before its first
+    line); returns the number of workers."""
     if executor not in EXECUTORS:
         raise InputError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if scheduler is not None and executor != "dask":
