@@ -246,6 +246,34 @@ def os_fault(error: BaseException) -> str | None:
     return f"{where}{text} ({OS_FAULTS[error.errno]})"
 
 
+#: What to do about an operating-system error that the path given names: no file system takes
+#: it as written (:func:`path_fault`). An input error, not a fault of mlcb nor of the machine.
+PATH_FAULTS = {
+    errno.ENAMETOOLONG: "a name in the path is longer than the file system allows: shorten it",
+    errno.ELOOP: "the path runs round a loop of symbolic links: name another",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: name another",
+}
+
+
+def path_fault(error: BaseException) -> str | None:
+    """One line for an ``OSError`` that the path itself causes, whatever mlcb does with it (a
+    name longer than the file system allows, a loop of links, a file where a folder must be;
+    :data:`PATH_FAULTS`), or ``None`` for any other error.
+
+    Examples
+    --------
+    >>> path_fault(OSError(errno.ENOTDIR, "Not a directory", "notes.txt/trap"))
+    'notes.txt/trap: Not a directory (a part of the path is a file, not a folder: name another)'
+    >>> path_fault(OSError(errno.ENOSPC, "No space left on device")) is None
+    True
+    """
+    if not isinstance(error, OSError) or error.errno not in PATH_FAULTS:
+        return None
+    text = error.strerror or str(error)
+    where = f"{error.filename}: " if error.filename else ""
+    return f"{where}{text} ({PATH_FAULTS[error.errno]})"
+
+
 #: What a library that cannot be loaded for want of memory says (the dynamic loader's and
 #: llvmlite's words).
 _LOAD_FAILURES = (

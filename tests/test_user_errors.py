@@ -480,6 +480,35 @@ def test_a_preset_name_too_long_for_a_path_is_an_unknown_preset(capsys, no_work)
     assert capsys.readouterr().err.startswith(f"mlcb: error: unknown preset '{long}'")
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "trap", "-T", "100", "-R", "1", "--no-plot", "--out", "{long}"],
+        ["run", "trap", "-T", "100", "-R", "1", "--no-plot", "--out", "{tmp}/x/{long}/y"],
+        ["compare", "trap", "-T", "100", "-R", "1", "--out", "{long}"],
+        ["paper", "--out", "{long}"],
+        ["show", "{long}"],
+        ["plot", "{long}/x"],
+        ["report", "{long}"],
+    ],
+)
+def test_a_path_no_file_system_takes_is_an_input_error_through_every_command(
+    argv, tmp_path, monkeypatch, capsys, no_work
+):
+    """A name in a path longer than a file name may be (Errno 36) was reported as a bug of mlcb,
+    from whichever command met it first (making the result's folder, looking for a sweep)."""
+    monkeypatch.chdir(tmp_path)
+    long = str(tmp_path / ("a" * 300))
+    status = main([arg.format(long=long, tmp=tmp_path) for arg in argv])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"mlcb: error: {tmp_path}"), err
+    assert err.rstrip().endswith(
+        ": File name too long (a name in the path is longer than the file system allows: shorten it)"
+    ), err
+
+
 def test_flags_and_plugins_may_repeat():
     from mlcb.cli import _parser
 

@@ -647,13 +647,14 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mlcb`` console script.
 
     Exit status 2 with one line ``mlcb: error: ...`` for bad input
-    (:class:`~mlcb.validation.InputError`); 1 with one line for a fault inside an expert (named) and
+    (:class:`~mlcb.validation.InputError`, and a path no file system takes: a name too long, a loop
+    of links, a file where a folder goes); 1 with one line for a fault inside an expert (named) and
     for a fault of the machine (a full disk, a file-size limit, permissions, too little memory);
     1 with the traceback and a line asking to report it for anything else, which is a bug of mlcb.
     ``MLCB_TRACEBACK=1`` shows the traceback of every error.
     """
     args = _parser().parse_args(argv)
-    from mlcb.errors import ExpertError, Fault, PolicyError, load_fault, os_fault
+    from mlcb.errors import ExpertError, Fault, PolicyError, load_fault, os_fault, path_fault
 
     command = {
         "run": _run,
@@ -700,6 +701,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 130
     except OSError as error:
+        if path_fault(error) is not None:  # the path given, as no file system takes it
+            _say(f"error: {path_fault(error)}", error)
+            return 2
         fault = os_fault(error) or load_fault(error)
         if fault is None:
             return _bug(error)
