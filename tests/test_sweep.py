@@ -816,6 +816,68 @@ def test_a_part_description_of_the_wrong_kinds_is_named(reference, tmp_path, cap
     assert_same(reference.result, again.result)
 
 
+def _round_moved(frames: dict) -> str:
+    curves = frames["curves"]
+    curves.loc[1, "round"] = curves.loc[0, "round"]  # a row moved onto another's checkpoint
+    return "curves: setting 'mlcb M=1 K=4' has two rows at replication 0, round "
+
+
+def _expert_relabelled(frames: dict) -> str:
+    experts = frames["experts"]
+    experts.loc[experts["expert"] == 1, "expert"] = 2
+    return "experts: setting 'mlcb M=1 K=4' has two rows at replication 0, round "
+
+
+def _expert_outside_the_pool(frames: dict) -> str:
+    experts = frames["experts"]
+    experts.loc[experts["expert"] == 3, "expert"] = 7
+    return "experts: setting 'mlcb M=1 K=4' has rows of expert 7, outside its pool of 4 experts"
+
+
+def _checkpoints_moved(frames: dict) -> str:
+    for name in ("curves", "experts"):
+        frame = frames[name]
+        frame.loc[frame["round"] == sorted(frame["round"].unique())[-2], "round"] = 1_499
+    return "curves: checkpoints differ from the setting's (28 from round 1 to 1,500): round "
+
+
+def _budget_changed(frames: dict) -> str:
+    frames["replications"]["budget"] = 3
+    return "replications: setting 'mlcb M=1 K=4' has budget 3, its metadata says 1"
+
+
+@pytest.mark.parametrize(
+    "edit", [_round_moved, _expert_relabelled, _expert_outside_the_pool, _checkpoints_moved, _budget_changed]
+)
+def test_a_part_whose_rows_were_edited_is_set_aside(edit, reference, tmp_path, capsys):
+    """A part's rows get the checks a saved result's get: a row moved onto another's checkpoint,
+    an expert's rows relabelled, checkpoints off the setting's grid kept the row counts and were
+    read, giving wrong means (only counts and replications were checked). Loading names the
+    file; a run of the sweep sets the part aside and computes it again."""
+    import shutil
+
+    shutil.copytree(reference.path, tmp_path / "small")
+    key = sweeps.make_grid(GRID).settings[0].key
+    data = tmp_path / "small" / "data"
+    files = {name: data / name / f"key={key}" / "block-000000-000002.parquet" for name in FRAMES}
+    frames = {name: pd.read_parquet(path) for name, path in files.items()}
+    message = edit(frames)
+    for name, frame in frames.items():
+        frame.to_parquet(files[name], index=False)
+    file, said = message.split(": ", 1)
+    expected = f"{files[file]}: {said}"
+    with pytest.raises(ValueError) as caught:
+        sweeps.load(tmp_path / "small")
+    assert str(caught.value).startswith(expected), caught.value
+    assert main(["show", str(tmp_path / "small")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expected in err, err
+    with pytest.warns(CorruptPartWarning, match="block-000000-000002"):
+        again = mlcb.sweep(GRID, out=tmp_path, workers=1)
+    assert (again.computed, again.skipped) == (1, 11)
+    assert_same(reference.result, again.result)
+
+
 def _failed_five(meta: dict) -> None:
     meta["failed"] = 5
 

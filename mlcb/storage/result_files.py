@@ -261,15 +261,18 @@ def check_values(file: Path, frame: Any, kind: str) -> None:
             )
 
 
-def check_rows(path: Path, frames: list, metadata: dict) -> None:
+def check_rows(path: Path, frames: list, metadata: dict, files: dict[str, Path] | None = None) -> None:
     """An ``InputError`` naming the file unless, for every setting, the frames agree with each
     other and with the metadata: ``R`` replications (``config.replications``) of ``C`` checkpoints
     from round 1 to the horizon (``config.horizon``), ``R * C`` rows of curves, ``R * C * K`` of
     experts (``K`` experts, ``expert < K``, none deployed more often than once a round) and ``R``
     of replications (``best_expert < K``), and one policy, budget and calibration, those of its
     ``config``. Each row is there once: one per replication and checkpoint in curves, one per
-    replication, checkpoint and expert in experts, on the replications and checkpoints of curves."""
+    replication, checkpoint and expert in experts, on the replications and checkpoints of curves.
+    ``files`` names the file of each frame and of the metadata where they are not the result's
+    (``path / "curves.parquet"``, ..., ``path / "metadata.json"``): a sweep's part."""
     curves, experts, replications = frames
+    files = files or {**{name: path / f"{name}.parquet" for name in FRAMES}, "metadata": path / METADATA}
     settings = metadata["settings"]
     for label, group in curves.groupby("setting", sort=False):
         runs = group["replication"].nunique()
@@ -279,64 +282,69 @@ def check_rows(path: Path, frames: list, metadata: dict) -> None:
         declared = config.get("replications")
         if isinstance(declared, int) and not isinstance(declared, bool) and declared != runs:
             raise InputError(
-                f"{path / 'curves.parquet'}: setting {label!r} holds {runs} replication(s), its metadata "
+                f"{files['curves']}: setting {label!r} holds {runs} replication(s), its metadata "
                 f"says {declared}"
             )
-        _refuse_twice(path / "curves.parquet", label, group, ["replication", "round"])
+        _refuse_twice(files["curves"], label, group, ["replication", "round"])
         if len(group) != runs * points:
             raise InputError(
-                f"{path / 'curves.parquet'}: setting {label!r} has {len(group)} rows, expected {runs} "
+                f"{files['curves']}: setting {label!r} has {len(group)} rows, expected {runs} "
                 f"replication(s) x {points} checkpoint(s) = {runs * points}"
             )
         horizon = config.get("horizon")
         first, last = int(group["round"].min()), int(group["round"].max())
         if _is_whole(horizon, 1) and (first, last) != (1, horizon):
             raise InputError(
-                f"{path / 'curves.parquet'}: setting {label!r} is recorded from round {first:,} to {last:,}, "
+                f"{files['curves']}: setting {label!r} is recorded from round {first:,} to {last:,}, "
                 f"its metadata says rounds 1 to its horizon {horizon:,}"
             )
         pool = config.get("experts")
         k = len(pool) if isinstance(pool, list) else None
-        _check_sizes(path, label, settings[label], k, horizon)
+        _check_sizes(files["metadata"], label, settings[label], k, horizon)
         said = settings[label].get("n_experts")
         k = said if k is None and _is_whole(said, 1) else k
         mine = experts[experts["setting"] == label]
-        _refuse_twice(path / "experts.parquet", label, mine, ["replication", "round", "expert"])
+        _refuse_twice(files["experts"], label, mine, ["replication", "round", "expert"])
         for column, what in (("replication", "replication"), ("round", "checkpoint")):
             stray = sorted(set(mine[column]) - set(group[column]))
             if stray:
                 raise InputError(
-                    f"{path / 'experts.parquet'}: setting {label!r} has rows at {what} {int(stray[0]):,}, "
+                    f"{files['experts']}: setting {label!r} has rows at {what} {int(stray[0]):,}, "
                     f"which curves.parquet does not hold; the frames of a result share their {what}s"
                 )
-        expected = runs * points * (k if k is not None else max(1, mine["expert"].nunique()))
-        if len(mine) != expected or (k is not None and len(mine) and int(mine["expert"].max()) >= k):
+        if k is not None and len(mine) and int(mine["expert"].max()) >= k:
             raise InputError(
-                f"{path / 'experts.parquet'}: setting {label!r} has {len(mine)} rows, expected {expected} "
+                f"{files['experts']}: setting {label!r} has rows of expert {int(mine['expert'].max()):,}, "
+                f"outside its pool of {k} experts"
+            )
+        expected = runs * points * (k if k is not None else max(1, mine["expert"].nunique()))
+        if len(mine) != expected:
+            raise InputError(
+                f"{files['experts']}: setting {label!r} has {len(mine)} rows, expected {expected} "
                 f"(replications x checkpoints x experts, expert < {k if k is not None else 'K'})"
             )
         rows = replications[replications["setting"] == label]
         if len(rows) != runs or set(rows["replication"]) != set(group["replication"]):
             raise InputError(
-                f"{path / 'replications.parquet'}: setting {label!r} has {len(rows)} rows, expected one per "
+                f"{files['replications']}: setting {label!r} has {len(rows)} rows, expected one per "
                 f"replication of curves.parquet ({runs})"
             )
         if k is not None and int(rows["best_expert"].max()) >= k:
             raise InputError(
-                f"{path / 'replications.parquet'}: setting {label!r} has best_expert "
+                f"{files['replications']}: setting {label!r} has best_expert "
                 f"{int(rows['best_expert'].max())}, outside its pool of {k} experts"
             )
         deployed = mine["deployed"].to_numpy() > mine["round"].to_numpy()
         if deployed.any():
             row = mine.iloc[int(deployed.argmax())]
             raise InputError(
-                f"{path / 'experts.parquet'}: setting {label!r} has expert {int(row['expert'])} deployed "
+                f"{files['experts']}: setting {label!r} has expert {int(row['expert'])} deployed "
                 f"{int(row['deployed'])} times by round {int(row['round'])}, more than once a round"
             )
-        _check_setting_columns(path, label, config, {"curves": group, "experts": mine, "replications": rows})
+        _check_setting_columns(files, label, config, {"curves": group, "experts": mine, "replications": rows})
 
 
-def _check_sizes(path: Path, label: str, setting: dict, pool: int | None, horizon: Any) -> None:
+def _check_sizes(file: Path, label: str, setting: dict, pool: int | None, horizon: Any) -> None:
     """An ``InputError`` naming ``metadata.json`` when the setting's own ``n_experts`` or
     ``horizon`` (a sweep's settings record both) differs from its config's pool or horizon: the
     figures take K from the first (the theorem's curve is drawn with it) and T from the frames."""
@@ -345,9 +353,7 @@ def _check_sizes(path: Path, label: str, setting: dict, pool: int | None, horizo
         ("horizon", setting.get("horizon"), horizon),
     ):
         if _is_whole(said, 1) and _is_whole(recorded, 1) and said != recorded:
-            raise InputError(
-                f"{path / METADATA}: setting {label!r} has {name} {said:,}, its config says {recorded:,}"
-            )
+            raise InputError(f"{file}: setting {label!r} has {name} {said:,}, its config says {recorded:,}")
 
 
 def _refuse_twice(file: Path, label: str, frame: Any, keys: list[str]) -> None:
@@ -366,13 +372,13 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def _check_setting_columns(path: Path, label: str, config: dict, frames: dict) -> None:
+def _check_setting_columns(files: dict[str, Path], label: str, config: dict, frames: dict) -> None:
     """An ``InputError`` naming the file unless the setting columns (policy, budget, calibration)
     hold one value for setting ``label`` in every frame, the same in all three and, where its
     ``config`` records them, the ones recorded."""
     said = {column: config.get(column) for column in ("policy", "budget", "calibration")}
     for name, frame in frames.items():
-        file = path / f"{name}.parquet"
+        file = files[name]
         for column, recorded in said.items():
             values = [_plain(v) for v in frame[column].unique()]
             if len(values) != 1:

@@ -107,11 +107,38 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
         if reps.min() != first or reps.max() != stop - 1 or len(np.unique(reps)) != count:
             raise InputError(f"{path}: replications differ from the block's {first}-{stop - 1}")
         frames[frame_name] = frame
+    _check_part_rows(
+        files, frames, meta, setting.label, count, checkpoint_grid(config.horizon, config.checkpoints)
+    )
     if written != setting.label:
         meta["config"]["label"] = setting.label
         if isinstance(meta.get("grid"), dict) and "label" in meta["grid"]:
             meta["grid"]["label"] = setting.label
     return frames, meta
+
+
+def _check_part_rows(
+    files: dict[str, Path], frames: dict[str, pd.DataFrame], meta: dict, label: str, count: int, grid: Any
+) -> None:
+    """The checks a saved result's rows get (:func:`mlcb.storage.result_files.check_rows`: each
+    row once, the frames on the same replications and checkpoints, the experts within the pool,
+    the setting columns those of its config), for the ``count`` replications of one part, whose
+    checkpoints must be the setting's own ``grid``: a row moved onto another's place keeps the
+    counts, and the means over the rows would be wrong."""
+    config = meta["config"] if isinstance(meta.get("config"), dict) else {}
+    described = {**meta, "config": {**config, "replications": count}}
+    named = {**{name: files[name] for name in FRAMES}, "metadata": files["settings"]}
+    result_files.check_rows(
+        files["curves"].parent, [frames[n] for n in FRAMES], {"settings": {label: described}}, named
+    )
+    rounds = np.unique(frames["curves"]["round"].to_numpy())
+    expected = np.asarray(grid, dtype=np.int64)
+    if len(rounds) != len(expected) or (rounds != expected).any():
+        stray = sorted(set(rounds.tolist()) ^ set(expected.tolist()))
+        raise InputError(
+            f"{files['curves']}: checkpoints differ from the setting's ({len(expected)} from round 1 to "
+            f"{int(expected[-1]):,}): round {int(stray[0]):,}"
+        )
 
 
 def set_aside(root: Path, key: str, name: str) -> None:
