@@ -102,6 +102,22 @@ class Preset:
                 return str(entry.smoothing)
         return None
 
+    def params_for(self, policy: str) -> dict[str, Any]:
+        """The parameters this preset gives ``policy``: those of its first entry naming the policy
+        with parameters, in the paper's comparison and then in its further comparison sets (as
+        :meth:`smoothing_for` finds the wrapper); ``{}`` where none does. ``mlcb run`` and
+        ``mlcb compare`` thus run the same policy under the same label.
+
+        Examples
+        --------
+        >>> get("glm").params_for("ed2rb"), get("glm").params_for("mlcb")
+        ({'c': 0.1}, {})
+        """
+        for entry in (*self.comparison, *(e for entries in self.entry_sets.values() for e in entries)):
+            if entry.policy == policy and entry.policy_params:
+                return dict(entry.policy_params)
+        return {}
+
     def config(
         self, budget: int | None = None, calibration: str | None = None, **fields: Any
     ) -> SimulationConfig:
@@ -127,7 +143,7 @@ class Preset:
         check_environment_size(fields.get("env", self.env), env_params)
         policy = fields.pop("policy", self.policy)
         calibrated = chosen.policy_params if policy in CALIBRATED_POLICIES else {}
-        policy_params = {**calibrated, **fields.pop("policy_params", {})}
+        policy_params = {**calibrated, **self.params_for(policy), **fields.pop("policy_params", {})}
         values = {
             "env": self.env,
             "env_params": env_params,

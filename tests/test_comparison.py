@@ -43,6 +43,26 @@ def test_preset_comparisons_are_the_papers():
     assert all(c.replications == 100 and c.horizon == 250_000 for c in comparison_configs("trap"))
 
 
+@pytest.mark.parametrize(
+    "preset", sorted(set(mlcb.presets.PRESETS) - {"warfarin"})
+)  # warfarin: the user's file
+def test_a_policy_of_a_comparison_is_the_same_setting_through_run(preset):
+    """`mlcb run PRESET --policy P` and `mlcb compare PRESET` name a setting "P M=m" alike: it
+    must be one setting. The glm preset's ED2RB ran with c = 1 through `run` and with the
+    comparison's c = 0.1 through `compare`, under one label."""
+    from mlcb import presets
+
+    chosen = presets.get(preset)
+    entry_sets = [None, *chosen.entry_sets]
+    checked = 0
+    for entry_set in entry_sets:
+        for config in comparison_configs(preset, entry_set=entry_set, horizon=100, replications=1):
+            alone = chosen.config(config.budget, policy=config.policy, horizon=100, replications=1)
+            assert (alone.label, alone.key()) == (config.label, config.key()), (entry_set, config.label)
+            checked += 1
+    assert checked >= 1
+
+
 def test_comparison_filters_and_errors():
     kept = comparison_configs("trap", policies=["smooth-corral"], budget=[1, 3])
     assert [(c.policy, c.budget) for c in kept] == [("smooth-corral", 1)]
