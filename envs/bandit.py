@@ -152,6 +152,9 @@ class BanditExpertsEnv(gym.Env):
 
     def __init__(self, reward_means: Any, shuffle: bool = False, streams: Any = None) -> None:
         shape = "a rectangular (K, m) array of numbers in [0, 1], rows nan-padded to one length"
+        stray = validation.not_a_number(reward_means)
+        if stray:
+            raise InputError(f"reward_means must be {shape}, got {validation.shown(stray[0])} among them")
         try:
             means = np.asarray(reward_means, dtype=float)
         except (TypeError, ValueError):

@@ -225,6 +225,8 @@ class ConvexBanditEnv(gym.Env):
         curvature: float = 0.0,
     ) -> None:
         try:
+            if validation.not_a_number(theta):
+                raise ValueError(theta)
             slope = np.asarray(theta, dtype=float).reshape(-1)
         except (TypeError, ValueError):
             raise InputError(f"theta must be a non-empty sequence of finite numbers, got {theta!r}") from None

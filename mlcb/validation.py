@@ -138,6 +138,28 @@ def is_real(value: Any) -> bool:
     return real and math.isfinite(value)
 
 
+def not_a_number(value: Any) -> tuple:
+    """``(entry,)``, the first entry of a (nested) sequence or array of numbers that is no
+    number (a bool, a text, ``None``), or ``()`` when every entry is one: NumPy's conversion to
+    floats reads ``True`` as 1.0, ``"0.5"`` as 0.5 and ``None`` as nan, so an array parameter
+    checks its entries first.
+
+    >>> not_a_number([[0.5, float("nan")], [0.2, 0.1]]), not_a_number([[0.5, True]]), not_a_number([None])
+    ((), (True,), (None,))
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = getattr(getattr(item, "dtype", None), "kind", None)
+        if kind in ("i", "u", "f"):  # an array or a NumPy number
+            continue
+        if isinstance(item, (list, tuple)) or kind == "O":
+            stack.extend(reversed(list(item.ravel() if kind == "O" else item)))
+        elif not isinstance(item, numbers.Real) or _is_bool(item):
+            return (item.ravel()[0] if kind is not None and getattr(item, "ndim", 0) else item,)
+    return ()
+
+
 #: The largest whole number a float holds exactly (2^53): past it, a float written as a whole
 #: number may not be the number meant, and is refused.
 EXACT_FLOAT = 2**53

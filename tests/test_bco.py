@@ -257,6 +257,8 @@ def test_environment_conforms_and_reproduces_the_engine_draw():
         (lambda: ConvexBanditEnv(theta=[]), r"theta must be a non-empty sequence"),
         (lambda: ConvexBanditEnv(theta=[[0.1, 0.2]]), r"theta must be a non-empty sequence"),
         (lambda: ConvexBanditEnv(theta=[math.nan]), r"theta must be a non-empty sequence"),
+        (lambda: ConvexBanditEnv(theta=[0.1, True]), r"theta must be a non-empty sequence of finite numbers"),
+        (lambda: ConvexBanditEnv(theta=["0.1"]), r"theta must be a non-empty sequence of finite numbers"),
         (lambda: ConvexBanditEnv(radius=0.0), r"radius must be a finite number > 0"),
         (lambda: ConvexBanditEnv(noise=-0.1), r"noise must be a finite number >= 0"),
         (lambda: ConvexBanditEnv(curvature=math.inf), r"curvature must be a finite number >= 0"),

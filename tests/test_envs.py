@@ -103,6 +103,14 @@ def test_glm_optimal_losses_put_the_target_link_first():
 def test_bad_environment_parameters():
     with pytest.raises(ValueError, match=r"reward_means must lie in \[0, 1\]"):
         envs.BanditExpertsEnv([[0.5, 1.5]])
+    # NumPy's conversion read True as 1.0, "0.3" as 0.3 and None as nan (an arm removed).
+    for stray, shown in ((True, "True"), ("0.3", "'0.3'"), (None, "None"), (np.bool_(False), "np.False_")):
+        with pytest.raises(ValueError, match=rf"nan-padded to one length, got {re.escape(shown)} among them"):
+            envs.BanditExpertsEnv([[0.5, 0.4], [0.2, stray]])
+    with pytest.raises(ValueError, match="nan-padded to one length, got True among them"):
+        envs.BanditExpertsEnv([[0.5, True]])
+    with pytest.raises(ValueError, match="got np.True_ among them"):
+        envs.BanditExpertsEnv(np.array([[True, False]]))
     with pytest.raises(
         ValueError, match=r"streams must be 2 distinct integers in \[0, 4611686018427387902\]"
     ):
