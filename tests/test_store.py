@@ -457,6 +457,15 @@ def test_show_prints_a_result(tmp_path, capsys):
         "created: 20",
     ):
         assert text in out, text
+    assert "made by another mlcb" not in out
+    # A result of another version says so (`mlcb run` refuses its folder: the keys differ).
+    metadata = json.loads((tmp_path / "trap" / "metadata.json").read_text())
+    metadata["versions"]["mlcb"] = "0.0.1"
+    (tmp_path / "trap" / "metadata.json").write_text(json.dumps(metadata))
+    assert main(["show", str(tmp_path / "trap")]) == 0
+    out = capsys.readouterr().out
+    assert f"versions: mlcb 0.0.1, numpy {np.__version__}" in out
+    assert f"(made by another mlcb: this is mlcb {mlcb.__version__})" in out
 
 
 def _metadata_list(path: Path) -> None:

@@ -607,7 +607,11 @@ def _show(args: argparse.Namespace) -> int:
         say(f"  {label}: " + ", ".join(f"{k} {'?' if v is None else v}" for k, v in fields.items()))
     versions = meta.get("versions")
     if isinstance(versions, dict):
-        say("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+        from mlcb._version import __version__
+
+        other = versions.get("mlcb") not in (None, __version__)
+        other_code = f" (made by another mlcb: this is mlcb {__version__})" if other else ""
+        say("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()) + other_code)
     say(f"git revision: {meta.get('git_revision') or 'unknown'}")
     say(f"created: {meta.get('created') or 'unknown'}")
     return 0
