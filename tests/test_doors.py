@@ -315,3 +315,13 @@ def test_a_setting_files_data_path_is_read_from_its_folder(tmp_path, monkeypatch
     data.unlink()
     with pytest.raises(InputError, match=re.escape(f"dataset: no such file '{data}'")):
         mlcb.simulate(load_toml(setting)[1][0])
+    # a bare name (no separator, no suffix) of a file beside the setting file is that file, even
+    # where the working directory holds one of that name; a bundled name stays the bundled data
+    bare = _csv(study / "mydata")
+    _csv(elsewhere / "mydata")
+    for name, read in (("mydata", str(bare)), ("ctg", "ctg"), ("nodata", "nodata")):
+        setting.write_text(
+            f'env = "mlcb/RealData-v0"\nhorizon = 30\nenv_params = {{ dataset = "{name}", label = "y" }}\n'
+            '[[experts]]\nfamily = "perceptron"\ncount = 2\n'
+        )
+        assert load_toml(setting)[1][0].env_params["dataset"] == read, name

@@ -129,8 +129,9 @@ def data_paths_from(file: Path, data: dict) -> dict:
     path of its environment parameters read from the file's folder (and ``~`` expanded), so that
     a file means the same data wherever the command runs: an ``env_params`` table's ``dataset``,
     a grid's ``env_params.dataset`` (a value or a list of them), in the file's base, its
-    ``[grid]`` and each of its ``[[settings]]``. Bundled data set names (no ``/`` and no suffix,
-    ``"ctg"``) and absolute paths are left as they are.
+    ``[grid]`` and each of its ``[[settings]]``. Bundled data set names (``"ctg"``), absolute
+    paths and bare names that are no file here nor beside the file are left as they are; a bare
+    name of a file or folder (``"mydata"``) is read beside the file.
 
     Examples
     --------
@@ -146,10 +147,16 @@ def data_paths_from(file: Path, data: dict) -> dict:
             return [resolved(item) for item in value]
         if not isinstance(value, str) or not value:
             return value
+        from envs.real_data import DATASETS
         from envs.tabular import is_path
 
-        if not is_path(value) and not value.startswith("~"):
+        if value in DATASETS:
             return value
+        # A bare name (no separator, no suffix) is a path where one of that name exists, as the
+        # environment reads it: beside the file, whatever the working directory holds.
+        bare = not is_path(value) and not value.startswith("~")
+        if bare and not (os.path.exists(folder / value) or os.path.exists(value)):
+            return value  # no bundled name, no file: the environment names the choices
         return str(folder / Path(value).expanduser())
 
     def walk(table: dict) -> dict:
