@@ -138,3 +138,23 @@ def test_figures_write_the_characters_their_font_lacks_as_escapes():
     assert shown.settings == ["\\u65e5\\u672c é α ✓", "\\u4e2d\\u56fd é α ✓"]
     assert set(shown.curves["setting"]) == set(shown.settings)
     assert outputs.displayable(result) is result
+
+
+@pytest.mark.parametrize(
+    "family", [["sans-serif"], ["serif", "monospace"], ["DejaVu Serif", "sans"], ["NoSuch", "cursive"]]
+)
+def test_the_figures_font_files_are_the_ones_matplotlib_draws_with(family):
+    """The fonts whose characters the figures keep are found with matplotlib's public calls
+    (``findfont`` family by family): the same files as matplotlib's own fallback list, where
+    this matplotlib has the private method that makes it."""
+    import matplotlib as mpl
+    from matplotlib import font_manager, rcParams
+
+    from mlcb.plot._look import _font_files
+
+    own = getattr(font_manager.fontManager, "_find_fonts_by_props", None)
+    if own is None:
+        pytest.skip("this matplotlib keeps no fallback list to compare with")
+    with mpl.rc_context({"font.family": family}):
+        expected = [str(path) for path in own(font_manager.FontProperties())]
+        assert [str(path) for path in _font_files(font_manager, rcParams)] == expected

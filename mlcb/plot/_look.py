@@ -106,13 +106,41 @@ def font_characters() -> frozenset[int] | None:
     character is drawn as it is). The figures write any other as its escape
     (:func:`mlcb.storage.outputs.displayable`)."""
     try:
-        from matplotlib import font_manager
+        from matplotlib import font_manager, rcParams
 
         with style():
-            paths = font_manager.fontManager._find_fonts_by_props(font_manager.FontProperties())
+            paths = _font_files(font_manager, rcParams)
         return frozenset(code for path in paths for code in font_manager.get_font(path).get_charmap())
-    except Exception:  # another matplotlib: draw the text as it is
+    except Exception:  # a matplotlib without these calls: draw the text as it is
         return None
+
+
+def _font_files(font_manager: Any, rc: Any) -> list[str]:
+    """The files of the fonts matplotlib draws text with under the current settings: for each
+    family of ``font.family`` (a generic one, ``sans-serif``, stands for its list of names), the
+    font ``findfont`` finds without falling back to its default, in order; the default font where
+    it finds none."""
+    props = font_manager.FontProperties()
+    names = []
+    for family in props.get_family():
+        key = family.lower()
+        if key in font_manager.font_family_aliases:
+            names += list(rc["font.sans-serif" if key in ("sans", "sans serif") else f"font.{key}"])
+        else:
+            names.append(family)
+    paths: list[str] = []
+    for name in names:
+        copy = props.copy()
+        copy.set_family(name)
+        try:
+            path = font_manager.fontManager.findfont(
+                copy, fallback_to_default=False, rebuild_if_missing=False
+            )
+        except ValueError:  # a name of the list that no installed font has
+            continue
+        if path not in paths:
+            paths.append(path)
+    return paths or [font_manager.fontManager.findfont(props)]  # none: matplotlib's default font
 
 
 def colours(count: int) -> list[Any]:
