@@ -151,12 +151,13 @@ def not_a_number(value: Any) -> tuple:
     while stack:
         item = stack.pop()
         kind = getattr(getattr(item, "dtype", None), "kind", None)
-        if kind in ("i", "u", "f"):  # an array or a NumPy number
+        if kind in ("i", "u", "f") or getattr(item, "size", 1) == 0:  # numbers, or no entries
             continue
         if isinstance(item, (list, tuple)) or kind == "O":
             stack.extend(reversed(list(item.ravel() if kind == "O" else item)))
         elif not isinstance(item, numbers.Real) or _is_bool(item):
-            return (item.ravel()[0] if kind is not None and getattr(item, "ndim", 0) else item,)
+            array = kind is not None and len(getattr(item, "shape", ())) > 0  # of bools or texts
+            return (item.ravel()[0] if array else item,)
     return ()
 
 
