@@ -239,11 +239,16 @@ def os_fault(error: BaseException) -> str | None:
     >>> os_fault(ValueError("x")) is None
     True
     """
-    if not isinstance(error, OSError) or error.errno not in OS_FAULTS:
+    return _said(error, OS_FAULTS)
+
+
+def _said(error: BaseException, advice: dict[int, str]) -> str | None:
+    """``path: what happened (what to do)`` for an ``OSError`` whose ``errno`` ``advice`` holds."""
+    if not isinstance(error, OSError) or error.errno not in advice:
         return None
     text = error.strerror or str(error)
     where = f"{error.filename}: " if error.filename else ""
-    return f"{where}{text} ({OS_FAULTS[error.errno]})"
+    return f"{where}{text} ({advice[error.errno]})"
 
 
 #: What to do about an operating-system error that the path given names: no file system takes
@@ -267,11 +272,7 @@ def path_fault(error: BaseException) -> str | None:
     >>> path_fault(OSError(errno.ENOSPC, "No space left on device")) is None
     True
     """
-    if not isinstance(error, OSError) or error.errno not in PATH_FAULTS:
-        return None
-    text = error.strerror or str(error)
-    where = f"{error.filename}: " if error.filename else ""
-    return f"{where}{text} ({PATH_FAULTS[error.errno]})"
+    return _said(error, PATH_FAULTS)
 
 
 #: What a library that cannot be loaded for want of memory says (the dynamic loader's and
