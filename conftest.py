@@ -16,11 +16,15 @@ collect_ignore = [
 ]
 
 #: Test files that compile the same kernels, run on one worker one after the other (``make test``
-#: gives each worker whole files, ``--dist loadfile``). Both run every registered policy through
-#: both engines on the trap; on two workers they compiled the same Python-engine and round-loop
-#: kernels at the same time (neither was in the on-disk cache yet), about 30 s of CPU twice. On
-#: one worker the second file finds them compiled.
-SAME_WORKER = {"tests/test_testing.py": "tests/test_python_engine.py"}
+#: gives each worker whole files, ``--dist loadfile``). All three run every registered policy on
+#: the trap; on two workers they compiled the same Python-engine and round-loop kernels at the
+#: same time (none was in the on-disk cache yet): test_testing's about 30 s of CPU twice, and
+#: test_conformance's round loops are 20 of test_python_engine's 45 (72 of its 148 s of
+#: compiling, measured with an empty cache). On one worker the later files find them compiled.
+SAME_WORKER = {
+    "tests/test_testing.py": "tests/test_python_engine.py",
+    "tests/test_conformance.py": "tests/test_python_engine.py",
+}
 
 
 @pytest.hookimpl(optionalhook=True)
