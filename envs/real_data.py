@@ -294,7 +294,13 @@ def resolve(
 
         return warfarin.read(dataset)
     return read_csv(
-        dataset, label, columns=columns, missing=missing, constant=constant, min_class_rows=min_class_rows
+        dataset,
+        label,
+        columns=columns,
+        missing=missing,
+        constant=constant,
+        min_class_rows=min_class_rows,
+        role="dataset",
     )
 
 

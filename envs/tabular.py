@@ -577,6 +577,7 @@ def read_csv(
     missing: str = "error",
     constant: str = "keep",
     min_class_rows: int = 2,
+    role: str = "path",
 ) -> Table:
     """A :class:`Table` from a CSV file with a header line and a label column.
 
@@ -593,6 +594,9 @@ def read_csv(
         The label column (a ``ValueError`` lists the columns when it is missing).
     columns, name, missing, constant, min_class_rows
         As in :func:`from_frame`.
+    role : str
+        The name that messages about the file give it: the parameter it came in (``"dataset"``
+        through :class:`~envs.real_data.RealDataEnv`, a setting file and ``--data``).
 
     Examples
     --------
@@ -606,7 +610,7 @@ def read_csv(
 
     from mlcb import validation
 
-    file = validation.regular_file("path", path)
+    file = validation.regular_file(role, path)
     stat = file.stat()
     chosen = None if columns is None or isinstance(columns, str) else tuple(columns)
     key = (str(file.resolve()), stat.st_size, stat.st_mtime_ns, label, chosen, name, missing, constant,
@@ -615,11 +619,11 @@ def read_csv(
         return _READ[key]
     # The file's structure, checked as every table mlcb reads is: no header, a column name twice,
     # a row cut short or run on, a cell beyond any table's, not UTF-8, binary data.
-    _check_not_binary(file)
-    text = validation.read_table("path", file)
+    _check_not_binary(file, role)
+    text = validation.read_table(role, file)
     shown_name = validation.printable(file.name)
     if not text.rows:
-        raise InputError(f"path: {shown_name} has a header but no rows")
+        raise InputError(f"{role}: {shown_name} has a header but no rows")
     if label is None:
         listed = validation.shown_list([h for h in text.header if h], most=30)
         raise InputError(f"label: name the label column of {shown_name}; its columns: {listed}")
@@ -629,7 +633,7 @@ def read_csv(
     except (pd.errors.ParserError, ValueError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(
-            f"path: {shown_name} is not a well-formed CSV file: {validation.shown(first, 200)}"
+            f"{role}: {shown_name} is not a well-formed CSV file: {validation.shown(first, 200)}"
         ) from None
     frame.columns = [str(c).strip() for c in frame.columns]
     if label in frame.columns and _rounded_integers(frame[label]):
@@ -679,7 +683,7 @@ OTHER_FORMATS = {
 }
 
 
-def _check_not_binary(file: Path) -> None:
+def _check_not_binary(file: Path, role: str) -> None:
     """A ``ValueError`` naming the format of a file that is no text but a table of another kind
     (:data:`OTHER_FORMATS`) or a Python pickle (which nothing here unpickles), with what to do."""
     with open(file, "rb") as stream:
@@ -689,11 +693,11 @@ def _check_not_binary(file: Path) -> None:
     if kind is not None:
         what = "decompress it" if "compressed" in kind else "save it as CSV"
         raise InputError(
-            f"path: {name} is {kind}, not a CSV file: {what}, or read it with pandas and give the "
+            f"{role}: {name} is {kind}, not a CSV file: {what}, or read it with pandas and give the "
             "frame (envs.tabular.from_frame(frame, label))"
         )
     if len(start) >= 2 and start[0] == 0x80 and 2 <= start[1] <= 5:
-        raise InputError(f"path: {name} is a Python pickle, not a CSV file; a pickle is never loaded here")
+        raise InputError(f"{role}: {name} is a Python pickle, not a CSV file; a pickle is never loaded here")
 
 
 def _rounded_integers(column: Any) -> bool:

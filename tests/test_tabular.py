@@ -324,7 +324,9 @@ def test_a_damaged_csv_file_is_refused_as_the_subject_file_is(tmp_path, capsys, 
     assert message in str(caught.value) and len(str(caught.value)) < 400
     assert main(["run", "ctg", "--data", "mine.csv", "--label", "y", "-T", "20", "-q"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("mlcb: error: ") and err.count("\n") == 1 and message in err, err
+    # through --data (a setting's dataset) the file is named by that parameter, not read_csv's
+    through = message.replace("path: ", "dataset: ", 1)
+    assert err.startswith("mlcb: error: ") and err.count("\n") == 1 and through in err, err
     assert "bug in mlcb" not in err and len(err) < 400 and not any(c in err for c in "\x1b\x07\r\u202e\x00")
     assert not (tmp_path / "results").exists()
 
@@ -415,7 +417,8 @@ def test_a_file_separated_by_another_mark_says_so(text, words, tmp_path, capsys,
     for command in ("run", "compare"):
         assert main([command, "ctg", "--data", "mine.csv", "--label", "y", "-T", "20", "-q"]) == 2
         err = capsys.readouterr().err
-        assert err.startswith(f"mlcb: error: {message}") and err.count("\n") == 1, err
+        through = message.replace("path: ", "dataset: ", 1)  # named by the parameter it came in
+        assert err.startswith(f"mlcb: error: {through}") and err.count("\n") == 1, err
         assert "export it again as comma-separated CSV" in err
     assert main(["paper", "--warfarin", "mine.csv", "--only", "real-data", "-q"]) == 2  # every reader
     err = capsys.readouterr().err
@@ -525,7 +528,7 @@ def test_a_workbook_or_a_legacy_encoding_given_as_csv_says_what_to_save(
     (tmp_path / "mine.csv").write_bytes(start + bytes(range(256)) * 4)
     message = f"mine.csv is {workbook}, not a CSV file: save its sheet as CSV (UTF-8, comma-separated)"
     for argv, role in (
-        (["compare", "ctg", "--data", "mine.csv", "--label", "y", "-q"], "path"),
+        (["compare", "ctg", "--data", "mine.csv", "--label", "y", "-q"], "dataset"),
         (["run", "warfarin", "--data", "mine.csv", "-q"], "warfarin"),
         (["paper", "--warfarin", "mine.csv", "--only", "real-data", "-q"], "warfarin"),
     ):
@@ -591,7 +594,7 @@ def test_a_binary_table_or_a_compressed_file_is_named_not_called_bad_utf8(tmp_pa
     }
     for name, (write, message) in cases.items():
         write(tmp_path / name)
-        with pytest.raises(ValueError, match=re.escape(f"path: {name} {message}")):
+        with pytest.raises(ValueError, match=re.escape(f"dataset: {name} {message}")):
             RealDataEnv(dataset=str(tmp_path / name), label="y")
 
 
