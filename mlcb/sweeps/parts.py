@@ -89,7 +89,8 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
     written = meta["config"].get("label") if isinstance(meta.get("config"), dict) else None
     written = written if isinstance(written, str) else setting.label
     config = setting.config
-    points = len(checkpoint_grid(config.horizon, config.checkpoints))
+    grid = checkpoint_grid(config.horizon, config.checkpoints)
+    points = len(grid)
     count = stop - first
     rows = {"curves": count * points, "experts": count * points * config.n_experts, "replications": count}
     frames = {}
@@ -107,9 +108,7 @@ def read_part(root: Path, setting: Setting, name: str) -> tuple[dict[str, pd.Dat
         if reps.min() != first or reps.max() != stop - 1 or len(np.unique(reps)) != count:
             raise InputError(f"{path}: replications differ from the block's {first}-{stop - 1}")
         frames[frame_name] = frame
-    _check_part_rows(
-        files, frames, meta, setting.label, count, checkpoint_grid(config.horizon, config.checkpoints)
-    )
+    _check_part_rows(files, frames, meta, setting.label, count, grid)
     if written != setting.label:
         meta["config"]["label"] = setting.label
         if isinstance(meta.get("grid"), dict) and "label" in meta["grid"]:
