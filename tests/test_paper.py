@@ -412,38 +412,56 @@ def _at_tiny_size(out) -> str:
     )
 
 
-def test_an_interrupted_page_resumes_to_the_uninterrupted_ones(page, tmp_path):
-    """SIGINT to `mlcb paper` once a section is saved: it says that finished sections are kept (it
-    said 'finished replications are kept', which `mlcb paper` does not keep), and the same command
-    finishes the page with every section's numbers and verdicts those of a run never stopped."""
+def _interrupted_once_a_section_is_saved(script: str, out) -> tuple[int, str, str]:
+    """Run ``script`` in a Python process of its own, send it SIGINT once a section of ``out`` is
+    saved; its exit status, standard output and standard error."""
     import signal
     import subprocess
     import sys
     import time
     from pathlib import Path
 
-    out = tmp_path / "paper"
-    root = Path(__file__).resolve().parents[1]
-    command = [sys.executable, "-c", _at_tiny_size(out)]
-
     def interruptible() -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
 
-    process = subprocess.Popen(command, cwd=root, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parents[1],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=interruptible,
+    )
     deadline = time.monotonic() + 300
     while (
         time.monotonic() < deadline and process.poll() is None and not any((out / "sections").glob("*.json"))
     ):
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+    printed, err = process.communicate(timeout=120)
+    return process.returncode, printed, err
+
+
+def test_an_interrupted_page_resumes_to_the_uninterrupted_ones(page, tmp_path):
+    """SIGINT to `mlcb paper` once a section is saved: it says that finished sections are kept (it
+    said 'finished replications are kept', which `mlcb paper` does not keep), and the same command
+    finishes the page with every section's numbers and verdicts those of a run never stopped."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "paper"
+    status, _, err = _interrupted_once_a_section_is_saved(_at_tiny_size(out), out)
     finished = sorted(p.name for p in (out / "sections").glob("*.json"))
-    assert process.returncode == 130, (process.returncode, err)
-    assert 0 < len(finished) < len(RUNNABLE), finished
+    assert status == 130, (status, err)
+    # (a section that finishes while the others stop is saved too: all of them may be)
+    assert 0 < len(finished) <= len(RUNNABLE), finished
     assert err == (
         f"mlcb: interrupted; finished sections are kept in {out / 'sections'}, the same command resumes "
         "from them (a section in progress starts over)\n"
     )
+    command = [sys.executable, "-c", _at_tiny_size(out)]
+    root = Path(__file__).resolve().parents[1]
     assert subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600).returncode == 0
     _, whole = page
     for key in RUNNABLE:
@@ -457,12 +475,36 @@ def test_an_interrupted_page_resumes_to_the_uninterrupted_ones(page, tmp_path):
     assert next(texts) == next(texts)
 
 
+def test_an_interrupted_reproduce_stops_its_sections_before_it_raises(tmp_path):
+    """From Python, an interrupt of `mlcb.paper.reproduce` reached its own thread only: the
+    sections in progress went on in threads of their own after the interrupt was raised (and
+    Python's shutdown beside them could abort). They stop now, and the interrupt is raised once
+    none runs; the finished sections are kept. The trap section here is long (200 replications of
+    10^6 rounds), so it is in progress when the glm section is saved."""
+    out = tmp_path / "paper"
+    script = (
+        "import importlib, threading, time\n"
+        f"for name, size in {TINY!r}.items():\n"
+        "    importlib.import_module(name).SIZES['quick'] = size\n"
+        "importlib.import_module('mlcb.paper.trap').SIZES['quick'] = {'horizon': 999_999, 'replications': 200}\n"
+        "import mlcb.paper\n"
+        "try:\n"
+        f"    mlcb.paper.reproduce('quick', {str(out)!r}, only=('trap', 'glm'))\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', mlcb.paper.sections_running())\n"
+    )
+    assert _interrupted_once_a_section_is_saved(script, out)[:2] == (0, "interrupted False\n")
+    finished = {p.stem for p in (out / "sections").glob("*.json")}
+    assert finished == {"glm"}, finished
+
+
 @pytest.mark.parametrize("running", [True, False])
 def test_the_program_ends_at_once_while_interrupted_sections_run(running):
-    """An interrupted `mlcb paper` leaves sections running in threads (compiled code cannot be
-    stopped); Python's shutdown beside them could abort the process (an exit status of -6 after
-    the message, on a loaded machine), so the program ends without it, its output flushed. Without
-    such a thread the program ends as any other."""
+    """A second interrupt of `mlcb paper` leaves sections running in threads (compiled code cannot
+    be stopped inside); Python's shutdown beside them could abort the process (an exit status of
+    -6 after the message, on a loaded machine), so the program ends without it, its output
+    flushed. Without such a thread the program ends as any other."""
     import subprocess
     import sys
 

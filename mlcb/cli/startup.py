@@ -53,8 +53,9 @@ def end(code: int) -> int:
     """``code``, or, where an interrupted ``mlcb paper`` left sections running in threads of this
     process, the end of the process at once with ``code`` (:func:`mlcb.cli.program` only).
 
-    Those threads run compiled code, which cannot be stopped, and the finished sections are already
-    saved (a section in progress starts over on the next run). Python's own shutdown with such
+    An interrupt stops the sections (:func:`mlcb.paper.reproduce` waits for them); a second one
+    leaves them running compiled code, which cannot be stopped inside, and the finished sections
+    are already saved (a section in progress starts over on the next run). Python's own shutdown with such
     threads still running can abort the process (SIGABRT: the command's exit status then says
     "killed" after it printed that it was interrupted), so the program flushes its output and
     leaves without that shutdown."""

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from mlcb.contracts import BuildContext, build_env, family_of
+from mlcb.engine import stopping
 from mlcb.errors import EXPERT_FAULTS, ExpertError, ExpertLossError, class_name, raised
 from mlcb.kernels import begin_round, train
 from mlcb.kernels.jit import kernel
@@ -348,6 +349,8 @@ def _python_pass(
     params, state = build_env(env, seed, replication, horizon)
     shared = bool(getattr(env, "round_data_shared", False))  # one object per round for every expert
     for t in range(int(horizon) + 1):
+        if t % stopping.EVERY == 0:
+            stopping.check()
         begin_round(params, state, t)
         first = indices[0]
         # Asked for each expert by its index in the pool, as the run asks (LearnerPool).

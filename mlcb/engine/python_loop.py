@@ -24,6 +24,7 @@ size and the order they run in change nothing.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, cast
@@ -32,7 +33,7 @@ import numba
 import numpy as np
 
 from mlcb.contracts import BatchedPool, BuildContext, ExpertFamily
-from mlcb.engine import compiled_loop
+from mlcb.engine import compiled_loop, stopping
 from mlcb.engine import replications as _replications
 from mlcb.engine.batch import Batch
 from mlcb.engine.learners import LearnerPool
@@ -359,6 +360,7 @@ def _run_block(
     trace_rounds: int,
     references: ReferenceStore | None = None,
     on_rounds: Callable[[int, int], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[Replication]:
     built = [
         _replications.build_common(problem, seed, r, horizon, checkpoints, trace_rounds, references)
@@ -416,6 +418,8 @@ def _run_block(
             fail(failed)
         if t > horizon:
             break
+        if t % stopping.EVERY == 0:
+            stopping.check(stop)
         if on_rounds is not None and (t % REPORT_EVERY == 0 or t == horizon):
             for r in block:
                 on_rounds(r, REPORT_EVERY if t % REPORT_EVERY == 0 else t % REPORT_EVERY)
@@ -458,7 +462,11 @@ def run_replications(
     With ``parts``, replications already saved there are loaded instead of run, and every block is
     saved as soon as it finishes: an interruption or a failing expert loses at most the block in
     flight, and a re-run resumes (the best-in-hindsight references are kept beside the parts).
+    In a thread that runs under :func:`mlcb.engine.stopping.stop_when`, the event set stops the
+    block in flight within :data:`mlcb.engine.stopping.EVERY` rounds
+    (:class:`~mlcb.engine.stopping.Stopped`).
     """
+    stop = stopping.current()
     wanted = list(replications)
     references = ReferenceStore(parts.parent) if parts is not None else None
     trace = min(trace_rounds, horizon)
@@ -466,6 +474,7 @@ def run_replications(
     todo = [r for r in wanted if r not in done]
     size = max(1, int(DEFAULT_BLOCK if block is None else block))
     for start in range(0, len(todo), size):
+        stopping.check(stop)
         for result in _run_block(
             problem,
             seed,
@@ -475,6 +484,7 @@ def run_replications(
             trace_rounds,
             references,
             on_rounds,
+            stop,
         ):
             _replications.finish(result, done, parts, on_done)
     return [done[r] for r in wanted]

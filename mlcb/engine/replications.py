@@ -12,6 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from mlcb.contracts import BuildContext, build_env, selection_size
-from mlcb.engine import compiled_loop, hindsight
+from mlcb.engine import compiled_loop, hindsight, stopping
 from mlcb.engine.problem import Problem
 from mlcb.errors import ExpertLossError, PolicyError, class_name
 from mlcb.kernels.seeding import StreamKeys, stream_keys
@@ -330,22 +331,26 @@ def play_rounds(
     horizon: int,
     report: Callable[[int], None] | None = None,
     warm_start: bool = False,
+    stop: threading.Event | None = None,
 ) -> None:
     """Rounds ``1 .. horizon`` of ``arguments`` by ``kernel``, after the warm start when
-    ``warm_start`` (round 0, in the first call): in one call, or, with ``report``, in consecutive
-    slices, ``report(rounds)`` after each. The round loop keeps its whole state in the arrays it is
-    given, so the slices play the same rounds as one call, bit for bit; a slice that stops at an
+    ``warm_start`` (round 0, in the first call): in one call, or, with ``report`` or ``stop``, in
+    consecutive slices, ``report(rounds)`` after each, :class:`~mlcb.engine.stopping.Stopped`
+    raised between two once ``stop`` is set. The round loop keeps its whole state in the arrays it
+    is given, so the slices play the same rounds as one call, bit for bit; a slice that stops at an
     expert's fault ends the play (its error is in the record)."""
     first = 0 if warm_start else 1
-    if report is None:
+    if report is None and stop is None:
         arguments.run_rounds(kernel, first, horizon)
         return
     size = FIRST_SLICE
     while first <= horizon:
+        stopping.check(stop)
         last = min(horizon, first + size - 1)
         began = time.perf_counter()
         code = arguments.run_rounds(kernel, first, last)
-        report(last - max(first, 1) + 1)
+        if report is not None:
+            report(last - max(first, 1) + 1)
         if code != compiled_loop.OK:
             return
         if time.perf_counter() - began < SLICE_SECONDS / 2:
@@ -363,10 +368,12 @@ def run_replication(
     references: ReferenceStore | None = None,
     hindsight_pass: bool = True,
     on_rounds: Callable[[int, int], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> Replication:
     """Simulate one replication from the warm start to ``horizon`` on the compiled engine;
-    ``on_rounds(replication, rounds)``, when given, is told the rounds played as they are
-    (:func:`play_rounds`)."""
+    ``on_rounds(replication, rounds)``, when given, is told the rounds played as they are, and
+    the rounds stop once ``stop`` is set (:func:`play_rounds`)."""
+    stopping.check(stop)
     arguments = build_replication(
         problem, seed, replication, horizon, checkpoints, trace_rounds, references, hindsight_pass
     )
@@ -374,7 +381,7 @@ def run_replication(
     run_rounds = arguments.round_loop()
     report = None if on_rounds is None else functools.partial(on_rounds, replication)
     # The warm start is the round loop's round 0: one compiled kernel per setting, not two.
-    play_rounds(arguments, run_rounds, horizon, report, getattr(problem.policy, "warm_start", True))
+    play_rounds(arguments, run_rounds, horizon, report, getattr(problem.policy, "warm_start", True), stop)
     raise_for_error(record, replication, lambda k: class_name(problem.experts[k]), problem.config.policy)
     return collect_replication(record, arguments.accounting, replication)
 
@@ -403,8 +410,13 @@ def run_replications(
     is saved as soon as it finishes (and the best-in-hindsight references beside the settings'
     parts, :class:`~mlcb.storage.replications.ReferenceStore`). On ``KeyboardInterrupt`` the
     replications in flight finish (they cannot be stopped inside compiled code), are saved, and
-    the interrupt propagates.
+    the interrupt propagates. In a thread that runs under :func:`mlcb.engine.stopping.stop_when`,
+    the event set stops the replications in flight between two slices of their rounds and the
+    others before they start; the finished ones are saved, and
+    :class:`~mlcb.engine.stopping.Stopped` propagates.
     """
+    stop = stopping.current()
+    stopping.check(stop)
     wanted = list(replications)
     references = ReferenceStore(parts.parent) if parts is not None else None
     trace = min(trace_rounds, horizon)
@@ -435,6 +447,7 @@ def run_replications(
                 references,
                 True,
                 on_rounds,
+                stop,
             )
             for r in todo
         ]

@@ -36,6 +36,7 @@ import importlib.util
 import json
 import math
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -116,6 +117,12 @@ def reproduce(
     warfarin: Any = None,
 ) -> Path:
     """Run the paper's experiments and write ``out/index.html``; returns its path.
+
+    The sections run at once, each in a thread. Interrupted (``KeyboardInterrupt``, Ctrl-C), it
+    stops the sections in progress, waits for them (about a second, or the compile in progress)
+    and raises the interrupt: every finished section is kept in ``out/sections`` and the same call
+    resumes from them (a section in progress starts over). A second interrupt leaves without
+    waiting.
 
     Parameters
     ----------
@@ -226,7 +233,7 @@ def reproduce(
             if progress:
                 print(f"{key}: done in {record['seconds']:.0f} s", flush=True)
 
-        _at_once(list(modules), compute, save)
+        _at_once(list(modules), compute, save, progress)
         finished = {
             key: _load(sections_dir / f"{key}.json", root, size, seed, options.get(key, {}))
             for key in EXPERIMENTS
@@ -239,44 +246,78 @@ SECTION_THREAD = "mlcb-paper-"
 
 
 def sections_running() -> bool:
-    """Whether a section that :func:`reproduce` started still runs in a thread of this process: after
-    an interrupt, the sections in progress go on until their compiled code returns (it cannot be
-    stopped), and ``mlcb paper`` ends its process at once rather than wait for them
-    (:func:`mlcb.cli.startup.end`)."""
+    """Whether a section that :func:`reproduce` started still runs in a thread of this process:
+    after an interrupt :func:`reproduce` stops them and waits, but a second interrupt leaves them
+    running (until their compiled code returns; it cannot be stopped inside), and ``mlcb paper``
+    then ends its process at once rather than wait for them (:func:`mlcb.cli.startup.end`)."""
     return any(t.is_alive() and t.name.startswith(SECTION_THREAD) for t in threading.enumerate())
 
 
 def _at_once(
-    keys: list[str], compute: Callable[[str], dict[str, Any]], save: Callable[[str, dict[str, Any]], None]
+    keys: list[str],
+    compute: Callable[[str], dict[str, Any]],
+    save: Callable[[str, dict[str, Any]], None],
+    progress: bool = False,
 ) -> None:
     """``compute(key)`` for every key at once, each in a thread of its own, and ``save(key, record)``
     in this thread as each finishes; then the first error, in the order of ``keys``, is raised.
 
     The sections are independent (every number is keyed by the seed and the replication), so
     running them at once changes no number; it fills the cores while a section does its serial
-    parts (loading or compiling kernels, building tables, its statistics and figures). The threads
-    are daemons: an interrupt here stops the command at once, with every finished section saved.
+    parts (loading or compiling kernels, building tables, its statistics and figures).
+
+    An interrupt reaches this thread only: it stops the sections' runs
+    (:mod:`mlcb.engine.stopping`: within a slice of rounds, or the compile or table in progress),
+    saves a section that finishes meanwhile, waits for the threads, then propagates; a second
+    interrupt leaves at once (the threads are daemons, still running).
     """
     if len(keys) == 1:
         save(keys[0], compute(keys[0]))
         return
+    from mlcb.engine import stopping
+
     finished: queue.Queue = queue.Queue()
+    stop = threading.Event()
 
     def work(key: str) -> None:
         try:
-            finished.put((key, compute(key), None))
+            with stopping.stop_when(stop):
+                finished.put((key, compute(key), None))
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             finished.put((key, None, error))
 
-    for key in keys:
-        threading.Thread(target=work, args=(key,), name=f"{SECTION_THREAD}{key}", daemon=True).start()
+    threads = [
+        threading.Thread(target=work, args=(key,), name=f"{SECTION_THREAD}{key}", daemon=True) for key in keys
+    ]
+    for thread in threads:
+        thread.start()
     errors: dict[str, BaseException] = {}
-    for _ in keys:
-        key, record, error = finished.get()
-        if error is not None:
-            errors[key] = error
-        else:
-            save(key, record)
+    left = len(keys)
+    try:
+        while left:
+            key, record, error = finished.get()
+            left -= 1
+            if error is not None:
+                errors[key] = error
+            else:
+                save(key, record)
+    except KeyboardInterrupt:
+        stop.set()
+        if progress:
+            print(
+                f"interrupted: stopping {left} section{'s' * (left > 1)} in progress "
+                "(Ctrl-C again leaves at once)",
+                file=sys.stderr,
+                flush=True,
+            )
+        while left:  # a section that finishes now is saved; one stopped has nothing to save
+            key, record, error = finished.get()
+            left -= 1
+            if error is None:
+                save(key, record)
+        for thread in threads:
+            thread.join()
+        raise
     for key in keys:
         if key in errors:
             raise errors[key]
