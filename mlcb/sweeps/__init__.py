@@ -75,6 +75,7 @@ from mlcb.sweeps.grid import (
 from mlcb.sweeps.parts import (
     DATA,
     FRAMES,
+    Kept,
     choose,
     foreign_entries,
     found_parts,
@@ -111,12 +112,14 @@ class Outcome:
     failed: list[tuple[str, str]]
     seconds: float
     _result: Any = field(default=None, repr=False)
+    _kept: Kept | None = field(default=None, repr=False)
 
     @property
     def result(self) -> Any:
         """The :class:`~mlcb.storage.results.Result` of every finished part (:func:`load`)."""
         if self._result is None:
-            self._result = load(self.path)
+            self._result = _load(self.path, self._kept)
+            self._kept = None
         return self._result
 
 
@@ -308,7 +311,8 @@ def sweep(
     root = store.path
     with store.lock(), contextlib.ExitStack() as stack:
         replace = _check_directory(root, grid, overwrite)
-        done_tasks, todo = ([], grid.tasks()) if replace else plan(root, grid)
+        kept = Kept()
+        done_tasks, todo = ([], grid.tasks()) if replace else plan(root, grid, kept=kept)
         client = None
         if todo and executor == "dask":  # connect before writing anything
             client = stack.enter_context(dask_client(scheduler, workers, timeout))
@@ -326,7 +330,9 @@ def sweep(
                 run_local(payloads, workers, record.finished, record.failed_task)
         finally:
             record.close()
-    return Outcome(root, record.computed, len(done_tasks), record.failed, time.perf_counter() - started)
+    return Outcome(
+        root, record.computed, len(done_tasks), record.failed, time.perf_counter() - started, _kept=kept
+    )
 
 
 def _as_grid(grid: Any, block: int | None) -> Grid:
@@ -498,6 +504,12 @@ def load(path: str | Path) -> Any:
 
     Parts are read as the sweep's own setting descriptions say (``sweep.json``, checked against
     each part's description), so a file whose rows do not fit its block is a ``ValueError``."""
+    return _load(path, None)
+
+
+def _load(path: str | Path, kept: Kept | None) -> Any:
+    """:func:`load`, taking the parts of ``kept`` that are unchanged on disk instead of reading
+    them again."""
     from mlcb.storage.results import Result
 
     path = validation.path("path", path)
@@ -530,7 +542,8 @@ def load(path: str | Path) -> Any:
     settings: dict[str, dict] = {}
     for setting in grid.settings:
         for _, _, name in choose(found_parts(path, setting.key), grid.replications):
-            part, part_meta = read_part(path, setting, name)
+            known = kept.take(path, setting, name) if kept is not None else None
+            part, part_meta = known if known is not None else read_part(path, setting, name)
             for frame_name in FRAMES:
                 frames[frame_name].append(part[frame_name])
             first = settings.setdefault(setting.label, part_meta)
