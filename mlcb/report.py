@@ -315,7 +315,7 @@ def render(result: Any, title: str, kinds: tuple[str, ...] | None = None) -> str
 def report(path: str | Path, out: str | Path | None = None) -> Path:
     """Write the HTML report of the saved run or sweep in ``path`` to ``out`` (default
     ``path / "report.html"``), atomically; returns the file written."""
-    from mlcb.storage.store import write_file
+    from mlcb.storage.store import make_directory, write_file
     from mlcb.sweeps import load_any
 
     path = validation.path("path", path)
@@ -328,10 +328,7 @@ def report(path: str | Path, out: str | Path | None = None) -> Path:
             f"--out {target} holds a file that is not an mlcb report; mlcb never replaces what it did not "
             "write: choose another name, or move it away"
         )
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(f"--out {target.parent}: cannot create the directory ({error.strerror})") from None
+    make_directory(target.parent, "--out ")
     page = render(result, f"mlcb report: {path.resolve().name}").encode("utf-8")
     write_file(target, lambda handle: handle.write(page))
     return target

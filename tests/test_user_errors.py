@@ -486,7 +486,10 @@ def test_a_preset_name_too_long_for_a_path_is_an_unknown_preset(capsys, no_work)
         ["run", "trap", "-T", "100", "-R", "1", "--no-plot", "--out", "{long}"],
         ["run", "trap", "-T", "100", "-R", "1", "--no-plot", "--out", "{tmp}/x/{long}/y"],
         ["compare", "trap", "-T", "100", "-R", "1", "--out", "{long}"],
+        ["compare", "trap", "-T", "100", "-R", "1", "--out", "{tmp}/x/{long}/y"],
         ["paper", "--out", "{long}"],
+        ["paper", "--out", "{tmp}/x/{long}/y"],
+        ["sweep", "{tmp}/grid.toml", "--out", "{tmp}/x/{long}/y"],
         ["show", "{long}"],
         ["plot", "{long}/x"],
         ["report", "{long}"],
@@ -496,11 +499,16 @@ def test_a_path_no_file_system_takes_is_an_input_error_through_every_command(
     argv, tmp_path, monkeypatch, capsys, no_work
 ):
     """A name in a path longer than a file name may be (Errno 36) was reported as a bug of mlcb,
-    from whichever command met it first (making the result's folder, looking for a sweep)."""
+    from whichever command met it first (making the result's folder, looking for a sweep). The
+    folders above such a name are not made either (`x` was left behind)."""
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "grid.toml").write_text(
+        'preset = "trap"\nhorizon = 100\nreplications = 1\n[grid]\nbudget = [1]\n'
+    )
     long = str(tmp_path / ("a" * 300))
     status = main([arg.format(long=long, tmp=tmp_path) for arg in argv])
     err = capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]
     assert status == 2, err
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert err.startswith(f"mlcb: error: {tmp_path}"), err

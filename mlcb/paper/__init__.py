@@ -151,7 +151,7 @@ def reproduce(
     from mlcb.config import check_within_64_bits
     from mlcb.kernels.seeding import check_seed
     from mlcb.paper import page
-    from mlcb.storage.store import lock
+    from mlcb.storage.store import lock, make_folders
 
     validation.choice("size", size, SIZES)
     names = _check_names(only)
@@ -167,7 +167,7 @@ def reproduce(
     options, extra = _data_options(warfarin)
     # One run at a time writes a folder: a second is refused at once, naming the first (two would
     # compute the same sections twice and write the page in turn).
-    root.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(root.parent)
     with lock(root):
         sections_dir, figures_dir = root / "sections", root / "figures"
         if not overwrite:

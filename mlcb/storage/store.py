@@ -52,7 +52,7 @@ from typing import Any
 
 #: The files of a saved result, and what else may sit in a result directory.
 from mlcb import validation
-from mlcb.errors import FileWarning
+from mlcb.errors import FileWarning, path_fault
 from mlcb.storage import outputs, result_files
 from mlcb.validation import InputError
 
@@ -83,14 +83,45 @@ def aside_name(path: Path, tag: str) -> Path:
 
 def make_directory(path: Path, where: str = "") -> None:
     """Create the directory ``path`` and its parents, or raise a one-line ``ValueError`` (its text
-    prefixed by ``where``)."""
+    prefixed by ``where``) and leave none of the folders it made (``/tmp/new/<a name too long>/x``
+    left ``/tmp/new`` behind)."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        make_folders(path)
     except OSError as error:
         dangling = next((p for p in (path, *path.parents) if p.is_symlink() and not p.exists()), None)
         if dangling is not None:
             raise InputError(f"{where}{dangling}: {result_files.DANGLING}") from None
+        said = path_fault(error)  # said as every command says it where it meets such a path
+        if said is not None:
+            raise InputError(said) from None
         raise InputError(f"{where}{path}: cannot create the directory ({error.strerror})") from None
+
+
+def make_folders(path: str | Path) -> None:
+    """``Path(path).mkdir(parents=True, exist_ok=True)``, but a failure removes the folders this
+    call made before it raises: a path refused is left as it was found."""
+    path = Path(path)
+    missing = []
+    for folder in (path, *path.parents):
+        if os.path.lexists(folder):
+            break
+        missing.append(folder)
+    made: list[Path] = []
+    try:
+        for folder in reversed(missing):
+            try:
+                folder.mkdir()
+            except FileExistsError:
+                if not folder.is_dir():
+                    raise
+                continue  # made meanwhile by another process: not ours to remove
+            made.append(folder)
+        path.mkdir(exist_ok=True)  # a path that exists must be a directory (or a link to one)
+    except OSError:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
 
 
 def _not_a_file(path: Path) -> None:
