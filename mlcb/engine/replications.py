@@ -25,6 +25,7 @@ from mlcb.contracts import BuildContext, build_env, selection_size
 from mlcb.engine import compiled_loop, hindsight, stopping
 from mlcb.engine.problem import Problem
 from mlcb.errors import ExpertLossError, PolicyError, class_name
+from mlcb.kernels.jit import direct
 from mlcb.kernels.seeding import StreamKeys, stream_keys
 from mlcb.kernels.stats import new_stats
 from mlcb.storage.replications import ReferenceStore, Replication, load_parts, part_path
@@ -344,11 +345,14 @@ def play_rounds(
         arguments.run_rounds(kernel, first, horizon)
         return
     size = FIRST_SLICE
+    call = kernel
     while first <= horizon:
         stopping.check(stop)
         last = min(horizon, first + size - 1)
         began = time.perf_counter()
-        code = arguments.run_rounds(kernel, first, last)
+        code = arguments.run_rounds(call, first, last)
+        if call is kernel and last < horizon:  # (compiled now) the next slices skip the dispatch
+            call = direct(kernel, (*arguments, first, last))
         if report is not None:
             report(last - max(first, 1) + 1)
         if code != compiled_loop.OK:
