@@ -56,7 +56,7 @@ def test_a_slice_after_the_first_calls_the_compiled_function_the_dispatcher_chos
     the dispatcher ran for these argument types."""
     from numba import types
 
-    from mlcb.kernels.jit import direct
+    from mlcb.kernels.dispatch import direct
 
     @numba.njit
     def plus_one(x):

@@ -25,7 +25,7 @@ from mlcb.contracts import BuildContext, build_env, selection_size
 from mlcb.engine import compiled_loop, hindsight, stopping
 from mlcb.engine.problem import Problem
 from mlcb.errors import ExpertLossError, PolicyError, class_name
-from mlcb.kernels.jit import direct
+from mlcb.kernels import dispatch
 from mlcb.kernels.seeding import StreamKeys, stream_keys
 from mlcb.kernels.stats import new_stats
 from mlcb.storage.replications import ReferenceStore, Replication, load_parts, part_path
@@ -190,8 +190,10 @@ class CompiledReplication(NamedTuple):
 
     def run_rounds(self, kernel: Callable, t_first: int, t_last: int) -> int:
         """Call ``kernel`` (:func:`mlcb.engine.compiled_loop.run_rounds`, or a twin of it:
-        :meth:`round_loop`) for rounds ``t_first .. t_last``; round 0 is the warm start."""
-        return kernel(*self, t_first, t_last)
+        :meth:`round_loop`) for rounds ``t_first .. t_last``; round 0 is the warm start. Called
+        through :func:`mlcb.kernels.dispatch.call`: the types of these arguments are read once a
+        process, not on every call."""
+        return dispatch.call(kernel, *self, t_first, t_last)
 
     def round_loop(self) -> Callable:
         """The round loop for these argument types
@@ -345,14 +347,11 @@ def play_rounds(
         arguments.run_rounds(kernel, first, horizon)
         return
     size = FIRST_SLICE
-    call = kernel
     while first <= horizon:
         stopping.check(stop)
         last = min(horizon, first + size - 1)
         began = time.perf_counter()
-        code = arguments.run_rounds(call, first, last)
-        if call is kernel and last < horizon:  # (compiled now) the next slices skip the dispatch
-            call = direct(kernel, (*arguments, first, last))
+        code = arguments.run_rounds(kernel, first, last)
         if report is not None:
             report(last - max(first, 1) + 1)
         if code != compiled_loop.OK:

@@ -434,25 +434,6 @@ def uncached(function: Callable, **options: Any) -> Callable:
     return numba.njit(function.py_func, **options)  # type: ignore[attr-defined]  # a Numba dispatcher
 
 
-def direct(dispatcher: Any, arguments: tuple) -> Callable:
-    """The compiled function that ``dispatcher`` ran for ``arguments`` (called with them before),
-    to call again with the same arguments without Numba's dispatch; ``dispatcher`` itself where
-    that function cannot be told (or the JIT is disabled).
-
-    The dispatcher types every argument of every call to choose its compiled function; for the
-    round loop's arguments (named tuples of many arrays) that takes about 0.5 ms a call, against
-    1 µs for the call itself: a replication played in slices (progress shown, or a stop looked
-    for) paid it on every slice. The function returned is the one the dispatcher called: its only
-    one, or the one of exactly these argument types (read once here)."""
-    overloads = getattr(dispatcher, "overloads", None)
-    if not overloads:
-        return dispatcher
-    if len(overloads) == 1:
-        return next(iter(overloads.values())).entry_point
-    compiled = overloads.get(tuple(dispatcher.typeof_pyval(argument) for argument in arguments))
-    return dispatcher if compiled is None else compiled.entry_point
-
-
 def njit(function: Callable) -> Any:
     """``@njit`` for compiled helpers that may allocate (outside the round loop):
     :func:`jit` with ``JIT_OPTIONS``."""
