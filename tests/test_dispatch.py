@@ -77,6 +77,17 @@ def test_keys_equal_where_numbas_types_are_equal():
                 assert typeof(arguments) == typeof(other)
 
 
+@pytest.mark.skipif(JIT_DISABLED, reason="Numba's typed lists")
+def test_a_typed_list_is_keyed_by_its_type():
+    from numba import typed, typeof
+
+    floats, ints = typed.List([1.0]), typed.List([1])
+    assert dispatch.types_key((floats,)) == dispatch.types_key((typed.List([2.0, 3.0]),))
+    assert dispatch.types_key((floats,)) != dispatch.types_key((ints,))
+    assert typeof(floats) != typeof(ints)
+    assert dispatch.types_key((typed.List(),)) is None  # not typed yet
+
+
 def test_an_argument_it_cannot_read_has_no_key():
     assert dispatch.types_key((object(),)) is None
     assert dispatch.types_key((np.zeros(2), [1.0])) is None

@@ -10,10 +10,10 @@ stop looked for) once more.
 
 :func:`call` reads what the type of each argument depends on (:func:`types_key`: an array's
 dtype, dimensions, layout and whether it is writeable; a named tuple's class; a constant's
-values; a number's kind) and, for argument types it has met, calls the compiled function the
-dispatcher chose for them (:func:`direct`). Arguments it cannot read (a typed list, an object of
-one's own) go through the dispatcher every time. The compiled function is the same: the results
-are the same bits.
+values; a number's kind; a typed list's type) and, for argument types it has met, calls the
+compiled function the dispatcher chose for them (:func:`direct`). Arguments it cannot read (an
+object of one's own) go through the dispatcher every time. The compiled function is the same:
+the results are the same bits.
 """
 
 from __future__ import annotations
@@ -47,7 +47,10 @@ def _key(value: Any) -> Any:
         return (int, value.bit_length() < 64)
     if isinstance(value, np.generic):
         return (kind, value.dtype)
-    raise _Unread
+    try:  # a typed list or dict carries its Numba type
+        return (kind, value._numba_type_)
+    except Exception:  # noqa: BLE001 - none, or an empty list not typed yet
+        raise _Unread from None
 
 
 def types_key(arguments: tuple) -> Any:
