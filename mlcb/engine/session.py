@@ -54,7 +54,7 @@ from mlcb.engine import replications as _replications
 from mlcb.engine.lean_session import rate_table
 from mlcb.engine.python_loop import _compiled, _pick
 from mlcb.errors import ExpertError, ExpertLossError
-from mlcb.kernels import observe
+from mlcb.kernels import dispatch, observe
 from mlcb.kernels.seeding import stream_keys
 from mlcb.kernels.stats import new_stats
 from mlcb.policies.hoeffding import hoeffding_upper_bounds
@@ -661,7 +661,8 @@ class Session:
             for i, k in enumerate(self._order):
                 io[1, i] = self._means[k] = self._windows[k].mean(int(counts[i]), self.keep)
                 io[2, i] = self._rate(k, int(counts[i]))
-        code, loss = self._finish(
+        code, loss = dispatch.call(
+            self._finish,
             self.params,
             self.state,
             self.stats,

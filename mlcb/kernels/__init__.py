@@ -71,6 +71,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
+from mlcb.kernels import dispatch
 from mlcb.kernels.jit import JIT_DISABLED, KERNEL_OPTIONS, jit, kernel, njit
 from mlcb.validation import InputError, InputTypeError
 
@@ -145,7 +146,7 @@ def _call(operation: str, params, *arguments):
         if operation in OPTIONAL:
             return None
         raise InputTypeError(_missing(operation, type(params).__qualname__)) from None
-    return function(params, *arguments)
+    return dispatch.call(function, params, *arguments)  # (Numba's dispatch: 0.1 to 0.5 ms a call)
 
 
 def _missing(operation: str, what: object) -> str:
