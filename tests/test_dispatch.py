@@ -62,6 +62,8 @@ def test_every_type_numba_tells_apart_has_a_key_of_its_own():
     assert len(set(keys.values())) == len(keys), keys
     again = dispatch.types_key((_Params(_Paths(False), np.zeros(4)),))  # other values, same types
     assert again == keys["named tuple"]
+    assert dispatch.types_key((-(2**63),)) == keys["int"]  # int64's least, as Numba counts its bits
+    assert dispatch.types_key((2**64,)) != keys["uint64 int"]  # too large for Numba
 
 
 @pytest.mark.skipif(JIT_DISABLED, reason="Numba's types")

@@ -43,8 +43,9 @@ def _key(value: Any) -> Any:
         return (kind, value.items())
     if kind is float or kind is bool:
         return kind
-    if kind is int:  # as Numba types a Python int: int64, or uint64 past it
-        return (int, value.bit_length() < 64)
+    if kind is int:  # as Numba types a Python int: int64, uint64 past it, else none
+        bits = value.bit_length() if value >= 0 else (-value - 1).bit_length()
+        return (int, "int64" if bits < 64 else "uint64" if bits == 64 and value >= 0 else None)
     if isinstance(value, np.generic):
         return (kind, value.dtype)
     try:  # a typed list or dict carries its Numba type
