@@ -104,7 +104,9 @@ METADATA_EVERY = 2.0
 @dataclass
 class Outcome:
     """What :func:`sweep` did: the sweep's directory, the tasks run, skipped and failed (task and
-    error, one line each), and ``result``, read back from the parts on disk when first asked."""
+    error, one line each), and ``result``, read back from the parts on disk when first asked
+    (until then it holds the parts the sweep checked before its run, up to
+    :data:`mlcb.sweeps.parts.KEEP_BYTES`, so that they are not read twice)."""
 
     path: Path
     computed: int
