@@ -70,8 +70,9 @@ def direct(dispatcher: Any, arguments: tuple) -> Callable:
     overloads = getattr(dispatcher, "overloads", None)
     if not overloads:
         return dispatcher
-    if len(overloads) == 1:
-        return next(iter(overloads.values())).entry_point
+    compiled_ones = list(overloads.values())  # at once: another thread may be compiling one
+    if len(compiled_ones) == 1:
+        return compiled_ones[0].entry_point
     compiled = overloads.get(tuple(dispatcher.typeof_pyval(argument) for argument in arguments))
     return dispatcher if compiled is None else compiled.entry_point
 
