@@ -24,7 +24,6 @@ collect_ignore = [
 SAME_WORKER = {
     "tests/test_testing.py": "tests/test_python_engine.py",
     "tests/test_conformance.py": "tests/test_python_engine.py",
-    "tests/test_stopping.py": "tests/test_progress.py",  # the same loops of the trap, compiled once
 }
 
 
