@@ -412,56 +412,39 @@ def _at_tiny_size(out) -> str:
     )
 
 
-def _interrupted_once_a_section_is_saved(script: str, out) -> tuple[int, str, str]:
-    """Run ``script`` in a Python process of its own, send it SIGINT once a section of ``out`` is
-    saved; its exit status, standard output and standard error."""
+def test_an_interrupted_page_resumes_to_the_uninterrupted_ones(page, tmp_path):
+    """SIGINT to `mlcb paper` once a section is saved: it says that finished sections are kept (it
+    said 'finished replications are kept', which `mlcb paper` does not keep), and the same command
+    finishes the page with every section's numbers and verdicts those of a run never stopped."""
     import signal
     import subprocess
     import sys
     import time
     from pathlib import Path
 
+    out = tmp_path / "paper"
+    root = Path(__file__).resolve().parents[1]
+    command = [sys.executable, "-c", _at_tiny_size(out)]
+
     def interruptible() -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
 
-    process = subprocess.Popen(
-        [sys.executable, "-c", script],
-        cwd=Path(__file__).resolve().parents[1],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=interruptible,
-    )
+    process = subprocess.Popen(command, cwd=root, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     deadline = time.monotonic() + 300
     while (
         time.monotonic() < deadline and process.poll() is None and not any((out / "sections").glob("*.json"))
     ):
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
-    printed, err = process.communicate(timeout=120)
-    return process.returncode, printed, err
-
-
-def test_an_interrupted_page_resumes_to_the_uninterrupted_ones(page, tmp_path):
-    """SIGINT to `mlcb paper` once a section is saved: it says that finished sections are kept (it
-    said 'finished replications are kept', which `mlcb paper` does not keep), and the same command
-    finishes the page with every section's numbers and verdicts those of a run never stopped."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    out = tmp_path / "paper"
-    status, _, err = _interrupted_once_a_section_is_saved(_at_tiny_size(out), out)
+    _, err = process.communicate(timeout=120)
     finished = sorted(p.name for p in (out / "sections").glob("*.json"))
-    assert status == 130, (status, err)
+    assert process.returncode == 130, (process.returncode, err)
     # (a section that finishes while the others stop is saved too: all of them may be)
     assert 0 < len(finished) <= len(RUNNABLE), finished
     assert err == (
         f"mlcb: interrupted; finished sections are kept in {out / 'sections'}, the same command resumes "
         "from them (a section in progress starts over)\n"
     )
-    command = [sys.executable, "-c", _at_tiny_size(out)]
-    root = Path(__file__).resolve().parents[1]
     assert subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600).returncode == 0
     _, whole = page
     for key in RUNNABLE:
