@@ -55,10 +55,10 @@ def end(code: int) -> int:
 
     An interrupt stops the sections (:func:`mlcb.paper.reproduce` waits for them); a second one
     leaves them running compiled code, which cannot be stopped inside, and the finished sections
-    are already saved (a section in progress starts over on the next run). Python's own shutdown with such
-    threads still running can abort the process (SIGABRT: the command's exit status then says
-    "killed" after it printed that it was interrupted), so the program flushes its output and
-    leaves without that shutdown."""
+    are already saved (a section in progress starts over on the next run). Python's own shutdown
+    with such threads still running can abort the process (SIGABRT: the command's exit status
+    then says "killed" after it printed that it was interrupted), so the program flushes its
+    output and leaves without that shutdown."""
     paper = sys.modules.get("mlcb.paper")
     if paper is None or not paper.sections_running():
         return code
