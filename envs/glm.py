@@ -102,6 +102,12 @@ def _optimal_loss(instance: tuple, link: int, target_norm: float, radius: float)
 
 
 @functools.lru_cache(maxsize=1024)
+def _lipschitz(link: int, bound: float) -> float:
+    """Cached :func:`envs.glm_math.lipschitz` (asked for every expert of every replication)."""
+    return float(glm_math.lipschitz(link, bound))
+
+
+@functools.lru_cache(maxsize=1024)
 def _is_convex(link: int, bound: float, low: float, high: float) -> bool:
     """Cached :func:`envs.glm_math.is_convex_loss`."""
     return bool(glm_math.is_convex_loss(link, bound, low, high))
@@ -323,7 +329,7 @@ class GLMEnv(FeatureStreamEnv):
     def lipschitz(self, link: str | int, radius: float) -> float:
         """``G = 2 L_f R_x / B``: the largest gradient norm of the loss on the ball ``||w|| <= radius``."""
         bound = self.within(radius) * self.radius
-        return 2.0 * glm_math.lipschitz(link_index(link), bound) * self.radius / self.scale
+        return 2.0 * _lipschitz(link_index(link), bound) * self.radius / self.scale
 
     def convex(self, link: str | int, radius: float) -> bool:
         """Whether the loss of ``f_link(w . x)`` is convex in ``w`` on ``||w|| <= radius`` for every
