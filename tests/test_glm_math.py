@@ -111,6 +111,20 @@ def test_array_helpers_are_bit_identical_to_the_kernels(name):
     assert np.array_equal(slopes, [[link_derivative(k, float(v)) for v in row] for row in z])
 
 
+def test_the_search_grid_sums_the_values_as_the_gradient_kernel_does():
+    """The optimal loss's grid computes the values alone: the same sums, bit for bit, as the kernel
+    that also computes the gradient (which the refinement uses), for every link."""
+    from envs.glm_math import _mean_squared_gap, _mean_squared_value
+
+    x1, x2, weights = plane_quadrature(5, 2.0, 6, 12)
+    rng = np.random.default_rng(7)
+    alpha, beta = rng.uniform(-1.0, 1.0, 40), rng.uniform(0.0, 1.0, 40)
+    target = link_values("logcosh", 0.8 * x1)
+    for k in range(N_LINKS):
+        values, _, _ = _mean_squared_gap(k, alpha, beta, x1, x2, weights, target)
+        assert np.array_equal(_mean_squared_value(k, alpha, beta, x1, x2, weights, target), values), k
+
+
 @pytest.mark.parametrize("bad", ["relu", "Affine", 10, -1, 2.0, True, None])
 def test_link_index_rejects_unknown_links(bad):
     with pytest.raises(ValueError, match="allowed: 0 'affine'.*9 'logcosh'"):
