@@ -60,41 +60,6 @@ def test_a_replication_in_flight_stops_within_a_slice(kind, small_steps, tmp_pat
     assert not list(tmp_path.glob("replication-*"))
 
 
-def test_one_replication_called_directly_plays_in_slices_under_stop_when(small_steps, monkeypatch):
-    """``engine.run_replication`` called by itself under ``stop_when``, without a progress report,
-    looked at the event before it built the replication, then played every round in one call (a
-    stop waited for its end); it now plays them in slices, stops between two once the event is
-    set, and gives the same bits when it is not."""
-    problem = _problem()
-    grid = checkpoint_grid(HORIZON, 10)
-    slices: list[int] = []
-    play = compiled_replications.play_rounds
-
-    def counted(arguments, run_rounds, horizon, report, warm_start, stop):
-        def rounds(*args):
-            slices.append(args[-1] if args else 0)
-            if stop is not None and len(slices) == 3:
-                event.set()
-            return run_rounds(*args)
-
-        return play(arguments, rounds, horizon, report, warm_start, stop)
-
-    monkeypatch.setattr(compiled_replications, "play_rounds", counted)
-    event = threading.Event()
-    with stopping.stop_when(event), pytest.raises(stopping.Stopped):
-        engine.run_replication(problem, 0, 0, HORIZON, grid)
-    assert len(slices) == 3, slices
-    slices.clear()
-    with stopping.stop_when(threading.Event()):  # never set: the same rounds, in slices
-        sliced = engine.run_replication(problem, 0, 0, HORIZON, grid)
-    assert len(slices) > 1, slices
-    slices.clear()
-    whole = engine.run_replication(problem, 0, 0, HORIZON, grid)  # no event: one call
-    assert len(slices) == 1, slices
-    for name in engine.Replication._ARRAYS:
-        np.testing.assert_array_equal(getattr(sliced, name), getattr(whole, name), err_msg=name)
-
-
 @pytest.mark.parametrize("kind", ["compiled", "python"])
 def test_a_stopped_run_resumes_to_the_uninterrupted_result(kind, small_steps, tmp_path):
     problem = _problem()

@@ -375,10 +375,7 @@ def run_replication(
 ) -> Replication:
     """Simulate one replication from the warm start to ``horizon`` on the compiled engine;
     ``on_rounds(replication, rounds)``, when given, is told the rounds played as they are, and
-    the rounds stop once ``stop`` is set (:func:`play_rounds`); by default, the event of the
-    thread's :func:`~mlcb.engine.stopping.stop_when`, if any."""
-    if stop is None:
-        stop = stopping.current()
+    the rounds stop once ``stop`` is set (:func:`play_rounds`)."""
     stopping.check(stop)
     arguments = build_replication(
         problem, seed, replication, horizon, checkpoints, trace_rounds, references, hindsight_pass
