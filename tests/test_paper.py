@@ -463,7 +463,7 @@ def test_an_interrupted_reproduce_stops_its_sections_before_it_raises(tmp_path):
     sections in progress went on in threads of their own after the interrupt was raised (and
     Python's shutdown beside them could abort). They stop now, and the interrupt is raised once
     none runs. The trap section here is long (200 replications of 10^6 rounds): it is in progress
-    when the process interrupts itself, two seconds after both sections started."""
+    when the process interrupts itself, half a second after both sections started."""
     import subprocess
     import sys
     from pathlib import Path
@@ -478,7 +478,7 @@ def test_an_interrupted_reproduce_stops_its_sections_before_it_raises(tmp_path):
         "def interrupt():\n"
         "    while sum(t.name.startswith(mlcb.paper.SECTION_THREAD) for t in threading.enumerate()) < 2:\n"
         "        time.sleep(0.01)\n"
-        "    time.sleep(2)\n"
+        "    time.sleep(0.5)\n"
         "    os.kill(os.getpid(), signal.SIGINT)\n"
         "threading.Thread(target=interrupt, daemon=True).start()\n"
         "try:\n"

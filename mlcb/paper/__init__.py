@@ -36,6 +36,7 @@ import importlib.util
 import json
 import math
 import queue
+import signal
 import sys
 import threading
 import time
@@ -253,6 +254,28 @@ def sections_running() -> bool:
     return any(t.is_alive() and t.name.startswith(SECTION_THREAD) for t in threading.enumerate())
 
 
+def _held(call: Callable[[], None]) -> None:
+    """``call()`` with an interrupt held until it returns, then raised: a ``KeyboardInterrupt``
+    raised inside library code (drawing and saving a section's figure) can leave a lock held that
+    the sections still running need, and they would wait for it for ever. In Python's main thread
+    only, and only where Python's own handler is in place."""
+    if threading.current_thread() is not threading.main_thread():
+        call()
+        return
+    caught: list[int] = []
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        call()
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        call()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
 def _at_once(
     keys: list[str],
     compute: Callable[[str], dict[str, Any]],
@@ -300,7 +323,7 @@ def _at_once(
             if error is not None:
                 errors[key] = error
             else:
-                save(key, record)
+                _held(lambda: save(key, record))  # noqa: B023 - called at once
     except KeyboardInterrupt:
         stop.set()
         if progress:
